@@ -1,0 +1,52 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/mcprt/mcprt/runtime"
+	"github.com/mcprt/mcprt/stdio"
+)
+
+const serveUsage = `Usage: mcprt serve [flags]
+
+Runs the reference MCP server on stdin/stdout until stdin is closed, a
+SIGINT or SIGTERM arrives, or the client closes stdout. In-flight requests
+are answered before it exits (bounded by -drain-timeout).
+
+Tools: echo {text}, work {us}, sleep {ms}, panic {}, print {text}.
+
+Logs go to stderr; LOG_LEVEL (debug, info, warn, error) sets the level and
+LOG_FORMAT=json switches to JSON lines.
+
+Flags:
+`
+
+func serve(args []string, stderr io.Writer) int {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, serveUsage)
+		fs.PrintDefaults()
+	}
+	var o runtime.Options
+	fs.IntVar(&o.MaxLineBytes, "max-line", stdio.DefaultMaxLine, "largest input line in `bytes`; a longer one is answered with an error and skipped")
+	fs.IntVar(&o.MaxInFlight, "max-in-flight", runtime.DefaultMaxInFlight, "requests in progress at once; past it the server stops reading stdin (back-pressure)")
+	fs.DurationVar(&o.RequestTimeout, "request-timeout", 60e9, "deadline of each request; when it passes the handler is cancelled and the client gets an error (negative: none)")
+	fs.DurationVar(&o.DrainTimeout, "drain-timeout", 5e9, "how long in-flight requests may still run after stdin EOF or a signal")
+	fs.DurationVar(&o.CacheTTL, "cache-ttl", 0, "ttlMs advertised on cacheable 2026-07-28 results")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return runtime.ExitOK
+		}
+		return runtime.ExitUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "mcprt serve: unexpected argument %q\n", fs.Arg(0))
+		return runtime.ExitUsage
+	}
+	return runtime.ExitCode(runtime.Serve(context.Background(), referenceServer(), o))
+}

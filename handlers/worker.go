@@ -1,0 +1,82 @@
+package handlers
+
+import (
+	"context"
+	"runtime/debug"
+
+	"github.com/anthdm/hollywood/actor"
+
+	"github.com/mcprt/mcprt/session/jsonrpc"
+	"github.com/mcprt/mcprt/supervisor"
+)
+
+// Call asks a worker to run one request. Reply must be safe to call from the
+// worker's goroutine and must make sure a request is answered at most once
+// (the session guards it: a request that timed out or was cancelled has
+// already been settled, and a late reply is dropped).
+type Call struct {
+	Key   string // the session's key for the request
+	Ctx   context.Context
+	Req   *Request
+	Run   MethodFunc
+	Reply func(result any, err error)
+}
+
+// WorkerIdle tells the worker's owner that the worker can take a call: after
+// each call (Key names it) and when the worker starts (Key is "").
+type WorkerIdle struct {
+	PID *actor.PID
+	Key string
+}
+
+// WorkerCrashed tells the owner that the worker's handler panicked while
+// running the call Key (already answered with ErrHandlerPanic) and that the
+// worker is gone. Workers are temporary children: a panicking request is a
+// failed request, not a failing service, so it costs no restart intensity;
+// the owner starts a fresh worker when it next needs one.
+type WorkerCrashed struct {
+	PID *actor.PID
+	Key string
+}
+
+// ErrHandlerPanic is the error a request gets when its handler panicked. It
+// says nothing of the panic: the value and stack go to the log, not the client.
+var ErrHandlerPanic = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error: the handler failed"}
+
+// Worker is a handler actor: it runs one call at a time. It keeps no state
+// between calls, so reusing one for many calls is safe; after a panic it
+// exits (the panic and its stack go to the supervisor's log) and a fresh one
+// takes its place.
+type Worker struct{ owner *actor.PID }
+
+// NewWorker returns a Producer of workers that report to owner.
+func NewWorker(owner *actor.PID) actor.Producer {
+	return func() actor.Receiver { return &Worker{owner: owner} }
+}
+
+// Receive implements actor.Receiver.
+func (w *Worker) Receive(c *actor.Context) {
+	switch m := c.Message().(type) {
+	case actor.Started:
+		c.Send(w.owner, WorkerIdle{PID: c.PID()})
+	case *Call:
+		w.run(c, m)
+		c.Send(w.owner, WorkerIdle{PID: c.PID(), Key: m.Key})
+	}
+}
+
+func (w *Worker) run(c *actor.Context, m *Call) {
+	defer func() {
+		if v := recover(); v != nil {
+			pe := &supervisor.PanicError{Value: v, Stack: debug.Stack()}
+			// Answer first: the request must not wait for its deadline. Then
+			// let the panic go on to the supervisor, which logs it and starts
+			// a fresh worker, so no state the panic may have broken survives.
+			m.Reply(nil, ErrHandlerPanic)
+			c.Send(w.owner, WorkerCrashed{PID: c.PID(), Key: m.Key})
+			panic(pe)
+		}
+	}()
+	res, err := m.Run(m.Ctx, m.Req)
+	m.Reply(res, err)
+}

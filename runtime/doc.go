@@ -1,0 +1,26 @@
+// Package runtime assembles an mcprt server: the supervision tree, the stdin
+// reader, and the process lifecycle.
+//
+// The tree, under one root supervisor (one_for_one), in start order:
+//
+//	root
+//	 ├─ writer    stdio.Writer: the only writer of the output (transient, significant)
+//	 ├─ handlers  supervisor of the handler actors, started on demand (permanent)
+//	 └─ session   the single implicit session (transient, significant)
+//
+// Beside it, outside the actor system, runs the reader goroutine: the only
+// reader of the input, which takes one stdio.Credits per line so that at most
+// MaxInFlight lines are being worked on and the client feels back-pressure
+// beyond that.
+//
+// Both significant children end the tree when they exit without being
+// restarted: the session exits normally after stdin EOF (or Drain) once
+// every in-flight request has been answered; the writer exits with
+// supervisor.Shutdown(stdio.ErrClientGone) when the client closed the
+// stream. Shutdown goes in reverse start order, so the writer stops last and
+// writes every answer queued before it.
+//
+// Serve runs this over the process's own stdin and stdout, in an oklog/run
+// group with SIGINT/SIGTERM handling; Start runs it inside a caller's
+// hollywood engine over any reader and writer, touching no file descriptor.
+package runtime

@@ -1,0 +1,223 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/anthdm/hollywood/actor"
+
+	"github.com/mcprt/mcprt/handlers"
+	"github.com/mcprt/mcprt/session"
+	"github.com/mcprt/mcprt/stdio"
+	"github.com/mcprt/mcprt/supervisor"
+)
+
+// DefaultMaxInFlight is how many input lines may be in progress at once
+// (each request until its response is written). Far above the handful of
+// workers some SDKs use, so slow tools do not hold up quick ones, and small
+// enough that a client that never reads cannot make the server buffer
+// without bound.
+const DefaultMaxInFlight = 512
+
+// Options configure a server. The zero value is ready to use.
+type Options struct {
+	// Logger receives the runtime's logs (nil: slog.Default()).
+	Logger *slog.Logger
+	// MaxLineBytes caps one input line (0: stdio.DefaultMaxLine, 64 MiB).
+	MaxLineBytes int
+	// MaxInFlight bounds the lines in progress (0: DefaultMaxInFlight).
+	MaxInFlight int
+	// RequestTimeout is each request's deadline (0: session.DefaultRequestTimeout; <0: none).
+	RequestTimeout time.Duration
+	// DrainTimeout bounds the wait for in-flight requests after stdin EOF,
+	// Drain or a signal (0: session.DefaultDrainTimeout).
+	DrainTimeout time.Duration
+	// CacheTTL is the ttlMs of cacheable 2026-07-28 results (default 0: always re-fetch).
+	CacheTTL time.Duration
+	// Intensity and Period bound the root supervisor's restarts
+	// (0: supervisor defaults). Past them the server gives up and exits 1.
+	Intensity int
+	Period    time.Duration
+	// EventHook observes every supervision event of the tree. It runs on a
+	// supervisor's goroutine and must not block.
+	EventHook func(supervisor.Event)
+}
+
+// Instance is a running server tree.
+type Instance struct {
+	engine  *actor.Engine
+	root    *supervisor.Root
+	session *actor.PID
+
+	stopRead   chan struct{}
+	readerDone chan struct{}
+	interrupt  func()
+
+	done chan struct{}
+	err  error
+	once sync.Once
+}
+
+var instances atomic.Int64
+
+// Start runs srv's tree inside engine e over in and out. It touches no file
+// descriptor and changes no global state, so one engine may hold several.
+//
+// The reader goroutine reading in is owned by the Instance: Done is closed
+// only after it has returned. When the tree ends, the reader is interrupted
+// with SetReadDeadline if in has it (os.File pipes, net.Conn) or else with
+// Close if in is an io.Closer (io.PipeReader); an in with neither must reach
+// EOF or fail on its own before Done is closed.
+func Start(e *actor.Engine, srv *handlers.Server, in io.Reader, out io.Writer, opts Options) (*Instance, error) {
+	if srv == nil {
+		return nil, errors.New("runtime: nil server")
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	maxInFlight := opts.MaxInFlight
+	if maxInFlight <= 0 {
+		maxInFlight = DefaultMaxInFlight
+	}
+	name := fmt.Sprintf("mcprt-%d", instances.Add(1))
+	rootPID := supervisor.RootPID(e, name)
+	writerPID := supervisor.ChildPID(rootPID, "writer")
+	handlersPID := supervisor.ChildPID(rootPID, "handlers")
+	sessionPID := supervisor.ChildPID(rootPID, "session")
+	credits := stdio.NewCredits(maxInFlight)
+
+	hook := func(ev supervisor.Event) {
+		if r, ok := ev.(supervisor.EventChildRestarted); ok && r.Child == "handlers" {
+			e.Send(sessionPID, session.WorkersLost{})
+		}
+		if opts.EventHook != nil {
+			opts.EventHook(ev)
+		}
+	}
+	spec := supervisor.Spec{
+		Name:      name,
+		Strategy:  supervisor.OneForOne,
+		Intensity: opts.Intensity,
+		Period:    opts.Period,
+		EventHook: hook,
+		Logger:    log,
+		Children: []supervisor.ChildSpec{
+			{ID: "writer", Start: stdio.NewWriter(out), Restart: supervisor.Transient, Significant: true, Shutdown: 2 * time.Second},
+			{ID: "handlers", Start: supervisor.New(supervisor.Spec{
+				Name:      name + "/handlers",
+				Strategy:  supervisor.OneForOne,
+				EventHook: opts.EventHook,
+				Logger:    log,
+			}), Restart: supervisor.Permanent, Shutdown: 2 * time.Second},
+			{ID: "session", Start: session.New(session.Config{
+				Server:         srv,
+				Writer:         writerPID,
+				Handlers:       handlersPID,
+				Credits:        credits,
+				RequestTimeout: opts.RequestTimeout,
+				DrainTimeout:   opts.DrainTimeout,
+				CacheTTL:       opts.CacheTTL,
+				Logger:         log,
+			}), Restart: supervisor.Transient, Significant: true, Shutdown: 2 * time.Second},
+		},
+	}
+	root, err := supervisor.Start(e, name, spec)
+	if err != nil {
+		return nil, err
+	}
+	inst := &Instance{
+		engine:     e,
+		root:       root,
+		session:    sessionPID,
+		stopRead:   make(chan struct{}),
+		readerDone: make(chan struct{}),
+		interrupt:  interrupter(in),
+		done:       make(chan struct{}),
+	}
+	go inst.read(in, opts.MaxLineBytes, credits)
+	go inst.wait()
+	return inst, nil
+}
+
+// read is the reader goroutine: the only reader of in.
+func (i *Instance) read(in io.Reader, maxLine int, credits *stdio.Credits) {
+	defer close(i.readerDone)
+	stdio.ReadLines(in, maxLine, func(msg any) bool {
+		switch msg.(type) {
+		case *stdio.Line, *stdio.LineTooLong:
+			if !credits.Acquire(i.stopRead) {
+				return false
+			}
+		}
+		select {
+		case <-i.stopRead:
+			return false
+		default:
+		}
+		i.engine.Send(i.session, msg)
+		return true
+	})
+}
+
+func (i *Instance) wait() {
+	<-i.root.Done()
+	close(i.stopRead)
+	i.interrupt()
+	<-i.readerDone
+	i.err = i.root.Err()
+	close(i.done)
+}
+
+// interrupter returns how to make a blocked Read on in return.
+func interrupter(in io.Reader) func() {
+	if d, ok := in.(interface{ SetReadDeadline(time.Time) error }); ok {
+		return func() {
+			if d.SetReadDeadline(time.Now()) != nil {
+				if c, ok := in.(io.Closer); ok {
+					c.Close()
+				}
+			}
+		}
+	}
+	if c, ok := in.(io.Closer); ok {
+		return func() { c.Close() }
+	}
+	return func() {}
+}
+
+// Done is closed when the tree has stopped and the reader has returned.
+func (i *Instance) Done() <-chan struct{} { return i.done }
+
+// Err is why the tree stopped, valid after Done: nil after stdin EOF or a
+// drain, a reason that errors.Is supervisor.ErrShutdown when the client went
+// away or Stop was called, and a *supervisor.GaveUpError when a restart
+// intensity was exceeded.
+func (i *Instance) Err() error {
+	<-i.done
+	return i.err
+}
+
+// Drain asks the session to stop taking requests, answer those in flight
+// (bounded by DrainTimeout) and end the tree normally: what SIGTERM does.
+func (i *Instance) Drain() { i.engine.Send(i.session, session.Drain{}) }
+
+// Stop drains the server and waits for it to end, or for ctx. When ctx ends
+// first, the tree is shut down without waiting for in-flight requests.
+func (i *Instance) Stop(ctx context.Context) error {
+	i.Drain()
+	select {
+	case <-i.done:
+		return nil
+	case <-ctx.Done():
+	}
+	_ = i.root.Stop(context.Background())
+	<-i.done
+	return ctx.Err()
+}

@@ -1,0 +1,252 @@
+package session
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/anthdm/hollywood/actor"
+
+	"github.com/mcprt/mcprt/handlers"
+	"github.com/mcprt/mcprt/session/jsonrpc"
+	"github.com/mcprt/mcprt/stdio"
+)
+
+// A call's outcome is settled once. pending → claimed (by whoever answers:
+// the handler, the deadline, the drain) → delivered (its bytes are queued at
+// the writer); or pending → cancelled (no response at all).
+const (
+	statePending int32 = iota
+	stateClaimed
+	stateDelivered
+	stateCancelled
+)
+
+// env is what a call needs to answer from any goroutine. It is immutable
+// after the session starts.
+type env struct {
+	engine     *actor.Engine
+	writer     *actor.PID
+	self       *actor.PID
+	credits    *stdio.Credits
+	logger     *slog.Logger
+	serverInfo []byte // the Implementation, marshalled once
+	cacheTTL   int64  // ms
+}
+
+func (e *env) out(b []byte, done func()) {
+	e.engine.Send(e.writer, stdio.Out{Data: b, Done: done})
+}
+
+func (e *env) release() {
+	if e.credits != nil {
+		e.credits.Release()
+	}
+}
+
+// ticket is how one input line is answered: alone (the line's credit is
+// returned when the answer is written) or as one part of a batch.
+type ticket struct {
+	env   *env
+	batch *batch
+}
+
+// answer sends the line's (or batch part's) one response.
+func (t ticket) answer(b []byte) {
+	if t.batch != nil {
+		t.batch.add(b)
+		return
+	}
+	t.env.out(b, t.env.release)
+}
+
+// none records that no response is due (a notification, a cancelled request).
+func (t ticket) none() {
+	if t.batch != nil {
+		t.batch.add(nil)
+		return
+	}
+	t.env.release()
+}
+
+// batch collects the responses of a JSON-RPC batch (2025-03-26) and writes
+// them as one array once every part is settled.
+type batch struct {
+	env   *env
+	mu    sync.Mutex
+	parts [][]byte
+	left  int
+}
+
+func (b *batch) add(p []byte) {
+	b.mu.Lock()
+	if p != nil {
+		b.parts = append(b.parts, p)
+	}
+	b.left--
+	last := b.left == 0
+	b.mu.Unlock()
+	if !last {
+		return
+	}
+	if len(b.parts) == 0 {
+		b.env.release()
+		return
+	}
+	out := []byte{'['}
+	for i, p := range b.parts {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, p...)
+	}
+	out = append(out, ']')
+	b.env.out(out, b.env.release)
+}
+
+// call is one request handed to a handler actor.
+type call struct {
+	key       string
+	id        json.RawMessage
+	env       *env
+	ticket    ticket
+	modern    bool
+	cacheable bool
+	method    string
+
+	state  atomic.Int32
+	ctx    context.Context
+	cancel context.CancelFunc
+	timer  *time.Timer
+	hc     *handlers.Call
+	worker *actor.PID // set while a worker runs it
+}
+
+// reply is the handler's answer. It runs on the worker's goroutine.
+func (cl *call) reply(result any, err error) {
+	if !cl.state.CompareAndSwap(statePending, stateClaimed) {
+		return // timed out, cancelled or drained first
+	}
+	if cl.timer != nil {
+		cl.timer.Stop()
+	}
+	cl.ticket.answer(cl.encode(result, err))
+	cl.state.Store(stateDelivered)
+}
+
+// fail answers the call with a protocol error if nothing else has. It
+// reports whether it did.
+func (cl *call) fail(e *jsonrpc.Error) bool {
+	if !cl.state.CompareAndSwap(statePending, stateClaimed) {
+		return false
+	}
+	if cl.timer != nil {
+		cl.timer.Stop()
+	}
+	cl.cancel()
+	cl.ticket.answer(jsonrpc.AppendError(nil, cl.id, e))
+	cl.state.Store(stateDelivered)
+	return true
+}
+
+// expire runs on the timer's goroutine when the deadline passes.
+func (cl *call) expire(d time.Duration) {
+	e := &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Request timed out after " + d.String()}
+	if cl.fail(e) {
+		cl.env.engine.Send(cl.env.self, settled{})
+	}
+}
+
+// settled tells the session that a call was answered off its goroutine.
+type settled struct{}
+
+func (cl *call) encode(result any, err error) []byte {
+	if err != nil {
+		var je *jsonrpc.Error
+		if !errors.As(err, &je) {
+			// Not meant for the client: log it, send a generic message.
+			cl.env.logger.Error("handler error", "method", cl.method, "id", string(cl.id), "err", err)
+			je = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error"}
+		}
+		return jsonrpc.AppendError(nil, cl.id, je)
+	}
+	raw, merr := json.Marshal(result)
+	if merr != nil || len(raw) == 0 || raw[0] != '{' {
+		cl.env.logger.Error("handler result is not a JSON object", "method", cl.method, "err", merr)
+		return jsonrpc.AppendError(nil, cl.id, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error"})
+	}
+	if cl.modern {
+		raw = cl.env.modernResult(raw, cl.cacheable)
+	}
+	// One spare byte: the writer appends '\n' in place.
+	out := make([]byte, 0, len(raw)+len(cl.id)+40)
+	return jsonrpc.AppendResult(out, cl.id, raw)
+}
+
+// modernResult adds what 2026-07-28 requires of every result (resultType),
+// of cacheable ones (ttlMs, cacheScope) and what it recommends
+// (_meta serverInfo). raw is a JSON object.
+func (e *env) modernResult(raw []byte, cacheable bool) []byte {
+	if bytes.Contains(raw, []byte(`"_meta"`)) || bytes.Contains(raw, []byte(`"resultType"`)) {
+		return e.modernResultMerge(raw, cacheable)
+	}
+	out := make([]byte, 0, len(raw)+len(e.serverInfo)+128)
+	out = append(out, `{"resultType":"complete",`...)
+	if cacheable {
+		out = append(out, `"ttlMs":`...)
+		out = strconv.AppendInt(out, e.cacheTTL, 10)
+		out = append(out, `,"cacheScope":"public",`...)
+	}
+	out = append(out, `"_meta":{"`+metaServerInfo+`":`...)
+	out = append(out, e.serverInfo...)
+	out = append(out, '}')
+	if body := bytes.TrimSpace(raw[1:]); len(body) > 1 { // not just "}"
+		out = append(out, ',')
+		out = append(out, body...)
+	} else {
+		out = append(out, '}')
+	}
+	return out
+}
+
+// modernResultMerge is the slow path for results that set _meta or
+// resultType themselves: their keys are kept, ours are added.
+func (e *env) modernResultMerge(raw []byte, cacheable bool) []byte {
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(raw, &obj) != nil {
+		return raw
+	}
+	if _, ok := obj["resultType"]; !ok {
+		obj["resultType"] = json.RawMessage(`"complete"`)
+	}
+	if cacheable {
+		if _, ok := obj["ttlMs"]; !ok {
+			obj["ttlMs"] = json.RawMessage(strconv.FormatInt(e.cacheTTL, 10))
+		}
+		if _, ok := obj["cacheScope"]; !ok {
+			obj["cacheScope"] = json.RawMessage(`"public"`)
+		}
+	}
+	var meta map[string]json.RawMessage
+	if m, ok := obj["_meta"]; ok {
+		_ = json.Unmarshal(m, &meta)
+	}
+	if meta == nil {
+		meta = map[string]json.RawMessage{}
+	}
+	if _, ok := meta[metaServerInfo]; !ok {
+		meta[metaServerInfo] = e.serverInfo
+	}
+	obj["_meta"], _ = json.Marshal(meta)
+	out, err := json.Marshal(obj)
+	if err != nil {
+		return raw
+	}
+	return out
+}

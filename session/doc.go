@@ -1,0 +1,18 @@
+// Package session is the single implicit session of a stdio MCP server: an
+// actor that turns input lines into JSON-RPC messages, runs the MCP
+// lifecycle in both protocol eras, and hands each request to a handler actor.
+//
+// It is the one place that knows which requests are outstanding, so it is
+// the one place that guarantees every request exactly one response, or none
+// when the client cancelled it. Each request's outcome is settled by a single
+// compare-and-swap: whichever of the handler's reply, the deadline, a
+// cancellation or the shutdown drain comes first wins, and the others are
+// dropped. The handler writes its own response straight to the writer (no hop
+// through the session on the hot path) and then tells the session it is idle.
+//
+// Eras. An initialize request selects legacy semantics (2024-11-05,
+// 2025-03-26, 2025-06-18, 2025-11-25) for the process; a request carrying
+// _meta["io.modelcontextprotocol/protocolVersion"] is served statelessly as
+// 2026-07-28. Both may be used in one process, as the specification allows
+// dual-era servers to do.
+package session

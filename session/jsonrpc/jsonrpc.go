@@ -1,0 +1,215 @@
+// Package jsonrpc is the JSON-RPC 2.0 wire format as mcprt speaks it on a
+// newline-delimited stream: decoding one line into an envelope whose payload
+// stays raw JSON, and appending responses and notifications to byte slices so
+// that a result is marshalled exactly once.
+package jsonrpc
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"strconv"
+)
+
+// Standard JSON-RPC 2.0 error codes, and the MCP codes mcprt emits.
+const (
+	CodeParseError     = -32700
+	CodeInvalidRequest = -32600
+	CodeMethodNotFound = -32601
+	CodeInvalidParams  = -32602
+	CodeInternalError  = -32603
+
+	// CodeResourceNotFound is the legacy-era (≤ 2025-11-25) code for an unknown resource.
+	CodeResourceNotFound = -32002
+	// CodeMissingClientCapability (2026-07-28): the request needs a client
+	// capability it did not declare.
+	CodeMissingClientCapability = -32021
+	// CodeUnsupportedProtocolVersion (2026-07-28): the request's
+	// _meta protocol version is not served here.
+	CodeUnsupportedProtocolVersion = -32022
+)
+
+// Error is a JSON-RPC error object. It is also a Go error, so method handlers
+// can return one to choose the code the client sees.
+type Error struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+	Data    any    `json:"data,omitempty"`
+}
+
+func (e *Error) Error() string { return "jsonrpc " + strconv.Itoa(e.Code) + ": " + e.Message }
+
+// Errorf-style constructors keep call sites short.
+func NewError(code int, msg string) *Error { return &Error{Code: code, Message: msg} }
+
+// Kind says what a decoded line is.
+type Kind uint8
+
+const (
+	KindRequest      Kind = iota + 1 // method and id
+	KindNotification                 // method, no id
+	KindResponse                     // result or error, with id
+)
+
+// Message is one decoded JSON-RPC message. ID, Params, Result and Error keep
+// the raw bytes of the line: only the handler that needs them decodes them.
+type Message struct {
+	Kind   Kind
+	ID     json.RawMessage // raw id (a JSON string or integer), nil for notifications
+	Method string
+	Params json.RawMessage // nil when absent
+	Result json.RawMessage
+	Error  json.RawMessage
+}
+
+type envelope struct {
+	JSONRPC json.RawMessage `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  json.RawMessage `json:"method"`
+	Params  json.RawMessage `json:"params"`
+	Result  json.RawMessage `json:"result"`
+	Error   json.RawMessage `json:"error"`
+}
+
+// NullID is the id of a response to a message whose id could not be read.
+var NullID = json.RawMessage("null")
+
+// Decode parses one message (not a batch). On failure it returns an *Error
+// (-32700 for text that is not JSON, -32600 for JSON that is not a valid
+// message) and, where it could be read, the id to answer with.
+func Decode(line []byte, m *Message) (id json.RawMessage, err *Error) {
+	var env envelope
+	if e := json.Unmarshal(line, &env); e != nil {
+		var syn *json.SyntaxError
+		if errors.As(e, &syn) || !json.Valid(line) {
+			return NullID, &Error{Code: CodeParseError, Message: "Parse error"}
+		}
+		// Valid JSON, but not an object.
+		return NullID, &Error{Code: CodeInvalidRequest, Message: "Invalid Request: a message must be a JSON object"}
+	}
+	id = NullID
+	if env.ID != nil {
+		if !validID(env.ID) {
+			return NullID, &Error{Code: CodeInvalidRequest, Message: "Invalid Request: id must be a string or an integer"}
+		}
+		id = env.ID
+	}
+	if !bytes.Equal(env.JSONRPC, []byte(`"2.0"`)) {
+		return id, &Error{Code: CodeInvalidRequest, Message: `Invalid Request: jsonrpc must be "2.0"`}
+	}
+	*m = Message{ID: env.ID, Params: env.Params, Result: env.Result, Error: env.Error}
+	if env.Method != nil {
+		if len(env.Method) < 2 || env.Method[0] != '"' {
+			return id, &Error{Code: CodeInvalidRequest, Message: "Invalid Request: method must be a string"}
+		}
+		if e := json.Unmarshal(env.Method, &m.Method); e != nil {
+			return id, &Error{Code: CodeInvalidRequest, Message: "Invalid Request: method must be a string"}
+		}
+		if env.Params != nil && !isObjectOrArray(env.Params) {
+			return id, &Error{Code: CodeInvalidRequest, Message: "Invalid Request: params must be an object or an array"}
+		}
+		if env.ID == nil {
+			m.Kind = KindNotification
+		} else {
+			m.Kind = KindRequest
+		}
+		return id, nil
+	}
+	if env.ID != nil && (env.Result != nil || env.Error != nil) && (env.Result == nil) != (env.Error == nil) {
+		m.Kind = KindResponse
+		return id, nil
+	}
+	return id, &Error{Code: CodeInvalidRequest, Message: "Invalid Request: neither a request, a notification nor a response"}
+}
+
+// validID accepts a JSON string or an integer. MCP forbids null ids; a
+// fractional id would round-trip ambiguously, so it is rejected too.
+func validID(raw json.RawMessage) bool {
+	switch c := raw[0]; {
+	case c == '"':
+		var s string
+		return json.Unmarshal(raw, &s) == nil
+	case c == '-' || (c >= '0' && c <= '9'):
+		return !bytes.ContainsAny(raw, ".eE")
+	}
+	return false
+}
+
+func isObjectOrArray(raw json.RawMessage) bool {
+	return len(raw) > 0 && (raw[0] == '{' || raw[0] == '[')
+}
+
+// IsBatch reports whether a line is a JSON array (a JSON-RPC batch).
+func IsBatch(line []byte) bool {
+	for _, c := range line {
+		switch c {
+		case ' ', '\t', '\r', '\n':
+			continue
+		case '[':
+			return true
+		}
+		return false
+	}
+	return false
+}
+
+// AppendResult appends a success response. result must be one JSON value
+// (MCP requires an object) and is copied as is: it was marshalled once.
+func AppendResult(dst []byte, id json.RawMessage, result []byte) []byte {
+	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
+	dst = append(dst, id...)
+	dst = append(dst, `,"result":`...)
+	dst = append(dst, result...)
+	return append(dst, '}')
+}
+
+// AppendError appends an error response.
+func AppendError(dst []byte, id json.RawMessage, e *Error) []byte {
+	if id == nil {
+		id = NullID
+	}
+	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
+	dst = append(dst, id...)
+	dst = append(dst, `,"error":{"code":`...)
+	dst = strconv.AppendInt(dst, int64(e.Code), 10)
+	dst = append(dst, `,"message":`...)
+	dst = AppendString(dst, e.Message)
+	if e.Data != nil {
+		data, err := json.Marshal(e.Data)
+		if err == nil {
+			dst = append(dst, `,"data":`...)
+			dst = append(dst, data...)
+		}
+	}
+	return append(dst, "}}"...)
+}
+
+// AppendNotification appends a notification; params may be nil.
+func AppendNotification(dst []byte, method string, params []byte) []byte {
+	dst = append(dst, `{"jsonrpc":"2.0","method":`...)
+	dst = AppendString(dst, method)
+	if params != nil {
+		dst = append(dst, `,"params":`...)
+		dst = append(dst, params...)
+	}
+	return append(dst, '}')
+}
+
+// AppendString appends s as a JSON string literal, escaping as encoding/json does
+// (HTML characters included, so output is identical to json.Marshal).
+func AppendString(dst []byte, s string) []byte {
+	simple := true
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' || c >= 0x80 {
+			simple = false
+			break
+		}
+	}
+	if simple {
+		dst = append(dst, '"')
+		dst = append(dst, s...)
+		return append(dst, '"')
+	}
+	b, _ := json.Marshal(s)
+	return append(dst, b...)
+}

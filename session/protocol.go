@@ -1,0 +1,54 @@
+package session
+
+import (
+	"encoding/json"
+	"slices"
+)
+
+// Protocol revisions mcprt serves.
+const (
+	Version20241105 = "2024-11-05"
+	Version20250326 = "2025-03-26"
+	Version20250618 = "2025-06-18"
+	Version20251125 = "2025-11-25"
+	Version20260728 = "2026-07-28"
+)
+
+// LegacyVersions are the initialize-era revisions, newest first.
+var LegacyVersions = []string{Version20251125, Version20250618, Version20250326, Version20241105}
+
+// ModernVersions are the per-request-_meta revisions, newest first.
+var ModernVersions = []string{Version20260728}
+
+// supportedVersions lists every revision served, modern first: what
+// server/discover and the -32022 error report.
+var supportedVersions = append(slices.Clone(ModernVersions), LegacyVersions...)
+
+// _meta keys of 2026-07-28.
+const (
+	metaProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
+	metaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
+	metaClientInfo         = "io.modelcontextprotocol/clientInfo"
+	metaLogLevel           = "io.modelcontextprotocol/logLevel"
+	metaServerInfo         = "io.modelcontextprotocol/serverInfo"
+)
+
+// logLevels are RFC 5424's, as MCP names them.
+var logLevels = []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
+
+// requestParams is the part of any request's params the session reads: the
+// rest stays raw for the handler.
+type requestParams struct {
+	Meta map[string]json.RawMessage `json:"_meta"`
+}
+
+type initializeParams struct {
+	ProtocolVersion *string         `json:"protocolVersion"`
+	Capabilities    json.RawMessage `json:"capabilities"`
+	ClientInfo      json.RawMessage `json:"clientInfo"`
+}
+
+type cancelledParams struct {
+	RequestID json.RawMessage `json:"requestId"`
+	Reason    string          `json:"reason"`
+}

@@ -1,0 +1,654 @@
+package session
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/anthdm/hollywood/actor"
+
+	"github.com/mcprt/mcprt/handlers"
+	"github.com/mcprt/mcprt/session/jsonrpc"
+	"github.com/mcprt/mcprt/stdio"
+	"github.com/mcprt/mcprt/supervisor"
+)
+
+// Defaults for Config's zero values.
+const (
+	DefaultRequestTimeout = 60 * time.Second
+	DefaultDrainTimeout   = 5 * time.Second
+)
+
+// Config wires a session to the rest of the tree.
+type Config struct {
+	Server *handlers.Server
+	// Writer is the stdio writer actor; Handlers is the supervisor under
+	// which the session starts its handler actors.
+	Writer   *actor.PID
+	Handlers *actor.PID
+	// Credits, when set, are returned one per input line once the line is
+	// fully dealt with (see stdio.Credits).
+	Credits *stdio.Credits
+	// RequestTimeout is the deadline of each request (0: DefaultRequestTimeout;
+	// negative: none). When it passes, the handler's context is cancelled and
+	// the client gets an error.
+	RequestTimeout time.Duration
+	// DrainTimeout bounds how long in-flight requests may still run after
+	// stdin EOF or Drain before they are answered with an error and the
+	// session exits (0: DefaultDrainTimeout).
+	DrainTimeout time.Duration
+	// CacheTTL is the ttlMs given on cacheable 2026-07-28 results.
+	CacheTTL time.Duration
+	Logger   *slog.Logger
+}
+
+// Drain asks the session to stop taking requests, let in-flight ones finish
+// (bounded by DrainTimeout) and exit normally, as on stdin EOF. The runtime
+// sends it on SIGTERM and SIGINT.
+type Drain struct{}
+
+// WorkersLost tells the session that its handler actors are gone (their
+// supervisor was restarted), so it starts new ones for the next requests.
+// Requests already running are still answered: by their handler if it
+// returns, or by their deadline.
+type WorkersLost struct{}
+
+type drainExpired struct{}
+
+// legacy is the state an initialize request creates.
+type legacy struct {
+	version     string
+	clientCaps  json.RawMessage
+	initialized bool // notifications/initialized received
+}
+
+// Session is the session actor. Build it with New.
+type Session struct {
+	cfg Config
+	env *env
+	c   *actor.Context // valid only inside Receive
+
+	base       context.Context
+	cancelBase context.CancelFunc
+
+	legacy *legacy
+
+	calls    map[string]*call // by raw id, until the worker is done with it
+	busy     map[string]*call // by worker PID ID
+	idle     []*actor.PID     // workers ready for a call
+	starting map[string]bool  // workers asked for, not yet ready
+	waiting  []*call          // calls waiting for a worker
+	nextW    int
+
+	draining   bool
+	exiting    bool
+	drainTimer *time.Timer
+}
+
+// New returns a Producer for the session actor.
+func New(cfg Config) actor.Producer {
+	if cfg.RequestTimeout == 0 {
+		cfg.RequestTimeout = DefaultRequestTimeout
+	}
+	if cfg.DrainTimeout <= 0 {
+		cfg.DrainTimeout = DefaultDrainTimeout
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	return func() actor.Receiver { return &Session{cfg: cfg} }
+}
+
+// Receive implements actor.Receiver.
+func (s *Session) Receive(c *actor.Context) {
+	s.c = c
+	switch m := c.Message().(type) {
+	case actor.Started:
+		s.start(c)
+	case *stdio.Line:
+		s.line(m.Data)
+	case *stdio.LineTooLong:
+		s.lineTooLong(m)
+	case *stdio.EOF:
+		s.cfg.Logger.Debug("stdin closed; draining", "in_flight", s.pendingCount())
+		s.drain()
+	case *stdio.ReadError:
+		s.cfg.Logger.Error("reading stdin failed; draining", "err", m.Err)
+		s.drain()
+	case Drain:
+		s.drain()
+	case handlers.WorkerIdle:
+		s.workerIdle(m)
+	case handlers.WorkerCrashed:
+		s.workerGone(m.PID.ID)
+		s.ensureWorkers()
+		s.checkDrain()
+	case WorkersLost:
+		s.idle = s.idle[:0]
+		clear(s.starting)
+		clear(s.busy)
+	case settled:
+		s.checkDrain()
+	case drainExpired:
+		s.expireDrain()
+	case actor.Stopped:
+		s.stop()
+	}
+	s.c = nil
+}
+
+func (s *Session) start(c *actor.Context) {
+	info, _ := json.Marshal(s.cfg.Server.Info())
+	s.env = &env{
+		engine:     c.Engine(),
+		writer:     s.cfg.Writer,
+		self:       c.PID(),
+		credits:    s.cfg.Credits,
+		logger:     s.cfg.Logger,
+		serverInfo: info,
+		cacheTTL:   s.cfg.CacheTTL.Milliseconds(),
+	}
+	s.base, s.cancelBase = context.WithCancel(context.Background())
+	s.calls = map[string]*call{}
+	s.busy = map[string]*call{}
+	s.starting = map[string]bool{}
+}
+
+// stop runs when the session actor stops, for whatever reason: handlers
+// are cancelled and requests nobody will answer get an error now.
+func (s *Session) stop() {
+	if s.env == nil {
+		return
+	}
+	for _, cl := range s.calls {
+		cl.fail(errShuttingDown)
+	}
+	if s.drainTimer != nil {
+		s.drainTimer.Stop()
+	}
+	s.cancelBase()
+}
+
+var errShuttingDown = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Server is shutting down"}
+
+func (s *Session) single() ticket { return ticket{env: s.env} }
+
+func (s *Session) line(data []byte) {
+	if jsonrpc.IsBatch(data) {
+		s.batch(data)
+		return
+	}
+	var m jsonrpc.Message
+	id, jerr := jsonrpc.Decode(data, &m)
+	if jerr != nil {
+		s.single().answer(jsonrpc.AppendError(nil, id, jerr))
+		return
+	}
+	s.message(&m, s.single())
+}
+
+func (s *Session) lineTooLong(m *stdio.LineTooLong) {
+	e := &jsonrpc.Error{
+		Code:    jsonrpc.CodeInvalidRequest,
+		Message: fmt.Sprintf("Invalid Request: message of %d bytes exceeds the %d-byte line limit", m.Size, m.Max),
+		Data:    map[string]int{"size": m.Size, "limit": m.Max},
+	}
+	s.single().answer(jsonrpc.AppendError(nil, idFromHead(m.Head), e))
+}
+
+// idFromHead finds a top-level "id" in the first bytes of a line that was
+// too long to keep, so the client can still match the error to its request.
+func idFromHead(head []byte) json.RawMessage {
+	dec := json.NewDecoder(bytes.NewReader(head))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return jsonrpc.NullID
+	}
+	for dec.More() {
+		k, err := dec.Token()
+		if err != nil {
+			return jsonrpc.NullID
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return jsonrpc.NullID
+		}
+		if k == "id" {
+			var m jsonrpc.Message
+			if _, jerr := jsonrpc.Decode(append([]byte(`{"jsonrpc":"2.0","method":"x","id":`), append(v, '}')...), &m); jerr == nil {
+				return v
+			}
+			return jsonrpc.NullID
+		}
+	}
+	return jsonrpc.NullID
+}
+
+// batch handles a JSON array line. Batches exist only in 2025-03-26; in
+// every other revision they are rejected whole.
+func (s *Session) batch(data []byte) {
+	if s.legacy == nil || s.legacy.version != Version20250326 {
+		s.single().answer(jsonrpc.AppendError(nil, nil, &jsonrpc.Error{
+			Code: jsonrpc.CodeInvalidRequest, Message: "Invalid Request: JSON-RPC batches are only accepted in protocol version 2025-03-26",
+		}))
+		return
+	}
+	var parts []json.RawMessage
+	if err := json.Unmarshal(data, &parts); err != nil {
+		s.single().answer(jsonrpc.AppendError(nil, nil, &jsonrpc.Error{Code: jsonrpc.CodeParseError, Message: "Parse error"}))
+		return
+	}
+	if len(parts) == 0 {
+		s.single().answer(jsonrpc.AppendError(nil, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "Invalid Request: empty batch"}))
+		return
+	}
+	b := &batch{env: s.env, left: len(parts)}
+	t := ticket{env: s.env, batch: b}
+	for _, p := range parts {
+		var m jsonrpc.Message
+		id, jerr := jsonrpc.Decode(p, &m)
+		switch {
+		case jsonrpc.IsBatch(p):
+			t.answer(jsonrpc.AppendError(nil, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "Invalid Request: nested batch"}))
+		case jerr != nil:
+			t.answer(jsonrpc.AppendError(nil, id, jerr))
+		case m.Kind == jsonrpc.KindRequest && m.Method == "initialize":
+			t.answer(jsonrpc.AppendError(nil, m.ID, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "Invalid Request: initialize must not be part of a batch"}))
+		default:
+			s.message(&m, t)
+		}
+	}
+}
+
+func (s *Session) message(m *jsonrpc.Message, t ticket) {
+	switch m.Kind {
+	case jsonrpc.KindRequest:
+		s.request(m, t)
+	case jsonrpc.KindNotification:
+		s.notification(m)
+		t.none()
+	default:
+		// A response: mcprt sends no requests yet, so its id is unknown by
+		// definition, and unknown responses are ignored.
+		t.none()
+	}
+}
+
+func (s *Session) notification(m *jsonrpc.Message) {
+	switch m.Method {
+	case "notifications/initialized":
+		if s.legacy != nil {
+			s.legacy.initialized = true
+		}
+	case "notifications/cancelled":
+		var p cancelledParams
+		if m.Params == nil || json.Unmarshal(m.Params, &p) != nil || p.RequestID == nil {
+			return // invalid cancellations SHOULD be ignored
+		}
+		s.cancel(string(p.RequestID))
+	}
+}
+
+// cancel settles an in-flight call with no response at all.
+func (s *Session) cancel(key string) {
+	cl := s.calls[key]
+	if cl == nil || !cl.state.CompareAndSwap(statePending, stateCancelled) {
+		return // unknown or already answered: nothing to do
+	}
+	if cl.timer != nil {
+		cl.timer.Stop()
+	}
+	cl.cancel()
+	cl.ticket.none()
+	if cl.worker == nil {
+		delete(s.calls, key) // still waiting for a worker: it never runs
+	}
+	s.checkDrain()
+}
+
+func errInvalidParams(msg string) *jsonrpc.Error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Invalid params: " + msg}
+}
+
+func (s *Session) answerError(t ticket, id json.RawMessage, e *jsonrpc.Error) {
+	t.answer(jsonrpc.AppendError(nil, id, e))
+}
+
+func (s *Session) request(m *jsonrpc.Message, t ticket) {
+	if s.draining {
+		s.answerError(t, m.ID, errShuttingDown)
+		return
+	}
+	var rp requestParams
+	if m.Params != nil {
+		if m.Params[0] != '{' {
+			s.answerError(t, m.ID, errInvalidParams("params must be an object"))
+			return
+		}
+		if err := json.Unmarshal(m.Params, &rp); err != nil {
+			s.answerError(t, m.ID, errInvalidParams("_meta must be an object"))
+			return
+		}
+	}
+	_, modern := rp.Meta[metaProtocolVersion]
+	switch {
+	case m.Method == "initialize":
+		s.initialize(m, t)
+	case modern || m.Method == "server/discover":
+		s.modernRequest(m, &rp, t)
+	case s.legacy != nil:
+		s.legacyRequest(m, t)
+	case m.Method == "ping":
+		t.answer(jsonrpc.AppendResult(nil, m.ID, []byte("{}")))
+	default:
+		s.answerError(t, m.ID, errInvalidParams(
+			`no protocol version: send initialize first, or give _meta["`+metaProtocolVersion+`"] (2026-07-28) on every request`))
+	}
+}
+
+func (s *Session) initialize(m *jsonrpc.Message, t ticket) {
+	if s.legacy != nil {
+		s.answerError(t, m.ID, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "Invalid Request: initialize was already received"})
+		return
+	}
+	var p initializeParams
+	if m.Params == nil || json.Unmarshal(m.Params, &p) != nil || p.ProtocolVersion == nil {
+		s.answerError(t, m.ID, errInvalidParams("initialize needs protocolVersion (a string), capabilities and clientInfo"))
+		return
+	}
+	if p.Capabilities != nil && p.Capabilities[0] != '{' {
+		s.answerError(t, m.ID, errInvalidParams("capabilities must be an object"))
+		return
+	}
+	version := *p.ProtocolVersion
+	if !slices.Contains(LegacyVersions, version) {
+		// Not an error: the client decides whether it can use our offer.
+		version = LegacyVersions[0]
+	}
+	caps := p.Capabilities
+	if caps == nil {
+		caps = json.RawMessage("{}")
+	}
+	s.legacy = &legacy{version: version, clientCaps: caps}
+	info := s.cfg.Server.Info()
+	if version < Version20250618 {
+		info.Title = "" // title arrived in 2025-06-18
+	}
+	res := struct {
+		ProtocolVersion string                  `json:"protocolVersion"`
+		Capabilities    map[string]any          `json:"capabilities"`
+		ServerInfo      handlers.Implementation `json:"serverInfo"`
+		Instructions    string                  `json:"instructions,omitempty"`
+	}{version, s.cfg.Server.Capabilities(), info, s.cfg.Server.Instructions()}
+	raw, _ := json.Marshal(res)
+	t.answer(jsonrpc.AppendResult(nil, m.ID, raw))
+}
+
+func (s *Session) legacyRequest(m *jsonrpc.Message, t ticket) {
+	if m.Method == "ping" {
+		t.answer(jsonrpc.AppendResult(nil, m.ID, []byte("{}")))
+		return
+	}
+	method, ok := s.cfg.Server.Method(m.Method)
+	if !ok {
+		s.answerError(t, m.ID, methodNotFound(m.Method))
+		return
+	}
+	s.dispatch(m, t, method, &handlers.Request{
+		Method:             m.Method,
+		Params:             paramsOrEmpty(m.Params),
+		Version:            s.legacy.version,
+		ClientCapabilities: s.legacy.clientCaps,
+	})
+}
+
+func methodNotFound(name string) *jsonrpc.Error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "Method not found: " + strconv.Quote(name)}
+}
+
+func paramsOrEmpty(p json.RawMessage) json.RawMessage {
+	if p == nil {
+		return json.RawMessage("{}")
+	}
+	return p
+}
+
+// modernRequest serves a 2026-07-28 request: everything it needs is in its
+// own _meta, and nothing is inferred from earlier requests.
+func (s *Session) modernRequest(m *jsonrpc.Message, rp *requestParams, t ticket) {
+	rawVersion, ok := rp.Meta[metaProtocolVersion]
+	if !ok {
+		s.answerError(t, m.ID, errInvalidParams(`_meta["`+metaProtocolVersion+`"] is required`))
+		return
+	}
+	var version string
+	if json.Unmarshal(rawVersion, &version) != nil {
+		s.answerError(t, m.ID, errInvalidParams(`_meta["`+metaProtocolVersion+`"] must be a string`))
+		return
+	}
+	if !slices.Contains(ModernVersions, version) {
+		s.answerError(t, m.ID, &jsonrpc.Error{
+			Code:    jsonrpc.CodeUnsupportedProtocolVersion,
+			Message: "Unsupported protocol version",
+			Data:    map[string]any{"supported": supportedVersions, "requested": version},
+		})
+		return
+	}
+	caps, ok := rp.Meta[metaClientCapabilities]
+	if !ok || len(caps) == 0 || caps[0] != '{' {
+		s.answerError(t, m.ID, errInvalidParams(`_meta["`+metaClientCapabilities+`"] is required and must be an object`))
+		return
+	}
+	if lv, ok := rp.Meta[metaLogLevel]; ok {
+		var level string
+		if json.Unmarshal(lv, &level) != nil || !slices.Contains(logLevels, level) {
+			s.answerError(t, m.ID, errInvalidParams(`_meta["`+metaLogLevel+`"] must be one of `+fmt.Sprint(logLevels)))
+			return
+		}
+	}
+	switch m.Method {
+	case "server/discover":
+		res := struct {
+			SupportedVersions []string       `json:"supportedVersions"`
+			Capabilities      map[string]any `json:"capabilities"`
+			Instructions      string         `json:"instructions,omitempty"`
+		}{supportedVersions, s.cfg.Server.Capabilities(), s.cfg.Server.Instructions()}
+		raw, _ := json.Marshal(res)
+		t.answer(jsonrpc.AppendResult(nil, m.ID, s.env.modernResult(raw, true)))
+		return
+	case "ping", "initialize", "logging/setLevel", "resources/subscribe", "resources/unsubscribe":
+		// Gone in 2026-07-28 (ping) or legacy-only.
+		s.answerError(t, m.ID, methodNotFound(m.Method))
+		return
+	}
+	method, ok := s.cfg.Server.Method(m.Method)
+	if !ok {
+		s.answerError(t, m.ID, methodNotFound(m.Method))
+		return
+	}
+	s.dispatch(m, t, method, &handlers.Request{
+		Method:             m.Method,
+		Params:             m.Params,
+		Version:            version,
+		Modern:             true,
+		ClientCapabilities: caps,
+	})
+}
+
+// dispatch hands a request to a handler actor.
+func (s *Session) dispatch(m *jsonrpc.Message, t ticket, method handlers.Method, req *handlers.Request) {
+	key := string(m.ID)
+	if _, dup := s.calls[key]; dup {
+		s.answerError(t, m.ID, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "Invalid Request: id " + key + " is already in use by a request in flight"})
+		return
+	}
+	cl := &call{
+		key:       key,
+		id:        m.ID,
+		env:       s.env,
+		ticket:    t,
+		modern:    req.Modern,
+		cacheable: method.Cacheable,
+		method:    m.Method,
+	}
+	cl.ctx, cl.cancel = context.WithCancel(s.base)
+	cl.hc = &handlers.Call{Key: key, Ctx: cl.ctx, Req: req, Run: method.Run, Reply: cl.reply}
+	if d := s.cfg.RequestTimeout; d > 0 {
+		cl.timer = time.AfterFunc(d, func() { cl.expire(d) })
+	}
+	s.calls[key] = cl
+	s.assign(cl)
+}
+
+// assign gives a call to an idle worker, or queues it and asks for one more.
+func (s *Session) assign(cl *call) {
+	if n := len(s.idle); n > 0 {
+		w := s.idle[n-1]
+		s.idle = s.idle[:n-1]
+		s.run(cl, w)
+		return
+	}
+	s.waiting = append(s.waiting, cl)
+	s.ensureWorkers()
+}
+
+// ensureWorkers asks for as many new workers as there are calls waiting
+// beyond those already being started.
+func (s *Session) ensureWorkers() {
+	for len(s.starting) < len(s.waiting) {
+		s.nextW++
+		id := "w" + strconv.Itoa(s.nextW)
+		pid, err := supervisor.StartChild(s.env.engine, s.cfg.Handlers, supervisor.ChildSpec{
+			ID:       id,
+			Start:    handlers.NewWorker(s.env.self),
+			Restart:  supervisor.Temporary,
+			Shutdown: 200 * time.Millisecond,
+			Options:  []actor.OptFunc{actor.WithInboxSize(8)},
+		})
+		if err != nil {
+			// Without a handler actor the waiting calls cannot run: answer
+			// them now rather than at their deadline.
+			s.cfg.Logger.Error("cannot start a handler actor", "err", err)
+			for _, cl := range s.waiting {
+				if s.calls[cl.key] == cl {
+					delete(s.calls, cl.key)
+				}
+				cl.fail(&jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error: no handler available"})
+			}
+			clear(s.waiting)
+			s.waiting = s.waiting[:0]
+			return
+		}
+		s.starting[pid.ID] = true
+	}
+}
+
+func (s *Session) run(cl *call, w *actor.PID) {
+	cl.worker = w
+	s.busy[w.ID] = cl
+	s.env.engine.Send(w, cl.hc)
+}
+
+// workerGone forgets a worker's current call: the call is over, whoever
+// answered it.
+func (s *Session) workerGone(id string) {
+	delete(s.starting, id)
+	if cl := s.busy[id]; cl != nil {
+		delete(s.busy, id)
+		if s.calls[cl.key] == cl {
+			delete(s.calls, cl.key)
+		}
+		cl.cancel()
+	}
+}
+
+func (s *Session) workerIdle(m handlers.WorkerIdle) {
+	s.workerGone(m.PID.ID)
+	for len(s.waiting) > 0 {
+		cl := s.waiting[0]
+		s.waiting[0] = nil
+		s.waiting = s.waiting[1:]
+		if cl.state.Load() != statePending {
+			if s.calls[cl.key] == cl {
+				delete(s.calls, cl.key)
+			}
+			continue
+		}
+		s.run(cl, m.PID)
+		s.checkDrain()
+		return
+	}
+	s.idle = append(s.idle, m.PID)
+	s.checkDrain()
+}
+
+func (s *Session) pendingCount() int {
+	n := 0
+	for _, cl := range s.calls {
+		if st := cl.state.Load(); st == statePending || st == stateClaimed {
+			n++
+		}
+	}
+	return n
+}
+
+func (s *Session) drain() {
+	if s.draining {
+		return
+	}
+	s.draining = true
+	if s.checkDrain() {
+		return
+	}
+	self, e := s.env.self, s.env.engine
+	s.drainTimer = time.AfterFunc(s.cfg.DrainTimeout, func() { e.Send(self, drainExpired{}) })
+}
+
+// checkDrain ends a drain once every request has been answered and its
+// answer queued at the writer. It reports whether the session is exiting.
+func (s *Session) checkDrain() bool {
+	if !s.draining || s.exiting {
+		return s.exiting
+	}
+	if s.pendingCount() > 0 {
+		return false
+	}
+	s.exit()
+	return true
+}
+
+func (s *Session) expireDrain() {
+	if s.exiting {
+		return
+	}
+	n := 0
+	for _, cl := range s.calls {
+		if cl.fail(errShuttingDown) {
+			n++
+		}
+	}
+	if n > 0 {
+		s.cfg.Logger.Warn("drain timeout: answered in-flight requests with an error", "requests", n, "timeout", s.cfg.DrainTimeout)
+	}
+	// A call another goroutine has claimed but not yet queued is a matter of
+	// microseconds; give it that, without blocking the actor.
+	if s.pendingCount() > 0 {
+		self, e := s.env.self, s.env.engine
+		time.AfterFunc(time.Millisecond, func() { e.Send(self, drainExpired{}) })
+		return
+	}
+	s.exit()
+}
+
+func (s *Session) exit() {
+	s.exiting = true
+	if s.drainTimer != nil {
+		s.drainTimer.Stop()
+	}
+	s.cancelBase()
+	supervisor.Exit(s.c, nil)
+}

@@ -1,0 +1,19 @@
+// Package stdio turns a byte stream into protocol lines and back.
+//
+// Three pieces, each with one owner:
+//
+//   - ReadLines is the only reader of the input. It splits on '\n' (a
+//     trailing '\r' is dropped), skips blank lines, and has no fixed token
+//     limit: lines grow up to a configurable cap, and a line over the cap is
+//     discarded up to its newline and reported as LineTooLong, after which
+//     reading goes on. It never parses JSON.
+//   - Writer is the actor that owns the output. Every message it is given is
+//     written whole, followed by '\n', in one Write call; when several are
+//     queued they are coalesced into one write, but a message is never split.
+//   - Claim takes the process's file descriptors when mcprt runs as a real
+//     process: the writer gets a private duplicate of fd 1, fd 1 is pointed
+//     at stderr (so a stray print can never reach the protocol stream), stdin
+//     becomes a private, pollable descriptor (so reading can be interrupted)
+//     and fd 0 reads /dev/null, and SIGPIPE is ignored (a gone client is an
+//     EPIPE error, not death).
+package stdio

@@ -1,0 +1,121 @@
+package stdio
+
+import (
+	"bufio"
+	"errors"
+	"io"
+)
+
+// DefaultMaxLine is the default cap on one input line: large enough for the
+// multi-MiB requests real clients send, small enough that one line cannot
+// take the process's memory.
+const DefaultMaxLine = 64 << 20
+
+// Line is one input line without its line ending. The receiver owns Data.
+type Line struct{ Data []byte }
+
+// LineTooLong reports a line over the cap that was discarded. Head holds its
+// first bytes, so the receiver can still try to find the request's id.
+type LineTooLong struct {
+	Size int // bytes discarded, line ending excluded
+	Max  int
+	Head []byte
+}
+
+// EOF reports the end of the input: the client closed stdin.
+type EOF struct{}
+
+// ReadError reports a read failure other than EOF; reading has stopped.
+type ReadError struct{ Err error }
+
+// headKeep is how much of an over-long line is kept for id recovery.
+const headKeep = 4096
+
+// ReadLines reads r until EOF or error and calls emit with a *Line,
+// *LineTooLong, *EOF or *ReadError. It stops early, without a final message,
+// when emit returns false. maxLine <= 0 means DefaultMaxLine.
+//
+// A last line without a newline is still delivered before EOF: a client that
+// forgets the final '\n' should not lose its last request.
+func ReadLines(r io.Reader, maxLine int, emit func(msg any) bool) {
+	if maxLine <= 0 {
+		maxLine = DefaultMaxLine
+	}
+	br := bufio.NewReaderSize(r, 64<<10)
+	var (
+		acc     []byte // the line so far, when it spans more than one buffer
+		over    bool   // the current line is over the cap: discarding
+		size    int    // bytes of the current line seen so far
+		headBuf []byte
+	)
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			size += len(chunk)
+			switch {
+			case over:
+			case size > maxLine:
+				over = true
+				headBuf = keepHead(acc, chunk)
+				acc = nil
+			default:
+				acc = append(acc, chunk...)
+			}
+			continue
+		}
+		complete := err == nil
+		if complete {
+			chunk = chunk[:len(chunk)-1]
+		}
+		size += len(chunk)
+		if len(chunk) > 0 && chunk[len(chunk)-1] == '\r' && complete {
+			chunk = chunk[:len(chunk)-1]
+			size--
+		}
+		switch {
+		case over || size > maxLine:
+			if !over {
+				headBuf = keepHead(acc, chunk)
+			}
+			if !emit(&LineTooLong{Size: size, Max: maxLine, Head: headBuf}) {
+				return
+			}
+		case len(acc) > 0:
+			line := append(acc, chunk...)
+			if len(line) > 0 && line[len(line)-1] == '\r' && complete {
+				line = line[:len(line)-1]
+			}
+			if !blank(line) && !emit(&Line{Data: line}) {
+				return
+			}
+		case !blank(chunk):
+			if !emit(&Line{Data: append([]byte(nil), chunk...)}) {
+				return
+			}
+		}
+		acc, over, size, headBuf = nil, false, 0, nil
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				emit(&EOF{})
+			} else {
+				emit(&ReadError{Err: err})
+			}
+			return
+		}
+	}
+}
+
+func keepHead(acc, chunk []byte) []byte {
+	h := make([]byte, 0, headKeep)
+	h = append(h, acc[:min(len(acc), headKeep)]...)
+	return append(h, chunk[:min(len(chunk), headKeep-len(h))]...)
+}
+
+func blank(b []byte) bool {
+	for _, c := range b {
+		if c != ' ' && c != '\t' && c != '\r' {
+			return false
+		}
+	}
+	return true
+}
