@@ -47,14 +47,18 @@ func ReadLines(r io.Reader, maxLine int, emit func(msg any) bool) {
 		over    bool   // the current line is over the cap: discarding
 		size    int    // bytes of the current line seen so far
 		headBuf []byte
+		prevCR  bool // the previous buffer of this line ended in '\r'
 	)
 	for {
 		chunk, err := br.ReadSlice('\n')
 		if errors.Is(err, bufio.ErrBufferFull) {
 			size += len(chunk)
+			// A '\r' ending the buffer may be the start of "\r\n": it
+			// does not count against the cap until we know.
+			prevCR = chunk[len(chunk)-1] == '\r'
 			switch {
 			case over:
-			case size > maxLine:
+			case size-b2i(prevCR) > maxLine:
 				over = true
 				headBuf = keepHead(acc, chunk)
 				acc = nil
@@ -68,9 +72,18 @@ func ReadLines(r io.Reader, maxLine int, emit func(msg any) bool) {
 			chunk = chunk[:len(chunk)-1]
 		}
 		size += len(chunk)
-		if len(chunk) > 0 && chunk[len(chunk)-1] == '\r' && complete {
-			chunk = chunk[:len(chunk)-1]
-			size--
+		if complete {
+			// Drop the '\r' of "\r\n", also when it ended the previous buffer.
+			switch {
+			case len(chunk) > 0 && chunk[len(chunk)-1] == '\r':
+				chunk = chunk[:len(chunk)-1]
+				size--
+			case len(chunk) == 0 && prevCR:
+				size--
+				if len(acc) > 0 {
+					acc = acc[:len(acc)-1]
+				}
+			}
 		}
 		switch {
 		case over || size > maxLine:
@@ -82,9 +95,6 @@ func ReadLines(r io.Reader, maxLine int, emit func(msg any) bool) {
 			}
 		case len(acc) > 0:
 			line := append(acc, chunk...)
-			if len(line) > 0 && line[len(line)-1] == '\r' && complete {
-				line = line[:len(line)-1]
-			}
 			if !blank(line) && !emit(&Line{Data: line}) {
 				return
 			}
@@ -93,7 +103,7 @@ func ReadLines(r io.Reader, maxLine int, emit func(msg any) bool) {
 				return
 			}
 		}
-		acc, over, size, headBuf = nil, false, 0, nil
+		acc, over, size, headBuf, prevCR = nil, false, 0, nil, false
 		if err != nil {
 			if errors.Is(err, io.EOF) {
 				emit(&EOF{})
@@ -109,6 +119,13 @@ func keepHead(acc, chunk []byte) []byte {
 	h := make([]byte, 0, headKeep)
 	h = append(h, acc[:min(len(acc), headKeep)]...)
 	return append(h, chunk[:min(len(chunk), headKeep-len(h))]...)
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func blank(b []byte) bool {

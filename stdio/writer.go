@@ -30,6 +30,10 @@ var ErrClientGone = errors.New("stdio: client closed the output stream")
 
 type flush struct{}
 
+// writeFailed makes the writer exit once it has dealt with the messages
+// that were already in its inbox when a write failed.
+type writeFailed struct{ reason error }
+
 // maxKeep bounds the coalescing buffer the writer keeps between flushes, so
 // one burst of large messages does not pin memory for the process's life.
 const maxKeep = 1 << 20
@@ -61,6 +65,8 @@ func (wr *Writer) Receive(c *actor.Context) {
 	case flush:
 		wr.pending = false
 		wr.flush(c)
+	case writeFailed:
+		supervisor.Exit(c, m.reason)
 	case actor.Stopped:
 		// Messages queued before the stop were processed before Stopped:
 		// whatever is still in the queue is the last batch.
@@ -119,7 +125,10 @@ func (wr *Writer) flush(c *actor.Context) {
 	wr.dones = wr.dones[:0]
 	if err != nil && !wr.failed {
 		wr.failed = true
-		supervisor.Exit(c, writeExitReason(err))
+		// Not Exit at once: after Exit the supervisor drops the messages
+		// still queued, unseen, and their Done would never be called. The
+		// marker queues behind them, so they are dropped here, with Done.
+		c.Send(c.PID(), writeFailed{writeExitReason(err)})
 	}
 }
 

@@ -63,12 +63,7 @@ type Message struct {
 }
 
 type envelope struct {
-	JSONRPC json.RawMessage `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id"`
-	Method  json.RawMessage `json:"method"`
-	Params  json.RawMessage `json:"params"`
-	Result  json.RawMessage `json:"result"`
-	Error   json.RawMessage `json:"error"`
+	JSONRPC, ID, Method, Params, Result, Error json.RawMessage
 }
 
 // NullID is the id of a response to a message whose id could not be read.
@@ -78,14 +73,21 @@ var NullID = json.RawMessage("null")
 // (-32700 for text that is not JSON, -32600 for JSON that is not a valid
 // message) and, where it could be read, the id to answer with.
 func Decode(line []byte, m *Message) (id json.RawMessage, err *Error) {
-	var env envelope
-	if e := json.Unmarshal(line, &env); e != nil {
+	// A map, not a struct: encoding/json matches struct fields without
+	// regard to case, but JSON-RPC member names are case-sensitive ("ID"
+	// is not the id, and must not override it).
+	var obj map[string]json.RawMessage
+	if e := json.Unmarshal(line, &obj); e != nil || obj == nil {
 		var syn *json.SyntaxError
-		if errors.As(e, &syn) || !json.Valid(line) {
+		if e != nil && (errors.As(e, &syn) || !json.Valid(line)) {
 			return NullID, &Error{Code: CodeParseError, Message: "Parse error"}
 		}
-		// Valid JSON, but not an object.
+		// Valid JSON (null included), but not an object.
 		return NullID, &Error{Code: CodeInvalidRequest, Message: "Invalid Request: a message must be a JSON object"}
+	}
+	env := envelope{
+		JSONRPC: obj["jsonrpc"], ID: obj["id"], Method: obj["method"],
+		Params: obj["params"], Result: obj["result"], Error: obj["error"],
 	}
 	id = NullID
 	if env.ID != nil {
@@ -156,6 +158,9 @@ func IsBatch(line []byte) bool {
 // AppendResult appends a success response. result must be one JSON value
 // (MCP requires an object) and is copied as is: it was marshalled once.
 func AppendResult(dst []byte, id json.RawMessage, result []byte) []byte {
+	if id == nil {
+		id = NullID
+	}
 	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
 	dst = append(dst, id...)
 	dst = append(dst, `,"result":`...)

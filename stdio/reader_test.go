@@ -1,0 +1,354 @@
+package stdio
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+	"testing/iotest"
+	"time"
+)
+
+// collect runs ReadLines over r and renders every emitted message as a
+// short string, so a whole run compares as one slice.
+func collect(r io.Reader, maxLine int) []string {
+	var got []string
+	ReadLines(r, maxLine, func(msg any) bool {
+		got = append(got, render(msg))
+		return true
+	})
+	return got
+}
+
+func render(msg any) string {
+	switch m := msg.(type) {
+	case *Line:
+		return "line:" + string(m.Data)
+	case *LineTooLong:
+		return fmt.Sprintf("toolong:%d/%d:%q", m.Size, m.Max, m.Head)
+	case *EOF:
+		return "eof"
+	case *ReadError:
+		return "err:" + m.Err.Error()
+	}
+	return fmt.Sprintf("unexpected %T", msg)
+}
+
+var errBoom = errors.New("boom")
+
+// errAfter returns data, then err (not EOF).
+func errAfter(data string, err error) io.Reader {
+	return io.MultiReader(strings.NewReader(data), iotest.ErrReader(err))
+}
+
+func TestReadLines(t *testing.T) {
+	tests := []struct {
+		name    string
+		in      string
+		maxLine int
+		want    []string
+	}{
+		{"empty", "", 0, []string{"eof"}},
+		{"one line", "{}\n", 0, []string{"line:{}", "eof"}},
+		{"several lines", "a\nb\nc\n", 0, []string{"line:a", "line:b", "line:c", "eof"}},
+		{"crlf", "a\r\nb\r\n", 0, []string{"line:a", "line:b", "eof"}},
+		{"only one trailing cr dropped", "a\r\r\n", 0, []string{"line:a\r", "eof"}},
+		{"cr inside a line kept", "a\rb\n", 0, []string{"line:a\rb", "eof"}},
+		{"blank lines skipped", "\n\n a \n\n", 0, []string{"line: a ", "eof"}},
+		{"whitespace-only lines skipped", " \t \n\r\n\t\r\n \nx\n", 0, []string{"line:x", "eof"}},
+		{"last line without newline", "a\nb", 0, []string{"line:a", "line:b", "eof"}},
+		{"last blank line without newline", "a\n  ", 0, []string{"line:a", "eof"}},
+		{"at the cap", "12345\n", 5, []string{"line:12345", "eof"}},
+		{"at the cap with crlf", "12345\r\n", 5, []string{"line:12345", "eof"}},
+		{"over the cap", "123456\nok\n", 5, []string{`toolong:6/5:"123456"`, "line:ok", "eof"}},
+		{"over the cap with crlf", "123456\r\nok\n", 5, []string{`toolong:6/5:"123456"`, "line:ok", "eof"}},
+		{"over the cap at eof", "ok\n123456", 5, []string{"line:ok", `toolong:6/5:"123456"`, "eof"}},
+		{"read error", "", 0, []string{"err:boom"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			readers := map[string]func(io.Reader) io.Reader{
+				"plain":   func(r io.Reader) io.Reader { return r },
+				"onebyte": iotest.OneByteReader,
+				"half":    iotest.HalfReader,
+				"dataerr": iotest.DataErrReader,
+			}
+			for rname, wrap := range readers {
+				var r io.Reader = strings.NewReader(tt.in)
+				if tt.name == "read error" {
+					r = iotest.ErrReader(errBoom)
+				}
+				got := collect(wrap(r), tt.maxLine)
+				if !slicesEqual(got, tt.want) {
+					t.Errorf("%s: got %q\nwant %q", rname, got, tt.want)
+				}
+			}
+		})
+	}
+}
+
+func slicesEqual(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// TestReadLinesReadErrorAfterData: lines before the failure are delivered,
+// then ReadError, and nothing after it.
+func TestReadLinesReadErrorAfterData(t *testing.T) {
+	got := collect(errAfter("a\nb\n", errBoom), 0)
+	want := []string{"line:a", "line:b", "err:boom"}
+	if !slicesEqual(got, want) {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+}
+
+// TestReadLinesLongLines: lines far beyond bufio's 64 KiB buffer arrive
+// whole, whatever the read sizes.
+func TestReadLinesLongLines(t *testing.T) {
+	big := make([]byte, 1<<20)
+	for i := range big {
+		big[i] = 'a' + byte(i%26)
+	}
+	mid := bytes.Repeat([]byte("x"), 64<<10) // exactly one buffer
+	var in bytes.Buffer
+	in.Write(big)
+	in.WriteString("\n")
+	in.WriteString("small\n")
+	in.Write(mid)
+	in.WriteString("\r\n")
+	in.Write(mid[:64<<10-1]) // buffer minus one, then "\r\n": the '\r' ends the buffer
+	in.WriteString("\r\n")
+	in.Write(big)
+	wants := [][]byte{big, []byte("small"), mid, mid[:64<<10-1], big}
+	for rname, wrap := range map[string]func(io.Reader) io.Reader{
+		"plain": func(r io.Reader) io.Reader { return r },
+		"half":  iotest.HalfReader,
+	} {
+		var got [][]byte
+		sawEOF := false
+		ReadLines(wrap(bytes.NewReader(in.Bytes())), 4<<20, func(msg any) bool {
+			switch m := msg.(type) {
+			case *Line:
+				got = append(got, m.Data)
+			case *EOF:
+				sawEOF = true
+			default:
+				t.Errorf("%s: unexpected %s", rname, render(msg))
+			}
+			return true
+		})
+		if !sawEOF || len(got) != len(wants) {
+			t.Fatalf("%s: got %d lines (eof %v), want %d", rname, len(got), sawEOF, len(wants))
+		}
+		for i := range wants {
+			if !bytes.Equal(got[i], wants[i]) {
+				t.Errorf("%s: line %d: got %d bytes, want %d (first diff matters)", rname, i, len(got[i]), len(wants[i]))
+			}
+		}
+	}
+}
+
+// TestReadLinesOverCap: a line over the cap is discarded to its newline and
+// reported with its size and first 4096 bytes; the next line still arrives.
+func TestReadLinesOverCap(t *testing.T) {
+	const maxLine = 100 << 10
+	long := make([]byte, 300<<10) // spans several buffers
+	for i := range long {
+		long[i] = '0' + byte(i%10)
+	}
+	for _, tc := range []struct {
+		name string
+		line []byte
+	}{
+		{"several buffers", long},
+		{"one byte over, across a buffer", long[:maxLine+1]},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := append(append(append([]byte(nil), tc.line...), "\r\n"...), `{"id":1}`+"\n"...)
+			var got []any
+			ReadLines(iotest.HalfReader(bytes.NewReader(in)), maxLine, func(msg any) bool {
+				got = append(got, msg)
+				return true
+			})
+			if len(got) != 3 {
+				t.Fatalf("got %d messages, want 3", len(got))
+			}
+			tl, ok := got[0].(*LineTooLong)
+			if !ok {
+				t.Fatalf("first message %s, want LineTooLong", render(got[0]))
+			}
+			if tl.Size != len(tc.line) || tl.Max != maxLine {
+				t.Errorf("Size/Max = %d/%d, want %d/%d", tl.Size, tl.Max, len(tc.line), maxLine)
+			}
+			if !bytes.Equal(tl.Head, tc.line[:4096]) {
+				t.Errorf("Head: got %d bytes %.20q..., want the line's first 4096", len(tl.Head), tl.Head)
+			}
+			if l, ok := got[1].(*Line); !ok || string(l.Data) != `{"id":1}` {
+				t.Errorf("second message %s, want the next line", render(got[1]))
+			}
+			if _, ok := got[2].(*EOF); !ok {
+				t.Errorf("third message %s, want EOF", render(got[2]))
+			}
+		})
+	}
+}
+
+// TestReadLinesOverCapShortHead: the head of a line shorter than 4096
+// bytes is the whole line.
+func TestReadLinesOverCapShortHead(t *testing.T) {
+	got := collect(strings.NewReader(`{"jsonrpc":"2.0","id":7,"method":"x"}`+"\n"), 10)
+	want := []string{`toolong:37/10:"{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"x\"}"`, "eof"}
+	if !slicesEqual(got, want) {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+}
+
+// TestReadLinesOwnsData: each Line's Data is the receiver's: later reads
+// do not overwrite it.
+func TestReadLinesOwnsData(t *testing.T) {
+	var lines []*Line
+	ReadLines(strings.NewReader("aaaa\nbbbb\ncccc\n"), 0, func(msg any) bool {
+		if l, ok := msg.(*Line); ok {
+			lines = append(lines, l)
+		}
+		return true
+	})
+	for i, want := range []string{"aaaa", "bbbb", "cccc"} {
+		if string(lines[i].Data) != want {
+			t.Errorf("line %d = %q, want %q", i, lines[i].Data, want)
+		}
+	}
+}
+
+// TestReadLinesStop: emit returning false stops reading at once, with no
+// final message and no further read.
+func TestReadLinesStop(t *testing.T) {
+	r := &countingReader{r: strings.NewReader("a\nb\nc\n")}
+	var got []string
+	ReadLines(iotest.OneByteReader(r), 0, func(msg any) bool {
+		got = append(got, render(msg))
+		return false
+	})
+	if !slicesEqual(got, []string{"line:a"}) {
+		t.Fatalf("got %q, want just the first line", got)
+	}
+	if r.n != 2 {
+		t.Errorf("read %d bytes, want 2 (no read after emit said stop)", r.n)
+	}
+	// Stop on a LineTooLong too.
+	got = nil
+	ReadLines(strings.NewReader("123456\nok\n"), 5, func(msg any) bool {
+		got = append(got, render(msg))
+		return false
+	})
+	if len(got) != 1 || !strings.HasPrefix(got[0], "toolong:") {
+		t.Fatalf("got %q, want one LineTooLong", got)
+	}
+}
+
+type countingReader struct {
+	r io.Reader
+	n int
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += n
+	return n, err
+}
+
+func TestCredits(t *testing.T) {
+	c := NewCredits(2)
+	stop := make(chan struct{})
+	if !c.Acquire(stop) || !c.Acquire(stop) {
+		t.Fatal("Acquire failed with credits free")
+	}
+	if c.InUse() != 2 {
+		t.Fatalf("InUse = %d, want 2", c.InUse())
+	}
+	got := make(chan bool)
+	go func() { got <- c.Acquire(stop) }()
+	select {
+	case <-got:
+		t.Fatal("Acquire returned with no credit free")
+	case <-time.After(20 * time.Millisecond):
+	}
+	c.Release()
+	if ok := <-got; !ok {
+		t.Fatal("blocked Acquire returned false after Release")
+	}
+	go func() { got <- c.Acquire(stop) }()
+	close(stop)
+	if ok := <-got; ok {
+		t.Fatal("Acquire returned true after stop closed")
+	}
+	if c.InUse() != 2 {
+		t.Fatalf("InUse = %d, want 2", c.InUse())
+	}
+	c.Release()
+	c.Release()
+	if c.InUse() != 0 {
+		t.Fatalf("InUse = %d, want 0", c.InUse())
+	}
+	// A closed stop does not keep a free credit from being taken.
+	if !c.Acquire(stop) {
+		t.Fatal("Acquire with a free credit and a closed stop returned false")
+	}
+	c.Release()
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Error("Release without Acquire did not panic")
+			}
+		}()
+		c.Release()
+	}()
+	if NewCredits(0).Acquire(stop) != true {
+		t.Error("NewCredits(0) has no credit; want at least one")
+	}
+}
+
+// TestReadLinesCRAtBufferEnd: when the '\r' of "\r\n" is the last byte of
+// bufio's 64 KiB buffer, it is still part of the line ending: a line of
+// exactly the cap is delivered, and a line over it reports its Size without
+// the '\r'.
+func TestReadLinesCRAtBufferEnd(t *testing.T) {
+	const buf = 64 << 10
+	line := bytes.Repeat([]byte("y"), buf-1) // line + '\r' fill the buffer exactly
+	in := append(append([]byte(nil), line...), "\r\nnext\n"...)
+
+	var got []string
+	ReadLines(bytes.NewReader(in), len(line), func(msg any) bool {
+		if l, ok := msg.(*Line); ok && bytes.Equal(l.Data, line) {
+			got = append(got, "line:<the long line>")
+		} else {
+			got = append(got, render(msg)[:min(len(render(msg)), 40)])
+		}
+		return true
+	})
+	if want := []string{"line:<the long line>", "line:next", "eof"}; !slicesEqual(got, want) {
+		t.Errorf("cap = line length: got %q, want %q", got, want)
+	}
+
+	got = nil
+	ReadLines(bytes.NewReader(in), 1000, func(msg any) bool {
+		if tl, ok := msg.(*LineTooLong); ok {
+			got = append(got, fmt.Sprintf("toolong:%d", tl.Size))
+		} else {
+			got = append(got, render(msg))
+		}
+		return true
+	})
+	if want := []string{fmt.Sprintf("toolong:%d", len(line)), "line:next", "eof"}; !slicesEqual(got, want) {
+		t.Errorf("over the cap: got %q, want %q", got, want)
+	}
+}
