@@ -1,8 +1,15 @@
 package handlers
 
-import "encoding/json"
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+)
 
-// Request is one client request as a handler sees it. It is read-only.
+// Request is one client request as a handler sees it.
 type Request struct {
 	Method string
 	// Params is the raw params object ({} when the client sent none).
@@ -15,4 +22,165 @@ type Request struct {
 	// ClientCapabilities are the client's declared capabilities: from
 	// initialize (legacy) or from this request's _meta (2026-07-28).
 	ClientCapabilities json.RawMessage
+	// ProgressToken is the request's _meta.progressToken, nil when the
+	// client did not ask for progress.
+	ProgressToken json.RawMessage
+	// LogLevel is the lowest level of notifications/message the client
+	// accepts for this request ("" when it asked for none): the
+	// logging/setLevel level in the legacy era, the request's _meta logLevel
+	// in 2026-07-28.
+	LogLevel string
+	// Peer sends notifications tied to this request; the session sets it.
+	// Nil in requests built by hand (tests), where notifications are dropped.
+	Peer Peer
+
+	mu           sync.Mutex
+	lastProgress float64
+	progressed   bool
+}
+
+// Peer is the session's side of one request.
+type Peer interface {
+	// Notify sends a notification tied to the request. It reports false, and
+	// sends nothing, once the request has been answered or cancelled: no
+	// message for a request ever follows its response.
+	Notify(method string, params any) bool
+	// SetTimeout replaces the request's deadline with d from now.
+	SetTimeout(d time.Duration)
+}
+
+// Progress reports progress on the request, if the client asked for it (a
+// progressToken) and the request is still open. progress must increase from
+// one call to the next; a value that does not is dropped, as the
+// specification requires. total <= 0 means unknown.
+func (r *Request) Progress(progress, total float64, message string) bool {
+	if r.ProgressToken == nil || r.Peer == nil {
+		return false
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.progressed && progress <= r.lastProgress {
+		return false
+	}
+	p := struct {
+		Token    json.RawMessage `json:"progressToken"`
+		Progress float64         `json:"progress"`
+		Total    float64         `json:"total,omitempty"`
+		Message  string          `json:"message,omitempty"`
+	}{r.ProgressToken, progress, total, message}
+	if r.Version == "2024-11-05" {
+		p.Message = "" // message arrived in 2025-03-26
+	}
+	if !r.Peer.Notify("notifications/progress", p) {
+		return false
+	}
+	r.progressed, r.lastProgress = true, progress
+	return true
+}
+
+// LogLevels are the levels of notifications/message, lowest first (RFC 5424).
+var LogLevels = []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
+
+// LevelAdmits reports whether a message at level passes a minimum level
+// min ("" admits nothing).
+func LevelAdmits(min, level string) bool {
+	if min == "" {
+		return false
+	}
+	mi, li := slices.Index(LogLevels, min), slices.Index(LogLevels, level)
+	return mi >= 0 && li >= mi
+}
+
+// Log sends a notifications/message for this request if the client asked
+// for messages at this level. data is any JSON value.
+func (r *Request) Log(level, logger string, data any) bool {
+	if r.Peer == nil || !LevelAdmits(r.LogLevel, level) {
+		return false
+	}
+	return r.Peer.Notify("notifications/message", struct {
+		Level  string `json:"level"`
+		Logger string `json:"logger,omitempty"`
+		Data   any    `json:"data"`
+	}{level, logger, data})
+}
+
+// Logger returns a slog.Logger whose records become notifications/message
+// for this request (same rules as Log), so handler code can log the way it
+// always does.
+func (r *Request) Logger() *slog.Logger {
+	return slog.New(&requestLogHandler{req: r})
+}
+
+// SlogLevel maps an MCP log level to slog's scale.
+func SlogLevel(level string) slog.Level {
+	switch level {
+	case "debug":
+		return slog.LevelDebug
+	case "info":
+		return slog.LevelInfo
+	case "notice":
+		return slog.LevelInfo + 2
+	case "warning":
+		return slog.LevelWarn
+	case "error":
+		return slog.LevelError
+	case "critical":
+		return slog.LevelError + 2
+	case "alert":
+		return slog.LevelError + 4
+	case "emergency":
+		return slog.LevelError + 6
+	}
+	return slog.LevelInfo
+}
+
+// MCPLevel maps a slog level to the nearest MCP log level at or below it.
+func MCPLevel(l slog.Level) string {
+	level := "debug"
+	for _, name := range LogLevels {
+		if SlogLevel(name) <= l {
+			level = name
+		}
+	}
+	return level
+}
+
+type requestLogHandler struct {
+	req   *Request
+	attrs []slog.Attr
+	group string
+}
+
+func (h *requestLogHandler) Enabled(_ context.Context, l slog.Level) bool {
+	return h.req.Peer != nil && LevelAdmits(h.req.LogLevel, MCPLevel(l))
+}
+
+func (h *requestLogHandler) Handle(_ context.Context, rec slog.Record) error {
+	data := map[string]any{"message": rec.Message}
+	add := func(a slog.Attr) bool {
+		key := a.Key
+		if h.group != "" {
+			key = h.group + "." + key
+		}
+		data[key] = a.Value.Resolve().Any()
+		return true
+	}
+	for _, a := range h.attrs {
+		add(a)
+	}
+	rec.Attrs(add)
+	h.req.Log(MCPLevel(rec.Level), "", data)
+	return nil
+}
+
+func (h *requestLogHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	return &requestLogHandler{req: h.req, attrs: append(slices.Clone(h.attrs), as...), group: h.group}
+}
+
+func (h *requestLogHandler) WithGroup(name string) slog.Handler {
+	g := name
+	if h.group != "" {
+		g = h.group + "." + name
+	}
+	return &requestLogHandler{req: h.req, attrs: h.attrs, group: g}
 }

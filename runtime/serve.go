@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"os/signal"
 	"strings"
 	"syscall"
 
@@ -62,6 +63,12 @@ func Serve(ctx context.Context, srv *handlers.Server, opts Options) error {
 		opts.Logger = LoggerFromEnv()
 		slog.SetDefault(opts.Logger)
 	}
+	// Signals are caught before the tree can answer anything: a client
+	// that got a response may signal at once, and must see a graceful exit.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+
 	claimed, err := stdio.Claim()
 	if err != nil {
 		return err
@@ -86,12 +93,17 @@ func Serve(ctx context.Context, srv *handlers.Server, opts Options) error {
 		// own bounds (DrainTimeout, shutdown timeouts) keep this finite.
 		inst.Drain()
 	})
-	sigCtx, cancelSig := context.WithCancel(ctx)
-	g.Add(run.SignalHandler(sigCtx, os.Interrupt, syscall.SIGTERM))
+	stopWaiting := make(chan struct{})
 	g.Add(func() error {
-		<-sigCtx.Done()
-		return sigCtx.Err()
-	}, func(error) { cancelSig() })
+		select {
+		case sig := <-sigs:
+			return &run.SignalError{Signal: sig}
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-stopWaiting:
+			return nil
+		}
+	}, func(error) { close(stopWaiting) })
 	err = g.Run()
 	if treeErr := inst.Err(); treeErr != nil && ExitCode(treeErr) != ExitOK {
 		err = treeErr

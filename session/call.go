@@ -123,36 +123,65 @@ type call struct {
 	state  atomic.Int32
 	ctx    context.Context
 	cancel context.CancelFunc
-	timer  *time.Timer
 	hc     *handlers.Call
-	worker *actor.PID // set while a worker runs it
+	worker *actor.PID // set while a worker runs it; session goroutine only
+
+	// mu orders what is sent for the call: a notification sent under it
+	// while the call is pending reaches the writer before the response,
+	// and none is sent after. It also guards timer.
+	mu    sync.Mutex
+	timer *time.Timer
 }
 
-// reply is the handler's answer. It runs on the worker's goroutine.
-func (cl *call) reply(result any, err error) {
-	if !cl.state.CompareAndSwap(statePending, stateClaimed) {
-		return // timed out, cancelled or drained first
+// settle moves a pending call to state `to` and, when it gets there first,
+// sends b (nil: nothing). Runs on any goroutine.
+func (cl *call) settle(to int32, b []byte) bool {
+	cl.mu.Lock()
+	defer cl.mu.Unlock()
+	if !cl.state.CompareAndSwap(statePending, to) {
+		return false // answered, timed out, cancelled or drained first
 	}
 	if cl.timer != nil {
 		cl.timer.Stop()
 	}
-	cl.ticket.answer(cl.encode(result, err))
+	if to == stateCancelled {
+		cl.ticket.none()
+		return true
+	}
+	cl.ticket.answer(b)
 	cl.state.Store(stateDelivered)
+	return true
+}
+
+// reply is the handler's answer. It runs on the worker's goroutine.
+func (cl *call) reply(result any, err error) {
+	if cl.state.Load() != statePending {
+		return // spare the encoding of an answer nobody wants
+	}
+	cl.settle(stateClaimed, cl.encode(result, err))
 }
 
 // fail answers the call with a protocol error if nothing else has. It
 // reports whether it did.
 func (cl *call) fail(e *jsonrpc.Error) bool {
-	if !cl.state.CompareAndSwap(statePending, stateClaimed) {
+	if !cl.settle(stateClaimed, jsonrpc.AppendError(nil, cl.id, e)) {
 		return false
+	}
+	cl.cancel()
+	return true
+}
+
+// startTimer arms (or re-arms) the call's deadline, d from now.
+func (cl *call) startTimer(d time.Duration) {
+	cl.mu.Lock()
+	defer cl.mu.Unlock()
+	if cl.state.Load() != statePending {
+		return
 	}
 	if cl.timer != nil {
 		cl.timer.Stop()
 	}
-	cl.cancel()
-	cl.ticket.answer(jsonrpc.AppendError(nil, cl.id, e))
-	cl.state.Store(stateDelivered)
-	return true
+	cl.timer = time.AfterFunc(d, func() { cl.expire(d) })
 }
 
 // expire runs on the timer's goroutine when the deadline passes.
@@ -160,6 +189,34 @@ func (cl *call) expire(d time.Duration) {
 	e := &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Request timed out after " + d.String()}
 	if cl.fail(e) {
 		cl.env.engine.Send(cl.env.self, settled{})
+	}
+}
+
+// Notify implements handlers.Peer: a notification tied to the call, sent
+// only while the call is pending.
+func (cl *call) Notify(method string, params any) bool {
+	if cl.state.Load() != statePending {
+		return false
+	}
+	raw, err := json.Marshal(params)
+	if err != nil {
+		cl.env.logger.Error("notification params do not marshal", "method", method, "err", err)
+		return false
+	}
+	b := jsonrpc.AppendNotification(nil, method, raw)
+	cl.mu.Lock()
+	defer cl.mu.Unlock()
+	if cl.state.Load() != statePending {
+		return false
+	}
+	cl.env.out(b, nil)
+	return true
+}
+
+// SetTimeout implements handlers.Peer.
+func (cl *call) SetTimeout(d time.Duration) {
+	if d > 0 {
+		cl.startTimer(d)
 	}
 }
 

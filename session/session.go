@@ -296,14 +296,10 @@ func (s *Session) notification(m *jsonrpc.Message) {
 // cancel settles an in-flight call with no response at all.
 func (s *Session) cancel(key string) {
 	cl := s.calls[key]
-	if cl == nil || !cl.state.CompareAndSwap(statePending, stateCancelled) {
+	if cl == nil || !cl.settle(stateCancelled, nil) {
 		return // unknown or already answered: nothing to do
 	}
-	if cl.timer != nil {
-		cl.timer.Stop()
-	}
 	cl.cancel()
-	cl.ticket.none()
 	if cl.worker == nil {
 		delete(s.calls, key) // still waiting for a worker: it never runs
 	}
@@ -497,8 +493,9 @@ func (s *Session) dispatch(m *jsonrpc.Message, t ticket, method handlers.Method,
 	}
 	cl.ctx, cl.cancel = context.WithCancel(s.base)
 	cl.hc = &handlers.Call{Key: key, Ctx: cl.ctx, Req: req, Run: method.Run, Reply: cl.reply}
+	req.Peer = cl
 	if d := s.cfg.RequestTimeout; d > 0 {
-		cl.timer = time.AfterFunc(d, func() { cl.expire(d) })
+		cl.startTimer(d)
 	}
 	s.calls[key] = cl
 	s.assign(cl)
