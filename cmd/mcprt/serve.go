@@ -25,6 +25,10 @@ LOG_FORMAT=json switches to JSON lines.
 Flags:
 `
 
+func init() {
+	register(verb{name: "serve", summary: "run the reference MCP server on stdin/stdout", run: serve})
+}
+
 func serve(args []string, stderr io.Writer) int {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)

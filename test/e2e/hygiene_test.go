@@ -1,0 +1,111 @@
+package e2e
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestStdoutHygiene: a tool that prints with fmt.Println must not corrupt
+// the protocol stream (its text lands on stderr), and the client's reader
+// sees nothing but JSON-RPC on stdout throughout.
+func TestStdoutHygiene(t *testing.T) {
+	t.Parallel()
+	c := Start(t, Options{})
+	c.Initialize("2025-06-18")
+
+	const marker = "STRAY-MARKER"
+	m := c.Call("tools/call", map[string]any{"name": "print", "arguments": map[string]any{"text": marker}})
+	if got := toolText(t, m); got != "printed" {
+		t.Errorf("print: got %q, want printed", got)
+	}
+	// A print that looks like a JSON-RPC message is still kept off stdout.
+	fake := `{"jsonrpc":"2.0","id":"forged","result":{}}`
+	m = c.Call("tools/call", map[string]any{"name": "print", "arguments": map[string]any{"text": fake}})
+	if got := toolText(t, m); got != "printed" {
+		t.Errorf("print: got %q, want printed", got)
+	}
+	if got := toolText(t, c.Call("tools/call", echoParams("after print"))); got != "after print" {
+		t.Errorf("echo: got %q", got)
+	}
+	deadline := time.Now().Add(callTimeout)
+	for !strings.Contains(c.Stderr(), marker) || !strings.Contains(c.Stderr(), fake) {
+		if time.Now().After(deadline) {
+			t.Fatalf("printed text never reached stderr; stderr:\n%s", tail(c.Stderr(), 2000))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	c.CloseStdin()
+	if code, ok := c.WaitExit(exitTimeout); !ok || code != 0 {
+		t.Errorf("exit: code %d, exited %v", code, ok)
+	}
+	c.WaitReader(exitTimeout)
+	if rs := c.Responses(`"forged"`); len(rs) != 0 {
+		t.Errorf("printed text reached stdout: %s", rs[0])
+	}
+	c.mu.Lock()
+	for _, l := range c.lines {
+		if strings.Contains(string(l.Raw), marker) {
+			t.Errorf("marker on stdout: %s", l)
+		}
+	}
+	c.mu.Unlock()
+}
+
+// TestPanicTool: a panicking handler is answered with -32603 and a generic
+// message (no panic text), and the server keeps serving, also after several.
+func TestPanicTool(t *testing.T) {
+	t.Parallel()
+	c := Start(t, Options{})
+	c.Initialize("2025-06-18")
+	for i := 0; i < 3; i++ {
+		m := c.Call("tools/call", map[string]any{"name": "panic", "arguments": map[string]any{}})
+		e := wantError(t, m, -32603)
+		for _, leak := range []string{"panic tool", "as asked", "goroutine", ".go:"} {
+			if strings.Contains(e.Message, leak) || strings.Contains(string(e.Data), leak) {
+				t.Errorf("error leaks the panic (%q): %s", leak, m)
+			}
+		}
+		if got := toolText(t, c.Call("tools/call", echoParams("after panic "+itoa(i)))); got != "after panic "+itoa(i) {
+			t.Errorf("echo after panic: got %q", got)
+		}
+	}
+	// Modern era too.
+	m := c.Call("tools/call", withMeta(map[string]any{"name": "panic"}, meta()))
+	wantError(t, m, -32603)
+	// Concurrent work is not disturbed by a panic beside it.
+	sleepKey := c.Request("beside-panic", "tools/call", sleepParams(300))
+	wantError(t, c.Call("tools/call", map[string]any{"name": "panic"}), -32603)
+	if got, err := toolTextErr(c.Response(sleepKey, callTimeout)); err != nil || got != "slept" {
+		t.Errorf("sleep beside a panic: %v %q", err, got)
+	}
+}
+
+// TestManyPanics: panicking handlers cost no restart intensity: dozens of
+// them, in a row and at once, leave the server serving.
+func TestManyPanics(t *testing.T) {
+	t.Parallel()
+	c := Start(t, Options{})
+	c.Initialize("2025-06-18")
+	for i := 0; i < 30; i++ {
+		wantError(t, c.Call("tools/call", map[string]any{"name": "panic"}), -32603)
+	}
+	var keys []string
+	for i := 0; i < 30; i++ {
+		keys = append(keys, c.Request(fmt.Sprintf("p-%d", i), "tools/call", map[string]any{"name": "panic"}))
+	}
+	for _, k := range keys {
+		wantError(t, c.Response(k, callTimeout), -32603)
+	}
+	if got := toolText(t, c.Call("tools/call", echoParams("survived panics"))); got != "survived panics" {
+		t.Errorf("echo: got %q", got)
+	}
+	if code, ok := c.WaitExit(0); ok {
+		t.Fatalf("server exited with status %d", code)
+	}
+	c.CloseStdin()
+	if code, ok := c.WaitExit(exitTimeout); !ok || code != 0 {
+		t.Errorf("exit: code %d, exited %v", code, ok)
+	}
+}
