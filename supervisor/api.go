@@ -192,3 +192,11 @@ func reachable(e *actor.Engine, sup *actor.PID, op string) (*shared, error) {
 func RootPID(e *actor.Engine, name string) *actor.PID {
 	return actor.NewPID(e.Address(), "/"+name)
 }
+
+// ExitSignal, sent to a supervisor, makes it stop its children (in reverse
+// start order) and exit with Reason, as Erlang's exit(Pid, Reason) does: an
+// abnormal Reason is seen by its own supervisor as a failure, which restarts
+// it or escalates by intensity. A nil Reason is ignored. This is how a
+// component that detects a failure it cannot contain (a handler crash loop,
+// say) hands it to the tree.
+type ExitSignal struct{ Reason error }

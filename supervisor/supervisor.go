@@ -115,6 +115,10 @@ func (s *supervisor) Receive(c *actor.Context) {
 		s.onTerminateChild(m)
 	case shutdownRequest:
 		s.exit(ErrShutdown)
+	case ExitSignal:
+		if m.Reason != nil {
+			s.exit(m.Reason)
+		}
 	case actor.Stopped:
 		s.onStopped()
 	}

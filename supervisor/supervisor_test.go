@@ -450,3 +450,34 @@ func TestEnumsAndErrors(t *testing.T) {
 		t.Error("second root with the same name accepted")
 	}
 }
+
+// TestExitSignal: a supervisor told to exit with an abnormal reason stops
+// its children and fails; its parent sees that reason and restarts it.
+func TestExitSignal(t *testing.T) {
+	h := newHarness(t)
+	inner := ChildSpec{ID: "inner", Shutdown: time.Second, Start: New(h.spec(Spec{
+		Name: "inner", Children: []ChildSpec{workerSpec("w", h.rec, Permanent)},
+	}))}
+	root := h.start("outer", Spec{Children: []ChildSpec{inner}})
+	h.waitFor("w up", isStarted("w"))
+	innerPID := ChildPID(root.PID(), "inner")
+	boom := errors.New("boom")
+	h.e.Send(innerPID, ExitSignal{}) // nil: ignored
+	h.e.Send(innerPID, ExitSignal{Reason: boom})
+	ev := h.waitFor("inner exited", func(ev Event) bool {
+		e, ok := ev.(EventChildExited)
+		return ok && e.Supervisor == "outer" && e.Child == "inner"
+	}).(EventChildExited)
+	if !errors.Is(ev.Reason, boom) {
+		t.Fatalf("inner exit reason = %v, want boom", ev.Reason)
+	}
+	h.waitFor("outer restarted inner", func(ev Event) bool {
+		e, ok := ev.(EventChildRestarted)
+		return ok && e.Supervisor == "outer" && e.Child == "inner"
+	})
+	h.waitFor("w up again", isStarted("w"))
+	if err := stopRoot(t, root); err != nil {
+		t.Fatal(err)
+	}
+	h.assertLog("start:w", "stop:w", "start:w", "stop:w")
+}
