@@ -1,0 +1,99 @@
+package handlers
+
+import "sync"
+
+// ChangeKind says what changed in a Server.
+type ChangeKind int
+
+const (
+	// ToolsChanged: a tool was added, replaced or removed.
+	ToolsChanged ChangeKind = iota + 1
+	// ResourcesChanged: a resource or a resource template was added,
+	// replaced or removed.
+	ResourcesChanged
+	// PromptsChanged: a prompt was added, replaced or removed.
+	PromptsChanged
+	// ResourceUpdated: the content of the resource Change.URI changed
+	// (see Server.NotifyResourceUpdated).
+	ResourceUpdated
+)
+
+// String returns the kind's name, for logs.
+func (k ChangeKind) String() string {
+	switch k {
+	case ToolsChanged:
+		return "ToolsChanged"
+	case ResourcesChanged:
+		return "ResourcesChanged"
+	case PromptsChanged:
+		return "PromptsChanged"
+	case ResourceUpdated:
+		return "ResourceUpdated"
+	}
+	return "ChangeKind(?)"
+}
+
+// Change is one change of a Server, as Watch reports it.
+type Change struct {
+	Kind ChangeKind
+	// URI is the updated resource's URI; set only for ResourceUpdated.
+	URI string
+}
+
+// watchers holds the Watch callbacks. It has its own lock so that callbacks
+// run without the registry lock held: a callback may read the Server (and
+// the session's does, to build notifications).
+type watchers struct {
+	mu   sync.Mutex
+	next int
+	fns  map[int]func(Change)
+}
+
+// Watch registers fn to be told of every change to the server: each add,
+// replacement or removal of a tool, resource, resource template or prompt,
+// and each NotifyResourceUpdated. fn runs synchronously on the goroutine
+// that made the change, after the server's lock is released, so it may call
+// the Server but should not block. stop unregisters fn; calling it more than
+// once is harmless.
+//
+// The session turns changes into notifications/tools/list_changed,
+// notifications/resources/list_changed, notifications/prompts/list_changed
+// and notifications/resources/updated.
+func (s *Server) Watch(fn func(Change)) (stop func()) {
+	w := &s.watch
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.fns == nil {
+		w.fns = map[int]func(Change){}
+	}
+	id := w.next
+	w.next++
+	w.fns[id] = fn
+	return func() {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		delete(w.fns, id)
+	}
+}
+
+// NotifyResourceUpdated tells watchers that the content of the resource uri
+// changed, so that subscribed clients get notifications/resources/updated.
+// The server keeps no subscription state: the session filters by
+// subscription.
+func (s *Server) NotifyResourceUpdated(uri string) {
+	s.changed(Change{Kind: ResourceUpdated, URI: uri})
+}
+
+// changed calls the watchers. The caller must not hold s.mu.
+func (s *Server) changed(c Change) {
+	w := &s.watch
+	w.mu.Lock()
+	fns := make([]func(Change), 0, len(w.fns))
+	for _, fn := range w.fns {
+		fns = append(fns, fn)
+	}
+	w.mu.Unlock()
+	for _, fn := range fns {
+		fn(c)
+	}
+}

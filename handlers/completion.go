@@ -1,0 +1,131 @@
+package handlers
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// maxCompletionValues is the specification's limit on values per answer.
+const maxCompletionValues = 100
+
+// Completion is an answer to completion/complete.
+type Completion struct {
+	// Values are the suggestions, best first. Only the first 100 are sent;
+	// when there are more, HasMore is set and Total counts them all.
+	Values []string `json:"values"`
+	// Total is the number of suggestions there are, if known (0: not given).
+	Total int `json:"total,omitempty"`
+	// HasMore says there are suggestions beyond Values.
+	HasMore bool `json:"hasMore,omitempty"`
+}
+
+// CompletionHandler suggests values for one prompt argument or template
+// variable. value is what the user has typed so far. args holds the values
+// already chosen for the other arguments or variables (the request's
+// context.arguments, sent by clients from 2025-06-18 on; empty before).
+// A *jsonrpc.Error is sent as that protocol error; any other error becomes
+// an internal error (-32603).
+type CompletionHandler func(ctx context.Context, req *Request, value string, args map[string]string) (Completion, error)
+
+// CompleteFrom returns a CompletionHandler that suggests the options that
+// start with what was typed, ignoring case, in the order given.
+func CompleteFrom(options ...string) CompletionHandler {
+	return func(_ context.Context, _ *Request, value string, _ map[string]string) (Completion, error) {
+		var c Completion
+		prefix := strings.ToLower(value)
+		for _, o := range options {
+			if strings.HasPrefix(strings.ToLower(o), prefix) {
+				c.Values = append(c.Values, o)
+			}
+		}
+		return c, nil
+	}
+}
+
+func (s *Server) complete(ctx context.Context, req *Request) (any, error) {
+	var p struct {
+		Ref *struct {
+			Type string `json:"type"`
+			Name string `json:"name"`
+			URI  string `json:"uri"`
+		} `json:"ref"`
+		Argument *struct {
+			Name  *string `json:"name"`
+			Value *string `json:"value"`
+		} `json:"argument"`
+		Context struct {
+			Arguments map[string]string `json:"arguments"`
+		} `json:"context"`
+	}
+	if err := json.Unmarshal(req.Params, &p); err != nil || p.Ref == nil || p.Argument == nil || p.Argument.Name == nil || p.Argument.Value == nil {
+		return nil, invalidParams("completion/complete needs a ref and an argument with a string name and value")
+	}
+	name := *p.Argument.Name
+	var h CompletionHandler
+	s.mu.RLock()
+	switch p.Ref.Type {
+	case "ref/prompt":
+		pr, ok := s.prompts.get(p.Ref.Name)
+		if !ok {
+			s.mu.RUnlock()
+			return nil, invalidParams(fmt.Sprintf("unknown prompt %q", p.Ref.Name))
+		}
+		if !pr.hasArgument(name) {
+			s.mu.RUnlock()
+			return nil, invalidParams(fmt.Sprintf("prompt %q has no argument %q", pr.Name, name))
+		}
+		for _, a := range pr.Arguments {
+			if a.Name == name {
+				h = a.Complete
+			}
+		}
+	case "ref/resource":
+		t, ok := s.templates.get(p.Ref.URI)
+		if !ok {
+			_, static := s.resources.get(p.Ref.URI)
+			s.mu.RUnlock()
+			if static {
+				// A fixed URI has nothing to complete.
+				return completeResult(Completion{}), nil
+			}
+			return nil, invalidParams(fmt.Sprintf("unknown resource template %q", p.Ref.URI))
+		}
+		if !contains(t.parsed.Vars(), name) {
+			s.mu.RUnlock()
+			return nil, invalidParams(fmt.Sprintf("resource template %q has no variable %q", p.Ref.URI, name))
+		}
+		h = t.Complete[name]
+	default:
+		s.mu.RUnlock()
+		return nil, invalidParams(`ref.type must be "ref/prompt" or "ref/resource"`)
+	}
+	s.mu.RUnlock()
+	if h == nil {
+		return completeResult(Completion{}), nil
+	}
+	args := p.Context.Arguments
+	if args == nil || !since(req, v20250618) {
+		args = map[string]string{}
+	}
+	c, err := h(ctx, req, *p.Argument.Value, args)
+	if err != nil {
+		return nil, err
+	}
+	return completeResult(c), nil
+}
+
+func completeResult(c Completion) any {
+	if n := len(c.Values); n > maxCompletionValues {
+		c.Values = c.Values[:maxCompletionValues]
+		c.HasMore = true
+		c.Total = max(c.Total, n)
+	}
+	if c.Values == nil {
+		c.Values = []string{}
+	}
+	return struct {
+		Completion Completion `json:"completion"`
+	}{c}
+}

@@ -1,0 +1,165 @@
+package handlers
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// Protocol revisions at which the features below appeared.
+const (
+	v20250326 = "2025-03-26" // tool annotations, audio content, completions capability
+	v20250618 = "2025-06-18" // title, outputSchema/structuredContent, resource_link, lastModified, context.arguments
+	v20251125 = "2025-11-25" // icons; invalid tool arguments become tool errors
+)
+
+// since reports whether req is served in revision v or later. A request
+// built by hand without a Version is served as the newest revision.
+func since(req *Request, v string) bool {
+	return req.Modern || req.Version == "" || req.Version >= v
+}
+
+// Annotations tell a client how to use a piece of content or a resource.
+type Annotations struct {
+	// Audience lists who the content is for: "user", "assistant" or both.
+	Audience []string `json:"audience,omitempty"`
+	// Priority ranges from 0 (least important) to 1 (effectively required).
+	Priority *float64 `json:"priority,omitempty"`
+	// LastModified is an ISO 8601 timestamp (sent from 2025-06-18 on).
+	LastModified string `json:"lastModified,omitempty"`
+}
+
+func (a *Annotations) forVersion(req *Request) *Annotations {
+	if a == nil || a.LastModified == "" || since(req, v20250618) {
+		return a
+	}
+	b := *a
+	b.LastModified = ""
+	if b.Audience == nil && b.Priority == nil {
+		return nil
+	}
+	return &b
+}
+
+// Icon is an image a client may show for a tool, resource, template or
+// prompt (sent from 2025-11-25 on).
+type Icon struct {
+	// Src is an https: or data: URI.
+	Src      string   `json:"src"`
+	MimeType string   `json:"mimeType,omitempty"`
+	Sizes    []string `json:"sizes,omitempty"` // e.g. "48x48", "any"
+	Theme    string   `json:"theme,omitempty"` // "light" or "dark"
+}
+
+func iconsFor(icons []Icon, req *Request) []Icon {
+	if since(req, v20251125) {
+		return icons
+	}
+	return nil
+}
+
+// Content is one block of a tool result or a prompt message. Build it with
+// TextContent, ImageContent, AudioContent, ResourceLink or EmbeddedResource.
+//
+// Blocks a client's revision does not know are adapted rather than sent:
+// before 2025-03-26 an audio block becomes a text block saying that audio
+// was left out, and before 2025-06-18 a resource_link becomes a text block
+// with the link's name and URI.
+type Content struct {
+	// Type is "text", "image", "audio", "resource_link" or "resource".
+	Type string
+	// Text of a text block.
+	Text string
+	// Data of an image or audio block: the raw bytes (base64 on the wire).
+	Data []byte
+	// MimeType of an image or audio block.
+	MimeType string
+	// Link is the resource a resource_link block points to.
+	Link *Resource
+	// Resource is the content of an embedded resource block.
+	Resource *ResourceContents
+	// Annotations of the block (for resource_link, set Link.Annotations).
+	Annotations *Annotations
+}
+
+// TextContent returns a text block.
+func TextContent(text string) Content { return Content{Type: "text", Text: text} }
+
+// ImageContent returns an image block.
+func ImageContent(data []byte, mimeType string) Content {
+	return Content{Type: "image", Data: data, MimeType: mimeType}
+}
+
+// AudioContent returns an audio block (2025-03-26 and later).
+func AudioContent(data []byte, mimeType string) Content {
+	return Content{Type: "audio", Data: data, MimeType: mimeType}
+}
+
+// ResourceLink returns a block that points to a resource without including
+// it (2025-06-18 and later).
+func ResourceLink(r Resource) Content { return Content{Type: "resource_link", Link: &r} }
+
+// EmbeddedResource returns a block that includes a resource's content.
+func EmbeddedResource(c ResourceContents) Content { return Content{Type: "resource", Resource: &c} }
+
+// MarshalJSON writes the block in the shape its type requires.
+func (c Content) MarshalJSON() ([]byte, error) {
+	switch c.Type {
+	case "text":
+		return json.Marshal(struct {
+			Type        string       `json:"type"`
+			Text        string       `json:"text"`
+			Annotations *Annotations `json:"annotations,omitempty"`
+		}{c.Type, c.Text, c.Annotations})
+	case "image", "audio":
+		if c.Data == nil {
+			c.Data = []byte{} // data is required: "" rather than null
+		}
+		return json.Marshal(struct {
+			Type        string       `json:"type"`
+			Data        []byte       `json:"data"`
+			MimeType    string       `json:"mimeType"`
+			Annotations *Annotations `json:"annotations,omitempty"`
+		}{c.Type, c.Data, c.MimeType, c.Annotations})
+	case "resource_link":
+		if c.Link == nil {
+			return nil, fmt.Errorf("handlers: resource_link content without Link")
+		}
+		return json.Marshal(struct {
+			Type string `json:"type"`
+			*Resource
+		}{c.Type, c.Link})
+	case "resource":
+		if c.Resource == nil {
+			return nil, fmt.Errorf("handlers: resource content without Resource")
+		}
+		return json.Marshal(struct {
+			Type        string            `json:"type"`
+			Resource    *ResourceContents `json:"resource"`
+			Annotations *Annotations      `json:"annotations,omitempty"`
+		}{c.Type, c.Resource, c.Annotations})
+	}
+	return nil, fmt.Errorf("handlers: unknown content type %q", c.Type)
+}
+
+// forVersion adapts a block to what req's revision can carry.
+func (c Content) forVersion(req *Request) Content {
+	switch {
+	case c.Type == "audio" && !since(req, v20250326):
+		return TextContent(fmt.Sprintf("[%s audio left out: not supported by protocol %s]", c.MimeType, req.Version))
+	case c.Type == "resource_link" && c.Link != nil && !since(req, v20250618):
+		return TextContent(fmt.Sprintf("%s <%s>", c.Link.Name, c.Link.URI))
+	case c.Type == "resource_link" && c.Link != nil:
+		l := c.Link.forVersion(req)
+		c.Link = &l
+	}
+	c.Annotations = c.Annotations.forVersion(req)
+	return c
+}
+
+func contentFor(cs []Content, req *Request) []Content {
+	out := make([]Content, len(cs))
+	for i, c := range cs {
+		out[i] = c.forVersion(req)
+	}
+	return out
+}

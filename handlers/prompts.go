@@ -1,0 +1,198 @@
+package handlers
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Prompt describes a prompt template, as prompts/list shows it.
+type Prompt struct {
+	Name string `json:"name"`
+	// Title is a display name (sent from 2025-06-18 on).
+	Title       string           `json:"title,omitempty"`
+	Description string           `json:"description,omitempty"`
+	Arguments   []PromptArgument `json:"arguments,omitempty"`
+	// Icons are sent from 2025-11-25 on.
+	Icons []Icon `json:"icons,omitempty"`
+}
+
+// PromptArgument is one argument a prompt accepts. Prompt arguments are
+// strings.
+type PromptArgument struct {
+	Name string `json:"name"`
+	// Title is a display name (sent from 2025-06-18 on).
+	Title       string `json:"title,omitempty"`
+	Description string `json:"description,omitempty"`
+	// Required arguments must be given to prompts/get (else -32602).
+	Required bool `json:"required,omitempty"`
+	// Complete suggests values for completion/complete with a ref/prompt.
+	Complete CompletionHandler `json:"-"`
+}
+
+func (p Prompt) forVersion(req *Request) Prompt {
+	if !since(req, v20250618) {
+		p.Title = ""
+		if p.Arguments != nil {
+			args := make([]PromptArgument, len(p.Arguments))
+			for i, a := range p.Arguments {
+				a.Title = ""
+				args[i] = a
+			}
+			p.Arguments = args
+		}
+	}
+	p.Icons = iconsFor(p.Icons, req)
+	return p
+}
+
+// PromptMessage is one message of a prompt.
+type PromptMessage struct {
+	// Role is "user" or "assistant".
+	Role    string  `json:"role"`
+	Content Content `json:"content"`
+}
+
+// GetPromptResult is a prompt filled in with its arguments.
+type GetPromptResult struct {
+	Description string          `json:"description,omitempty"`
+	Messages    []PromptMessage `json:"messages"`
+}
+
+// PromptHandler fills in a prompt. args holds the arguments the client gave
+// (every required one is there, and no unknown one). A *jsonrpc.Error is
+// sent as that protocol error; any other error becomes an internal error
+// (-32603) whose text is logged, not sent.
+type PromptHandler func(ctx context.Context, req *Request, args map[string]string) (*GetPromptResult, error)
+
+type prompt struct {
+	Prompt
+	handler PromptHandler
+}
+
+// AddPrompt registers (or replaces, by name) a prompt. It panics if the
+// name or the handler is missing, or if two arguments share a name.
+func (s *Server) AddPrompt(p Prompt, h PromptHandler) {
+	if p.Name == "" || h == nil {
+		panic("handlers: AddPrompt needs a name and a handler")
+	}
+	seen := map[string]bool{}
+	completes := false
+	for _, a := range p.Arguments {
+		if a.Name == "" || seen[a.Name] {
+			panic(fmt.Sprintf("handlers: prompt %q: argument names must be unique and not empty", p.Name))
+		}
+		seen[a.Name] = true
+		completes = completes || a.Complete != nil
+	}
+	s.mu.Lock()
+	s.prompts.put(p.Name, &prompt{Prompt: p, handler: h})
+	s.offer(offerPrompts)
+	if completes {
+		s.offer(offerCompletions)
+	}
+	s.mu.Unlock()
+	s.changed(Change{Kind: PromptsChanged})
+}
+
+// RemovePrompt unregisters a prompt; it reports whether it existed.
+func (s *Server) RemovePrompt(name string) bool {
+	s.mu.Lock()
+	ok := s.prompts.remove(name)
+	s.mu.Unlock()
+	if ok {
+		s.changed(Change{Kind: PromptsChanged})
+	}
+	return ok
+}
+
+func (s *Server) listPrompts(_ context.Context, req *Request) (any, error) {
+	s.mu.RLock()
+	after, err := parseCursor(req.Params, 'p', s.prompts.next)
+	if err != nil {
+		s.mu.RUnlock()
+		return nil, err
+	}
+	page, next := s.prompts.page(after, s.pageSize)
+	s.mu.RUnlock()
+	list := make([]Prompt, len(page))
+	for i, p := range page {
+		list[i] = p.Prompt.forVersion(req)
+	}
+	res := struct {
+		Prompts    []Prompt `json:"prompts"`
+		NextCursor string   `json:"nextCursor,omitempty"`
+	}{Prompts: list}
+	if next != 0 {
+		res.NextCursor = makeCursor('p', next)
+	}
+	return res, nil
+}
+
+func (s *Server) getPrompt(ctx context.Context, req *Request) (any, error) {
+	var p struct {
+		Name      *string           `json:"name"`
+		Arguments map[string]string `json:"arguments"`
+	}
+	if err := json.Unmarshal(req.Params, &p); err != nil || p.Name == nil {
+		return nil, invalidParams("prompts/get needs a string name and an object of string arguments")
+	}
+	s.mu.RLock()
+	pr, ok := s.prompts.get(*p.Name)
+	s.mu.RUnlock()
+	if !ok {
+		return nil, invalidParams(fmt.Sprintf("unknown prompt %q", *p.Name))
+	}
+	var missing, unknown []string
+	for _, a := range pr.Arguments {
+		if _, ok := p.Arguments[a.Name]; a.Required && !ok {
+			missing = append(missing, a.Name)
+		}
+	}
+	for name := range p.Arguments {
+		if !pr.hasArgument(name) {
+			unknown = append(unknown, name)
+		}
+	}
+	if len(missing) > 0 {
+		return nil, invalidParams(fmt.Sprintf("prompt %q needs argument(s) %s", pr.Name, quoteList(missing)))
+	}
+	if len(unknown) > 0 {
+		sort.Strings(unknown)
+		return nil, invalidParams(fmt.Sprintf("prompt %q has no argument(s) %s", pr.Name, quoteList(unknown)))
+	}
+	if p.Arguments == nil {
+		p.Arguments = map[string]string{}
+	}
+	res, err := pr.handler(ctx, req, p.Arguments)
+	if err != nil {
+		return nil, err
+	}
+	if res == nil {
+		res = &GetPromptResult{}
+	}
+	out := GetPromptResult{Description: res.Description, Messages: make([]PromptMessage, len(res.Messages))}
+	for i, m := range res.Messages {
+		out.Messages[i] = PromptMessage{Role: m.Role, Content: m.Content.forVersion(req)}
+	}
+	return out, nil
+}
+
+func (p *prompt) hasArgument(name string) bool {
+	for _, a := range p.Arguments {
+		if a.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func quoteList(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = fmt.Sprintf("%q", n)
+	}
+	return strings.Join(q, ", ")
+}

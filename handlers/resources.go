@@ -1,0 +1,294 @@
+package handlers
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/mcprt/mcprt/handlers/uritemplate"
+	"github.com/mcprt/mcprt/session/jsonrpc"
+)
+
+// Resource describes a resource with a fixed URI, as resources/list shows it.
+type Resource struct {
+	URI  string `json:"uri"`
+	Name string `json:"name"`
+	// Title is a display name (sent from 2025-06-18 on).
+	Title       string `json:"title,omitempty"`
+	Description string `json:"description,omitempty"`
+	// MimeType is the default MIME type of the contents the handler returns.
+	MimeType    string       `json:"mimeType,omitempty"`
+	Annotations *Annotations `json:"annotations,omitempty"`
+	// Size in bytes, if known (0: not given).
+	Size int64 `json:"size,omitempty"`
+	// Icons are sent from 2025-11-25 on.
+	Icons []Icon `json:"icons,omitempty"`
+}
+
+func (r Resource) forVersion(req *Request) Resource {
+	if !since(req, v20250618) {
+		r.Title = ""
+	}
+	r.Annotations = r.Annotations.forVersion(req)
+	r.Icons = iconsFor(r.Icons, req)
+	return r
+}
+
+// ResourceTemplate describes a family of resources whose URIs match an RFC
+// 6570 URI template, as resources/templates/list shows it.
+type ResourceTemplate struct {
+	URITemplate string       `json:"uriTemplate"`
+	Name        string       `json:"name"`
+	Title       string       `json:"title,omitempty"`
+	Description string       `json:"description,omitempty"`
+	MimeType    string       `json:"mimeType,omitempty"`
+	Annotations *Annotations `json:"annotations,omitempty"`
+	Icons       []Icon       `json:"icons,omitempty"`
+	// Complete suggests values for the template's variables, by variable
+	// name, for completion/complete with a ref/resource.
+	Complete map[string]CompletionHandler `json:"-"`
+}
+
+func (t ResourceTemplate) forVersion(req *Request) ResourceTemplate {
+	if !since(req, v20250618) {
+		t.Title = ""
+	}
+	t.Annotations = t.Annotations.forVersion(req)
+	t.Icons = iconsFor(t.Icons, req)
+	return t
+}
+
+// ResourceContents is the content of a resource: text, or binary data when
+// Blob is not nil.
+type ResourceContents struct {
+	// URI defaults to the URI that was read.
+	URI string
+	// MimeType defaults to the resource's or template's MimeType.
+	MimeType string
+	Text     string
+	// Blob holds binary content (base64 on the wire); when it is not nil,
+	// Text is ignored.
+	Blob []byte
+}
+
+// MarshalJSON writes text or blob contents.
+func (c ResourceContents) MarshalJSON() ([]byte, error) {
+	if c.Blob != nil {
+		return json.Marshal(struct {
+			URI      string `json:"uri"`
+			MimeType string `json:"mimeType,omitempty"`
+			Blob     []byte `json:"blob"`
+		}{c.URI, c.MimeType, c.Blob})
+	}
+	return json.Marshal(struct {
+		URI      string `json:"uri"`
+		MimeType string `json:"mimeType,omitempty"`
+		Text     string `json:"text"`
+	}{c.URI, c.MimeType, c.Text})
+}
+
+// ResourceHandler reads a resource. uri is the URI the client asked for;
+// vars holds the values of the template's variables (empty for a resource
+// with a fixed URI). Returning ErrResourceNotFound (or an error wrapping it),
+// or no contents at all, tells the client there is no such resource; a
+// *jsonrpc.Error is sent as that protocol error; any other error becomes an
+// internal error (-32603) whose text is logged, not sent.
+type ResourceHandler func(ctx context.Context, req *Request, uri string, vars map[string]string) ([]ResourceContents, error)
+
+// ErrResourceNotFound is what a ResourceHandler returns for a URI that
+// matches its template but names nothing.
+var ErrResourceNotFound = errors.New("resource not found")
+
+type resource struct {
+	Resource
+	handler ResourceHandler
+}
+
+type template struct {
+	ResourceTemplate
+	parsed  *uritemplate.Template
+	handler ResourceHandler
+}
+
+// AddResource registers (or replaces, by URI) a resource with a fixed URI.
+// It panics if the URI, the name or the handler is missing.
+func (s *Server) AddResource(r Resource, h ResourceHandler) {
+	if r.URI == "" || r.Name == "" || h == nil {
+		panic("handlers: AddResource needs a URI, a name and a handler")
+	}
+	s.mu.Lock()
+	s.resources.put(r.URI, &resource{Resource: r, handler: h})
+	s.offer(offerResources)
+	s.mu.Unlock()
+	s.changed(Change{Kind: ResourcesChanged})
+}
+
+// RemoveResource unregisters the resource with this URI; it reports whether
+// there was one.
+func (s *Server) RemoveResource(uri string) bool {
+	s.mu.Lock()
+	ok := s.resources.remove(uri)
+	s.mu.Unlock()
+	if ok {
+		s.changed(Change{Kind: ResourcesChanged})
+	}
+	return ok
+}
+
+// AddResourceTemplate registers (or replaces, by template text) a resource
+// template. resources/read serves a URI that no fixed resource has with the
+// first template (in registration order) that matches it. It panics if the
+// template does not parse or the name or handler is missing.
+func (s *Server) AddResourceTemplate(t ResourceTemplate, h ResourceHandler) {
+	if t.Name == "" || h == nil {
+		panic("handlers: AddResourceTemplate needs a name and a handler")
+	}
+	parsed, err := uritemplate.Parse(t.URITemplate)
+	if err != nil {
+		panic(fmt.Sprintf("handlers: resource template %q: %v", t.URITemplate, err))
+	}
+	vars := parsed.Vars()
+	for v := range t.Complete {
+		if !contains(vars, v) {
+			panic(fmt.Sprintf("handlers: resource template %q has no variable %q to complete", t.URITemplate, v))
+		}
+	}
+	s.mu.Lock()
+	s.templates.put(t.URITemplate, &template{ResourceTemplate: t, parsed: parsed, handler: h})
+	s.offer(offerResources)
+	if len(t.Complete) > 0 {
+		s.offer(offerCompletions)
+	}
+	s.mu.Unlock()
+	s.changed(Change{Kind: ResourcesChanged})
+}
+
+// RemoveResourceTemplate unregisters the template with this text; it
+// reports whether there was one.
+func (s *Server) RemoveResourceTemplate(uriTemplate string) bool {
+	s.mu.Lock()
+	ok := s.templates.remove(uriTemplate)
+	s.mu.Unlock()
+	if ok {
+		s.changed(Change{Kind: ResourcesChanged})
+	}
+	return ok
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Server) listResources(_ context.Context, req *Request) (any, error) {
+	s.mu.RLock()
+	after, err := parseCursor(req.Params, 'r', s.resources.next)
+	if err != nil {
+		s.mu.RUnlock()
+		return nil, err
+	}
+	page, next := s.resources.page(after, s.pageSize)
+	s.mu.RUnlock()
+	list := make([]Resource, len(page))
+	for i, r := range page {
+		list[i] = r.Resource.forVersion(req)
+	}
+	res := struct {
+		Resources  []Resource `json:"resources"`
+		NextCursor string     `json:"nextCursor,omitempty"`
+	}{Resources: list}
+	if next != 0 {
+		res.NextCursor = makeCursor('r', next)
+	}
+	return res, nil
+}
+
+func (s *Server) listResourceTemplates(_ context.Context, req *Request) (any, error) {
+	s.mu.RLock()
+	after, err := parseCursor(req.Params, 'u', s.templates.next)
+	if err != nil {
+		s.mu.RUnlock()
+		return nil, err
+	}
+	page, next := s.templates.page(after, s.pageSize)
+	s.mu.RUnlock()
+	list := make([]ResourceTemplate, len(page))
+	for i, t := range page {
+		list[i] = t.ResourceTemplate.forVersion(req)
+	}
+	res := struct {
+		ResourceTemplates []ResourceTemplate `json:"resourceTemplates"`
+		NextCursor        string             `json:"nextCursor,omitempty"`
+	}{ResourceTemplates: list}
+	if next != 0 {
+		res.NextCursor = makeCursor('u', next)
+	}
+	return res, nil
+}
+
+// resourceNotFound is -32002 in the legacy era and -32602 in 2026-07-28,
+// which retired the MCP-specific code.
+func resourceNotFound(req *Request, uri string) *jsonrpc.Error {
+	code := jsonrpc.CodeResourceNotFound
+	if req.Modern {
+		code = jsonrpc.CodeInvalidParams
+	}
+	return &jsonrpc.Error{Code: code, Message: "Resource not found", Data: map[string]string{"uri": uri}}
+}
+
+func (s *Server) readResource(ctx context.Context, req *Request) (any, error) {
+	var p struct {
+		URI *string `json:"uri"`
+	}
+	if err := json.Unmarshal(req.Params, &p); err != nil || p.URI == nil || *p.URI == "" {
+		return nil, invalidParams("resources/read needs a string uri")
+	}
+	uri := *p.URI
+	var (
+		h        ResourceHandler
+		vars     map[string]string
+		mimeType string
+	)
+	s.mu.RLock()
+	if r, ok := s.resources.get(uri); ok {
+		h, mimeType, vars = r.handler, r.MimeType, map[string]string{}
+	} else {
+		for _, e := range s.templates.list {
+			if m, ok := e.val.parsed.Match(uri); ok {
+				h, mimeType, vars = e.val.handler, e.val.MimeType, m
+				break
+			}
+		}
+	}
+	s.mu.RUnlock()
+	if h == nil {
+		return nil, resourceNotFound(req, uri)
+	}
+	contents, err := h(ctx, req, uri, vars)
+	if errors.Is(err, ErrResourceNotFound) || err == nil && len(contents) == 0 {
+		// An empty contents array for a missing resource is ambiguous, and
+		// 2026-07-28 forbids it.
+		return nil, resourceNotFound(req, uri)
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := make([]ResourceContents, len(contents))
+	for i, c := range contents {
+		if c.URI == "" {
+			c.URI = uri
+		}
+		if c.MimeType == "" {
+			c.MimeType = mimeType
+		}
+		out[i] = c
+	}
+	return struct {
+		Contents []ResourceContents `json:"contents"`
+	}{out}, nil
+}

@@ -1,0 +1,291 @@
+package handlers
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/mcprt/mcprt/handlers/jsonschema"
+	"github.com/mcprt/mcprt/session/jsonrpc"
+)
+
+// Tool describes a tool as tools/list shows it.
+type Tool struct {
+	// Name is 1 to 128 characters from A-Z, a-z, 0-9, '_', '-' and '.'.
+	Name string `json:"name"`
+	// Title is a display name (sent from 2025-06-18 on).
+	Title       string `json:"title,omitempty"`
+	Description string `json:"description,omitempty"`
+	// InputSchema is a JSON Schema of the arguments object; it must have
+	// "type":"object". Nil means a tool without arguments.
+	InputSchema json.RawMessage `json:"inputSchema"`
+	// OutputSchema, when set, describes structuredContent, which the tool
+	// must then return (sent from 2025-06-18 on).
+	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
+	// Annotations are sent from 2025-03-26 on.
+	Annotations *ToolAnnotations `json:"annotations,omitempty"`
+	// Icons are sent from 2025-11-25 on.
+	Icons []Icon `json:"icons,omitempty"`
+	// Timeout, if positive, replaces the session's request timeout for
+	// calls of this tool: the call is answered with a timeout error and its
+	// context cancelled once Timeout has passed.
+	Timeout time.Duration `json:"-"`
+}
+
+// ToolAnnotations are hints about a tool's behaviour; clients treat them as untrusted.
+type ToolAnnotations struct {
+	Title           string `json:"title,omitempty"`
+	ReadOnlyHint    *bool  `json:"readOnlyHint,omitempty"`
+	DestructiveHint *bool  `json:"destructiveHint,omitempty"`
+	IdempotentHint  *bool  `json:"idempotentHint,omitempty"`
+	OpenWorldHint   *bool  `json:"openWorldHint,omitempty"`
+}
+
+func (t *Tool) forVersion(req *Request) *Tool {
+	if since(req, v20251125) {
+		return t
+	}
+	c := *t
+	c.Icons = nil
+	if !since(req, v20250618) {
+		c.Title, c.OutputSchema = "", nil
+	}
+	if !since(req, v20250326) {
+		c.Annotations = nil
+	}
+	return &c
+}
+
+// CallToolResult is a tool's answer. A failure of the tool itself (as
+// opposed to a malformed request) is a result with IsError set, so the model
+// can see it and correct itself.
+type CallToolResult struct {
+	Content []Content `json:"content"`
+	// StructuredContent is the result as a JSON value (a JSON object, for
+	// clients before 2026-07-28), sent from 2025-06-18 on. When the tool
+	// has an OutputSchema, it must match it.
+	StructuredContent any  `json:"structuredContent,omitempty"`
+	IsError           bool `json:"isError,omitempty"`
+}
+
+// TextResult returns a result holding one text block.
+func TextResult(text string) *CallToolResult {
+	return &CallToolResult{Content: []Content{TextContent(text)}}
+}
+
+// ToolHandler runs a tool. args is the raw "arguments" object ({} when the
+// client sent none), already validated against the tool's InputSchema.
+// Returning an error yields a result with isError set and the error's text;
+// returning a *jsonrpc.Error yields that protocol error. ctx is cancelled
+// when the client cancels the request, when its deadline passes and when
+// the server shuts down.
+type ToolHandler func(ctx context.Context, req *Request, args json.RawMessage) (*CallToolResult, error)
+
+type tool struct {
+	Tool
+	input   *jsonschema.Schema
+	output  *jsonschema.Schema // nil without OutputSchema
+	handler ToolHandler
+}
+
+// AddTool registers (or replaces, by name) a tool. The schemas are compiled
+// here, once; AddTool panics if a schema does not compile, if InputSchema
+// is not of type object, if the name is not a valid tool name or if the
+// handler is nil.
+func (s *Server) AddTool(t Tool, h ToolHandler) {
+	if h == nil {
+		panic("handlers: AddTool needs a handler")
+	}
+	if !validToolName(t.Name) {
+		panic(fmt.Sprintf("handlers: invalid tool name %q: use 1 to 128 of A-Z a-z 0-9 _ - .", t.Name))
+	}
+	if t.InputSchema == nil {
+		t.InputSchema = json.RawMessage(`{"type":"object"}`)
+	}
+	if !isObjectSchema(t.InputSchema) {
+		panic(fmt.Sprintf("handlers: tool %q: inputSchema must be a schema of \"type\":\"object\"", t.Name))
+	}
+	tl := &tool{Tool: t, handler: h}
+	var err error
+	if tl.input, err = jsonschema.Compile(t.InputSchema); err != nil {
+		panic(fmt.Sprintf("handlers: tool %q: inputSchema: %v", t.Name, err))
+	}
+	if t.OutputSchema != nil {
+		if tl.output, err = jsonschema.Compile(t.OutputSchema); err != nil {
+			panic(fmt.Sprintf("handlers: tool %q: outputSchema: %v", t.Name, err))
+		}
+	}
+	s.mu.Lock()
+	s.tools.put(t.Name, tl)
+	s.offer(offerTools)
+	s.mu.Unlock()
+	s.changed(Change{Kind: ToolsChanged})
+}
+
+// RemoveTool unregisters a tool; it reports whether it existed.
+func (s *Server) RemoveTool(name string) bool {
+	s.mu.Lock()
+	ok := s.tools.remove(name)
+	s.mu.Unlock()
+	if ok {
+		s.changed(Change{Kind: ToolsChanged})
+	}
+	return ok
+}
+
+func validToolName(n string) bool {
+	if len(n) == 0 || len(n) > 128 {
+		return false
+	}
+	for i := 0; i < len(n); i++ {
+		c := n[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-' || c == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+func isObjectSchema(raw json.RawMessage) bool {
+	var s struct {
+		Type any `json:"type"`
+	}
+	return json.Unmarshal(raw, &s) == nil && s.Type == "object"
+}
+
+func (s *Server) listTools(_ context.Context, req *Request) (any, error) {
+	s.mu.RLock()
+	after, err := parseCursor(req.Params, 't', s.tools.next)
+	if err != nil {
+		s.mu.RUnlock()
+		return nil, err
+	}
+	page, next := s.tools.page(after, s.pageSize)
+	s.mu.RUnlock()
+	list := make([]*Tool, len(page))
+	for i, t := range page {
+		list[i] = t.Tool.forVersion(req)
+	}
+	res := struct {
+		Tools      []*Tool `json:"tools"`
+		NextCursor string  `json:"nextCursor,omitempty"`
+	}{Tools: list}
+	if next != 0 {
+		res.NextCursor = makeCursor('t', next)
+	}
+	return res, nil
+}
+
+type callToolParams struct {
+	Name      *string         `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+// invalidArguments marks arguments that do not fit the tool. How the client
+// is told depends on the revision (see invalidArgumentsAnswer).
+type invalidArguments struct{ err error }
+
+func (e *invalidArguments) Error() string { return e.err.Error() }
+
+// invalidArgumentsAnswer tells the client its arguments do not fit. Up to
+// 2025-06-18 that is a protocol error; from 2025-11-25 on it is a tool
+// error, so that the model sees what was wrong and can try again.
+func invalidArgumentsAnswer(req *Request, name string, err error) (any, error) {
+	var ve *jsonschema.ValidationError
+	if errors.As(err, &ve) {
+		err = ve.WithRoot("arguments")
+	}
+	msg := fmt.Sprintf("Invalid arguments for tool %q: %v", name, err)
+	if since(req, v20251125) {
+		return &CallToolResult{Content: []Content{TextContent(msg)}, IsError: true}, nil
+	}
+	return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Invalid params: " + msg}
+}
+
+func (s *Server) callTool(ctx context.Context, req *Request) (any, error) {
+	var p callToolParams
+	if err := json.Unmarshal(req.Params, &p); err != nil || p.Name == nil {
+		return nil, invalidParams("tools/call needs a string name and an object of arguments")
+	}
+	if p.Arguments == nil || string(p.Arguments) == "null" {
+		p.Arguments = json.RawMessage("{}")
+	} else if p.Arguments[0] != '{' {
+		return nil, invalidParams("arguments must be an object")
+	}
+	s.mu.RLock()
+	t, _ := s.tools.get(*p.Name)
+	s.mu.RUnlock()
+	if t == nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("Unknown tool: %q", *p.Name)}
+	}
+	if err := t.input.Validate(p.Arguments); err != nil {
+		return invalidArgumentsAnswer(req, t.Name, err)
+	}
+	if t.Timeout > 0 {
+		if req.Peer != nil {
+			req.Peer.SetTimeout(t.Timeout) // the session answers and cancels ctx
+		} else {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, t.Timeout)
+			defer cancel()
+		}
+	}
+	res, err := t.handler(ctx, req, p.Arguments)
+	if err != nil {
+		var je *jsonrpc.Error
+		var ia *invalidArguments
+		switch {
+		case errors.As(err, &je):
+			return nil, je
+		case errors.As(err, &ia):
+			return invalidArgumentsAnswer(req, t.Name, ia.err)
+		}
+		return &CallToolResult{Content: contentFor([]Content{TextContent(err.Error())}, req), IsError: true}, nil
+	}
+	return t.result(res, req)
+}
+
+// result checks a handler's result against the tool's output schema and
+// shapes it for the request's revision. It leaves res untouched: a handler
+// may return a shared value.
+func (t *tool) result(res *CallToolResult, req *Request) (any, error) {
+	if res == nil {
+		res = &CallToolResult{}
+	}
+	out := &CallToolResult{Content: res.Content, IsError: res.IsError}
+	var structured json.RawMessage
+	if res.StructuredContent != nil {
+		raw, err := json.Marshal(res.StructuredContent)
+		if err != nil {
+			return nil, fmt.Errorf("tool %q: structuredContent does not marshal: %w", t.Name, err)
+		}
+		if string(raw) != "null" { // a nil pointer or map is no content
+			structured = raw
+		}
+	}
+	if t.output != nil && !res.IsError {
+		// A result that breaks the tool's own promise is a server bug, not
+		// something the model can fix: -32603, with the details in the log.
+		if structured == nil {
+			return nil, fmt.Errorf("tool %q has an outputSchema but returned no structuredContent", t.Name)
+		}
+		if err := t.output.Validate(structured); err != nil {
+			return nil, fmt.Errorf("tool %q: structuredContent does not match its outputSchema: %w", t.Name, err)
+		}
+	}
+	if structured != nil && len(out.Content) == 0 {
+		// Clients that do not read structuredContent still see the result.
+		out.Content = []Content{TextContent(string(structured))}
+	}
+	if structured != nil && since(req, v20250618) && (req.Modern || bytes.HasPrefix(structured, []byte("{"))) {
+		out.StructuredContent = structured
+	}
+	if out.Content == nil {
+		out.Content = []Content{}
+	}
+	out.Content = contentFor(out.Content, req)
+	return out, nil
+}
