@@ -7,8 +7,8 @@ package jsonrpc
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"strconv"
+	"unicode/utf8"
 )
 
 // Standard JSON-RPC 2.0 error codes, and the MCP codes mcprt emits.
@@ -73,21 +73,30 @@ var NullID = json.RawMessage("null")
 // (-32700 for text that is not JSON, -32600 for JSON that is not a valid
 // message) and, where it could be read, the id to answer with.
 func Decode(line []byte, m *Message) (id json.RawMessage, err *Error) {
-	// A map, not a struct: encoding/json matches struct fields without
-	// regard to case, but JSON-RPC member names are case-sensitive ("ID"
-	// is not the id, and must not override it).
-	var obj map[string]json.RawMessage
-	if e := json.Unmarshal(line, &obj); e != nil || obj == nil {
-		var syn *json.SyntaxError
-		if e != nil && (errors.As(e, &syn) || !json.Valid(line)) {
-			return NullID, &Error{Code: CodeParseError, Message: "Parse error"}
+	if !json.Valid(line) {
+		return NullID, &Error{Code: CodeParseError, Message: "Parse error"}
+	}
+	var env envelope
+	isObject := Members(line, func(k string, v []byte) bool {
+		switch k {
+		case "jsonrpc":
+			env.JSONRPC = v
+		case "id":
+			env.ID = v
+		case "method":
+			env.Method = v
+		case "params":
+			env.Params = v
+		case "result":
+			env.Result = v
+		case "error":
+			env.Error = v
 		}
+		return true
+	})
+	if !isObject {
 		// Valid JSON (null included), but not an object.
 		return NullID, &Error{Code: CodeInvalidRequest, Message: "Invalid Request: a message must be a JSON object"}
-	}
-	env := envelope{
-		JSONRPC: obj["jsonrpc"], ID: obj["id"], Method: obj["method"],
-		Params: obj["params"], Result: obj["result"], Error: obj["error"],
 	}
 	id = NullID
 	if env.ID != nil {
@@ -104,7 +113,9 @@ func Decode(line []byte, m *Message) (id json.RawMessage, err *Error) {
 		if len(env.Method) < 2 || env.Method[0] != '"' {
 			return id, &Error{Code: CodeInvalidRequest, Message: "Invalid Request: method must be a string"}
 		}
-		if e := json.Unmarshal(env.Method, &m.Method); e != nil {
+		if body := env.Method[1 : len(env.Method)-1]; bytes.IndexByte(body, '\\') < 0 && utf8.Valid(body) {
+			m.Method = string(env.Method[1 : len(env.Method)-1])
+		} else if e := json.Unmarshal(env.Method, &m.Method); e != nil {
 			return id, &Error{Code: CodeInvalidRequest, Message: "Invalid Request: method must be a string"}
 		}
 		if env.Params != nil && !isObjectOrArray(env.Params) {
@@ -129,8 +140,7 @@ func Decode(line []byte, m *Message) (id json.RawMessage, err *Error) {
 func validID(raw json.RawMessage) bool {
 	switch c := raw[0]; {
 	case c == '"':
-		var s string
-		return json.Unmarshal(raw, &s) == nil
+		return true // a whole string: the line is valid JSON
 	case c == '-' || (c >= '0' && c <= '9'):
 		return !bytes.ContainsAny(raw, ".eE")
 	}

@@ -1,0 +1,51 @@
+package jsonrpc
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+)
+
+// TestMembersMatchesEncodingJSON: for any valid object, Members sees the
+// same members (last duplicate wins, keys unescaped) as encoding/json.
+func TestMembersMatchesEncodingJSON(t *testing.T) {
+	inputs := []string{
+		`{}`, ` { } `,
+		`{"a":1}`,
+		`{"a":"x\"}y","b":[1,{"c":"]"}],"d":{"e":[[]]},"f":null,"g":true,"h":-1.5e3}`,
+		"{\n\t\"a\" :\r\n 1 , \"b\" : \"2\" }",
+		`{"\u0069d":7,"id":8}`,
+		`{"id":1,"id":2}`,
+		`{"k\\":"v\\","z":"\\\""}`,
+		`{"ünï":"cødé","a b":[]}`,
+	}
+	for _, in := range inputs {
+		var want map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(in), &want); err != nil {
+			t.Fatalf("%s: %v", in, err)
+		}
+		got := map[string]json.RawMessage{}
+		if !Members([]byte(in), func(k string, v []byte) bool { got[k] = v; return true }) {
+			t.Fatalf("%s: not an object", in)
+		}
+		if len(got) != len(want) {
+			t.Errorf("%s: got %d members, want %d", in, len(got), len(want))
+		}
+		for k, w := range want {
+			if !bytes.Equal(got[k], w) {
+				t.Errorf("%s: member %q = %s, want %s", in, k, got[k], w)
+			}
+		}
+	}
+	for _, in := range []string{`[]`, `null`, `"x"`, `1`} {
+		if Members([]byte(in), func(string, []byte) bool { return true }) {
+			t.Errorf("%s: reported as an object", in)
+		}
+	}
+	if v, ok := Member([]byte(`{"a":{"b":2},"b":3}`), "b"); !ok || string(v) != "3" {
+		t.Errorf("Member = %s %v", v, ok)
+	}
+	if _, ok := Member([]byte(`{"a":{"b":2}}`), "b"); ok {
+		t.Error("Member found a nested key")
+	}
+}
