@@ -44,6 +44,21 @@ type Options struct {
 	// (0: supervisor defaults). Past them the server gives up and exits 1.
 	Intensity int
 	Period    time.Duration
+	// CrashPolicy, CrashIntensity and CrashPeriod decide what happens to a
+	// tool whose handlers keep panicking (see session.CrashPolicy): by
+	// default it is suspended for a period; with session.Escalate the
+	// handler supervisor fails, and repeated crash loops climb to the root.
+	CrashPolicy    session.CrashPolicy
+	CrashIntensity int
+	CrashPeriod    time.Duration
+	// DefaultLogLevel admits server-wide logs (Instance.Log, captured
+	// stdout) to a legacy client that has not sent logging/setLevel ("":
+	// none until it does). LogBuffer bounds what waits for
+	// notifications/initialized (0: session.DefaultLogBuffer).
+	DefaultLogLevel string
+	LogBuffer       int
+	// OnLogLevel is called when the client changes its log level.
+	OnLogLevel func(level string)
 	// EventHook observes every supervision event of the tree. It runs on a
 	// supervisor's goroutine and must not block.
 	EventHook func(supervisor.Event)
@@ -117,14 +132,20 @@ func Start(e *actor.Engine, srv *handlers.Server, in io.Reader, out io.Writer, o
 				Logger:    log,
 			}), Restart: supervisor.Permanent, Shutdown: 2 * time.Second},
 			{ID: "session", Start: session.New(session.Config{
-				Server:         srv,
-				Writer:         writerPID,
-				Handlers:       handlersPID,
-				Credits:        credits,
-				RequestTimeout: opts.RequestTimeout,
-				DrainTimeout:   opts.DrainTimeout,
-				CacheTTL:       opts.CacheTTL,
-				Logger:         log,
+				Server:          srv,
+				Writer:          writerPID,
+				Handlers:        handlersPID,
+				Credits:         credits,
+				RequestTimeout:  opts.RequestTimeout,
+				DrainTimeout:    opts.DrainTimeout,
+				CacheTTL:        opts.CacheTTL,
+				CrashPolicy:     opts.CrashPolicy,
+				CrashIntensity:  opts.CrashIntensity,
+				CrashPeriod:     opts.CrashPeriod,
+				DefaultLogLevel: opts.DefaultLogLevel,
+				LogBuffer:       opts.LogBuffer,
+				OnLogLevel:      opts.OnLogLevel,
+				Logger:          log,
 			}), Restart: supervisor.Transient, Significant: true, Shutdown: 2 * time.Second},
 		},
 	}
@@ -202,6 +223,20 @@ func (i *Instance) Done() <-chan struct{} { return i.done }
 func (i *Instance) Err() error {
 	<-i.done
 	return i.err
+}
+
+// Log sends a log record to the client as notifications/message, where the
+// protocol lets a server send one unasked (see session.Log). Safe from any
+// goroutine; level is one of handlers.LogLevels, data any JSON value.
+func (i *Instance) Log(level, logger string, data any) {
+	i.engine.Send(i.session, session.Log{Level: level, Logger: logger, Data: data})
+}
+
+// Notify sends a custom notification to the client under the same rules
+// as Log. Safe from any goroutine. Progress belongs to a request: use
+// handlers.Request.Progress, which is also safe from any goroutine.
+func (i *Instance) Notify(method string, params any) {
+	i.engine.Send(i.session, session.Notify{Method: method, Params: params})
 }
 
 // Drain asks the session to stop taking requests, answer those in flight

@@ -31,6 +31,7 @@ const (
 	metaClientInfo         = "io.modelcontextprotocol/clientInfo"
 	metaLogLevel           = "io.modelcontextprotocol/logLevel"
 	metaServerInfo         = "io.modelcontextprotocol/serverInfo"
+	metaSubscriptionID     = "io.modelcontextprotocol/subscriptionId"
 )
 
 // logLevels are RFC 5424's, as MCP names them.
@@ -39,7 +40,21 @@ var logLevels = []string{"debug", "info", "notice", "warning", "error", "critica
 // requestParams is the part of any request's params the session reads: the
 // rest stays raw for the handler.
 type requestParams struct {
-	Meta map[string]json.RawMessage `json:"_meta"`
+	version, clientCaps, logLevel, progressToken json.RawMessage
+}
+
+func (rp *requestParams) set(k string, v []byte) bool {
+	switch k {
+	case metaProtocolVersion:
+		rp.version = v
+	case metaClientCapabilities:
+		rp.clientCaps = v
+	case metaLogLevel:
+		rp.logLevel = v
+	case "progressToken":
+		rp.progressToken = v
+	}
+	return true
 }
 
 type initializeParams struct {

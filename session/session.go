@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -44,7 +45,25 @@ type Config struct {
 	DrainTimeout time.Duration
 	// CacheTTL is the ttlMs given on cacheable 2026-07-28 results.
 	CacheTTL time.Duration
-	Logger   *slog.Logger
+	// DefaultLogLevel admits server-wide Log records (captured stdout,
+	// forwarded logs) in the legacy era until the client sets its own level
+	// with logging/setLevel ("": none until then). Handlers' own logs need
+	// the client's level.
+	DefaultLogLevel string
+	// LogBuffer bounds the notifications waiting for
+	// notifications/initialized (0: DefaultLogBuffer).
+	LogBuffer int
+	// OnLogLevel, if set, is called with the client's level whenever
+	// logging/setLevel changes it, so a log forwarder can skip records
+	// nobody will receive.
+	OnLogLevel func(level string)
+	// CrashPolicy, CrashIntensity and CrashPeriod say what happens to a
+	// tool whose handlers panic more than CrashIntensity times within
+	// CrashPeriod (0: DefaultCrashIntensity, DefaultCrashPeriod).
+	CrashPolicy    CrashPolicy
+	CrashIntensity int
+	CrashPeriod    time.Duration
+	Logger         *slog.Logger
 }
 
 // Drain asks the session to stop taking requests, let in-flight ones finish
@@ -65,6 +84,8 @@ type legacy struct {
 	version     string
 	clientCaps  json.RawMessage
 	initialized bool // notifications/initialized received
+	logLevel    string
+	subscribed  map[string]bool // resources/subscribe URIs
 }
 
 // Session is the session actor. Build it with New.
@@ -76,12 +97,20 @@ type Session struct {
 	base       context.Context
 	cancelBase context.CancelFunc
 
-	legacy *legacy
+	legacy    *legacy
+	sawModern bool // a 2026-07-28 request arrived
+
+	backlog   []queued // notifications waiting for notifications/initialized
+	dropped   int      // ... and how many of the oldest were dropped
+	listeners map[string]*listener
+	stopWatch func()
+	crashes   map[string]*crashAccount
 
 	calls    map[string]*call // by raw id, until the worker is done with it
 	busy     map[string]*call // by worker PID ID
 	idle     []*actor.PID     // workers ready for a call
 	starting map[string]bool  // workers asked for, not yet ready
+	workers  map[string]bool  // every live worker this session started
 	waiting  []*call          // calls waiting for a worker
 	nextW    int
 
@@ -100,6 +129,15 @@ func New(cfg Config) actor.Producer {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
+	}
+	if cfg.LogBuffer <= 0 {
+		cfg.LogBuffer = DefaultLogBuffer
+	}
+	if cfg.CrashIntensity <= 0 {
+		cfg.CrashIntensity = DefaultCrashIntensity
+	}
+	if cfg.CrashPeriod <= 0 {
+		cfg.CrashPeriod = DefaultCrashPeriod
 	}
 	return func() actor.Receiver { return &Session{cfg: cfg} }
 }
@@ -125,13 +163,21 @@ func (s *Session) Receive(c *actor.Context) {
 	case handlers.WorkerIdle:
 		s.workerIdle(m)
 	case handlers.WorkerCrashed:
+		if cl := s.busy[m.PID.ID]; cl != nil {
+			s.crashed(cl)
+		}
 		s.workerGone(m.PID.ID)
+		delete(s.workers, m.PID.ID)
 		s.ensureWorkers()
 		s.checkDrain()
 	case WorkersLost:
-		s.idle = s.idle[:0]
-		clear(s.starting)
-		clear(s.busy)
+		s.workersLost()
+	case Log:
+		s.onLog(m)
+	case Notify:
+		s.onNotify(m)
+	case changed:
+		s.onChanged(m.Change)
 	case settled:
 		s.checkDrain()
 	case drainExpired:
@@ -157,6 +203,30 @@ func (s *Session) start(c *actor.Context) {
 	s.calls = map[string]*call{}
 	s.busy = map[string]*call{}
 	s.starting = map[string]bool{}
+	s.workers = map[string]bool{}
+	s.crashes = map[string]*crashAccount{}
+	e, self := c.Engine(), c.PID()
+	s.stopWatch = s.cfg.Server.Watch(func(ch handlers.Change) { e.Send(self, changed{ch}) })
+}
+
+// workersLost runs when the handler supervisor was restarted: its actors,
+// and whatever they were running, are gone. Their requests are answered now
+// rather than at their deadlines, and waiting ones get fresh actors.
+func (s *Session) workersLost() {
+	for id, cl := range s.busy {
+		cl.fail(&jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error: the handler was stopped"})
+		if s.calls[cl.key] == cl {
+			delete(s.calls, cl.key)
+		}
+		delete(s.busy, id)
+	}
+	s.idle = s.idle[:0]
+	clear(s.starting)
+	// A worker of the old supervisor that outlived its shutdown timeout
+	// may still report idle once its handler returns: it must not be used.
+	clear(s.workers)
+	s.ensureWorkers()
+	s.checkDrain()
 }
 
 // stop runs when the session actor stops, for whatever reason: handlers
@@ -164,6 +234,9 @@ func (s *Session) start(c *actor.Context) {
 func (s *Session) stop() {
 	if s.env == nil {
 		return
+	}
+	if s.stopWatch != nil {
+		s.stopWatch()
 	}
 	for _, cl := range s.calls {
 		cl.fail(errShuttingDown)
@@ -281,15 +354,18 @@ func (s *Session) message(m *jsonrpc.Message, t ticket) {
 func (s *Session) notification(m *jsonrpc.Message) {
 	switch m.Method {
 	case "notifications/initialized":
-		if s.legacy != nil {
+		if s.legacy != nil && !s.legacy.initialized {
 			s.legacy.initialized = true
+			s.replay()
 		}
 	case "notifications/cancelled":
 		var p cancelledParams
 		if m.Params == nil || json.Unmarshal(m.Params, &p) != nil || p.RequestID == nil {
 			return // invalid cancellations SHOULD be ignored
 		}
-		s.cancel(string(p.RequestID))
+		if !s.unlisten(string(p.RequestID)) {
+			s.cancel(string(p.RequestID))
+		}
 	}
 }
 
@@ -325,19 +401,20 @@ func (s *Session) request(m *jsonrpc.Message, t ticket) {
 			s.answerError(t, m.ID, errInvalidParams("params must be an object"))
 			return
 		}
-		if err := json.Unmarshal(m.Params, &rp); err != nil {
+		// Only _meta is read here; the rest stays raw for the handler.
+		if meta, ok := jsonrpc.Member(m.Params, "_meta"); ok && string(meta) != "null" && !jsonrpc.Members(meta, rp.set) {
 			s.answerError(t, m.ID, errInvalidParams("_meta must be an object"))
 			return
 		}
 	}
-	_, modern := rp.Meta[metaProtocolVersion]
+	modern := rp.version != nil
 	switch {
 	case m.Method == "initialize":
 		s.initialize(m, t)
 	case modern || m.Method == "server/discover":
 		s.modernRequest(m, &rp, t)
 	case s.legacy != nil:
-		s.legacyRequest(m, t)
+		s.legacyRequest(m, &rp, t)
 	case m.Method == "ping":
 		t.answer(jsonrpc.AppendResult(nil, m.ID, []byte("{}")))
 	default:
@@ -369,7 +446,7 @@ func (s *Session) initialize(m *jsonrpc.Message, t ticket) {
 	if caps == nil {
 		caps = json.RawMessage("{}")
 	}
-	s.legacy = &legacy{version: version, clientCaps: caps}
+	s.legacy = &legacy{version: version, clientCaps: caps, subscribed: map[string]bool{}}
 	info := s.cfg.Server.Info()
 	if version < Version20250618 {
 		info.Title = "" // title arrived in 2025-06-18
@@ -379,14 +456,32 @@ func (s *Session) initialize(m *jsonrpc.Message, t ticket) {
 		Capabilities    map[string]any          `json:"capabilities"`
 		ServerInfo      handlers.Implementation `json:"serverInfo"`
 		Instructions    string                  `json:"instructions,omitempty"`
-	}{version, s.cfg.Server.Capabilities(), info, s.cfg.Server.Instructions()}
+	}{version, s.capabilities(version), info, s.cfg.Server.Instructions()}
 	raw, _ := json.Marshal(res)
 	t.answer(jsonrpc.AppendResult(nil, m.ID, raw))
 }
 
-func (s *Session) legacyRequest(m *jsonrpc.Message, t ticket) {
-	if m.Method == "ping" {
+// capabilities are the server's, as the given revision knows them.
+func (s *Session) capabilities(version string) map[string]any {
+	caps := s.cfg.Server.Capabilities()
+	// Handlers can always log (Request.Log), and setLevel is served here.
+	caps["logging"] = map[string]any{}
+	if version == Version20241105 {
+		delete(caps, "completions") // declared from 2025-03-26 on
+	}
+	return caps
+}
+
+func (s *Session) legacyRequest(m *jsonrpc.Message, rp *requestParams, t ticket) {
+	switch m.Method {
+	case "ping":
 		t.answer(jsonrpc.AppendResult(nil, m.ID, []byte("{}")))
+		return
+	case "logging/setLevel":
+		s.setLevel(m, t)
+		return
+	case "resources/subscribe", "resources/unsubscribe":
+		s.subscribe(m, t)
 		return
 	}
 	method, ok := s.cfg.Server.Method(m.Method)
@@ -399,7 +494,44 @@ func (s *Session) legacyRequest(m *jsonrpc.Message, t ticket) {
 		Params:             paramsOrEmpty(m.Params),
 		Version:            s.legacy.version,
 		ClientCapabilities: s.legacy.clientCaps,
+		ProgressToken:      rp.progressToken,
+		LogLevel:           s.legacy.logLevel,
 	})
+}
+
+func (s *Session) setLevel(m *jsonrpc.Message, t ticket) {
+	var p struct {
+		Level string `json:"level"`
+	}
+	if m.Params == nil || json.Unmarshal(m.Params, &p) != nil || !slices.Contains(logLevels, p.Level) {
+		s.answerError(t, m.ID, errInvalidParams("level must be one of "+fmt.Sprint(logLevels)))
+		return
+	}
+	s.legacy.logLevel = p.Level
+	if s.cfg.OnLogLevel != nil {
+		s.cfg.OnLogLevel(p.Level)
+	}
+	t.answer(jsonrpc.AppendResult(nil, m.ID, []byte("{}")))
+}
+
+func (s *Session) subscribe(m *jsonrpc.Message, t ticket) {
+	if _, ok := s.cfg.Server.Capabilities()["resources"]; !ok {
+		s.answerError(t, m.ID, methodNotFound(m.Method))
+		return
+	}
+	var p struct {
+		URI *string `json:"uri"`
+	}
+	if m.Params == nil || json.Unmarshal(m.Params, &p) != nil || p.URI == nil {
+		s.answerError(t, m.ID, errInvalidParams(m.Method+" needs a uri (a string)"))
+		return
+	}
+	if m.Method == "resources/subscribe" {
+		s.legacy.subscribed[*p.URI] = true
+	} else {
+		delete(s.legacy.subscribed, *p.URI)
+	}
+	t.answer(jsonrpc.AppendResult(nil, m.ID, []byte("{}")))
 }
 
 func methodNotFound(name string) *jsonrpc.Error {
@@ -416,8 +548,14 @@ func paramsOrEmpty(p json.RawMessage) json.RawMessage {
 // modernRequest serves a 2026-07-28 request: everything it needs is in its
 // own _meta, and nothing is inferred from earlier requests.
 func (s *Session) modernRequest(m *jsonrpc.Message, rp *requestParams, t ticket) {
-	rawVersion, ok := rp.Meta[metaProtocolVersion]
-	if !ok {
+	if !s.sawModern {
+		s.sawModern = true
+		if s.legacy == nil {
+			s.backlog, s.dropped = nil, 0 // nobody will ever ask for these
+		}
+	}
+	rawVersion := rp.version
+	if rawVersion == nil {
 		s.answerError(t, m.ID, errInvalidParams(`_meta["`+metaProtocolVersion+`"] is required`))
 		return
 	}
@@ -434,13 +572,13 @@ func (s *Session) modernRequest(m *jsonrpc.Message, rp *requestParams, t ticket)
 		})
 		return
 	}
-	caps, ok := rp.Meta[metaClientCapabilities]
-	if !ok || len(caps) == 0 || caps[0] != '{' {
+	caps := rp.clientCaps
+	if len(caps) == 0 || caps[0] != '{' {
 		s.answerError(t, m.ID, errInvalidParams(`_meta["`+metaClientCapabilities+`"] is required and must be an object`))
 		return
 	}
-	if lv, ok := rp.Meta[metaLogLevel]; ok {
-		var level string
+	var level string
+	if lv := rp.logLevel; lv != nil {
 		if json.Unmarshal(lv, &level) != nil || !slices.Contains(logLevels, level) {
 			s.answerError(t, m.ID, errInvalidParams(`_meta["`+metaLogLevel+`"] must be one of `+fmt.Sprint(logLevels)))
 			return
@@ -452,13 +590,16 @@ func (s *Session) modernRequest(m *jsonrpc.Message, rp *requestParams, t ticket)
 			SupportedVersions []string       `json:"supportedVersions"`
 			Capabilities      map[string]any `json:"capabilities"`
 			Instructions      string         `json:"instructions,omitempty"`
-		}{supportedVersions, s.cfg.Server.Capabilities(), s.cfg.Server.Instructions()}
+		}{supportedVersions, s.capabilities(version), s.cfg.Server.Instructions()}
 		raw, _ := json.Marshal(res)
 		t.answer(jsonrpc.AppendResult(nil, m.ID, s.env.modernResult(raw, true)))
 		return
 	case "ping", "initialize", "logging/setLevel", "resources/subscribe", "resources/unsubscribe":
 		// Gone in 2026-07-28 (ping) or legacy-only.
 		s.answerError(t, m.ID, methodNotFound(m.Method))
+		return
+	case "subscriptions/listen":
+		s.listen(m, t)
 		return
 	}
 	method, ok := s.cfg.Server.Method(m.Method)
@@ -472,14 +613,20 @@ func (s *Session) modernRequest(m *jsonrpc.Message, rp *requestParams, t ticket)
 		Version:            version,
 		Modern:             true,
 		ClientCapabilities: caps,
+		ProgressToken:      rp.progressToken,
+		LogLevel:           level,
 	})
 }
 
 // dispatch hands a request to a handler actor.
 func (s *Session) dispatch(m *jsonrpc.Message, t ticket, method handlers.Method, req *handlers.Request) {
 	key := string(m.ID)
-	if _, dup := s.calls[key]; dup {
-		s.answerError(t, m.ID, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "Invalid Request: id " + key + " is already in use by a request in flight"})
+	if s.inUse(key) {
+		s.answerError(t, m.ID, errIDInUse(key))
+		return
+	}
+	if e := s.suspended(m); e != nil {
+		s.answerError(t, m.ID, e)
 		return
 	}
 	cl := &call{
@@ -526,6 +673,11 @@ func (s *Session) ensureWorkers() {
 			Shutdown: 200 * time.Millisecond,
 			Options:  []actor.OptFunc{actor.WithInboxSize(8)},
 		})
+		if errors.Is(err, supervisor.ErrNotRunning) {
+			// The handler supervisor is being restarted: WorkersLost
+			// follows, and the waiting calls get workers then.
+			return
+		}
 		if err != nil {
 			// Without a handler actor the waiting calls cannot run: answer
 			// them now rather than at their deadline.
@@ -541,6 +693,7 @@ func (s *Session) ensureWorkers() {
 			return
 		}
 		s.starting[pid.ID] = true
+		s.workers[pid.ID] = true
 	}
 }
 
@@ -565,6 +718,9 @@ func (s *Session) workerGone(id string) {
 
 func (s *Session) workerIdle(m handlers.WorkerIdle) {
 	s.workerGone(m.PID.ID)
+	if !s.workers[m.PID.ID] {
+		return // from a supervisor generation that is gone
+	}
 	for len(s.waiting) > 0 {
 		cl := s.waiting[0]
 		s.waiting[0] = nil
@@ -593,11 +749,23 @@ func (s *Session) pendingCount() int {
 	return n
 }
 
+// inUse reports whether an id belongs to a request still open.
+func (s *Session) inUse(key string) bool {
+	_, call := s.calls[key]
+	_, listen := s.listeners[key]
+	return call || listen
+}
+
+func errIDInUse(key string) *jsonrpc.Error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "Invalid Request: id " + key + " is already in use by a request in flight"}
+}
+
 func (s *Session) drain() {
 	if s.draining {
 		return
 	}
 	s.draining = true
+	s.endListeners("server shutting down")
 	if s.checkDrain() {
 		return
 	}

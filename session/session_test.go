@@ -81,6 +81,11 @@ type client struct {
 
 func startClient(t *testing.T, opts runtime.Options) *client {
 	t.Helper()
+	return startClientWith(t, testServer(), opts)
+}
+
+func startClientWith(t *testing.T, srv *handlers.Server, opts runtime.Options) *client {
+	t.Helper()
 	e, err := actor.NewEngine(actor.NewEngineConfig())
 	if err != nil {
 		t.Fatal(err)
@@ -90,7 +95,7 @@ func startClient(t *testing.T, opts runtime.Options) *client {
 	if opts.Logger == nil {
 		opts.Logger = quiet
 	}
-	inst, err := runtime.Start(e, testServer(), inR, outW, opts)
+	inst, err := runtime.Start(e, srv, inR, outW, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

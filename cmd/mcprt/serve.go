@@ -6,8 +6,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 
+	"github.com/mcprt/mcprt/handlers"
 	"github.com/mcprt/mcprt/runtime"
+	"github.com/mcprt/mcprt/session"
 	"github.com/mcprt/mcprt/stdio"
 )
 
@@ -42,10 +45,30 @@ func serve(args []string, stderr io.Writer) int {
 	fs.DurationVar(&o.RequestTimeout, "request-timeout", 60e9, "deadline of each request; when it passes the handler is cancelled and the client gets an error (negative: none)")
 	fs.DurationVar(&o.DrainTimeout, "drain-timeout", 5e9, "how long in-flight requests may still run after stdin EOF or a signal")
 	fs.DurationVar(&o.CacheTTL, "cache-ttl", 0, "ttlMs advertised on cacheable 2026-07-28 results")
+	fs.IntVar(&o.Intensity, "intensity", 3, "restarts the root supervisor allows within -period before it gives up (exit status 1)")
+	fs.DurationVar(&o.Period, "period", 5e9, "the root supervisor's intensity window")
+	crash := fs.String("crash-loop", "suspend", "what happens to a tool that panics more than -crash-intensity times within -crash-period: `suspend` it for a period, or escalate to the supervisors")
+	fs.IntVar(&o.CrashIntensity, "crash-intensity", 10, "panics of one tool tolerated within -crash-period")
+	fs.DurationVar(&o.CrashPeriod, "crash-period", 5e9, "the crash-loop window, and how long a crash-looping tool stays suspended")
+	fs.StringVar(&o.DefaultLogLevel, "client-log-level", "info", "lowest level of server logs and captured stdout sent to a legacy client that has not sent logging/setLevel (\"\": none)")
+	fs.IntVar(&o.LogBuffer, "log-buffer", 1024, "notifications kept for a client until it sends notifications/initialized; past it the oldest are dropped and counted")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return runtime.ExitOK
 		}
+		return runtime.ExitUsage
+	}
+	switch *crash {
+	case "suspend":
+		o.CrashPolicy = session.Suspend
+	case "escalate":
+		o.CrashPolicy = session.Escalate
+	default:
+		fmt.Fprintf(stderr, "mcprt serve: -crash-loop must be suspend or escalate, not %q\n", *crash)
+		return runtime.ExitUsage
+	}
+	if o.DefaultLogLevel != "" && !slices.Contains(handlers.LogLevels, o.DefaultLogLevel) {
+		fmt.Fprintf(stderr, "mcprt serve: -client-log-level must be one of %v\n", handlers.LogLevels)
 		return runtime.ExitUsage
 	}
 	if fs.NArg() > 0 {

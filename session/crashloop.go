@@ -1,0 +1,125 @@
+package session
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/mcprt/mcprt/session/jsonrpc"
+	"github.com/mcprt/mcprt/supervisor"
+)
+
+// CrashPolicy says what happens when one tool's handlers panic more often
+// than Config.CrashIntensity times within Config.CrashPeriod.
+//
+// One panicking request is a failed request, not a failing server: it gets
+// its -32603 and its actor is replaced, and no restart budget is spent. A
+// tool that keeps panicking is different: it is crash-looping, and like an
+// OTP child past its supervisor's intensity, it is taken out of service.
+type CrashPolicy int
+
+const (
+	// Suspend answers calls of a crash-looping tool at once with an error,
+	// for one CrashPeriod, then lets it run again. The rest of the server
+	// is untouched. The default.
+	Suspend CrashPolicy = iota
+	// Escalate hands the crash loop to the tree: the handler supervisor
+	// exits with a *CrashLoopError, its parent restarts it (requests running
+	// in it are answered with an error), and if that happens more often than
+	// the root's intensity allows, the root gives up and the process exits 1.
+	Escalate
+)
+
+// Defaults for Config's zero values.
+const (
+	DefaultCrashIntensity = 10
+	DefaultCrashPeriod    = 5 * time.Second
+)
+
+// CrashLoopError is the exit reason of a handler supervisor stopped because
+// a tool crash-looped under the Escalate policy.
+type CrashLoopError struct {
+	Tool   string // "tools/call NAME", or the method for other requests
+	Panics int
+	Period time.Duration
+}
+
+func (e *CrashLoopError) Error() string {
+	return fmt.Sprintf("%s crash-looping: %d panics within %v", e.Tool, e.Panics, e.Period)
+}
+
+// crashAccount is one tool's panics within the sliding window.
+type crashAccount struct {
+	times     []time.Time
+	suspended time.Time // zero: in service
+}
+
+// crashKey names what crashed: the tool for tools/call, else the method.
+func crashKey(cl *call) string {
+	if cl.method != "tools/call" || cl.hc == nil {
+		return cl.method
+	}
+	return "tools/call " + toolName(cl.hc.Req.Params)
+}
+
+func toolName(params json.RawMessage) string {
+	var p struct {
+		Name string `json:"name"`
+	}
+	_ = json.Unmarshal(params, &p)
+	return p.Name
+}
+
+// crashed counts a handler panic against its tool and applies the policy
+// when the tool is past its intensity.
+func (s *Session) crashed(cl *call) {
+	key := crashKey(cl)
+	now := time.Now()
+	acc := s.crashes[key]
+	if acc == nil {
+		acc = &crashAccount{}
+		s.crashes[key] = acc
+	}
+	cut := 0
+	for cut < len(acc.times) && now.Sub(acc.times[cut]) >= s.cfg.CrashPeriod {
+		cut++
+	}
+	acc.times = append(acc.times[cut:], now)
+	if len(acc.times) <= s.cfg.CrashIntensity {
+		return
+	}
+	reason := &CrashLoopError{Tool: key, Panics: len(acc.times), Period: s.cfg.CrashPeriod}
+	acc.times = acc.times[:0]
+	if s.cfg.CrashPolicy == Escalate {
+		s.cfg.Logger.Error("handler crash loop: failing the handler supervisor", "tool", key, "panics", reason.Panics, "period", reason.Period)
+		s.env.engine.Send(s.cfg.Handlers, supervisor.ExitSignal{Reason: reason})
+		return
+	}
+	acc.suspended = now.Add(s.cfg.CrashPeriod)
+	s.cfg.Logger.Error("handler crash loop: tool suspended", "tool", key, "panics", reason.Panics, "period", reason.Period, "until", acc.suspended.Format(time.RFC3339Nano))
+}
+
+// suspended returns the error for a request to a suspended tool, or nil.
+func (s *Session) suspended(m *jsonrpc.Message) *jsonrpc.Error {
+	if len(s.crashes) == 0 {
+		return nil
+	}
+	key := m.Method
+	if key == "tools/call" {
+		key += " " + toolName(m.Params)
+	}
+	acc := s.crashes[key]
+	if acc == nil || acc.suspended.IsZero() {
+		return nil
+	}
+	left := time.Until(acc.suspended)
+	if left <= 0 {
+		acc.suspended = time.Time{}
+		return nil
+	}
+	return &jsonrpc.Error{
+		Code:    jsonrpc.CodeInternalError,
+		Message: "Internal error: " + key + " is crash-looping and suspended",
+		Data:    map[string]int64{"retryAfterMs": left.Milliseconds()},
+	}
+}

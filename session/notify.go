@@ -1,0 +1,271 @@
+package session
+
+import (
+	"encoding/json"
+	"strconv"
+
+	"github.com/mcprt/mcprt/handlers"
+	"github.com/mcprt/mcprt/session/jsonrpc"
+)
+
+// Log is a server-wide log record for the client: a captured stdout line or
+// a forwarded slog record. It is sent as notifications/message only where the
+// protocol allows one the client did not ask for: in the legacy era, after
+// notifications/initialized and when the client's level (logging/setLevel,
+// else Config.DefaultLogLevel) admits it. Before that it waits in a bounded
+// buffer; in 2026-07-28 it is never sent (it has gone to stderr already).
+type Log struct {
+	Level  string // one of handlers.LogLevels
+	Logger string
+	Data   any
+}
+
+// Notify is a server-wide custom notification, under the same rules as Log
+// (minus the level). Use Instance.Notify in package runtime.
+type Notify struct {
+	Method string
+	Params any
+}
+
+// changed carries a registry change from Server.Watch to the session.
+type changed struct{ handlers.Change }
+
+// queued is a notification waiting for notifications/initialized.
+type queued struct {
+	level string // "" for a Notify: not subject to the level
+	b     []byte
+}
+
+// DefaultLogBuffer is how many notifications may wait for
+// notifications/initialized before the oldest are dropped.
+const DefaultLogBuffer = 1024
+
+func encodeNotification(method string, params any) ([]byte, error) {
+	raw, err := json.Marshal(params)
+	if err != nil {
+		return nil, err
+	}
+	return jsonrpc.AppendNotification(nil, method, raw), nil
+}
+
+func (s *Session) onLog(m Log) {
+	if s.modernOnly() {
+		return
+	}
+	b, err := encodeNotification("notifications/message", struct {
+		Level  string `json:"level"`
+		Logger string `json:"logger,omitempty"`
+		Data   any    `json:"data"`
+	}{m.Level, m.Logger, m.Data})
+	if err != nil {
+		s.cfg.Logger.Error("log record does not marshal", "err", err)
+		return
+	}
+	s.sendOrQueue(queued{level: m.Level, b: b})
+}
+
+func (s *Session) onNotify(m Notify) {
+	if s.modernOnly() {
+		s.cfg.Logger.Debug("notification dropped: 2026-07-28 has no unsolicited notifications", "method", m.Method)
+		return
+	}
+	b, err := encodeNotification(m.Method, m.Params)
+	if err != nil {
+		s.cfg.Logger.Error("notification params do not marshal", "method", m.Method, "err", err)
+		return
+	}
+	s.sendOrQueue(queued{b: b})
+}
+
+// modernOnly reports that the client speaks 2026-07-28 and never sent
+// initialize: server-wide messages have nowhere to go.
+func (s *Session) modernOnly() bool { return s.legacy == nil && s.sawModern }
+
+func (s *Session) sendOrQueue(q queued) {
+	if s.legacy != nil && s.legacy.initialized {
+		s.sendQueued(q)
+		return
+	}
+	if len(s.backlog) >= s.cfg.LogBuffer {
+		s.backlog[0] = queued{}
+		s.backlog = s.backlog[1:]
+		s.dropped++
+	}
+	s.backlog = append(s.backlog, q)
+}
+
+func (s *Session) sendQueued(q queued) {
+	if q.level != "" && !handlers.LevelAdmits(s.logLevel(), q.level) {
+		return
+	}
+	s.env.out(q.b, nil)
+}
+
+// logLevel is the level server-wide logs are admitted at.
+func (s *Session) logLevel() string {
+	if s.legacy != nil && s.legacy.logLevel != "" {
+		return s.legacy.logLevel
+	}
+	return s.cfg.DefaultLogLevel
+}
+
+// replay sends what waited for notifications/initialized, in order, the
+// drop notice first, in place of the oldest it replaces.
+func (s *Session) replay() {
+	if s.dropped > 0 {
+		b, _ := encodeNotification("notifications/message", map[string]any{
+			"level": "warning", "logger": "mcprt",
+			"data": map[string]any{"message": strconv.Itoa(s.dropped) + " messages dropped before initialization", "dropped": s.dropped},
+		})
+		s.sendQueued(queued{level: "warning", b: b})
+		s.dropped = 0
+	}
+	for _, q := range s.backlog {
+		s.sendQueued(q)
+	}
+	s.backlog = nil
+}
+
+// onChanged turns a registry change into list_changed / resources/updated
+// notifications: in the legacy era once initialized (and for updates, only
+// for subscribed URIs); in 2026-07-28 only on listen streams that asked.
+func (s *Session) onChanged(ch handlers.Change) {
+	method := changeMethod(ch.Kind)
+	if method == "" {
+		return
+	}
+	if l := s.legacy; l != nil && l.initialized {
+		if ch.Kind != handlers.ResourceUpdated {
+			s.env.out(jsonrpc.AppendNotification(nil, method, nil), nil)
+		} else if l.subscribed[ch.URI] {
+			b, _ := encodeNotification(method, map[string]string{"uri": ch.URI})
+			s.env.out(b, nil)
+		}
+	}
+	for _, ln := range s.listeners {
+		if ln.wants(ch) {
+			s.env.out(ln.notification(method, ch), nil)
+		}
+	}
+}
+
+func changeMethod(k handlers.ChangeKind) string {
+	switch k {
+	case handlers.ToolsChanged:
+		return "notifications/tools/list_changed"
+	case handlers.ResourcesChanged:
+		return "notifications/resources/list_changed"
+	case handlers.PromptsChanged:
+		return "notifications/prompts/list_changed"
+	case handlers.ResourceUpdated:
+		return "notifications/resources/updated"
+	}
+	return ""
+}
+
+// listener is an open 2026-07-28 subscriptions/listen request.
+type listener struct {
+	id     json.RawMessage
+	ticket ticket
+	want   listenSet
+	uris   map[string]bool
+}
+
+// listenSet is what a listen request asks for and, once filtered by the
+// server's capabilities, what it gets.
+type listenSet struct {
+	ToolsListChanged      bool     `json:"toolsListChanged,omitempty"`
+	PromptsListChanged    bool     `json:"promptsListChanged,omitempty"`
+	ResourcesListChanged  bool     `json:"resourcesListChanged,omitempty"`
+	ResourceSubscriptions []string `json:"resourceSubscriptions,omitempty"`
+}
+
+func (ln *listener) wants(ch handlers.Change) bool {
+	switch ch.Kind {
+	case handlers.ToolsChanged:
+		return ln.want.ToolsListChanged
+	case handlers.PromptsChanged:
+		return ln.want.PromptsListChanged
+	case handlers.ResourcesChanged:
+		return ln.want.ResourcesListChanged
+	case handlers.ResourceUpdated:
+		return ln.uris[ch.URI]
+	}
+	return false
+}
+
+func (ln *listener) meta() map[string]json.RawMessage {
+	return map[string]json.RawMessage{metaSubscriptionID: ln.id}
+}
+
+func (ln *listener) notification(method string, ch handlers.Change) []byte {
+	p := map[string]any{"_meta": ln.meta()}
+	if ch.Kind == handlers.ResourceUpdated {
+		p["uri"] = ch.URI
+	}
+	b, _ := encodeNotification(method, p)
+	return b
+}
+
+// listen opens a subscriptions/listen stream: acknowledged at once with the
+// subset the server honours, then open until the client cancels it or the
+// server drains.
+func (s *Session) listen(m *jsonrpc.Message, t ticket) {
+	key := string(m.ID)
+	if s.inUse(key) {
+		s.answerError(t, m.ID, errIDInUse(key))
+		return
+	}
+	var p struct {
+		Notifications *listenSet `json:"notifications"`
+	}
+	if err := json.Unmarshal(m.Params, &p); err != nil || p.Notifications == nil {
+		s.answerError(t, m.ID, errInvalidParams("subscriptions/listen needs a notifications object"))
+		return
+	}
+	caps := s.cfg.Server.Capabilities()
+	has := func(name string) bool { _, ok := caps[name]; return ok }
+	want := *p.Notifications
+	want.ToolsListChanged = want.ToolsListChanged && has("tools")
+	want.PromptsListChanged = want.PromptsListChanged && has("prompts")
+	want.ResourcesListChanged = want.ResourcesListChanged && has("resources")
+	if !has("resources") {
+		want.ResourceSubscriptions = nil
+	}
+	ln := &listener{id: m.ID, ticket: t, want: want, uris: map[string]bool{}}
+	for _, u := range want.ResourceSubscriptions {
+		ln.uris[u] = true
+	}
+	if s.listeners == nil {
+		s.listeners = map[string]*listener{}
+	}
+	s.listeners[key] = ln
+	b, _ := encodeNotification("notifications/subscriptions/acknowledged", map[string]any{
+		"notifications": want,
+		"_meta":         ln.meta(),
+	})
+	s.env.out(b, nil)
+}
+
+// endListeners closes every listen stream from the server's side: a result
+// carrying the subscription id, then notifications/cancelled for it.
+func (s *Session) endListeners(reason string) {
+	for key, ln := range s.listeners {
+		raw, _ := json.Marshal(map[string]any{"_meta": ln.meta()})
+		ln.ticket.answer(jsonrpc.AppendResult(nil, ln.id, s.env.modernResult(raw, false)))
+		b, _ := encodeNotification("notifications/cancelled", map[string]any{"requestId": ln.id, "reason": reason})
+		s.env.out(b, nil)
+		delete(s.listeners, key)
+	}
+}
+
+// unlisten ends a listen stream the client cancelled: no response.
+func (s *Session) unlisten(key string) bool {
+	ln, ok := s.listeners[key]
+	if !ok {
+		return false
+	}
+	delete(s.listeners, key)
+	ln.ticket.none()
+	return true
+}
