@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcprt/mcprt/handlers"
 	"github.com/mcprt/mcprt/session"
+	"github.com/mcprt/mcprt/session/jsonrpc"
 	"github.com/mcprt/mcprt/stdio"
 	"github.com/mcprt/mcprt/supervisor"
 )
@@ -171,8 +172,22 @@ func Start(e *actor.Engine, srv *handlers.Server, in io.Reader, out io.Writer, o
 func (i *Instance) read(in io.Reader, maxLine int, credits *stdio.Credits) {
 	defer close(i.readerDone)
 	stdio.ReadLines(in, maxLine, func(msg any) bool {
-		switch msg.(type) {
-		case *stdio.Line, *stdio.LineTooLong:
+		switch m := msg.(type) {
+		case *stdio.Line:
+			if credits.TryAcquire() {
+				break
+			}
+			// At the limit. A notification or a response asks for no work
+			// that lasts, and one of them may be the cancellation that
+			// frees a credit: let those through rather than wait.
+			if noAnswerDue(m.Data) {
+				m.Uncredited = true
+				break
+			}
+			if !credits.Acquire(i.stopRead) {
+				return false
+			}
+		case *stdio.LineTooLong:
 			if !credits.Acquire(i.stopRead) {
 				return false
 			}
@@ -185,6 +200,14 @@ func (i *Instance) read(in io.Reader, maxLine int, credits *stdio.Credits) {
 		i.engine.Send(i.session, msg)
 		return true
 	})
+}
+
+// noAnswerDue reports whether a line is one valid notification or response:
+// a message the session answers with nothing.
+func noAnswerDue(line []byte) bool {
+	var m jsonrpc.Message
+	_, err := jsonrpc.Decode(line, &m)
+	return err == nil && m.Kind != jsonrpc.KindRequest
 }
 
 func (i *Instance) wait() {

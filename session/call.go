@@ -55,24 +55,31 @@ func (e *env) release() {
 type ticket struct {
 	env   *env
 	batch *batch
+	// uncredited: the reader took no credit for the line (stdio.Line), so
+	// none is given back.
+	uncredited bool
 }
 
 // answer sends the line's (or batch part's) one response.
 func (t ticket) answer(b []byte) {
-	if t.batch != nil {
+	switch {
+	case t.batch != nil:
 		t.batch.add(b)
-		return
+	case t.uncredited:
+		t.env.out(b, nil)
+	default:
+		t.env.out(b, t.env.release)
 	}
-	t.env.out(b, t.env.release)
 }
 
 // none records that no response is due (a notification, a cancelled request).
 func (t ticket) none() {
-	if t.batch != nil {
+	switch {
+	case t.batch != nil:
 		t.batch.add(nil)
-		return
+	case !t.uncredited:
+		t.env.release()
 	}
-	t.env.release()
 }
 
 // batch collects the responses of a JSON-RPC batch (2025-03-26) and writes

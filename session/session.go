@@ -149,7 +149,7 @@ func (s *Session) Receive(c *actor.Context) {
 	case actor.Started:
 		s.start(c)
 	case *stdio.Line:
-		s.line(m.Data)
+		s.line(m.Data, ticket{env: s.env, uncredited: m.Uncredited})
 	case *stdio.LineTooLong:
 		s.lineTooLong(m)
 	case *stdio.EOF:
@@ -251,7 +251,7 @@ var errShuttingDown = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "
 
 func (s *Session) single() ticket { return ticket{env: s.env} }
 
-func (s *Session) line(data []byte) {
+func (s *Session) line(data []byte, t ticket) {
 	if jsonrpc.IsBatch(data) {
 		s.batch(data)
 		return
@@ -259,10 +259,10 @@ func (s *Session) line(data []byte) {
 	var m jsonrpc.Message
 	id, jerr := jsonrpc.Decode(data, &m)
 	if jerr != nil {
-		s.single().answer(jsonrpc.AppendError(nil, id, jerr))
+		t.answer(jsonrpc.AppendError(nil, id, jerr))
 		return
 	}
-	s.message(&m, s.single())
+	s.message(&m, t)
 }
 
 func (s *Session) lineTooLong(m *stdio.LineTooLong) {

@@ -15,6 +15,16 @@ func NewCredits(n int) *Credits {
 	return &Credits{ch: make(chan struct{}, n)}
 }
 
+// TryAcquire takes a credit if one is free, without waiting.
+func (c *Credits) TryAcquire() bool {
+	select {
+	case c.ch <- struct{}{}:
+		return true
+	default:
+		return false
+	}
+}
+
 // Acquire takes a credit, waiting while none is free. It returns false if
 // stop is closed first.
 func (c *Credits) Acquire(stop <-chan struct{}) bool {
