@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -43,21 +44,17 @@ func referenceServer() *handlers.Server {
 	})
 	s.AddTool(handlers.Tool{
 		Name:        "sleep",
-		Description: "Sleeps ms milliseconds (returns early when cancelled), then returns \"slept\".",
+		Description: "Sleeps ms milliseconds (returns early when cancelled), then returns \"slept\". Reports progress every tenth of the time when given a progressToken.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"ms":{"type":"integer","minimum":0}},"required":["ms"]}`),
-	}, func(ctx context.Context, _ *handlers.Request, args json.RawMessage) (*handlers.CallToolResult, error) {
+	}, func(ctx context.Context, req *handlers.Request, args json.RawMessage) (*handlers.CallToolResult, error) {
 		var a struct{ Ms int }
 		if err := json.Unmarshal(args, &a); err != nil || a.Ms < 0 {
 			return nil, fmt.Errorf("sleep needs a non-negative integer argument \"ms\"")
 		}
-		t := time.NewTimer(time.Duration(a.Ms) * time.Millisecond)
-		defer t.Stop()
-		select {
-		case <-t.C:
-			return handlers.TextResult("slept"), nil
-		case <-ctx.Done():
-			return nil, ctx.Err()
+		if err := sleep(ctx, req, time.Duration(a.Ms)*time.Millisecond); err != nil {
+			return nil, err
 		}
+		return handlers.TextResult("slept"), nil
 	})
 	s.AddTool(handlers.Tool{
 		Name:        "panic",
@@ -77,7 +74,165 @@ func referenceServer() *handlers.Server {
 		fmt.Println(a.Text)
 		return handlers.TextResult("printed"), nil
 	})
+	addFeatures(s)
 	return s
+}
+
+// addFeatures registers one of each other kind of thing a server can offer,
+// so that clients and tests can exercise them against the real binary.
+func addFeatures(s *handlers.Server) {
+	handlers.AddTool(s, handlers.Tool{
+		Name:        "add",
+		Title:       "Add",
+		Description: "Adds two numbers; the result is structured: {\"sum\": a+b}.",
+		Annotations: &handlers.ToolAnnotations{ReadOnlyHint: &yes, IdempotentHint: &yes, OpenWorldHint: &no},
+	}, func(_ context.Context, _ *handlers.Request, in addIn) (addOut, error) {
+		return addOut{Sum: in.A + in.B}, nil
+	})
+	handlers.AddTool(s, handlers.Tool{
+		Name:        "log",
+		Description: "Sends message as a notifications/message at each level given (when the client asked for that level), then returns how many were sent.",
+	}, func(_ context.Context, req *handlers.Request, in logIn) (logOut, error) {
+		msg := cmp.Or(in.Message, "hello")
+		sent := 0
+		for _, level := range in.Levels {
+			if req.Log(level, "reference", msg) {
+				sent++
+			}
+		}
+		return logOut{Sent: sent}, nil
+	})
+	s.AddTool(handlers.Tool{
+		Name:        "slow-timeout",
+		Description: "Like sleep, but with a per-tool timeout of 500ms: longer sleeps are answered with a timeout error.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"ms":{"type":"integer","minimum":0}},"required":["ms"]}`),
+		Timeout:     500 * time.Millisecond,
+	}, func(ctx context.Context, req *handlers.Request, args json.RawMessage) (*handlers.CallToolResult, error) {
+		var a struct{ Ms int }
+		if err := json.Unmarshal(args, &a); err != nil {
+			return nil, err
+		}
+		if err := sleep(ctx, req, time.Duration(a.Ms)*time.Millisecond); err != nil {
+			return nil, err
+		}
+		return handlers.TextResult("slept"), nil
+	})
+
+	s.AddResource(handlers.Resource{
+		URI:         "mcprt://reference/readme",
+		Name:        "readme",
+		Title:       "About the reference server",
+		Description: "What this server offers, in Markdown.",
+		MimeType:    "text/markdown",
+	}, func(context.Context, *handlers.Request, string, map[string]string) ([]handlers.ResourceContents, error) {
+		return []handlers.ResourceContents{{Text: readme}}, nil
+	})
+	s.AddResource(handlers.Resource{
+		URI:         "mcprt://reference/pixel.png",
+		Name:        "pixel",
+		Description: "A 2x2 PNG image: binary content, sent base64-encoded.",
+		MimeType:    "image/png",
+		Size:        int64(len(pixelPNG)),
+	}, func(context.Context, *handlers.Request, string, map[string]string) ([]handlers.ResourceContents, error) {
+		return []handlers.ResourceContents{{Blob: pixelPNG}}, nil
+	})
+	s.AddResourceTemplate(handlers.ResourceTemplate{
+		URITemplate: "mcprt://reference/greeting/{name}",
+		Name:        "greeting",
+		Description: "A greeting for name.",
+		MimeType:    "text/plain",
+		Complete:    map[string]handlers.CompletionHandler{"name": handlers.CompleteFrom(greetees...)},
+	}, func(_ context.Context, _ *handlers.Request, _ string, vars map[string]string) ([]handlers.ResourceContents, error) {
+		return []handlers.ResourceContents{{Text: "Hello, " + vars["name"] + "!"}}, nil
+	})
+
+	s.AddPrompt(handlers.Prompt{
+		Name:        "review",
+		Title:       "Code review",
+		Description: "Asks for a review of a piece of code.",
+		Arguments: []handlers.PromptArgument{
+			{Name: "code", Description: "The code to review.", Required: true},
+			{Name: "language", Description: "The language it is written in.", Complete: handlers.CompleteFrom(languages...)},
+		},
+	}, func(_ context.Context, _ *handlers.Request, args map[string]string) (*handlers.GetPromptResult, error) {
+		what := "this code"
+		if l := args["language"]; l != "" {
+			what = "this " + l + " code"
+		}
+		return &handlers.GetPromptResult{
+			Description: "Review of " + what,
+			Messages: []handlers.PromptMessage{{
+				Role:    "user",
+				Content: handlers.TextContent("Please review " + what + ". Point out bugs first, then style.\n\n" + args["code"]),
+			}},
+		}, nil
+	})
+}
+
+var yes, no = true, false
+
+type addIn struct {
+	A float64 `json:"a" description:"The first addend."`
+	B float64 `json:"b" description:"The second addend."`
+}
+
+type addOut struct {
+	Sum float64 `json:"sum" description:"a + b"`
+}
+
+type logIn struct {
+	Levels  []string `json:"levels" description:"The levels to log at, one message each." enum:"debug,info,notice,warning,error,critical,alert,emergency"`
+	Message string   `json:"message,omitempty" description:"The message (default: \"hello\")." jsonschema:"default=hello"`
+}
+
+type logOut struct {
+	Sent int `json:"sent" description:"How many messages the client's log level let through."`
+}
+
+var greetees = []string{"Ada", "Alan", "Barbara", "Edsger", "Grace", "Ken", "Margaret", "Rob"}
+
+var languages = []string{"Go", "C", "C++", "Elixir", "Erlang", "Java", "JavaScript", "Python", "Rust", "TypeScript"}
+
+const readme = `# mcprt reference server
+
+The server that ` + "`mcprt serve`" + ` runs. Tools: echo, work, sleep, panic,
+print, add (structured output), log, slow-timeout. Resources: this text, a
+PNG image, and greetings from the template mcprt://reference/greeting/{name}.
+Prompt: review.
+`
+
+// pixelPNG is a 2x2 PNG (red, green / blue, white), as image/png encodes it.
+var pixelPNG = []byte{0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52,
+	0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00, 0x02, 0x08, 0x02, 0x00, 0x00, 0x00, 0xfd, 0xd4, 0x9a,
+	0x73, 0x00, 0x00, 0x00, 0x1b, 0x49, 0x44, 0x41, 0x54, 0x78, 0x9c, 0x62, 0xfa, 0xcf, 0xc0, 0xc0,
+	0xf0, 0x9f, 0x81, 0x85, 0x91, 0xe1, 0xff, 0x7f, 0x06, 0x06, 0x40, 0x00, 0x00, 0x00, 0xff, 0xff,
+	0x1d, 0x2f, 0x04, 0x04, 0xf0, 0x91, 0x5d, 0x15, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4e, 0x44,
+	0xae, 0x42, 0x60, 0x82,
+}
+
+// sleep waits d or until ctx is done. When the client asked for progress it
+// reports it each tenth of d, in milliseconds slept out of the total.
+func sleep(ctx context.Context, req *handlers.Request, d time.Duration) error {
+	done := time.NewTimer(d)
+	defer done.Stop()
+	var tick <-chan time.Time
+	if req.ProgressToken != nil && d >= 10*time.Millisecond {
+		t := time.NewTicker(d / 10)
+		defer t.Stop()
+		tick = t.C
+	}
+	start, total := time.Now(), float64(d.Milliseconds())
+	for {
+		select {
+		case <-done.C:
+			return nil
+		case <-tick:
+			slept := min(float64(time.Since(start).Milliseconds()), total)
+			req.Progress(slept, total, fmt.Sprintf("slept %.0f of %.0f ms", slept, total))
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 }
 
 // itersPerMicro matches the benchmark harness's worktool: xorshift rounds
