@@ -141,6 +141,34 @@ func (c Content) MarshalJSON() ([]byte, error) {
 	return nil, fmt.Errorf("handlers: unknown content type %q", c.Type)
 }
 
+// UnmarshalJSON reads a block of any type, such as one in a client's
+// sampling result.
+func (c *Content) UnmarshalJSON(b []byte) error {
+	var w struct {
+		Type        *string           `json:"type"`
+		Text        string            `json:"text"`
+		Data        []byte            `json:"data"`
+		MimeType    string            `json:"mimeType"`
+		Resource    *ResourceContents `json:"resource"`
+		Annotations *Annotations      `json:"annotations"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	if w.Type == nil {
+		return fmt.Errorf("handlers: content block without a type")
+	}
+	*c = Content{Type: *w.Type, Text: w.Text, Data: w.Data, MimeType: w.MimeType, Resource: w.Resource, Annotations: w.Annotations}
+	if c.Type == "resource_link" {
+		var r Resource
+		if err := json.Unmarshal(b, &r); err != nil {
+			return err
+		}
+		c.Link, c.MimeType, c.Annotations = &r, "", nil
+	}
+	return nil
+}
+
 // forVersion adapts a block to what req's revision can carry.
 func (c Content) forVersion(req *Request) Content {
 	switch {

@@ -88,6 +88,27 @@ func (c ResourceContents) MarshalJSON() ([]byte, error) {
 	}{c.URI, c.MimeType, c.Text})
 }
 
+// UnmarshalJSON reads text or blob contents.
+func (c *ResourceContents) UnmarshalJSON(b []byte) error {
+	var w struct {
+		URI      string  `json:"uri"`
+		MimeType string  `json:"mimeType"`
+		Text     string  `json:"text"`
+		Blob     *[]byte `json:"blob"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	*c = ResourceContents{URI: w.URI, MimeType: w.MimeType, Text: w.Text}
+	if w.Blob != nil {
+		c.Blob = *w.Blob
+		if c.Blob == nil {
+			c.Blob = []byte{}
+		}
+	}
+	return nil
+}
+
 // ResourceHandler reads a resource. uri is the URI the client asked for;
 // vars holds the values of the template's variables (empty for a resource
 // with a fixed URI). Returning ErrResourceNotFound (or an error wrapping it),

@@ -16,8 +16,10 @@ import (
 // eras are the revisions a server answers in, oldest first.
 var eras = []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"}
 
-// fakePeer records what a handler sends through its Request.
+// fakePeer records what a handler sends through its Request. The embedded
+// Peer (nil) stands in for the methods these tests do not use.
 type fakePeer struct {
+	Peer
 	mu       sync.Mutex
 	notes    []string // method + " " + params JSON
 	timeouts []time.Duration

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -213,6 +214,34 @@ func TestContentMarshal(t *testing.T) {
 	}
 }
 
+func TestContentRoundTrip(t *testing.T) {
+	prio := 1.0
+	for _, c := range []Content{
+		{Type: "text", Text: "hi", Annotations: &Annotations{Audience: []string{"assistant"}, Priority: &prio}},
+		ImageContent([]byte{1, 2}, "image/png"),
+		AudioContent([]byte{}, "audio/wav"),
+		ResourceLink(Resource{URI: "x:a", Name: "a", MimeType: "text/plain", Annotations: &Annotations{LastModified: "2026-01-01T00:00:00Z"}}),
+		EmbeddedResource(ResourceContents{URI: "x:b", Blob: []byte{}}),
+		EmbeddedResource(ResourceContents{URI: "x:c", MimeType: "text/plain", Text: "c"}),
+	} {
+		raw, err := json.Marshal(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back Content
+		if err := json.Unmarshal(raw, &back); err != nil {
+			t.Fatalf("%s: %v", raw, err)
+		}
+		if !reflect.DeepEqual(back, c) {
+			t.Errorf("%s came back as %+v, want %+v", raw, back, c)
+		}
+	}
+	var c Content
+	if err := json.Unmarshal([]byte(`{"text":"no type"}`), &c); err == nil {
+		t.Error("a block without a type was accepted")
+	}
+}
+
 func TestToolTimeout(t *testing.T) {
 	s := NewServer(Implementation{Name: "t", Version: "1"}, "")
 	s.AddTool(Tool{Name: "slow", Timeout: 20 * time.Millisecond}, func(ctx context.Context, _ *Request, _ json.RawMessage) (*CallToolResult, error) {
@@ -300,4 +329,28 @@ func TestReplaceToolKeepsPlace(t *testing.T) {
 		t.Fatal("RemoveTool: want true then false")
 	}
 	wantError(t, run(t, s, "2025-11-25", "tools/call", `{"name":"a"}`), jsonrpc.CodeInvalidParams, `Unknown tool: "a"`, "")
+}
+
+// BenchmarkCallTool measures what the handlers add to a call of a small
+// tool: params decoding, argument validation, result shaping.
+func BenchmarkCallTool(b *testing.B) {
+	s := NewServer(Implementation{Name: "t", Version: "1"}, "")
+	s.AddTool(Tool{
+		Name:        "echo",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`),
+	}, func(_ context.Context, _ *Request, args json.RawMessage) (*CallToolResult, error) {
+		var a struct{ Text string }
+		if err := json.Unmarshal(args, &a); err != nil {
+			return nil, err
+		}
+		return TextResult(a.Text), nil
+	})
+	m, _ := s.Method("tools/call")
+	params := json.RawMessage(`{"name":"echo","arguments":{"text":"hello, world"}}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := m.Run(context.Background(), &Request{Method: "tools/call", Params: params, Version: "2025-11-25"}); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
