@@ -33,10 +33,15 @@ type Request struct {
 	// Peer sends notifications tied to this request; the session sets it.
 	// Nil in requests built by hand (tests), where notifications are dropped.
 	Peer Peer
+	// InputResponses are the client's answers to earlier input_required
+	// rounds of this request (2026-07-28), by key; Ask returns them.
+	InputResponses map[string]json.RawMessage
 
-	mu           sync.Mutex
-	lastProgress float64
-	progressed   bool
+	mu            sync.Mutex
+	lastProgress  float64
+	progressed    bool
+	asked         int
+	inputRequests map[string]InputRequest
 }
 
 // Peer is the session's side of one request.
@@ -47,6 +52,9 @@ type Peer interface {
 	Notify(method string, params any) bool
 	// SetTimeout replaces the request's deadline with d from now.
 	SetTimeout(d time.Duration)
+	// Ask sends the client a request tied to this one and waits for its
+	// response (legacy revisions only; see Request.Ask).
+	Ask(ctx context.Context, method string, params any) (json.RawMessage, error)
 }
 
 // Progress reports progress on the request, if the client asked for it (a

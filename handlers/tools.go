@@ -238,6 +238,8 @@ func (s *Server) callTool(ctx context.Context, req *Request) (any, error) {
 		var je *jsonrpc.Error
 		var ia *invalidArguments
 		switch {
+		case errors.Is(err, ErrInputRequired):
+			return nil, err // the session answers input_required
 		case errors.As(err, &je):
 			return nil, je
 		case errors.As(err, &ia):

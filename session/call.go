@@ -38,6 +38,8 @@ type env struct {
 	logger     *slog.Logger
 	serverInfo []byte // the Implementation, marshalled once
 	cacheTTL   int64  // ms
+	stateKey   []byte // signs 2026-07-28 requestState
+	asks       asks   // legacy server-to-client requests in flight
 }
 
 func (e *env) out(b []byte, done func()) {
@@ -231,6 +233,11 @@ func (cl *call) SetTimeout(d time.Duration) {
 type settled struct{}
 
 func (cl *call) encode(result any, err error) []byte {
+	if err != nil && cl.modern && isInputRequired(err) {
+		if raw, ok := cl.inputRequired(cl.hc.Req); ok {
+			return jsonrpc.AppendResult(nil, cl.id, cl.env.modernResult(raw, false))
+		}
+	}
 	if err != nil {
 		var je *jsonrpc.Error
 		if !errors.As(err, &je) {

@@ -325,3 +325,83 @@ func TestListenEndsOnDrain(t *testing.T) {
 	}
 	c.finish()
 }
+
+// askServer has a tool that elicits a name and greets it.
+func askServer() *handlers.Server {
+	srv := testServer()
+	srv.AddTool(handlers.Tool{Name: "greet"}, func(ctx context.Context, req *handlers.Request, _ json.RawMessage) (*handlers.CallToolResult, error) {
+		res, err := req.Elicit(ctx, "Who are you?", json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`))
+		if err != nil {
+			return nil, err
+		}
+		return handlers.TextResult("hello " + res.Action + " " + res.Content["name"].(string)), nil
+	})
+	return srv
+}
+
+func TestAskLegacy(t *testing.T) {
+	c := startClientWith(t, askServer(), runtime.Options{})
+	c.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{"elicitation":{}},"clientInfo":{"name":"t","version":"0"}}}`)
+	c.recv()
+	c.send(initDone)
+	c.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"greet"}}`)
+	got := c.recv()
+	want := `{"jsonrpc":"2.0","id":"mcprt-1","method":"elicitation/create","params":{"message":"Who are you?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}}}`
+	if got != want {
+		t.Fatalf("got  %s\nwant %s", got, want)
+	}
+	c.send(`{"jsonrpc":"2.0","id":"unknown","result":{}}`) // ignored
+	c.send(`{"jsonrpc":"2.0","id":"mcprt-1","result":{"action":"accept","content":{"name":"Ada"}}}`)
+	if got, want := c.recv(), `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"hello accept Ada"}]}}`; got != want {
+		t.Fatalf("got  %s\nwant %s", got, want)
+	}
+	c.finish()
+}
+
+func TestAskLegacyWithoutCapability(t *testing.T) {
+	c := startClientWith(t, askServer(), runtime.Options{})
+	c.handshake() // no elicitation capability
+	c.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"greet"}}`)
+	if got := c.recv(); !strings.Contains(got, `"isError":true`) || !strings.Contains(got, `elicitation`) {
+		t.Fatalf("want an isError result naming the missing capability, got %s", got)
+	}
+	c.finish()
+}
+
+func TestAskModern(t *testing.T) {
+	c := startClientWith(t, askServer(), runtime.Options{})
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}`
+	c.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"greet",` + meta + `}}`)
+	var first struct {
+		Result struct {
+			ResultType    string `json:"resultType"`
+			InputRequests map[string]struct {
+				Method string          `json:"method"`
+				Params json.RawMessage `json:"params"`
+			} `json:"inputRequests"`
+			RequestState string `json:"requestState"`
+		} `json:"result"`
+	}
+	got := c.recv()
+	if err := json.Unmarshal([]byte(got), &first); err != nil || first.Result.ResultType != "input_required" ||
+		first.Result.InputRequests["q1"].Method != "elicitation/create" || first.Result.RequestState == "" {
+		t.Fatalf("want input_required asking q1 = elicitation/create, got %s", got)
+	}
+	state, _ := json.Marshal(first.Result.RequestState)
+	retry := func(id, name, st string) string {
+		c.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"` + name + `",` + meta +
+			`,"inputResponses":{"q1":{"action":"accept","content":{"name":"Bo"}}},"requestState":` + st + `}}`)
+		return c.recv()
+	}
+	if got := retry("2", "greet", string(state)); !strings.Contains(got, `"text":"hello accept Bo"`) || !strings.Contains(got, `"resultType":"complete"`) {
+		t.Fatalf("retry: %s", got)
+	}
+	tampered, _ := json.Marshal(first.Result.RequestState[:len(first.Result.RequestState)-2] + "xx")
+	if got := retry("3", "greet", string(tampered)); !strings.HasPrefix(got, `{"jsonrpc":"2.0","id":3,"error":{"code":-32602,`) {
+		t.Fatalf("tampered state: %s", got)
+	}
+	if got := retry("4", "echo", string(state)); !strings.HasPrefix(got, `{"jsonrpc":"2.0","id":4,"error":{"code":-32602,`) {
+		t.Fatalf("state of another request: %s", got)
+	}
+	c.finish()
+}

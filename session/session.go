@@ -198,6 +198,7 @@ func (s *Session) start(c *actor.Context) {
 		logger:     s.cfg.Logger,
 		serverInfo: info,
 		cacheTTL:   s.cfg.CacheTTL.Milliseconds(),
+		stateKey:   newStateKey(),
 	}
 	s.base, s.cancelBase = context.WithCancel(context.Background())
 	s.calls = map[string]*call{}
@@ -345,8 +346,9 @@ func (s *Session) message(m *jsonrpc.Message, t ticket) {
 		s.notification(m)
 		t.none()
 	default:
-		// A response: mcprt sends no requests yet, so its id is unknown by
-		// definition, and unknown responses are ignored.
+		// A response to one of our requests to the client (legacy era);
+		// responses with unknown ids are ignored.
+		s.env.asks.deliver(m)
 		t.none()
 	}
 }
@@ -607,9 +609,15 @@ func (s *Session) modernRequest(m *jsonrpc.Message, rp *requestParams, t ticket)
 		s.answerError(t, m.ID, methodNotFound(m.Method))
 		return
 	}
+	inputs, jerr := s.inputRound(m)
+	if jerr != nil {
+		s.answerError(t, m.ID, jerr)
+		return
+	}
 	s.dispatch(m, t, method, &handlers.Request{
 		Method:             m.Method,
-		Params:             m.Params,
+		Params:             paramsOrEmpty(m.Params),
+		InputResponses:     inputs,
 		Version:            version,
 		Modern:             true,
 		ClientCapabilities: caps,

@@ -1,0 +1,167 @@
+package handlers
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+)
+
+// ErrInputRequired is what Ask returns in 2026-07-28 when the client's
+// answer is not part of this round. The handler must return it (or an error
+// wrapping it) as is: the request is then answered with resultType
+// "input_required", and the client's retry runs the handler again from the
+// start, this time with the answer, which the same Ask call returns.
+// Handlers that ask should therefore ask before they change anything.
+//
+// In the legacy revisions Ask sends the client a request and waits for its
+// response instead, so the handler runs once.
+var ErrInputRequired = errors.New("handlers: input required from the client")
+
+// CapabilityError is Ask's error when the client did not declare the
+// capability the request needs: the server must not send it.
+type CapabilityError struct {
+	Method     string
+	Capability string
+}
+
+func (e *CapabilityError) Error() string {
+	return fmt.Sprintf("handlers: the client did not declare the %q capability that %s needs", e.Capability, e.Method)
+}
+
+// InputRequest is one request to the client inside an input_required result.
+type InputRequest struct {
+	Method string `json:"method"`
+	Params any    `json:"params,omitempty"`
+}
+
+// askCapability is the client capability each server-to-client request needs.
+var askCapability = map[string]string{
+	"sampling/createMessage": "sampling",
+	"roots/list":             "roots",
+	"elicitation/create":     "elicitation",
+}
+
+// mrtrMethods are the only requests 2026-07-28 lets answer input_required.
+var mrtrMethods = map[string]bool{"tools/call": true, "prompts/get": true, "resources/read": true}
+
+// Ask sends the client a request (sampling/createMessage, roots/list or
+// elicitation/create) on behalf of this request and returns its result, in
+// both protocol eras: see ErrInputRequired. It fails with a
+// *CapabilityError when the client did not declare the capability, with
+// the client's *jsonrpc.Error when it answered with one, and with ctx's
+// error when the request was cancelled or timed out meanwhile.
+func (r *Request) Ask(ctx context.Context, method string, params any) (json.RawMessage, error) {
+	capName, ok := askCapability[method]
+	if !ok {
+		return nil, fmt.Errorf("handlers: Ask cannot send %q", method)
+	}
+	var caps map[string]json.RawMessage
+	_ = json.Unmarshal(r.ClientCapabilities, &caps)
+	if _, ok := caps[capName]; !ok {
+		return nil, &CapabilityError{Method: method, Capability: capName}
+	}
+	if !r.Modern {
+		if r.Peer == nil {
+			return nil, errors.New("handlers: Ask needs a session (Request.Peer is nil)")
+		}
+		return r.Peer.Ask(ctx, method, params)
+	}
+	if !mrtrMethods[r.Method] {
+		return nil, fmt.Errorf("handlers: in 2026-07-28 only tools/call, prompts/get and resources/read may ask the client, not %s", r.Method)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.asked++
+	key := "q" + strconv.Itoa(r.asked)
+	if answer, ok := r.InputResponses[key]; ok {
+		return answer, nil
+	}
+	if r.inputRequests == nil {
+		r.inputRequests = map[string]InputRequest{}
+	}
+	r.inputRequests[key] = InputRequest{Method: method, Params: params}
+	return nil, ErrInputRequired
+}
+
+// PendingInputs returns what the handler asked for and did not get in this
+// round (2026-07-28): the inputRequests of an input_required result.
+func (r *Request) PendingInputs() map[string]InputRequest {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.inputRequests
+}
+
+// ElicitResult is the client's answer to an elicitation.
+type ElicitResult struct {
+	// Action is "accept", "decline" or "cancel".
+	Action  string         `json:"action"`
+	Content map[string]any `json:"content,omitempty"`
+}
+
+// Elicit asks the user, through the client, for the fields described by
+// requestedSchema (a flat JSON Schema object of primitive properties).
+func (r *Request) Elicit(ctx context.Context, message string, requestedSchema json.RawMessage) (*ElicitResult, error) {
+	params := map[string]any{"message": message, "requestedSchema": requestedSchema}
+	if r.Version >= "2025-11-25" {
+		params["mode"] = "form"
+	}
+	raw, err := r.Ask(ctx, "elicitation/create", params)
+	if err != nil {
+		return nil, err
+	}
+	var res ElicitResult
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return nil, fmt.Errorf("handlers: elicitation result: %w", err)
+	}
+	return &res, nil
+}
+
+// SamplingMessage is one message of a sampling request or its answer.
+type SamplingMessage struct {
+	Role    string  `json:"role"`
+	Content Content `json:"content"`
+}
+
+// CreateMessageResult is the client's sampled answer.
+type CreateMessageResult struct {
+	Role       string  `json:"role"`
+	Content    Content `json:"content"`
+	Model      string  `json:"model"`
+	StopReason string  `json:"stopReason,omitempty"`
+}
+
+// CreateMessage asks the client's model for a completion of messages.
+func (r *Request) CreateMessage(ctx context.Context, messages []SamplingMessage, maxTokens int) (*CreateMessageResult, error) {
+	raw, err := r.Ask(ctx, "sampling/createMessage", map[string]any{"messages": messages, "maxTokens": maxTokens})
+	if err != nil {
+		return nil, err
+	}
+	var res CreateMessageResult
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return nil, fmt.Errorf("handlers: sampling result: %w", err)
+	}
+	return &res, nil
+}
+
+// Root is one of the client's roots.
+type Root struct {
+	URI  string `json:"uri"`
+	Name string `json:"name,omitempty"`
+}
+
+// Roots asks the client for its roots.
+func (r *Request) Roots(ctx context.Context) ([]Root, error) {
+	raw, err := r.Ask(ctx, "roots/list", nil)
+	if err != nil {
+		return nil, err
+	}
+	var res struct {
+		Roots []Root `json:"roots"`
+	}
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return nil, fmt.Errorf("handlers: roots result: %w", err)
+	}
+	return res.Roots, nil
+}
