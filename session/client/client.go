@@ -1,0 +1,728 @@
+package client
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/mcprt/mcprt/session/jsonrpc"
+)
+
+// How long the end of a session waits for the rest of the evidence: after
+// the process exited, for stdout to drain (responses written just before
+// exiting still count) and for the last stderr lines (they explain the
+// exit); after stdout closed, for the exit status. Each is bounded because
+// a grandchild may hold a pipe open forever.
+const (
+	drainWait  = 500 * time.Millisecond
+	statusWait = 500 * time.Millisecond
+)
+
+// maxInputRounds bounds the input_required retries of one request, so a
+// server that keeps asking cannot keep a caller forever.
+const maxInputRounds = 10
+
+// Client is one MCP session with a server process it started. Its methods
+// are safe for concurrent use. Close must be called to reap the process and
+// stop the client's goroutines, also after the server went away by itself.
+type Client struct {
+	opts Options
+	cmd  *exec.Cmd
+	log  *slog.Logger
+
+	stdout, stderr *os.File // our read ends; closed by Close
+	w              *writer
+	sink           *stderrSink
+
+	// Set during Connect, read-only afterwards.
+	era          Era
+	version      string
+	serverInfo   Implementation
+	caps         map[string]json.RawMessage
+	instructions string
+	clientCaps   json.RawMessage // for the negotiated version
+
+	nextID atomic.Int64
+
+	mu       sync.Mutex
+	pending  map[int64]*pending
+	inbound  map[string]context.CancelFunc // server requests being answered
+	subs     map[int64]subscription
+	nextSub  int64
+	endErr   error // why the session ended; nil while it runs
+	termSent bool
+	killed   bool
+	cache    map[string]any // list method -> []Tool, []Resource, ...
+	dirty    map[ListKind]bool
+
+	done      chan struct{} // closed when endErr is set
+	procDone  chan struct{} // closed when the process was reaped
+	procState *os.ProcessState
+	readDone  chan struct{} // stdout reached EOF
+	errDone   chan struct{} // stderr reached EOF
+	refresh   chan struct{} // capacity 1: a list is dirty
+
+	bg        context.Context // ends at Close: background work
+	bgCancel  context.CancelFunc
+	wg        sync.WaitGroup
+	closeOnce sync.Once
+	closeErr  error
+}
+
+type pending struct {
+	method   string
+	ch       chan reply // capacity 1
+	progress func(Progress)
+}
+
+type reply struct {
+	result json.RawMessage
+	err    error
+}
+
+type subscription struct {
+	method string
+	fn     func(Notification)
+}
+
+// Connect starts the server and opens a session with it, in the era the
+// options ask for. If the server exits while connecting, the error is an
+// *ExitError carrying its last stderr lines. ctx bounds the whole connect;
+// each request of the handshake is also bounded by Options.Timeout.
+func Connect(ctx context.Context, cmd Command, opts *Options) (*Client, error) {
+	o, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	c, err := start(cmd, o)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.handshake(ctx); err != nil {
+		c.Close()
+		var ee *ExitError
+		if !errors.As(err, &ee) {
+			if tail := c.sink.tail(); len(tail) > 0 {
+				err = fmt.Errorf("%w (server stderr: %s)", err, joinLines(tail))
+			}
+		}
+		return nil, fmt.Errorf("client: connecting to %s: %w", cmd, err)
+	}
+	c.wg.Add(1)
+	go c.refresher()
+	return c, nil
+}
+
+func start(cmd Command, o Options) (*Client, error) {
+	if cmd.Path == "" {
+		return nil, errors.New("client: empty command")
+	}
+	// Our own pipes rather than exec's StdoutPipe: Wait would close those
+	// as soon as the process exits, losing what it wrote last, and we want
+	// stdin closed (the polite stop) before anything else.
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		closeAll(inR, inW)
+		return nil, err
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		closeAll(inR, inW, outR, outW)
+		return nil, err
+	}
+	ec := exec.Command(cmd.Path, cmd.Args...)
+	ec.Dir = cmd.Dir
+	if len(cmd.Env) > 0 {
+		ec.Env = append(os.Environ(), cmd.Env...)
+	}
+	ec.Stdin, ec.Stdout, ec.Stderr = inR, outW, errW
+	ownGroup(ec)
+	err = ec.Start()
+	closeAll(inR, outW, errW) // the child has its copies
+	if err != nil {
+		closeAll(inW, outR, errR)
+		return nil, fmt.Errorf("client: starting %s: %w", cmd, err)
+	}
+	c := &Client{
+		opts:     o,
+		cmd:      ec,
+		log:      o.Logger.With(slog.String("server", cmd.Path), slog.Int("pid", ec.Process.Pid)),
+		stdout:   outR,
+		stderr:   errR,
+		w:        newWriter(inW),
+		pending:  map[int64]*pending{},
+		inbound:  map[string]context.CancelFunc{},
+		subs:     map[int64]subscription{},
+		cache:    map[string]any{},
+		dirty:    map[ListKind]bool{},
+		done:     make(chan struct{}),
+		procDone: make(chan struct{}),
+		readDone: make(chan struct{}),
+		errDone:  make(chan struct{}),
+		refresh:  make(chan struct{}, 1),
+	}
+	c.sink = newStderrSink(o.StderrLines, o.LogLimit, o.LogWindow, o.Logger, ec.Process.Pid)
+	c.bg, c.bgCancel = context.WithCancel(context.Background())
+	c.wg.Add(5)
+	go func() {
+		defer c.wg.Done()
+		// Reaps the process whatever else happens: no zombies.
+		_ = ec.Wait()
+		c.mu.Lock()
+		c.procState = ec.ProcessState
+		c.mu.Unlock()
+		close(c.procDone)
+	}()
+	go func() {
+		defer c.wg.Done()
+		defer close(c.readDone)
+		c.read()
+	}()
+	go func() {
+		defer c.wg.Done()
+		defer close(c.errDone)
+		c.sink.consume(c.stderr)
+	}()
+	go func() {
+		defer c.wg.Done()
+		c.w.run()
+	}()
+	go func() {
+		defer c.wg.Done()
+		c.monitor()
+	}()
+	return c, nil
+}
+
+func closeAll(fs ...*os.File) {
+	for _, f := range fs {
+		_ = f.Close()
+	}
+}
+
+// monitor ends the session when the server goes away: its stdout closed,
+// or the process exited.
+func (c *Client) monitor() {
+	select {
+	case <-c.readDone:
+	case <-c.procDone:
+		waitAny(drainWait, c.readDone, c.done)
+	case <-c.done:
+		return
+	}
+	waitAny(statusWait, c.procDone, c.done)
+	waitAny(drainWait, c.errDone, c.done)
+	c.mu.Lock()
+	st := c.procState
+	c.mu.Unlock()
+	c.end(exitErrorFrom(st, c.sink.tail()))
+}
+
+// waitAny waits at most d for a or b (nil: never) to close.
+func waitAny(d time.Duration, a, b <-chan struct{}) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-a:
+	case <-b:
+	case <-t.C:
+	}
+}
+
+// end records why the session ended (the first reason wins) and fails
+// every pending request with it at once.
+func (c *Client) end(reason error) {
+	c.mu.Lock()
+	if c.endErr != nil {
+		c.mu.Unlock()
+		return
+	}
+	c.endErr = reason
+	ps := c.pending
+	c.pending = map[int64]*pending{}
+	close(c.done)
+	c.mu.Unlock()
+	for _, p := range ps {
+		p.ch <- reply{err: fmt.Errorf("client: %s: %w", p.method, reason)}
+	}
+}
+
+// Done is closed when the session has ended: the server exited or closed
+// its stdout, or Close was called. Err then says why.
+func (c *Client) Done() <-chan struct{} { return c.done }
+
+// Err is nil while the session runs; then ErrClosed after Close, or the
+// *ExitError of a server that went away by itself.
+func (c *Client) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.endErr
+}
+
+// PID is the server process's id.
+func (c *Client) PID() int { return c.cmd.Process.Pid }
+
+// Close ends the session the way the stdio transport asks: close the
+// server's stdin, wait CloseGrace for it to exit, send SIGTERM (to its
+// process group), wait TermGrace, send SIGKILL; then reap it and stop
+// every client goroutine. Pending requests fail at once with ErrClosed.
+// It returns nil when the server ended cleanly (status 0, or by the
+// SIGTERM), and otherwise the *ExitError saying how it ended, also when it
+// had exited by itself before. Close may be called more than once.
+func (c *Client) Close() error {
+	c.closeOnce.Do(func() { c.closeErr = c.shutdown() })
+	return c.closeErr
+}
+
+func (c *Client) shutdown() error {
+	c.end(ErrClosed)
+	c.bgCancel()
+	c.w.close()
+	if !waitFor(c.procDone, c.opts.CloseGrace) {
+		c.mu.Lock()
+		c.termSent = true
+		c.mu.Unlock()
+		c.log.Debug("server still running after stdin EOF; sending SIGTERM", slog.Duration("grace", c.opts.CloseGrace))
+		signalGroup(c.cmd, syscall.SIGTERM)
+		if !waitFor(c.procDone, c.opts.TermGrace) {
+			c.mu.Lock()
+			c.killed = true
+			c.mu.Unlock()
+			c.log.Warn("server ignored stdin EOF and SIGTERM; sending SIGKILL", slog.Duration("grace", c.opts.TermGrace))
+			signalGroup(c.cmd, syscall.SIGKILL)
+			<-c.procDone
+		}
+	}
+	// A grandchild may still hold the pipes; ours are closed so the
+	// readers return now.
+	waitAny(drainWait, c.errDone, nil)
+	closeAll(c.stdout, c.stderr)
+	c.wg.Wait()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ee := exitErrorFrom(c.procState, c.sink.tail())
+	ee.Killed = c.killed
+	if ee.clean(c.termSent) {
+		return nil
+	}
+	return ee
+}
+
+func waitFor(ch <-chan struct{}, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ch:
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
+// read decodes the server's stdout, one message (or 2025-03-26 batch) per
+// line, until EOF.
+func (c *Client) read() {
+	br := bufio.NewReaderSize(c.stdout, 64<<10)
+	for {
+		line, err := br.ReadBytes('\n')
+		if len(bytes.TrimSpace(line)) > 0 {
+			c.dispatchLine(line)
+		}
+		if err != nil {
+			if !errors.Is(err, io.EOF) && !errors.Is(err, os.ErrClosed) {
+				c.log.Debug("reading server stdout", slog.Any("err", err))
+			}
+			return
+		}
+	}
+}
+
+func (c *Client) dispatchLine(line []byte) {
+	if jsonrpc.IsBatch(line) {
+		var parts []json.RawMessage
+		if err := json.Unmarshal(line, &parts); err != nil {
+			c.log.Warn("server wrote an invalid batch", slog.String("line", clip(line)))
+			return
+		}
+		for _, p := range parts {
+			c.dispatch(p)
+		}
+		return
+	}
+	c.dispatch(line)
+}
+
+func (c *Client) dispatch(raw []byte) {
+	var m jsonrpc.Message
+	if _, jerr := jsonrpc.Decode(raw, &m); jerr != nil {
+		// stdout is the protocol; a banner or a log line there is the
+		// server's bug, not a reason to drop the session.
+		c.log.Warn("server wrote a line that is not a JSON-RPC message", slog.String("error", jerr.Message), slog.String("line", clip(raw)))
+		return
+	}
+	switch m.Kind {
+	case jsonrpc.KindResponse:
+		c.response(&m)
+	case jsonrpc.KindNotification:
+		c.notification(&m)
+	case jsonrpc.KindRequest:
+		c.serverRequest(&m)
+	}
+}
+
+func clip(b []byte) string {
+	const max = 200
+	if len(b) > max {
+		return string(b[:max]) + "…"
+	}
+	return string(bytes.TrimRight(b, "\r\n"))
+}
+
+// ourID reads an id we issued: an integer, echoed as is (or, leniently, as
+// a string of digits).
+func ourID(raw json.RawMessage) (int64, bool) {
+	s := string(raw)
+	if len(s) > 1 && s[0] == '"' {
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return 0, false
+		}
+	}
+	id, err := strconv.ParseInt(s, 10, 64)
+	return id, err == nil
+}
+
+func (c *Client) response(m *jsonrpc.Message) {
+	id, ok := ourID(m.ID)
+	var p *pending
+	if ok {
+		c.mu.Lock()
+		p = c.pending[id]
+		delete(c.pending, id)
+		c.mu.Unlock()
+	}
+	if p == nil {
+		// Usually the answer to a request that timed out or was cancelled.
+		c.log.Debug("response to no pending request", slog.String("id", string(m.ID)))
+		return
+	}
+	if m.Error != nil {
+		var e jsonrpc.Error
+		if err := json.Unmarshal(m.Error, &e); err != nil {
+			e = jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "malformed error object: " + clip(m.Error)}
+		}
+		p.ch <- reply{err: &RPCError{Method: p.method, Err: &e}}
+		return
+	}
+	p.ch <- reply{result: m.Result}
+}
+
+// RPCError is a JSON-RPC error response to a request. Unwrap gives the
+// *jsonrpc.Error with the code, message and data the server sent.
+type RPCError struct {
+	Method string
+	Err    *jsonrpc.Error
+}
+
+func (e *RPCError) Error() string {
+	return fmt.Sprintf("client: %s: server error %d: %s", e.Method, e.Err.Code, e.Err.Message)
+}
+
+func (e *RPCError) Unwrap() error { return e.Err }
+
+func (c *Client) notification(m *jsonrpc.Message) {
+	switch m.Method {
+	case "notifications/progress":
+		c.progress(m.Params)
+	case "notifications/cancelled":
+		var p struct {
+			RequestID json.RawMessage `json:"requestId"`
+		}
+		if json.Unmarshal(m.Params, &p) == nil && p.RequestID != nil {
+			c.mu.Lock()
+			cancel := c.inbound[string(p.RequestID)]
+			c.mu.Unlock()
+			if cancel != nil {
+				cancel()
+			}
+		}
+	case "notifications/tools/list_changed":
+		c.markDirty(ListTools)
+	case "notifications/resources/list_changed":
+		c.markDirty(ListResources)
+	case "notifications/prompts/list_changed":
+		c.markDirty(ListPrompts)
+	}
+	n := Notification{Method: m.Method, Params: m.Params}
+	c.mu.Lock()
+	var fns []func(Notification)
+	for _, s := range c.subs {
+		if s.method == "" || s.method == m.Method {
+			fns = append(fns, s.fn)
+		}
+	}
+	c.mu.Unlock()
+	for _, fn := range fns {
+		fn(n)
+	}
+}
+
+func (c *Client) progress(params json.RawMessage) {
+	var p struct {
+		Token    json.RawMessage `json:"progressToken"`
+		Progress float64         `json:"progress"`
+		Total    float64         `json:"total"`
+		Message  string          `json:"message"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return
+	}
+	id, ok := ourID(p.Token)
+	if !ok {
+		return
+	}
+	c.mu.Lock()
+	pr := c.pending[id]
+	c.mu.Unlock()
+	if pr != nil && pr.progress != nil {
+		pr.progress(Progress{Progress: p.Progress, Total: p.Total, Message: p.Message})
+	}
+}
+
+// Subscribe calls fn for every notification the server sends whose method
+// is method ("" for all), until the returned func is called. fn runs on the
+// goroutine that reads the server's stdout, in the order the server wrote,
+// and before the response of any request the notification preceded; it
+// must not block, or it holds up every response.
+func (c *Client) Subscribe(method string, fn func(Notification)) (unsubscribe func()) {
+	c.mu.Lock()
+	c.nextSub++
+	id := c.nextSub
+	c.subs[id] = subscription{method, fn}
+	c.mu.Unlock()
+	return func() {
+		c.mu.Lock()
+		delete(c.subs, id)
+		c.mu.Unlock()
+	}
+}
+
+// CallOption adjusts one request.
+type CallOption func(*callOptions)
+
+type callOptions struct {
+	timeout  time.Duration
+	progress func(Progress)
+}
+
+// WithTimeout bounds this request instead of Options.Timeout; negative
+// means no bound but the context's.
+func WithTimeout(d time.Duration) CallOption {
+	return func(o *callOptions) { o.timeout = d }
+}
+
+// WithProgress asks the server for progress (a progressToken in _meta) and
+// calls fn for each notifications/progress, on the reading goroutine and
+// before the request returns; fn must not block.
+func WithProgress(fn func(Progress)) CallOption {
+	return func(o *callOptions) { o.progress = fn }
+}
+
+// roundTrip sends one request and waits for its response, the timeout or
+// ctx, whichever comes first. An abandoned request is taken back if it was
+// not written yet, and otherwise cancelled with notifications/cancelled
+// (never initialize, which must not be, and never the server/discover
+// probe: before the handshake a legacy server should see as little as
+// possible).
+func (c *Client) roundTrip(ctx context.Context, method string, params map[string]json.RawMessage, o callOptions, cancellable bool) (json.RawMessage, error) {
+	id := c.nextID.Add(1)
+	if o.progress != nil {
+		meta := map[string]json.RawMessage{}
+		if raw, ok := params["_meta"]; ok {
+			_ = json.Unmarshal(raw, &meta)
+		}
+		meta["progressToken"] = json.RawMessage(strconv.FormatInt(id, 10))
+		params["_meta"] = mustMarshal(meta)
+	}
+	line, err := json.Marshal(struct {
+		JSONRPC string                     `json:"jsonrpc"`
+		ID      int64                      `json:"id"`
+		Method  string                     `json:"method"`
+		Params  map[string]json.RawMessage `json:"params,omitempty"`
+	}{"2.0", id, method, params})
+	if err != nil {
+		return nil, fmt.Errorf("client: %s: encoding params: %w", method, err)
+	}
+	p := &pending{method: method, ch: make(chan reply, 1), progress: o.progress}
+	c.mu.Lock()
+	if c.endErr != nil {
+		err := c.endErr
+		c.mu.Unlock()
+		return nil, fmt.Errorf("client: %s: %w", method, err)
+	}
+	c.pending[id] = p
+	c.mu.Unlock()
+
+	timeout := c.opts.Timeout
+	if o.timeout != 0 {
+		timeout = o.timeout
+	}
+	var timer <-chan time.Time
+	if timeout > 0 {
+		t := time.NewTimer(timeout)
+		defer t.Stop()
+		timer = t.C
+	}
+	c.w.send(id, line)
+
+	var cause error
+	select {
+	case r := <-p.ch:
+		return r.result, r.err
+	case <-ctx.Done():
+		cause = fmt.Errorf("client: %s: %w", method, context.Cause(ctx))
+	case <-timer:
+		cause = fmt.Errorf("client: %s timed out after %v: %w", method, timeout, context.DeadlineExceeded)
+	}
+	c.mu.Lock()
+	_, waiting := c.pending[id]
+	delete(c.pending, id)
+	c.mu.Unlock()
+	if !waiting {
+		// The answer (or the end of the session) won the race.
+		r := <-p.ch
+		return r.result, r.err
+	}
+	if !c.w.unqueue(id) && cancellable {
+		c.notify("notifications/cancelled", map[string]any{"requestId": id, "reason": cause.Error()})
+	}
+	return nil, cause
+}
+
+// notify sends a notification; it is dropped if stdin is closed.
+func (c *Client) notify(method string, params any) {
+	var raw []byte
+	if params != nil {
+		raw = mustMarshal(params)
+	}
+	c.w.send(0, jsonrpc.AppendNotification(nil, method, raw))
+}
+
+func mustMarshal(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("client: marshalling %T: %v", v, err))
+	}
+	return b
+}
+
+// Call sends any request and decodes its result into result (unless nil).
+// In 2026-07-28 it adds the _meta the revision requires and, for
+// tools/call, prompts/get and resources/read, answers input_required
+// results through the Options handlers and retries, as the typed methods
+// do. A JSON-RPC error response is an *RPCError.
+func (c *Client) Call(ctx context.Context, method string, params, result any, opts ...CallOption) error {
+	var o callOptions
+	for _, f := range opts {
+		f(&o)
+	}
+	base := map[string]json.RawMessage{}
+	if params != nil {
+		raw, err := json.Marshal(params)
+		if err != nil {
+			return fmt.Errorf("client: %s: encoding params: %w", method, err)
+		}
+		if string(raw) != "null" {
+			if err := json.Unmarshal(raw, &base); err != nil {
+				return fmt.Errorf("client: %s: params must be a JSON object", method)
+			}
+		}
+	}
+	var extra map[string]json.RawMessage // inputResponses and requestState of a retry
+	for round := 0; ; round++ {
+		p := make(map[string]json.RawMessage, len(base)+3)
+		for k, v := range base {
+			p[k] = v
+		}
+		for k, v := range extra {
+			p[k] = v
+		}
+		if c.era == EraModern {
+			c.addMeta(p, c.version)
+		}
+		raw, err := c.roundTrip(ctx, method, p, o, true)
+		if err != nil {
+			return err
+		}
+		if c.era == EraModern {
+			var rt struct {
+				ResultType    string                     `json:"resultType"`
+				InputRequests map[string]json.RawMessage `json:"inputRequests"`
+				RequestState  *string                    `json:"requestState"`
+			}
+			if err := json.Unmarshal(raw, &rt); err != nil {
+				return fmt.Errorf("client: %s: result is not an object: %w", method, err)
+			}
+			if rt.ResultType == "input_required" {
+				switch method {
+				case "tools/call", "prompts/get", "resources/read":
+				default:
+					return fmt.Errorf("client: %s: server answered input_required, which only tools/call, prompts/get and resources/read may", method)
+				}
+				if round+1 >= maxInputRounds {
+					return fmt.Errorf("client: %s: server still asks for input after %d rounds", method, maxInputRounds)
+				}
+				if extra, err = c.fulfil(ctx, rt.InputRequests, rt.RequestState); err != nil {
+					return fmt.Errorf("client: %s: %w", method, err)
+				}
+				continue
+			}
+		}
+		if result == nil {
+			return nil
+		}
+		if err := json.Unmarshal(raw, result); err != nil {
+			return fmt.Errorf("client: %s: decoding result: %w", method, err)
+		}
+		return nil
+	}
+}
+
+// addMeta puts the 2026-07-28 per-request keys into params._meta, keeping
+// any other keys the caller put there.
+func (c *Client) addMeta(params map[string]json.RawMessage, version string) {
+	meta := map[string]json.RawMessage{}
+	if raw, ok := params["_meta"]; ok {
+		_ = json.Unmarshal(raw, &meta)
+	}
+	meta["io.modelcontextprotocol/protocolVersion"] = mustMarshal(version)
+	meta["io.modelcontextprotocol/clientCapabilities"] = c.clientCapsFor(version)
+	meta["io.modelcontextprotocol/clientInfo"] = mustMarshal(c.opts.ClientInfo)
+	params["_meta"] = mustMarshal(meta)
+}
+
+func joinLines(lines []string) string {
+	var b bytes.Buffer
+	for i, l := range lines {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		b.WriteString(l)
+	}
+	return b.String()
+}

@@ -1,0 +1,52 @@
+// Package client is the client end of an MCP session over stdio: it starts
+// a server process, connects in either protocol era, and sends requests to
+// it, either from plain Go code (Connect and the Client methods) or from
+// actors (Producer, under a supervisor).
+//
+// # Connecting
+//
+// Connect starts the Command with its own pipes and process group and
+// settles the era. With EraAuto it follows the 2026-07-28 stdio rules: it
+// probes server/discover with the per-request _meta; a DiscoverResult means
+// the stateless era, in which every request carries the protocol version,
+// the client capabilities and clientInfo in _meta; any error other than
+// UnsupportedProtocolVersion, or no answer within ProbeTimeout, means a
+// legacy server, which gets initialize and then notifications/initialized.
+// Options.Era and Options.Version pin an era or one revision instead.
+//
+// # Requests
+//
+// Every request has a deadline (its context, and Options.Timeout or
+// WithTimeout). A request that is abandoned is taken back if it was not
+// written yet, and otherwise cancelled with notifications/cancelled; its
+// late answer is ignored. WithProgress sends a progressToken and reports
+// notifications/progress. Server requests of the legacy era (roots/list,
+// sampling/createMessage, elicitation/create, ping) are answered by the
+// Options handlers on their own goroutines; a handler that is nil is not
+// declared as a capability and its requests get -32601. In 2026-07-28 the
+// same handlers answer the inputRequests of an input_required result, and
+// the request is retried with inputResponses and the requestState echoed
+// verbatim. Lists (tools, resources, templates, prompts) are fetched whole,
+// cached, and refetched when the server sends list_changed.
+//
+// # Failure contract
+//
+// The server's stdout is the protocol; a line on it that is not JSON-RPC is
+// logged and skipped. Its stderr is never an error signal: the last lines
+// are kept for error messages and logged through a throttle. When the
+// server exits or closes its stdout, the session ends: every pending
+// request fails at once with an error wrapping an *ExitError (status or
+// signal, and the last stderr lines), Done is closed, and later requests
+// fail the same way. Close closes stdin, waits CloseGrace, sends SIGTERM to
+// the process group, waits TermGrace, sends SIGKILL, reaps the process and
+// stops every goroutine the client started; it must be called even after
+// the server went away.
+//
+// # Under a supervisor
+//
+// Producer wraps a Client in a hollywood actor: Requests in, Responses
+// out, notifications forwarded to Subscribers. A crashed server or a failed
+// connect ends the actor with the error as an abnormal exit reason, so a
+// Transient child is restarted with a fresh process, within the
+// supervisor's restart intensity.
+package client

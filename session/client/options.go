@@ -1,0 +1,195 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Command is the server process to run: Path is looked up in PATH when it
+// has no slash, as exec.Command does.
+type Command struct {
+	Path string
+	Args []string
+	// Env entries ("KEY=value") are added to the client's own environment,
+	// and win over it when a key is in both.
+	Env []string
+	// Dir is the working directory; empty means the client's.
+	Dir string
+}
+
+func (c Command) String() string {
+	return strings.Join(append([]string{c.Path}, c.Args...), " ")
+}
+
+// InputHandler answers one server request for client input
+// (sampling/createMessage, elicitation/create), whether it arrives as a
+// JSON-RPC request (legacy era) or inside an input_required result
+// (2026-07-28). params is the request's raw params; the returned value is
+// marshalled as the result. Returning a *jsonrpc.Error chooses the error
+// code the server sees; any other error is sent as -32603.
+type InputHandler func(ctx context.Context, params json.RawMessage) (any, error)
+
+// Options configure a Client. The zero value (or a nil *Options) is usable;
+// every zero field means the default named in its comment.
+type Options struct {
+	// ClientInfo is sent as clientInfo; default {Name: "mcprt-client",
+	// Version: "0.1.0"}.
+	ClientInfo Implementation
+
+	// Era chooses how to connect (default EraAuto). Version pins one
+	// revision: connecting fails rather than use another. A Version implies
+	// its era; Era and Version must agree when both are set.
+	Era     Era
+	Version string
+	// ProbeTimeout bounds the server/discover probe of EraAuto; a server
+	// that does not answer in time is taken for a legacy one. Default
+	// DefaultProbeTimeout.
+	ProbeTimeout time.Duration
+
+	// Timeout bounds each request (handshake included) unless its context
+	// ends earlier; negative means no bound. Default DefaultTimeout.
+	Timeout time.Duration
+
+	// CloseGrace is how long Close waits for the server to exit after its
+	// stdin is closed, and TermGrace how long after SIGTERM, before it
+	// sends SIGKILL. Defaults DefaultCloseGrace and DefaultTermGrace.
+	CloseGrace time.Duration
+	TermGrace  time.Duration
+
+	// StderrLines is how many of the server's last stderr lines are kept
+	// for error messages (default DefaultStderrLines). LogLimit lines are
+	// logged per LogWindow; the rest of the window is dropped after one
+	// "throttling" line (defaults DefaultLogLimit, DefaultLogWindow).
+	StderrLines int
+	LogLimit    int
+	LogWindow   time.Duration
+	// Logger receives the server's stderr (at Info) and the client's own
+	// diagnostics; nil means slog.Default().
+	Logger *slog.Logger
+
+	// Roots, Sampling and Elicitation answer the server's requests for
+	// client input. Each one that is set declares its client capability;
+	// a request whose handler is nil is answered with -32601.
+	Roots       func(ctx context.Context) ([]Root, error)
+	Sampling    InputHandler
+	Elicitation InputHandler
+
+	// OnListChanged, if set, is called (on a client goroutine) after a
+	// cached list was refreshed because the server said it changed.
+	OnListChanged func(ListKind)
+}
+
+func (o *Options) withDefaults() (Options, error) {
+	var r Options
+	if o != nil {
+		r = *o
+	}
+	if r.ClientInfo.Name == "" {
+		r.ClientInfo = Implementation{Name: "mcprt-client", Version: "0.1.0"}
+	}
+	if r.ProbeTimeout <= 0 {
+		r.ProbeTimeout = DefaultProbeTimeout
+	}
+	if r.Timeout == 0 {
+		r.Timeout = DefaultTimeout
+	}
+	if r.CloseGrace <= 0 {
+		r.CloseGrace = DefaultCloseGrace
+	}
+	if r.TermGrace <= 0 {
+		r.TermGrace = DefaultTermGrace
+	}
+	if r.StderrLines <= 0 {
+		r.StderrLines = DefaultStderrLines
+	}
+	if r.LogLimit <= 0 {
+		r.LogLimit = DefaultLogLimit
+	}
+	if r.LogWindow <= 0 {
+		r.LogWindow = DefaultLogWindow
+	}
+	if r.Logger == nil {
+		r.Logger = slog.Default()
+	}
+	if r.Version != "" {
+		era := EraLegacy
+		switch {
+		case slices.Contains(modernVersions, r.Version):
+			era = EraModern
+		case !slices.Contains(legacyVersions, r.Version):
+			return r, fmt.Errorf("client: unknown protocol version %q (supported: %s)", r.Version, strings.Join(SupportedVersions(), ", "))
+		}
+		if r.Era != EraAuto && r.Era != era {
+			return r, fmt.Errorf("client: version %s is not of the %s era", r.Version, r.Era)
+		}
+		r.Era = era
+	}
+	return r, nil
+}
+
+// ErrClosed is the error of requests made after Close, and of those still
+// waiting when it was called.
+var ErrClosed = errors.New("client: closed")
+
+// ExitError says how the server process ended, with the last lines it
+// wrote to stderr. Requests pending when the server goes away fail with an
+// error wrapping it; Close and Err return it.
+type ExitError struct {
+	// Exited is false when the server closed its stdout but was still
+	// running when the session ended.
+	Exited bool
+	// Code is the exit status, or -1 when a signal ended the process.
+	Code int
+	// Signal is the signal that ended the process, if any.
+	Signal syscall.Signal
+	// Killed is true when Close had to send SIGKILL.
+	Killed bool
+	// Stderr are the last lines the server wrote to stderr, oldest first.
+	Stderr []string
+}
+
+func (e *ExitError) Error() string {
+	var b strings.Builder
+	switch {
+	case !e.Exited:
+		b.WriteString("server closed its stdout")
+	case e.Killed:
+		b.WriteString("server ignored stdin EOF and SIGTERM; killed")
+	case e.Signal != 0:
+		fmt.Fprintf(&b, "server killed by signal %s", e.Signal)
+	default:
+		fmt.Fprintf(&b, "server exited with status %d", e.Code)
+	}
+	if len(e.Stderr) > 0 {
+		b.WriteString(": ")
+		b.WriteString(strings.Join(e.Stderr, "; "))
+	}
+	return b.String()
+}
+
+// clean reports an end that is not a failure: status 0, or the SIGTERM
+// Close sent.
+func (e *ExitError) clean(termSent bool) bool {
+	return e.Exited && !e.Killed && (e.Code == 0 && e.Signal == 0 || termSent && e.Signal == syscall.SIGTERM)
+}
+
+func exitErrorFrom(st *os.ProcessState, stderr []string) *ExitError {
+	e := &ExitError{Stderr: stderr}
+	if st == nil {
+		return e
+	}
+	e.Exited = true
+	e.Code = st.ExitCode()
+	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		e.Signal = ws.Signal()
+	}
+	return e
+}

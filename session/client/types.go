@@ -1,0 +1,224 @@
+package client
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// Era is the family of protocol revisions a session speaks.
+type Era int
+
+const (
+	// EraAuto probes server/discover and falls back to initialize, as the
+	// 2026-07-28 stdio transport recommends for dual-era clients.
+	EraAuto Era = iota
+	// EraLegacy speaks an initialize-era revision (2024-11-05 .. 2025-11-25):
+	// initialize, then notifications/initialized, then requests.
+	EraLegacy
+	// EraModern speaks 2026-07-28: no handshake, the protocol version and the
+	// client capabilities ride in every request's _meta.
+	EraModern
+)
+
+func (e Era) String() string {
+	switch e {
+	case EraAuto:
+		return "auto"
+	case EraLegacy:
+		return "legacy"
+	case EraModern:
+		return "modern"
+	}
+	return fmt.Sprintf("Era(%d)", int(e))
+}
+
+// Protocol revisions this client speaks, newest first within each era.
+var (
+	legacyVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
+	modernVersions = []string{"2026-07-28"}
+)
+
+// SupportedVersions lists every protocol revision the client speaks, newest
+// first.
+func SupportedVersions() []string {
+	return append(append([]string(nil), modernVersions...), legacyVersions...)
+}
+
+// Implementation names a piece of MCP software (clientInfo, serverInfo).
+type Implementation struct {
+	Name    string `json:"name"`
+	Title   string `json:"title,omitempty"`
+	Version string `json:"version"`
+}
+
+// Notification is one notification the server sent. Params is the raw
+// params object (nil when absent).
+type Notification struct {
+	Method string
+	Params json.RawMessage
+}
+
+// Progress is one notifications/progress for a request that asked for it.
+// Total is 0 when the server did not say.
+type Progress struct {
+	Progress float64
+	Total    float64
+	Message  string
+}
+
+// Tool is one entry of tools/list. Schemas and annotations stay raw: the
+// client passes them on, it does not interpret them.
+type Tool struct {
+	Name         string          `json:"name"`
+	Title        string          `json:"title,omitempty"`
+	Description  string          `json:"description,omitempty"`
+	InputSchema  json.RawMessage `json:"inputSchema,omitempty"`
+	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
+	Annotations  json.RawMessage `json:"annotations,omitempty"`
+}
+
+// Resource is one entry of resources/list.
+type Resource struct {
+	URI         string `json:"uri"`
+	Name        string `json:"name"`
+	Title       string `json:"title,omitempty"`
+	Description string `json:"description,omitempty"`
+	MIMEType    string `json:"mimeType,omitempty"`
+	Size        *int64 `json:"size,omitempty"`
+}
+
+// ResourceTemplate is one entry of resources/templates/list.
+type ResourceTemplate struct {
+	URITemplate string `json:"uriTemplate"`
+	Name        string `json:"name"`
+	Title       string `json:"title,omitempty"`
+	Description string `json:"description,omitempty"`
+	MIMEType    string `json:"mimeType,omitempty"`
+}
+
+// Prompt is one entry of prompts/list.
+type Prompt struct {
+	Name        string           `json:"name"`
+	Title       string           `json:"title,omitempty"`
+	Description string           `json:"description,omitempty"`
+	Arguments   []PromptArgument `json:"arguments,omitempty"`
+}
+
+// PromptArgument is one argument a prompt takes.
+type PromptArgument struct {
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	Required    bool   `json:"required,omitempty"`
+}
+
+// Content is one content block of a tool result or a prompt message: text,
+// image, audio, resource_link or an embedded resource. Fields that do not
+// apply to its Type are empty.
+type Content struct {
+	Type     string          `json:"type"`
+	Text     string          `json:"text,omitempty"`
+	Data     string          `json:"data,omitempty"` // base64 (image, audio)
+	MIMEType string          `json:"mimeType,omitempty"`
+	URI      string          `json:"uri,omitempty"`  // resource_link
+	Name     string          `json:"name,omitempty"` // resource_link
+	Resource json.RawMessage `json:"resource,omitempty"`
+}
+
+// CallToolResult is the result of tools/call. A tool that failed reports
+// IsError with an explanation in Content; that is a result, not an error.
+type CallToolResult struct {
+	Content           []Content       `json:"content"`
+	StructuredContent json.RawMessage `json:"structuredContent,omitempty"`
+	IsError           bool            `json:"isError,omitempty"`
+}
+
+// ResourceContents is one item of a resources/read result: Text or Blob
+// (base64) is set.
+type ResourceContents struct {
+	URI      string `json:"uri"`
+	MIMEType string `json:"mimeType,omitempty"`
+	Text     string `json:"text,omitempty"`
+	Blob     string `json:"blob,omitempty"`
+}
+
+// ReadResourceResult is the result of resources/read.
+type ReadResourceResult struct {
+	Contents []ResourceContents `json:"contents"`
+}
+
+// PromptMessage is one message of a prompts/get result.
+type PromptMessage struct {
+	Role    string  `json:"role"`
+	Content Content `json:"content"`
+}
+
+// GetPromptResult is the result of prompts/get.
+type GetPromptResult struct {
+	Description string          `json:"description,omitempty"`
+	Messages    []PromptMessage `json:"messages"`
+}
+
+// CompletionRef names what completion/complete completes: a prompt
+// (Type "ref/prompt", Name) or a resource template (Type "ref/resource",
+// URI).
+type CompletionRef struct {
+	Type string `json:"type"`
+	Name string `json:"name,omitempty"`
+	URI  string `json:"uri,omitempty"`
+}
+
+// CompleteParams are the params of completion/complete.
+type CompleteParams struct {
+	Ref      CompletionRef    `json:"ref"`
+	Argument CompleteArgument `json:"argument"`
+	// Context carries the values of arguments already chosen (2025-06-18
+	// and later); nil sends none.
+	Context *CompleteContext `json:"context,omitempty"`
+}
+
+// CompleteContext is the context of a completion/complete request.
+type CompleteContext struct {
+	Arguments map[string]string `json:"arguments,omitempty"`
+}
+
+// CompleteArgument is the argument being completed and its partial value.
+type CompleteArgument struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// Completion is the result of completion/complete.
+type Completion struct {
+	Values  []string `json:"values"`
+	Total   *int     `json:"total,omitempty"`
+	HasMore bool     `json:"hasMore,omitempty"`
+}
+
+// Root is one root the client exposes to the server (roots/list).
+type Root struct {
+	URI  string `json:"uri"`
+	Name string `json:"name,omitempty"`
+}
+
+// ListKind names one of the lists the client caches and refreshes when the
+// server says it changed.
+type ListKind string
+
+// The cached lists, named after their notifications/<kind>/list_changed.
+const (
+	ListTools     ListKind = "tools"
+	ListResources ListKind = "resources"
+	ListPrompts   ListKind = "prompts"
+)
+
+// Defaults for zero Options fields.
+const (
+	DefaultTimeout      = 60 * time.Second
+	DefaultProbeTimeout = 5 * time.Second
+	DefaultCloseGrace   = 2 * time.Second
+	DefaultTermGrace    = 2 * time.Second
+	DefaultStderrLines  = 10
+	DefaultLogLimit     = 10
+	DefaultLogWindow    = 5 * time.Second
+)
