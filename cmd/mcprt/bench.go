@@ -1,0 +1,249 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mcprt/mcprt/cmd/mcprt/internal/loadgen"
+	"github.com/mcprt/mcprt/runtime"
+)
+
+const benchUsage = `Usage: mcprt bench [flags] -- CMD [ARGS...]
+
+Measures any MCP server that speaks newline-delimited JSON-RPC on its stdin
+and stdout. It spawns CMD, opens a session (initialize, or server/discover
+with -era modern) and runs these phases, in order:
+
+  cold     spawn → handshake reply, on -cold fresh processes: median, min, max
+  idle     the server's VmRSS 300 ms after the handshake
+  seq      one call at a time: round-trip p50, p90, p99; server CPU per call
+  pipe     for each K of -k, K calls in flight at all times: req/s and
+           server CPU per call
+  payload  echo of each -payload size, one at a time: MiB/s = size / median
+           round trip (each byte goes in and comes back)
+  peak     the server's VmHWM once the phases are done; then stdin is
+           closed and how the server exits is recorded
+
+Each timed phase (seq, each K, each payload size) lasts -duration, of which
+the first fifth is warm-up and not counted. Server CPU is utime+stime from
+/proc/PID/stat (10 ms ticks) divided by the calls in the window; memory comes
+from /proc/PID/status. Give the server binary itself, not a wrapper such as
+sh -c or go run: /proc is read for the spawned PID. Linux only for CPU and
+memory.
+
+The timed call is tools/call echo {"text":"hi"} when the server lists echo,
+otherwise ping (server/discover in the modern era, which has no ping). Every
+response is checked: one JSON object per line, an id that was outstanding,
+no error, no isError, and for echo the text sent.
+
+Progress goes to stderr (one line rewritten in place on a terminal), the
+table or the JSON to stdout. Exit status: 0 when every phase ran; 1 when the
+server failed (exited, stalled past -timeout, answered wrongly), after
+printing what was measured until then; 2 for a bad command line.
+
+Flags:
+`
+
+func init() {
+	register(verb{name: "bench", summary: "measure another MCP server's latency, throughput, CPU and memory", run: func(args []string, stderr io.Writer) int {
+		return bench(args, os.Stdout, stderr)
+	}})
+}
+
+// benchFlags turns the command line into a loadgen.Config. Anything wrong
+// with it is a usage error.
+func benchFlags(args []string, stderr io.Writer) (cfg loadgen.Config, asJSON, quiet bool, err error) {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, benchUsage)
+		fs.PrintDefaults()
+	}
+	era := fs.String("era", loadgen.EraLegacy, "protocol `era`: legacy (initialize handshake) or modern (2026-07-28: server/discover, _meta on every request)")
+	version := fs.String("protocol", "", "protocol `revision` to ask for (default "+loadgen.DefaultLegacyVersion+" for legacy, "+loadgen.ModernVersion+" for modern)")
+	tool := fs.String("tool", "", "`tool` the seq and pipe phases call (default echo if the server lists it, else ping)")
+	toolArgs := fs.String("args", "", "arguments of -tool, a JSON `object` (default {\"text\":\"hi\"} for echo, {} otherwise)")
+	ping := fs.Bool("ping", false, "time ping (server/discover in the modern era) instead of a tool call")
+	ks := fs.String("k", "1,16,256", "in-flight `depths` of the pipe phase, comma-separated")
+	dur := fs.Duration("duration", loadgen.DefaultDuration, "length of each timed phase (seq, each K, each payload size)")
+	cold := fs.Int("cold", loadgen.DefaultColdStarts, "fresh processes the cold phase spawns (0 skips it)")
+	payload := fs.String("payload", "64K,1M", "echo text `sizes` of the payload phase, comma-separated, K and M suffixes allowed (empty skips it)")
+	skip := fs.String("skip", "", "`phases` not to run, comma-separated: cold, seq, pipe, payload")
+	timeout := fs.Duration("timeout", loadgen.DefaultTimeout, "fail when the server makes no progress for this long while an answer is due")
+	fs.BoolVar(&asJSON, "json", false, "write the results as JSON instead of a table")
+	fs.BoolVar(&quiet, "q", false, "no progress on stderr")
+	if err = fs.Parse(args); err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			err = errReported // the flag package has printed it, with the usage
+		}
+		return
+	}
+	usage := func(format string, a ...any) error { return fmt.Errorf(format, a...) }
+	cfg = loadgen.Config{Argv: fs.Args(), Era: *era, Version: *version, Tool: *tool, Ping: *ping,
+		Duration: *dur, ColdStarts: *cold, Timeout: *timeout, Skip: map[string]bool{}}
+	switch {
+	case len(cfg.Argv) == 0:
+		return cfg, false, false, usage("no server command: give it after --")
+	case *era != loadgen.EraLegacy && *era != loadgen.EraModern:
+		return cfg, false, false, usage("-era %q: want legacy or modern", *era)
+	case *dur <= 0 || *timeout <= 0:
+		return cfg, false, false, usage("-duration and -timeout must be positive")
+	case *cold < 0:
+		return cfg, false, false, usage("-cold must not be negative")
+	case *ping && (*tool != "" || *toolArgs != ""):
+		return cfg, false, false, usage("-ping times ping: it takes no -tool or -args")
+	}
+	if *toolArgs != "" {
+		var obj map[string]json.RawMessage
+		if json.Unmarshal([]byte(*toolArgs), &obj) != nil || obj == nil {
+			return cfg, false, false, usage("-args %q: want a JSON object", *toolArgs)
+		}
+		cfg.Args, _ = json.Marshal(obj)
+	}
+	if cfg.Ks, err = sizes(*ks, false); err != nil || len(cfg.Ks) == 0 {
+		return cfg, false, false, usage("-k %q: want depths from 1 to %d, comma-separated", *ks, maxK)
+	}
+	for _, k := range cfg.Ks {
+		if k < 1 || k > maxK {
+			return cfg, false, false, usage("-k %d: want 1 to %d", k, maxK)
+		}
+	}
+	if cfg.Payloads, err = sizes(*payload, true); err != nil {
+		return cfg, false, false, usage("-payload %q: want sizes such as 64K,1M", *payload)
+	}
+	if len(cfg.Payloads) == 0 {
+		cfg.Skip[loadgen.PhasePayload] = true
+	}
+	for _, s := range cfg.Payloads {
+		if s < 1 || s > 1<<30 {
+			return cfg, false, false, usage("-payload %d: want 1 byte to 1 GiB", s)
+		}
+	}
+	for p := range strings.SplitSeq(*skip, ",") {
+		switch p = strings.TrimSpace(p); p {
+		case "":
+		case loadgen.PhaseCold, loadgen.PhaseSeq, loadgen.PhasePipe, loadgen.PhasePayload:
+			cfg.Skip[p] = true
+		default:
+			return cfg, false, false, usage("-skip %q: phases are cold, seq, pipe, payload", p)
+		}
+	}
+	if *cold == 0 {
+		cfg.Skip[loadgen.PhaseCold] = true
+	}
+	return cfg, asJSON, quiet, nil
+}
+
+var errReported = errors.New("bad flags")
+
+// maxK bounds -k: far past any depth a stdio client uses, and it keeps the
+// generator's own buffers small.
+const maxK = 1 << 14
+
+// sizes parses "1,16,256" or, with suffixes, "64K,1M".
+func sizes(s string, suffixes bool) ([]int, error) {
+	out := []int{}
+	for f := range strings.SplitSeq(s, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		mul := 1
+		if suffixes {
+			switch f[len(f)-1] {
+			case 'K', 'k':
+				mul, f = 1<<10, f[:len(f)-1]
+			case 'M', 'm':
+				mul, f = 1<<20, f[:len(f)-1]
+			}
+		}
+		v, err := strconv.Atoi(f)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v*mul)
+	}
+	return out, nil
+}
+
+func bench(args []string, stdout, stderr io.Writer) int {
+	cfg, asJSON, quiet, err := benchFlags(args, stderr)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return runtime.ExitOK
+		}
+		if !errors.Is(err, errReported) {
+			fmt.Fprintf(stderr, "mcprt bench: %v\nRun mcprt bench --help for usage.\n", err)
+		}
+		return runtime.ExitUsage
+	}
+	progress := newProgress(stderr, quiet)
+	cfg.Progress = progress.show
+	start := time.Now()
+	res, runErr := loadgen.Run(cfg)
+	progress.clear()
+	if asJSON {
+		b, _ := json.MarshalIndent(res, "", "  ")
+		_, err = stdout.Write(append(b, '\n'))
+	} else {
+		err = loadgen.WriteTable(stdout, res)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "mcprt bench: writing the results: %v\n", err)
+		return runtime.ExitFailure
+	}
+	if runErr != nil {
+		fmt.Fprintf(stderr, "mcprt bench: FAILED after %.1f s: %v\n", time.Since(start).Seconds(), runErr)
+		return runtime.ExitFailure
+	}
+	if !quiet {
+		fmt.Fprintf(stderr, "mcprt bench: done in %.1f s\n", time.Since(start).Seconds())
+	}
+	return runtime.ExitOK
+}
+
+// progress shows what the benchmark is doing. On a terminal it rewrites
+// one line, live figures included; elsewhere (logs, CI) it writes one plain
+// line per phase and leaves the running figures out.
+type progress struct {
+	w     io.Writer
+	quiet bool
+	tty   bool
+	shown bool
+}
+
+func newProgress(w io.Writer, quiet bool) *progress {
+	p := &progress{w: w, quiet: quiet}
+	if f, ok := w.(*os.File); ok {
+		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+			p.tty = true
+		}
+	}
+	return p
+}
+
+func (p *progress) show(msg string, live bool) {
+	switch {
+	case p.quiet:
+	case p.tty:
+		// Carriage return, the message, erase to the end of the line.
+		fmt.Fprintf(p.w, "\r%s\x1b[K", "mcprt bench: "+msg)
+		p.shown = true
+	case !live:
+		fmt.Fprintf(p.w, "mcprt bench: %s\n", msg)
+	}
+}
+
+// clear removes the rewritten line before the results are printed.
+func (p *progress) clear() {
+	if p.shown {
+		fmt.Fprint(p.w, "\r\x1b[K")
+		p.shown = false
+	}
+}

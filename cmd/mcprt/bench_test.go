@@ -1,0 +1,241 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcprt/mcprt/cmd/mcprt/internal/loadgen"
+	"github.com/mcprt/mcprt/cmd/mcprt/internal/loadgen/loadgentest"
+)
+
+// benchHang only turns a hang into a failure; no test asserts on time.
+const benchHang = 2 * time.Minute
+
+// buildBench builds mcprt into dir, with the race detector when the tests
+// have it, so the child processes are checked too.
+func buildBench(t *testing.T, dir string) string {
+	t.Helper()
+	path := filepath.Join(dir, "mcprt")
+	args := []string{"build", "-o", path}
+	if benchRaceEnabled() {
+		args = append(args, "-race")
+	}
+	out, err := exec.Command(benchGoTool(), append(args, ".")...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("building mcprt: %v\n%s", err, out)
+	}
+	return path
+}
+
+func benchRaceEnabled() bool {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return false
+	}
+	for _, s := range bi.Settings {
+		if s.Key == "-race" && s.Value == "true" {
+			return true
+		}
+	}
+	return false
+}
+
+// benchGoTool finds the go command: go test puts GOROOT/bin first on PATH.
+func benchGoTool() string {
+	if p, err := exec.LookPath("go"); err == nil {
+		return p
+	}
+	return filepath.Join(os.Getenv("GOROOT"), "bin", "go")
+}
+
+// runBench runs the built mcprt with args and returns its stdout, stderr
+// and exit status.
+func runBench(t *testing.T, bin string, env []string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Env = env
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(benchHang):
+		_ = cmd.Process.Kill()
+		<-done
+		t.Fatalf("mcprt %s hung; stderr:\n%s", strings.Join(args, " "), errb.String())
+	}
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee):
+		code = ee.ExitCode()
+	default:
+		t.Fatal(err)
+	}
+	return out.String(), errb.String(), code
+}
+
+// TestBenchBinary runs the built mcprt bench: against mcprt serve, with
+// short phases, checking that every figure is there and plausible; and
+// against a server that dies mid-run.
+func TestBenchBinary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds mcprt and spawns servers")
+	}
+	bin := buildBench(t, t.TempDir())
+	for _, era := range []string{loadgen.EraLegacy, loadgen.EraModern} {
+		t.Run("serve/"+era, func(t *testing.T) {
+			stdout, stderr, code := runBench(t, bin, nil, "bench", "-json", "-era", era, "-duration", "200ms", "-cold", "3", "--", bin, "serve")
+			if code != 0 {
+				t.Fatalf("exit %d; stderr:\n%s\nstdout:\n%s", code, stderr, stdout)
+			}
+			var res loadgen.Result
+			if err := json.Unmarshal([]byte(stdout), &res); err != nil {
+				t.Fatalf("stdout is not the JSON result: %v\n%s", err, stdout)
+			}
+			positive := func(name string, v float64) {
+				t.Helper()
+				if !(v > 0) {
+					t.Errorf("%s = %v, want > 0", name, v)
+				}
+			}
+			if res.Server != "mcprt-reference "+version || res.Call != `tools/call echo {"text":"hi"}` || res.Era != era {
+				t.Errorf("server %q, call %q, era %q", res.Server, res.Call, res.Era)
+			}
+			if c := res.ColdStart; c == nil || c.Runs != 3 {
+				t.Fatalf("cold start: %+v", c)
+			} else {
+				positive("cold p50", c.P50Ms)
+				if c.MinMs > c.P50Ms || c.P50Ms > c.MaxMs {
+					t.Errorf("cold start min/p50/max out of order: %+v", c)
+				}
+			}
+			positive("idle RSS", float64(res.IdleRSSKiB))
+			positive("peak RSS", float64(res.PeakRSSKiB))
+			if res.PeakRSSKiB < res.IdleRSSKiB {
+				t.Errorf("peak RSS %d < idle RSS %d", res.PeakRSSKiB, res.IdleRSSKiB)
+			}
+			if s := res.Sequential; s == nil {
+				t.Fatal("no sequential figures")
+			} else {
+				positive("sequential calls", float64(s.Calls))
+				positive("sequential p50", s.P50Us)
+				positive("sequential CPU per call", s.CPUUsPerCall)
+				if s.P50Us > s.P90Us || s.P90Us > s.P99Us || s.P99Us > s.MaxUs {
+					t.Errorf("percentiles out of order: %+v", s)
+				}
+			}
+			if len(res.Pipelined) != 3 {
+				t.Fatalf("pipelined: %+v", res.Pipelined)
+			}
+			for i, k := range []int{1, 16, 256} {
+				p := res.Pipelined[i]
+				if p.K != k {
+					t.Errorf("pipelined[%d].K = %d, want %d", i, p.K, k)
+				}
+				positive("pipelined calls", float64(p.Calls))
+				positive("pipelined req/s", p.ReqPerSec)
+				positive("pipelined CPU per call", p.CPUUsPerCall)
+			}
+			if len(res.Payload) != 2 || res.Payload[0].Bytes != 64<<10 || res.Payload[1].Bytes != 1<<20 {
+				t.Fatalf("payload: %+v", res.Payload)
+			}
+			for _, p := range res.Payload {
+				positive("payload MiB/s", p.MiBPerSec)
+				positive("payload RTT", p.RTTP50Ms)
+			}
+			if res.ExitAfterEOF != "exit 0" || res.Failure != "" {
+				t.Errorf("exit after EOF %q, failure %q", res.ExitAfterEOF, res.Failure)
+			}
+			if !strings.Contains(stderr, "mcprt bench: pipelined") {
+				t.Errorf("no progress on stderr:\n%s", stderr)
+			}
+		})
+	}
+	t.Run("dying server", func(t *testing.T) { testBenchDyingServer(t, bin) })
+}
+
+// TestBenchHelperServer is not a test: it is the fake server when the test
+// binary runs itself as a child.
+func TestBenchHelperServer(t *testing.T) {
+	loadgentest.ServeIfChild()
+	t.Skip("only runs as a child process")
+}
+
+// testBenchDyingServer: a server that exits in the middle of the run makes
+// bench fail with status 1, still printing what it measured.
+func testBenchDyingServer(t *testing.T, bin string) {
+	env := append(os.Environ(), loadgentest.EnvVar+"=die-after=100")
+	stdout, stderr, code := runBench(t, bin, env, "bench", "-cold", "0", "-duration", "10s", "--", os.Args[0], "-test.run=^TestBenchHelperServer$")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1; stderr:\n%s", code, stderr)
+	}
+	for _, want := range []string{"idle RSS", "FAILED: sequential: waiting for a response: the server exited (exit 3)"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, stdout)
+		}
+	}
+	if !strings.Contains(stderr, "mcprt bench: FAILED") {
+		t.Errorf("stderr lacks the failure:\n%s", stderr)
+	}
+}
+
+func TestBenchUsage(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--help"}, 0, "Usage: mcprt bench"},
+		{[]string{}, 2, "no server command"},
+		{[]string{"-k", "0", "--", "x"}, 2, "-k 0"},
+		{[]string{"-k", "a", "--", "x"}, 2, "-k \"a\""},
+		{[]string{"-era", "future", "--", "x"}, 2, "-era"},
+		{[]string{"-args", "[1]", "--", "x"}, 2, "JSON object"},
+		{[]string{"-payload", "1G", "--", "x"}, 2, "-payload"},
+		{[]string{"-skip", "warp", "--", "x"}, 2, "-skip"},
+		{[]string{"-ping", "-tool", "echo", "--", "x"}, 2, "-ping"},
+		{[]string{"-duration", "0s", "--", "x"}, 2, "-duration"},
+		{[]string{"-nope", "--", "x"}, 2, "flag provided but not defined"},
+	} {
+		var stdout, stderr bytes.Buffer
+		if code := bench(tc.args, &stdout, &stderr); code != tc.code || !strings.Contains(stderr.String(), tc.want) {
+			t.Errorf("bench %q: exit %d, stderr:\n%s\nwant exit %d and %q", tc.args, code, stderr.String(), tc.code, tc.want)
+		}
+		if stdout.Len() != 0 {
+			t.Errorf("bench %q wrote to stdout: %q", tc.args, stdout.String())
+		}
+	}
+}
+
+// Every flag is explained in --help, and the phases too.
+func TestBenchHelpExplainsEveryFlag(t *testing.T) {
+	var stderr bytes.Buffer
+	if code := bench([]string{"-help"}, &bytes.Buffer{}, &stderr); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	help := stderr.String()
+	for _, name := range []string{"-era", "-protocol", "-tool", "-args", "-ping", "-k", "-duration", "-cold", "-payload", "-skip", "-timeout", "-json", "-q"} {
+		if !strings.Contains(help, "  "+name+" ") && !strings.Contains(help, "  "+name+"\n") && !strings.Contains(help, "  "+name+"\t") {
+			t.Errorf("--help does not explain %s:\n%s", name, help)
+		}
+	}
+	for _, phase := range []string{"cold", "idle", "seq", "pipe", "payload", "peak"} {
+		if !strings.Contains(help, "  "+phase+" ") {
+			t.Errorf("--help does not describe phase %s", phase)
+		}
+	}
+}
