@@ -354,3 +354,54 @@ func BenchmarkCallTool(b *testing.B) {
 		}
 	}
 }
+
+// A handler that needs the client's input in 2026-07-28 returns
+// ErrInputRequired; it must reach the session untouched, which answers
+// input_required, rather than become a tool error.
+func TestInputRequiredPassesThrough(t *testing.T) {
+	s := NewServer(Implementation{Name: "t", Version: "1"}, "")
+	ask := func(ctx context.Context, req *Request) (string, error) {
+		res, err := req.Elicit(ctx, "Name?", json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}}}`))
+		if err != nil {
+			return "", err
+		}
+		return fmt.Sprint(res.Content["name"]), nil
+	}
+	s.AddTool(Tool{Name: "raw"}, func(ctx context.Context, req *Request, _ json.RawMessage) (*CallToolResult, error) {
+		name, err := ask(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		return TextResult(name), nil
+	})
+	AddTool(s, Tool{Name: "typed"}, func(ctx context.Context, req *Request, _ struct{}) (any, error) {
+		return ask(ctx, req)
+	})
+	s.AddPrompt(Prompt{Name: "p"}, func(ctx context.Context, req *Request, _ map[string]string) (*GetPromptResult, error) {
+		_, err := ask(ctx, req)
+		return nil, err
+	})
+	s.AddResource(Resource{URI: "x:r", Name: "r"}, func(ctx context.Context, req *Request, _ string, _ map[string]string) ([]ResourceContents, error) {
+		_, err := ask(ctx, req)
+		return nil, err
+	})
+	for _, c := range []struct{ method, params string }{
+		{"tools/call", `{"name":"raw"}`},
+		{"tools/call", `{"name":"typed"}`},
+		{"prompts/get", `{"name":"p"}`},
+		{"resources/read", `{"uri":"x:r"}`},
+	} {
+		req := newRequest(c.method, "2026-07-28", c.params)
+		req.ClientCapabilities = json.RawMessage(`{"elicitation":{}}`)
+		if a := runReq(t, s, req); !errors.Is(a.err, ErrInputRequired) {
+			t.Errorf("%s %s: %v, want ErrInputRequired", c.method, c.params, a)
+		}
+		// The retry carries the answer.
+		req = newRequest(c.method, "2026-07-28", c.params)
+		req.ClientCapabilities = json.RawMessage(`{"elicitation":{}}`)
+		req.InputResponses = map[string]json.RawMessage{"q1": json.RawMessage(`{"action":"accept","content":{"name":"Ada"}}`)}
+		if c.method == "tools/call" {
+			wantResult(t, runReq(t, s, req), `{"content":[{"type":"text","text":"Ada"}]}`)
+		}
+	}
+}
