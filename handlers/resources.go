@@ -12,7 +12,9 @@ import (
 
 // Resource describes a resource with a fixed URI, as resources/list shows it.
 type Resource struct {
-	URI  string `json:"uri"`
+	// URI identifies the resource; resources/read asks for it.
+	URI string `json:"uri"`
+	// Name is a short identifier; Title is for display.
 	Name string `json:"name"`
 	// Title is a display name (sent from 2025-06-18 on).
 	Title       string `json:"title,omitempty"`
@@ -38,6 +40,7 @@ func (r Resource) forVersion(req *Request) Resource {
 // ResourceTemplate describes a family of resources whose URIs match an RFC
 // 6570 URI template, as resources/templates/list shows it.
 type ResourceTemplate struct {
+	// URITemplate is an RFC 6570 template, such as "file:///{+path}".
 	URITemplate string       `json:"uriTemplate"`
 	Name        string       `json:"name"`
 	Title       string       `json:"title,omitempty"`
