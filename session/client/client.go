@@ -259,7 +259,7 @@ func (c *Client) end(reason error) {
 	close(c.done)
 	c.mu.Unlock()
 	for _, p := range ps {
-		p.ch <- reply{err: fmt.Errorf("client: %s: %w", p.method, reason)}
+		p.ch <- reply{err: fmt.Errorf("%s: %w", p.method, reason)}
 	}
 }
 
@@ -440,7 +440,7 @@ type RPCError struct {
 }
 
 func (e *RPCError) Error() string {
-	return fmt.Sprintf("client: %s: server error %d: %s", e.Method, e.Err.Code, e.Err.Message)
+	return fmt.Sprintf("%s: server error %d: %s", e.Method, e.Err.Code, e.Err.Message)
 }
 
 func (e *RPCError) Unwrap() error { return e.Err }
@@ -566,14 +566,14 @@ func (c *Client) roundTrip(ctx context.Context, method string, params map[string
 		Params  map[string]json.RawMessage `json:"params,omitempty"`
 	}{"2.0", id, method, params})
 	if err != nil {
-		return nil, fmt.Errorf("client: %s: encoding params: %w", method, err)
+		return nil, fmt.Errorf("%s: encoding params: %w", method, err)
 	}
 	p := &pending{method: method, ch: make(chan reply, 1), progress: o.progress}
 	c.mu.Lock()
 	if c.endErr != nil {
 		err := c.endErr
 		c.mu.Unlock()
-		return nil, fmt.Errorf("client: %s: %w", method, err)
+		return nil, fmt.Errorf("%s: %w", method, err)
 	}
 	c.pending[id] = p
 	c.mu.Unlock()
@@ -595,9 +595,9 @@ func (c *Client) roundTrip(ctx context.Context, method string, params map[string
 	case r := <-p.ch:
 		return r.result, r.err
 	case <-ctx.Done():
-		cause = fmt.Errorf("client: %s: %w", method, context.Cause(ctx))
+		cause = fmt.Errorf("%s: %w", method, context.Cause(ctx))
 	case <-timer:
-		cause = fmt.Errorf("client: %s timed out after %v: %w", method, timeout, context.DeadlineExceeded)
+		cause = fmt.Errorf("%s timed out after %v: %w", method, timeout, context.DeadlineExceeded)
 	}
 	c.mu.Lock()
 	_, waiting := c.pending[id]
@@ -637,6 +637,13 @@ func mustMarshal(v any) json.RawMessage {
 // results through the Options handlers and retries, as the typed methods
 // do. A JSON-RPC error response is an *RPCError.
 func (c *Client) Call(ctx context.Context, method string, params, result any, opts ...CallOption) error {
+	if err := c.call(ctx, method, params, result, opts...); err != nil {
+		return fmt.Errorf("client: %w", err)
+	}
+	return nil
+}
+
+func (c *Client) call(ctx context.Context, method string, params, result any, opts ...CallOption) error {
 	var o callOptions
 	for _, f := range opts {
 		f(&o)
@@ -645,11 +652,11 @@ func (c *Client) Call(ctx context.Context, method string, params, result any, op
 	if params != nil {
 		raw, err := json.Marshal(params)
 		if err != nil {
-			return fmt.Errorf("client: %s: encoding params: %w", method, err)
+			return fmt.Errorf("%s: encoding params: %w", method, err)
 		}
 		if string(raw) != "null" {
 			if err := json.Unmarshal(raw, &base); err != nil {
-				return fmt.Errorf("client: %s: params must be a JSON object", method)
+				return fmt.Errorf("%s: params must be a JSON object", method)
 			}
 		}
 	}
@@ -676,19 +683,19 @@ func (c *Client) Call(ctx context.Context, method string, params, result any, op
 				RequestState  *string                    `json:"requestState"`
 			}
 			if err := json.Unmarshal(raw, &rt); err != nil {
-				return fmt.Errorf("client: %s: result is not an object: %w", method, err)
+				return fmt.Errorf("%s: result is not an object: %w", method, err)
 			}
 			if rt.ResultType == "input_required" {
 				switch method {
 				case "tools/call", "prompts/get", "resources/read":
 				default:
-					return fmt.Errorf("client: %s: server answered input_required, which only tools/call, prompts/get and resources/read may", method)
+					return fmt.Errorf("%s: server answered input_required, which only tools/call, prompts/get and resources/read may", method)
 				}
 				if round+1 >= maxInputRounds {
-					return fmt.Errorf("client: %s: server still asks for input after %d rounds", method, maxInputRounds)
+					return fmt.Errorf("%s: server still asks for input after %d rounds", method, maxInputRounds)
 				}
 				if extra, err = c.fulfil(ctx, rt.InputRequests, rt.RequestState); err != nil {
-					return fmt.Errorf("client: %s: %w", method, err)
+					return fmt.Errorf("%s: %w", method, err)
 				}
 				continue
 			}
@@ -697,7 +704,7 @@ func (c *Client) Call(ctx context.Context, method string, params, result any, op
 			return nil
 		}
 		if err := json.Unmarshal(raw, result); err != nil {
-			return fmt.Errorf("client: %s: decoding result: %w", method, err)
+			return fmt.Errorf("%s: decoding result: %w", method, err)
 		}
 		return nil
 	}
@@ -713,6 +720,9 @@ func (c *Client) addMeta(params map[string]json.RawMessage, version string) {
 	meta["io.modelcontextprotocol/protocolVersion"] = mustMarshal(version)
 	meta["io.modelcontextprotocol/clientCapabilities"] = c.clientCapsFor(version)
 	meta["io.modelcontextprotocol/clientInfo"] = mustMarshal(c.opts.ClientInfo)
+	if c.opts.LogLevel != "" {
+		meta["io.modelcontextprotocol/logLevel"] = mustMarshal(c.opts.LogLevel)
+	}
 	params["_meta"] = mustMarshal(meta)
 }
 

@@ -159,6 +159,11 @@ func (c *Client) initialize(ctx context.Context, version string, pinned bool) er
 	c.serverInfo = res.ServerInfo
 	c.instructions = res.Instructions
 	c.notify("notifications/initialized", nil)
+	if _, logs := c.caps["logging"]; logs && c.opts.LogLevel != "" {
+		if err := c.call(ctx, "logging/setLevel", map[string]string{"level": c.opts.LogLevel}, nil); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

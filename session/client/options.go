@@ -82,6 +82,12 @@ type Options struct {
 	Sampling    InputHandler
 	Elicitation InputHandler
 
+	// LogLevel, if set, asks the server for notifications/message at that
+	// level and above ("debug" .. "emergency"): logging/setLevel after
+	// initialize (when the server declares logging), or the logLevel _meta
+	// key of every 2026-07-28 request. Subscribe to receive them.
+	LogLevel string
+
 	// OnListChanged, if set, is called (on a client goroutine) after a
 	// cached list was refreshed because the server said it changed.
 	OnListChanged func(ListKind)
@@ -119,6 +125,9 @@ func (o *Options) withDefaults() (Options, error) {
 	if r.Logger == nil {
 		r.Logger = slog.Default()
 	}
+	if r.LogLevel != "" && !slices.Contains(logLevels, r.LogLevel) {
+		return r, fmt.Errorf("client: unknown log level %q (one of %s)", r.LogLevel, strings.Join(logLevels, ", "))
+	}
 	if r.Version != "" {
 		era := EraLegacy
 		switch {
@@ -135,9 +144,12 @@ func (o *Options) withDefaults() (Options, error) {
 	return r, nil
 }
 
+// logLevels are RFC 5424's, as MCP names them, lowest first.
+var logLevels = []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
+
 // ErrClosed is the error of requests made after Close, and of those still
 // waiting when it was called.
-var ErrClosed = errors.New("client: closed")
+var ErrClosed = errors.New("client closed")
 
 // ExitError says how the server process ended, with the last lines it
 // wrote to stderr. Requests pending when the server goes away fail with an
