@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"os"
+	"os/exec"
 	"slices"
 	"strings"
 	"sync"
@@ -15,6 +17,7 @@ import (
 	"time"
 
 	"github.com/mcprt/mcprt/handlers"
+	"github.com/mcprt/mcprt/stdio"
 )
 
 type forwarded struct {
@@ -487,4 +490,95 @@ func TestPipelineConcurrentUse(t *testing.T) {
 		}
 		last[f.logger] = d.I
 	}
+}
+
+// TestCapturedStdoutThroughThePipeline wires stdio.CaptureStdout into a
+// pipeline the way Serve is meant to, in a child copy of the test binary
+// (it takes the real fd 1): stray prints end up in the local log and, once
+// the client asked, with the client.
+func TestCapturedStdoutThroughThePipeline(t *testing.T) {
+	if os.Getenv("MCPRT_LOGGING_HELPER") == "1" {
+		capturedStdoutHelper()
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestCapturedStdoutThroughThePipeline$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "MCPRT_LOGGING_HELPER=1")
+	if os.Getenv("GORACE") == "" {
+		cmd.Env = append(cmd.Env, "GORACE=atexit_sleep_ms=0")
+	}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("helper: %v\n%s", err, stderr.String())
+	}
+
+	var stray []string
+	for _, r := range localRecords(t, stderr.String()) {
+		if r[ComponentKey] == StdoutComponent {
+			stray = append(stray, r["msg"].(string))
+		}
+	}
+	if want := "early,from Go,from a child"; strings.Join(stray, ",") != want {
+		t.Errorf("local log has stdout lines %q, want %s\n%s", stray, want, stderr.String())
+	}
+	var sent []struct{ Level, Logger, Data string }
+	if err := json.Unmarshal(stdout.Bytes(), &sent); err != nil {
+		t.Fatalf("helper stdout %q: %v", stdout.String(), err)
+	}
+	var got []string
+	for _, s := range sent {
+		var d map[string]any
+		json.Unmarshal([]byte(s.Data), &d)
+		got = append(got, fmt.Sprintf("%s %s %v", s.Level, s.Logger, d["message"]))
+	}
+	want := []string{"info stdout early", "info stdout from Go", "info stdout from a child"}
+	if !slices.Equal(got, want) {
+		t.Errorf("forwarded %q, want %q", got, want)
+	}
+}
+
+func capturedStdoutHelper() {
+	fail := func(err error) {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	p := NewLogPipeline(NewLogHandler(os.Stderr, LogOptions{JSON: true}))
+	claimed, err := stdio.Claim()
+	if err != nil {
+		fail(err)
+	}
+	capture, err := stdio.CaptureStdout(p.Stdout, stdio.CaptureOptions{Dropped: p.StdoutDropped})
+	if err != nil {
+		fail(err)
+	}
+	fmt.Println("early") // before the client asked: kept and replayed
+
+	type sent struct{ Level, Logger, Data string }
+	var mu sync.Mutex
+	var out []sent
+	p.SetSink(func(level, logger string, data any) {
+		mu.Lock()
+		out = append(out, sent{level, logger, string(data.(json.RawMessage))})
+		mu.Unlock()
+	})
+	if err := p.SetLevel("info"); err != nil {
+		fail(err)
+	}
+	fmt.Println("from Go")
+	child := exec.Command("sh", "-c", "echo 'from a child'")
+	child.Stdout = os.Stdout
+	if err := child.Run(); err != nil {
+		fail(err)
+	}
+	if err := capture.Stop(); err != nil {
+		fail(err)
+	}
+	claimed.Restore()
+	mu.Lock()
+	b, _ := json.Marshal(out)
+	mu.Unlock()
+	os.Stdout.Write(b)
+	os.Exit(0)
 }

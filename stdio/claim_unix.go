@@ -23,6 +23,10 @@ type Claimed struct {
 // Claim takes stdin and stdout for the protocol. After it returns, fd 1 is
 // a copy of fd 2 (stray prints land on stderr), fd 0 reads /dev/null (no one
 // else can steal protocol bytes), and SIGPIPE is ignored. Restore undoes it.
+//
+// Stray output then reaches stderr as raw bytes. To have it as lines (into
+// the log, and to the client), follow Claim with CaptureStdout, whose Stop
+// puts fd 1 back on stderr; Stop it before Restore.
 func Claim() (*Claimed, error) {
 	signal.Ignore(syscall.SIGPIPE)
 	outFd, err := dupCloexec(1)
