@@ -1,10 +1,19 @@
-// Package handlers holds what a server offers (its tools and their
-// handlers) and the handler actors that run user code.
+// Package handlers is what a server offers and the actors that run it.
 //
-// A Server is a registry: plain Go values and functions, safe to change while
-// the server runs. The session decides which method a request names and in
-// which protocol era; the method itself (tools/list, tools/call, ...) runs in
-// a handler actor (Worker) under the handler supervisor, never on the session
-// actor, so a slow handler does not hold up other requests and a panicking
-// one is answered with an error and replaced by a fresh actor.
+// A Server is a registry of tools (raw, with JSON schemas, or typed with
+// AddTool, their schemas derived from Go types), resources and resource
+// templates, prompts and completion providers: plain Go values and
+// functions, safe to change while the server runs (Watch reports each
+// change, and the session turns it into list_changed notifications).
+// Method maps an MCP method to its implementation; the session decides which
+// protocol era a request is in and hands it, with a Request, to a handler
+// actor (Worker) under the handler supervisor, never running it on the
+// session actor: a slow handler does not hold up other requests, and a
+// panicking one is answered with an error and replaced by a fresh actor.
+//
+// A handler gets a context (cancelled on cancellation, deadline and
+// shutdown) and a Request: the negotiated version and client capabilities,
+// Progress and Log/Logger (sent only when the client asked, never after the
+// response), and Ask/Elicit/CreateMessage/Roots to ask the client back, with
+// one API in both eras (see ErrInputRequired).
 package handlers

@@ -102,6 +102,30 @@ func addFeatures(s *handlers.Server) {
 		}
 		return logOut{Sent: sent}, nil
 	})
+	handlers.AddTool(s, handlers.Tool{
+		Name:        "elicit",
+		Description: "Asks the user (elicitation) for a name and greets it. Legacy clients get an elicitation/create request; 2026-07-28 clients an input_required result.",
+	}, func(ctx context.Context, req *handlers.Request, _ struct{}) (greetOut, error) {
+		res, err := req.Elicit(ctx, "What is your name?", json.RawMessage(`{"type":"object","properties":{"name":{"type":"string","description":"Your name"}},"required":["name"]}`))
+		if err != nil {
+			return greetOut{}, err
+		}
+		if res.Action != "accept" {
+			return greetOut{Greeting: "no name given (" + res.Action + ")"}, nil
+		}
+		name, _ := res.Content["name"].(string)
+		return greetOut{Greeting: "Hello, " + name + "!"}, nil
+	})
+	handlers.AddTool(s, handlers.Tool{
+		Name:        "sample",
+		Description: "Asks the client's model (sampling) to complete prompt and returns its text.",
+	}, func(ctx context.Context, req *handlers.Request, in sampleIn) (sampleOut, error) {
+		res, err := req.CreateMessage(ctx, []handlers.SamplingMessage{{Role: "user", Content: handlers.TextContent(in.Prompt)}}, 100)
+		if err != nil {
+			return sampleOut{}, err
+		}
+		return sampleOut{Text: res.Content.Text, Model: res.Model}, nil
+	})
 	s.AddTool(handlers.Tool{
 		Name:        "slow-timeout",
 		Description: "Like sleep, but with a per-tool timeout of 500ms: longer sleeps are answered with a timeout error.",
@@ -250,4 +274,17 @@ func burn(us int) {
 		x ^= x << 17
 	}
 	burnSink.Store(x)
+}
+
+type greetOut struct {
+	Greeting string `json:"greeting"`
+}
+
+type sampleIn struct {
+	Prompt string `json:"prompt" description:"What to ask the client's model"`
+}
+
+type sampleOut struct {
+	Text  string `json:"text"`
+	Model string `json:"model"`
 }

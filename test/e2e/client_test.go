@@ -32,6 +32,9 @@ type Options struct {
 	Paused bool
 	// AllowBatches accepts JSON arrays of responses on stdout (2025-03-26).
 	AllowBatches bool
+	// AllowRequests accepts requests from the server (legacy sampling,
+	// roots, elicitation); see ServerRequest.
+	AllowRequests bool
 }
 
 // Msg is one message the server wrote (or, for a batch line, the array).
@@ -65,12 +68,13 @@ func (m *Msg) String() string {
 
 // Client drives one `mcprt serve` process over three pipes.
 type Client struct {
-	t            testing.TB
-	cmd          *exec.Cmd
-	stdin        *os.File // our write end of the server's stdin
-	stdout       *os.File // our read end of the server's stdout
-	stderr       *syncBuffer
-	allowBatches bool
+	t             testing.TB
+	cmd           *exec.Cmd
+	stdin         *os.File // our write end of the server's stdin
+	stdout        *os.File // our read end of the server's stdout
+	stderr        *syncBuffer
+	allowBatches  bool
+	allowRequests bool
 
 	gate     chan struct{}
 	gateOnce sync.Once
@@ -82,6 +86,7 @@ type Client struct {
 	lines      []*Msg
 	byID       map[string][]*Msg
 	notes      []*Msg
+	requests   []*Msg // requests from the server
 	violations []string
 	repeatOK   map[string]bool // ids the test itself reuses
 
@@ -124,17 +129,18 @@ func Start(t testing.TB, o Options) *Client {
 		t.Fatal(err)
 	}
 	c := &Client{
-		t:            t,
-		stdin:        inW,
-		stdout:       outR,
-		stderr:       &syncBuffer{},
-		allowBatches: o.AllowBatches,
-		gate:         make(chan struct{}),
-		changed:      make(chan struct{}),
-		byID:         map[string][]*Msg{},
-		repeatOK:     map[string]bool{},
-		readerDone:   make(chan struct{}),
-		exited:       make(chan struct{}),
+		t:             t,
+		stdin:         inW,
+		stdout:        outR,
+		stderr:        &syncBuffer{},
+		allowBatches:  o.AllowBatches,
+		allowRequests: o.AllowRequests,
+		gate:          make(chan struct{}),
+		changed:       make(chan struct{}),
+		byID:          map[string][]*Msg{},
+		repeatOK:      map[string]bool{},
+		readerDone:    make(chan struct{}),
+		exited:        make(chan struct{}),
 	}
 	c.cmd = exec.Command(binPath, append([]string{"serve"}, o.Args...)...)
 	c.cmd.Stdin = inR
@@ -248,6 +254,13 @@ func (c *Client) handle(line []byte) {
 	defer c.mu.Unlock()
 	c.lines = append(c.lines, m)
 	file := func(e *Msg) {
+		if e.ID != nil && e.Method != "" {
+			if !c.allowRequests {
+				c.violations = append(c.violations, fmt.Sprintf("unexpected request from the server: %s", e))
+			}
+			c.requests = append(c.requests, e)
+			return
+		}
 		if e.ID == nil {
 			c.notes = append(c.notes, e)
 			return
@@ -320,9 +333,15 @@ func parseObject(raw []byte) (*Msg, error) {
 	m := &Msg{Raw: append([]byte(nil), raw...)}
 	if method, ok := obj["method"]; ok {
 		for k := range obj {
-			if k != "jsonrpc" && k != "method" && k != "params" {
-				return nil, fmt.Errorf("notification has unexpected member %q (servers send no requests)", k)
+			if k != "jsonrpc" && k != "method" && k != "params" && k != "id" {
+				return nil, fmt.Errorf("notification has unexpected member %q", k)
 			}
+		}
+		if id, ok := obj["id"]; ok {
+			if id[0] != '"' && !validResponseID(id) || string(id) == "null" {
+				return nil, fmt.Errorf("request id %s is not a string or an integer", id)
+			}
+			m.ID = id
 		}
 		if err := json.Unmarshal(method, &m.Method); err != nil || method[0] != '"' {
 			return nil, errors.New("method is not a string")
@@ -532,6 +551,26 @@ func (c *Client) Response(key string, timeout time.Duration) *Msg {
 	return m
 }
 
+// ServerRequest waits for the next request from the server with method
+// that the test has not taken yet, and takes it.
+func (c *Client) ServerRequest(method string, timeout time.Duration) *Msg {
+	c.t.Helper()
+	var m *Msg
+	c.waitUntil(timeout, func() bool {
+		for i, r := range c.requests {
+			if r != nil && r.Method == method {
+				m, c.requests[i] = r, nil
+				return true
+			}
+		}
+		return false
+	})
+	if m == nil {
+		c.t.Fatalf("no %s request from the server within %v", method, timeout)
+	}
+	return m
+}
+
 // Responses returns every response filed under key so far.
 func (c *Client) Responses(key string) []*Msg {
 	c.mu.Lock()
@@ -594,9 +633,15 @@ func (c *Client) AssertSilent(line string) {
 // notifications/initialized. It returns the initialize response.
 func (c *Client) Initialize(version string) *Msg {
 	c.t.Helper()
+	return c.InitializeWith(version, map[string]any{})
+}
+
+// InitializeWith is Initialize declaring the given client capabilities.
+func (c *Client) InitializeWith(version string, caps map[string]any) *Msg {
+	c.t.Helper()
 	m := c.Call("initialize", map[string]any{
 		"protocolVersion": version,
-		"capabilities":    map[string]any{},
+		"capabilities":    caps,
 		"clientInfo":      map[string]any{"name": "mcprt-e2e", "version": "0.0.1"},
 	})
 	if m.Error != nil {
