@@ -23,8 +23,12 @@ const (
 	// EndEOF closes the server's stdin with requests still in flight: every
 	// one must be answered before the server exits, with status 0.
 	EndEOF Ending = iota
-	// EndSIGTERM sends SIGTERM (Drain, in-process) with requests in flight,
-	// stdin left open: the same is expected.
+	// EndSIGTERM waits for the quick requests to be answered, so that the
+	// server has read every line, then sends SIGTERM (Drain, in-process)
+	// with the hung requests still in flight and stdin left open: each must
+	// be answered before the server exits, with status 0. (Lines a server
+	// has not read when the signal comes are lost by design, so the
+	// campaign does not leave any.)
 	EndSIGTERM
 	// EndClosedStdout waits for the quick requests to be answered, then
 	// closes the client's read end of the server's stdout and sends a few
@@ -866,6 +870,7 @@ func (r *run) end(ctx context.Context) time.Time {
 	r.mu.Unlock()
 	switch r.cfg.Ending {
 	case EndSIGTERM:
+		r.awaitQuick(ctx)
 		at := time.Now()
 		if err := r.tg.terminate(); err != nil {
 			r.note("SIGTERM: %v", err)
@@ -873,12 +878,7 @@ func (r *run) end(ctx context.Context) time.Time {
 		return at
 	case EndClosedStdout:
 		// Quick requests first, so the accounting before the close is whole.
-		for range cap(r.slots) {
-			select {
-			case r.slots <- struct{}{}:
-			case <-ctx.Done():
-			}
-		}
+		r.awaitQuick(ctx)
 		r.mu.Lock()
 		for _, q := range r.reqs {
 			if q.first == nil && q.kind != kindLenient && !q.cancelled {
@@ -905,6 +905,20 @@ func (r *run) end(ctx context.Context) time.Time {
 	at := time.Now()
 	r.closeStdin()
 	return at
+}
+
+// awaitQuick waits until every quick request has been answered, by taking
+// the whole window, or until ctx ends or the server exits.
+func (r *run) awaitQuick(ctx context.Context) {
+	for range cap(r.slots) {
+		select {
+		case r.slots <- struct{}{}:
+		case <-ctx.Done():
+			return
+		case <-r.tg.exited():
+			return
+		}
+	}
 }
 
 // tally sorts every request into the report's counts and lists the problems.

@@ -112,8 +112,7 @@ func checkErrorObject(raw json.RawMessage) error {
 		}
 	}
 	code := eobj["code"]
-	var n json.Number
-	if code == nil || json.Unmarshal(code, &n) != nil || bytes.ContainsAny(code, ".eE") {
+	if code == nil || !(code[0] == '-' || (code[0] >= '0' && code[0] <= '9')) || bytes.ContainsAny(code, ".eE") {
 		return fmt.Errorf("error code %s is not an integer", code)
 	}
 	if msg := eobj["message"]; msg == nil || msg[0] != '"' {

@@ -1,0 +1,74 @@
+package fault_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/mcprt/mcprt/handlers"
+	"github.com/mcprt/mcprt/runtime"
+	"github.com/mcprt/mcprt/test/fault"
+)
+
+// A server's own test: its tools, one of them wrapped so that it panics,
+// hangs or fails on most calls, are run in-process and driven by a seeded
+// campaign that also writes garbage, cancels requests, stops reading, and
+// ends with stdin EOF while requests are in flight. Nothing may be lost.
+// For a server built as a program, set Command instead of Server.
+func Example() {
+	echo := func(ctx context.Context, _ *handlers.Request, args json.RawMessage) (*handlers.CallToolResult, error) {
+		var a struct{ Text string }
+		if err := json.Unmarshal(args, &a); err != nil {
+			return nil, err
+		}
+		return handlers.TextResult(a.Text), nil
+	}
+	sleep := func(ctx context.Context, _ *handlers.Request, args json.RawMessage) (*handlers.CallToolResult, error) {
+		var a struct{ Ms int }
+		if err := json.Unmarshal(args, &a); err != nil {
+			return nil, err
+		}
+		select {
+		case <-time.After(time.Duration(a.Ms) * time.Millisecond):
+			return handlers.TextResult("slept"), nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	inj := fault.NewInjector(7, fault.HandlerRates{Panic: 0.3, Hang: 0.1, Error: 0.3})
+
+	srv := handlers.NewServer(handlers.Implementation{Name: "example", Version: "1.0.0"}, "")
+	srv.AddTool(handlers.Tool{Name: "echo"}, echo)
+	srv.AddTool(handlers.Tool{Name: "sleep"}, sleep)
+	srv.AddTool(handlers.Tool{Name: "flaky"}, inj.Wrap(echo))
+
+	rep, err := (&fault.Campaign{
+		Server: srv,
+		ServerOptions: runtime.Options{
+			RequestTimeout: 100 * time.Millisecond, // hung calls are answered by their deadline
+			Logger:         slog.New(slog.DiscardHandler),
+		},
+		Seed:     1,
+		Requests: 300,
+		Rates:    fault.DefaultRates,
+		Tools:    fault.Tools{Panic: "flaky"}, // the tool that fails
+		Ending:   fault.EndEOF,
+	}).Run(context.Background())
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("sent:", rep.Sent)
+	fmt.Println("lost or answered twice:", rep.NeverAnswered+rep.AnsweredTwice)
+	fmt.Println("protocol violations:", rep.ViolationCount)
+	fmt.Println("exit status:", rep.ExitCode)
+	fmt.Println("ok:", rep.OK())
+	// Output:
+	// sent: 300
+	// lost or answered twice: 0
+	// protocol violations: 0
+	// exit status: 0
+	// ok: true
+}
