@@ -18,6 +18,9 @@ import (
 // These tests capture a scratch descriptor, not fd 1, so they can run inside
 // the test binary; the fd 1 tests re-exec it (capture_stdout_test.go).
 
+// captureHang only turns a hang into a failure (2 shared cores, -race).
+const captureHang = 30 * time.Second
+
 type delivery struct {
 	data    string
 	partial bool
@@ -57,13 +60,13 @@ func (r *recorder) all() []delivery {
 // a hang into a failure.
 func (r *recorder) waitLen(t *testing.T, n int) []delivery {
 	t.Helper()
-	timer := time.AfterFunc(hang, func() {
+	timer := time.AfterFunc(captureHang, func() {
 		r.mu.Lock()
 		r.cond.Broadcast()
 		r.mu.Unlock()
 	})
 	defer timer.Stop()
-	deadline := time.Now().Add(hang)
+	deadline := time.Now().Add(captureHang)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for len(r.got) < n {
@@ -263,7 +266,7 @@ func TestCaptureDropsRatherThanBlockWriters(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-	case <-time.After(hang):
+	case <-time.After(captureHang):
 		close(r.gate)
 		t.Fatal("writer blocked by a stuck callback")
 	}
@@ -325,7 +328,7 @@ func TestCaptureStopBoundedWhenPipeHeldElsewhere(t *testing.T) {
 		if !errors.Is(err, ErrCaptureHeld) {
 			t.Fatalf("Stop: %v, want ErrCaptureHeld", err)
 		}
-	case <-time.After(hang):
+	case <-time.After(captureHang):
 		t.Fatal("Stop hangs while another process holds the pipe")
 	}
 	want := []delivery{{"from us", false}, {"from the holder, unfinished", false}}
