@@ -30,8 +30,9 @@ type WorkerIdle struct {
 }
 
 // WorkerCrashed tells the owner that the worker's handler panicked while
-// running the call Key (already answered with ErrHandlerPanic) and that the
-// worker is gone. Workers are temporary children: a panicking request is a
+// running the call Key, and that the worker is gone. The owner answers the
+// call (with ErrHandlerPanic): it can then count the crash against the tool
+// before anything the client sends after seeing the answer arrives. Workers are temporary children: a panicking request is a
 // failed request, not a failing service, so it costs no restart intensity;
 // the owner starts a fresh worker when it next needs one.
 type WorkerCrashed struct {
@@ -69,10 +70,9 @@ func (w *Worker) run(c *actor.Context, m *Call) {
 	defer func() {
 		if v := recover(); v != nil {
 			pe := &supervisor.PanicError{Value: v, Stack: debug.Stack()}
-			// Answer first: the request must not wait for its deadline. Then
-			// let the panic go on to the supervisor, which logs it and starts
-			// a fresh worker, so no state the panic may have broken survives.
-			m.Reply(nil, ErrHandlerPanic)
+			// The owner answers at once: the request must not wait for its
+			// deadline. The panic goes on to the supervisor, which logs it;
+			// no state the panic may have broken survives.
 			c.Send(w.owner, WorkerCrashed{PID: c.PID(), Key: m.Key})
 			panic(pe)
 		}

@@ -165,6 +165,7 @@ func (s *Session) Receive(c *actor.Context) {
 	case handlers.WorkerCrashed:
 		if cl := s.busy[m.PID.ID]; cl != nil {
 			s.crashed(cl)
+			cl.fail(handlers.ErrHandlerPanic)
 		}
 		s.workerGone(m.PID.ID)
 		delete(s.workers, m.PID.ID)
