@@ -291,7 +291,7 @@ func (p *LogPipeline) replay() {
 		if lost > 0 {
 			r := slog.NewRecord(time.Now(), slog.LevelWarn, "earlier log records were not kept", 0)
 			r.AddAttrs(slog.Int("lost", lost))
-			p.forward(p.root, r, false)
+			p.forward(p.root.WithAttrs([]slog.Attr{slog.String(ComponentKey, "mcprt")}).(*fanout), r, false)
 		}
 		for _, k := range batch {
 			p.forward(k.h, k.rec, true)
