@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"runtime/metrics"
 	"strconv"
 	"testing"
 	"time"
@@ -99,6 +100,7 @@ func (c *benchClient) read(b *testing.B) []byte {
 func (c *benchClient) roundTrips(b *testing.B, k int, request func(dst []byte, id int) []byte) {
 	got := make(chan int, k)
 	readErr := make(chan error, 1)
+	g0 := benchGoroutinesCreated()
 	b.ResetTimer()
 	go func() {
 		for n := 0; n < b.N; n++ {
@@ -150,6 +152,7 @@ func (c *benchClient) roundTrips(b *testing.B, k int, request func(dst []byte, i
 	}
 	b.StopTimer()
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
+	b.ReportMetric(float64(benchGoroutinesCreated()-g0-1)/float64(b.N), "goroutines/op")
 }
 
 // BenchmarkRuntime: round trips through runtime.Start over io.Pipe, the
@@ -185,4 +188,17 @@ func BenchmarkRuntime(b *testing.B) {
 			c.roundTrips(b, bc.k, bc.req)
 		})
 	}
+}
+
+// benchGoroutinesCreated counts goroutines started so far by the process.
+// Per op it shows how many goroutine starts (and fresh, small stacks) one
+// request costs: the actor library starts one each time an idle actor gets
+// a message.
+func benchGoroutinesCreated() uint64 {
+	s := []metrics.Sample{{Name: "/sched/goroutines-created:goroutines"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return s[0].Value.Uint64()
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"runtime/metrics"
 	"strconv"
 	"sync"
 	"testing"
@@ -158,6 +159,7 @@ func BenchmarkSessionCall(b *testing.B) {
 			t.wait(b, 1)
 			t.line([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
 			b.ReportAllocs()
+			g0 := benchGoroutinesCreated()
 			b.ResetTimer()
 			for i := range b.N {
 				line := make([]byte, 0, 24+len(bc.suffix))
@@ -168,9 +170,23 @@ func BenchmarkSessionCall(b *testing.B) {
 			t.wait(b, b.N+1)
 			b.StopTimer()
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
+			b.ReportMetric(float64(benchGoroutinesCreated()-g0)/float64(b.N), "goroutines/op")
 			if t.sink.errors > 0 {
 				b.Fatalf("%d error responses", t.sink.errors)
 			}
 		})
 	}
+}
+
+// benchGoroutinesCreated counts goroutines started so far by the process.
+// Per op it shows how many goroutine starts (and fresh, small stacks) one
+// request costs: the actor library starts one each time an idle actor gets
+// a message.
+func benchGoroutinesCreated() uint64 {
+	s := []metrics.Sample{{Name: "/sched/goroutines-created:goroutines"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return s[0].Value.Uint64()
 }
