@@ -82,9 +82,10 @@ type Client struct {
 }
 
 type pending struct {
-	method   string
-	ch       chan reply // capacity 1
-	progress func(Progress)
+	method      string
+	ch          chan reply // capacity 1
+	progress    func(Progress)
+	cancellable bool
 }
 
 type reply struct {
@@ -291,9 +292,25 @@ func (c *Client) Close() error {
 }
 
 func (c *Client) shutdown() error {
+	// Requests the server is working on are cancelled before its stdin
+	// closes: a server that drains in-flight work at EOF (as mcprt does)
+	// then exits at once instead of finishing what nobody awaits.
+	c.mu.Lock()
+	var inFlight []int64
+	for id, p := range c.pending {
+		if p.cancellable {
+			inFlight = append(inFlight, id)
+		}
+	}
+	c.mu.Unlock()
 	c.end(ErrClosed)
+	for _, id := range inFlight {
+		if !c.w.unqueue(id) {
+			c.notify("notifications/cancelled", map[string]any{"requestId": id, "reason": "client closing"})
+		}
+	}
 	c.bgCancel()
-	c.w.close()
+	c.w.close(drainWait)
 	if !waitFor(c.procDone, c.opts.CloseGrace) {
 		c.mu.Lock()
 		c.termSent = true
@@ -568,7 +585,7 @@ func (c *Client) roundTrip(ctx context.Context, method string, params map[string
 	if err != nil {
 		return nil, fmt.Errorf("%s: encoding params: %w", method, err)
 	}
-	p := &pending{method: method, ch: make(chan reply, 1), progress: o.progress}
+	p := &pending{method: method, ch: make(chan reply, 1), progress: o.progress, cancellable: cancellable}
 	c.mu.Lock()
 	if c.endErr != nil {
 		err := c.endErr

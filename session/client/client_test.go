@@ -727,3 +727,35 @@ func TestNoGoroutineLeft(t *testing.T) {
 	}
 	eventually(t, "goroutines to end", func() bool { return runtime.NumGoroutine() <= before })
 }
+
+// TestCloseCancelsInFlight: Close tells the server about the requests it
+// abandons (notifications/cancelled, before stdin closes), and they fail
+// with ErrClosed.
+func TestCloseCancelsInFlight(t *testing.T) {
+	t.Parallel()
+	cmd, log := fakeCmd(t, "legacy")
+	c := connect(t, cmd, opts(client.Options{}))
+	errs := make(chan error, 1)
+	go func() { _, err := c.CallTool(context.Background(), "hang", nil); errs <- err }()
+	var id json.RawMessage
+	eventually(t, "the call to reach the server", func() bool {
+		for _, m := range sent(t, log) {
+			if m.Method == "tools/call" {
+				id = m.ID
+				return true
+			}
+		}
+		return false
+	})
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-errs; !errors.Is(err, client.ErrClosed) {
+		t.Errorf("pending call: %v", err)
+	}
+	ms := sent(t, log)
+	last := ms[len(ms)-1]
+	if last.Method != "notifications/cancelled" || !strings.Contains(string(last.Params), `"requestId":`+string(id)) {
+		t.Errorf("last message before EOF: %s %s", last.Method, last.Params)
+	}
+}

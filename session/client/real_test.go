@@ -1,12 +1,14 @@
 package client_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/mcprt/mcprt/session/client"
 	"github.com/mcprt/mcprt/session/jsonrpc"
@@ -180,5 +182,30 @@ func TestRealServerFeatures(t *testing.T) {
 				t.Error("unknown method succeeded")
 			}
 		})
+	}
+}
+
+// TestRealServerCloseWhileBusy: mcprt serve finishes in-flight work after
+// stdin EOF (up to its drain timeout, 5 s); Close cancels the work first,
+// so the server exits at once and cleanly instead of being killed.
+func TestRealServerCloseWhileBusy(t *testing.T) {
+	t.Parallel()
+	c := connect(t, mcprtServe(t), opts(client.Options{CloseGrace: time.Second, TermGrace: time.Second}))
+	started := make(chan struct{})
+	errs := make(chan error, 1)
+	go func() {
+		var once sync.Once
+		// Progress every 300 ms; what is left after the first (2.7 s) is
+		// more than CloseGrace + TermGrace.
+		_, err := c.CallTool(context.Background(), "sleep", map[string]int{"ms": 3000},
+			client.WithProgress(func(client.Progress) { once.Do(func() { close(started) }) }))
+		errs <- err
+	}()
+	<-started
+	if err := c.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	if err := <-errs; !errors.Is(err, client.ErrClosed) {
+		t.Errorf("call: %v", err)
 	}
 }

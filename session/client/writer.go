@@ -3,6 +3,7 @@ package client
 import (
 	"os"
 	"sync"
+	"time"
 )
 
 // writer owns the server's stdin. Every message is one whole line written
@@ -11,13 +12,14 @@ import (
 // would corrupt the stream for everyone). A request still queued when it
 // is abandoned is taken back instead of being sent and then cancelled.
 type writer struct {
-	f    *os.File
-	wake chan struct{} // capacity 1: "the queue is not empty"
-	stop chan struct{}
+	f      *os.File
+	wake   chan struct{} // capacity 1: "the queue is not empty"
+	exited chan struct{} // run returned
 
-	mu     sync.Mutex
-	queue  []queued
-	closed bool
+	mu      sync.Mutex
+	queue   []queued
+	closing bool // no more sends; run returns once the queue is empty
+	once    sync.Once
 }
 
 type queued struct {
@@ -26,23 +28,27 @@ type queued struct {
 }
 
 func newWriter(f *os.File) *writer {
-	return &writer{f: f, wake: make(chan struct{}, 1), stop: make(chan struct{})}
+	return &writer{f: f, wake: make(chan struct{}, 1), exited: make(chan struct{})}
 }
 
-// send queues a line; it reports false once the writer is closed.
+// send queues a line; it reports false once the writer is closing.
 func (w *writer) send(id int64, line []byte) bool {
 	w.mu.Lock()
-	if w.closed {
+	if w.closing {
 		w.mu.Unlock()
 		return false
 	}
 	w.queue = append(w.queue, queued{id, line})
 	w.mu.Unlock()
+	w.poke()
+	return true
+}
+
+func (w *writer) poke() {
 	select {
 	case w.wake <- struct{}{}:
 	default:
 	}
-	return true
 }
 
 // unqueue takes back a request that was not written yet.
@@ -58,44 +64,58 @@ func (w *writer) unqueue(id int64) bool {
 	return false
 }
 
-// run writes queued lines until close is called or a write fails (the
-// server closed its stdin or exited).
+// run writes queued lines until the writer is closing and the queue is
+// empty, or a write fails (the server closed its stdin or exited).
 func (w *writer) run() {
+	defer close(w.exited)
 	for {
-		select {
-		case <-w.wake:
-		case <-w.stop:
-			return
-		}
-		for {
-			w.mu.Lock()
-			if len(w.queue) == 0 || w.closed {
-				w.mu.Unlock()
-				break
-			}
-			q := w.queue[0]
-			w.queue = w.queue[1:]
+		w.mu.Lock()
+		if len(w.queue) == 0 {
+			closing := w.closing
 			w.mu.Unlock()
-			if _, err := w.f.Write(append(q.line, '\n')); err != nil {
-				w.close()
+			if closing {
 				return
 			}
+			<-w.wake
+			continue
+		}
+		q := w.queue[0]
+		w.queue = w.queue[1:]
+		w.mu.Unlock()
+		if _, err := w.f.Write(append(q.line, '\n')); err != nil {
+			w.mu.Lock()
+			w.closing, w.queue = true, nil
+			w.mu.Unlock()
+			return
 		}
 	}
 }
 
-// close drops what is queued and closes stdin, which is the server's
-// signal to exit. Closing the file also ends a Write blocked on a server
-// that stopped reading (our end of the pipe is non-blocking and polled).
-func (w *writer) close() {
-	w.mu.Lock()
-	if w.closed {
+// close stops taking messages, writes the notifications and responses
+// still queued (the last cancellations, mostly) for at most flush, then
+// closes stdin, which is the server's signal to exit. Queued requests are
+// dropped: nobody waits for their answers any more. Closing the file also
+// ends a Write blocked on a server that stopped reading (our end of the
+// pipe is non-blocking and polled).
+func (w *writer) close(flush time.Duration) {
+	w.once.Do(func() {
+		w.mu.Lock()
+		w.closing = true
+		kept := w.queue[:0]
+		for _, q := range w.queue {
+			if q.id == 0 {
+				kept = append(kept, q)
+			}
+		}
+		w.queue = kept
 		w.mu.Unlock()
-		return
-	}
-	w.closed = true
-	w.queue = nil
-	w.mu.Unlock()
-	close(w.stop)
-	_ = w.f.Close()
+		w.poke()
+		t := time.NewTimer(flush)
+		select {
+		case <-w.exited:
+		case <-t.C:
+		}
+		t.Stop()
+		_ = w.f.Close()
+	})
 }
