@@ -1,0 +1,531 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/mcprt/mcprt/runtime"
+	"github.com/mcprt/mcprt/session/client"
+)
+
+// The client verbs drive any MCP server over stdio through package client:
+// each one starts the server, connects, does one thing, and closes it.
+type clientVerb struct {
+	name, summary string
+	args          string // the positional arguments, for the usage line
+	about         string // what it does and prints
+	min, max      int    // positional argument count; max -1: unbounded
+	// check, if set, finds what is wrong with the arguments before the
+	// server is started ("" when nothing is).
+	check func(args []string) string
+	do    func(cv *clientRun, args []string) int
+}
+
+// clientRun is one invocation of a client verb.
+type clientRun struct {
+	verb           string
+	ctx            context.Context
+	c              *client.Client
+	stdout, stderr io.Writer
+	json           bool
+}
+
+var clientVerbs = []clientVerb{
+	{
+		name: "list", summary: "list another server's tools, resources, templates and prompts",
+		args: "[tools|resources|templates|prompts]", min: 0, max: 1, check: checkList, do: clientList,
+		about: `Lists what the server offers: every kind its capabilities declare, or
+the one kind given. All pages are fetched. -json prints an object with one
+array per kind.`,
+	},
+	{
+		name: "call", summary: "call a tool of another server",
+		args: "TOOL [JSON-ARGUMENTS]", min: 1, max: 2, check: checkCall, do: clientCall,
+		about: `Calls TOOL with the arguments (a JSON object, default none) and prints
+its content: text as is, other blocks as a one-line summary, or the
+structured content when there is no other. Progress the server reports is
+shown on stderr while the call runs. -json prints the whole result. A result
+with isError prints its content and exits 1.`,
+	},
+	{
+		name: "read", summary: "read a resource of another server",
+		args: "URI", min: 1, max: 1, do: clientRead,
+		about: `Reads the resource URI and writes its contents to stdout: text as is,
+binary (blob) contents decoded, as cat would. -json prints the result.`,
+	},
+	{
+		name: "get", summary: "get a prompt of another server",
+		args: "PROMPT [NAME=VALUE...]", min: 1, max: -1, check: checkGet, do: clientGet,
+		about: `Gets PROMPT with the arguments given as NAME=VALUE and prints its
+messages, one "role: text" block each. -json prints the result.`,
+	},
+	{
+		name: "ping", summary: "check that another server answers",
+		args: "", min: 0, max: 0, do: clientPing,
+		about: `Connects, pings (server/discover in 2026-07-28, which has no ping) and
+prints the server, the protocol revision and the round trip.`,
+	},
+}
+
+func init() {
+	for _, v := range clientVerbs {
+		register(verb{name: v.name, summary: v.summary, run: func(args []string, stderr io.Writer) int {
+			return runClientVerb(v, args, os.Stdout, stderr)
+		}})
+	}
+}
+
+const clientFlagsAbout = `
+Common to the client verbs: the server command comes after --. The session
+is opened in the era -era asks for: auto probes server/discover (2026-07-28)
+and falls back to initialize; legacy and modern pin one. -version pins one
+revision. The server's stderr is shown with -v; when it dies, its last lines
+are in the error.
+
+Exit status: 0 on success; 1 when the server could not be started or
+connected, a request failed, or a tool reported an error; 2 for a bad
+command line.
+
+Flags:
+`
+
+// envFlag collects repeated -env KEY=value.
+type envFlag []string
+
+func (e *envFlag) String() string { return strings.Join(*e, " ") }
+func (e *envFlag) Set(s string) error {
+	if !strings.Contains(s, "=") {
+		return fmt.Errorf("want KEY=value, got %q", s)
+	}
+	*e = append(*e, s)
+	return nil
+}
+
+func runClientVerb(v clientVerb, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet(v.name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: mcprt %s [flags] %s -- CMD [ARGS...]\n\n%s\n%s", v.name, v.args, v.about, clientFlagsAbout)
+		fs.PrintDefaults()
+	}
+	era := fs.String("era", "auto", "protocol `era`: auto, legacy (initialize) or modern (2026-07-28)")
+	pin := fs.String("version", "", "pin one protocol `revision`, such as 2025-06-18 or 2026-07-28")
+	timeout := fs.Duration("timeout", client.DefaultTimeout, "bound on each request, the handshake included")
+	asJSON := fs.Bool("json", false, "print the result as JSON")
+	verbose := fs.Bool("v", false, "show the server's stderr and the client's diagnostics on stderr")
+	logLevel := fs.String("log-level", "", "ask the server for log messages at this `level` (debug .. emergency) and show them on stderr")
+	dir := fs.String("C", "", "run the server in `dir`")
+	var env envFlag
+	fs.Var(&env, "env", "add `KEY=value` to the server's environment (repeatable)")
+
+	before, command := args, []string(nil)
+	if i := slices.Index(args, "--"); i >= 0 {
+		before, command = args[:i], args[i+1:]
+	}
+	pos, err := parseInterleaved(fs, before)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return runtime.ExitOK
+		}
+		return runtime.ExitUsage
+	}
+	usageErr := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "mcprt %s: %s\n(see mcprt %s --help)\n", v.name, fmt.Sprintf(format, a...), v.name)
+		return runtime.ExitUsage
+	}
+	if len(command) == 0 {
+		return usageErr("no server command: give it after --")
+	}
+	if len(pos) < v.min || v.max >= 0 && len(pos) > v.max {
+		return usageErr("want %s, got %q", cmp.Or(v.args, "no arguments"), pos)
+	}
+	if v.check != nil {
+		if problem := v.check(pos); problem != "" {
+			return usageErr("%s", problem)
+		}
+	}
+	o := client.Options{Version: *pin, Timeout: *timeout, LogLevel: *logLevel,
+		ClientInfo: client.Implementation{Name: "mcprt", Version: version}}
+	switch *era {
+	case "auto":
+	case "legacy":
+		o.Era = client.EraLegacy
+	case "modern":
+		o.Era = client.EraModern
+	default:
+		return usageErr("-era %q: want auto, legacy or modern", *era)
+	}
+	if *pin != "" && !slices.Contains(client.SupportedVersions(), *pin) {
+		return usageErr("-version %q: want one of %s", *pin, strings.Join(client.SupportedVersions(), ", "))
+	}
+	if *pin != "" && o.Era != client.EraAuto && (o.Era == client.EraModern) != (*pin >= "2026") {
+		return usageErr("-version %s is not of the %s era", *pin, o.Era)
+	}
+	if *logLevel != "" && !slices.Contains(logLevelNames, *logLevel) {
+		return usageErr("-log-level %q: want one of %s", *logLevel, strings.Join(logLevelNames, ", "))
+	}
+	level := slog.LevelWarn
+	if *verbose {
+		level = slog.LevelDebug
+	}
+	o.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	if *timeout <= 0 {
+		o.Timeout = -1
+	}
+
+	// Ctrl-C cancels the request in flight (the server is told), then the
+	// server is closed as usual.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	c, err := client.Connect(ctx, client.Command{Path: command[0], Args: command[1:], Env: env, Dir: *dir}, &o)
+	if err != nil {
+		fmt.Fprintf(stderr, "mcprt %s: %v\n", v.name, err)
+		return runtime.ExitFailure
+	}
+	if *logLevel != "" {
+		c.Subscribe("notifications/message", func(n client.Notification) {
+			var m struct {
+				Level  string          `json:"level"`
+				Logger string          `json:"logger"`
+				Data   json.RawMessage `json:"data"`
+			}
+			_ = json.Unmarshal(n.Params, &m)
+			if m.Logger != "" {
+				m.Logger += ": "
+			}
+			fmt.Fprintf(stderr, "server log [%s] %s%s\n", m.Level, m.Logger, dataText(m.Data))
+		})
+	}
+	code := v.do(&clientRun{verb: v.name, ctx: ctx, c: c, stdout: stdout, stderr: stderr, json: *asJSON}, pos)
+	if err := c.Close(); err != nil && *verbose {
+		fmt.Fprintf(stderr, "mcprt %s: closing: %v\n", v.name, err)
+	}
+	return code
+}
+
+// parseInterleaved lets flags and positional arguments mix ("call -json echo
+// {} -timeout 5s"), which the flag package alone stops at.
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		if fs.NArg() == 0 {
+			return pos, nil
+		}
+		pos = append(pos, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+}
+
+var logLevelNames = []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
+
+// dataText shows a JSON string as its text and any other value as JSON.
+func dataText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	return string(raw)
+}
+
+// fail reports a failed request: exit status 1.
+func (cv *clientRun) fail(err error) int {
+	if errors.Is(err, context.Canceled) {
+		fmt.Fprintf(cv.stderr, "mcprt %s: interrupted\n", cv.verb)
+	} else {
+		fmt.Fprintf(cv.stderr, "mcprt %s: %v\n", cv.verb, err)
+	}
+	return runtime.ExitFailure
+}
+
+func (cv *clientRun) printJSON(v any) int {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return cv.fail(err)
+	}
+	fmt.Fprintf(cv.stdout, "%s\n", b)
+	return runtime.ExitOK
+}
+
+var listKinds = []string{"tools", "resources", "templates", "prompts"}
+
+// listKind accepts the singular too.
+func listKind(s string) string { return strings.TrimSuffix(s, "s") + "s" }
+
+func checkList(args []string) string {
+	if len(args) == 1 && !slices.Contains(listKinds, listKind(args[0])) {
+		return fmt.Sprintf("unknown kind %q: want tools, resources, templates or prompts", args[0])
+	}
+	return ""
+}
+
+func clientList(cv *clientRun, args []string) int {
+	var kinds []string
+	if len(args) == 1 {
+		kinds = []string{listKind(args[0])}
+	} else {
+		caps := cv.c.Capabilities()
+		kinds = slices.DeleteFunc(slices.Clone(listKinds), func(k string) bool {
+			capName := map[string]string{"tools": "tools", "resources": "resources", "templates": "resources", "prompts": "prompts"}[k]
+			_, ok := caps[capName]
+			return !ok
+		})
+	}
+	out := map[string]any{}
+	var text strings.Builder
+	for _, k := range kinds {
+		var rows [][2]string
+		switch k {
+		case "tools":
+			ts, err := cv.c.ListTools(cv.ctx)
+			if err != nil {
+				return cv.fail(err)
+			}
+			out[k] = ts
+			for _, t := range ts {
+				rows = append(rows, [2]string{t.Name, cmp.Or(t.Description, t.Title)})
+			}
+		case "resources":
+			rs, err := cv.c.ListResources(cv.ctx)
+			if err != nil {
+				return cv.fail(err)
+			}
+			out[k] = rs
+			for _, r := range rs {
+				rows = append(rows, [2]string{r.URI, describe(r.Name, r.Description, r.MIMEType)})
+			}
+		case "templates":
+			ts, err := cv.c.ListResourceTemplates(cv.ctx)
+			if err != nil {
+				return cv.fail(err)
+			}
+			out[k] = ts
+			for _, t := range ts {
+				rows = append(rows, [2]string{t.URITemplate, describe(t.Name, t.Description, t.MIMEType)})
+			}
+		case "prompts":
+			ps, err := cv.c.ListPrompts(cv.ctx)
+			if err != nil {
+				return cv.fail(err)
+			}
+			out[k] = ps
+			for _, p := range ps {
+				var as []string
+				for _, a := range p.Arguments {
+					if a.Required {
+						a.Name += "*"
+					}
+					as = append(as, a.Name)
+				}
+				rows = append(rows, [2]string{p.Name + "(" + strings.Join(as, ", ") + ")", cmp.Or(p.Description, p.Title)})
+			}
+		}
+		fmt.Fprintf(&text, "%s (%d):\n", k, len(rows))
+		width := 0
+		for _, r := range rows {
+			width = max(width, len(r[0]))
+		}
+		for _, r := range rows {
+			fmt.Fprintf(&text, "  %-*s  %s\n", width, r[0], firstLine(r[1]))
+		}
+	}
+	if cv.json {
+		return cv.printJSON(out)
+	}
+	if len(kinds) == 0 {
+		fmt.Fprintln(cv.stdout, "the server declares no tools, resources or prompts")
+		return runtime.ExitOK
+	}
+	fmt.Fprint(cv.stdout, text.String())
+	return runtime.ExitOK
+}
+
+func describe(name, description, mime string) string {
+	s := name
+	if description != "" {
+		s += " — " + description
+	}
+	if mime != "" {
+		s += " [" + mime + "]"
+	}
+	return s
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	return s
+}
+
+func checkCall(args []string) string {
+	if len(args) == 2 {
+		var obj map[string]json.RawMessage
+		if json.Unmarshal([]byte(args[1]), &obj) != nil || obj == nil {
+			return fmt.Sprintf("arguments %q: want a JSON object", args[1])
+		}
+	}
+	return ""
+}
+
+func clientCall(cv *clientRun, args []string) int {
+	params := map[string]any{"name": args[0]}
+	if len(args) == 2 {
+		params["arguments"] = json.RawMessage(args[1])
+	}
+	var raw json.RawMessage
+	err := cv.c.Call(cv.ctx, "tools/call", params, &raw, client.WithProgress(func(p client.Progress) {
+		s := fmt.Sprintf("progress %g", p.Progress)
+		if p.Total > 0 {
+			s += fmt.Sprintf("/%g", p.Total)
+		}
+		if p.Message != "" {
+			s += " " + p.Message
+		}
+		fmt.Fprintln(cv.stderr, s)
+	}))
+	if err != nil {
+		return cv.fail(err)
+	}
+	var res client.CallToolResult
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return cv.fail(fmt.Errorf("decoding the result: %w", err))
+	}
+	code := runtime.ExitOK
+	if res.IsError {
+		fmt.Fprintf(cv.stderr, "mcprt call: tool %s reported an error\n", args[0])
+		code = runtime.ExitFailure
+	}
+	if cv.json {
+		if c := cv.printJSON(raw); c != runtime.ExitOK {
+			return c
+		}
+		return code
+	}
+	if len(res.Content) == 0 && len(res.StructuredContent) > 0 {
+		fmt.Fprintf(cv.stdout, "%s\n", res.StructuredContent)
+		return code
+	}
+	for _, c := range res.Content {
+		printContent(cv.stdout, c)
+	}
+	return code
+}
+
+// printContent writes text as is and summarises what is not text.
+func printContent(w io.Writer, c client.Content) {
+	switch c.Type {
+	case "text":
+		fmt.Fprint(w, c.Text)
+		if !strings.HasSuffix(c.Text, "\n") {
+			fmt.Fprintln(w)
+		}
+	case "image", "audio":
+		fmt.Fprintf(w, "[%s %s, %d bytes]\n", c.Type, c.MIMEType, base64.StdEncoding.DecodedLen(len(c.Data)))
+	case "resource_link":
+		fmt.Fprintf(w, "[resource link %s %s]\n", c.URI, c.Name)
+	case "resource":
+		var rc client.ResourceContents
+		_ = json.Unmarshal(c.Resource, &rc)
+		if rc.Text != "" {
+			fmt.Fprint(w, rc.Text)
+			if !strings.HasSuffix(rc.Text, "\n") {
+				fmt.Fprintln(w)
+			}
+			return
+		}
+		fmt.Fprintf(w, "[resource %s %s]\n", rc.URI, rc.MIMEType)
+	default:
+		fmt.Fprintf(w, "[%s content]\n", c.Type)
+	}
+}
+
+func clientRead(cv *clientRun, args []string) int {
+	var raw json.RawMessage
+	if err := cv.c.Call(cv.ctx, "resources/read", map[string]string{"uri": args[0]}, &raw); err != nil {
+		return cv.fail(err)
+	}
+	if cv.json {
+		return cv.printJSON(raw)
+	}
+	var res client.ReadResourceResult
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return cv.fail(fmt.Errorf("decoding the result: %w", err))
+	}
+	for _, c := range res.Contents {
+		if c.Blob != "" {
+			b, err := base64.StdEncoding.DecodeString(c.Blob)
+			if err != nil {
+				return cv.fail(fmt.Errorf("%s: blob is not base64: %w", c.URI, err))
+			}
+			cv.stdout.Write(b)
+			continue
+		}
+		fmt.Fprint(cv.stdout, c.Text)
+	}
+	return runtime.ExitOK
+}
+
+func checkGet(args []string) string {
+	for _, kv := range args[1:] {
+		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
+			return fmt.Sprintf("argument %q: want NAME=VALUE", kv)
+		}
+	}
+	return ""
+}
+
+func clientGet(cv *clientRun, args []string) int {
+	pargs := map[string]string{}
+	for _, kv := range args[1:] {
+		k, v, _ := strings.Cut(kv, "=")
+		pargs[k] = v
+	}
+	var raw json.RawMessage
+	if err := cv.c.Call(cv.ctx, "prompts/get", map[string]any{"name": args[0], "arguments": pargs}, &raw); err != nil {
+		return cv.fail(err)
+	}
+	if cv.json {
+		return cv.printJSON(raw)
+	}
+	var res client.GetPromptResult
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return cv.fail(fmt.Errorf("decoding the result: %w", err))
+	}
+	for _, m := range res.Messages {
+		fmt.Fprintf(cv.stdout, "%s: ", m.Role)
+		printContent(cv.stdout, m.Content)
+	}
+	return runtime.ExitOK
+}
+
+func clientPing(cv *clientRun, _ []string) int {
+	start := time.Now()
+	if err := cv.c.Ping(cv.ctx); err != nil {
+		return cv.fail(err)
+	}
+	rtt := time.Since(start)
+	info := cv.c.ServerInfo()
+	if cv.json {
+		return cv.printJSON(map[string]any{
+			"ok": true, "server": info, "protocolVersion": cv.c.ProtocolVersion(),
+			"era": cv.c.Era().String(), "roundTripMs": float64(rtt.Microseconds()) / 1000,
+		})
+	}
+	fmt.Fprintf(cv.stdout, "ok: %s %s, protocol %s (%s), round trip %v\n",
+		info.Name, info.Version, cv.c.ProtocolVersion(), cv.c.Era(), rtt.Round(time.Microsecond))
+	return runtime.ExitOK
+}
