@@ -36,6 +36,10 @@ type Request struct {
 	// InputResponses are the client's answers to earlier input_required
 	// rounds of this request (2026-07-28), by key; Ask returns them.
 	InputResponses map[string]json.RawMessage
+	// LocalLog, when set, also receives every record of Logger(), whatever
+	// the client asked for: the server's own log (stderr, in mcprt serve).
+	// The session sets it.
+	LocalLog *slog.Logger
 
 	mu            sync.Mutex
 	lastProgress  float64
@@ -159,11 +163,21 @@ type requestLogHandler struct {
 	group string
 }
 
-func (h *requestLogHandler) Enabled(_ context.Context, l slog.Level) bool {
+func (h *requestLogHandler) Enabled(ctx context.Context, l slog.Level) bool {
+	if h.req.LocalLog != nil && h.req.LocalLog.Enabled(ctx, l) {
+		return true
+	}
 	return h.req.Peer != nil && LevelAdmits(h.req.LogLevel, MCPLevel(l))
 }
 
-func (h *requestLogHandler) Handle(_ context.Context, rec slog.Record) error {
+func (h *requestLogHandler) Handle(ctx context.Context, rec slog.Record) error {
+	if l := h.req.LocalLog; l != nil && l.Enabled(ctx, rec.Level) {
+		lh := l.Handler().WithAttrs(append([]slog.Attr{slog.String("method", h.req.Method)}, h.attrs...))
+		if h.group != "" {
+			lh = lh.WithGroup(h.group)
+		}
+		_ = lh.Handle(ctx, rec)
+	}
 	data := map[string]any{"message": rec.Message}
 	add := func(a slog.Attr) bool {
 		key := a.Key

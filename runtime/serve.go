@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 
 	"github.com/anthdm/hollywood/actor"
@@ -39,29 +38,43 @@ func ExitCode(err error) int {
 // by LOG_LEVEL (debug, info, warn, error; default info), as text or, when
 // LOG_FORMAT=json, as JSON.
 func LoggerFromEnv() *slog.Logger {
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(os.Getenv("LOG_LEVEL"))); err != nil {
-		level = slog.LevelInfo
-	}
-	o := &slog.HandlerOptions{Level: level}
-	if strings.EqualFold(os.Getenv("LOG_FORMAT"), "json") {
-		return slog.New(slog.NewJSONHandler(os.Stderr, o))
-	}
-	return slog.New(slog.NewTextHandler(os.Stderr, o))
+	o, _ := LogOptionsFromEnv()
+	return slog.New(NewLogHandler(os.Stderr, o))
 }
 
 // Serve runs srv as this process's MCP server over stdin and stdout until
 // stdin reaches EOF, a SIGINT or SIGTERM arrives, the client closes stdout,
 // ctx ends, or the tree gives up. Map its result with ExitCode.
 //
-// Before anything else it points slog's default logger at stderr (the
-// actor library logs only through it) unless opts.Logger is set, and claims
-// the standard streams (see stdio.Claim): from then on, nothing but the
-// writer actor can reach the protocol stream. They are restored on return.
+// Before anything else it claims the standard streams (see stdio.Claim):
+// from then on, nothing but the writer actor can reach the protocol stream.
+// Unless opts.Logger is set, it also builds the log pipeline: slog's default
+// logger writes to stderr (LOG_LEVEL, LOG_FORMAT) and forwards records to a
+// legacy client as notifications/message at the level the client asked for
+// (or opts.DefaultLogLevel); and fd 1 is captured, so that whatever the
+// process prints (fmt.Println, C code, child processes) reaches stderr and,
+// on the same terms, the client. The runtime's own records (panic stacks
+// among them) stay on stderr. Everything is restored on return.
 func Serve(ctx context.Context, srv *handlers.Server, opts Options) error {
+	var pipe *LogPipeline
 	if opts.Logger == nil {
-		opts.Logger = LoggerFromEnv()
-		slog.SetDefault(opts.Logger)
+		lo, lerr := LogOptionsFromEnv()
+		pipe = NewLogPipeline(NewLogHandler(os.Stderr, lo))
+		slog.SetDefault(pipe.Logger())
+		opts.Logger = pipe.Local()
+		if lerr != nil {
+			opts.Logger.Warn("mcprt: bad logging environment; using defaults", "err", lerr)
+		}
+		if err := pipe.SetLevel(opts.DefaultLogLevel); err != nil {
+			return fmt.Errorf("runtime: DefaultLogLevel: %w", err)
+		}
+		user := opts.OnLogLevel
+		opts.OnLogLevel = func(level string) {
+			_ = pipe.SetLevel(level)
+			if user != nil {
+				user(level)
+			}
+		}
 	}
 	// Signals are caught before the tree can answer anything: a client
 	// that got a response may signal at once, and must see a graceful exit.
@@ -74,6 +87,21 @@ func Serve(ctx context.Context, srv *handlers.Server, opts Options) error {
 		return err
 	}
 	defer claimed.Restore()
+	if pipe != nil {
+		// After Claim, so that fd 1 returns to stderr (never to the
+		// protocol stream) when the capture stops; defers run in reverse.
+		capture, err := stdio.CaptureStdout(pipe.Stdout, stdio.CaptureOptions{Dropped: pipe.StdoutDropped})
+		if err != nil {
+			opts.Logger.Warn("mcprt: stdout capture unavailable; stray prints go to stderr only", "err", err)
+		} else {
+			defer func() {
+				pipe.SetSink(nil)
+				if err := capture.Stop(); err != nil {
+					opts.Logger.Warn("mcprt: stdout capture", "err", err)
+				}
+			}()
+		}
+	}
 
 	engine, err := actor.NewEngine(actor.NewEngineConfig())
 	if err != nil {
@@ -82,6 +110,9 @@ func Serve(ctx context.Context, srv *handlers.Server, opts Options) error {
 	inst, err := Start(engine, srv, claimed.In, claimed.Out, opts)
 	if err != nil {
 		return err
+	}
+	if pipe != nil {
+		pipe.SetSink(inst.Log)
 	}
 
 	var g run.Group

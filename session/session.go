@@ -650,6 +650,7 @@ func (s *Session) dispatch(m *jsonrpc.Message, t ticket, method handlers.Method,
 	cl.ctx, cl.cancel = context.WithCancel(s.base)
 	cl.hc = &handlers.Call{Key: key, Ctx: cl.ctx, Req: req, Run: method.Run, Reply: cl.reply}
 	req.Peer = cl
+	req.LocalLog = s.cfg.Logger
 	if d := s.cfg.RequestTimeout; d > 0 {
 		cl.startTimer(d)
 	}

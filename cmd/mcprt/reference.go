@@ -5,6 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"os/exec"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -64,14 +67,38 @@ func referenceServer() *handlers.Server {
 	})
 	s.AddTool(handlers.Tool{
 		Name:        "print",
-		Description: "Writes its text to stdout with fmt.Println (which mcprt keeps off the protocol stream), then returns \"printed\".",
-		InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`),
+		Description: "Writes its text to stdout with fmt.Println (which mcprt captures: it reaches stderr and, as a notifications/message, a client that accepts info), then returns \"printed\". count repeats it from each of goroutines goroutines (lines are suffixed \" g<i> n<j>\"); child: true prints through a child process that inherited fd 1.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"},"count":{"type":"integer","minimum":1},"goroutines":{"type":"integer","minimum":1,"maximum":256},"child":{"type":"boolean"}},"required":["text"]}`),
 	}, func(ctx context.Context, _ *handlers.Request, args json.RawMessage) (*handlers.CallToolResult, error) {
-		var a struct{ Text string }
+		var a struct {
+			Text              string
+			Count, Goroutines int
+			Child             bool
+		}
 		if err := json.Unmarshal(args, &a); err != nil {
 			return nil, fmt.Errorf("print needs a string argument \"text\"")
 		}
-		fmt.Println(a.Text)
+		if a.Child {
+			cmd := exec.CommandContext(ctx, "/bin/sh", "-c", `printf '%s\n' "$1"`, "sh", a.Text)
+			cmd.Stdout = os.Stdout // the captured fd 1, as any child would inherit it
+			if err := cmd.Run(); err != nil {
+				return nil, err
+			}
+			return handlers.TextResult("printed"), nil
+		}
+		if a.Count <= 0 {
+			fmt.Println(a.Text)
+			return handlers.TextResult("printed"), nil
+		}
+		var wg sync.WaitGroup
+		for g := range max(a.Goroutines, 1) {
+			wg.Go(func() {
+				for n := range a.Count {
+					fmt.Printf("%s g%d n%d\n", a.Text, g, n)
+				}
+			})
+		}
+		wg.Wait()
 		return handlers.TextResult("printed"), nil
 	})
 	addFeatures(s)
