@@ -1,6 +1,6 @@
 // Package stdio turns a byte stream into protocol lines and back.
 //
-// Three pieces, each with one owner:
+// Four pieces, each with one owner:
 //
 //   - ReadLines is the only reader of the input. It splits on '\n' (a
 //     trailing '\r' is dropped), skips blank lines, and has no fixed token
@@ -16,4 +16,12 @@
 //     becomes a private, pollable descriptor (so reading can be interrupted)
 //     and fd 0 reads /dev/null, and SIGPIPE is ignored (a gone client is an
 //     EPIPE error, not death).
+//   - CaptureStdout goes one step further: fd 1 becomes a pipe read line by
+//     line by one owned goroutine, so whatever the process prints
+//     (fmt.Println, C code, a child that inherited fd 1) is delivered as
+//     lines (the runtime logs them to stderr and forwards them to the
+//     client), partial lines after an idle time, long output in chunks,
+//     everything flushed on Stop.
+//
+// Credits give the reader back-pressure: one per line in progress.
 package stdio
