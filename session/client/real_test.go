@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -207,5 +208,49 @@ func TestRealServerCloseWhileBusy(t *testing.T) {
 	}
 	if err := <-errs; !errors.Is(err, client.ErrClosed) {
 		t.Errorf("call: %v", err)
+	}
+}
+
+// TestRealServerAsksTheClient: the reference server's elicit and sample
+// tools reach the client's handlers, as server requests (legacy) and as
+// input_required results answered by a retry (2026-07-28); without the
+// handlers the capability is not declared and the tool cannot ask.
+func TestRealServerAsksTheClient(t *testing.T) {
+	t.Parallel()
+	for _, era := range []client.Era{client.EraLegacy, client.EraModern} {
+		t.Run(era.String(), func(t *testing.T) {
+			t.Parallel()
+			c := connect(t, mcprtServe(t), opts(client.Options{
+				Era: era,
+				Elicitation: func(_ context.Context, p json.RawMessage) (any, error) {
+					if !strings.Contains(string(p), "What is your name?") {
+						return nil, fmt.Errorf("unexpected elicitation %s", p)
+					}
+					return map[string]any{"action": "accept", "content": map[string]any{"name": "Grace"}}, nil
+				},
+				Sampling: func(_ context.Context, p json.RawMessage) (any, error) {
+					var req struct {
+						Messages []struct{ Content client.Content }
+					}
+					json.Unmarshal(p, &req)
+					return map[string]any{"role": "assistant", "model": "echo-model",
+						"content": map[string]any{"type": "text", "text": "you said: " + req.Messages[0].Content.Text}}, nil
+				},
+			}))
+			r, err := c.CallTool(ctx(t), "elicit", nil)
+			if err != nil || r.IsError || !strings.Contains(string(r.StructuredContent), "Hello, Grace!") {
+				t.Errorf("elicit: %+v %v", r, err)
+			}
+			r, err = c.CallTool(ctx(t), "sample", map[string]string{"prompt": "ping"})
+			if err != nil || r.IsError || !strings.Contains(string(r.StructuredContent), "you said: ping") || !strings.Contains(string(r.StructuredContent), "echo-model") {
+				t.Errorf("sample: %+v %v", r, err)
+			}
+
+			bare := connect(t, mcprtServe(t), opts(client.Options{Era: era}))
+			r, err = bare.CallTool(ctx(t), "elicit", nil)
+			if err == nil && !r.IsError {
+				t.Errorf("elicit without a handler succeeded: %+v", r)
+			}
+		})
 	}
 }
