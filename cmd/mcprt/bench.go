@@ -232,8 +232,14 @@ func (p *progress) show(msg string, live bool) {
 	switch {
 	case p.quiet:
 	case p.tty:
-		// Carriage return, the message, erase to the end of the line.
-		fmt.Fprintf(p.w, "\r%s\x1b[K", "mcprt bench: "+msg)
+		// Carriage return, the message, erase to the end of the line. A
+		// line longer than the terminal would wrap, and the next carriage
+		// return could no longer overwrite it.
+		line := []rune("mcprt bench: " + msg)
+		if len(line) > 79 {
+			line = append(line[:78], '…')
+		}
+		fmt.Fprintf(p.w, "\r%s\x1b[K", string(line))
 		p.shown = true
 	case !live:
 		fmt.Fprintf(p.w, "mcprt bench: %s\n", msg)

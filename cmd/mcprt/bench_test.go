@@ -239,3 +239,40 @@ func TestBenchHelpExplainsEveryFlag(t *testing.T) {
 		}
 	}
 }
+
+// Progress: plain lines per phase for logs; on a terminal one rewritten
+// line, live figures included, never longer than a narrow terminal.
+func TestBenchProgress(t *testing.T) {
+	var plain bytes.Buffer
+	p := newProgress(&plain, false)
+	p.show("phase one", false)
+	p.show("12 req/s", true)
+	p.clear()
+	if got := plain.String(); got != "mcprt bench: phase one\n" {
+		t.Errorf("plain progress %q", got)
+	}
+
+	var tty bytes.Buffer
+	p = &progress{w: &tty, tty: true}
+	p.show(strings.Repeat("x", 200), false)
+	p.show("12 req/s", true)
+	p.clear()
+	lines := strings.Split(tty.String(), "\r")
+	if len(lines) != 4 || lines[0] != "" || lines[3] != "\x1b[K" {
+		t.Fatalf("terminal progress %q", tty.String())
+	}
+	if n := len([]rune(strings.TrimSuffix(lines[1], "\x1b[K"))); n > 79 {
+		t.Errorf("a terminal line of %d characters", n)
+	}
+	if lines[2] != "mcprt bench: 12 req/s\x1b[K" {
+		t.Errorf("live line %q", lines[2])
+	}
+
+	var quiet bytes.Buffer
+	p = newProgress(&quiet, true)
+	p.show("phase", false)
+	p.clear()
+	if quiet.Len() != 0 {
+		t.Errorf("-q progress %q", quiet.String())
+	}
+}

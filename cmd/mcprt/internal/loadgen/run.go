@@ -557,7 +557,11 @@ func (r *runner) sequential() error {
 		if !now.Before(end) && len(rtts) > 0 {
 			break
 		}
-		r.live(now, "sequential: %d calls, last %.1f µs", len(rtts), us(now.Sub(t0)))
+		if measuring {
+			r.live(now, "sequential: %d calls, last %.1f µs", len(rtts), us(now.Sub(t0)))
+		} else {
+			r.live(now, "sequential: warming up, last %.1f µs", us(now.Sub(t0)))
+		}
 	}
 	cpu1 := r.cpu()
 	var sum time.Duration
@@ -723,7 +727,7 @@ func (r *runner) pipelined(k int) error {
 			if err := issue(n); err != nil {
 				return fail(err)
 			}
-			if measuring {
+			if measuring && done > done0 {
 				r.live(now, "pipelined K=%d: %.0f req/s", k, float64(done-done0)/now.Sub(t0).Seconds())
 			}
 		}
