@@ -48,7 +48,21 @@ var ErrHandlerPanic = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "
 // between calls, so reusing one for many calls is safe; after a panic it
 // exits (the panic and its stack go to the supervisor's log) and a fresh one
 // takes its place.
-type Worker struct{ owner *actor.PID }
+//
+// The calls run on a goroutine the worker owns for its whole life (started
+// in Started, stopped and waited for in Stopped), not on the goroutine
+// hollywood lends an actor for each burst of messages: that one is new
+// whenever the actor was idle, so every call would start on a small stack
+// and pay, again and again, for growing it (a third of the CPU of a
+// tools/call, by profile).
+type Worker struct {
+	owner *actor.PID
+	calls chan *Call
+	done  chan struct{}
+}
+
+// crashed tells the worker actor that its goroutine's handler panicked.
+type crashed struct{ pe *supervisor.PanicError }
 
 // NewWorker returns a Producer of workers that report to owner.
 func NewWorker(owner *actor.PID) actor.Producer {
@@ -59,24 +73,48 @@ func NewWorker(owner *actor.PID) actor.Producer {
 func (w *Worker) Receive(c *actor.Context) {
 	switch m := c.Message().(type) {
 	case actor.Started:
+		w.calls = make(chan *Call, 1) // the owner sends one call at a time
+		w.done = make(chan struct{})
+		go w.loop(c.Engine(), c.PID())
 		c.Send(w.owner, WorkerIdle{PID: c.PID()})
 	case *Call:
-		w.run(c, m)
-		c.Send(w.owner, WorkerIdle{PID: c.PID(), Key: m.Key})
+		w.calls <- m
+	case crashed:
+		// Exit by panic, so the supervisor logs the value and stack, and
+		// no state the panic may have broken survives.
+		panic(m.pe)
+	case actor.Stopped:
+		if w.calls != nil {
+			close(w.calls)
+			<-w.done // a handler that ignores its context holds this up; the supervisor's shutdown timeout bounds it
+		}
 	}
 }
 
-func (w *Worker) run(c *actor.Context, m *Call) {
+func (w *Worker) loop(e *actor.Engine, self *actor.PID) {
+	defer close(w.done)
+	for m := range w.calls {
+		if !w.run(e, self, m) {
+			return
+		}
+		e.Send(w.owner, WorkerIdle{PID: self, Key: m.Key})
+	}
+}
+
+// run runs one call and reports whether its handler returned (rather than
+// panicked).
+func (w *Worker) run(e *actor.Engine, self *actor.PID, m *Call) (ok bool) {
 	defer func() {
 		if v := recover(); v != nil {
 			pe := &supervisor.PanicError{Value: v, Stack: debug.Stack()}
 			// The owner answers at once: the request must not wait for its
-			// deadline. The panic goes on to the supervisor, which logs it;
-			// no state the panic may have broken survives.
-			c.Send(w.owner, WorkerCrashed{PID: c.PID(), Key: m.Key})
-			panic(pe)
+			// deadline.
+			e.Send(w.owner, WorkerCrashed{PID: self, Key: m.Key})
+			e.Send(self, crashed{pe})
+			ok = false
 		}
 	}()
 	res, err := m.Run(m.Ctx, m.Req)
 	m.Reply(res, err)
+	return true
 }
