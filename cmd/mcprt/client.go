@@ -14,6 +14,7 @@ import (
 	"os/signal"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -114,7 +115,22 @@ func (e *envFlag) Set(s string) error {
 	return nil
 }
 
+// lockedWriter serialises writes: the client's log, the progress and log
+// notifications (both from the client's reading goroutine) and the verb
+// itself all write to stderr.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
 func runClientVerb(v clientVerb, args []string, stdout, stderr io.Writer) int {
+	stderr = &lockedWriter{w: stderr}
 	fs := flag.NewFlagSet(v.name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
@@ -123,7 +139,7 @@ func runClientVerb(v clientVerb, args []string, stdout, stderr io.Writer) int {
 	}
 	era := fs.String("era", "auto", "protocol `era`: auto, legacy (initialize) or modern (2026-07-28)")
 	pin := fs.String("version", "", "pin one protocol `revision`, such as 2025-06-18 or 2026-07-28")
-	timeout := fs.Duration("timeout", client.DefaultTimeout, "bound on each request, the handshake included")
+	timeout := fs.Duration("timeout", client.DefaultTimeout, "bound on each request, the handshake included (0: none)")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	verbose := fs.Bool("v", false, "show the server's stderr and the client's diagnostics on stderr")
 	logLevel := fs.String("log-level", "", "ask the server for log messages at this `level` (debug .. emergency) and show them on stderr")

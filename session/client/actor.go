@@ -47,9 +47,10 @@ type Unsubscribe struct{}
 // (exits non-zero, by a signal, or closes its stdout), or the connect
 // fails, the actor exits with that error as an abnormal reason and is
 // restarted, within the supervisor's intensity; a server that exits with
-// status 0 on its own ends the actor normally. Give the ChildSpec a
-// Shutdown longer than CloseGrace + TermGrace (4s by default): the actor's
-// Stopped runs Close.
+// status 0 on its own ends the actor normally. The actor's Stopped runs
+// Close, which takes up to CloseGrace + TermGrace + 1s with a server that
+// ignores everything: give the ChildSpec a Shutdown longer than that (6s
+// with the default graces; the supervisor's default is 5s).
 //
 // The actor is a thin owner around a Client, which does all the protocol
 // work: hollywood cannot interrupt a Receive, so reading, waiting and

@@ -525,7 +525,8 @@ func (c *Client) progress(params json.RawMessage) {
 // is method ("" for all), until the returned func is called. fn runs on the
 // goroutine that reads the server's stdout, in the order the server wrote,
 // and before the response of any request the notification preceded; it
-// must not block, or it holds up every response.
+// must not block, or it holds up every response (so it must not make
+// requests of this client, nor Close it).
 func (c *Client) Subscribe(method string, fn func(Notification)) (unsubscribe func()) {
 	c.mu.Lock()
 	c.nextSub++

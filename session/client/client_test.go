@@ -1,3 +1,5 @@
+//go:build unix
+
 package client_test
 
 import (
@@ -288,6 +290,47 @@ func TestExitDuringConnect(t *testing.T) {
 	if !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("missing binary: %v", err)
 	}
+	// Dir and Env reach the process.
+	dir := t.TempDir()
+	_, err = client.Connect(ctx(t), client.Command{Path: "sh", Args: []string{"-c", `pwd >&2; echo "$GREETING" >&2; exit 5`}, Dir: dir, Env: []string{"GREETING=hi"}}, opts(client.Options{}))
+	if !errors.As(err, &ee) || !slices.Equal(ee.Stderr, []string{dir, "hi"}) {
+		t.Errorf("dir and env: %v", err)
+	}
+}
+
+// TestConnectContext: cancelling Connect's context stops the handshake at
+// once and reaps the server.
+func TestConnectContext(t *testing.T) {
+	t.Parallel()
+	cmd, _ := fakeCmd(t, "silent")
+	cctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	_, err := client.Connect(cctx, cmd, opts(client.Options{ProbeTimeout: time.Hour, Timeout: time.Hour}))
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "server/discover") {
+		t.Errorf("Connect: %v", err)
+	}
+}
+
+// TestStdoutHygiene: lines on the server's stdout that are not JSON-RPC
+// are logged and skipped; a 2025-03-26 batch line is taken apart.
+func TestStdoutHygiene(t *testing.T) {
+	t.Parallel()
+	h := &recordingHandler{}
+	cmd, _ := fakeCmd(t, "legacy")
+	c := connect(t, cmd, opts(client.Options{Logger: slog.New(h)}))
+	r, err := c.CallTool(ctx(t), "garbage", nil)
+	if err != nil || toolText(t, r) != "after garbage" {
+		t.Fatalf("garbage: %v %v", r, err)
+	}
+	if n := h.count("server wrote a line that is not a JSON-RPC message"); n != 2 {
+		t.Errorf("%d warnings for 2 bad lines", n)
+	}
+	var batched []string
+	c.Subscribe("notifications/message", func(n client.Notification) { batched = append(batched, string(n.Params)) })
+	r, err = c.CallTool(ctx(t), "batch", nil)
+	if err != nil || toolText(t, r) != "batched result" || len(batched) != 1 || !strings.Contains(batched[0], `"data":"batched"`) {
+		t.Errorf("batch: %v %v, notifications %v", r, err, batched)
+	}
 }
 
 // TestNeverAnswers: a server that reads but never writes fails Connect with
@@ -531,7 +574,7 @@ func TestListsAndRefresh(t *testing.T) {
 		}
 		return n
 	}
-	if got := names(tools); len(got) != 13 || got[0] != "echo" || got[12] != "exit0" {
+	if got := names(tools); len(got) != 15 || got[0] != "echo" || got[14] != "garbage" {
 		t.Fatalf("tools over two pages: %v", got)
 	}
 	if _, err := c.CallTool(ctx(t), "change", nil); err != nil {
@@ -546,7 +589,7 @@ func TestListsAndRefresh(t *testing.T) {
 		t.Fatal("no refresh after list_changed")
 	}
 	cachedTools, _ := c.CachedTools()
-	if got := names(cachedTools); !slices.Contains(got, "new") || len(got) != 14 {
+	if got := names(cachedTools); !slices.Contains(got, "new") || len(got) != 16 {
 		t.Errorf("cache after refresh: %v", got)
 	}
 }

@@ -1,3 +1,5 @@
+//go:build unix
+
 package client_test
 
 import (
@@ -61,7 +63,7 @@ func runFake(mode string) int {
 		mode:    mode,
 		out:     bufio.NewWriter(os.Stdout),
 		modern:  strings.HasPrefix(mode, "modern"),
-		tools:   []string{"echo", "hang", "crash", "progress", "pid", "roots", "sample", "elicit", "change", "log", "ask", "shed", "exit0"},
+		tools:   []string{"echo", "hang", "crash", "progress", "pid", "roots", "sample", "elicit", "change", "log", "ask", "shed", "exit0", "batch", "garbage"},
 		waiting: map[string]chan json.RawMessage{},
 	}
 	if p := os.Getenv("MCPRT_FAKE_LOG"); p != "" {
@@ -271,6 +273,16 @@ func (f *fake) call(id json.RawMessage, name string, args map[string]any, meta, 
 		f.mu.Unlock()
 		f.notify("notifications/tools/list_changed", nil)
 		f.result(id, text("changed"))
+	case "batch": // a 2025-03-26 batch: a notification and the response on one line
+		f.write([]any{
+			map[string]any{"jsonrpc": "2.0", "method": "notifications/message", "params": map[string]any{"level": "info", "data": "batched"}},
+			map[string]any{"jsonrpc": "2.0", "id": id, "result": text("batched result")},
+		})
+	case "garbage": // stdout that is not the protocol, then the answer
+		f.outMu.Lock()
+		f.out.WriteString("Server v1.0 ready!\n{\"half\":\n")
+		f.outMu.Unlock()
+		f.result(id, text("after garbage"))
 	case "log":
 		f.notify("notifications/message", map[string]any{"level": "info", "data": "hello from the server"})
 		f.result(id, text("logged"))

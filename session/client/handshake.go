@@ -59,6 +59,12 @@ func (c *Client) handshake(ctx context.Context) error {
 		return nil
 	}
 	res, err := c.discover(ctx, modernVersions[0], callOptions{timeout: c.opts.ProbeTimeout})
+	if err == nil && len(res.SupportedVersions) == 0 {
+		// Some legacy servers answer any method with an empty result: that
+		// is no DiscoverResult.
+		c.log.Debug("server/discover answered without supportedVersions; falling back to initialize")
+		return c.initialize(ctx, legacyVersions[0], false)
+	}
 	if err == nil {
 		if v := common(modernVersions, res.SupportedVersions); v != "" {
 			c.useDiscover(res, v)
