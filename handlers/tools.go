@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mcprt/mcprt/handlers/jsonschema"
 	"github.com/mcprt/mcprt/session/jsonrpc"
@@ -206,8 +207,8 @@ func invalidArgumentsAnswer(req *Request, name string, err error) (any, error) {
 }
 
 func (s *Server) callTool(ctx context.Context, req *Request) (any, error) {
-	var p callToolParams
-	if err := json.Unmarshal(req.Params, &p); err != nil || p.Name == nil {
+	p, ok := readCallToolParams(req.Params)
+	if !ok {
 		return nil, invalidParams("tools/call needs a string name and an object of arguments")
 	}
 	if p.Arguments == nil || string(p.Arguments) == "null" {
@@ -290,4 +291,35 @@ func (t *tool) result(res *CallToolResult, req *Request) (any, error) {
 	}
 	out.Content = contentFor(out.Content, req)
 	return out, nil
+}
+
+// readCallToolParams reads name and arguments with a member scan rather
+// than a reflective decode: this runs on every tools/call, and the
+// arguments stay raw for validation and the handler.
+func readCallToolParams(params json.RawMessage) (p callToolParams, ok bool) {
+	if !jsonrpc.Valid(params) {
+		return p, false
+	}
+	var bad bool
+	isObject := jsonrpc.Members(params, func(k string, v []byte) bool {
+		switch k {
+		case "name":
+			if len(v) < 2 || v[0] != '"' {
+				bad = true
+				return false
+			}
+			var name string
+			if body := v[1 : len(v)-1]; bytes.IndexByte(body, '\\') < 0 && utf8.Valid(body) {
+				name = string(body)
+			} else if json.Unmarshal(v, &name) != nil {
+				bad = true
+				return false
+			}
+			p.Name = &name
+		case "arguments":
+			p.Arguments = v
+		}
+		return true
+	})
+	return p, isObject && !bad && p.Name != nil
 }

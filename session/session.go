@@ -94,8 +94,6 @@ type Session struct {
 	env *env
 	c   *actor.Context // valid only inside Receive
 
-	base       context.Context
-	cancelBase context.CancelFunc
 
 	legacy    *legacy
 	sawModern bool // a 2026-07-28 request arrived
@@ -201,7 +199,6 @@ func (s *Session) start(c *actor.Context) {
 		cacheTTL:   s.cfg.CacheTTL.Milliseconds(),
 		stateKey:   newStateKey(),
 	}
-	s.base, s.cancelBase = context.WithCancel(context.Background())
 	s.calls = map[string]*call{}
 	s.busy = map[string]*call{}
 	s.starting = map[string]bool{}
@@ -246,7 +243,20 @@ func (s *Session) stop() {
 	if s.drainTimer != nil {
 		s.drainTimer.Stop()
 	}
-	s.cancelBase()
+	s.cancelAll()
+}
+
+// cancelAll cancels the context of every call still known, answered or not:
+// their handlers are to stop now. (Call contexts are not children of one
+// session context: with hundreds in flight, registering each with a shared
+// parent cost more than the handful of calls this loop visits.)
+func (s *Session) cancelAll() {
+	for _, cl := range s.calls {
+		cl.cancel()
+	}
+	for _, cl := range s.busy {
+		cl.cancel()
+	}
 }
 
 var errShuttingDown = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Server is shutting down"}
@@ -647,7 +657,7 @@ func (s *Session) dispatch(m *jsonrpc.Message, t ticket, method handlers.Method,
 		cacheable: method.Cacheable,
 		method:    m.Method,
 	}
-	cl.ctx, cl.cancel = context.WithCancel(s.base)
+	cl.ctx, cl.cancel = context.WithCancel(context.Background())
 	cl.hc = &handlers.Call{Key: key, Ctx: cl.ctx, Req: req, Run: method.Run, Reply: cl.reply}
 	req.Peer = cl
 	req.LocalLog = s.cfg.Logger
@@ -824,6 +834,6 @@ func (s *Session) exit() {
 	if s.drainTimer != nil {
 		s.drainTimer.Stop()
 	}
-	s.cancelBase()
+	s.cancelAll()
 	supervisor.Exit(s.c, nil)
 }

@@ -73,7 +73,7 @@ var NullID = json.RawMessage("null")
 // (-32700 for text that is not JSON, -32600 for JSON that is not a valid
 // message) and, where it could be read, the id to answer with.
 func Decode(line []byte, m *Message) (id json.RawMessage, err *Error) {
-	if !json.Valid(line) {
+	if !Valid(line) {
 		return NullID, &Error{Code: CodeParseError, Message: "Parse error"}
 	}
 	var env envelope

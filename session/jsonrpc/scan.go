@@ -9,7 +9,8 @@ import (
 // key unescaped and the value as its raw bytes (sub-slices of obj, not
 // copies), until fn returns false. It reports false if obj is not an
 // object. obj must be valid JSON (json.Valid): the scan checks structure,
-// not grammar, which is what makes it cheap enough to run on every line.
+// not grammar (Valid checks that), which is what makes it cheap enough to
+// run on every line.
 //
 // Routing needs a handful of top-level members; decoding the whole line into
 // a map (or a struct, whose field matching ignores case, which JSON-RPC

@@ -1,0 +1,189 @@
+package jsonrpc
+
+// Valid reports whether b is one valid JSON value, exactly as json.Valid
+// does (RFC 8259 grammar, invalid UTF-8 inside strings allowed, at most
+// 10,000 levels of nesting), several times faster: encoding/json's scanner
+// calls a state function per byte, and every line of the protocol, however
+// large its strings, passes through here first.
+func Valid(b []byte) bool {
+	const maxDepth = 10000
+	var stack []byte // '{' or '[' per open container
+	i := skipSpace(b, 0)
+	for {
+		// A value starts at b[i].
+		if i >= len(b) {
+			return false
+		}
+		switch c := b[i]; {
+		case c == '{' || c == '[':
+			if len(stack) >= maxDepth {
+				return false
+			}
+			stack = append(stack, c)
+			i = skipSpace(b, i+1)
+			close := byte('}')
+			if c == '[' {
+				close = ']'
+			}
+			if i < len(b) && b[i] == close {
+				stack = stack[:len(stack)-1]
+				i++
+				break
+			}
+			if c == '{' {
+				if i = objectKey(b, i); i < 0 {
+					return false
+				}
+			}
+			continue
+		case c == '"':
+			if i = stringEnd(b, i); i < 0 {
+				return false
+			}
+		case c == '-' || (c >= '0' && c <= '9'):
+			if i = numberEnd(b, i); i < 0 {
+				return false
+			}
+		case c == 't':
+			if !hasLiteral(b, i, "true") {
+				return false
+			}
+			i += 4
+		case c == 'f':
+			if !hasLiteral(b, i, "false") {
+				return false
+			}
+			i += 5
+		case c == 'n':
+			if !hasLiteral(b, i, "null") {
+				return false
+			}
+			i += 4
+		default:
+			return false
+		}
+		// After a value: close containers, or move to the next value.
+		for {
+			i = skipSpace(b, i)
+			if len(stack) == 0 {
+				return i == len(b)
+			}
+			if i >= len(b) {
+				return false
+			}
+			top := stack[len(stack)-1]
+			switch {
+			case b[i] == ',':
+				i = skipSpace(b, i+1)
+				if top == '{' {
+					if i = objectKey(b, i); i < 0 {
+						return false
+					}
+				}
+			case (top == '{' && b[i] == '}') || (top == '[' && b[i] == ']'):
+				stack = stack[:len(stack)-1]
+				i++
+				continue
+			default:
+				return false
+			}
+			break
+		}
+	}
+}
+
+// objectKey checks `"key" :` at b[i] and returns the index of the value
+// after it, or -1.
+func objectKey(b []byte, i int) int {
+	if i >= len(b) || b[i] != '"' {
+		return -1
+	}
+	if i = stringEnd(b, i); i < 0 {
+		return -1
+	}
+	i = skipSpace(b, i)
+	if i >= len(b) || b[i] != ':' {
+		return -1
+	}
+	return skipSpace(b, i+1)
+}
+
+// stringEnd checks the string starting at b[i] and returns the index just
+// past its closing quote, or -1.
+func stringEnd(b []byte, i int) int {
+	for i++; i < len(b); i++ {
+		c := b[i]
+		switch {
+		case c == '"':
+			return i + 1
+		case c < 0x20:
+			return -1
+		case c == '\\':
+			i++
+			if i >= len(b) {
+				return -1
+			}
+			switch b[i] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			case 'u':
+				if i+4 >= len(b) {
+					return -1
+				}
+				for _, h := range b[i+1 : i+5] {
+					if !isHex(h) {
+						return -1
+					}
+				}
+				i += 4
+			default:
+				return -1
+			}
+		}
+	}
+	return -1
+}
+
+func isHex(c byte) bool {
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
+}
+
+// numberEnd checks the number starting at b[i] (RFC 8259: -?int frac? exp?)
+// and returns the index just past it, or -1.
+func numberEnd(b []byte, i int) int {
+	if b[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case i < len(b) && b[i] >= '1' && b[i] <= '9':
+		for i++; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
+		}
+	default:
+		return -1
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		if i >= len(b) || b[i] < '0' || b[i] > '9' {
+			return -1
+		}
+		for i++; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		if i >= len(b) || b[i] < '0' || b[i] > '9' {
+			return -1
+		}
+		for i++; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
+		}
+	}
+	return i
+}
+
+func hasLiteral(b []byte, i int, lit string) bool {
+	return len(b)-i >= len(lit) && string(b[i:i+len(lit)]) == lit
+}

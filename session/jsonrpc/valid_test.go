@@ -1,0 +1,54 @@
+package jsonrpc
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+var validCases = []string{
+	``, ` `, `{}`, `[]`, `{"a":1}`, `{"a":1,}`, `[1,]`, `[,1]`, `{"a" 1}`, `{"a":}`, `{a:1}`, `{"a":1 "b":2}`,
+	`"x"`, `"\u00e9\n\t\"\\\/"`, `"\u00g0"`, `"\x"`, "\"a\x01\"", "\"\xff\xfe\"", `"unterminated`,
+	`0`, `-0`, `01`, `-`, `1.`, `1.5`, `.5`, `1e5`, `1E+5`, `1e-`, `1e`, `-1.25e-10`, `2.`, `00`,
+	`true`, `tru`, `truex`, `false`, `null`, `nul`, `nulll`, `[true,false,null]`,
+	`{"a":[1,{"b":[]}],"c":{}}`, `[[[[]]]]`, `[[[[]]]`, `]`, `}`, `{"a":1}}`, `[1] [2]`, `1 2`,
+	" {\"a\" : [ 1 , 2 ] } \n", `{"a":"b"]`, `["a":1]`, `{"":""}`, `[-]`, `[1e1.5]`,
+	strings.Repeat("[", 10000) + strings.Repeat("]", 10000),
+	strings.Repeat("[", 10001) + strings.Repeat("]", 10001),
+	`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}`,
+}
+
+func TestValidMatchesEncodingJSON(t *testing.T) {
+	for _, c := range validCases {
+		if got, want := Valid([]byte(c)), json.Valid([]byte(c)); got != want {
+			t.Errorf("Valid(%.60q) = %v, json.Valid = %v", c, got, want)
+		}
+	}
+}
+
+func FuzzValid(f *testing.F) {
+	for _, c := range validCases {
+		f.Add([]byte(c))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if got, want := Valid(b), json.Valid(b); got != want {
+			t.Fatalf("Valid(%q) = %v, json.Valid = %v", b, got, want)
+		}
+	})
+}
+
+func BenchmarkValid(b *testing.B) {
+	line := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"` + strings.Repeat("abcdefgh", 8192) + `"}}}`)
+	b.Run("mcprt", func(b *testing.B) {
+		b.SetBytes(int64(len(line)))
+		for b.Loop() {
+			Valid(line)
+		}
+	})
+	b.Run("encoding/json", func(b *testing.B) {
+		b.SetBytes(int64(len(line)))
+		for b.Loop() {
+			json.Valid(line)
+		}
+	})
+}
