@@ -94,7 +94,6 @@ type Session struct {
 	env *env
 	c   *actor.Context // valid only inside Receive
 
-
 	legacy    *legacy
 	sawModern bool // a 2026-07-28 request arrived
 
