@@ -178,7 +178,7 @@ func start(cmd Command, o Options) (*Client, error) {
 		errDone:  make(chan struct{}),
 		refresh:  make(chan struct{}, 1),
 	}
-	c.sink = newStderrSink(o.StderrLines, o.LogLimit, o.LogWindow, o.Logger, ec.Process.Pid)
+	c.sink = newStderrSink(o.StderrLines, o.LogLimit, o.LogWindow, c.log)
 	c.bg, c.bgCancel = context.WithCancel(context.Background())
 	c.wg.Add(5)
 	go func() {
@@ -456,10 +456,12 @@ type RPCError struct {
 	Err    *jsonrpc.Error
 }
 
+// Error names the method, the code and the message.
 func (e *RPCError) Error() string {
 	return fmt.Sprintf("%s: server error %d: %s", e.Method, e.Err.Code, e.Err.Message)
 }
 
+// Unwrap gives the *jsonrpc.Error, for errors.As.
 func (e *RPCError) Unwrap() error { return e.Err }
 
 func (c *Client) notification(m *jsonrpc.Message) {

@@ -25,6 +25,7 @@ type Command struct {
 	Dir string
 }
 
+// String is the command line, for messages.
 func (c Command) String() string {
 	return strings.Join(append([]string{c.Path}, c.Args...), " ")
 }
@@ -89,7 +90,8 @@ type Options struct {
 	LogLevel string
 
 	// OnListChanged, if set, is called (on a client goroutine) after a
-	// cached list was refreshed because the server said it changed.
+	// cached list was refreshed because the server said it changed. It
+	// may make requests, but must not call Close.
 	OnListChanged func(ListKind)
 }
 
@@ -168,6 +170,7 @@ type ExitError struct {
 	Stderr []string
 }
 
+// Error says how the server ended, then its last stderr lines.
 func (e *ExitError) Error() string {
 	var b strings.Builder
 	switch {

@@ -26,15 +26,13 @@ type stderrSink struct {
 
 	thr throttle
 	log *slog.Logger
-	pid int
 }
 
-func newStderrSink(keep, limit int, window time.Duration, log *slog.Logger, pid int) *stderrSink {
+func newStderrSink(keep, limit int, window time.Duration, log *slog.Logger) *stderrSink {
 	return &stderrSink{
 		lines: make([]string, keep),
 		thr:   throttle{limit: limit, window: window, now: time.Now},
 		log:   log,
-		pid:   pid,
 	}
 }
 
@@ -74,15 +72,14 @@ func (s *stderrSink) add(line string) {
 	s.mu.Unlock()
 	ctx := context.Background()
 	if dropped > 0 {
-		s.log.LogAttrs(ctx, slog.LevelWarn, "server stderr: lines were dropped by the throttle",
-			slog.Int("pid", s.pid), slog.Int("dropped", dropped))
+		s.log.LogAttrs(ctx, slog.LevelWarn, "server stderr: lines were dropped by the throttle", slog.Int("dropped", dropped))
 	}
 	switch verdict {
 	case logLine:
-		s.log.LogAttrs(ctx, slog.LevelInfo, "server stderr", slog.Int("pid", s.pid), slog.String("line", line))
+		s.log.LogAttrs(ctx, slog.LevelInfo, "server stderr", slog.String("line", line))
 	case logThrottling:
 		s.log.LogAttrs(ctx, slog.LevelWarn, "server stderr: throttling",
-			slog.Int("pid", s.pid), slog.Int("limit", s.thr.limit), slog.Duration("window", s.thr.window))
+			slog.Int("limit", s.thr.limit), slog.Duration("window", s.thr.window))
 	}
 }
 

@@ -41,7 +41,7 @@ func TestThrottle(t *testing.T) {
 // TestStderrTail: the ring keeps the last lines in order, cuts long lines,
 // and skips blank ones.
 func TestStderrTail(t *testing.T) {
-	s := newStderrSink(3, 100, time.Hour, slog.New(slog.DiscardHandler), 1)
+	s := newStderrSink(3, 100, time.Hour, slog.New(slog.DiscardHandler))
 	for _, l := range []string{"a", "", "b", "c", "d"} {
 		s.add(l)
 	}

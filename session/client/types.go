@@ -21,6 +21,7 @@ const (
 	EraModern
 )
 
+// String is the name the CLI uses: auto, legacy or modern.
 func (e Era) String() string {
 	switch e {
 	case EraAuto:
