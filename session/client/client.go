@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"regexp"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -356,17 +357,59 @@ func waitFor(ch <-chan struct{}, d time.Duration) bool {
 // line, until EOF.
 func (c *Client) read() {
 	br := bufio.NewReaderSize(c.stdout, 64<<10)
+	var line []byte
+	tooLong := false
 	for {
-		line, err := br.ReadBytes('\n')
-		if len(bytes.TrimSpace(line)) > 0 {
+		chunk, err := br.ReadSlice('\n')
+		switch {
+		case tooLong:
+		case len(line)+len(chunk) > c.opts.MaxLineBytes:
+			tooLong = true
+			c.overLong(append(line, chunk[:min(len(chunk), 256)]...))
+		default:
+			line = append(line, chunk...)
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if !tooLong && len(bytes.TrimSpace(line)) > 0 {
 			c.dispatchLine(line)
 		}
+		// A fresh buffer per line: what is dispatched (a notification's
+		// params, a result) keeps pointing into it.
+		line, tooLong = nil, false
 		if err != nil {
 			if !errors.Is(err, io.EOF) && !errors.Is(err, os.ErrClosed) {
 				c.log.Debug("reading server stdout", slog.Any("err", err))
 			}
 			return
 		}
+	}
+}
+
+// leadingID finds the id of a response among the first bytes of a line:
+// servers usually write it before the result.
+var leadingID = regexp.MustCompile(`^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*(-?[0-9]+|"[0-9]+")`)
+
+// overLong skips a line longer than MaxLineBytes. If it starts like the
+// response to a pending request, that request fails now rather than at its
+// timeout.
+func (c *Client) overLong(prefix []byte) {
+	c.log.Warn("server wrote a line longer than MaxLineBytes; skipped", slog.Int("max", c.opts.MaxLineBytes), slog.String("start", clip(prefix)))
+	m := leadingID.FindSubmatch(prefix)
+	if m == nil {
+		return
+	}
+	id, ok := ourID(m[1])
+	if !ok {
+		return
+	}
+	c.mu.Lock()
+	p := c.pending[id]
+	delete(c.pending, id)
+	c.mu.Unlock()
+	if p != nil {
+		p.ch <- reply{err: fmt.Errorf("%s: the response is longer than MaxLineBytes (%d)", p.method, c.opts.MaxLineBytes)}
 	}
 }
 

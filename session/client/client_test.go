@@ -317,7 +317,12 @@ func TestStdoutHygiene(t *testing.T) {
 	t.Parallel()
 	h := &recordingHandler{}
 	cmd, _ := fakeCmd(t, "legacy")
-	c := connect(t, cmd, opts(client.Options{Logger: slog.New(h)}))
+	c := connect(t, cmd, opts(client.Options{Logger: slog.New(h), MaxLineBytes: 1 << 20}))
+	// Over MaxLineBytes: skipped, and its request fails at once.
+	_, err := c.CallTool(ctx(t), "huge", nil)
+	if err == nil || !strings.Contains(err.Error(), "longer than MaxLineBytes (1048576)") {
+		t.Errorf("huge: %v", err)
+	}
 	r, err := c.CallTool(ctx(t), "garbage", nil)
 	if err != nil || toolText(t, r) != "after garbage" {
 		t.Fatalf("garbage: %v %v", r, err)
@@ -574,7 +579,7 @@ func TestListsAndRefresh(t *testing.T) {
 		}
 		return n
 	}
-	if got := names(tools); len(got) != 15 || got[0] != "echo" || got[14] != "garbage" {
+	if got := names(tools); len(got) != 16 || got[0] != "echo" || got[15] != "huge" {
 		t.Fatalf("tools over two pages: %v", got)
 	}
 	if _, err := c.CallTool(ctx(t), "change", nil); err != nil {
@@ -589,7 +594,7 @@ func TestListsAndRefresh(t *testing.T) {
 		t.Fatal("no refresh after list_changed")
 	}
 	cachedTools, _ := c.CachedTools()
-	if got := names(cachedTools); !slices.Contains(got, "new") || len(got) != 16 {
+	if got := names(cachedTools); !slices.Contains(got, "new") || len(got) != 17 {
 		t.Errorf("cache after refresh: %v", got)
 	}
 }

@@ -63,7 +63,7 @@ func runFake(mode string) int {
 		mode:    mode,
 		out:     bufio.NewWriter(os.Stdout),
 		modern:  strings.HasPrefix(mode, "modern"),
-		tools:   []string{"echo", "hang", "crash", "progress", "pid", "roots", "sample", "elicit", "change", "log", "ask", "shed", "exit0", "batch", "garbage"},
+		tools:   []string{"echo", "hang", "crash", "progress", "pid", "roots", "sample", "elicit", "change", "log", "ask", "shed", "exit0", "batch", "garbage", "huge"},
 		waiting: map[string]chan json.RawMessage{},
 	}
 	if p := os.Getenv("MCPRT_FAKE_LOG"); p != "" {
@@ -278,6 +278,8 @@ func (f *fake) call(id json.RawMessage, name string, args map[string]any, meta, 
 			map[string]any{"jsonrpc": "2.0", "method": "notifications/message", "params": map[string]any{"level": "info", "data": "batched"}},
 			map[string]any{"jsonrpc": "2.0", "id": id, "result": text("batched result")},
 		})
+	case "huge": // a response of 2 MiB
+		f.result(id, text(strings.Repeat("x", 2<<20)))
 	case "garbage": // stdout that is not the protocol, then the answer
 		f.outMu.Lock()
 		f.out.WriteString("Server v1.0 ready!\n{\"half\":\n")

@@ -65,6 +65,11 @@ type Options struct {
 	CloseGrace time.Duration
 	TermGrace  time.Duration
 
+	// MaxLineBytes bounds one line of the server's stdout; a longer line
+	// is skipped, and fails its request when it starts like a response to
+	// one. Default DefaultMaxLine.
+	MaxLineBytes int
+
 	// StderrLines is how many of the server's last stderr lines are kept
 	// for error messages (default DefaultStderrLines). LogLimit lines are
 	// logged per LogWindow; the rest of the window is dropped after one
@@ -114,6 +119,9 @@ func (o *Options) withDefaults() (Options, error) {
 	}
 	if r.TermGrace <= 0 {
 		r.TermGrace = DefaultTermGrace
+	}
+	if r.MaxLineBytes <= 0 {
+		r.MaxLineBytes = DefaultMaxLine
 	}
 	if r.StderrLines <= 0 {
 		r.StderrLines = DefaultStderrLines

@@ -219,6 +219,7 @@ const (
 	DefaultProbeTimeout = 5 * time.Second
 	DefaultCloseGrace   = 2 * time.Second
 	DefaultTermGrace    = 2 * time.Second
+	DefaultMaxLine      = 64 << 20 // as mcprt serve's input limit
 	DefaultStderrLines  = 10
 	DefaultLogLimit     = 10
 	DefaultLogWindow    = 5 * time.Second
