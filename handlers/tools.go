@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 	"unicode/utf8"
 
@@ -70,6 +71,42 @@ type CallToolResult struct {
 	// has an OutputSchema, it must match it.
 	StructuredContent any  `json:"structuredContent,omitempty"`
 	IsError           bool `json:"isError,omitempty"`
+}
+
+// AppendJSON appends the result as json.Marshal would write it. Results of
+// text blocks only, the common case, are written directly, without
+// reflection and without the second pass encoding/json makes over what a
+// MarshalJSON method returns; others go through json.Marshal.
+func (r *CallToolResult) AppendJSON(dst []byte) ([]byte, error) {
+	fast := r.StructuredContent == nil && r.Content != nil
+	n := 32
+	for i := range r.Content {
+		c := &r.Content[i]
+		if c.Type != "text" || c.Annotations != nil {
+			fast = false
+			break
+		}
+		n += len(c.Text) + 24
+	}
+	if !fast {
+		b, err := json.Marshal(r)
+		return append(dst, b...), err
+	}
+	dst = slices.Grow(dst, n)
+	dst = append(dst, `{"content":[`...)
+	for i := range r.Content {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, `{"type":"text","text":`...)
+		dst = jsonrpc.AppendString(dst, r.Content[i].Text)
+		dst = append(dst, '}')
+	}
+	dst = append(dst, ']')
+	if r.IsError {
+		dst = append(dst, `,"isError":true`...)
+	}
+	return append(dst, '}'), nil
 }
 
 // TextResult returns a result holding one text block.

@@ -405,3 +405,23 @@ func TestInputRequiredPassesThrough(t *testing.T) {
 		}
 	}
 }
+
+// TestCallToolResultAppendJSON: the direct encoding is byte for byte what
+// json.Marshal writes, on the fast path and off it.
+func TestCallToolResultAppendJSON(t *testing.T) {
+	for _, r := range []*CallToolResult{
+		TextResult("plain"),
+		TextResult("<esc> & \"q\" \n ✓ \u2028 \xff"),
+		{Content: []Content{TextContent("a"), TextContent("b")}, IsError: true},
+		{Content: []Content{}},
+		{},
+		{Content: []Content{TextContent("s")}, StructuredContent: map[string]int{"n": 1}},
+		{Content: []Content{ImageContent([]byte{1, 2}, "image/png")}},
+	} {
+		want, werr := json.Marshal(r)
+		got, gerr := r.AppendJSON([]byte("prefix:"))
+		if (werr == nil) != (gerr == nil) || string(got) != "prefix:"+string(want) {
+			t.Errorf("AppendJSON = %s (%v), want prefix:%s (%v)", got, gerr, want, werr)
+		}
+	}
+}

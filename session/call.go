@@ -247,7 +247,26 @@ func (cl *call) encode(result any, err error) []byte {
 		}
 		return jsonrpc.AppendError(nil, cl.id, je)
 	}
-	raw, merr := json.Marshal(result)
+	if a, ok := result.(appender); ok && !cl.modern {
+		// Straight into the response: no intermediate copy of the result.
+		out := append(make([]byte, 0, 256), `{"jsonrpc":"2.0","id":`...)
+		out = append(out, cl.id...)
+		out = append(out, `,"result":`...)
+		at := len(out)
+		out, err := a.AppendJSON(out)
+		if err == nil && len(out) > at && out[at] == '{' {
+			return append(out, '}')
+		}
+		cl.env.logger.Error("handler result is not a JSON object", "method", cl.method, "err", err)
+		return jsonrpc.AppendError(nil, cl.id, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error"})
+	}
+	var raw []byte
+	var merr error
+	if a, ok := result.(appender); ok {
+		raw, merr = a.AppendJSON(nil)
+	} else {
+		raw, merr = json.Marshal(result)
+	}
 	if merr != nil || len(raw) == 0 || raw[0] != '{' {
 		cl.env.logger.Error("handler result is not a JSON object", "method", cl.method, "err", merr)
 		return jsonrpc.AppendError(nil, cl.id, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error"})
@@ -258,6 +277,12 @@ func (cl *call) encode(result any, err error) []byte {
 	// One spare byte: the writer appends '\n' in place.
 	out := make([]byte, 0, len(raw)+len(cl.id)+40)
 	return jsonrpc.AppendResult(out, cl.id, raw)
+}
+
+// appender is a result that encodes itself faster than encoding/json
+// would, with the same bytes (handlers.CallToolResult).
+type appender interface {
+	AppendJSON(dst []byte) ([]byte, error)
 }
 
 // modernResult adds what 2026-07-28 requires of every result (resultType),

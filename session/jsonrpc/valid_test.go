@@ -52,3 +52,15 @@ func BenchmarkValid(b *testing.B) {
 		}
 	})
 }
+
+func FuzzAppendString(f *testing.F) {
+	for _, s := range []string{"", "plain", "<a href=\"x\">&</a>", "\x00\x01\b\f\n\r\t\x1f", "\u2028\u2029é✓", "\xff\xfe bad", "\\/"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		want, _ := json.Marshal(s)
+		if got := AppendString(nil, s); string(got) != string(want) {
+			t.Fatalf("AppendString(%q) = %s, json.Marshal = %s", s, got, want)
+		}
+	})
+}
