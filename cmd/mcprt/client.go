@@ -90,7 +90,8 @@ func init() {
 }
 
 const clientFlagsAbout = `
-Common to the client verbs: the server command comes after --. The session
+Common to the client verbs: the server command comes after --, and flags
+may come before or after the arguments of the verb. The session
 is opened in the era -era asks for: auto probes server/discover (2026-07-28)
 and falls back to initialize; legacy and modern pin one. -version pins one
 revision. The server's stderr is shown with -v; when it dies, its last lines
