@@ -47,7 +47,7 @@ func Example() {
 	rep, err := (&fault.Campaign{
 		Server: srv,
 		ServerOptions: runtime.Options{
-			RequestTimeout: 100 * time.Millisecond, // hung calls are answered by their deadline
+			RequestTimeout: time.Second, // hung calls are answered by their deadline
 			Logger:         slog.New(slog.DiscardHandler),
 		},
 		Seed:     1,
@@ -55,6 +55,7 @@ func Example() {
 		Rates:    fault.DefaultRates,
 		Tools:    fault.Tools{Panic: "flaky"}, // the tool that fails
 		Ending:   fault.EndEOF,
+		HugeSize: 64 << 10,
 	}).Run(context.Background())
 	if err != nil {
 		fmt.Println(err)

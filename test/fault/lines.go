@@ -93,8 +93,9 @@ func invalidUTF8Line(id json.RawMessage, tool string, meta []byte) []byte {
 func hugeLine(id json.RawMessage, tool string, size int, meta []byte) []byte {
 	args := make([]byte, 0, size+16)
 	args = append(args, `{"text":"`...)
-	for i := range size {
-		args = append(args, 'a'+byte(i%26))
+	const abc = "abcdefghijklmnopqrstuvwxyz"
+	for len(args) < size+9 {
+		args = append(args, abc[:min(len(abc), size+9-len(args))]...)
 	}
 	args = append(args, '"')
 	return callLine(id, tool, args, meta)
