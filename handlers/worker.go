@@ -58,22 +58,32 @@ var ErrHandlerPanic = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "
 type Worker struct {
 	owner *actor.PID
 	calls chan *Call
+	quit  chan struct{}
 	done  chan struct{}
 }
 
 // crashed tells the worker actor that its goroutine's handler panicked.
 type crashed struct{ pe *supervisor.PanicError }
 
-// NewWorker returns a Producer of workers that report to owner.
-func NewWorker(owner *actor.PID) actor.Producer {
-	return func() actor.Receiver { return &Worker{owner: owner} }
+// NewWorker returns a Producer of workers that report to owner and take
+// their calls from calls, one at a time. An owner that holds the channel
+// hands a call straight to the worker's goroutine, with no actor message
+// (and no goroutine start) in between; *Call messages work too. calls must
+// have room for one call; nil makes one.
+func NewWorker(owner *actor.PID, calls chan *Call) actor.Producer {
+	return func() actor.Receiver {
+		if calls == nil {
+			calls = make(chan *Call, 1)
+		}
+		return &Worker{owner: owner, calls: calls}
+	}
 }
 
 // Receive implements actor.Receiver.
 func (w *Worker) Receive(c *actor.Context) {
 	switch m := c.Message().(type) {
 	case actor.Started:
-		w.calls = make(chan *Call, 1) // the owner sends one call at a time
+		w.quit = make(chan struct{})
 		w.done = make(chan struct{})
 		go w.loop(c.Engine(), c.PID())
 		c.Send(w.owner, WorkerIdle{PID: c.PID()})
@@ -84,8 +94,8 @@ func (w *Worker) Receive(c *actor.Context) {
 		// no state the panic may have broken survives.
 		panic(m.pe)
 	case actor.Stopped:
-		if w.calls != nil {
-			close(w.calls)
+		if w.quit != nil {
+			close(w.quit)
 			<-w.done // a handler that ignores its context holds this up; the supervisor's shutdown timeout bounds it
 		}
 	}
@@ -93,7 +103,13 @@ func (w *Worker) Receive(c *actor.Context) {
 
 func (w *Worker) loop(e *actor.Engine, self *actor.PID) {
 	defer close(w.done)
-	for m := range w.calls {
+	for {
+		var m *Call
+		select {
+		case m = <-w.calls:
+		case <-w.quit:
+			return
+		}
 		if !w.run(e, self, m) {
 			return
 		}

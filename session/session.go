@@ -107,7 +107,7 @@ type Session struct {
 	busy     map[string]*call // by worker PID ID
 	idle     []*actor.PID     // workers ready for a call
 	starting map[string]bool  // workers asked for, not yet ready
-	workers  map[string]bool  // every live worker this session started
+	workers  map[string]chan *handlers.Call // every live worker this session started: its call slot
 	waiting  []*call          // calls waiting for a worker
 	nextW    int
 
@@ -201,7 +201,7 @@ func (s *Session) start(c *actor.Context) {
 	s.calls = map[string]*call{}
 	s.busy = map[string]*call{}
 	s.starting = map[string]bool{}
-	s.workers = map[string]bool{}
+	s.workers = map[string]chan *handlers.Call{}
 	s.crashes = map[string]*crashAccount{}
 	e, self := c.Engine(), c.PID()
 	s.stopWatch = s.cfg.Server.Watch(func(ch handlers.Change) { e.Send(self, changed{ch}) })
@@ -685,9 +685,10 @@ func (s *Session) ensureWorkers() {
 	for len(s.starting) < len(s.waiting) {
 		s.nextW++
 		id := "w" + strconv.Itoa(s.nextW)
+		slot := make(chan *handlers.Call, 1)
 		pid, err := supervisor.StartChild(s.env.engine, s.cfg.Handlers, supervisor.ChildSpec{
 			ID:       id,
-			Start:    handlers.NewWorker(s.env.self),
+			Start:    handlers.NewWorker(s.env.self, slot),
 			Restart:  supervisor.Temporary,
 			Shutdown: 200 * time.Millisecond,
 			Options:  []actor.OptFunc{actor.WithInboxSize(8)},
@@ -712,14 +713,15 @@ func (s *Session) ensureWorkers() {
 			return
 		}
 		s.starting[pid.ID] = true
-		s.workers[pid.ID] = true
+		s.workers[pid.ID] = slot
 	}
 }
 
 func (s *Session) run(cl *call, w *actor.PID) {
 	cl.worker = w
 	s.busy[w.ID] = cl
-	s.env.engine.Send(w, cl.hc)
+	// Straight to the worker's goroutine: an idle worker's slot is empty.
+	s.workers[w.ID] <- cl.hc
 }
 
 // workerGone forgets a worker's current call: the call is over, whoever
@@ -737,7 +739,7 @@ func (s *Session) workerGone(id string) {
 
 func (s *Session) workerIdle(m handlers.WorkerIdle) {
 	s.workerGone(m.PID.ID)
-	if !s.workers[m.PID.ID] {
+	if s.workers[m.PID.ID] == nil {
 		return // from a supervisor generation that is gone
 	}
 	for len(s.waiting) > 0 {
