@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/mcprt/mcprt/session/jsonrpc"
 )
 
 // ValidationError reports why an instance does not match a schema.
@@ -74,6 +76,9 @@ func (e *ValidationError) WithRoot(root string) *ValidationError {
 // returns nil or a *ValidationError; a document that is not valid JSON is
 // reported as a *ValidationError too.
 func (s *Schema) Validate(instance json.RawMessage) error {
+	if raw := bytes.TrimSpace(instance); len(raw) > 0 && jsonrpc.Valid(raw) && fastValid(s.root, raw) {
+		return nil
+	}
 	dec := json.NewDecoder(bytes.NewReader(instance))
 	dec.UseNumber()
 	var v any

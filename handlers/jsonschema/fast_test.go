@@ -1,0 +1,55 @@
+package jsonschema
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+
+	"github.com/mcprt/mcprt/session/jsonrpc"
+)
+
+var fastSchemas = []string{
+	`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`,
+	`{"type":"object","properties":{"a":{"type":"number"},"b":{"type":"integer","minimum":0}},"required":["a","b"],"additionalProperties":false}`,
+	`{"type":"object","properties":{"s":{"type":"string","maxLength":3},"e":{"enum":["x","y"]},"o":{"type":"object","properties":{"n":{"type":["null","boolean"]}}}}}`,
+	`{"type":"object","additionalProperties":{"type":"string"},"minProperties":1}`,
+	`{"anyOf":[{"type":"string"},{"type":"object","required":["k"]}]}`,
+	`true`, `false`, `{}`,
+}
+
+// FuzzFastValid: the raw fast path never accepts what the full validator
+// rejects.
+func FuzzFastValid(f *testing.F) {
+	for _, in := range []string{`{"text":"hi"}`, `{"text":1}`, `{}`, `{"a":1,"b":2}`, `{"a":1,"b":-2}`, `{"a":1,"b":2,"c":3}`,
+		`{"s":"abcd","e":"z","o":{"n":null}}`, `{"s":"ab","e":"x","o":{"n":1}}`, `{"k":"v"}`, `"str"`, `[1]`, `null`, `{"text":"a","text":2}`} {
+		f.Add([]byte(in))
+	}
+	schemas := make([]*Schema, len(fastSchemas))
+	for i, s := range fastSchemas {
+		var err error
+		if schemas[i], err = Compile(json.RawMessage(s)); err != nil {
+			f.Fatal(err)
+		}
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		raw := bytes.TrimSpace(in)
+		if len(raw) == 0 || !jsonrpc.Valid(raw) {
+			return
+		}
+		for i, s := range schemas {
+			dec := json.NewDecoder(bytes.NewReader(raw))
+			dec.UseNumber()
+			var v any
+			if dec.Decode(&v) != nil {
+				return
+			}
+			full := s.ValidateValue(v)
+			if fastValid(s.root, raw) && full != nil {
+				t.Fatalf("schema %s: fast path accepted %s, full validator says %v", fastSchemas[i], raw, full)
+			}
+			if got := s.Validate(raw); (got == nil) != (full == nil) {
+				t.Fatalf("schema %s, %s: Validate = %v, ValidateValue = %v", fastSchemas[i], raw, got, full)
+			}
+		}
+	})
+}
