@@ -50,6 +50,9 @@ func (e Ending) String() string {
 	return "Ending(" + strconv.Itoa(int(e)) + ")"
 }
 
+// healthText is what the health check asks the echo tool to return.
+const healthText = "fault: still healthy?"
+
 // ParseEnding maps "eof", "sigterm" and "epipe" to an Ending.
 func ParseEnding(s string) (Ending, error) {
 	for e := EndEOF; e <= EndClosedStdout; e++ {
@@ -141,8 +144,8 @@ type Campaign struct {
 	PauseFor time.Duration // how long a pause stops the reader (0: 200 ms)
 	HugeSize int           // bytes in the text of a HugeLine (0: 1 MiB)
 	// Timeout bounds the handshake and the sending (0: 2 min); ExitTimeout
-	// bounds the wait for the server to exit once ended (0: 30 s), after
-	// which it is killed.
+	// bounds the wait for the answer to the health check, and for the
+	// server to exit once ended (0: 30 s), after which it is killed.
 	Timeout     time.Duration
 	ExitTimeout time.Duration
 }
@@ -181,6 +184,9 @@ type Report struct {
 	// Exited is false when the server had to be killed after ExitTimeout.
 	// ExitCode is its status (-1: killed by a signal); TimeToExit runs from
 	// the ending (EOF, SIGTERM, closed stdout) to the exit.
+	// Healthy is true when, after every request and fault and before the
+	// Ending, the server still answered one more call correctly.
+	Healthy bool
 	// ExitedEarly is true when the server exited before the campaign ended
 	// it (crashed, or stopped on its own), which is a failure.
 	Exited      bool
@@ -211,7 +217,7 @@ func (r *Report) String() string {
 	b = fmt.Appendf(b, "seed %d, ending %s, %v\n", r.Seed, r.Ending, r.Elapsed.Round(time.Millisecond))
 	b = fmt.Appendf(b, "requests: %d sent, %d answered once, %d answered twice, %d never answered, %d unread\n",
 		r.Sent, r.AnsweredOnce, r.AnsweredTwice, r.NeverAnswered, r.Unread)
-	b = fmt.Appendf(b, "cancelled: %d (%d answered anyway: raced)\n", r.Cancelled, r.CancelledAnswered)
+	b = fmt.Appendf(b, "cancelled: %d (%d answered anyway: raced); healthy after: %v\n", r.Cancelled, r.CancelledAnswered, r.Healthy)
 	b = fmt.Appendf(b, "faults:")
 	for _, k := range faultNames {
 		if n := r.Faults[k]; n > 0 {
@@ -412,6 +418,9 @@ func (r *run) run(ctx context.Context) (*Report, error) {
 	}
 	steps := r.plan()
 	timedOut := r.send(ctx, steps)
+	if !timedOut {
+		r.checkHealth(ctx)
+	}
 	// From here on the Ending alone decides what the server sees: a late
 	// timeout must not add an EOF to a SIGTERM or EPIPE ending.
 	stopWatch()
@@ -814,6 +823,43 @@ func (r *run) planBad(s *step, rng *rand.Rand, i int) {
 	}
 }
 
+// checkHealth asks, after every request and fault and before the Ending,
+// for one more answer that must be right: the server survived the campaign.
+func (r *run) checkHealth(ctx context.Context) {
+	select {
+	case <-r.tg.exited():
+		return
+	default:
+	}
+	ctx, cancel := context.WithTimeout(ctx, r.cfg.ExitTimeout)
+	defer cancel()
+	var (
+		m   *outMsg
+		err error
+	)
+	switch {
+	case r.cfg.Tools.Echo != "":
+		params := fmt.Appendf(nil, `{"name":%q,"arguments":{"text":%q}`, r.cfg.Tools.Echo, healthText)
+		if r.meta != nil {
+			params = fmt.Appendf(params, `,"_meta":%s`, r.meta)
+		}
+		m, err = r.control(ctx, "fault-health", "tools/call", append(params, '}'))
+	case r.meta != nil:
+		m, err = r.control(ctx, "fault-health", "tools/list", fmt.Appendf(nil, `{"_meta":%s}`, r.meta))
+	default:
+		m, err = r.control(ctx, "fault-health", "ping", nil)
+	}
+	if err != nil || m.isError {
+		return
+	}
+	if r.cfg.Tools.Echo != "" {
+		if got, err := echoText(m.result); err != nil || got != healthText {
+			return
+		}
+	}
+	r.rep.Healthy = true
+}
+
 // send writes the plan. It reports whether the timeout cut it short.
 func (r *run) send(ctx context.Context, steps []step) (timedOut bool) {
 	for i := range steps {
@@ -963,6 +1009,9 @@ func (r *run) tally(timedOut bool) {
 	}
 	if timedOut {
 		*p = append(*p, fmt.Sprintf("timed out after %v with %d of %d requests sent", r.cfg.Timeout, rep.Sent, r.cfg.Requests))
+	}
+	if !rep.Healthy && !rep.ExitedEarly && !timedOut {
+		*p = append(*p, "no right answer to the health check after the campaign")
 	}
 	switch {
 	case rep.ExitedEarly:

@@ -77,8 +77,14 @@ func TestCampaignDetects(t *testing.T) {
 			return ""
 		}},
 		{"lose", quiet, func(r *Report) string {
-			if want := 200 / 13; r.NeverAnswered != want {
+			if want := 200 / 13; r.NeverAnswered != want || !r.Healthy {
 				return fmt.Sprintf("never answered %d, want %d", r.NeverAnswered, want)
+			}
+			return ""
+		}},
+		{"wedge", quiet, func(r *Report) string {
+			if r.Healthy || !strings.Contains(strings.Join(r.Problems(), "\n"), "health check") {
+				return "a server that stopped answering passed the health check"
 			}
 			return ""
 		}},

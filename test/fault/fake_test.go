@@ -169,7 +169,7 @@ func (s *fakeServer) call(r *fakeReq) {
 		if s.mode == "wrong" && n == 5 {
 			a.Text += "!"
 		}
-		if s.mode == "lose" && n%13 == 0 {
+		if (s.mode == "lose" && n%13 == 0) || (s.mode == "wedge" && n > 150) {
 			return
 		}
 		text, _ := json.Marshal(a.Text)
