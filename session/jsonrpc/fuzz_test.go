@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/mcprt/mcprt/session/jsonrpc"
 )
@@ -106,6 +107,11 @@ func checkResponse(t *testing.T, b, id json.RawMessage, code int) {
 	var r map[string]json.RawMessage
 	if bytes.IndexByte(b, '\n') >= 0 || json.Unmarshal(b, &r) != nil || r == nil {
 		t.Fatalf("response %q is not one line holding a JSON object", b)
+	}
+	// encoding/json lets bytes that are not UTF-8 through; MCP's stdout,
+	// and JSON itself (RFC 8259), do not.
+	if !utf8.Valid(b) {
+		t.Fatalf("response %q is not valid UTF-8", b)
 	}
 	if id == nil {
 		id = jsonrpc.NullID
