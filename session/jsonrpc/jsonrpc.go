@@ -140,7 +140,9 @@ func Decode(line []byte, m *Message) (id json.RawMessage, err *Error) {
 func validID(raw json.RawMessage) bool {
 	switch c := raw[0]; {
 	case c == '"':
-		return true // a whole string: the line is valid JSON
+		// A whole string, since the line is valid JSON; it is echoed in the
+		// response as is, so it must be UTF-8 (JSON text is).
+		return utf8.Valid(raw)
 	case c == '-' || (c >= '0' && c <= '9'):
 		return !bytes.ContainsAny(raw, ".eE")
 	}
