@@ -38,6 +38,7 @@ const (
 	EndClosedStdout
 )
 
+// String returns the name ParseEnding reads: eof, sigterm or epipe.
 func (e Ending) String() string {
 	switch e {
 	case EndEOF:
@@ -397,15 +398,13 @@ func (r *run) run(ctx context.Context) (*Report, error) {
 	// the timeout: closing stdin unblocks it.
 	watchDone := make(chan struct{})
 	var watch sync.WaitGroup
-	watch.Add(1)
-	go func() {
-		defer watch.Done()
+	watch.Go(func() {
 		select {
 		case <-ctx.Done():
 			r.closeStdin()
 		case <-watchDone:
 		}
-	}()
+	})
 	stopWatch := sync.OnceFunc(func() {
 		close(watchDone)
 		watch.Wait()

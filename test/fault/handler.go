@@ -27,6 +27,7 @@ const (
 
 var kindNames = [numKinds]string{"none", "panic", "hang", "slow", "error"}
 
+// String returns the fault's name, as Report.Faults and logs spell it.
 func (k Kind) String() string {
 	if k < 0 || k >= numKinds {
 		return fmt.Sprintf("Kind(%d)", int(k))
