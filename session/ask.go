@@ -25,7 +25,26 @@ type asks struct {
 	mu      sync.Mutex
 	next    int
 	waiting map[string]chan askReply
+	// roots caches the client's last roots/list result until it sends
+	// notifications/roots/list_changed: roots change rarely, and handlers
+	// that consult them on every call should not cost a round trip each.
+	roots json.RawMessage
 }
+
+func (a *asks) cachedRoots() json.RawMessage {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.roots
+}
+
+func (a *asks) setRoots(r json.RawMessage) {
+	a.mu.Lock()
+	a.roots = r
+	a.mu.Unlock()
+}
+
+// forgetRoots runs on notifications/roots/list_changed.
+func (a *asks) forgetRoots() { a.setRoots(nil) }
 
 type askReply struct {
 	result json.RawMessage
@@ -75,6 +94,20 @@ func (a *asks) deliver(m *jsonrpc.Message) {
 // sent only while the call is pending; cancelled (notifications/cancelled)
 // when ctx ends first.
 func (cl *call) Ask(ctx context.Context, method string, params any) (json.RawMessage, error) {
+	if method == "roots/list" {
+		if r := cl.env.asks.cachedRoots(); r != nil {
+			return r, nil
+		}
+		r, err := cl.ask(ctx, method, params)
+		if err == nil {
+			cl.env.asks.setRoots(r)
+		}
+		return r, err
+	}
+	return cl.ask(ctx, method, params)
+}
+
+func (cl *call) ask(ctx context.Context, method string, params any) (json.RawMessage, error) {
 	raw, err := json.Marshal(params)
 	if err != nil {
 		return nil, err

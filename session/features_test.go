@@ -405,3 +405,44 @@ func TestAskModern(t *testing.T) {
 	}
 	c.finish()
 }
+
+// TestRootsCached: roots/list is asked once and cached until the client
+// says its roots changed.
+func TestRootsCached(t *testing.T) {
+	srv := testServer()
+	srv.AddTool(handlers.Tool{Name: "roots"}, func(ctx context.Context, req *handlers.Request, _ json.RawMessage) (*handlers.CallToolResult, error) {
+		roots, err := req.Roots(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return handlers.TextResult(roots[0].URI), nil
+	})
+	c := startClientWith(t, srv, runtime.Options{})
+	c.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{"roots":{"listChanged":true}},"clientInfo":{"name":"t","version":"0"}}}`)
+	c.recv()
+	c.send(initDone)
+	call := func(id, wantURI string, answer string) {
+		t.Helper()
+		c.send(`{"jsonrpc":"2.0","id":"` + id + `","method":"tools/call","params":{"name":"roots"}}`)
+		got := c.recv()
+		if answer != "" {
+			var req struct {
+				ID     json.RawMessage
+				Method string
+			}
+			if json.Unmarshal([]byte(got), &req); req.Method != "roots/list" {
+				t.Fatalf("want a roots/list request, got %s", got)
+			}
+			c.send(`{"jsonrpc":"2.0","id":` + string(req.ID) + `,"result":{"roots":[{"uri":"` + answer + `"}]}}`)
+			got = c.recv()
+		}
+		if want := `{"jsonrpc":"2.0","id":"` + id + `","result":{"content":[{"type":"text","text":"` + wantURI + `"}]}}`; got != want {
+			t.Fatalf("got  %s\nwant %s", got, want)
+		}
+	}
+	call("a", "file:///one", "file:///one")
+	call("b", "file:///one", "") // cached: no request
+	c.send(`{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}`)
+	call("c", "file:///two", "file:///two")
+	c.finish()
+}

@@ -370,6 +370,8 @@ func (s *Session) notification(m *jsonrpc.Message) {
 			s.legacy.initialized = true
 			s.replay()
 		}
+	case "notifications/roots/list_changed":
+		s.env.asks.forgetRoots()
 	case "notifications/cancelled":
 		var p cancelledParams
 		if m.Params == nil || json.Unmarshal(m.Params, &p) != nil || p.RequestID == nil {
