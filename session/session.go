@@ -103,12 +103,12 @@ type Session struct {
 	stopWatch func()
 	crashes   map[string]*crashAccount
 
-	calls    map[string]*call // by raw id, until the worker is done with it
-	busy     map[string]*call // by worker PID ID
-	idle     []*actor.PID     // workers ready for a call
-	starting map[string]bool  // workers asked for, not yet ready
+	calls    map[string]*call               // by raw id, until the worker is done with it
+	busy     map[string]*call               // by worker PID ID
+	idle     []*actor.PID                   // workers ready for a call
+	starting map[string]bool                // workers asked for, not yet ready
 	workers  map[string]chan *handlers.Call // every live worker this session started: its call slot
-	waiting  []*call          // calls waiting for a worker
+	waiting  []*call                        // calls waiting for a worker
 	nextW    int
 
 	draining   bool
