@@ -79,6 +79,10 @@ type WorkersLost struct{}
 
 type drainExpired struct{}
 
+// retryWorkers asks the session to start the workers it could not start
+// while the handler supervisor was being restarted.
+type retryWorkers struct{}
+
 // legacy is the state an initialize request creates.
 type legacy struct {
 	version     string
@@ -110,6 +114,7 @@ type Session struct {
 	workers  map[string]chan *handlers.Call // every live worker this session started: its call slot
 	waiting  []*call                        // calls waiting for a worker
 	nextW    int
+	retrying bool // a retryWorkers is on its way
 
 	draining   bool
 	exiting    bool
@@ -170,6 +175,9 @@ func (s *Session) Receive(c *actor.Context) {
 		s.checkDrain()
 	case WorkersLost:
 		s.workersLost()
+	case retryWorkers:
+		s.retrying = false
+		s.ensureWorkers()
 	case Log:
 		s.onLog(m)
 	case Notify:
@@ -696,8 +704,14 @@ func (s *Session) ensureWorkers() {
 			Options:  []actor.OptFunc{actor.WithInboxSize(8)},
 		})
 		if errors.Is(err, supervisor.ErrNotRunning) {
-			// The handler supervisor is being restarted: WorkersLost
-			// follows, and the waiting calls get workers then.
+			// The handler supervisor is being restarted (WorkersLost
+			// follows), or its new incarnation is not registered yet: try
+			// again shortly. The waiting calls' deadlines bound this.
+			if !s.retrying {
+				s.retrying = true
+				e, self := s.env.engine, s.env.self
+				time.AfterFunc(10*time.Millisecond, func() { e.Send(self, retryWorkers{}) })
+			}
 			return
 		}
 		if err != nil {
