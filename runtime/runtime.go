@@ -109,8 +109,12 @@ func Start(e *actor.Engine, srv *handlers.Server, in io.Reader, out io.Writer, o
 	sessionPID := supervisor.ChildPID(rootPID, "session")
 	credits := stdio.NewCredits(maxInFlight)
 
+	var handlersStarts atomic.Int64
 	hook := func(ev supervisor.Event) {
-		if r, ok := ev.(supervisor.EventChildRestarted); ok && r.Child == "handlers" {
+		// Started, not Restarted: the restart event comes before the new
+		// handler supervisor exists, and the session would find nothing
+		// to start workers under.
+		if r, ok := ev.(supervisor.EventChildStarted); ok && r.Supervisor == name && r.Child == "handlers" && handlersStarts.Add(1) > 1 {
 			e.Send(sessionPID, session.WorkersLost{})
 		}
 		if opts.EventHook != nil {
