@@ -6,6 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"runtime/pprof"
 	"slices"
 
 	"github.com/mcprt/mcprt/handlers"
@@ -51,6 +53,7 @@ func serve(args []string, stderr io.Writer) int {
 	fs.IntVar(&o.CrashIntensity, "crash-intensity", 10, "panics of one tool tolerated within -crash-period")
 	fs.DurationVar(&o.CrashPeriod, "crash-period", 5e9, "the crash-loop window, and how long a crash-looping tool stays suspended")
 	fs.StringVar(&o.DefaultLogLevel, "client-log-level", "info", "lowest level of server logs and captured stdout sent to a legacy client that has not sent logging/setLevel (\"\": none)")
+	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to `file` (for go tool pprof)")
 	fs.IntVar(&o.LogBuffer, "log-buffer", 1024, "notifications kept for a client until it sends notifications/initialized; past it the oldest are dropped and counted")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -74,6 +77,19 @@ func serve(args []string, stderr io.Writer) int {
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "mcprt serve: unexpected argument %q\n", fs.Arg(0))
 		return runtime.ExitUsage
+	}
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			fmt.Fprintf(stderr, "mcprt serve: %v\n", err)
+			return runtime.ExitUsage
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintf(stderr, "mcprt serve: %v\n", err)
+			return runtime.ExitUsage
+		}
+		defer pprof.StopCPUProfile()
 	}
 	return runtime.ExitCode(runtime.Serve(context.Background(), referenceServer(), o))
 }
