@@ -76,6 +76,10 @@ func skipSpace(b []byte, i int) int {
 // skipString returns the index just past the string starting at b[i].
 func skipString(b []byte, i int) int {
 	for i++; i < len(b); i++ {
+		i = plainRun(b, i)
+		if i >= len(b) {
+			break
+		}
 		switch b[i] {
 		case '\\':
 			i++

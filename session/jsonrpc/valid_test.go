@@ -64,3 +64,30 @@ func FuzzAppendString(f *testing.F) {
 		}
 	})
 }
+
+// TestPlainRunPositions: the eight-at-a-time scan stops at every special
+// byte wherever it falls in a word, and at no other.
+func TestPlainRunPositions(t *testing.T) {
+	for n := 0; n < 40; n++ {
+		for p := 0; p < n; p++ {
+			for _, c := range []byte{'"', '\\', 0x00, 0x1f, 0x20, 0x21, 0x5b, 0x5d, 0x7f, 0x80, 0xff, 'a'} {
+				b := []byte(strings.Repeat("a", n))
+				b[p] = c
+				want := n
+				for i, x := range b {
+					if x < 0x20 || x == '"' || x == '\\' {
+						want = i
+						break
+					}
+				}
+				if got := plainRun(b, 0); got != want {
+					t.Fatalf("plainRun(%q) = %d, want %d", b, got, want)
+				}
+				lit := append(append([]byte{'"'}, b...), '"')
+				if got, want := Valid(lit), json.Valid(lit); got != want {
+					t.Fatalf("Valid(%q) = %v, json.Valid = %v", lit, got, want)
+				}
+			}
+		}
+	}
+}
