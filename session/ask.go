@@ -212,12 +212,9 @@ func (e *env) verify(s string) (*requestState, bool) {
 // inputRound reads a 2026-07-28 retry: the client's inputResponses and the
 // requestState of the previous round, checked. The answers of all rounds are
 // returned together.
-func (s *Session) inputRound(m *jsonrpc.Message) (map[string]json.RawMessage, *jsonrpc.Error) {
-	if m.Params == nil {
-		return nil, nil
-	}
-	rawState, hasState := jsonrpc.Member(m.Params, "requestState")
-	rawResp, hasResp := jsonrpc.Member(m.Params, "inputResponses")
+func (s *Session) inputRound(m *jsonrpc.Message, rp *requestParams) (map[string]json.RawMessage, *jsonrpc.Error) {
+	rawState, rawResp := rp.requestState, rp.inputResponses
+	hasState, hasResp := rawState != nil, rawResp != nil
 	if !hasState && !hasResp {
 		return nil, nil
 	}

@@ -207,12 +207,11 @@ func (cl *call) Notify(method string, params any) bool {
 	if cl.state.Load() != statePending {
 		return false
 	}
-	raw, err := json.Marshal(params)
+	b, err := encodeNotification(method, params)
 	if err != nil {
 		cl.env.logger.Error("notification params do not marshal", "method", method, "err", err)
 		return false
 	}
-	b := jsonrpc.AppendNotification(nil, method, raw)
 	cl.mu.Lock()
 	defer cl.mu.Unlock()
 	if cl.state.Load() != statePending {
@@ -247,36 +246,38 @@ func (cl *call) encode(result any, err error) []byte {
 		}
 		return jsonrpc.AppendError(nil, cl.id, je)
 	}
-	if a, ok := result.(appender); ok && !cl.modern {
-		// Straight into the response: no intermediate copy of the result.
-		out := append(make([]byte, 0, 256), `{"jsonrpc":"2.0","id":`...)
-		out = append(out, cl.id...)
-		out = append(out, `,"result":`...)
-		at := len(out)
-		out, err := a.AppendJSON(out)
-		if err == nil && len(out) > at && out[at] == '{' {
-			return append(out, '}')
-		}
-		cl.env.logger.Error("handler result is not a JSON object", "method", cl.method, "err", err)
-		return jsonrpc.AppendError(nil, cl.id, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error"})
-	}
-	var raw []byte
-	var merr error
-	if a, ok := result.(appender); ok {
-		raw, merr = a.AppendJSON(nil)
-	} else {
-		raw, merr = json.Marshal(result)
-	}
-	if merr != nil || len(raw) == 0 || raw[0] != '{' {
-		cl.env.logger.Error("handler result is not a JSON object", "method", cl.method, "err", merr)
-		return jsonrpc.AppendError(nil, cl.id, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error"})
-	}
 	if cl.modern {
-		raw = cl.env.modernResult(raw, cl.cacheable)
+		raw, merr := appendJSON(nil, result)
+		if merr != nil || len(raw) == 0 || raw[0] != '{' {
+			return cl.badResult(merr)
+		}
+		return jsonrpc.AppendResult(nil, cl.id, cl.env.modernResult(raw, cl.cacheable))
 	}
-	// One spare byte: the writer appends '\n' in place.
-	out := make([]byte, 0, len(raw)+len(cl.id)+40)
-	return jsonrpc.AppendResult(out, cl.id, raw)
+	// Legacy results go straight into the response: no copy of the result.
+	out := append(make([]byte, 0, 256), `{"jsonrpc":"2.0","id":`...)
+	out = append(out, cl.id...)
+	out = append(out, `,"result":`...)
+	at := len(out)
+	out, merr := appendJSON(out, result)
+	if merr != nil || len(out) == at || out[at] != '{' {
+		return cl.badResult(merr)
+	}
+	return append(out, '}')
+}
+
+// badResult answers for a handler whose result is not a JSON object.
+func (cl *call) badResult(err error) []byte {
+	cl.env.logger.Error("handler result is not a JSON object", "method", cl.method, "err", err)
+	return jsonrpc.AppendError(nil, cl.id, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error"})
+}
+
+// appendJSON appends result as JSON, through its own encoder if it has one.
+func appendJSON(dst []byte, result any) ([]byte, error) {
+	if a, ok := result.(appender); ok {
+		return a.AppendJSON(dst)
+	}
+	b, err := json.Marshal(result)
+	return append(dst, b...), err
 }
 
 // appender is a result that encodes itself faster than encoding/json

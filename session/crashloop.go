@@ -49,31 +49,24 @@ func (e *CrashLoopError) Error() string {
 }
 
 // crashAccount is one tool's panics within the sliding window.
-type crashAccount struct {
-	times     []time.Time
-	suspended time.Time // zero: in service
-}
+type crashAccount struct{ times []time.Time }
 
 // crashKey names what crashed: the tool for tools/call, else the method.
-func crashKey(cl *call) string {
-	if cl.method != "tools/call" || cl.hc == nil {
-		return cl.method
+func crashKey(method string, params json.RawMessage) string {
+	if method != "tools/call" {
+		return method
 	}
-	return "tools/call " + toolName(cl.hc.Req.Params)
-}
-
-func toolName(params json.RawMessage) string {
-	var p struct {
-		Name string `json:"name"`
+	var name string
+	if v, ok := jsonrpc.Member(params, "name"); ok {
+		_ = json.Unmarshal(v, &name)
 	}
-	_ = json.Unmarshal(params, &p)
-	return p.Name
+	return "tools/call " + name
 }
 
 // crashed counts a handler panic against its tool and applies the policy
 // when the tool is past its intensity.
 func (s *Session) crashed(cl *call) {
-	key := crashKey(cl)
+	key := crashKey(cl.method, cl.hc.Req.Params)
 	now := time.Now()
 	acc := s.crashes[key]
 	if acc == nil {
@@ -95,26 +88,25 @@ func (s *Session) crashed(cl *call) {
 		s.env.engine.Send(s.cfg.Handlers, supervisor.ExitSignal{Reason: reason})
 		return
 	}
-	acc.suspended = now.Add(s.cfg.CrashPeriod)
-	s.cfg.Logger.Error("handler crash loop: tool suspended", "tool", key, "panics", reason.Panics, "period", reason.Period, "until", acc.suspended.Format(time.RFC3339Nano))
+	until := now.Add(s.cfg.CrashPeriod)
+	s.suspendedUntil[key] = until
+	s.cfg.Logger.Error("handler crash loop: tool suspended", "tool", key, "panics", reason.Panics, "period", reason.Period, "until", until.Format(time.RFC3339Nano))
 }
 
 // suspended returns the error for a request to a suspended tool, or nil.
+// Only while some tool is suspended does it cost more than a map length.
 func (s *Session) suspended(m *jsonrpc.Message) *jsonrpc.Error {
-	if len(s.crashes) == 0 {
+	if len(s.suspendedUntil) == 0 {
 		return nil
 	}
-	key := m.Method
-	if key == "tools/call" {
-		key += " " + toolName(m.Params)
-	}
-	acc := s.crashes[key]
-	if acc == nil || acc.suspended.IsZero() {
+	key := crashKey(m.Method, m.Params)
+	until, ok := s.suspendedUntil[key]
+	if !ok {
 		return nil
 	}
-	left := time.Until(acc.suspended)
+	left := time.Until(until)
 	if left <= 0 {
-		acc.suspended = time.Time{}
+		delete(s.suspendedUntil, key)
 		return nil
 	}
 	return &jsonrpc.Error{

@@ -3,6 +3,8 @@ package session
 import (
 	"encoding/json"
 	"slices"
+
+	"github.com/mcprt/mcprt/session/jsonrpc"
 )
 
 // Protocol revisions mcprt serves.
@@ -40,10 +42,31 @@ var logLevels = []string{"debug", "info", "notice", "warning", "error", "critica
 // requestParams is the part of any request's params the session reads: the
 // rest stays raw for the handler.
 type requestParams struct {
+	// From _meta.
 	version, clientCaps, logLevel, progressToken json.RawMessage
+	// 2026-07-28 retries of an input_required round: params members.
+	inputResponses, requestState json.RawMessage
 }
 
-func (rp *requestParams) set(k string, v []byte) bool {
+// read fills rp from params in one scan (params are valid JSON: they come
+// from a line Decode accepted). It reports false if _meta is not an object.
+func (rp *requestParams) read(params json.RawMessage) bool {
+	ok := true
+	jsonrpc.Members(params, func(k string, v []byte) bool {
+		switch k {
+		case "_meta":
+			ok = string(v) == "null" || jsonrpc.Members(v, rp.setMeta)
+		case "inputResponses":
+			rp.inputResponses = v
+		case "requestState":
+			rp.requestState = v
+		}
+		return true
+	})
+	return ok
+}
+
+func (rp *requestParams) setMeta(k string, v []byte) bool {
 	switch k {
 	case metaProtocolVersion:
 		rp.version = v

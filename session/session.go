@@ -106,6 +106,8 @@ type Session struct {
 	listeners map[string]*listener
 	stopWatch func()
 	crashes   map[string]*crashAccount
+	// suspendedUntil holds the tools suspended for crash-looping (Suspend).
+	suspendedUntil map[string]time.Time
 
 	calls    map[string]*call               // by raw id, until the worker is done with it
 	busy     map[string]*call               // by worker PID ID
@@ -211,6 +213,7 @@ func (s *Session) start(c *actor.Context) {
 	s.starting = map[string]bool{}
 	s.workers = map[string]chan *handlers.Call{}
 	s.crashes = map[string]*crashAccount{}
+	s.suspendedUntil = map[string]time.Time{}
 	e, self := c.Engine(), c.PID()
 	s.stopWatch = s.cfg.Server.Watch(func(ch handlers.Change) { e.Send(self, changed{ch}) })
 }
@@ -258,10 +261,7 @@ func (s *Session) stop() {
 // session context: with hundreds in flight, registering each with a shared
 // parent cost more than the handful of calls this loop visits.)
 func (s *Session) cancelAll() {
-	for _, cl := range s.calls {
-		cl.cancel()
-	}
-	for _, cl := range s.busy {
+	for _, cl := range s.calls { // running calls (busy) are among them
 		cl.cancel()
 	}
 }
@@ -423,8 +423,9 @@ func (s *Session) request(m *jsonrpc.Message, t ticket) {
 			s.answerError(t, m.ID, errInvalidParams("params must be an object"))
 			return
 		}
-		// Only _meta is read here; the rest stays raw for the handler.
-		if meta, ok := jsonrpc.Member(m.Params, "_meta"); ok && string(meta) != "null" && !jsonrpc.Members(meta, rp.set) {
+		// Only what routing needs is read here; the rest stays raw for the
+		// handler.
+		if !rp.read(m.Params) {
 			s.answerError(t, m.ID, errInvalidParams("_meta must be an object"))
 			return
 		}
@@ -629,7 +630,7 @@ func (s *Session) modernRequest(m *jsonrpc.Message, rp *requestParams, t ticket)
 		s.answerError(t, m.ID, methodNotFound(m.Method))
 		return
 	}
-	inputs, jerr := s.inputRound(m)
+	inputs, jerr := s.inputRound(m, rp)
 	if jerr != nil {
 		s.answerError(t, m.ID, jerr)
 		return
