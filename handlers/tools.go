@@ -259,7 +259,8 @@ func (s *Server) callTool(ctx context.Context, req *Request) (any, error) {
 	if t == nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("Unknown tool: %q", *p.Name)}
 	}
-	if err := t.input.Validate(p.Arguments); err != nil {
+	// The arguments are a slice of params readCallToolParams checked.
+	if err := t.input.ValidateWellFormed(p.Arguments); err != nil {
 		return invalidArgumentsAnswer(req, t.Name, err)
 	}
 	if t.Timeout > 0 {

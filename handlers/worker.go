@@ -66,17 +66,12 @@ type Worker struct {
 type crashed struct{ pe *supervisor.PanicError }
 
 // NewWorker returns a Producer of workers that report to owner and take
-// their calls from calls, one at a time. An owner that holds the channel
-// hands a call straight to the worker's goroutine, with no actor message
-// (and no goroutine start) in between; *Call messages work too. calls must
-// have room for one call; nil makes one.
+// their calls from calls, which the owner creates with room for one call
+// and fills only when the worker has reported idle. The call goes straight
+// to the worker's goroutine, with no actor message (and no goroutine start)
+// in between.
 func NewWorker(owner *actor.PID, calls chan *Call) actor.Producer {
-	return func() actor.Receiver {
-		if calls == nil {
-			calls = make(chan *Call, 1)
-		}
-		return &Worker{owner: owner, calls: calls}
-	}
+	return func() actor.Receiver { return &Worker{owner: owner, calls: calls} }
 }
 
 // Receive implements actor.Receiver.
@@ -87,8 +82,6 @@ func (w *Worker) Receive(c *actor.Context) {
 		w.done = make(chan struct{})
 		go w.loop(c.Engine(), c.PID())
 		c.Send(w.owner, WorkerIdle{PID: c.PID()})
-	case *Call:
-		w.calls <- m
 	case crashed:
 		// Exit by panic, so the supervisor logs the value and stack, and
 		// no state the panic may have broken survives.

@@ -47,6 +47,9 @@ func FuzzFastValid(f *testing.F) {
 			if fastValid(s.root, raw) && full != nil {
 				t.Fatalf("schema %s: fast path accepted %s, full validator says %v", fastSchemas[i], raw, full)
 			}
+			if got := s.ValidateWellFormed(raw); (got == nil) != (full == nil) {
+				t.Fatalf("schema %s, %s: ValidateWellFormed = %v, ValidateValue = %v", fastSchemas[i], raw, got, full)
+			}
 			if got := s.Validate(raw); (got == nil) != (full == nil) {
 				t.Fatalf("schema %s, %s: Validate = %v, ValidateValue = %v", fastSchemas[i], raw, got, full)
 			}

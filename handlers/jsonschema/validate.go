@@ -76,9 +76,26 @@ func (e *ValidationError) WithRoot(root string) *ValidationError {
 // returns nil or a *ValidationError; a document that is not valid JSON is
 // reported as a *ValidationError too.
 func (s *Schema) Validate(instance json.RawMessage) error {
-	if raw := bytes.TrimSpace(instance); len(raw) > 0 && jsonrpc.Valid(raw) && fastValid(s.root, raw) {
+	if raw := bytes.TrimSpace(instance); len(raw) > 0 && jsonrpc.Valid(raw) {
+		return s.ValidateWellFormed(raw)
+	}
+	return s.validateDecoded(instance)
+}
+
+// ValidateWellFormed is Validate for an instance already known to be one
+// well-formed JSON value (jsonrpc.Valid, or a member of a document that
+// passed it), without checking that again: the arguments of a tools/call
+// are a slice of params the caller has just checked.
+func (s *Schema) ValidateWellFormed(instance json.RawMessage) error {
+	if raw := bytes.TrimSpace(instance); len(raw) > 0 && fastValid(s.root, raw) {
 		return nil
 	}
+	return s.validateDecoded(instance)
+}
+
+// validateDecoded decodes the instance and runs the full validator, which
+// reports every failure (and malformed JSON) precisely.
+func (s *Schema) validateDecoded(instance json.RawMessage) error {
 	dec := json.NewDecoder(bytes.NewReader(instance))
 	dec.UseNumber()
 	var v any
