@@ -60,12 +60,7 @@ func init() {
 // benchFlags turns the command line into a loadgen.Config. Anything wrong
 // with it is a usage error.
 func benchFlags(args []string, stderr io.Writer) (cfg loadgen.Config, asJSON, quiet bool, err error) {
-	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, benchUsage)
-		fs.PrintDefaults()
-	}
+	fs := flags("bench", benchUsage, stderr)
 	era := fs.String("era", loadgen.EraLegacy, "protocol `era`: legacy (initialize handshake) or modern (2026-07-28: server/discover, _meta on every request)")
 	version := fs.String("protocol", "", "protocol `revision` to ask for (default "+loadgen.DefaultLegacyVersion+" for legacy, "+loadgen.ModernVersion+" for modern)")
 	tool := fs.String("tool", "", "`tool` the seq and pipe phases call (default echo if the server lists it, else ping)")

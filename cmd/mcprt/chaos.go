@@ -42,12 +42,7 @@ func init() {
 }
 
 func chaos(args []string, stderr io.Writer) int {
-	fs := flag.NewFlagSet("chaos", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, chaosUsage)
-		fs.PrintDefaults()
-	}
+	fs := flags("chaos", chaosUsage, stderr)
 	c := fault.Campaign{Rates: fault.DefaultRates}
 	fs.Uint64Var(&c.Seed, "seed", 1, "seed of every choice the campaign makes")
 	fs.IntVar(&c.Requests, "requests", 1000, "how many requests to send")

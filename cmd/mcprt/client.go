@@ -132,12 +132,7 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 
 func runClientVerb(v clientVerb, args []string, stdout, stderr io.Writer) int {
 	stderr = &lockedWriter{w: stderr}
-	fs := flag.NewFlagSet(v.name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: mcprt %s [flags] %s -- CMD [ARGS...]\n\n%s\n%s", v.name, v.args, v.about, clientFlagsAbout)
-		fs.PrintDefaults()
-	}
+	fs := flags(v.name, fmt.Sprintf("Usage: mcprt %s [flags] %s -- CMD [ARGS...]\n\n%s\n%s", v.name, v.args, v.about, clientFlagsAbout), stderr)
 	era := fs.String("era", "auto", "protocol `era`: auto, legacy (initialize) or modern (2026-07-28)")
 	pin := fs.String("version", "", "pin one protocol `revision`, such as 2025-06-18 or 2026-07-28")
 	timeout := fs.Duration("timeout", client.DefaultTimeout, "bound on each request, the handshake included (0: none)")

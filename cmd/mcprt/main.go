@@ -11,6 +11,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -86,6 +87,18 @@ func run(args []string, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "mcprt: unknown verb %q\n\n%s", name, usage())
 	return runtime.ExitUsage
+}
+
+// flags returns a verb's flag set: errors and usage go to stderr, usage is
+// the verb's text followed by its flags.
+func flags(name, usage string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, usage)
+		fs.PrintDefaults()
+	}
+	return fs
 }
 
 func lookup(name string) (verb, bool) {
