@@ -27,13 +27,7 @@ func Members(obj []byte, fn func(key string, val []byte) bool) bool {
 	}
 	for i < len(obj) {
 		kEnd := skipString(obj, i)
-		key := obj[i+1 : kEnd-1]
-		var k string
-		if bytes.IndexByte(key, '\\') >= 0 {
-			_ = json.Unmarshal(obj[i:kEnd], &k)
-		} else {
-			k = string(key)
-		}
+		k := memberKey(obj[i:kEnd])
 		i = skipSpace(obj, kEnd)
 		i = skipSpace(obj, i+1) // ':'
 		vEnd := skipValue(obj, i)
@@ -47,6 +41,19 @@ func Members(obj []byte, fn func(key string, val []byte) bool) bool {
 		i = skipSpace(obj, i+1) // ','
 	}
 	return true
+}
+
+// memberKey unquotes a key. The rare escaped key is decoded in a function of
+// its own: taking a local's address for json.Unmarshal in Members would move
+// that local to the heap for every key of every line.
+func memberKey(lit []byte) string {
+	body := lit[1 : len(lit)-1]
+	if bytes.IndexByte(body, '\\') < 0 {
+		return string(body)
+	}
+	var k string
+	_ = json.Unmarshal(lit, &k)
+	return k
 }
 
 // Member returns the raw value of obj's member name (the last one, as
