@@ -65,10 +65,17 @@ func FuzzAppendString(f *testing.F) {
 	})
 }
 
-// TestPlainRunPositions: the eight-at-a-time scan stops at every special
-// byte wherever it falls in a word, and at no other.
+// TestPlainRunPositions: the scan stops at every special byte wherever it
+// falls in a word or a search window, and at no other.
 func TestPlainRunPositions(t *testing.T) {
+	var sizes []int
 	for n := 0; n < 40; n++ {
+		sizes = append(sizes, n)
+	}
+	// Past the first words, across the first window boundaries (16+64,
+	// 16+64+128, ...).
+	sizes = append(sizes, 81, 209, 465, 1000, 4200)
+	for _, n := range sizes {
 		for p := 0; p < n; p++ {
 			for _, c := range []byte{'"', '\\', 0x00, 0x1f, 0x20, 0x21, 0x5b, 0x5d, 0x7f, 0x80, 0xff, 'a'} {
 				b := []byte(strings.Repeat("a", n))
