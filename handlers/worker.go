@@ -56,22 +56,24 @@ var ErrHandlerPanic = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "
 // and pay, again and again, for growing it (a third of the CPU of a
 // tools/call, by profile).
 type Worker struct {
-	owner *actor.PID
-	calls chan *Call
-	quit  chan struct{}
-	done  chan struct{}
+	report func(msg any)
+	calls  chan *Call
+	quit   chan struct{}
+	done   chan struct{}
 }
 
 // crashed tells the worker actor that its goroutine's handler panicked.
 type crashed struct{ pe *supervisor.PanicError }
 
-// NewWorker returns a Producer of workers that report to owner and take
-// their calls from calls, which the owner creates with room for one call
-// and fills only when the worker has reported idle. The call goes straight
-// to the worker's goroutine, with no actor message (and no goroutine start)
-// in between.
-func NewWorker(owner *actor.PID, calls chan *Call) actor.Producer {
-	return func() actor.Receiver { return &Worker{owner: owner, calls: calls} }
+// NewWorker returns a Producer of workers that take their calls from calls,
+// which the owner creates with room for one call and fills only when the
+// worker has reported idle, and that tell their owner about themselves
+// (WorkerIdle, WorkerCrashed) through report, which must not block and must
+// be safe from any goroutine: a supervisor.Inbox's Send, say. Neither
+// direction is an actor message, so a call costs no goroutine start on
+// either side.
+func NewWorker(report func(msg any), calls chan *Call) actor.Producer {
+	return func() actor.Receiver { return &Worker{report: report, calls: calls} }
 }
 
 // Receive implements actor.Receiver.
@@ -81,7 +83,7 @@ func (w *Worker) Receive(c *actor.Context) {
 		w.quit = make(chan struct{})
 		w.done = make(chan struct{})
 		go w.loop(c.Engine(), c.PID())
-		c.Send(w.owner, WorkerIdle{PID: c.PID()})
+		w.report(WorkerIdle{PID: c.PID()})
 	case crashed:
 		// Exit by panic, so the supervisor logs the value and stack, and
 		// no state the panic may have broken survives.
@@ -106,7 +108,7 @@ func (w *Worker) loop(e *actor.Engine, self *actor.PID) {
 		if !w.run(e, self, m) {
 			return
 		}
-		e.Send(w.owner, WorkerIdle{PID: self, Key: m.Key})
+		w.report(WorkerIdle{PID: self, Key: m.Key})
 	}
 }
 
@@ -118,7 +120,7 @@ func (w *Worker) run(e *actor.Engine, self *actor.PID, m *Call) (ok bool) {
 			pe := &supervisor.PanicError{Value: v, Stack: debug.Stack()}
 			// The owner answers at once: the request must not wait for its
 			// deadline.
-			e.Send(w.owner, WorkerCrashed{PID: self, Key: m.Key})
+			w.report(WorkerCrashed{PID: self, Key: m.Key})
 			e.Send(self, crashed{pe})
 			ok = false
 		}

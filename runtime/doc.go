@@ -13,6 +13,12 @@
 // MaxInFlight lines are being worked on and the client feels back-pressure
 // beyond that.
 //
+// The writer and the session run on goroutines of their own
+// (supervisor.OwnGoroutine), and the reader, the handler actors and the
+// goroutines that answer requests send to their supervisor.Inbox directly:
+// every request passes through both, and an ordinary hollywood actor pays a
+// goroutine start for each message that finds it idle.
+//
 // Both significant children end the tree when they exit without being
 // restarted: the session exits normally after stdin EOF (or Drain) once
 // every in-flight request has been answered; the writer exits with

@@ -67,9 +67,8 @@ type Options struct {
 
 // Instance is a running server tree.
 type Instance struct {
-	engine  *actor.Engine
 	root    *supervisor.Root
-	session *actor.PID
+	session *supervisor.Inbox
 
 	stopRead   chan struct{}
 	readerDone chan struct{}
@@ -104,9 +103,11 @@ func Start(e *actor.Engine, srv *handlers.Server, in io.Reader, out io.Writer, o
 	}
 	name := fmt.Sprintf("mcprt-%d", instances.Add(1))
 	rootPID := supervisor.RootPID(e, name)
-	writerPID := supervisor.ChildPID(rootPID, "writer")
 	handlersPID := supervisor.ChildPID(rootPID, "handlers")
-	sessionPID := supervisor.ChildPID(rootPID, "session")
+	// The writer's and the session's inboxes outlive their restarts, and the
+	// reader, the workers and the answering goroutines send to them
+	// directly.
+	writerInbox, sessionInbox := supervisor.NewInbox(), supervisor.NewInbox()
 	credits := stdio.NewCredits(maxInFlight)
 
 	var handlersStarts atomic.Int64
@@ -115,7 +116,7 @@ func Start(e *actor.Engine, srv *handlers.Server, in io.Reader, out io.Writer, o
 		// handler supervisor exists, and the session would find nothing
 		// to start workers under.
 		if r, ok := ev.(supervisor.EventChildStarted); ok && r.Supervisor == name && r.Child == "handlers" && handlersStarts.Add(1) > 1 {
-			e.Send(sessionPID, session.WorkersLost{})
+			sessionInbox.Send(session.WorkersLost{})
 		}
 		if opts.EventHook != nil {
 			opts.EventHook(ev)
@@ -129,7 +130,7 @@ func Start(e *actor.Engine, srv *handlers.Server, in io.Reader, out io.Writer, o
 		EventHook: hook,
 		Logger:    log,
 		Children: []supervisor.ChildSpec{
-			{ID: "writer", Start: stdio.NewWriter(out), Restart: supervisor.Transient, Significant: true, Shutdown: 2 * time.Second},
+			{ID: "writer", Start: stdio.NewWriter(out, writerInbox), Restart: supervisor.Transient, Significant: true, Shutdown: 2 * time.Second},
 			{ID: "handlers", Start: supervisor.New(supervisor.Spec{
 				Name:      name + "/handlers",
 				Strategy:  supervisor.OneForOne,
@@ -138,7 +139,8 @@ func Start(e *actor.Engine, srv *handlers.Server, in io.Reader, out io.Writer, o
 			}), Restart: supervisor.Permanent, Shutdown: 2 * time.Second},
 			{ID: "session", Start: session.New(session.Config{
 				Server:          srv,
-				Writer:          writerPID,
+				Writer:          writerInbox,
+				Inbox:           sessionInbox,
 				Handlers:        handlersPID,
 				Credits:         credits,
 				RequestTimeout:  opts.RequestTimeout,
@@ -159,9 +161,8 @@ func Start(e *actor.Engine, srv *handlers.Server, in io.Reader, out io.Writer, o
 		return nil, err
 	}
 	inst := &Instance{
-		engine:     e,
 		root:       root,
-		session:    sessionPID,
+		session:    sessionInbox,
 		stopRead:   make(chan struct{}),
 		readerDone: make(chan struct{}),
 		interrupt:  interrupter(in),
@@ -201,7 +202,7 @@ func (i *Instance) read(in io.Reader, maxLine int, credits *stdio.Credits) {
 			return false
 		default:
 		}
-		i.engine.Send(i.session, msg)
+		i.session.Send(msg)
 		return true
 	})
 }
@@ -256,19 +257,19 @@ func (i *Instance) Err() error {
 // protocol lets a server send one unasked (see session.Log). Safe from any
 // goroutine; level is one of handlers.LogLevels, data any JSON value.
 func (i *Instance) Log(level, logger string, data any) {
-	i.engine.Send(i.session, session.Log{Level: level, Logger: logger, Data: data})
+	i.session.Send(session.Log{Level: level, Logger: logger, Data: data})
 }
 
 // Notify sends a custom notification to the client under the same rules
 // as Log. Safe from any goroutine. Progress belongs to a request: use
 // handlers.Request.Progress, which is also safe from any goroutine.
 func (i *Instance) Notify(method string, params any) {
-	i.engine.Send(i.session, session.Notify{Method: method, Params: params})
+	i.session.Send(session.Notify{Method: method, Params: params})
 }
 
 // Drain asks the session to stop taking requests, answer those in flight
 // (bounded by DrainTimeout) and end the tree normally: what SIGTERM does.
-func (i *Instance) Drain() { i.engine.Send(i.session, session.Drain{}) }
+func (i *Instance) Drain() { i.session.Send(session.Drain{}) }
 
 // Stop drains the server and waits for it to end, or for ctx. When ctx ends
 // first, the tree is shut down without waiting for in-flight requests.

@@ -60,7 +60,8 @@ func (s *benchSink) expect(n int) <-chan struct{} {
 type benchTree struct {
 	e       *actor.Engine
 	root    *supervisor.Root
-	session *actor.PID
+	session *supervisor.Inbox
+	writer  *supervisor.Inbox
 	credits *stdio.Credits
 	sink    *benchSink
 }
@@ -76,7 +77,7 @@ func startBenchTree(b *testing.B, maxInFlight int) *benchTree {
 	benchTrees++
 	name := "bench-" + strconv.Itoa(benchTrees)
 	root := supervisor.RootPID(e, name)
-	t := &benchTree{e: e, session: supervisor.ChildPID(root, "session"), credits: stdio.NewCredits(maxInFlight), sink: &benchSink{}}
+	t := &benchTree{e: e, session: supervisor.NewInbox(), writer: supervisor.NewInbox(), credits: stdio.NewCredits(maxInFlight), sink: &benchSink{}}
 	srv := handlers.NewServer(handlers.Implementation{Name: "bench", Version: "1"}, "")
 	srv.AddTool(handlers.Tool{
 		Name:        "echo",
@@ -94,11 +95,11 @@ func startBenchTree(b *testing.B, maxInFlight int) *benchTree {
 		Strategy: supervisor.OneForOne,
 		Logger:   quiet,
 		Children: []supervisor.ChildSpec{
-			{ID: "writer", Start: stdio.NewWriter(t.sink), Restart: supervisor.Transient, Significant: true, Shutdown: 2 * time.Second},
+			{ID: "writer", Start: stdio.NewWriter(t.sink, t.writer), Restart: supervisor.Transient, Significant: true, Shutdown: 2 * time.Second},
 			{ID: "handlers", Start: supervisor.New(supervisor.Spec{Name: name + "/handlers", Strategy: supervisor.OneForOne, Logger: quiet}),
 				Restart: supervisor.Permanent, Shutdown: 2 * time.Second},
 			{ID: "session", Start: session.New(session.Config{
-				Server: srv, Writer: supervisor.ChildPID(root, "writer"), Handlers: supervisor.ChildPID(root, "handlers"),
+				Server: srv, Writer: t.writer, Inbox: t.session, Handlers: supervisor.ChildPID(root, "handlers"),
 				Credits: t.credits, Logger: quiet,
 			}), Restart: supervisor.Transient, Significant: true, Shutdown: 2 * time.Second},
 		},
@@ -114,7 +115,7 @@ func startBenchTree(b *testing.B, maxInFlight int) *benchTree {
 // does: with maxInFlight credits this is a closed loop of that depth.
 func (t *benchTree) line(data []byte) {
 	t.credits.Acquire(nil)
-	t.e.Send(t.session, &stdio.Line{Data: data})
+	t.session.Send(&stdio.Line{Data: data})
 }
 
 func (t *benchTree) wait(b *testing.B, lines int) {
@@ -126,7 +127,7 @@ func (t *benchTree) wait(b *testing.B, lines int) {
 }
 
 func (t *benchTree) stop() {
-	t.e.Send(t.session, &stdio.EOF{})
+	t.session.Send(&stdio.EOF{})
 	select {
 	case <-t.root.Done():
 	case <-time.After(10 * time.Second):

@@ -16,6 +16,7 @@ import (
 	"github.com/mcprt/mcprt/handlers"
 	"github.com/mcprt/mcprt/session/jsonrpc"
 	"github.com/mcprt/mcprt/stdio"
+	"github.com/mcprt/mcprt/supervisor"
 )
 
 // A call's outcome is settled once. pending → claimed (by whoever answers:
@@ -32,8 +33,8 @@ const (
 // after the session starts.
 type env struct {
 	engine     *actor.Engine
-	writer     *actor.PID
-	self       *actor.PID
+	writer     *supervisor.Inbox
+	inbox      *supervisor.Inbox // the session's own
 	credits    *stdio.Credits
 	logger     *slog.Logger
 	serverInfo []byte // the Implementation, marshalled once
@@ -43,8 +44,11 @@ type env struct {
 }
 
 func (e *env) out(b []byte, done func()) {
-	e.engine.Send(e.writer, stdio.Out{Data: b, Done: done})
+	e.writer.Send(stdio.Out{Data: b, Done: done})
 }
+
+// post sends the session a message, from any goroutine.
+func (e *env) post(msg any) { e.inbox.Send(msg) }
 
 func (e *env) release() {
 	if e.credits != nil {
@@ -197,7 +201,7 @@ func (cl *call) startTimer(d time.Duration) {
 func (cl *call) expire(d time.Duration) {
 	e := &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Request timed out after " + d.String()}
 	if cl.fail(e) {
-		cl.env.engine.Send(cl.env.self, settled{})
+		cl.env.post(settled{})
 	}
 }
 

@@ -28,10 +28,14 @@ const (
 // Config wires a session to the rest of the tree.
 type Config struct {
 	Server *handlers.Server
-	// Writer is the stdio writer actor; Handlers is the supervisor under
-	// which the session starts its handler actors.
-	Writer   *actor.PID
+	// Writer is the stdio writer actor's inbox; Handlers is the supervisor
+	// under which the session starts its handler actors.
+	Writer   *supervisor.Inbox
 	Handlers *actor.PID
+	// Inbox is the session's own: the reader sends it lines, and anything
+	// may send it messages (Drain, Log, Notify, WorkersLost) from any
+	// goroutine. Nil: New makes one, reachable through the PID only.
+	Inbox *supervisor.Inbox
 	// Credits, when set, are returned one per input line once the line is
 	// fully dealt with (see stdio.Credits).
 	Credits *stdio.Credits
@@ -96,7 +100,7 @@ type legacy struct {
 type Session struct {
 	cfg Config
 	env *env
-	c   *actor.Context // valid only inside Receive
+	lc  *supervisor.LoopContext
 
 	legacy    *legacy
 	sawModern bool // a 2026-07-28 request arrived
@@ -143,15 +147,20 @@ func New(cfg Config) actor.Producer {
 	if cfg.CrashPeriod <= 0 {
 		cfg.CrashPeriod = DefaultCrashPeriod
 	}
-	return func() actor.Receiver { return &Session{cfg: cfg} }
+	if cfg.Inbox == nil {
+		cfg.Inbox = supervisor.NewInbox()
+	}
+	// The session owns its goroutine: every line and every finished call
+	// reaches it, and hollywood would start a goroutine for each message
+	// that finds it idle (see supervisor.Inbox).
+	return supervisor.OwnGoroutine(cfg.Inbox, func() supervisor.Loop { return &Session{cfg: cfg} })
 }
 
-// Receive implements actor.Receiver.
-func (s *Session) Receive(c *actor.Context) {
-	s.c = c
-	switch m := c.Message().(type) {
+// Receive implements supervisor.Loop.
+func (s *Session) Receive(lc *supervisor.LoopContext, msg any) {
+	switch m := msg.(type) {
 	case actor.Started:
-		s.start(c)
+		s.start(lc)
 	case *stdio.Line:
 		s.line(m.Data, ticket{env: s.env, uncredited: m.Uncredited})
 	case *stdio.LineTooLong:
@@ -193,15 +202,15 @@ func (s *Session) Receive(c *actor.Context) {
 	case actor.Stopped:
 		s.stop()
 	}
-	s.c = nil
 }
 
-func (s *Session) start(c *actor.Context) {
+func (s *Session) start(lc *supervisor.LoopContext) {
+	s.lc = lc
 	info, _ := json.Marshal(s.cfg.Server.Info())
 	s.env = &env{
-		engine:     c.Engine(),
+		engine:     lc.Engine(),
 		writer:     s.cfg.Writer,
-		self:       c.PID(),
+		inbox:      lc.Inbox(),
 		credits:    s.cfg.Credits,
 		logger:     s.cfg.Logger,
 		serverInfo: info,
@@ -214,8 +223,8 @@ func (s *Session) start(c *actor.Context) {
 	s.workers = map[string]chan *handlers.Call{}
 	s.crashes = map[string]*crashAccount{}
 	s.suspendedUntil = map[string]time.Time{}
-	e, self := c.Engine(), c.PID()
-	s.stopWatch = s.cfg.Server.Watch(func(ch handlers.Change) { e.Send(self, changed{ch}) })
+	post := s.env.post
+	s.stopWatch = s.cfg.Server.Watch(func(ch handlers.Change) { post(changed{ch}) })
 }
 
 // workersLost runs when the handler supervisor was restarted: its actors,
@@ -699,7 +708,7 @@ func (s *Session) ensureWorkers() {
 		slot := make(chan *handlers.Call, 1)
 		pid, err := supervisor.StartChild(s.env.engine, s.cfg.Handlers, supervisor.ChildSpec{
 			ID:       id,
-			Start:    handlers.NewWorker(s.env.self, slot),
+			Start:    handlers.NewWorker(s.env.post, slot),
 			Restart:  supervisor.Temporary,
 			Shutdown: 200 * time.Millisecond,
 			Options:  []actor.OptFunc{actor.WithInboxSize(8)},
@@ -710,8 +719,8 @@ func (s *Session) ensureWorkers() {
 			// again shortly. The waiting calls' deadlines bound this.
 			if !s.retrying {
 				s.retrying = true
-				e, self := s.env.engine, s.env.self
-				time.AfterFunc(10*time.Millisecond, func() { e.Send(self, retryWorkers{}) })
+				post := s.env.post
+				time.AfterFunc(10*time.Millisecond, func() { post(retryWorkers{}) })
 			}
 			return
 		}
@@ -807,8 +816,8 @@ func (s *Session) drain() {
 	if s.checkDrain() {
 		return
 	}
-	self, e := s.env.self, s.env.engine
-	s.drainTimer = time.AfterFunc(s.cfg.DrainTimeout, func() { e.Send(self, drainExpired{}) })
+	post := s.env.post
+	s.drainTimer = time.AfterFunc(s.cfg.DrainTimeout, func() { post(drainExpired{}) })
 }
 
 // checkDrain ends a drain once every request has been answered and its
@@ -840,8 +849,8 @@ func (s *Session) expireDrain() {
 	// A call another goroutine has claimed but not yet queued is a matter of
 	// microseconds; give it that, without blocking the actor.
 	if s.pendingCount() > 0 {
-		self, e := s.env.self, s.env.engine
-		time.AfterFunc(time.Millisecond, func() { e.Send(self, drainExpired{}) })
+		post := s.env.post
+		time.AfterFunc(time.Millisecond, func() { post(drainExpired{}) })
 		return
 	}
 	s.exit()
@@ -853,5 +862,5 @@ func (s *Session) exit() {
 		s.drainTimer.Stop()
 	}
 	s.cancelAll()
-	supervisor.Exit(s.c, nil)
+	s.lc.Exit(nil)
 }

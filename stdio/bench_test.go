@@ -122,7 +122,7 @@ func BenchmarkWriter(b *testing.B) {
 				b.Fatal(err)
 			}
 			w := &benchCountingWriter{want: b.N, done: make(chan struct{})}
-			pid := e.Spawn(stdio.NewWriter(w), "writer")
+			pid := e.Spawn(stdio.NewWriter(w, nil), "writer")
 			var next atomic.Int64
 			var wg sync.WaitGroup
 			b.ResetTimer()

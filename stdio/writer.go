@@ -28,53 +28,56 @@ type Out struct {
 // a quiet, normal end of the session, not a failure.
 var ErrClientGone = errors.New("stdio: client closed the output stream")
 
-type flush struct{}
-
-// writeFailed makes the writer exit once it has dealt with the messages
-// that were already in its inbox when a write failed.
-type writeFailed struct{ reason error }
-
 // maxKeep bounds the coalescing buffer the writer keeps between flushes, so
 // one burst of large messages does not pin memory for the process's life.
 const maxKeep = 1 << 20
 
-// Writer is the actor that owns the protocol output stream.
+// Writer is the actor that owns the protocol output stream. It runs on a
+// goroutine of its own (supervisor.OwnGoroutine): every response of every
+// request passes through it, and hollywood would start a goroutine for each
+// message that finds it idle.
 type Writer struct {
-	w       io.Writer
-	queue   [][]byte
-	dones   []func()
-	buf     []byte
-	pending bool
-	failed  bool
+	w      io.Writer
+	queue  [][]byte
+	dones  []func()
+	buf    []byte
+	failed bool
 }
 
-// NewWriter returns a Producer for the writer actor over w. Each message is
-// written with a single w.Write call, so w must not split a Write (os.File and
-// pipes do not).
-func NewWriter(w io.Writer) actor.Producer {
-	return func() actor.Receiver { return &Writer{w: w} }
+// NewWriter returns a Producer for the writer actor over w, fed by in
+// (Out messages sent to in directly, or to the actor's PID). A nil in gets
+// an inbox of its own, reachable through the PID only. Each message is
+// written with a single w.Write call, so w must not split a Write (os.File
+// and pipes do not).
+func NewWriter(w io.Writer, in *supervisor.Inbox) actor.Producer {
+	if in == nil {
+		in = supervisor.NewInbox()
+	}
+	return supervisor.OwnGoroutine(in, func() supervisor.Loop { return &Writer{w: w} })
 }
 
-// Receive implements actor.Receiver.
-func (wr *Writer) Receive(c *actor.Context) {
-	switch m := c.Message().(type) {
+// Receive implements supervisor.Loop.
+func (wr *Writer) Receive(lc *supervisor.LoopContext, msg any) {
+	switch m := msg.(type) {
 	case Out:
-		wr.enqueue(c, m)
+		wr.enqueue(m)
 	case *Out:
-		wr.enqueue(c, *m)
-	case flush:
-		wr.pending = false
-		wr.flush(c)
-	case writeFailed:
-		supervisor.Exit(c, m.reason)
+		wr.enqueue(*m)
 	case actor.Stopped:
-		// Messages queued before the stop were processed before Stopped:
-		// whatever is still in the queue is the last batch.
-		wr.flush(c)
+		// What was sent before the stop is the last batch; after a failed
+		// write it is only dropped, with each Done called.
+		for _, m := range lc.Pending() {
+			wr.Receive(lc, m)
+		}
+		wr.flush(lc)
 	}
 }
 
-func (wr *Writer) enqueue(c *actor.Context, m Out) {
+// EndBatch implements supervisor.BatchEnder: everything that arrived
+// together goes out in one write.
+func (wr *Writer) EndBatch(lc *supervisor.LoopContext) { wr.flush(lc) }
+
+func (wr *Writer) enqueue(m Out) {
 	if wr.failed {
 		if m.Done != nil {
 			m.Done()
@@ -85,15 +88,9 @@ func (wr *Writer) enqueue(c *actor.Context, m Out) {
 	if m.Done != nil {
 		wr.dones = append(wr.dones, m.Done)
 	}
-	if !wr.pending {
-		// The flush marker queues behind everything already in the inbox,
-		// so all messages that arrived together go out in one write.
-		wr.pending = true
-		c.Send(c.PID(), flush{})
-	}
 }
 
-func (wr *Writer) flush(c *actor.Context) {
+func (wr *Writer) flush(lc *supervisor.LoopContext) {
 	if len(wr.queue) == 0 {
 		return
 	}
@@ -114,21 +111,17 @@ func (wr *Writer) flush(c *actor.Context) {
 	}
 	clear(wr.queue)
 	wr.queue = wr.queue[:0]
-	var err error
-	if !wr.failed {
-		_, err = wr.w.Write(out)
-	}
+	_, err := wr.w.Write(out)
 	for i, d := range wr.dones {
 		d()
 		wr.dones[i] = nil
 	}
 	wr.dones = wr.dones[:0]
-	if err != nil && !wr.failed {
+	if err != nil {
+		// Messages still coming are dropped, with their Done called, until
+		// the stop: Done is how producers get their credits back.
 		wr.failed = true
-		// Not Exit at once: after Exit the supervisor drops the messages
-		// still queued, unseen, and their Done would never be called. The
-		// marker queues behind them, so they are dropped here, with Done.
-		c.Send(c.PID(), writeFailed{writeExitReason(err)})
+		lc.Exit(writeExitReason(err))
 	}
 }
 

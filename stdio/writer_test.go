@@ -75,7 +75,7 @@ func TestWriterConcurrentSenders(t *testing.T) {
 	}
 	defer pr.Close()
 	e := newEngine(t)
-	pid := e.Spawn(NewWriter(pw), "writer")
+	pid := e.Spawn(NewWriter(pw, nil), "writer")
 
 	var dones atomic.Int64
 	readErr := make(chan error, 1)
@@ -152,7 +152,7 @@ func (r *recordingWriter) Write(p []byte) (int, error) {
 func TestWriterWholeMessagesPerWrite(t *testing.T) {
 	rec := &recordingWriter{}
 	e := newEngine(t)
-	pid := e.Spawn(NewWriter(rec), "writer")
+	pid := e.Spawn(NewWriter(rec, nil), "writer")
 	var want []string
 	for i := range 500 {
 		m := fmt.Sprintf(`{"n":%d}`, i)
@@ -190,7 +190,7 @@ func startWriterTree(t *testing.T, w io.Writer, restart supervisor.Restart) (*ac
 	root, err := supervisor.Start(e, "tree", supervisor.Spec{
 		Logger: slog.New(slog.DiscardHandler),
 		Children: []supervisor.ChildSpec{
-			{ID: "writer", Start: NewWriter(w), Restart: restart, Significant: true, Shutdown: time.Second},
+			{ID: "writer", Start: NewWriter(w, nil), Restart: restart, Significant: true, Shutdown: time.Second},
 		},
 		EventHook: func(ev supervisor.Event) {
 			if x, ok := ev.(supervisor.EventChildExited); ok && x.Child == "writer" {

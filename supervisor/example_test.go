@@ -51,3 +51,46 @@ func ExampleStart() {
 	// supervisor app: child worker exited: shutdown
 	// stop: <nil> exit reason: shutdown
 }
+
+// counter runs on a goroutine of its own and prints a total at each batch.
+type counter struct{ n int }
+
+func (c *counter) Receive(lc *supervisor.LoopContext, msg any) {
+	switch m := msg.(type) {
+	case int:
+		c.n += m
+	case string:
+		if m == "done" {
+			lc.Exit(nil) // a normal exit: transient children are not restarted
+		}
+	case actor.Stopped:
+		fmt.Println("total:", c.n)
+	}
+}
+
+func ExampleOwnGoroutine() {
+	e, _ := actor.NewEngine(actor.NewEngineConfig())
+	in := supervisor.NewInbox()
+	root, err := supervisor.Start(e, "counting", supervisor.Spec{
+		Logger: slog.New(slog.DiscardHandler),
+		Children: []supervisor.ChildSpec{{
+			ID:          "counter",
+			Restart:     supervisor.Transient,
+			Significant: true, // its normal exit ends the tree
+			Start:       supervisor.OwnGoroutine(in, func() supervisor.Loop { return &counter{} }),
+		}},
+	})
+	if err != nil {
+		panic(err)
+	}
+	// Any goroutine may send, straight to the inbox or through the PID.
+	for i := 1; i <= 100; i++ {
+		in.Send(i)
+	}
+	in.Send("done")
+	<-root.Done()
+	fmt.Println("exit reason:", root.Err())
+	// Output:
+	// total: 5050
+	// exit reason: <nil>
+}

@@ -1,0 +1,245 @@
+package supervisor
+
+import (
+	"runtime/debug"
+	"sync"
+
+	"github.com/anthdm/hollywood/actor"
+)
+
+// Inbox is the mailbox of an actor that runs on a goroutine of its own (see
+// Loop). Any goroutine may Send to it; the messages are delivered in the
+// order they were sent.
+//
+// It exists because hollywood v1.0.5 starts a new goroutine whenever a
+// message reaches an idle actor: for an actor on the hot path of every
+// request (the session, the writer) that is a goroutine start, a small
+// stack grown again and again, and a registry lookup per message. A Loop's
+// goroutine lives as long as the actor, and sending to its Inbox is a
+// mutex-guarded append plus, when the loop was idle, one wake-up.
+//
+// An Inbox outlives the incarnations of its actor: messages sent while the
+// actor is being restarted wait for the next incarnation, as they would in
+// a PID's inbox. It is unbounded, like hollywood's; bound what flows into it
+// (the runtime does so with stdio.Credits).
+type Inbox struct {
+	mu    sync.Mutex
+	queue []any
+	wake  chan struct{} // holds a token when the queue may have gone non-empty
+}
+
+// NewInbox returns an empty inbox.
+func NewInbox() *Inbox { return &Inbox{wake: make(chan struct{}, 1)} }
+
+// Send queues msg. It never blocks and is safe from any goroutine.
+func (in *Inbox) Send(msg any) {
+	in.mu.Lock()
+	in.queue = append(in.queue, msg)
+	first := len(in.queue) == 1
+	in.mu.Unlock()
+	if first {
+		// Only the empty → non-empty edge can find the loop asleep.
+		select {
+		case in.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// take returns every queued message, leaving spare (emptied) as the queue.
+// Swapping two slices keeps a busy loop from allocating.
+func (in *Inbox) take(spare []any) []any {
+	in.mu.Lock()
+	q := in.queue
+	in.queue = spare[:0]
+	in.mu.Unlock()
+	return q
+}
+
+// requeue puts back, ahead of anything sent since, the messages of a batch
+// that were not delivered because the loop stopped.
+func (in *Inbox) requeue(rest []any) {
+	if len(rest) == 0 {
+		return
+	}
+	in.mu.Lock()
+	in.queue = append(append(make([]any, 0, len(rest)+len(in.queue)), rest...), in.queue...)
+	in.mu.Unlock()
+}
+
+// maxSpare bounds the batch slice a loop keeps, so one burst does not pin
+// its memory for the actor's life.
+const maxSpare = 4096
+
+// Loop is the body of an actor that runs on a goroutine it owns for its
+// whole life. Build the actor with OwnGoroutine.
+//
+// Receive gets, in order: actor.Started, then every message of the Inbox
+// (whether sent to the Inbox directly or to the actor's PID, which forwards
+// it), all on the loop's goroutine; then actor.Stopped, after that goroutine
+// has ended. A panic in Receive ends the loop and is the actor's exit reason,
+// as a panic in an ordinary supervised actor is; the messages after it wait
+// in the inbox for the next incarnation.
+type Loop interface {
+	Receive(lc *LoopContext, msg any)
+}
+
+// BatchEnder is a Loop that wants to know when it has been given everything
+// that was queued: the messages that arrived together. A writer coalesces
+// them into one write there.
+type BatchEnder interface {
+	EndBatch(lc *LoopContext)
+}
+
+// LoopContext is what a Loop may use from its goroutine. Unlike an
+// actor.Context, it is safe to keep and to use from other goroutines.
+type LoopContext struct {
+	engine *actor.Engine
+	pid    *actor.PID
+	inbox  *Inbox
+}
+
+// Engine is the engine the actor runs in.
+func (lc *LoopContext) Engine() *actor.Engine { return lc.engine }
+
+// PID is the actor's PID.
+func (lc *LoopContext) PID() *actor.PID { return lc.pid }
+
+// Inbox is the actor's inbox.
+func (lc *LoopContext) Inbox() *Inbox { return lc.inbox }
+
+// Exit stops the actor with reason (nil: a normal exit), as Exit does for an
+// ordinary actor. It returns at once; messages already queued may still be
+// delivered before the actor stops.
+func (lc *LoopContext) Exit(reason error) { lc.engine.Send(lc.pid, loopExit{reason}) }
+
+// Pending removes and returns the messages still queued. It is for a Loop's
+// Stopped: a writer delivers its last output there; a loop that does not
+// call it leaves them to the actor's next incarnation.
+func (lc *LoopContext) Pending() []any { return lc.inbox.take(nil) }
+
+// Messages between a loop's goroutine and its actor.
+type (
+	loopExit  struct{ reason error }
+	loopPanic struct{ pe *PanicError }
+)
+
+// OwnGoroutine returns a Producer for an actor whose Loop, made by newLoop
+// for each incarnation, runs on a goroutine of its own fed by in. The
+// actor's goroutine only forwards what reaches its PID to in, and starts,
+// stops and waits for the loop: the loop is owned, never leaked.
+//
+// Stopping the actor waits for the message being handled to finish; the
+// messages after it stay in the inbox. A Loop that may block for long (a
+// writer on a full pipe) is bounded by its supervisor's Shutdown time.
+func OwnGoroutine(in *Inbox, newLoop func() Loop) actor.Producer {
+	return func() actor.Receiver {
+		return &loopActor{in: in, loop: newLoop(), quit: make(chan struct{}), done: make(chan struct{})}
+	}
+}
+
+type loopActor struct {
+	in      *Inbox
+	loop    Loop
+	lc      *LoopContext
+	quit    chan struct{}
+	done    chan struct{}
+	started bool
+	stopped bool
+}
+
+func (a *loopActor) Receive(c *actor.Context) {
+	switch m := c.Message().(type) {
+	case actor.Initialized:
+	case actor.Started:
+		a.lc = &LoopContext{engine: c.Engine(), pid: c.PID(), inbox: a.in}
+		a.started = true
+		go a.run()
+	case actor.Stopped:
+		if a.stopped {
+			return
+		}
+		a.stopped = true
+		if a.started {
+			close(a.quit)
+			<-a.done
+		} else {
+			a.lc = &LoopContext{engine: c.Engine(), pid: c.PID(), inbox: a.in}
+		}
+		a.loop.Receive(a.lc, m)
+	case loopExit:
+		Exit(c, m.reason)
+	case loopPanic:
+		// Re-raised here so the supervisor sees it as this actor's panic.
+		panic(m.pe)
+	default:
+		a.in.Send(m)
+	}
+}
+
+// run is the loop's goroutine.
+func (a *loopActor) run() {
+	defer close(a.done)
+	if !a.deliver(actor.Started{}) {
+		return
+	}
+	ender, _ := a.loop.(BatchEnder)
+	var batch []any
+	for {
+		select {
+		case <-a.quit:
+			return
+		default:
+		}
+		batch = a.in.take(batch)
+		if len(batch) == 0 {
+			select {
+			case <-a.in.wake:
+				continue
+			case <-a.quit:
+				return
+			}
+		}
+		for i, m := range batch {
+			batch[i] = nil
+			ok := a.deliver(m)
+			if !ok || a.quitting() {
+				// The rest stays queued: for Stopped's Pending, or for the
+				// next incarnation (after a panic, say) to handle.
+				a.in.requeue(batch[i+1:])
+				return
+			}
+		}
+		if ender != nil && !a.guard(func() { ender.EndBatch(a.lc) }) {
+			return
+		}
+		if cap(batch) > maxSpare {
+			batch = nil
+		}
+	}
+}
+
+func (a *loopActor) quitting() bool {
+	select {
+	case <-a.quit:
+		return true
+	default:
+		return false
+	}
+}
+
+func (a *loopActor) deliver(m any) bool {
+	return a.guard(func() { a.loop.Receive(a.lc, m) })
+}
+
+// guard runs f, turning a panic into the actor's exit.
+func (a *loopActor) guard(f func()) (ok bool) {
+	defer func() {
+		if v := recover(); v != nil {
+			a.lc.engine.Send(a.lc.pid, loopPanic{asPanicError(v, debug.Stack())})
+			ok = false
+		}
+	}()
+	f()
+	return true
+}

@@ -1,0 +1,277 @@
+package supervisor
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/anthdm/hollywood/actor"
+)
+
+// Commands for the scriptable loop.
+type (
+	loopRecord  struct{ s string }
+	loopPanicOn struct{}
+	loopExitOn  struct{ reason error }
+	loopBlock   struct{ entered, release chan struct{} }
+)
+
+// recLoop records, with the goroutine it ran on, everything it is given.
+type recLoop struct {
+	name     string
+	rec      *recorder
+	batches  *recorder // one entry per EndBatch: how many messages it closed
+	inBatch  int
+	pending  bool // take Pending at Stopped
+	mu       sync.Mutex
+	routines map[uint64]bool
+}
+
+func (l *recLoop) Receive(lc *LoopContext, msg any) {
+	switch m := msg.(type) {
+	case actor.Started:
+		l.rec.add("start:" + l.name)
+	case actor.Stopped:
+		if l.pending {
+			for _, p := range lc.Pending() {
+				if r, ok := p.(loopRecord); ok {
+					l.rec.add("pending:" + r.s)
+				}
+			}
+		}
+		l.rec.add("stop:" + l.name)
+		return
+	case loopRecord:
+		l.rec.add(m.s)
+	case loopPanicOn:
+		panic("loop boom")
+	case loopExitOn:
+		lc.Exit(m.reason)
+	case loopBlock:
+		if m.entered != nil {
+			close(m.entered)
+		}
+		<-m.release
+	}
+	l.inBatch++
+	l.mu.Lock()
+	l.routines[goid()] = true
+	l.mu.Unlock()
+}
+
+func (l *recLoop) EndBatch(*LoopContext) {
+	if l.batches != nil {
+		l.batches.add(fmt.Sprint(l.inBatch))
+	}
+	l.inBatch = 0
+}
+
+func loopSpec(id string, in *Inbox, rec *recorder, r Restart) (ChildSpec, *[]*recLoop) {
+	var made []*recLoop
+	return ChildSpec{ID: id, Restart: r, Start: OwnGoroutine(in, func() Loop {
+		l := &recLoop{name: id, rec: rec, routines: map[uint64]bool{}}
+		made = append(made, l)
+		return l
+	})}, &made
+}
+
+func (h *harness) waitLog(n int) []string {
+	h.t.Helper()
+	deadline := time.Now().Add(hangTimeout)
+	for len(h.rec.get()) < n {
+		if time.Now().After(deadline) {
+			h.t.Fatalf("log has %d entries, want %d: %v", len(h.rec.get()), n, h.rec.get())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return h.rec.get()
+}
+
+// TestLoopOrderAndOneGoroutine: messages sent to the Inbox and to the PID
+// by one sender arrive in order, after Started, all on one goroutine that
+// is not the sender's.
+func TestLoopOrderAndOneGoroutine(t *testing.T) {
+	h := newHarness(t)
+	in := NewInbox()
+	spec, made := loopSpec("loop", in, h.rec, Permanent)
+	root := h.start("order", Spec{Children: []ChildSpec{spec}})
+	pid := ChildPID(root.PID(), "loop")
+	// Before Started is even handled: the inbox keeps them.
+	const n = 1000
+	for i := range n {
+		if i%2 == 0 {
+			in.Send(loopRecord{fmt.Sprint(i)})
+		} else {
+			// Through the PID: forwarded, so only ordered with the direct
+			// sends once it has been forwarded. Wait for that.
+			h.e.Send(pid, loopRecord{fmt.Sprint(i)})
+			h.waitLog(i + 2)
+		}
+	}
+	got := h.waitLog(n + 1)
+	if got[0] != "start:loop" {
+		t.Fatalf("first entry %q, want start:loop", got[0])
+	}
+	for i := range n {
+		if got[i+1] != fmt.Sprint(i) {
+			t.Fatalf("entry %d is %q, want %d", i+1, got[i+1], i)
+		}
+	}
+	if err := stopRoot(t, root); err != nil {
+		t.Fatal(err)
+	}
+	l := (*made)[0]
+	if len(l.routines) != 1 || l.routines[goid()] {
+		t.Fatalf("messages ran on %d goroutines (want 1, not the test's)", len(l.routines))
+	}
+	if last := h.rec.get()[len(h.rec.get())-1]; last != "stop:loop" {
+		t.Fatalf("last entry %q, want stop:loop", last)
+	}
+}
+
+// TestLoopPanicRestartsKeepingInbox: a panic in the loop is the actor's
+// exit reason (a *PanicError), the supervisor restarts it, and what was sent
+// meanwhile reaches the next incarnation.
+func TestLoopPanicRestartsKeepingInbox(t *testing.T) {
+	h := newHarness(t)
+	in := NewInbox()
+	spec, made := loopSpec("loop", in, h.rec, Permanent)
+	root := h.start("panic", Spec{Children: []ChildSpec{spec}})
+	h.waitFor("first start", isStarted("loop"))
+	in.Send(loopPanicOn{})
+	ev := h.waitFor("exit", isExited("loop")).(EventChildExited)
+	var pe *PanicError
+	if !errors.As(ev.Reason, &pe) || pe.Value != "loop boom" || len(pe.Stack) == 0 {
+		t.Fatalf("exit reason %v, want the loop's panic with a stack", ev.Reason)
+	}
+	in.Send(loopRecord{"after"})
+	h.waitFor("restart", isStarted("loop"))
+	got := h.waitLog(4)
+	want := []string{"start:loop", "stop:loop", "start:loop", "after"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("log %v, want %v", got, want)
+	}
+	if len(*made) != 2 {
+		t.Fatalf("%d incarnations, want 2", len(*made))
+	}
+	if err := stopRoot(t, root); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestLoopExitReason: LoopContext.Exit is the actor's exit reason, as
+// Exit is for an ordinary actor: a normal exit of a transient child is not
+// restarted, an abnormal one is.
+func TestLoopExitReason(t *testing.T) {
+	h := newHarness(t)
+	in := NewInbox()
+	spec, made := loopSpec("loop", in, h.rec, Transient)
+	root := h.start("exit", Spec{Children: []ChildSpec{spec}})
+	h.waitFor("start", isStarted("loop"))
+	boom := errors.New("boom")
+	in.Send(loopExitOn{boom})
+	if ev := h.waitFor("exit", isExited("loop")).(EventChildExited); !errors.Is(ev.Reason, boom) {
+		t.Fatalf("exit reason %v, want boom", ev.Reason)
+	}
+	h.waitFor("restart", isStarted("loop"))
+	in.Send(loopExitOn{nil})
+	if ev := h.waitFor("exit", isExited("loop")).(EventChildExited); ev.Reason != nil {
+		t.Fatalf("exit reason %v, want nil", ev.Reason)
+	}
+	h.barrier(root.PID())
+	if len(*made) != 2 {
+		t.Fatalf("%d incarnations, want 2 (a normal exit of a transient child is final)", len(*made))
+	}
+	_ = stopRoot(t, root)
+}
+
+// TestLoopStopWaitsAndPending: stopping the actor waits for the message in
+// hand, then Stopped runs with the loop's goroutine gone, and Pending gives
+// it what was still queued.
+func TestLoopStopWaitsAndPending(t *testing.T) {
+	h := newHarness(t)
+	in := NewInbox()
+	release := make(chan struct{})
+	spec := ChildSpec{ID: "loop", Restart: Permanent, Shutdown: hangTimeout, Start: OwnGoroutine(in, func() Loop {
+		return &recLoop{name: "loop", rec: h.rec, routines: map[uint64]bool{}, pending: true}
+	})}
+	root := h.start("pending", Spec{Children: []ChildSpec{spec}})
+	h.waitFor("start", isStarted("loop"))
+	in.Send(loopBlock{nil, release})
+	in.Send(loopRecord{"queued"})
+	stopped := make(chan error, 1)
+	go func() { stopped <- stopRoot(t, root) }()
+	select {
+	case <-stopped:
+		t.Fatal("the tree stopped while the loop was still handling a message")
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(release)
+	if err := <-stopped; err != nil {
+		t.Fatal(err)
+	}
+	h.assertLog("start:loop", "pending:queued", "stop:loop")
+}
+
+// TestLoopBatches: messages queued while the loop is busy are delivered
+// together and closed by one EndBatch.
+func TestLoopBatches(t *testing.T) {
+	e, err := actor.NewEngine(actor.NewEngineConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, batches := &recorder{}, &recorder{}
+	in := NewInbox()
+	pid := e.Spawn(OwnGoroutine(in, func() Loop {
+		return &recLoop{name: "b", rec: rec, batches: batches, routines: map[uint64]bool{}}
+	}), "batches")
+	entered, release := make(chan struct{}), make(chan struct{})
+	in.Send(loopBlock{entered, release})
+	<-entered
+	for i := range 10 {
+		in.Send(loopRecord{fmt.Sprint(i)})
+	}
+	close(release)
+	deadline := time.Now().Add(hangTimeout)
+	for len(rec.get()) < 11 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	<-e.Poison(pid).Done()
+	// The ten sent while the loop was blocked come in one batch.
+	b := batches.get()
+	if len(b) == 0 || b[len(b)-1] != "10" {
+		t.Fatalf("batch sizes %v, want the last to be 10", b)
+	}
+}
+
+// TestLoopNoGoroutineLeak: start/stop rounds leave no goroutine behind.
+func TestLoopNoGoroutineLeak(t *testing.T) {
+	h := newHarness(t)
+	base := runtime.NumGoroutine()
+	for i := range 100 {
+		in := NewInbox()
+		spec, _ := loopSpec("loop", in, h.rec, Permanent)
+		root, err := Start(h.e, "loopleak", h.spec(Spec{Children: []ChildSpec{spec}}))
+		if err != nil {
+			t.Fatal(i, err)
+		}
+		in.Send(loopRecord{"x"})
+		if i%10 == 0 {
+			in.Send(loopPanicOn{})
+		}
+		if err := stopRoot(t, root); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n := runtime.NumGoroutine()
+	for deadline := time.Now().Add(2 * time.Second); n > base+1 && time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		n = runtime.NumGoroutine()
+	}
+	if n > base+1 {
+		buf := make([]byte, 1<<16)
+		t.Fatalf("goroutines: %d, baseline %d\n%s", n, base, buf[:runtime.Stack(buf, true)])
+	}
+}
