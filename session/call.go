@@ -199,8 +199,7 @@ func (cl *call) startTimer(d time.Duration) {
 
 // expire runs on the timer's goroutine when the deadline passes.
 func (cl *call) expire(d time.Duration) {
-	e := &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Request timed out after " + d.String()}
-	if cl.fail(e) {
+	if cl.fail(timedOut(d)) {
 		cl.env.post(settled{})
 	}
 }

@@ -122,6 +122,8 @@ type Session struct {
 	nextW    int
 	retrying bool // a retryWorkers is on its way
 
+	deadlines *deadlines // nil: no RequestTimeout
+
 	draining   bool
 	exiting    bool
 	drainTimer *time.Timer
@@ -197,6 +199,10 @@ func (s *Session) Receive(lc *supervisor.LoopContext, msg any) {
 		s.onChanged(m.Change)
 	case settled:
 		s.checkDrain()
+	case deadlineTick:
+		if s.deadlines.expire() > 0 {
+			s.checkDrain()
+		}
 	case drainExpired:
 		s.expireDrain()
 	case actor.Stopped:
@@ -218,6 +224,9 @@ func (s *Session) start(lc *supervisor.LoopContext) {
 		stateKey:   newStateKey(),
 	}
 	s.calls = map[string]*call{}
+	if d := s.cfg.RequestTimeout; d > 0 {
+		s.deadlines = newDeadlines(d, s.env.post)
+	}
 	s.busy = map[string]*call{}
 	s.starting = map[string]bool{}
 	s.workers = map[string]chan *handlers.Call{}
@@ -261,6 +270,9 @@ func (s *Session) stop() {
 	}
 	if s.drainTimer != nil {
 		s.drainTimer.Stop()
+	}
+	if s.deadlines != nil {
+		s.deadlines.stop()
 	}
 	s.cancelAll()
 }
@@ -680,10 +692,10 @@ func (s *Session) dispatch(m *jsonrpc.Message, t ticket, method handlers.Method,
 	cl.hc = &handlers.Call{Key: key, Ctx: cl.ctx, Req: req, Run: method.Run, Reply: cl.reply}
 	req.Peer = cl
 	req.LocalLog = s.cfg.Logger
-	if d := s.cfg.RequestTimeout; d > 0 {
-		cl.startTimer(d)
-	}
 	s.calls[key] = cl
+	if s.deadlines != nil {
+		s.deadlines.add(cl, len(s.calls))
+	}
 	s.assign(cl)
 }
 

@@ -407,3 +407,70 @@ func TestRequestTimeout(t *testing.T) {
 	}
 	c.finish()
 }
+
+// TestDeadlinesInterleaved: calls that finish in time, calls that never
+// would, and a tool with a timeout of its own, interleaved. Each is
+// answered once, by its handler or by its own deadline: the session's one
+// deadline queue neither expires a call early nor overrides a tool's own
+// timeout.
+func TestDeadlinesInterleaved(t *testing.T) {
+	srv := testServer()
+	srv.AddTool(handlers.Tool{Name: "patient", Timeout: 10 * time.Second}, func(ctx context.Context, _ *handlers.Request, _ json.RawMessage) (*handlers.CallToolResult, error) {
+		select {
+		case <-time.After(1500 * time.Millisecond): // past the session's 1s, inside its own 10s
+			return handlers.TextResult("patient"), nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	})
+	// Margins are wide: a loaded machine may take a while to start the
+	// hundreds of handler actors this needs.
+	c := startClientWith(t, srv, runtime.Options{RequestTimeout: time.Second})
+	c.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	c.recv()
+	const n = 300
+	want := map[string]string{}
+	for i := 1; i <= n; i++ {
+		var line string
+		switch i % 4 {
+		case 0: // quick
+			line = fmt.Sprintf(`{"name":"echo","arguments":{"text":"q%d"}}`, i)
+			want[fmt.Sprint(i)] = fmt.Sprintf(`{"content":[{"type":"text","text":"q%d"}]}`, i)
+		case 1: // done well inside the deadline
+			line = fmt.Sprintf(`{"name":"echo","arguments":{"text":"s%d","sleepMs":20}}`, i)
+			want[fmt.Sprint(i)] = fmt.Sprintf(`{"content":[{"type":"text","text":"s%d"}]}`, i)
+		case 2: // never in time
+			line = `{"name":"echo","arguments":{"text":"x","sleepMs":60000}}`
+			want[fmt.Sprint(i)] = `error:Request timed out after 1s`
+		case 3:
+			line = `{"name":"patient"}`
+			want[fmt.Sprint(i)] = `{"content":[{"type":"text","text":"patient"}]}`
+		}
+		c.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":%s}`, i, line))
+	}
+	for range n {
+		var m struct {
+			ID     json.RawMessage
+			Result json.RawMessage
+			Error  *struct{ Message string }
+		}
+		line := c.recv()
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("%v: %s", err, line)
+		}
+		id := string(m.ID)
+		w, ok := want[id]
+		if !ok {
+			t.Fatalf("id %s answered twice or never asked: %s", id, line)
+		}
+		delete(want, id)
+		got := string(m.Result)
+		if m.Error != nil {
+			got = "error:" + m.Error.Message
+		}
+		if got != w {
+			t.Errorf("id %s: got %s, want %s", id, got, w)
+		}
+	}
+	c.finish()
+}

@@ -1,0 +1,108 @@
+package session
+
+import (
+	"time"
+
+	"github.com/mcprt/mcprt/session/jsonrpc"
+)
+
+// deadlines expires calls at the session's RequestTimeout. Every call gets
+// the same timeout, so arrival order is deadline order and one timer can
+// serve them all: a timer per call cost an allocation and two operations on
+// the runtime's timer heap for every request (about 5% of the server's CPU
+// under load). A handler that sets its own timeout (Peer.SetTimeout) gets a
+// timer of its own, and this queue then leaves the call alone.
+//
+// Only the session's goroutine uses it.
+type deadlines struct {
+	d     time.Duration
+	q     []deadline
+	head  int
+	timer *time.Timer
+	armed bool
+}
+
+type deadline struct {
+	at time.Time
+	cl *call
+}
+
+// deadlineTick is the timer's message to the session: the earliest deadline
+// has passed.
+type deadlineTick struct{}
+
+func newDeadlines(d time.Duration, post func(any)) *deadlines {
+	dl := &deadlines{d: d}
+	dl.timer = time.AfterFunc(time.Hour, func() { post(deadlineTick{}) })
+	dl.timer.Stop()
+	return dl
+}
+
+// add starts cl's deadline. live is how many calls the session still
+// tracks: answered calls are dropped from the queue once it holds twice
+// that, so it stays proportional to the calls in flight, not to the
+// requests of the last RequestTimeout.
+func (dl *deadlines) add(cl *call, live int) {
+	if n := len(dl.q) - dl.head; n >= 2*live+64 {
+		dl.compact()
+	}
+	dl.q = append(dl.q, deadline{time.Now().Add(dl.d), cl})
+	if !dl.armed {
+		dl.armed = true
+		dl.timer.Reset(dl.d)
+	}
+}
+
+func (dl *deadlines) compact() {
+	kept := dl.q[:0]
+	for _, e := range dl.q[dl.head:] {
+		if e.cl.state.Load() == statePending {
+			kept = append(kept, e)
+		}
+	}
+	clear(dl.q[len(kept):])
+	dl.q, dl.head = kept, 0
+}
+
+// expire answers every call whose deadline has passed, and re-arms the timer
+// for the earliest call still pending. It reports how many it answered.
+func (dl *deadlines) expire() int {
+	dl.armed = false
+	now := time.Now()
+	n := 0
+	for dl.head < len(dl.q) {
+		e := dl.q[dl.head]
+		if e.cl.state.Load() == statePending {
+			if e.at.After(now) {
+				break
+			}
+			if e.cl.expireAt(dl.d) {
+				n++
+			}
+		}
+		dl.q[dl.head] = deadline{}
+		dl.head++
+	}
+	if dl.head == len(dl.q) {
+		dl.q, dl.head = dl.q[:0], 0
+		return n
+	}
+	dl.armed = true
+	dl.timer.Reset(dl.q[dl.head].at.Sub(now))
+	return n
+}
+
+func (dl *deadlines) stop() { dl.timer.Stop() }
+
+// expireAt answers the call with a timeout error, unless a handler gave it
+// a deadline of its own.
+func (cl *call) expireAt(d time.Duration) bool {
+	cl.mu.Lock()
+	own := cl.timer != nil
+	cl.mu.Unlock()
+	return !own && cl.fail(timedOut(d))
+}
+
+func timedOut(d time.Duration) *jsonrpc.Error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Request timed out after " + d.String()}
+}
