@@ -2,6 +2,7 @@ package stdio
 
 import (
 	"bufio"
+	"cmp"
 	"errors"
 	"io"
 )
@@ -46,9 +47,10 @@ func ReadLines(r io.Reader, maxLine int, emit func(msg any) bool) {
 	if maxLine <= 0 {
 		maxLine = DefaultMaxLine
 	}
-	br := bufio.NewReaderSize(r, 64<<10)
+	br := bufio.NewReaderSize(r, bufSize)
 	var (
 		acc     []byte // the line so far, when it spans more than one buffer
+		hint    int    // what the last line longer than a buffer needed
 		over    bool   // the current line is over the cap: discarding
 		size    int    // bytes of the current line seen so far
 		headBuf []byte
@@ -68,7 +70,7 @@ func ReadLines(r io.Reader, maxLine int, emit func(msg any) bool) {
 				headBuf = keepHead(acc, chunk)
 				acc = nil
 			default:
-				acc = append(acc, chunk...)
+				acc = append(growLine(acc, len(chunk), hint, maxLine), chunk...)
 			}
 			continue
 		}
@@ -99,7 +101,15 @@ func ReadLines(r io.Reader, maxLine int, emit func(msg any) bool) {
 				return
 			}
 		case len(acc) > 0:
-			line := append(acc, chunk...)
+			line := append(growLine(acc, len(chunk), hint, maxLine), chunk...)
+			// A little over: the next request of the same payload may
+			// carry a longer id.
+			hint = len(line) + len(line)/32 + 512
+			if cap(line) > 2*len(line) {
+				// Sized for an earlier, longer line: do not hand the
+				// receiver (or the garbage collector) the difference.
+				line = append([]byte(nil), line...)
+			}
 			if !blank(line) && !emit(&Line{Data: line}) {
 				return
 			}
@@ -118,6 +128,33 @@ func ReadLines(r io.Reader, maxLine int, emit func(msg any) bool) {
 			return
 		}
 	}
+}
+
+// bufSize is the reader's buffer: lines up to this size (nearly all) are
+// read with one copy out of it.
+const bufSize = 64 << 10
+
+// growLine makes room in acc, the start of a line longer than the buffer,
+// for n more bytes. Left to append, a 1 MiB line would be copied into a
+// slice grown by a quarter at a time, a dozen allocations and 4 MiB of
+// copying; here the first allocation is the size of the last long line
+// (hint), which a client sending large payloads usually repeats, and
+// growth past it doubles. Only the size is remembered, never a buffer: each
+// line is handed to its receiver, and an idle reader holds nothing but its
+// 64 KiB buffer.
+func growLine(acc []byte, n, hint, maxLine int) []byte {
+	if cap(acc)-len(acc) >= n {
+		return acc
+	}
+	c := 2 * cap(acc)
+	if c == 0 {
+		c = cmp.Or(hint, 2*bufSize)
+	}
+	// A line is cut off past maxLine (+1 for a '\r' that may end it).
+	c = min(c, maxLine+2)
+	grown := make([]byte, len(acc), max(c, len(acc)+n))
+	copy(grown, acc)
+	return grown
 }
 
 func keepHead(acc, chunk []byte) []byte {

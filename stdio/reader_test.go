@@ -157,6 +157,60 @@ func TestReadLinesLongLines(t *testing.T) {
 	}
 }
 
+// TestReadLinesLongLineSizes: long lines of changing sizes (larger than the
+// last, smaller, the same plus a little, at the cap) arrive whole, and none
+// is handed over in a buffer more than twice its size, whatever size the
+// reader expected from the line before.
+func TestReadLinesLongLineSizes(t *testing.T) {
+	const maxLine = 3<<20 + 5
+	sizes := []int{200 << 10, 1 << 20, 70 << 10, 3 << 20, 64 << 10, 64<<10 + 1, 1 << 20, 1<<20 + 10, 100, maxLine, maxLine + 1, 1 << 20}
+	var in bytes.Buffer
+	var wants []string
+	for i, n := range sizes {
+		line := bytes.Repeat([]byte{'a' + byte(i)}, n)
+		line[0], line[n-1] = '<', '>'
+		in.Write(line)
+		if i%2 == 0 {
+			in.WriteString("\r\n")
+		} else {
+			in.WriteString("\n")
+		}
+		if n > maxLine {
+			wants = append(wants, fmt.Sprintf("toolong:%d", n))
+		} else {
+			wants = append(wants, fmt.Sprintf("line:%d:%c", n, 'a'+byte(i)))
+		}
+	}
+	wants = append(wants, "eof")
+	for rname, wrap := range map[string]func(io.Reader) io.Reader{
+		"plain": func(r io.Reader) io.Reader { return r },
+		"half":  iotest.HalfReader,
+	} {
+		var got []string
+		ReadLines(wrap(bytes.NewReader(in.Bytes())), maxLine, func(msg any) bool {
+			switch m := msg.(type) {
+			case *Line:
+				d := m.Data
+				if d[0] != '<' || d[len(d)-1] != '>' || bytes.Count(d, d[1:2]) != len(d)-2 {
+					t.Errorf("%s: line of %d bytes is not what was sent", rname, len(d))
+				}
+				if len(d) > 64<<10 && cap(d) > 2*len(d) {
+					t.Errorf("%s: line of %d bytes held in a buffer of %d", rname, len(d), cap(d))
+				}
+				got = append(got, fmt.Sprintf("line:%d:%c", len(d), d[1]))
+			case *LineTooLong:
+				got = append(got, fmt.Sprintf("toolong:%d", m.Size))
+			default:
+				got = append(got, render(msg))
+			}
+			return true
+		})
+		if !slicesEqual(got, wants) {
+			t.Errorf("%s: got %q, want %q", rname, got, wants)
+		}
+	}
+}
+
 // TestReadLinesOverCap: a line over the cap is discarded to its newline and
 // reported with its size and first 4096 bytes; the next line still arrives.
 func TestReadLinesOverCap(t *testing.T) {
@@ -351,4 +405,49 @@ func TestReadLinesCRAtBufferEnd(t *testing.T) {
 	if want := []string{fmt.Sprintf("toolong:%d", len(line)), "line:next", "eof"}; !slicesEqual(got, want) {
 		t.Errorf("over the cap: got %q, want %q", got, want)
 	}
+}
+
+// BenchmarkReadLinesAlternating: long lines whose sizes keep changing, so
+// that the size the reader expects is wrong every time: 1 MiB after
+// 100 KiB (grown from the hint) and 100 KiB after 1 MiB (copied out of a
+// buffer sized for 1 MiB). One op is one pair of lines. BenchmarkReadLines
+// (bench_test.go) has lines of one size, the steady case.
+func BenchmarkReadLinesAlternating(b *testing.B) {
+	var pair []byte
+	for _, n := range []int{1 << 20, 100 << 10} {
+		pair = append(append(pair, bytes.Repeat([]byte("a"), n)...), '\n')
+	}
+	b.ReportAllocs()
+	b.SetBytes(int64(len(pair)))
+	r := &repeatReader{data: pair, n: b.N}
+	lines := 0
+	b.ResetTimer()
+	ReadLines(r, 0, func(msg any) bool {
+		if _, ok := msg.(*Line); ok {
+			lines++
+		}
+		return true
+	})
+	b.StopTimer()
+	if lines != 2*b.N {
+		b.Fatalf("%d lines, want %d", lines, 2*b.N)
+	}
+}
+
+// repeatReader reads data n times, at most 64 KiB per Read, as a pipe does.
+type repeatReader struct {
+	data []byte
+	n    int
+	off  int
+}
+
+func (r *repeatReader) Read(p []byte) (int, error) {
+	if r.n == 0 {
+		return 0, io.EOF
+	}
+	c := copy(p[:min(len(p), 64<<10)], r.data[r.off:])
+	if r.off += c; r.off == len(r.data) {
+		r.off, r.n = 0, r.n-1
+	}
+	return c, nil
 }
