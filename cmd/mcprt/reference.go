@@ -27,22 +27,22 @@ func referenceServer() *handlers.Server {
 		Description: "Returns its text argument unchanged.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`),
 	}, func(ctx context.Context, _ *handlers.Request, args json.RawMessage) (*handlers.CallToolResult, error) {
-		var a struct{ Text *string }
-		if err := json.Unmarshal(args, &a); err != nil || a.Text == nil {
+		text, ok := handlers.StringArg(args, "text")
+		if !ok {
 			return nil, fmt.Errorf("echo needs a string argument \"text\"")
 		}
-		return handlers.TextResult(*a.Text), nil
+		return handlers.TextResult(text), nil
 	})
 	s.AddTool(handlers.Tool{
 		Name:        "work",
 		Description: "Burns about us microseconds of CPU as a fixed amount of work, then returns \"ok\".",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"us":{"type":"integer","minimum":0}},"required":["us"]}`),
 	}, func(ctx context.Context, _ *handlers.Request, args json.RawMessage) (*handlers.CallToolResult, error) {
-		var a struct{ Us int }
-		if err := json.Unmarshal(args, &a); err != nil || a.Us < 0 {
+		us, ok := handlers.IntArg(args, "us")
+		if !ok || us < 0 {
 			return nil, fmt.Errorf("work needs a non-negative integer argument \"us\"")
 		}
-		burn(a.Us)
+		burn(us)
 		return handlers.TextResult("ok"), nil
 	})
 	s.AddTool(handlers.Tool{
@@ -50,11 +50,11 @@ func referenceServer() *handlers.Server {
 		Description: "Sleeps ms milliseconds (returns early when cancelled), then returns \"slept\". Reports progress every tenth of the time when given a progressToken.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"ms":{"type":"integer","minimum":0}},"required":["ms"]}`),
 	}, func(ctx context.Context, req *handlers.Request, args json.RawMessage) (*handlers.CallToolResult, error) {
-		var a struct{ Ms int }
-		if err := json.Unmarshal(args, &a); err != nil || a.Ms < 0 {
+		ms, ok := handlers.IntArg(args, "ms")
+		if !ok || ms < 0 {
 			return nil, fmt.Errorf("sleep needs a non-negative integer argument \"ms\"")
 		}
-		if err := sleep(ctx, req, time.Duration(a.Ms)*time.Millisecond); err != nil {
+		if err := sleep(ctx, req, time.Duration(ms)*time.Millisecond); err != nil {
 			return nil, err
 		}
 		return handlers.TextResult("slept"), nil
@@ -159,11 +159,11 @@ func addFeatures(s *handlers.Server) {
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"ms":{"type":"integer","minimum":0}},"required":["ms"]}`),
 		Timeout:     500 * time.Millisecond,
 	}, func(ctx context.Context, req *handlers.Request, args json.RawMessage) (*handlers.CallToolResult, error) {
-		var a struct{ Ms int }
-		if err := json.Unmarshal(args, &a); err != nil {
-			return nil, err
+		ms, ok := handlers.IntArg(args, "ms")
+		if !ok || ms < 0 {
+			return nil, fmt.Errorf("slow-timeout needs a non-negative integer argument \"ms\"")
 		}
-		if err := sleep(ctx, req, time.Duration(a.Ms)*time.Millisecond); err != nil {
+		if err := sleep(ctx, req, time.Duration(ms)*time.Millisecond); err != nil {
 			return nil, err
 		}
 		return handlers.TextResult("slept"), nil
