@@ -168,10 +168,12 @@ func (cl *call) settle(to int32, b []byte) bool {
 
 // reply is the handler's answer. It runs on the worker's goroutine.
 func (cl *call) reply(result any, err error) {
-	if cl.state.Load() != statePending {
-		return // spare the encoding of an answer nobody wants
+	if cl.state.Load() == statePending { // else spare the encoding of an answer nobody wants
+		cl.settle(stateClaimed, cl.encode(result, err))
 	}
-	cl.settle(stateClaimed, cl.encode(result, err))
+	// The handler has returned: whatever it left running on its context
+	// stops now, not when the session next hears from the worker.
+	cl.cancel()
 }
 
 // fail answers the call with a protocol error if nothing else has. It

@@ -121,6 +121,8 @@ type Session struct {
 	waiting  []*call                        // calls waiting for a worker
 	nextW    int
 	retrying bool // a retryWorkers is on its way
+	// wakeOnIdle: a worker's WorkerIdle wakes the session (see EndBatch).
+	wakeOnIdle bool
 
 	deadlines *deadlines // nil: no RequestTimeout
 
@@ -234,6 +236,26 @@ func (s *Session) start(lc *supervisor.LoopContext) {
 	s.suspendedUntil = map[string]time.Time{}
 	post := s.env.post
 	s.stopWatch = s.cfg.Server.Watch(func(ch handlers.Change) { post(changed{ch}) })
+}
+
+// workerReport is how workers tell the session about themselves. A worker
+// that is free is news only when a call waits for one or a drain waits for
+// the last answer (EndBatch tells the inbox which): otherwise it waits,
+// queued, for the next line, and a request costs one thread wake-up less.
+func (s *Session) workerReport(m any) {
+	if _, ok := m.(handlers.WorkerIdle); ok {
+		s.env.inbox.Post(m)
+		return
+	}
+	s.env.post(m)
+}
+
+// EndBatch implements supervisor.BatchEnder.
+func (s *Session) EndBatch(lc *supervisor.LoopContext) {
+	if want := len(s.waiting) > 0 || s.draining; want != s.wakeOnIdle {
+		s.wakeOnIdle = want
+		lc.Inbox().WakeOnPost(want)
+	}
 }
 
 // workersLost runs when the handler supervisor was restarted: its actors,
@@ -720,7 +742,7 @@ func (s *Session) ensureWorkers() {
 		slot := make(chan *handlers.Call, 1)
 		pid, err := supervisor.StartChild(s.env.engine, s.cfg.Handlers, supervisor.ChildSpec{
 			ID:       id,
-			Start:    handlers.NewWorker(s.env.post, slot),
+			Start:    handlers.NewWorker(s.workerReport, slot),
 			Restart:  supervisor.Temporary,
 			Shutdown: 200 * time.Millisecond,
 			Options:  []actor.OptFunc{actor.WithInboxSize(8)},

@@ -23,9 +23,14 @@ import (
 // a PID's inbox. It is unbounded, like hollywood's; bound what flows into it
 // (the runtime does so with stdio.Credits).
 type Inbox struct {
-	mu    sync.Mutex
-	queue []any
-	wake  chan struct{} // holds a token when the queue may have gone non-empty
+	mu         sync.Mutex
+	queue      []any
+	wakeOnPost bool
+	// signalled: a wake token was sent since the loop last took the queue.
+	// Not simply "the queue was empty": Post may leave messages queued
+	// with the loop asleep, and the next Send must still wake it.
+	signalled bool
+	wake      chan struct{}
 }
 
 // NewInbox returns an empty inbox.
@@ -35,15 +40,50 @@ func NewInbox() *Inbox { return &Inbox{wake: make(chan struct{}, 1)} }
 func (in *Inbox) Send(msg any) {
 	in.mu.Lock()
 	in.queue = append(in.queue, msg)
-	first := len(in.queue) == 1
+	wake := !in.signalled
+	in.signalled = true
 	in.mu.Unlock()
-	if first {
-		// Only the empty → non-empty edge can find the loop asleep.
-		select {
-		case in.wake <- struct{}{}:
-		default:
-		}
+	if wake {
+		in.signal()
 	}
+}
+
+// Post queues msg like Send but, unless the loop asked for it with
+// WakeOnPost, does not wake an idle loop: the message waits for whatever
+// wakes it next, and is delivered before that. It is for news the loop
+// needs only once it has other work: a worker reporting that it is free
+// matters to the session only when a call is waiting for one, and waking
+// the session for it anyway would cost a thread wake-up per request.
+func (in *Inbox) Post(msg any) {
+	in.mu.Lock()
+	in.queue = append(in.queue, msg)
+	wake := in.wakeOnPost && !in.signalled
+	if wake {
+		in.signalled = true
+	}
+	in.mu.Unlock()
+	if wake {
+		in.signal()
+	}
+}
+
+// signal leaves a wake token. One may still be there, unconsumed, from a
+// time the loop found work without waiting for it.
+func (in *Inbox) signal() {
+	select {
+	case in.wake <- struct{}{}:
+	default:
+	}
+}
+
+// WakeOnPost says whether Post wakes an idle loop. A loop sets it before it
+// goes idle (BatchEnder is the place): under the same lock as the queue, so
+// a Post either lands before the loop's last look at the queue or sees the
+// new setting.
+func (in *Inbox) WakeOnPost(on bool) {
+	in.mu.Lock()
+	in.wakeOnPost = on
+	in.mu.Unlock()
 }
 
 // take returns every queued message, leaving spare (emptied) as the queue.
@@ -52,6 +92,7 @@ func (in *Inbox) take(spare []any) []any {
 	in.mu.Lock()
 	q := in.queue
 	in.queue = spare[:0]
+	in.signalled = false
 	in.mu.Unlock()
 	return q
 }
