@@ -75,12 +75,15 @@ func BenchmarkAppendError(b *testing.B) {
 	}
 }
 
-// BenchmarkAppendString: plain text takes the copy path; text that needs
-// escaping falls back to encoding/json.
+// BenchmarkAppendString: plain text is copied in runs; the escaped and
+// non-ASCII cases escape or decode rune by rune. 1 MiB is a large tool
+// result's text.
 func BenchmarkAppendString(b *testing.B) {
 	for _, bc := range []struct{ name, s string }{
 		{"plain-100B", string(bytes.Repeat([]byte("abcdefghij"), 10))},
 		{"escaped-100B", string(bytes.Repeat([]byte("a\"b<c>\n\tdé"), 9))},
+		{"plain-1MiB", string(bytes.Repeat([]byte("abcdefghijklmnopqrstuvwxyzABCDEF"), 1<<15))},
+		{"utf8-1MiB", string(bytes.Repeat([]byte("héllo, wörld ✓ "), 1<<16))},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			b.ReportAllocs()

@@ -193,6 +193,27 @@ func TestAppendString(t *testing.T) {
 	}
 }
 
+// TestAppendStringPositions: the sixteen-at-a-time scan sees every byte
+// that needs escaping (or a multi-byte look) wherever it falls in a word,
+// and treats every other byte as plain.
+func TestAppendStringPositions(t *testing.T) {
+	var specials []string
+	for c := 0; c < 0x80; c++ {
+		specials = append(specials, string(rune(c)))
+	}
+	specials = append(specials, "\x80", "\xff", "é", "\u2028", "\u2029", "😀", "\xe2\x80")
+	for _, n := range []int{1, 7, 8, 9, 15, 16, 17, 31, 32, 33, 40} {
+		for p := 0; p < n; p++ {
+			for _, c := range specials {
+				s := strings.Repeat("a", p) + c + strings.Repeat("b", n-p-1)
+				if got, want := string(AppendString(nil, s)), marshalled(t, s); got != want {
+					t.Fatalf("AppendString(%q) = %s, want %s", s, got, want)
+				}
+			}
+		}
+	}
+}
+
 func TestAppendResult(t *testing.T) {
 	// The result is copied as is: it is what json.Marshal made of the
 	// handler's value, so the whole line is what json.Marshal would make.
