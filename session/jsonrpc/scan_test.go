@@ -49,3 +49,30 @@ func TestMembersMatchesEncodingJSON(t *testing.T) {
 		t.Error("Member found a nested key")
 	}
 }
+
+// TestSkipStringPositions: the member scan finds the end of a string
+// whatever the position of its escapes and of its closing quote relative
+// to words and search windows, and is not stopped by control characters or
+// other bytes.
+func TestSkipStringPositions(t *testing.T) {
+	sizes := []int{0, 1, 7, 8, 9, 15, 16, 17, 23, 24, 79, 80, 81, 207, 208, 209, 463, 465, 1000, 4200}
+	for _, n := range sizes {
+		for p := 0; p < n; p++ {
+			for _, c := range []string{`\"`, `\\`, `\n`, `\u0022`, "\x01", "é", "\xff"} {
+				body := bytes.Repeat([]byte("a"), n)
+				body = append(append(append([]byte{}, body[:p]...), c...), body[p:]...)
+				lit := append(append([]byte{'"'}, body...), `"`...)
+				doc := append(append([]byte(nil), lit...), `,"next"`...)
+				if got := skipString(doc, 0); got != len(lit) {
+					t.Fatalf("skipString(%.60q...) = %d, want %d", doc, got, len(lit))
+				}
+			}
+		}
+	}
+	// Cut off inside the string (not valid JSON): the end of the input.
+	for _, doc := range []string{`"`, `"abc`, `"abc\`, `"abcdefghijklmnopqrstuvwxyz\`, `"abcdefghijklmnopq\"`} {
+		if got := skipString([]byte(doc), 0); got != len(doc) {
+			t.Errorf("skipString(%q) = %d, want %d", doc, got, len(doc))
+		}
+	}
+}
