@@ -84,6 +84,7 @@ func BenchmarkAppendString(b *testing.B) {
 		{"escaped-100B", string(bytes.Repeat([]byte("a\"b<c>\n\tdé"), 9))},
 		{"plain-1MiB", string(bytes.Repeat([]byte("abcdefghijklmnopqrstuvwxyzABCDEF"), 1<<15))},
 		{"utf8-1MiB", string(bytes.Repeat([]byte("héllo, wörld ✓ "), 1<<16))},
+		{"prose-1MiB", string(bytes.Repeat([]byte("The \"limit\" server answers at once & never waits; its lines are short.\n"), 1<<20/73))},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			b.ReportAllocs()

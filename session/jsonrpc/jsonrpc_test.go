@@ -202,9 +202,15 @@ func TestAppendStringPositions(t *testing.T) {
 		specials = append(specials, string(rune(c)))
 	}
 	specials = append(specials, "\x80", "\xff", "é", "\u2028", "\u2029", "😀", "\xe2\x80")
-	for _, n := range []int{1, 7, 8, 9, 15, 16, 17, 31, 32, 33, 40} {
+	few := []string{"\x00", "\x1f", "\"", "\\", "<", ">", "&", "\x7f", "\xff", "é", "\u2028"}
+	// Past 8 + 64 bytes the run is searched in windows of 256, 512, ...
+	for _, n := range []int{1, 7, 8, 9, 15, 16, 17, 31, 32, 33, 40, 100, 340, 700, 1000} {
+		set := specials
+		if n > 40 {
+			set = few
+		}
 		for p := 0; p < n; p++ {
-			for _, c := range specials {
+			for _, c := range set {
 				s := strings.Repeat("a", p) + c + strings.Repeat("b", n-p-1)
 				if got, want := string(AppendString(nil, s)), marshalled(t, s); got != want {
 					t.Fatalf("AppendString(%q) = %s, want %s", s, got, want)
