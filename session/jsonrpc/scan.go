@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"sync/atomic"
 )
 
 // Members calls fn with each member of the JSON object obj, in order, the
@@ -49,11 +50,37 @@ func Members(obj []byte, fn func(key string, val []byte) bool) bool {
 // that local to the heap for every key of every line.
 func memberKey(lit []byte) string {
 	body := lit[1 : len(lit)-1]
-	if bytes.IndexByte(body, '\\') < 0 {
-		return string(body)
+	if bytes.IndexByte(body, '\\') >= 0 {
+		var k string
+		_ = json.Unmarshal(lit, &k)
+		return k
 	}
-	var k string
-	_ = json.Unmarshal(lit, &k)
+	return internKey(body)
+}
+
+// keyCache interns member keys. The keys of a protocol stream are nearly
+// always the same few names ("jsonrpc", "id", "method", "params", "name",
+// "arguments", ...), and making a new string of each one was a tenth of
+// the server's CPU under load. Lock-free: a slot holds the last key that
+// hashed to it, and a miss just makes the string.
+var keyCache [512]atomic.Pointer[string]
+
+const maxInternedKey = 40
+
+func internKey(b []byte) string {
+	if len(b) > maxInternedKey {
+		return string(b)
+	}
+	h := uint32(2166136261) // FNV-1a
+	for _, c := range b {
+		h = (h ^ uint32(c)) * 16777619
+	}
+	slot := &keyCache[h%uint32(len(keyCache))]
+	if p := slot.Load(); p != nil && *p == string(b) {
+		return *p
+	}
+	k := string(b)
+	slot.Store(&k)
 	return k
 }
 

@@ -3,6 +3,8 @@ package jsonrpc
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -74,5 +76,34 @@ func TestSkipStringPositions(t *testing.T) {
 		if got := skipString([]byte(doc), 0); got != len(doc) {
 			t.Errorf("skipString(%q) = %d, want %d", doc, got, len(doc))
 		}
+	}
+}
+
+// TestMembersInternedKeys: interned keys are the keys, whatever else went
+// through the cache before (colliding slots, long keys, escaped keys), and
+// the common case allocates nothing.
+func TestMembersInternedKeys(t *testing.T) {
+	keys := func(obj string) []string {
+		var ks []string
+		Members([]byte(obj), func(k string, _ []byte) bool { ks = append(ks, k); return true })
+		return ks
+	}
+	for i := range 5000 { // far more distinct keys than slots
+		k := fmt.Sprintf("k%d", i)
+		if got := keys(`{"` + k + `":1,"id":2}`); len(got) != 2 || got[0] != k || got[1] != "id" {
+			t.Fatalf("keys %q, want [%s id]", got, k)
+		}
+	}
+	long := strings.Repeat("x", maxInternedKey+1)
+	if got := keys(`{"` + long + `":1,"a\u0062":2}`); got[0] != long || got[1] != "ab" {
+		t.Fatalf("keys %q", got)
+	}
+	line := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{}}`)
+	n := 0
+	allocs := testing.AllocsPerRun(100, func() {
+		Members(line, func(k string, _ []byte) bool { n += len(k); return true })
+	})
+	if allocs != 0 {
+		t.Fatalf("%v allocations per scan of a line with common keys, want 0", allocs)
 	}
 }
