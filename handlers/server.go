@@ -37,6 +37,13 @@ type Server struct {
 	offered atomic.Uint32
 
 	watch watchers
+
+	// bound holds the method implementations as func values, made once: a
+	// method value made in Method would be an allocation per request.
+	bound struct {
+		listTools, callTool, listResources, listResourceTemplates, readResource,
+		listPrompts, getPrompt, complete MethodFunc
+	}
 }
 
 const (
@@ -52,7 +59,12 @@ func (s *Server) offer(bit uint32) { s.offered.Or(bit) }
 // NewServer returns an empty server with the given identity. instructions
 // are given to clients at initialize and server/discover ("" for none).
 func NewServer(info Implementation, instructions string) *Server {
-	return &Server{info: info, instructions: instructions, pageSize: DefaultPageSize}
+	s := &Server{info: info, instructions: instructions, pageSize: DefaultPageSize}
+	b := &s.bound
+	b.listTools, b.callTool = s.listTools, s.callTool
+	b.listResources, b.listResourceTemplates, b.readResource = s.listResources, s.listResourceTemplates, s.readResource
+	b.listPrompts, b.getPrompt, b.complete = s.listPrompts, s.getPrompt, s.complete
+	return s
 }
 
 // Info returns the server's identity.
@@ -119,25 +131,26 @@ func (s *Server) Method(name string) (Method, bool) {
 		need      uint32
 		cacheable bool
 	)
+	b := &s.bound
 	switch name {
 	case "tools/list":
-		run, need, cacheable = s.listTools, offerTools, true
+		run, need, cacheable = b.listTools, offerTools, true
 	case "tools/call":
-		run, need = s.callTool, offerTools
+		run, need = b.callTool, offerTools
 	case "resources/list":
-		run, need, cacheable = s.listResources, offerResources, true
+		run, need, cacheable = b.listResources, offerResources, true
 	case "resources/templates/list":
-		run, need, cacheable = s.listResourceTemplates, offerResources, true
+		run, need, cacheable = b.listResourceTemplates, offerResources, true
 	case "resources/read":
 		// 2026-07-28 makes every resources/read result cacheable (ttlMs 0
 		// says "do not cache").
-		run, need, cacheable = s.readResource, offerResources, true
+		run, need, cacheable = b.readResource, offerResources, true
 	case "prompts/list":
-		run, need, cacheable = s.listPrompts, offerPrompts, true
+		run, need, cacheable = b.listPrompts, offerPrompts, true
 	case "prompts/get":
-		run, need = s.getPrompt, offerPrompts
+		run, need = b.getPrompt, offerPrompts
 	case "completion/complete":
-		run, need = s.complete, offerCompletions
+		run, need = b.complete, offerCompletions
 	default:
 		return Method{}, false
 	}

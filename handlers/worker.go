@@ -22,11 +22,11 @@ type Call struct {
 	Reply func(result any, err error)
 }
 
-// WorkerIdle tells the worker's owner that the worker can take a call: after
-// each call (Key names it) and when the worker starts (Key is "").
+// WorkerIdle tells the worker's owner that the worker can take a call:
+// when it starts and after each call. It carries only the worker's PID, so
+// sending it allocates nothing (the owner knows which call the worker had).
 type WorkerIdle struct {
 	PID *actor.PID
-	Key string
 }
 
 // WorkerCrashed tells the owner that the worker's handler panicked while
@@ -108,7 +108,7 @@ func (w *Worker) loop(e *actor.Engine, self *actor.PID) {
 		if !w.run(e, self, m) {
 			return
 		}
-		w.report(WorkerIdle{PID: self, Key: m.Key})
+		w.report(WorkerIdle{PID: self})
 	}
 }
 

@@ -41,6 +41,9 @@ type env struct {
 	cacheTTL   int64  // ms
 	stateKey   []byte // signs 2026-07-28 requestState
 	asks       asks   // legacy server-to-client requests in flight
+	// releaseFn is release as a func value, made once: a method value
+	// made per response would be an allocation per request.
+	releaseFn func()
 }
 
 func (e *env) out(b []byte, done func()) {
@@ -74,7 +77,7 @@ func (t ticket) answer(b []byte) {
 	case t.uncredited:
 		t.env.out(b, nil)
 	default:
-		t.env.out(b, t.env.release)
+		t.env.out(b, t.env.releaseFn)
 	}
 }
 
@@ -120,7 +123,7 @@ func (b *batch) add(p []byte) {
 		out = append(out, p...)
 	}
 	out = append(out, ']')
-	b.env.out(out, b.env.release)
+	b.env.out(out, b.env.releaseFn)
 }
 
 // call is one request handed to a handler actor.

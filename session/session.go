@@ -225,6 +225,7 @@ func (s *Session) start(lc *supervisor.LoopContext) {
 		cacheTTL:   s.cfg.CacheTTL.Milliseconds(),
 		stateKey:   newStateKey(),
 	}
+	s.env.releaseFn = s.env.release
 	s.calls = map[string]*call{}
 	if d := s.cfg.RequestTimeout; d > 0 {
 		s.deadlines = newDeadlines(d, s.env.post)

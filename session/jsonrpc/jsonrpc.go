@@ -114,9 +114,14 @@ func Decode(line []byte, m *Message) (id json.RawMessage, err *Error) {
 		if len(env.Method) < 2 || env.Method[0] != '"' {
 			return id, &Error{Code: CodeInvalidRequest, Message: "Invalid Request: method must be a string"}
 		}
+		// Method names are a small set, interned like member keys; the
+		// rare escaped one goes through Unquote (taking m.Method's address
+		// for encoding/json would put every Message on the heap).
 		if body := env.Method[1 : len(env.Method)-1]; bytes.IndexByte(body, '\\') < 0 && utf8.Valid(body) {
-			m.Method = string(env.Method[1 : len(env.Method)-1])
-		} else if e := json.Unmarshal(env.Method, &m.Method); e != nil {
+			m.Method = internKey(body)
+		} else if name, ok := Unquote(env.Method); ok {
+			m.Method = name
+		} else {
 			return id, &Error{Code: CodeInvalidRequest, Message: "Invalid Request: method must be a string"}
 		}
 		if env.Params != nil && !isObjectOrArray(env.Params) {
