@@ -71,15 +71,23 @@ type CallToolResult struct {
 	// has an OutputSchema, it must match it.
 	StructuredContent any  `json:"structuredContent,omitempty"`
 	IsError           bool `json:"isError,omitempty"`
+
+	// marshaled is StructuredContent as json.Marshal wrote it, when the
+	// tool's result was shaped by the server (see tool.result): AppendJSON
+	// copies it rather than have encoding/json compact it again.
+	marshaled json.RawMessage
 }
 
 // AppendJSON appends the result as json.Marshal would write it. Results of
 // text blocks only, the common case, are written directly, without
 // reflection and without the second pass encoding/json makes over what a
-// MarshalJSON method returns; others go through json.Marshal.
+// MarshalJSON method returns; so are the results of typed tools, whose
+// structured content the server marshalled once already. Others go through
+// json.Marshal.
 func (r *CallToolResult) AppendJSON(dst []byte) ([]byte, error) {
-	fast := r.StructuredContent == nil && r.Content != nil
-	n := 32
+	structured := r.marshaledContent()
+	fast := (r.StructuredContent == nil || structured != nil) && r.Content != nil
+	n := 32 + len(structured)
 	for i := range r.Content {
 		c := &r.Content[i]
 		if c.Type != "text" || c.Annotations != nil {
@@ -103,10 +111,27 @@ func (r *CallToolResult) AppendJSON(dst []byte) ([]byte, error) {
 		dst = append(dst, '}')
 	}
 	dst = append(dst, ']')
+	if structured != nil {
+		dst = append(dst, `,"structuredContent":`...)
+		dst = append(dst, structured...)
+	}
 	if r.IsError {
 		dst = append(dst, `,"isError":true`...)
 	}
 	return append(dst, '}'), nil
+}
+
+// marshaledContent returns StructuredContent's bytes when they are known to
+// be json.Marshal's output, which json.Marshal would copy unchanged (it is
+// compact, and escaped as encoding/json escapes): when StructuredContent is
+// still the json.RawMessage the server made, not a value the caller put in
+// its place.
+func (r *CallToolResult) marshaledContent() json.RawMessage {
+	raw, ok := r.StructuredContent.(json.RawMessage)
+	if !ok || len(raw) == 0 || len(raw) != len(r.marshaled) || &raw[0] != &r.marshaled[0] {
+		return nil
+	}
+	return raw
 }
 
 // TextResult returns a result holding one text block.
@@ -313,7 +338,8 @@ func (t *tool) result(res *CallToolResult, req *Request) (any, error) {
 		if structured == nil {
 			return nil, fmt.Errorf("tool %q has an outputSchema but returned no structuredContent", t.Name)
 		}
-		if err := t.output.Validate(structured); err != nil {
+		// json.Marshal wrote it: well-formed, no need to check that again.
+		if err := t.output.ValidateWellFormed(structured); err != nil {
 			return nil, fmt.Errorf("tool %q: structuredContent does not match its outputSchema: %w", t.Name, err)
 		}
 	}
@@ -322,7 +348,7 @@ func (t *tool) result(res *CallToolResult, req *Request) (any, error) {
 		out.Content = []Content{TextContent(string(structured))}
 	}
 	if structured != nil && since(req, v20250618) && (req.Modern || bytes.HasPrefix(structured, []byte("{"))) {
-		out.StructuredContent = structured
+		out.StructuredContent, out.marshaled = structured, structured
 	}
 	if out.Content == nil {
 		out.Content = []Content{}
