@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/url"
 	"regexp"
 	"sort"
 	"strconv"
@@ -534,7 +533,7 @@ func (c *compiler) resolve(ptr, ref string) (*node, error) {
 	if frag != "" && !strings.HasPrefix(frag, "/") {
 		return nil, schemaErr(ptr, "$ref %q: anchors are not supported, use a JSON pointer (\"#/$defs/Name\")", ref)
 	}
-	dec, err := url.PathUnescape(frag)
+	dec, err := unescapePercent(frag)
 	if err != nil {
 		return nil, schemaErr(ptr, "$ref %q: %v", ref, err)
 	}
@@ -563,6 +562,50 @@ func (c *compiler) resolve(ptr, ref string) (*node, error) {
 		}
 	}
 	return c.sub(canon, cur)
+}
+
+// unescapePercent decodes the %XX escapes of a URI fragment, as
+// url.PathUnescape does: a '%' not followed by two hex digits is an error.
+// It is here rather than a call into net/url because that one call linked
+// net/url and net/netip into every server, and net/netip's package
+// initialisation runs at every process start, before main.
+func unescapePercent(s string) (string, error) {
+	i := strings.IndexByte(s, '%')
+	if i < 0 {
+		return s, nil
+	}
+	b := make([]byte, 0, len(s))
+	b = append(b, s[:i]...)
+	for ; i < len(s); i++ {
+		if s[i] != '%' {
+			b = append(b, s[i])
+			continue
+		}
+		if i+2 >= len(s) || !isHex(s[i+1]) || !isHex(s[i+2]) {
+			bad := s[i:]
+			if len(bad) > 3 {
+				bad = bad[:3]
+			}
+			return "", fmt.Errorf("invalid URL escape %s", strconv.Quote(bad))
+		}
+		b = append(b, unhex(s[i+1])<<4|unhex(s[i+2]))
+		i += 2
+	}
+	return string(b), nil
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+func unhex(c byte) byte {
+	switch {
+	case c <= '9':
+		return c - '0'
+	case c <= 'F':
+		return c - 'A' + 10
+	}
+	return c - 'a' + 10
 }
 
 // checkCycles rejects schemas that would recurse forever at one instance
