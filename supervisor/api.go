@@ -180,7 +180,9 @@ func reachable(e *actor.Engine, sup *actor.PID, op string) (*shared, error) {
 	if sh == nil {
 		return nil, ErrNotRunning
 	}
-	if sh.goid.Load() == goid() {
+	// Only while the supervisor runs a callout can this be its goroutine;
+	// otherwise there is no need to find out which goroutine this is.
+	if g := sh.goid.Load(); g != 0 && g == goid() {
 		return nil, fmt.Errorf("supervisor: %s called on %s's own goroutine (from a child's Initialized/Started or an EventHook); it would deadlock: send yourself a message and call it from Receive", op, sup.ID)
 	}
 	return sh, nil

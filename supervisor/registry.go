@@ -24,10 +24,11 @@ type shared struct {
 	pid  *actor.PID
 	gone chan struct{} // closed when the supervisor stops answering requests
 	once sync.Once
-	// goid is the goroutine currently running the supervisor's Receive (0
-	// when idle). A request made from that goroutine, e.g. by a child's
-	// Started while the supervisor spawns it, could never be answered, so
-	// it fails fast instead of deadlocking.
+	// goid is the goroutine running the supervisor's Receive while that
+	// runs code not its own (a child's Initialized or Started, the logger,
+	// the EventHook; see enterCallout), 0 otherwise. A request made from
+	// that goroutine could never be answered, so it fails fast instead of
+	// deadlocking.
 	goid atomic.Uint64
 }
 

@@ -65,6 +65,7 @@ type supervisor struct {
 	seq      *sequence
 	deferred []deferredExit
 
+	inCallout   bool  // sh.goid is set: see enterCallout
 	exiting     bool  // an exit reason is decided
 	terminating bool  // the final stop sequence is running
 	finished    bool  // children are stopped; the cell has been told to exit
@@ -89,10 +90,7 @@ func newSupervisor(spec Spec) *supervisor {
 }
 
 func (s *supervisor) Receive(c *actor.Context) {
-	if s.sh != nil {
-		s.sh.goid.Store(goid())
-		defer s.sh.goid.Store(0)
-	}
+	defer s.leaveCallouts()
 	switch m := c.Message().(type) {
 	case actor.Initialized:
 		s.init(c)
@@ -131,11 +129,36 @@ func (s *supervisor) init(c *actor.Context) {
 	}
 	s.byID = make(map[string]*child, len(s.spec.Children))
 	s.sh = &shared{pid: s.pid, gone: make(chan struct{})}
-	s.sh.goid.Store(goid())
 	register(s.e, s.sh)
 }
 
+// enterCallout is called before the supervisor runs code that is not its
+// own on its goroutine: a child's Initialized and Started (hollywood runs
+// them inside Spawn), the logger and the EventHook. Only such code can call
+// this package's API from the supervisor's goroutine, which would deadlock
+// (see reachable), so only then is the goroutine's ID recorded, once per
+// Receive. Finding it takes a traceback of the whole stack (runtime.Stack):
+// microseconds, tens of them the first time in a process and on the deep
+// stack of a tree being started. It used to be paid for every message,
+// four times before the runtime's tree could answer its first request; now
+// once.
+func (s *supervisor) enterCallout() {
+	if s.sh != nil && !s.inCallout {
+		s.sh.goid.Store(goid())
+		s.inCallout = true
+	}
+}
+
+// leaveCallouts ends what enterCallout recorded, as Receive returns.
+func (s *supervisor) leaveCallouts() {
+	if s.inCallout {
+		s.sh.goid.Store(0)
+		s.inCallout = false
+	}
+}
+
 func (s *supervisor) emit(ev Event) {
+	s.enterCallout()
 	logEvent(s.log, ev)
 	if s.spec.EventHook == nil {
 		return
@@ -192,6 +215,7 @@ func (s *supervisor) spawn(ch *child) error {
 		actor.WithID(id),
 		actor.WithMaxRestarts(math.MaxInt32),
 		actor.WithRestartDelay(lastResortRestartDelay))
+	s.enterCallout()
 	ch.pid = s.e.Spawn(producer, s.pid.ID, opts...)
 	s.emit(EventChildStarted{Supervisor: s.name, Child: id, PID: ch.pid})
 	return nil

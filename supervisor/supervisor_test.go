@@ -416,6 +416,71 @@ func TestStartChildFromOwnGoroutine(t *testing.T) {
 	}
 }
 
+// TestStartChildFromOwnEventHook: an EventHook runs on its supervisor's
+// goroutine too, so asking that supervisor for a child from it gets an
+// error rather than a deadlock; from another goroutine, the same call works
+// while the supervisor is idle.
+func TestStartChildFromOwnEventHook(t *testing.T) {
+	h := newHarness(t)
+	got := make(chan error, 1)
+	var sup *actor.PID
+	var once sync.Once
+	spec := h.spec(Spec{})
+	spec.EventHook = func(ev Event) {
+		if _, ok := ev.(EventChildStarted); ok {
+			once.Do(func() {
+				_, err := StartChild(h.e, sup, workerSpec("from-hook", h.rec, Temporary))
+				got <- err
+			})
+		}
+	}
+	root, err := Start(h.e, "hook", spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sup = root.PID()
+	if _, err := StartChild(h.e, sup, workerSpec("first", h.rec, Temporary)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-got:
+		if err == nil {
+			t.Fatal("expected a self-deadlock error")
+		}
+	case <-time.After(hangTimeout):
+		t.Fatal("StartChild from the EventHook hung")
+	}
+	if _, err := StartChild(h.e, sup, workerSpec("second", h.rec, Temporary)); err != nil {
+		t.Fatalf("StartChild from another goroutine afterwards: %v", err)
+	}
+}
+
+// TestStartChildOnGrandparentFromStarted: a child of a child supervisor is
+// started on the root's goroutine (hollywood runs Started inside Spawn, all
+// the way down), so asking the root for a child from there is caught too.
+func TestStartChildOnGrandparentFromStarted(t *testing.T) {
+	h := newHarness(t)
+	got := make(chan error, 1)
+	rootPID := RootPID(h.e, "gp") // known before the tree starts, as it must be
+	grandchild := ChildSpec{ID: "gc", Restart: Temporary, Start: func() actor.Receiver {
+		return &worker{name: "gc", rec: h.rec, onStartedHook: func(c *actor.Context) {
+			_, err := StartChild(c.Engine(), rootPID, workerSpec("sib", h.rec, Temporary))
+			got <- err
+		}}
+	}}
+	h.start("gp", Spec{Children: []ChildSpec{
+		{ID: "mid", Start: New(h.spec(Spec{Children: []ChildSpec{grandchild}}))},
+	}})
+	select {
+	case err := <-got:
+		if err == nil || errors.Is(err, ErrNotRunning) {
+			t.Fatalf("got %v, want a self-deadlock error", err)
+		}
+	case <-time.After(hangTimeout):
+		t.Fatal("StartChild from a grandchild's Started hung")
+	}
+}
+
 func TestEnumsAndErrors(t *testing.T) {
 	for v, want := range map[fmt.Stringer]string{
 		Permanent: "permanent", Transient: "transient", Temporary: "temporary", Restart(9): "Restart(9)",
