@@ -72,7 +72,11 @@ type Capture struct {
 	r       *os.File // the pipe's read end: non-blocking, so deadlines work
 	deliver func(line []byte, partial bool)
 	opts    CaptureOptions
-	queue   chan capItem
+	// queue feeds the delivering goroutine. Both are started by the reader
+	// with the first delivery (see startDelivery), so that a process that
+	// prints nothing, the usual case, holds neither the queue's buffer nor
+	// the goroutine.
+	queue chan capItem
 
 	// mu orders the reader's deadline changes against Stop's: both compute
 	// the deadline from the other's state, and a lost update would leave
@@ -188,12 +192,10 @@ func captureFD(fd int, deliver func([]byte, bool), opts CaptureOptions) (*Captur
 		r:           os.NewFile(uintptr(p[0]), "mcprt-capture"),
 		deliver:     deliver,
 		opts:        opts,
-		queue:       make(chan capItem, opts.Queue),
 		readerDone:  make(chan struct{}),
 		deliverDone: make(chan struct{}),
 	}
 	go c.read()
-	go c.deliverAll()
 	return c, nil
 }
 
@@ -258,9 +260,12 @@ func (c *Capture) Stop() error {
 // read is the only reader of the pipe.
 func (c *Capture) read() {
 	defer close(c.readerDone)
-	defer close(c.queue)
+	defer c.endDelivery()
 	s := splitter{chunk: c.opts.Chunk, emit: c.push}
-	buf := make([]byte, 64<<10)
+	// The buffer starts small and doubles whenever a read fills it, up to
+	// captureMaxRead: a few short lines never need more, and a burst soon
+	// gets reads as large as before.
+	buf := make([]byte, captureMinRead)
 	var lastData time.Time
 	for {
 		var idleAt time.Time
@@ -282,6 +287,9 @@ func (c *Capture) read() {
 		n, err := c.r.Read(buf)
 		if n > 0 {
 			s.feed(buf[:n])
+			if n == len(buf) && len(buf) < captureMaxRead {
+				buf = make([]byte, 2*len(buf))
+			}
 			// Idle counts from here: time spent stalled on a full queue is
 			// the callback's, not a pause of the writer.
 			lastData = time.Now()
@@ -357,10 +365,36 @@ func (c *Capture) finish(s *splitter) {
 	}
 }
 
+// Bounds of the reader's buffer (see read).
+const (
+	captureMinRead = 4 << 10
+	captureMaxRead = 64 << 10
+)
+
+// startDelivery makes the queue and starts the delivering goroutine, on the
+// first delivery. Only the reader calls it, as it is the only sender.
+func (c *Capture) startDelivery() {
+	if c.queue == nil {
+		c.queue = make(chan capItem, c.opts.Queue)
+		go c.deliverAll()
+	}
+}
+
+// endDelivery lets the delivering goroutine finish what is queued and
+// exit, or, if nothing was ever delivered, reports delivery done at once.
+func (c *Capture) endDelivery() {
+	if c.queue == nil {
+		close(c.deliverDone)
+		return
+	}
+	close(c.queue)
+}
+
 // push queues one delivery. When the queue is full it waits up to
 // MaxStall, then drops until the queue has room again, so that a stuck
 // callback costs writers of fd 1 one stall, not an endless block.
 func (c *Capture) push(data []byte, partial bool) {
+	c.startDelivery()
 	it := capItem{data: data, line: true, partial: partial}
 	if c.dropping {
 		it.dropLines, it.dropBytes = c.unrepLines, c.unrepBytes
@@ -381,6 +415,7 @@ func (c *Capture) push(data []byte, partial bool) {
 
 // enqueue sends it, waiting up to MaxStall when the queue is full.
 func (c *Capture) enqueue(it capItem) bool {
+	c.startDelivery()
 	select {
 	case c.queue <- it:
 		return true
