@@ -22,6 +22,8 @@ type deadlines struct {
 	armed bool
 }
 
+// deadline is one entry. cl is nil once the call is over (remove): the
+// entry must not keep the call, and so its input line, alive.
 type deadline struct {
 	at time.Time
 	cl *call
@@ -47,18 +49,33 @@ func (dl *deadlines) add(cl *call, live int) {
 		dl.compact()
 	}
 	dl.q = append(dl.q, deadline{time.Now().Add(dl.d), cl})
+	cl.dl = len(dl.q)
 	if !dl.armed {
 		dl.armed = true
 		dl.timer.Reset(dl.d)
 	}
 }
 
+// remove drops cl's entry, if it still has one.
+func (dl *deadlines) remove(cl *call) {
+	if cl.dl > 0 {
+		dl.q[cl.dl-1].cl = nil
+		cl.dl = 0
+	}
+}
+
 func (dl *deadlines) compact() {
 	kept := dl.q[:0]
 	for _, e := range dl.q[dl.head:] {
-		if e.cl.state.Load() == statePending {
-			kept = append(kept, e)
+		if e.cl == nil {
+			continue
 		}
+		if e.cl.state.Load() != statePending {
+			e.cl.dl = 0
+			continue
+		}
+		kept = append(kept, e)
+		e.cl.dl = len(kept)
 	}
 	clear(dl.q[len(kept):])
 	dl.q, dl.head = kept, 0
@@ -72,10 +89,11 @@ func (dl *deadlines) expire() int {
 	n := 0
 	for dl.head < len(dl.q) {
 		e := dl.q[dl.head]
-		if e.cl.state.Load() == statePending {
-			if e.at.After(now) {
+		if e.cl != nil {
+			if e.cl.state.Load() == statePending && e.at.After(now) {
 				break
 			}
+			e.cl.dl = 0
 			if e.cl.expireAt(dl.d) {
 				n++
 			}

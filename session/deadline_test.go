@@ -34,3 +34,44 @@ func TestDeadlinesStayBounded(t *testing.T) {
 		t.Fatal("compaction dropped a pending call")
 	}
 }
+
+// TestDeadlinesForget: a call that is over leaves the queue at once, so
+// nothing keeps its input line alive, and the queue's other entries keep
+// their places.
+func TestDeadlinesForget(t *testing.T) {
+	dl := newDeadlines(time.Hour, func(any) {})
+	defer dl.stop()
+	calls := make([]*call, 10)
+	for i := range calls {
+		calls[i] = &call{}
+		dl.add(calls[i], len(calls))
+	}
+	for i := 0; i < len(calls); i += 2 {
+		dl.remove(calls[i])
+		if calls[i].dl != 0 {
+			t.Fatalf("call %d still has entry %d", i, calls[i].dl)
+		}
+	}
+	for _, e := range dl.q[dl.head:] {
+		for i := 0; i < len(calls); i += 2 {
+			if e.cl == calls[i] {
+				t.Fatalf("call %d still in the queue", i)
+			}
+		}
+	}
+	dl.compact()
+	if n := len(dl.q) - dl.head; n != 5 {
+		t.Fatalf("%d entries after compaction, want 5", n)
+	}
+	for i := 1; i < len(calls); i += 2 {
+		if e := dl.q[calls[i].dl-1]; e.cl != calls[i] {
+			t.Fatalf("call %d's index points at another entry", i)
+		}
+		dl.remove(calls[i])
+	}
+	for _, e := range dl.q {
+		if e.cl != nil {
+			t.Fatal("an entry survived remove")
+		}
+	}
+}

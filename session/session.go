@@ -265,9 +265,7 @@ func (s *Session) EndBatch(lc *supervisor.LoopContext) {
 func (s *Session) workersLost() {
 	for id, cl := range s.busy {
 		cl.fail(&jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error: the handler was stopped"})
-		if s.calls[cl.key] == cl {
-			delete(s.calls, cl.key)
-		}
+		s.forget(cl)
 		delete(s.busy, id)
 	}
 	s.idle = s.idle[:0]
@@ -443,7 +441,7 @@ func (s *Session) cancel(key string) {
 	}
 	cl.cancel()
 	if cl.worker == nil {
-		delete(s.calls, key) // still waiting for a worker: it never runs
+		s.forget(cl) // still waiting for a worker: it never runs
 	}
 	s.checkDrain()
 }
@@ -764,9 +762,7 @@ func (s *Session) ensureWorkers() {
 			// them now rather than at their deadline.
 			s.cfg.Logger.Error("cannot start a handler actor", "err", err)
 			for _, cl := range s.waiting {
-				if s.calls[cl.key] == cl {
-					delete(s.calls, cl.key)
-				}
+				s.forget(cl)
 				cl.fail(&jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error: no handler available"})
 			}
 			clear(s.waiting)
@@ -785,15 +781,24 @@ func (s *Session) run(cl *call, w *actor.PID) {
 	s.workers[w.ID] <- cl.hc
 }
 
+// forget drops a call that is over from the session's tables. Nothing may
+// keep it after that: a call holds its input line, which may be megabytes.
+func (s *Session) forget(cl *call) {
+	if s.calls[cl.key] == cl {
+		delete(s.calls, cl.key)
+	}
+	if s.deadlines != nil {
+		s.deadlines.remove(cl)
+	}
+}
+
 // workerGone forgets a worker's current call: the call is over, whoever
 // answered it.
 func (s *Session) workerGone(id string) {
 	delete(s.starting, id)
 	if cl := s.busy[id]; cl != nil {
 		delete(s.busy, id)
-		if s.calls[cl.key] == cl {
-			delete(s.calls, cl.key)
-		}
+		s.forget(cl)
 		cl.cancel()
 	}
 }
@@ -808,9 +813,7 @@ func (s *Session) workerIdle(m handlers.WorkerIdle) {
 		s.waiting[0] = nil
 		s.waiting = s.waiting[1:]
 		if cl.state.Load() != statePending {
-			if s.calls[cl.key] == cl {
-				delete(s.calls, cl.key)
-			}
+			s.forget(cl)
 			continue
 		}
 		s.run(cl, m.PID)

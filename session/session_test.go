@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	goruntime "runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -471,6 +472,34 @@ func TestDeadlinesInterleaved(t *testing.T) {
 		if got != w {
 			t.Errorf("id %s: got %s, want %s", id, got, w)
 		}
+	}
+	c.finish()
+}
+
+// TestAnsweredCallsNotRetained: the session keeps nothing of an answered
+// request. Fifty 1 MiB calls one after another, with the default 60 s
+// deadline still ahead of each, leave the heap near its size at the start:
+// a table that kept answered calls would hold every line.
+func TestAnsweredCallsNotRetained(t *testing.T) {
+	c := startClient(t, runtime.Options{})
+	c.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	c.recv()
+	text := strings.Repeat("x", 1<<20)
+	for i := 1; i <= 50; i++ {
+		c.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"text":%q}}}`, i, text))
+		if got := c.recv(); !strings.HasPrefix(got, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result"`, i)) {
+			t.Fatalf("call %d: %.100s", i, got)
+		}
+	}
+	// One more small call: its line is what lets the session read the last
+	// big call's completion.
+	c.send(`{"jsonrpc":"2.0","id":51,"method":"ping"}`)
+	c.recv()
+	goruntime.GC()
+	var ms goruntime.MemStats
+	goruntime.ReadMemStats(&ms)
+	if ms.HeapAlloc > 8<<20 { // about 0.5 MiB when nothing is kept
+		t.Fatalf("heap holds %d MiB after 50 answered 1 MiB calls", ms.HeapAlloc>>20)
 	}
 	c.finish()
 }
