@@ -35,6 +35,16 @@ type entry[T any] struct {
 	val T
 }
 
+// getBytes is get with the key as bytes: the lookup makes no string.
+func (c *catalog[T]) getBytes(key []byte) (T, bool) {
+	e, ok := c.byKey[string(key)]
+	if !ok {
+		var zero T
+		return zero, false
+	}
+	return e.val, true
+}
+
 func (c *catalog[T]) get(key string) (T, bool) {
 	e, ok := c.byKey[key]
 	if !ok {

@@ -243,8 +243,8 @@ func (s *Server) listTools(_ context.Context, req *Request) (any, error) {
 }
 
 type callToolParams struct {
-	Name      *string         `json:"name"`
-	Arguments json.RawMessage `json:"arguments"`
+	name      []byte // the name's JSON string literal
+	Arguments json.RawMessage
 }
 
 // invalidArguments marks arguments that do not fit the tool. How the client
@@ -278,11 +278,23 @@ func (s *Server) callTool(ctx context.Context, req *Request) (any, error) {
 	} else if p.Arguments[0] != '{' {
 		return nil, invalidParams("arguments must be an object")
 	}
+	var t *tool
+	name, plain := p.name[1:len(p.name)-1], true
+	if bytes.IndexByte(name, '\\') >= 0 || !utf8.Valid(name) {
+		n, ok := jsonrpc.Unquote(p.name)
+		if !ok {
+			return nil, invalidParams("tools/call needs a string name and an object of arguments")
+		}
+		name, plain = []byte(n), false
+	}
 	s.mu.RLock()
-	t, _ := s.tools.get(*p.Name)
+	t, _ = s.tools.getBytes(name)
 	s.mu.RUnlock()
 	if t == nil {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("Unknown tool: %q", *p.Name)}
+		if plain {
+			name = bytes.Clone(name)
+		}
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("Unknown tool: %q", name)}
 	}
 	// The arguments are a slice of params readCallToolParams checked.
 	if err := t.input.ValidateWellFormed(p.Arguments); err != nil {
@@ -364,26 +376,16 @@ func readCallToolParams(params json.RawMessage) (p callToolParams, ok bool) {
 	if !jsonrpc.Valid(params) {
 		return p, false
 	}
-	var bad bool
+	// The name stays a literal: the tool is found without making a string
+	// of it (escaped names, rare, are unquoted by the caller).
 	isObject := jsonrpc.Members(params, func(k string, v []byte) bool {
 		switch k {
 		case "name":
-			if len(v) < 2 || v[0] != '"' {
-				bad = true
-				return false
-			}
-			var name string
-			if body := v[1 : len(v)-1]; bytes.IndexByte(body, '\\') < 0 && utf8.Valid(body) {
-				name = string(body)
-			} else if json.Unmarshal(v, &name) != nil {
-				bad = true
-				return false
-			}
-			p.Name = &name
+			p.name = v
 		case "arguments":
 			p.Arguments = v
 		}
 		return true
 	})
-	return p, isObject && !bad && p.Name != nil
+	return p, isObject && len(p.name) >= 2 && p.name[0] == '"'
 }

@@ -57,11 +57,16 @@ func TestCallToolProtocolErrors(t *testing.T) {
 				{`{"name":"echo","arguments":"text"}`, "Invalid params: arguments must be an object"},
 				{`{"name":"echo","arguments":[1]}`, "Invalid params: arguments must be an object"},
 				{`{"name":"nope","arguments":{}}`, `Unknown tool: "nope"`},
+				{`{"name":"n\u00f6pe"}`, `Unknown tool: "nöpe"`},
+				{`{"name":"caf` + "\xe9" + `"}`, `Unknown tool: "caf` + "\ufffd" + `"`}, // invalid UTF-8 reads as U+FFFD, as encoding/json has it
+				{`{"name":"echo","name":null}`, "Invalid params: tools/call needs a string name and an object of arguments"},
 			} {
 				wantError(t, run(t, s, v, "tools/call", c.params), jsonrpc.CodeInvalidParams, c.message, "")
 			}
 			wantError(t, run(t, s, v, "tools/call", `{"name":"refuses"}`), -32042, "go elsewhere", "")
 			wantResult(t, run(t, s, v, "tools/call", `{"name":"echo","arguments":null}`), `{"content":[{"type":"text","text":"x"}]}`)
+			// An escaped name is the name it spells.
+			wantResult(t, run(t, s, v, "tools/call", `{"name":"ech\u006f"}`), `{"content":[{"type":"text","text":"x"}]}`)
 		})
 	}
 }
