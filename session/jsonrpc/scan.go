@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"sync/atomic"
+	"unicode/utf8"
 )
 
 // Members calls fn with each member of the JSON object obj, in order, the
@@ -50,7 +51,9 @@ func Members(obj []byte, fn func(key string, val []byte) bool) bool {
 // that local to the heap for every key of every line.
 func memberKey(lit []byte) string {
 	body := lit[1 : len(lit)-1]
-	if bytes.IndexByte(body, '\\') >= 0 {
+	// Invalid UTF-8 too: encoding/json reads it as U+FFFD, and so must
+	// every key compared with what encoding/json would have decoded.
+	if bytes.IndexByte(body, '\\') >= 0 || !utf8.Valid(body) {
 		var k string
 		_ = json.Unmarshal(lit, &k)
 		return k

@@ -94,6 +94,9 @@ func TestMembersInternedKeys(t *testing.T) {
 			t.Fatalf("keys %q, want [%s id]", got, k)
 		}
 	}
+	if got := keys(`{"caf` + "\xe9" + `":1}`); got[0] != "caf\ufffd" {
+		t.Fatalf("key %q: invalid UTF-8 must read as U+FFFD, as encoding/json has it", got[0])
+	}
 	long := strings.Repeat("x", maxInternedKey+1)
 	if got := keys(`{"` + long + `":1,"a\u0062":2}`); got[0] != long || got[1] != "ab" {
 		t.Fatalf("keys %q", got)
