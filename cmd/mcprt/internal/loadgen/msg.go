@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+
+	"github.com/mcprt/mcprt/session/jsonrpc"
 )
 
 // Protocol revisions the generator speaks.
@@ -88,46 +90,93 @@ type response struct {
 	text      []byte // raw literal of result.content[0].text, nil when absent
 }
 
-var errNotObject = errors.New("not a JSON object")
+// Every response is checked without encoding/json, which would cost more
+// than a fast server spends on the whole call, and the client shares the
+// machine's cores with the server it measures. The runtime's own scanner
+// does it instead: jsonrpc.Valid checks the line's grammar exactly as
+// json.Valid does, a word at a time, then jsonrpc.Members finds the few
+// members the checks need, as sub-slices of the line. Neither recurses, and
+// Valid refuses more than 10,000 levels of nesting, as encoding/json does:
+// a hostile server costs the client no stack.
 
-// parseResponse validates line as one JSON object and fills r.
+var (
+	errSyntax    = errors.New("invalid JSON")
+	errNotObject = errors.New("not a JSON object")
+)
+
+// parseResponse validates line as one JSON object and fills r. Where a
+// member is duplicated the last one counts, as with encoding/json.
 func parseResponse(line []byte, r *response) error {
 	*r = response{}
-	s := scanner{b: line}
-	i := s.ws(0)
-	if i >= len(line) || line[i] != '{' {
-		if valid(line) {
-			return errNotObject
-		}
+	if !jsonrpc.Valid(line) {
 		return errSyntax
 	}
-	e, err := s.object(i, func(key []byte, v int) (int, error) {
-		switch string(key) {
-		case "id":
-			e, err := s.value(v)
-			if err != nil {
-				return e, err
-			}
-			r.rawID = line[v:e]
-			r.hasID = string(r.rawID) != "null"
-			r.id, r.idOK = parseID(r.rawID)
-			return e, nil
-		case "method":
-			r.method = true
-		case "result":
-			return s.result(v, r)
-		case "error":
-			return s.errorObject(v, r)
-		}
-		return -1, nil
-	})
-	if err != nil {
-		return err
-	}
-	if s.ws(e) != len(line) {
-		return errSyntax
+	if !jsonrpc.Members(line, r.member) {
+		return errNotObject
 	}
 	return nil
+}
+
+// member takes one top-level member of a response.
+func (r *response) member(key string, val []byte) bool {
+	switch key {
+	case "id":
+		r.rawID = val
+		r.hasID = string(val) != "null"
+		r.id, r.idOK = parseID(val)
+	case "method":
+		r.method = true
+	case "result":
+		r.result, r.toolError, r.text = val, false, nil
+		jsonrpc.Members(val, r.resultMember) // false, and nothing seen, unless an object
+	case "error":
+		r.errObj, r.errCode, r.errMsg = val, 0, nil
+		jsonrpc.Members(val, r.errorMember)
+	}
+	return true
+}
+
+func (r *response) resultMember(key string, val []byte) bool {
+	switch key {
+	case "isError":
+		r.toolError = string(val) == "true"
+	case "content":
+		r.text = nil
+		if val[0] == '[' {
+			// content[0], when an object. Members scans one object from
+			// the start of its argument and stops at its closing brace,
+			// so the elements after it are never looked at.
+			i := 1
+			for i < len(val) && (val[i] == ' ' || val[i] == '\t' || val[i] == '\r' || val[i] == '\n') {
+				i++
+			}
+			jsonrpc.Members(val[i:], r.contentMember)
+		}
+	}
+	return true
+}
+
+func (r *response) contentMember(key string, val []byte) bool {
+	if key == "text" {
+		r.text = nil
+		if val[0] == '"' {
+			r.text = val
+		}
+	}
+	return true
+}
+
+func (r *response) errorMember(key string, val []byte) bool {
+	switch key {
+	case "code":
+		r.errCode, _ = strconv.ParseInt(string(val), 10, 64)
+	case "message":
+		r.errMsg = nil
+		if val[0] == '"' {
+			r.errMsg = val
+		}
+	}
+	return true
 }
 
 // parseID reads a non-negative decimal id without allocating.
@@ -137,78 +186,12 @@ func parseID(raw []byte) (int64, bool) {
 	}
 	var n int64
 	for _, c := range raw {
-		if !isDigit(c) {
+		if c < '0' || c > '9' {
 			return 0, false
 		}
 		n = n*10 + int64(c-'0')
 	}
 	return n, true
-}
-
-func (s *scanner) result(v int, r *response) (int, error) {
-	if v >= len(s.b) || s.b[v] != '{' {
-		e, err := s.value(v)
-		r.result = s.b[v:min(e, len(s.b))]
-		return e, err
-	}
-	e, err := s.object(v, func(key []byte, v int) (int, error) {
-		switch string(key) {
-		case "isError":
-			e, err := s.value(v)
-			r.toolError = err == nil && string(s.b[v:e]) == "true"
-			return e, err
-		case "content":
-			if v < len(s.b) && s.b[v] == '[' {
-				return s.array(v, func(n, v int) (int, error) {
-					if n != 0 || v >= len(s.b) || s.b[v] != '{' {
-						return -1, nil
-					}
-					return s.object(v, func(key []byte, v int) (int, error) {
-						if string(key) != "text" || v >= len(s.b) || s.b[v] != '"' {
-							return -1, nil
-						}
-						e, _, err := s.str(v)
-						r.text = s.b[v:e]
-						return e, err
-					})
-				})
-			}
-		}
-		return -1, nil
-	})
-	if err == nil {
-		r.result = s.b[v:e]
-	}
-	return e, err
-}
-
-func (s *scanner) errorObject(v int, r *response) (int, error) {
-	if v >= len(s.b) || s.b[v] != '{' {
-		e, err := s.value(v)
-		r.errObj = s.b[v:min(e, len(s.b))]
-		return e, err
-	}
-	e, err := s.object(v, func(key []byte, v int) (int, error) {
-		switch string(key) {
-		case "code":
-			e, err := s.value(v)
-			if err == nil {
-				r.errCode, _ = strconv.ParseInt(string(s.b[v:e]), 10, 64)
-			}
-			return e, err
-		case "message":
-			if v < len(s.b) && s.b[v] == '"' {
-				e, _, err := s.str(v)
-				r.errMsg = s.b[v:e]
-				return e, err
-			}
-		}
-		return -1, nil
-	})
-	if err == nil {
-		r.errObj = s.b[v:e]
-	}
-	return e, err
 }
 
 // expect says what a correct answer to the timed call looks like.
@@ -223,14 +206,14 @@ type expect struct {
 func (x *expect) check(r *response) error {
 	switch {
 	case r.errObj != nil:
-		msg, _ := unquote(r.errMsg)
+		msg, _ := jsonrpc.Unquote(r.errMsg)
 		return fmt.Errorf("JSON-RPC error %d %q", r.errCode, clip(msg, 200))
 	case r.result == nil:
 		return errors.New("a response with neither result nor error")
 	case r.result[0] != '{':
 		return fmt.Errorf("result is not an object: %s", clip(string(r.result), 80))
 	case r.toolError:
-		msg, _ := unquote(r.text)
+		msg, _ := jsonrpc.Unquote(r.text)
 		return fmt.Errorf("the tool reported an error (isError): %q", clip(msg, 200))
 	case x.text == nil:
 		return nil
@@ -239,8 +222,8 @@ func (x *expect) check(r *response) error {
 	case bytes.Equal(r.text, x.text):
 		return nil
 	}
-	got, ok1 := unquote(r.text)
-	want, _ := unquote(x.text)
+	got, ok1 := jsonrpc.Unquote(r.text)
+	want, _ := jsonrpc.Unquote(x.text)
 	if ok1 && got == want {
 		return nil
 	}

@@ -16,6 +16,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"time"
+
+	"github.com/mcprt/mcprt/session/jsonrpc"
 )
 
 // Phases that Config.Skip may name.
@@ -426,7 +428,7 @@ func (r *runner) await(p *proc, id int64) (*response, error) {
 
 func describe(rs *response) string {
 	if rs.errObj != nil {
-		msg, _ := unquote(rs.errMsg)
+		msg, _ := jsonrpc.Unquote(rs.errMsg)
 		return fmt.Sprintf("JSON-RPC error %d %q", rs.errCode, clip(msg, 200))
 	}
 	return clip(string(rs.result), 200)
