@@ -1,6 +1,8 @@
 package jsonschema
 
 import (
+	"bytes"
+	"encoding/json"
 	"net/url"
 	"testing"
 )
@@ -32,4 +34,28 @@ func TestCompileRefPercentEncoded(t *testing.T) {
 	if _, err := Compile([]byte(`{"properties":{"x":{"$ref":"#/$defs/a%2"}}}`)); err == nil {
 		t.Error("a malformed escape in $ref compiled")
 	}
+}
+
+// writeString must write what a json.Encoder with SetEscapeHTML(false)
+// writes (see its comment), for any string, valid UTF-8 or not.
+func FuzzWriteString(f *testing.F) {
+	for _, s := range []string{
+		"", "plain", `a"b\c`, "a<b>&c", "\x00\x01\x1f\x7f", "\b\f\n\r\t", "tab\there",
+		"caf\u00e9", "\u2028\u2029", "\xff", "a\xc3", "\xed\xa0\x80", "😀", "\ufffd", "x\u2027y\u202az",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		var want bytes.Buffer
+		enc := json.NewEncoder(&want)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(s); err != nil {
+			t.Fatal(err)
+		}
+		var got bytes.Buffer
+		writeString(&got, s)
+		if w := bytes.TrimSuffix(want.Bytes(), []byte("\n")); !bytes.Equal(got.Bytes(), w) {
+			t.Errorf("writeString(%q) = %s, json.Encoder: %s", s, got.Bytes(), w)
+		}
+	})
 }
