@@ -10,6 +10,13 @@
 // dropped. The handler writes its own response straight to the writer (no hop
 // through the session on the hot path) and then tells the session it is idle.
 //
+// The session runs on a goroutine of its own (supervisor.OwnGoroutine) and
+// is fed through its supervisor.Inbox by the reader, the workers and the
+// timers. A worker's "I am idle" is posted without waking the session unless
+// a call or a drain is waiting for it, and one timer serves every request's
+// deadline: on the hot path a request costs the session no thread wake-up of
+// its own making beyond the line that brought it.
+//
 // Eras. An initialize request selects legacy semantics (2024-11-05,
 // 2025-03-26, 2025-06-18, 2025-11-25) for the process; a request carrying
 // _meta["io.modelcontextprotocol/protocolVersion"] is served statelessly as
