@@ -6,9 +6,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
+	"runtime/debug"
 	"runtime/pprof"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/mcprt/mcprt/handlers"
 	"github.com/mcprt/mcprt/runtime"
@@ -27,12 +31,12 @@ Tools: echo {text}, work {us}, sleep {ms}, panic {}, print {text}.
 Logs go to stderr; LOG_LEVEL (debug, info, warn, error) sets the level and
 LOG_FORMAT=json switches to JSON lines.
 
-Memory is the Go runtime's to manage: GOGC and GOMEMLIMIT apply. No limit
-is set by default. Under load most of the server's memory is live (the
-lines and results in flight, a goroutine per running handler), and a
-limit close to it keeps the collector running (GOMEMLIMIT=12MiB: a quarter
-of the throughput at 256 requests in flight, four times the CPU per
-request); set one when memory matters more than throughput.
+The Go runtime gets a soft memory limit, -memory-limit (default 14MiB;
+GOMEMLIMIT, when set, is used instead of the default). Near it the
+collector runs sooner and freed memory goes back to the system sooner, so
+the memory of one burst is not kept into the next. A server whose live
+memory exceeds it still works, with more CPU spent collecting (an echo of
+48 MiB takes twice as long); raise it, or turn it off, for such loads.
 
 Flags:
 `
@@ -57,6 +61,7 @@ func serve(args []string, stderr io.Writer) int {
 	fs.StringVar(&o.DefaultLogLevel, "client-log-level", "info", "lowest level of server logs and captured stdout sent to a legacy client that has not sent logging/setLevel (\"\": none)")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to `file` (for go tool pprof)")
 	fs.IntVar(&o.LogBuffer, "log-buffer", 1024, "notifications kept for a client until it sends notifications/initialized; past it the oldest are dropped and counted")
+	memLimit := fs.String("memory-limit", defaultMemoryLimit, "soft limit on the Go runtime's memory: a `size` in bytes, or with a unit (KiB, MiB, GiB), or off; GOMEMLIMIT, when set, overrides the default")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return runtime.ExitOK
@@ -80,6 +85,16 @@ func serve(args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "mcprt serve: unexpected argument %q\n", fs.Arg(0))
 		return runtime.ExitUsage
 	}
+	explicit := false
+	fs.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "memory-limit" })
+	if explicit || os.Getenv("GOMEMLIMIT") == "" {
+		limit, err := parseSize(*memLimit)
+		if err != nil {
+			fmt.Fprintf(stderr, "mcprt serve: -memory-limit: %v\n", err)
+			return runtime.ExitUsage
+		}
+		debug.SetMemoryLimit(limit)
+	}
 	if *cpuprofile != "" {
 		f, err := os.Create(*cpuprofile)
 		if err != nil {
@@ -94,4 +109,51 @@ func serve(args []string, stderr io.Writer) int {
 		defer pprof.StopCPUProfile()
 	}
 	return runtime.ExitCode(runtime.Serve(context.Background(), referenceServer(), o))
+}
+
+// defaultMemoryLimit is the reference server's soft memory limit (see
+// debug.SetMemoryLimit). Its live memory is small, a few MiB even with 256
+// requests in flight or a 1 MiB payload being echoed, but without a limit
+// the heap grows to twice the live data at every burst (GOGC=100) and what
+// a burst freed goes back to the system only slowly, so bursts of
+// different shapes pile up: 20-22 MiB of peak RSS over the load harness'
+// sequential, pipelined and payload phases, each of which alone stays
+// under 16 MiB. Near the limit the collector and the scavenger keep the
+// runtime's memory down instead. Measured over those phases (mcpload,
+// servers interleaved in one run):
+//
+//	limit   peak RSS MiB   throughput vs no limit (K=16, K=256, 64 KiB, 1 MiB echo)
+//	none    19.5-22.0      a second unlimited server: 0.75-1.13
+//	16MiB   18.0-18.2      0.64-1.01
+//	14MiB   15.7-16.0      0.92-1.11 in the runs with a control, one 1 MiB outlier at 0.59
+//	12MiB   15.2           1 MiB echo 0.36: the collector runs all the time
+//	10MiB   15.1           K=256 0.09
+//
+// 14MiB is the lowest that costs nothing beyond the noise.
+const defaultMemoryLimit = "14MiB"
+
+// parseSize reads a size as GOMEMLIMIT spells it: bytes, or a number with
+// B, KiB, MiB, GiB or TiB; "off" (or 0) means no limit.
+func parseSize(s string) (int64, error) {
+	if s == "off" {
+		return math.MaxInt64, nil
+	}
+	num, mult := s, int64(1)
+	for _, u := range []struct {
+		suffix string
+		mult   int64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"TiB", 1 << 40}, {"B", 1}} {
+		if n, ok := strings.CutSuffix(s, u.suffix); ok {
+			num, mult = n, u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseInt(num, 10, 64)
+	if err != nil || n < 0 || n > math.MaxInt64/mult {
+		return 0, fmt.Errorf("%q is not a size (bytes, or a number with KiB, MiB or GiB, or off)", s)
+	}
+	if n == 0 {
+		return math.MaxInt64, nil
+	}
+	return n * mult, nil
 }
