@@ -388,15 +388,19 @@ func (c *Client) read() {
 }
 
 // leadingID finds the id of a response among the first bytes of a line:
-// servers usually write it before the result.
-var leadingID = regexp.MustCompile(`^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*(-?[0-9]+|"[0-9]+")`)
+// servers usually write it before the result. Compiled on first use: the
+// package is linked into every mcprt process, servers included, and a
+// package-level regexp would be compiled at each one's start.
+var leadingID = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*(-?[0-9]+|"[0-9]+")`)
+})
 
 // overLong skips a line longer than MaxLineBytes. If it starts like the
 // response to a pending request, that request fails now rather than at its
 // timeout.
 func (c *Client) overLong(prefix []byte) {
 	c.log.Warn("server wrote a line longer than MaxLineBytes; skipped", slog.Int("max", c.opts.MaxLineBytes), slog.String("start", clip(prefix)))
-	m := leadingID.FindSubmatch(prefix)
+	m := leadingID().FindSubmatch(prefix)
 	if m == nil {
 		return
 	}
