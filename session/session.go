@@ -214,6 +214,8 @@ func (s *Session) Receive(lc *supervisor.LoopContext, msg any) {
 
 func (s *Session) start(lc *supervisor.LoopContext) {
 	s.lc = lc
+	// The inbox outlives incarnations: start from what s.wakeOnIdle says.
+	lc.Inbox().WakeOnPost(false)
 	info, _ := json.Marshal(s.cfg.Server.Info())
 	s.env = &env{
 		engine:     lc.Engine(),
