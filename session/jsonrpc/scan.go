@@ -141,8 +141,14 @@ func quoteOrEscape(b []byte, i int) int {
 		}
 		i += 8
 	}
-	// Windows that double, as in plainRun, so that a string dense in
-	// escapes is not searched to its end once per escape.
+	return searchQuoteOrEscape(b, i)
+}
+
+// searchQuoteOrEscape is quoteOrEscape for long runs: bytes.IndexByte,
+// which the runtime vectorizes, in windows that start small and double, so
+// that a string dense in escapes, searched once per escape, never has its
+// tail searched again and again.
+func searchQuoteOrEscape(b []byte, i int) int {
 	for n := 64; i < len(b); n = min(2*n, 64<<10) {
 		w := b[i:min(i+n, len(b))]
 		end := len(w)

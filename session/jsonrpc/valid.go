@@ -1,9 +1,6 @@
 package jsonrpc
 
-import (
-	"bytes"
-	"encoding/binary"
-)
+import "encoding/binary"
 
 // Valid reports whether b is one valid JSON value, exactly as json.Valid
 // does (RFC 8259 grammar, invalid UTF-8 inside strings allowed, at most
@@ -161,9 +158,7 @@ func stringEnd(b []byte, i int) int {
 // eight bytes at a time. Longer runs are searched in windows: the quote and
 // the backslash with bytes.IndexByte, which the runtime vectorizes, and only
 // control characters word by word, which is where a megabyte of text spends
-// its time. The window starts small and doubles, so that a string dense in
-// escapes, which calls plainRun once per escape, never has its tail searched
-// again and again.
+// its time (see searchQuoteOrEscape for the windows).
 func plainRun(b []byte, i int) int {
 	for k := 0; k < 2 && i+8 <= len(b); k++ {
 		if specialWord(binary.LittleEndian.Uint64(b[i:])) != 0 {
@@ -171,21 +166,10 @@ func plainRun(b []byte, i int) int {
 		}
 		i += 8
 	}
-	for n := 64; i < len(b); n = min(2*n, 64<<10) {
-		w := b[i:min(i+n, len(b))]
-		end := len(w)
-		if q := bytes.IndexByte(w, '"'); q >= 0 {
-			end = q
-		}
-		if s := bytes.IndexByte(w[:end], '\\'); s >= 0 {
-			end = s
-		}
-		if c := controlRun(w[:end]); c < end || end < len(w) {
-			return i + c
-		}
-		i += len(w)
-	}
-	return i
+	// Control characters before the first quote or backslash end the run
+	// early; both scans cover the same bytes once.
+	end := searchQuoteOrEscape(b, i)
+	return i + controlRun(b[i:end])
 }
 
 const (
