@@ -139,7 +139,9 @@ type call struct {
 	state  atomic.Int32
 	ctx    context.Context
 	cancel context.CancelFunc
-	hc     *handlers.Call
+	hc     *handlers.Call // &hcv
+	hcv    handlers.Call
+	req    handlers.Request
 	worker *actor.PID // set while a worker runs it; session goroutine only
 	dl     int        // its entry in the session's deadlines, plus one (0: none); session goroutine only
 

@@ -556,14 +556,16 @@ func (s *Session) legacyRequest(m *jsonrpc.Message, rp *requestParams, t ticket)
 		s.answerError(t, m.ID, methodNotFound(m.Method))
 		return
 	}
-	s.dispatch(m, t, method, &handlers.Request{
+	cl := &call{}
+	cl.req = handlers.Request{
 		Method:             m.Method,
 		Params:             paramsOrEmpty(m.Params),
 		Version:            s.legacy.version,
 		ClientCapabilities: s.legacy.clientCaps,
 		ProgressToken:      rp.progressToken,
 		LogLevel:           s.legacy.logLevel,
-	})
+	}
+	s.dispatch(m, t, method, cl)
 }
 
 func (s *Session) setLevel(m *jsonrpc.Message, t ticket) {
@@ -679,7 +681,8 @@ func (s *Session) modernRequest(m *jsonrpc.Message, rp *requestParams, t ticket)
 		s.answerError(t, m.ID, jerr)
 		return
 	}
-	s.dispatch(m, t, method, &handlers.Request{
+	cl := &call{}
+	cl.req = handlers.Request{
 		Method:             m.Method,
 		Params:             paramsOrEmpty(m.Params),
 		InputResponses:     inputs,
@@ -688,11 +691,14 @@ func (s *Session) modernRequest(m *jsonrpc.Message, rp *requestParams, t ticket)
 		ClientCapabilities: caps,
 		ProgressToken:      rp.progressToken,
 		LogLevel:           level,
-	})
+	}
+	s.dispatch(m, t, method, cl)
 }
 
-// dispatch hands a request to a handler actor.
-func (s *Session) dispatch(m *jsonrpc.Message, t ticket, method handlers.Method, req *handlers.Request) {
+// dispatch hands a request to a handler actor. The caller has filled in
+// cl.req: the request and the worker's message live in the call, so one
+// allocation serves the three.
+func (s *Session) dispatch(m *jsonrpc.Message, t ticket, method handlers.Method, cl *call) {
 	key := string(m.ID)
 	if s.inUse(key) {
 		s.answerError(t, m.ID, errIDInUse(key))
@@ -702,19 +708,13 @@ func (s *Session) dispatch(m *jsonrpc.Message, t ticket, method handlers.Method,
 		s.answerError(t, m.ID, e)
 		return
 	}
-	cl := &call{
-		key:       key,
-		id:        m.ID,
-		env:       s.env,
-		ticket:    t,
-		modern:    req.Modern,
-		cacheable: method.Cacheable,
-		method:    m.Method,
-	}
+	cl.key, cl.id, cl.env, cl.ticket = key, m.ID, s.env, t
+	cl.modern, cl.cacheable, cl.method = cl.req.Modern, method.Cacheable, m.Method
 	cl.ctx, cl.cancel = context.WithCancel(context.Background())
-	cl.hc = &handlers.Call{Key: key, Ctx: cl.ctx, Req: req, Run: method.Run, Reply: cl.reply}
-	req.Peer = cl
-	req.LocalLog = s.cfg.Logger
+	cl.req.Peer = cl
+	cl.req.LocalLog = s.cfg.Logger
+	cl.hcv = handlers.Call{Key: key, Ctx: cl.ctx, Req: &cl.req, Run: method.Run, Reply: cl.reply}
+	cl.hc = &cl.hcv
 	s.calls[key] = cl
 	if s.deadlines != nil {
 		s.deadlines.add(cl, len(s.calls))
