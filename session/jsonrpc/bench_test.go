@@ -96,3 +96,14 @@ func BenchmarkAppendString(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkMembersLine: the member scan of a typical tools/call line, keys
+// interned (0 allocations).
+func BenchmarkMembersLine(b *testing.B) {
+	line := []byte(`{"jsonrpc":"2.0","id":12345,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi 12345"}}}`)
+	b.ReportAllocs()
+	n := 0
+	for b.Loop() {
+		jsonrpc.Members(line, func(k string, v []byte) bool { n += len(k); return true })
+	}
+}

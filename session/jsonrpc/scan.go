@@ -51,6 +51,19 @@ func Members(obj []byte, fn func(key string, val []byte) bool) bool {
 // that local to the heap for every key of every line.
 func memberKey(lit []byte) string {
 	body := lit[1 : len(lit)-1]
+	if len(body) <= maxInternedKey {
+		// One pass hashes the key and sees whether it is plain ASCII, which
+		// every protocol key is.
+		h, or, esc := uint32(2166136261), byte(0), false // FNV-1a
+		for _, c := range body {
+			h = (h ^ uint32(c)) * 16777619
+			or |= c
+			esc = esc || c == '\\'
+		}
+		if !esc && or < utf8.RuneSelf {
+			return interned(body, h)
+		}
+	}
 	// Invalid UTF-8 too: encoding/json reads it as U+FFFD, and so must
 	// every key compared with what encoding/json would have decoded.
 	if bytes.IndexByte(body, '\\') >= 0 || !utf8.Valid(body) {
@@ -78,6 +91,11 @@ func internKey(b []byte) string {
 	for _, c := range b {
 		h = (h ^ uint32(c)) * 16777619
 	}
+	return interned(b, h)
+}
+
+// interned is internKey for a key whose hash is known.
+func interned(b []byte, h uint32) string {
 	slot := &keyCache[h%uint32(len(keyCache))]
 	if p := slot.Load(); p != nil && *p == string(b) {
 		return *p
