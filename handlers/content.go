@@ -184,7 +184,18 @@ func (c Content) forVersion(req *Request) Content {
 	return c
 }
 
+// contentFor adapts blocks to req's revision, copying them only when one
+// of them changes: plain blocks (most results are one text block) go out
+// as the handler made them.
 func contentFor(cs []Content, req *Request) []Content {
+	plain := true
+	for i := range cs {
+		c := &cs[i]
+		plain = plain && c.Annotations == nil && c.Type != "audio" && c.Type != "resource_link"
+	}
+	if plain {
+		return cs
+	}
 	out := make([]Content, len(cs))
 	for i, c := range cs {
 		out[i] = c.forVersion(req)

@@ -136,7 +136,14 @@ func (r *CallToolResult) marshaledContent() json.RawMessage {
 
 // TextResult returns a result holding one text block.
 func TextResult(text string) *CallToolResult {
-	return &CallToolResult{Content: []Content{TextContent(text)}}
+	// The block lives in the same allocation as the result.
+	b := &struct {
+		r CallToolResult
+		c [1]Content
+	}{}
+	b.c[0] = TextContent(text)
+	b.r.Content = b.c[:]
+	return &b.r
 }
 
 // ToolHandler runs a tool. args is the raw "arguments" object ({} when the

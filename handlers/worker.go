@@ -11,16 +11,23 @@ import (
 	"github.com/mcprt/mcprt/supervisor"
 )
 
-// Call asks a worker to run one request. Reply must be safe to call from the
-// worker's goroutine and must make sure a request is answered at most once
-// (the session guards it: a request that timed out or was cancelled has
-// already been settled, and a late reply is dropped).
+// Call asks a worker to run one request. Its Replier must be safe to call
+// from the worker's goroutine and must make sure a request is answered at
+// most once (the session guards it: a request that timed out or was
+// cancelled has already been settled, and a late reply is dropped).
 type Call struct {
 	Key   string // the session's key for the request
 	Ctx   context.Context
 	Req   *Request
 	Run   MethodFunc
-	Reply func(result any, err error)
+	Reply Replier
+}
+
+// Replier takes a handler's answer. An interface rather than a func: the
+// owner's per-request state implements it, where a method value would be
+// one more allocation per request.
+type Replier interface {
+	Reply(result any, err error)
 }
 
 // WorkerIdle tells the worker's owner that the worker can take a call:
@@ -136,6 +143,6 @@ func (w *Worker) run(e *actor.Engine, self *actor.PID, m *Call) (ok bool) {
 		}
 	}()
 	res, err := m.Run(m.Ctx, m.Req)
-	m.Reply(res, err)
+	m.Reply.Reply(res, err)
 	return true
 }

@@ -172,8 +172,9 @@ func (cl *call) settle(to int32, b []byte) bool {
 	return true
 }
 
-// reply is the handler's answer. It runs on the worker's goroutine.
-func (cl *call) reply(result any, err error) {
+// Reply implements handlers.Replier: the handler's answer. It runs on the
+// worker's goroutine.
+func (cl *call) Reply(result any, err error) {
 	if cl.state.Load() == statePending { // else spare the encoding of an answer nobody wants
 		cl.settle(stateClaimed, cl.encode(result, err))
 	}

@@ -713,7 +713,7 @@ func (s *Session) dispatch(m *jsonrpc.Message, t ticket, method handlers.Method,
 	cl.ctx, cl.cancel = context.WithCancel(context.Background())
 	cl.req.Peer = cl
 	cl.req.LocalLog = s.cfg.Logger
-	cl.hcv = handlers.Call{Key: key, Ctx: cl.ctx, Req: &cl.req, Run: method.Run, Reply: cl.reply}
+	cl.hcv = handlers.Call{Key: key, Ctx: cl.ctx, Req: &cl.req, Run: method.Run, Reply: cl}
 	cl.hc = &cl.hcv
 	s.calls[key] = cl
 	if s.deadlines != nil {
