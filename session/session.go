@@ -255,6 +255,9 @@ func (s *Session) workerReport(m any) {
 
 // EndBatch implements supervisor.BatchEnder.
 func (s *Session) EndBatch(lc *supervisor.LoopContext) {
+	if s.deadlines != nil {
+		s.deadlines.tick()
+	}
 	if want := len(s.waiting) > 0 || s.draining; want != s.wakeOnIdle {
 		s.wakeOnIdle = want
 		lc.Inbox().WakeOnPost(want)
