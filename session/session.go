@@ -839,11 +839,18 @@ func (s *Session) pendingCount() int {
 	return n
 }
 
-// inUse reports whether an id belongs to a request still open.
+// inUse reports whether an id belongs to a request still open. A call
+// stays in s.calls until its worker is done with it, which the session may
+// hear after the client has its answer, so only a pending call holds its
+// id: one that is claimed has its answer on the way (the client may have it
+// before the worker has marked it delivered), and an answered or cancelled
+// one is over.
 func (s *Session) inUse(key string) bool {
-	_, call := s.calls[key]
+	if cl, ok := s.calls[key]; ok && cl.state.Load() == statePending {
+		return true
+	}
 	_, listen := s.listeners[key]
-	return call || listen
+	return listen
 }
 
 func errIDInUse(key string) *jsonrpc.Error {

@@ -503,3 +503,21 @@ func TestAnsweredCallsNotRetained(t *testing.T) {
 	}
 	c.finish()
 }
+
+// TestIDReusedAfterAnswer: once a request is answered its id is free, even
+// if the session has not yet heard that the handler's worker is idle again.
+// (The MCP revisions ask clients not to reuse ids; plain JSON-RPC clients
+// do, and an answered request is in flight no more.)
+func TestIDReusedAfterAnswer(t *testing.T) {
+	c := startClient(t, runtime.Options{})
+	c.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	c.recv()
+	for i := range 300 {
+		c.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"text":"r%d"}}}`, i))
+		want := fmt.Sprintf(`{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"r%d"}]}}`, i)
+		if got := c.recv(); got != want {
+			t.Fatalf("round %d: got %s\nwant %s", i, got, want)
+		}
+	}
+	c.finish()
+}
