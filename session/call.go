@@ -142,7 +142,7 @@ type call struct {
 	hc     *handlers.Call // &hcv
 	hcv    handlers.Call
 	req    handlers.Request
-	worker *actor.PID // set while a worker runs it; session goroutine only
+	worker *worker // set once a worker runs it; session goroutine only
 	dl     int        // its entry in the session's deadlines, plus one (0: none); session goroutine only
 
 	// mu orders what is sent for the call: a notification sent under it

@@ -113,12 +113,12 @@ type Session struct {
 	// suspendedUntil holds the tools suspended for crash-looping (Suspend).
 	suspendedUntil map[string]time.Time
 
-	calls    map[string]*call               // by raw id, until the worker is done with it
-	busy     map[string]*call               // by worker PID ID
-	idle     []*actor.PID                   // workers ready for a call
-	starting map[string]bool                // workers asked for, not yet ready
-	workers  map[string]chan *handlers.Call // every live worker this session started: its call slot
-	waiting  []*call                        // calls waiting for a worker
+	calls    map[string]*call // by raw id, until the worker is done with it
+	workers  map[*worker]bool // the live workers of the current generation
+	idle     []*worker        // workers ready for a call
+	starting int              // workers asked for, not yet ready
+	waiting  []*call          // calls waiting for a worker
+	gen      int              // the handler supervisor's incarnation (WorkersLost)
 	nextW    int
 	retrying bool // a retryWorkers is on its way
 	// wakeOnIdle: a worker's WorkerIdle wakes the session (see EndBatch).
@@ -177,17 +177,10 @@ func (s *Session) Receive(lc *supervisor.LoopContext, msg any) {
 		s.drain()
 	case Drain:
 		s.drain()
-	case handlers.WorkerIdle:
-		s.workerIdle(m)
-	case handlers.WorkerCrashed:
-		if cl := s.busy[m.PID.ID]; cl != nil {
-			s.crashed(cl)
-			cl.fail(handlers.ErrHandlerPanic)
-		}
-		s.workerGone(m.PID.ID)
-		delete(s.workers, m.PID.ID)
-		s.ensureWorkers()
-		s.checkDrain()
+	case workerIdle:
+		s.workerIdle(m.w)
+	case workerCrashed:
+		s.workerCrashed(m.w)
 	case WorkersLost:
 		s.workersLost()
 	case retryWorkers:
@@ -232,25 +225,45 @@ func (s *Session) start(lc *supervisor.LoopContext) {
 	if d := s.cfg.RequestTimeout; d > 0 {
 		s.deadlines = newDeadlines(d, s.env.post)
 	}
-	s.busy = map[string]*call{}
-	s.starting = map[string]bool{}
-	s.workers = map[string]chan *handlers.Call{}
+	s.workers = map[*worker]bool{}
 	s.crashes = map[string]*crashAccount{}
 	s.suspendedUntil = map[string]time.Time{}
 	post := s.env.post
 	s.stopWatch = s.cfg.Server.Watch(func(ch handlers.Change) { post(changed{ch}) })
 }
 
-// workerReport is how workers tell the session about themselves. A worker
-// that is free is news only when a call waits for one or a drain waits for
-// the last answer (EndBatch tells the inbox which): otherwise it waits,
-// queued, for the next line, and a request costs one thread wake-up less.
-func (s *Session) workerReport(m any) {
-	if _, ok := m.(handlers.WorkerIdle); ok {
-		s.env.inbox.Post(m)
-		return
+// worker is the session's record of one handler actor it started. Its
+// reports carry the record itself, so the session finds the worker's call
+// without a lookup.
+type worker struct {
+	slot     chan *handlers.Call
+	busy     *call // the call it runs; nil when idle
+	starting bool  // started, not yet reported idle
+	gen      int   // the handler supervisor's incarnation it belongs to
+}
+
+// Worker reports, as the session's inbox carries them: one pointer each,
+// so sending one allocates nothing.
+type (
+	workerIdle    struct{ w *worker }
+	workerCrashed struct{ w *worker }
+)
+
+// workerReport returns how the worker w tells the session about itself. A
+// worker that is free is news only when a call waits for one or a drain
+// waits for the last answer (EndBatch tells the inbox which): otherwise it
+// waits, queued, for the next line, and a request costs one thread wake-up
+// less.
+func (s *Session) workerReport(w *worker) func(any) {
+	in := s.env.inbox
+	return func(m any) {
+		switch m.(type) {
+		case handlers.WorkerIdle:
+			in.Post(workerIdle{w})
+		case handlers.WorkerCrashed:
+			in.Send(workerCrashed{w})
+		}
 	}
-	s.env.post(m)
 }
 
 // EndBatch implements supervisor.BatchEnder.
@@ -268,16 +281,20 @@ func (s *Session) EndBatch(lc *supervisor.LoopContext) {
 // and whatever they were running, are gone. Their requests are answered now
 // rather than at their deadlines, and waiting ones get fresh actors.
 func (s *Session) workersLost() {
-	for id, cl := range s.busy {
-		cl.fail(&jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error: the handler was stopped"})
-		s.forget(cl)
-		delete(s.busy, id)
+	for w := range s.workers {
+		if cl := w.busy; cl != nil {
+			cl.fail(&jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error: the handler was stopped"})
+			s.forget(cl)
+			w.busy = nil
+		}
 	}
+	clear(s.idle)
 	s.idle = s.idle[:0]
-	clear(s.starting)
+	s.starting = 0
 	// A worker of the old supervisor that outlived its shutdown timeout
-	// may still report idle once its handler returns: it must not be used.
+	// may still report once its handler returns: it must not be used.
 	clear(s.workers)
+	s.gen++
 	s.ensureWorkers()
 	s.checkDrain()
 }
@@ -740,13 +757,13 @@ func (s *Session) assign(cl *call) {
 // ensureWorkers asks for as many new workers as there are calls waiting
 // beyond those already being started.
 func (s *Session) ensureWorkers() {
-	for len(s.starting) < len(s.waiting) {
+	for s.starting < len(s.waiting) {
 		s.nextW++
 		id := "w" + strconv.Itoa(s.nextW)
-		slot := make(chan *handlers.Call, 1)
-		pid, err := supervisor.StartChild(s.env.engine, s.cfg.Handlers, supervisor.ChildSpec{
+		w := &worker{slot: make(chan *handlers.Call, 1), gen: s.gen}
+		_, err := supervisor.StartChild(s.env.engine, s.cfg.Handlers, supervisor.ChildSpec{
 			ID:       id,
-			Start:    handlers.NewWorker(s.workerReport, slot),
+			Start:    handlers.NewWorker(s.workerReport(w), w.slot),
 			Restart:  supervisor.Temporary,
 			Shutdown: 200 * time.Millisecond,
 			Options:  []actor.OptFunc{actor.WithInboxSize(8)},
@@ -774,16 +791,17 @@ func (s *Session) ensureWorkers() {
 			s.waiting = s.waiting[:0]
 			return
 		}
-		s.starting[pid.ID] = true
-		s.workers[pid.ID] = slot
+		w.starting = true
+		s.starting++
+		s.workers[w] = true
 	}
 }
 
-func (s *Session) run(cl *call, w *actor.PID) {
+func (s *Session) run(cl *call, w *worker) {
 	cl.worker = w
-	s.busy[w.ID] = cl
+	w.busy = cl
 	// Straight to the worker's goroutine: an idle worker's slot is empty.
-	s.workers[w.ID] <- cl.hc
+	w.slot <- cl.hc
 }
 
 // forget drops a call that is over from the session's tables. Nothing may
@@ -797,21 +815,40 @@ func (s *Session) forget(cl *call) {
 	}
 }
 
-// workerGone forgets a worker's current call: the call is over, whoever
-// answered it.
-func (s *Session) workerGone(id string) {
-	delete(s.starting, id)
-	if cl := s.busy[id]; cl != nil {
-		delete(s.busy, id)
+// workerDone forgets a worker's current call (the call is over, whoever
+// answered it) and reports whether the worker is one of the current
+// generation's.
+func (s *Session) workerDone(w *worker) bool {
+	if w.gen != s.gen {
+		return false // from a supervisor generation that is gone
+	}
+	if w.starting {
+		w.starting = false
+		s.starting--
+	}
+	if cl := w.busy; cl != nil {
+		w.busy = nil
 		s.forget(cl)
 		cl.cancel()
 	}
+	return true
 }
 
-func (s *Session) workerIdle(m handlers.WorkerIdle) {
-	s.workerGone(m.PID.ID)
-	if s.workers[m.PID.ID] == nil {
-		return // from a supervisor generation that is gone
+func (s *Session) workerCrashed(w *worker) {
+	if w.gen == s.gen && w.busy != nil {
+		s.crashed(w.busy)
+		w.busy.fail(handlers.ErrHandlerPanic)
+	}
+	if s.workerDone(w) {
+		delete(s.workers, w)
+	}
+	s.ensureWorkers()
+	s.checkDrain()
+}
+
+func (s *Session) workerIdle(w *worker) {
+	if !s.workerDone(w) || !s.workers[w] {
+		return
 	}
 	for len(s.waiting) > 0 {
 		cl := s.waiting[0]
@@ -821,11 +858,11 @@ func (s *Session) workerIdle(m handlers.WorkerIdle) {
 			s.forget(cl)
 			continue
 		}
-		s.run(cl, m.PID)
+		s.run(cl, w)
 		s.checkDrain()
 		return
 	}
-	s.idle = append(s.idle, m.PID)
+	s.idle = append(s.idle, w)
 	s.checkDrain()
 }
 
