@@ -143,7 +143,7 @@ type call struct {
 	hcv    handlers.Call
 	req    handlers.Request
 	worker *worker // set once a worker runs it; session goroutine only
-	dl     int        // its entry in the session's deadlines, plus one (0: none); session goroutine only
+	dl     int     // its entry in the session's deadlines, plus one (0: none); session goroutine only
 
 	// mu orders what is sent for the call: a notification sent under it
 	// while the call is pending reaches the writer before the response,
