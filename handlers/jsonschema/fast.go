@@ -3,6 +3,7 @@ package jsonschema
 import (
 	"bytes"
 	"encoding/json"
+	"strconv"
 
 	"github.com/mcprt/mcprt/session/jsonrpc"
 )
@@ -31,14 +32,18 @@ func fastValid(n *node, raw []byte) bool {
 		if len(n.patternProps) > 0 || n.propNames != nil || n.minProps >= 0 || n.maxProps >= 0 || len(n.dependentReq) > 0 {
 			return slowValid(n, raw)
 		}
-		ok := true
-		var seen map[string]bool
-		if len(n.required) > 0 {
-			seen = make(map[string]bool, len(n.required))
+		if len(n.required) > 64 {
+			return slowValid(n, raw)
 		}
+		// Required members are ticked off in a bit set, not a map: this
+		// runs on every tools/call.
+		ok := true
+		var seen uint64
 		jsonrpc.Members(raw, func(k string, v []byte) bool {
-			if seen != nil {
-				seen[k] = true
+			for i, r := range n.required {
+				if r == k {
+					seen |= 1 << i
+				}
 			}
 			if sub := n.propIndex[k]; sub != nil {
 				ok = fastValid(sub, v)
@@ -47,12 +52,7 @@ func fastValid(n *node, raw []byte) bool {
 			}
 			return ok
 		})
-		for _, r := range n.required {
-			if !ok || !seen[r] {
-				return false
-			}
-		}
-		return ok
+		return ok && seen == 1<<len(n.required)-1
 	case '"':
 		if !allows(tString) {
 			return false
@@ -66,7 +66,59 @@ func fastValid(n *node, raw []byte) bool {
 	case 'n':
 		return allows(tNull)
 	}
-	return slowValid(n, raw) // arrays and numbers: small, or rare
+	if ok, settled := fastInteger(n, raw); settled {
+		return ok
+	}
+	return slowValid(n, raw) // arrays and other numbers: small, or rare
+}
+
+// fastInteger settles a plain integer literal (at most 18 digits, so int64
+// holds it exactly) against type and integer bounds: the "us" and "ms"
+// arguments of tools. Anything else (fractions, exponents, bounds that are
+// not integers, multipleOf) reports settled false, for the full validator.
+func fastInteger(n *node, raw []byte) (ok, settled bool) {
+	digits := raw
+	if len(digits) > 0 && digits[0] == '-' {
+		digits = digits[1:]
+	}
+	if len(digits) == 0 || len(digits) > 18 || (digits[0] == '0' && len(digits) > 1) {
+		return false, false
+	}
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return false, false
+		}
+	}
+	if n.multOf != nil {
+		return false, false
+	}
+	v, err := strconv.ParseInt(string(raw), 10, 64)
+	if err != nil {
+		return false, false
+	}
+	if n.types != 0 && n.types&(tInteger|tNumber) == 0 {
+		return false, true
+	}
+	for _, b := range []struct {
+		lim  *number
+		pass func(v, lim int64) bool
+	}{
+		{n.minimum, func(v, l int64) bool { return v >= l }},
+		{n.maximum, func(v, l int64) bool { return v <= l }},
+		{n.exclMin, func(v, l int64) bool { return v > l }},
+		{n.exclMax, func(v, l int64) bool { return v < l }},
+	} {
+		if b.lim == nil {
+			continue
+		}
+		if !b.lim.isInt64 {
+			return false, false
+		}
+		if !b.pass(v, b.lim.i) {
+			return false, true
+		}
+	}
+	return true, true
 }
 
 // slowValid runs the full validator on one subtree.
