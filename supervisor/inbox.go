@@ -154,9 +154,10 @@ func (lc *LoopContext) Inbox() *Inbox { return lc.inbox }
 // delivered before the actor stops.
 func (lc *LoopContext) Exit(reason error) { lc.engine.Send(lc.pid, loopExit{reason}) }
 
-// Pending removes and returns the messages still queued. It is for a Loop's
-// Stopped: a writer delivers its last output there; a loop that does not
-// call it leaves them to the actor's next incarnation.
+// Pending removes and returns the messages still queued, for the Loop to
+// handle now. A writer takes them in Stopped, to deliver its last output
+// (a loop that does not leaves them to the actor's next incarnation), and
+// in EndBatch, to gather more messages into one write.
 func (lc *LoopContext) Pending() []any { return lc.inbox.take(nil) }
 
 // Messages between a loop's goroutine and its actor.

@@ -117,8 +117,8 @@ func Decode(line []byte, m *Message) (id json.RawMessage, err *Error) {
 		// Method names are a small set, interned like member keys; the
 		// rare escaped one goes through Unquote (taking m.Method's address
 		// for encoding/json would put every Message on the heap).
-		if body := env.Method[1 : len(env.Method)-1]; bytes.IndexByte(body, '\\') < 0 && utf8.Valid(body) {
-			m.Method = internKey(body)
+		if name, ok := internPlain(env.Method[1 : len(env.Method)-1]); ok {
+			m.Method = name
 		} else if name, ok := Unquote(env.Method); ok {
 			m.Method = name
 		} else {

@@ -51,18 +51,8 @@ func Members(obj []byte, fn func(key string, val []byte) bool) bool {
 // that local to the heap for every key of every line.
 func memberKey(lit []byte) string {
 	body := lit[1 : len(lit)-1]
-	if len(body) <= maxInternedKey {
-		// One pass hashes the key and sees whether it is plain ASCII, which
-		// every protocol key is.
-		h, or, esc := uint32(2166136261), byte(0), false // FNV-1a
-		for _, c := range body {
-			h = (h ^ uint32(c)) * 16777619
-			or |= c
-			esc = esc || c == '\\'
-		}
-		if !esc && or < utf8.RuneSelf {
-			return interned(body, h)
-		}
+	if k, ok := internPlain(body); ok {
+		return k
 	}
 	// Invalid UTF-8 too: encoding/json reads it as U+FFFD, and so must
 	// every key compared with what encoding/json would have decoded.
@@ -71,7 +61,7 @@ func memberKey(lit []byte) string {
 		_ = json.Unmarshal(lit, &k)
 		return k
 	}
-	return internKey(body)
+	return string(body)
 }
 
 // keyCache interns member keys. The keys of a protocol stream are nearly
@@ -83,26 +73,33 @@ var keyCache [512]atomic.Pointer[string]
 
 const maxInternedKey = 40
 
-func internKey(b []byte) string {
+// internPlain returns the text of a string literal's body b, interned,
+// when b is short plain ASCII with no escape, as every protocol key and
+// method name is; otherwise ok is false and the caller decodes b its own
+// way. One pass hashes b and checks it. b comes from a valid document, so
+// it holds no control characters.
+func internPlain(b []byte) (string, bool) {
 	if len(b) > maxInternedKey {
-		return string(b)
+		return "", false
 	}
-	h := uint32(2166136261) // FNV-1a
+	h, or, esc := uint32(2166136261), byte(0), false // FNV-1a
 	for _, c := range b {
 		h = (h ^ uint32(c)) * 16777619
+		or |= c
+		esc = esc || c == '\\'
 	}
-	return interned(b, h)
-}
-
-// interned is internKey for a key whose hash is known.
-func interned(b []byte, h uint32) string {
+	if esc || or >= utf8.RuneSelf {
+		return "", false
+	}
 	slot := &keyCache[h%uint32(len(keyCache))]
 	if p := slot.Load(); p != nil && *p == string(b) {
-		return *p
+		return *p, true
 	}
+	// A variable of this branch's own: the pointer stored would put a named
+	// result on the heap for every call, hits included.
 	k := string(b)
 	slot.Store(&k)
-	return k
+	return k, true
 }
 
 // Member returns the raw value of obj's member name (the last one, as
