@@ -139,8 +139,7 @@ type call struct {
 	state  atomic.Int32
 	ctx    context.Context
 	cancel context.CancelFunc
-	hc     *handlers.Call // &hcv
-	hcv    handlers.Call
+	hc     handlers.Call // the worker gets &hc
 	req    handlers.Request
 	worker *worker // set once a worker runs it; session goroutine only
 	dl     int     // its entry in the session's deadlines, plus one (0: none); session goroutine only
@@ -245,7 +244,7 @@ type settled struct{}
 
 func (cl *call) encode(result any, err error) []byte {
 	if err != nil && cl.modern && isInputRequired(err) {
-		if raw, ok := cl.inputRequired(cl.hc.Req); ok {
+		if raw, ok := cl.inputRequired(&cl.req); ok {
 			return jsonrpc.AppendResult(nil, cl.id, cl.env.modernResult(raw, false))
 		}
 	}

@@ -66,7 +66,7 @@ func crashKey(method string, params json.RawMessage) string {
 // crashed counts a handler panic against its tool and applies the policy
 // when the tool is past its intensity.
 func (s *Session) crashed(cl *call) {
-	key := crashKey(cl.method, cl.hc.Req.Params)
+	key := crashKey(cl.method, cl.req.Params)
 	now := time.Now()
 	acc := s.crashes[key]
 	if acc == nil {

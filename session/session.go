@@ -733,8 +733,7 @@ func (s *Session) dispatch(m *jsonrpc.Message, t ticket, method handlers.Method,
 	cl.ctx, cl.cancel = context.WithCancel(context.Background())
 	cl.req.Peer = cl
 	cl.req.LocalLog = s.cfg.Logger
-	cl.hcv = handlers.Call{Key: key, Ctx: cl.ctx, Req: &cl.req, Run: method.Run, Reply: cl}
-	cl.hc = &cl.hcv
+	cl.hc = handlers.Call{Key: key, Ctx: cl.ctx, Req: &cl.req, Run: method.Run, Reply: cl}
 	s.calls[key] = cl
 	if s.deadlines != nil {
 		s.deadlines.add(cl, len(s.calls))
@@ -801,7 +800,7 @@ func (s *Session) run(cl *call, w *worker) {
 	cl.worker = w
 	w.busy = cl
 	// Straight to the worker's goroutine: an idle worker's slot is empty.
-	w.slot <- cl.hc
+	w.slot <- &cl.hc
 }
 
 // forget drops a call that is over from the session's tables. Nothing may
