@@ -340,6 +340,14 @@ func (t *tool) result(res *CallToolResult, req *Request) (any, error) {
 	if res == nil {
 		res = &CallToolResult{}
 	}
+	if res.StructuredContent == nil && res.Content != nil && (t.output == nil || res.IsError) {
+		// Blocks only, each as every revision writes it: the result goes
+		// out as the handler made it. It is read, never changed, so a
+		// result the handler shares between calls stays safe.
+		if c := contentFor(res.Content, req); len(c) == 0 || &c[0] == &res.Content[0] {
+			return res, nil
+		}
+	}
 	out := &CallToolResult{Content: res.Content, IsError: res.IsError}
 	var structured json.RawMessage
 	if res.StructuredContent != nil {

@@ -70,15 +70,24 @@ type ticket struct {
 }
 
 // answer sends the line's (or batch part's) one response.
-func (t ticket) answer(b []byte) {
+func (t ticket) answer(b []byte) { t.answerIn(b, nil) }
+
+// answerIn is answer with a place for the writer's message that outlives
+// the send, so that the message is not boxed anew: the writer takes a
+// pointer to it. A call answers once, so its own slot is never reused.
+func (t ticket) answerIn(b []byte, slot *stdio.Out) {
 	switch {
 	case t.batch != nil:
 		t.batch.add(b)
-	case t.uncredited:
-		t.env.out(b, nil)
-	default:
-		t.env.out(b, t.env.releaseFn)
+		return
+	case slot == nil:
+		slot = &stdio.Out{}
 	}
+	slot.Data = b
+	if !t.uncredited {
+		slot.Done = t.env.releaseFn
+	}
+	t.env.writer.Send(slot)
 }
 
 // none records that no response is due (a notification, a cancelled request).
@@ -149,6 +158,7 @@ type call struct {
 	// and none is sent after. It also guards timer.
 	mu    sync.Mutex
 	timer *time.Timer
+	out   stdio.Out // the response, as the writer takes it
 }
 
 // settle moves a pending call to state `to` and, when it gets there first,
@@ -166,7 +176,7 @@ func (cl *call) settle(to int32, b []byte) bool {
 		cl.ticket.none()
 		return true
 	}
-	cl.ticket.answer(b)
+	cl.ticket.answerIn(b, &cl.out)
 	cl.state.Store(stateDelivered)
 	return true
 }
