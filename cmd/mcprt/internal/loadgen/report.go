@@ -23,7 +23,11 @@ func WriteTable(w io.Writer, res *Result) error {
 		row("cold start → handshake reply, p50", f2(c.P50Ms)+" ms", fmt.Sprintf("%d runs, min %s, max %s ms", c.Runs, f2(c.MinMs), f2(c.MaxMs)))
 	}
 	if res.IdleRSSKiB > 0 {
-		row("idle RSS", mib(res.IdleRSSKiB), "VmRSS after handshake")
+		how := "VmRSS after handshake"
+		if f := res.IdleFileKiB; f > 0 && f <= res.IdleRSSKiB {
+			how += fmt.Sprintf(": %s of file pages (the binary), %s of its own", mib(f), mib(res.IdleRSSKiB-f))
+		}
+		row("idle RSS", mib(res.IdleRSSKiB), how)
 	}
 	if s := res.Sequential; s != nil {
 		row("sequential round trip, p50", f1(s.P50Us)+" µs", fmt.Sprintf("%d calls, mean %s µs", s.Calls, f1(s.MeanUs)))

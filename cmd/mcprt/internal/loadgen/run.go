@@ -98,12 +98,16 @@ type Result struct {
 	Call     string   `json:"call"`             // the timed request
 	PhaseSec float64  `json:"phase_seconds"`
 
-	ColdStart  *ColdStart  `json:"cold_start,omitempty"`
-	IdleRSSKiB int64       `json:"idle_rss_kib,omitempty"`
-	Sequential *Sequential `json:"sequential,omitempty"`
-	Pipelined  []Pipelined `json:"pipelined,omitempty"`
-	Payload    []Payload   `json:"payload,omitempty"`
-	PeakRSSKiB int64       `json:"peak_rss_kib,omitempty"`
+	ColdStart  *ColdStart `json:"cold_start,omitempty"`
+	IdleRSSKiB int64      `json:"idle_rss_kib,omitempty"`
+	// IdleFileKiB is the part of IdleRSSKiB that is mapped file pages
+	// (RssFile), mostly the executable's own: shared, clean page cache
+	// that grows with the binary, not with what the server allocates.
+	IdleFileKiB int64       `json:"idle_file_kib,omitempty"`
+	Sequential  *Sequential `json:"sequential,omitempty"`
+	Pipelined   []Pipelined `json:"pipelined,omitempty"`
+	Payload     []Payload   `json:"payload,omitempty"`
+	PeakRSSKiB  int64       `json:"peak_rss_kib,omitempty"`
 
 	// ExitAfterEOF is how the server ended once its stdin was closed.
 	ExitAfterEOF string   `json:"exit_after_eof,omitempty"`
@@ -240,6 +244,7 @@ func (r *runner) run() error {
 		return err
 	}
 	r.res.IdleRSSKiB, _ = p.statusKiB("VmRSS")
+	r.res.IdleFileKiB, _ = p.statusKiB("RssFile")
 
 	if !r.cfg.Skip[PhaseSeq] {
 		if err := r.sequential(); err != nil {

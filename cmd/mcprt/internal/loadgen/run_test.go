@@ -70,6 +70,11 @@ func TestRunAgainstFakeServer(t *testing.T) {
 			if res.IdleRSSKiB <= 0 || res.PeakRSSKiB < res.IdleRSSKiB {
 				t.Errorf("RSS idle %d, peak %d", res.IdleRSSKiB, res.PeakRSSKiB)
 			}
+			// A running executable has some of its pages mapped, and a Go
+			// process has memory of its own besides.
+			if res.IdleFileKiB <= 0 || res.IdleFileKiB >= res.IdleRSSKiB {
+				t.Errorf("idle file pages %d KiB of %d KiB RSS", res.IdleFileKiB, res.IdleRSSKiB)
+			}
 			if res.ExitAfterEOF != "exit 0" {
 				t.Errorf("exit after EOF: %q", res.ExitAfterEOF)
 			}
