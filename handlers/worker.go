@@ -78,18 +78,13 @@ type Worker struct {
 // crashed tells the worker actor that its goroutine's handler panicked.
 type crashed struct{ pe *supervisor.PanicError }
 
-// retired tells the worker actor that its goroutine ended because the owner
-// no longer needs it.
-type retired struct{}
-
 // NewWorker returns a Producer of workers that take their calls from calls,
 // which the owner creates with room for one call and fills only when the
 // worker has reported idle, and that tell their owner about themselves
 // (WorkerIdle, WorkerCrashed) through report, which must not block and must
 // be safe from any goroutine: a supervisor.Inbox's Send, say. Neither
 // direction is an actor message, so a call costs no goroutine start on
-// either side. A nil call retires an idle worker: it exits normally, and
-// its supervisor forgets a Temporary child that exits so.
+// either side.
 func NewWorker(report func(msg any), calls chan *Call) actor.Producer {
 	return func() actor.Receiver { return &Worker{report: report, calls: calls} }
 }
@@ -106,8 +101,6 @@ func (w *Worker) Receive(c *actor.Context) {
 		// Exit by panic, so the supervisor logs the value and stack, and
 		// no state the panic may have broken survives.
 		panic(m.pe)
-	case retired:
-		supervisor.Exit(c, nil)
 	case actor.Stopped:
 		if w.started {
 			w.stopping.Store(true)
@@ -127,9 +120,6 @@ func (w *Worker) loop(e *actor.Engine, self *actor.PID) {
 		if m == nil || w.stopping.Load() {
 			// Leaving by a receive keeps the slot from staying full: an
 			// owner that sends just as the worker stops never blocks.
-			if !w.stopping.Load() {
-				e.Send(self, retired{}) // the owner let it go: the actor ends too
-			}
 			return
 		}
 		if !w.run(e, self, m) {

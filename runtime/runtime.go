@@ -52,10 +52,6 @@ type Options struct {
 	CrashPolicy    session.CrashPolicy
 	CrashIntensity int
 	CrashPeriod    time.Duration
-	// IdleWorkerTimeout retires handler actors idle that long, beyond the
-	// session.KeepIdleWorkers most recently used (0:
-	// session.DefaultIdleWorkerTimeout; negative: never).
-	IdleWorkerTimeout time.Duration
 	// DefaultLogLevel admits server-wide logs (Instance.Log, captured
 	// stdout) to a legacy client that has not sent logging/setLevel ("":
 	// none until it does). LogBuffer bounds what waits for
@@ -142,22 +138,21 @@ func Start(e *actor.Engine, srv *handlers.Server, in io.Reader, out io.Writer, o
 				Logger:    log,
 			}), Restart: supervisor.Permanent, Shutdown: 2 * time.Second},
 			{ID: "session", Start: session.New(session.Config{
-				Server:            srv,
-				Writer:            writerInbox,
-				Inbox:             sessionInbox,
-				Handlers:          handlersPID,
-				Credits:           credits,
-				RequestTimeout:    opts.RequestTimeout,
-				DrainTimeout:      opts.DrainTimeout,
-				CacheTTL:          opts.CacheTTL,
-				CrashPolicy:       opts.CrashPolicy,
-				CrashIntensity:    opts.CrashIntensity,
-				CrashPeriod:       opts.CrashPeriod,
-				IdleWorkerTimeout: opts.IdleWorkerTimeout,
-				DefaultLogLevel:   opts.DefaultLogLevel,
-				LogBuffer:         opts.LogBuffer,
-				OnLogLevel:        opts.OnLogLevel,
-				Logger:            log,
+				Server:          srv,
+				Writer:          writerInbox,
+				Inbox:           sessionInbox,
+				Handlers:        handlersPID,
+				Credits:         credits,
+				RequestTimeout:  opts.RequestTimeout,
+				DrainTimeout:    opts.DrainTimeout,
+				CacheTTL:        opts.CacheTTL,
+				CrashPolicy:     opts.CrashPolicy,
+				CrashIntensity:  opts.CrashIntensity,
+				CrashPeriod:     opts.CrashPeriod,
+				DefaultLogLevel: opts.DefaultLogLevel,
+				LogBuffer:       opts.LogBuffer,
+				OnLogLevel:      opts.OnLogLevel,
+				Logger:          log,
 			}), Restart: supervisor.Transient, Significant: true, Shutdown: 2 * time.Second},
 		},
 	}

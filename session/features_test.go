@@ -4,11 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -446,84 +444,5 @@ func TestRootsCached(t *testing.T) {
 	call("b", "file:///one", "") // cached: no request
 	c.send(`{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}`)
 	call("c", "file:///two", "file:///two")
-	c.finish()
-}
-
-// A burst of slow calls starts a handler actor for each; once they have
-// been idle for IdleWorkerTimeout, all but session.KeepIdleWorkers of them
-// are retired, and the kept ones go on serving without new ones started.
-func TestIdleWorkersRetired(t *testing.T) {
-	var mu sync.Mutex
-	live, started := 0, 0
-	changed := make(chan struct{}, 1)
-	c := startClientWith(t, testServer(), runtime.Options{
-		IdleWorkerTimeout: 20 * time.Millisecond,
-		EventHook: func(ev supervisor.Event) {
-			mu.Lock()
-			defer mu.Unlock()
-			switch e := ev.(type) {
-			case supervisor.EventChildStarted:
-				if strings.HasSuffix(e.Supervisor, "/handlers") {
-					live++
-					started++
-				}
-			case supervisor.EventChildExited:
-				if strings.HasSuffix(e.Supervisor, "/handlers") {
-					if supervisor.IsAbnormal(e.Reason) {
-						t.Errorf("worker %s exited with %v", e.Child, e.Reason)
-					}
-					live--
-				}
-			}
-			select {
-			case changed <- struct{}{}:
-			default:
-			}
-		},
-	})
-	counts := func() (int, int) {
-		mu.Lock()
-		defer mu.Unlock()
-		return live, started
-	}
-	c.handshake()
-	const burst = 40
-	for i := range burst {
-		c.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"text":"x","sleepMs":50}}}`, i))
-	}
-	for range burst {
-		if l := c.recv(); !strings.Contains(l, `"text":"x"`) {
-			t.Fatalf("burst call: %s", l)
-		}
-	}
-	if l, _ := counts(); l < burst {
-		t.Fatalf("%d workers live during a burst of %d concurrent calls", l, burst)
-	}
-	deadline := time.After(hang)
-	for {
-		if l, _ := counts(); l == session.KeepIdleWorkers {
-			break
-		}
-		select {
-		case <-changed:
-		case <-time.After(10 * time.Millisecond):
-		case <-deadline:
-			l, _ := counts()
-			t.Fatalf("%d workers live long after the burst, want %d", l, session.KeepIdleWorkers)
-		}
-	}
-	// Several more sweep periods retire nothing more, and the kept workers
-	// serve new calls.
-	time.Sleep(100 * time.Millisecond)
-	_, before := counts()
-	for i := range 3 * session.KeepIdleWorkers {
-		c.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":"after-%d","method":"tools/call","params":{"name":"echo","arguments":{"text":"y"}}}`, i))
-		if l := c.recv(); !strings.Contains(l, `"text":"y"`) {
-			t.Fatalf("call after the retirement: %s", l)
-		}
-	}
-	if l, s := counts(); l != session.KeepIdleWorkers || s != before {
-		t.Errorf("after sequential calls: %d live (want %d), %d started since (want 0)", l, session.KeepIdleWorkers, s-before)
-	}
 	c.finish()
 }

@@ -2,7 +2,6 @@ package session
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -68,21 +67,8 @@ type Config struct {
 	CrashPolicy    CrashPolicy
 	CrashIntensity int
 	CrashPeriod    time.Duration
-	// IdleWorkerTimeout is how long a handler actor may stay idle before it
-	// is retired, beyond the KeepIdleWorkers most recently used; a burst of
-	// slow calls then does not leave its actors, their goroutines and
-	// stacks behind for good (0: DefaultIdleWorkerTimeout; negative: never).
-	IdleWorkerTimeout time.Duration
-	Logger            *slog.Logger
+	Logger         *slog.Logger
 }
-
-// DefaultIdleWorkerTimeout is Config.IdleWorkerTimeout's default: an idle
-// handler actor is retired after one to two of these.
-const DefaultIdleWorkerTimeout = time.Second
-
-// KeepIdleWorkers is how many idle handler actors are never retired, so
-// that light traffic does not start and stop actors.
-const KeepIdleWorkers = 8
 
 // Drain asks the session to stop taking requests, let in-flight ones finish
 // (bounded by DrainTimeout) and exit normally, as on stdin EOF. The runtime
@@ -100,9 +86,6 @@ type drainExpired struct{}
 // retryWorkers asks the session to start the workers it could not start
 // while the handler supervisor was being restarted.
 type retryWorkers struct{}
-
-// sweepIdle asks the session to retire workers idle for a while.
-type sweepIdle struct{}
 
 // legacy is the state an initialize request creates.
 type legacy struct {
@@ -140,13 +123,6 @@ type Session struct {
 	retrying bool // a retryWorkers is on its way
 	// wakeOnIdle: a worker's WorkerIdle wakes the session (see EndBatch).
 	wakeOnIdle bool
-	// Retiring idle workers: the idle list is a stack, so its bottom has
-	// been idle longest. Each sweep advances epoch and retires the workers
-	// idle since before the previous one.
-	epoch       int
-	idleTimeout time.Duration
-	sweepTimer  *time.Timer // nil: IdleWorkerTimeout < 0
-	sweeping    bool        // sweepTimer is armed
 
 	deadlines *deadlines // nil: no RequestTimeout
 
@@ -210,8 +186,6 @@ func (s *Session) Receive(lc *supervisor.LoopContext, msg any) {
 	case retryWorkers:
 		s.retrying = false
 		s.ensureWorkers()
-	case sweepIdle:
-		s.sweepIdle()
 	case Log:
 		s.onLog(m)
 	case Notify:
@@ -251,11 +225,6 @@ func (s *Session) start(lc *supervisor.LoopContext) {
 	if d := s.cfg.RequestTimeout; d > 0 {
 		s.deadlines = newDeadlines(d, s.env.post)
 	}
-	if s.idleTimeout = cmp.Or(s.cfg.IdleWorkerTimeout, DefaultIdleWorkerTimeout); s.idleTimeout > 0 {
-		post := s.env.post
-		s.sweepTimer = time.AfterFunc(time.Hour, func() { post(sweepIdle{}) })
-		s.sweepTimer.Stop()
-	}
 	s.workers = map[*worker]bool{}
 	s.crashes = map[string]*crashAccount{}
 	s.suspendedUntil = map[string]time.Time{}
@@ -267,11 +236,10 @@ func (s *Session) start(lc *supervisor.LoopContext) {
 // reports carry the record itself, so the session finds the worker's call
 // without a lookup.
 type worker struct {
-	slot      chan *handlers.Call
-	busy      *call // the call it runs; nil when idle
-	starting  bool  // started, not yet reported idle
-	gen       int   // the handler supervisor's incarnation it belongs to
-	idleEpoch int   // the session's epoch when it last became idle
+	slot     chan *handlers.Call
+	busy     *call // the call it runs; nil when idle
+	starting bool  // started, not yet reported idle
+	gen      int   // the handler supervisor's incarnation it belongs to
 }
 
 // Worker reports, as the session's inbox carries them: one pointer each,
@@ -348,9 +316,6 @@ func (s *Session) stop() {
 	}
 	if s.deadlines != nil {
 		s.deadlines.stop()
-	}
-	if s.sweepTimer != nil {
-		s.sweepTimer.Stop()
 	}
 	s.cancelAll()
 }
@@ -829,7 +794,6 @@ func (s *Session) ensureWorkers() {
 		s.starting++
 		s.workers[w] = true
 	}
-	s.armSweep()
 }
 
 func (s *Session) run(cl *call, w *worker) {
@@ -897,42 +861,8 @@ func (s *Session) workerIdle(w *worker) {
 		s.checkDrain()
 		return
 	}
-	w.idleEpoch = s.epoch
 	s.idle = append(s.idle, w)
 	s.checkDrain()
-}
-
-// armSweep schedules the next sweep while there are more workers than are
-// kept. It is armed when workers start, not when they become idle: a
-// worker's idle report does not wake the session (see workerReport), and
-// the sweep's message, which does, arrives after the reports queued
-// before it.
-func (s *Session) armSweep() {
-	if len(s.workers) > KeepIdleWorkers && s.sweepTimer != nil && !s.sweeping {
-		s.sweeping = true
-		s.sweepTimer.Reset(s.idleTimeout)
-	}
-}
-
-// sweepIdle is a sweep: it retires the workers that have been idle since
-// before the previous one, the longest idle first, down to KeepIdleWorkers.
-// A retired worker gets a nil call (its slot is empty: it is idle) and ends.
-func (s *Session) sweepIdle() {
-	s.sweeping = false
-	s.epoch++
-	n := 0
-	for n < len(s.idle)-KeepIdleWorkers && s.idle[n].idleEpoch < s.epoch-1 {
-		w := s.idle[n]
-		delete(s.workers, w)
-		w.slot <- nil
-		n++
-	}
-	if n > 0 {
-		m := copy(s.idle, s.idle[n:])
-		clear(s.idle[m:])
-		s.idle = s.idle[:m]
-	}
-	s.armSweep()
 }
 
 func (s *Session) pendingCount() int {
