@@ -2,7 +2,6 @@ package session
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"log/slog"
@@ -146,8 +145,7 @@ type call struct {
 	method    string
 
 	state  atomic.Int32
-	ctx    context.Context
-	cancel context.CancelFunc
+	cx     callCtx       // the handler's context
 	hc     handlers.Call // the worker gets &hc
 	req    handlers.Request
 	worker *worker // set once a worker runs it; session goroutine only
@@ -160,6 +158,10 @@ type call struct {
 	timer *time.Timer
 	out   stdio.Out // the response, as the writer takes it
 }
+
+// cancel cancels the handler's context. Safe from any goroutine, and more
+// than once.
+func (cl *call) cancel() { cl.cx.cancel() }
 
 // settle moves a pending call to state `to` and, when it gets there first,
 // sends b (nil: nothing). Runs on any goroutine.

@@ -2,7 +2,6 @@ package session
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -730,10 +729,9 @@ func (s *Session) dispatch(m *jsonrpc.Message, t ticket, method handlers.Method,
 	}
 	cl.key, cl.id, cl.env, cl.ticket = key, m.ID, s.env, t
 	cl.modern, cl.cacheable, cl.method = cl.req.Modern, method.Cacheable, m.Method
-	cl.ctx, cl.cancel = context.WithCancel(context.Background())
 	cl.req.Peer = cl
 	cl.req.LocalLog = s.cfg.Logger
-	cl.hc = handlers.Call{Key: key, Ctx: cl.ctx, Req: &cl.req, Run: method.Run, Reply: cl}
+	cl.hc = handlers.Call{Key: key, Ctx: &cl.cx, Req: &cl.req, Run: method.Run, Reply: cl}
 	s.calls[key] = cl
 	if s.deadlines != nil {
 		s.deadlines.add(cl, len(s.calls))

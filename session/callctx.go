@@ -1,0 +1,114 @@
+package session
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// callCtx is a call's context, as its handler sees it: cancelled once the
+// call is over (answered, cancelled by the client, past its deadline,
+// drained) or its handler has returned. It lives inside the call, where
+// context.WithCancel would cost two allocations per request and a cancel
+// that takes its own lock and walks its children; the channel is made only
+// for a handler that asks for it. It carries no values and no deadline (the
+// session enforces deadlines by cancelling), as context.Background did.
+//
+// Contexts derived from it stay cheap: it implements the AfterFunc method
+// that the context package looks for on a parent, so a child is cancelled
+// through a registered function rather than a goroutine that watches Done.
+type callCtx struct {
+	done atomic.Value // chan struct{}, made by the first Done
+
+	mu     sync.Mutex
+	err    error
+	afters map[*afterFunc]struct{}
+}
+
+type afterFunc struct{ f func() }
+
+// closedDone is the Done of a context cancelled before anyone asked for it.
+var closedDone = func() chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}()
+
+// Deadline implements context.Context: none.
+func (cx *callCtx) Deadline() (time.Time, bool) { return time.Time{}, false }
+
+// Value implements context.Context: no values.
+func (cx *callCtx) Value(any) any { return nil }
+
+// Done implements context.Context.
+func (cx *callCtx) Done() <-chan struct{} {
+	if d, ok := cx.done.Load().(chan struct{}); ok {
+		return d
+	}
+	cx.mu.Lock()
+	defer cx.mu.Unlock()
+	if d, ok := cx.done.Load().(chan struct{}); ok {
+		return d
+	}
+	d := closedDone
+	if cx.err == nil {
+		d = make(chan struct{})
+	}
+	cx.done.Store(d)
+	return d
+}
+
+// Err implements context.Context.
+func (cx *callCtx) Err() error {
+	cx.mu.Lock()
+	defer cx.mu.Unlock()
+	return cx.err
+}
+
+// AfterFunc runs f on its own goroutine once the context is cancelled (at
+// once if it already is), as context.AfterFunc does; stop unregisters f
+// and reports whether it did so before f was started.
+func (cx *callCtx) AfterFunc(f func()) (stop func() bool) {
+	a := &afterFunc{f: f}
+	cx.mu.Lock()
+	if cx.err != nil {
+		cx.mu.Unlock()
+		go f()
+		return func() bool { return false }
+	}
+	if cx.afters == nil {
+		cx.afters = map[*afterFunc]struct{}{}
+	}
+	cx.afters[a] = struct{}{}
+	cx.mu.Unlock()
+	return func() bool {
+		cx.mu.Lock()
+		defer cx.mu.Unlock()
+		if _, ok := cx.afters[a]; !ok {
+			return false
+		}
+		delete(cx.afters, a)
+		return true
+	}
+}
+
+// cancel cancels the context; only the first call does anything. Safe from
+// any goroutine.
+func (cx *callCtx) cancel() {
+	cx.mu.Lock()
+	if cx.err != nil {
+		cx.mu.Unlock()
+		return
+	}
+	cx.err = context.Canceled
+	if d, ok := cx.done.Load().(chan struct{}); ok {
+		close(d)
+	}
+	afters := cx.afters
+	cx.afters = nil
+	cx.mu.Unlock()
+	for a := range afters {
+		go a.f()
+	}
+}

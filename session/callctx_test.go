@@ -1,0 +1,166 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+)
+
+const ctxHang = 5 * time.Second // only turns a hang into a failure
+
+func closed(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}
+
+func TestCallCtxCancel(t *testing.T) {
+	t.Run("Done first", func(t *testing.T) {
+		var cx callCtx
+		d := cx.Done()
+		if closed(d) || cx.Err() != nil {
+			t.Fatalf("fresh context: closed %v, Err %v", closed(d), cx.Err())
+		}
+		if cx.Done() != d {
+			t.Fatal("Done returned a different channel the second time")
+		}
+		cx.cancel()
+		cx.cancel() // a second cancel does nothing
+		if !closed(d) || !errors.Is(cx.Err(), context.Canceled) {
+			t.Fatalf("after cancel: closed %v, Err %v", closed(d), cx.Err())
+		}
+	})
+	t.Run("cancel first", func(t *testing.T) {
+		var cx callCtx
+		cx.cancel()
+		if !closed(cx.Done()) || !errors.Is(cx.Err(), context.Canceled) {
+			t.Fatalf("after cancel: closed %v, Err %v", closed(cx.Done()), cx.Err())
+		}
+		if !errors.Is(context.Cause(&cx), context.Canceled) {
+			t.Fatalf("Cause = %v", context.Cause(&cx))
+		}
+	})
+	t.Run("no deadline, no values", func(t *testing.T) {
+		var cx callCtx
+		if _, ok := cx.Deadline(); ok {
+			t.Error("a deadline")
+		}
+		if v := cx.Value("k"); v != nil {
+			t.Errorf("Value = %v", v)
+		}
+	})
+}
+
+// Contexts derived from a call's context follow it, and register with it
+// rather than start a goroutine each; a child cancelled on its own leaves
+// nothing registered behind.
+func TestCallCtxChildren(t *testing.T) {
+	var cx callCtx
+	child, cancelChild := context.WithCancel(&cx)
+	timed, cancelTimed := context.WithTimeout(&cx, time.Hour)
+	defer cancelTimed()
+	if n := registered(&cx); n != 2 {
+		t.Fatalf("%d children registered, want 2", n)
+	}
+	cancelChild()
+	if n := registered(&cx); n != 1 {
+		t.Fatalf("%d children registered after one was cancelled, want 1", n)
+	}
+	if cx.Err() != nil {
+		t.Fatal("cancelling a child cancelled the call's context")
+	}
+	cx.cancel()
+	select {
+	case <-timed.Done():
+	case <-time.After(ctxHang):
+		t.Fatal("child not cancelled with the call's context")
+	}
+	if !errors.Is(timed.Err(), context.Canceled) || !errors.Is(child.Err(), context.Canceled) {
+		t.Fatalf("children's Err: %v, %v", timed.Err(), child.Err())
+	}
+	// A child made after the cancel is born cancelled.
+	late, cancelLate := context.WithCancel(&cx)
+	defer cancelLate()
+	if !errors.Is(late.Err(), context.Canceled) {
+		t.Fatalf("late child: %v", late.Err())
+	}
+}
+
+func registered(cx *callCtx) int {
+	cx.mu.Lock()
+	defer cx.mu.Unlock()
+	return len(cx.afters)
+}
+
+func TestCallCtxAfterFunc(t *testing.T) {
+	var cx callCtx
+	ran := make(chan string, 3)
+	stopped := context.AfterFunc(&cx, func() { ran <- "stopped" })
+	context.AfterFunc(&cx, func() { ran <- "runs" })
+	if !stopped() {
+		t.Fatal("stop before the cancel did not stop")
+	}
+	cx.cancel()
+	select {
+	case got := <-ran:
+		if got != "runs" {
+			t.Fatalf("%s ran", got)
+		}
+	case <-time.After(ctxHang):
+		t.Fatal("AfterFunc not run after the cancel")
+	}
+	context.AfterFunc(&cx, func() { ran <- "late" })
+	select {
+	case got := <-ran:
+		if got != "late" {
+			t.Fatalf("%s ran", got)
+		}
+	case <-time.After(ctxHang):
+		t.Fatal("AfterFunc on a cancelled context not run")
+	}
+	select {
+	case got := <-ran:
+		t.Fatalf("%s ran too", got)
+	case <-time.After(10 * time.Millisecond):
+	}
+}
+
+// Under -race: Done, Err, children and cancel from many goroutines at once.
+func TestCallCtxConcurrent(t *testing.T) {
+	for range 100 {
+		var cx callCtx
+		var wg sync.WaitGroup
+		for i := range 8 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				switch i % 4 {
+				case 0:
+					<-cx.Done()
+				case 1:
+					c, cancel := context.WithCancel(&cx)
+					<-c.Done()
+					cancel()
+				case 2:
+					for cx.Err() == nil {
+						time.Sleep(time.Microsecond)
+					}
+				case 3:
+					cx.cancel()
+				}
+			}()
+		}
+		done := make(chan struct{})
+		go func() { wg.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(ctxHang):
+			t.Fatal("a waiter was never released")
+		}
+	}
+}
