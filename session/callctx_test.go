@@ -100,29 +100,26 @@ func registered(cx *callCtx) int {
 func TestCallCtxAfterFunc(t *testing.T) {
 	var cx callCtx
 	ran := make(chan string, 3)
+	expect := func(want, when string) {
+		t.Helper()
+		select {
+		case got := <-ran:
+			if got != want {
+				t.Fatalf("%s: %s ran, want %s", when, got, want)
+			}
+		case <-time.After(ctxHang):
+			t.Fatalf("%s: %s not run", when, want)
+		}
+	}
 	stopped := context.AfterFunc(&cx, func() { ran <- "stopped" })
 	context.AfterFunc(&cx, func() { ran <- "runs" })
 	if !stopped() {
 		t.Fatal("stop before the cancel did not stop")
 	}
 	cx.cancel()
-	select {
-	case got := <-ran:
-		if got != "runs" {
-			t.Fatalf("%s ran", got)
-		}
-	case <-time.After(ctxHang):
-		t.Fatal("AfterFunc not run after the cancel")
-	}
+	expect("runs", "after the cancel")
 	context.AfterFunc(&cx, func() { ran <- "late" })
-	select {
-	case got := <-ran:
-		if got != "late" {
-			t.Fatalf("%s ran", got)
-		}
-	case <-time.After(ctxHang):
-		t.Fatal("AfterFunc on a cancelled context not run")
-	}
+	expect("late", "registered after the cancel")
 	select {
 	case got := <-ran:
 		t.Fatalf("%s ran too", got)
