@@ -96,7 +96,12 @@ func runFake(mode string) int {
 		f.handle(m)
 	}
 	if mode == "ignore-term" || mode == "ignore-eof" {
-		select {} // stdin is closed; stay anyway
+		// stdin is closed; stay anyway. A sleep, not an empty select:
+		// with no other goroutine the runtime calls that a deadlock and
+		// exits (which -race, with goroutines of its own, hides).
+		for {
+			time.Sleep(time.Hour)
+		}
 	}
 	return 0
 }
