@@ -388,12 +388,9 @@ func (t *tool) result(res *CallToolResult, req *Request) (any, error) {
 // than a reflective decode: this runs on every tools/call, and the
 // arguments stay raw for validation and the handler.
 func readCallToolParams(params json.RawMessage) (p callToolParams, ok bool) {
-	if !jsonrpc.Valid(params) {
-		return p, false
-	}
 	// The name stays a literal: the tool is found without making a string
 	// of it (escaped names, rare, are unquoted by the caller).
-	isObject := jsonrpc.Members(params, func(k string, v []byte) bool {
+	valid, isObject := jsonrpc.ValidMembers(params, func(k string, v []byte) bool {
 		switch k {
 		case "name":
 			p.name = v
@@ -402,5 +399,5 @@ func readCallToolParams(params json.RawMessage) (p callToolParams, ok bool) {
 		}
 		return true
 	})
-	return p, isObject && len(p.name) >= 2 && p.name[0] == '"'
+	return p, valid && isObject && len(p.name) >= 2 && p.name[0] == '"'
 }

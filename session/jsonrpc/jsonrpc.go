@@ -74,11 +74,8 @@ var NullID = json.RawMessage("null")
 // (-32700 for text that is not JSON, -32600 for JSON that is not a valid
 // message) and, where it could be read, the id to answer with.
 func Decode(line []byte, m *Message) (id json.RawMessage, err *Error) {
-	if !Valid(line) {
-		return NullID, &Error{Code: CodeParseError, Message: "Parse error"}
-	}
 	var env envelope
-	isObject := Members(line, func(k string, v []byte) bool {
+	valid, isObject := ValidMembers(line, func(k string, v []byte) bool {
 		switch k {
 		case "jsonrpc":
 			env.JSONRPC = v
@@ -95,6 +92,9 @@ func Decode(line []byte, m *Message) (id json.RawMessage, err *Error) {
 		}
 		return true
 	})
+	if !valid {
+		return NullID, &Error{Code: CodeParseError, Message: "Parse error"}
+	}
 	if !isObject {
 		// Valid JSON (null included), but not an object.
 		return NullID, &Error{Code: CodeInvalidRequest, Message: "Invalid Request: a message must be a JSON object"}

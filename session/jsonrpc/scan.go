@@ -46,6 +46,55 @@ func Members(obj []byte, fn func(key string, val []byte) bool) bool {
 	return true
 }
 
+// ValidMembers is Valid and Members in one pass: it reports whether obj is
+// one valid JSON value and whether that value is an object, and calls fn
+// with the object's members as Members does (after fn returns false, the
+// rest is still checked, not passed on). Every line and every tools/call's
+// params were scanned twice, once to check and once to read: for the small
+// messages of the protocol, the second scan cost as much as the first.
+func ValidMembers(obj []byte, fn func(key string, val []byte) bool) (valid, isObject bool) {
+	i := skipSpace(obj, 0)
+	if i >= len(obj) || obj[i] != '{' {
+		return Valid(obj), false
+	}
+	i = skipSpace(obj, i+1)
+	if i < len(obj) && obj[i] == '}' {
+		return skipSpace(obj, i+1) == len(obj), true
+	}
+	for call := true; ; {
+		if i >= len(obj) || obj[i] != '"' {
+			return false, true
+		}
+		kEnd := stringEnd(obj, i)
+		if kEnd < 0 {
+			return false, true
+		}
+		key := obj[i:kEnd]
+		if i = skipSpace(obj, kEnd); i >= len(obj) || obj[i] != ':' {
+			return false, true
+		}
+		i = skipSpace(obj, i+1)
+		vEnd := valueEnd(obj, i, 1)
+		if vEnd < 0 {
+			return false, true
+		}
+		if call {
+			call = fn(memberKey(key), obj[i:vEnd])
+		}
+		if i = skipSpace(obj, vEnd); i >= len(obj) {
+			return false, true
+		}
+		switch obj[i] {
+		case '}':
+			return skipSpace(obj, i+1) == len(obj), true
+		case ',':
+			i = skipSpace(obj, i+1)
+		default:
+			return false, true
+		}
+	}
+}
+
 // memberKey unquotes a key. The rare escaped key is decoded in a function of
 // its own: taking a local's address for json.Unmarshal in Members would move
 // that local to the heap for every key of every line.

@@ -8,18 +8,27 @@ import "encoding/binary"
 // calls a state function per byte, and every line of the protocol, however
 // large its strings, passes through here first.
 func Valid(b []byte) bool {
-	const maxDepth = 10000
+	i := valueEnd(b, skipSpace(b, 0), 0)
+	return i >= 0 && skipSpace(b, i) == len(b)
+}
+
+// maxDepth is encoding/json's limit on nesting.
+const maxDepth = 10000
+
+// valueEnd checks the value that starts at b[i], inside depth open
+// containers, and returns the index just past it, or -1 if it is not
+// valid JSON.
+func valueEnd(b []byte, i, depth int) int {
 	var stack []byte // '{' or '[' per open container
-	i := skipSpace(b, 0)
 	for {
 		// A value starts at b[i].
 		if i >= len(b) {
-			return false
+			return -1
 		}
 		switch c := b[i]; {
 		case c == '{' || c == '[':
-			if len(stack) >= maxDepth {
-				return false
+			if depth+len(stack) >= maxDepth {
+				return -1
 			}
 			stack = append(stack, c)
 			i = skipSpace(b, i+1)
@@ -34,44 +43,44 @@ func Valid(b []byte) bool {
 			}
 			if c == '{' {
 				if i = objectKey(b, i); i < 0 {
-					return false
+					return -1
 				}
 			}
 			continue
 		case c == '"':
 			if i = stringEnd(b, i); i < 0 {
-				return false
+				return -1
 			}
 		case c == '-' || (c >= '0' && c <= '9'):
 			if i = numberEnd(b, i); i < 0 {
-				return false
+				return -1
 			}
 		case c == 't':
 			if !hasLiteral(b, i, "true") {
-				return false
+				return -1
 			}
 			i += 4
 		case c == 'f':
 			if !hasLiteral(b, i, "false") {
-				return false
+				return -1
 			}
 			i += 5
 		case c == 'n':
 			if !hasLiteral(b, i, "null") {
-				return false
+				return -1
 			}
 			i += 4
 		default:
-			return false
+			return -1
 		}
 		// After a value: close containers, or move to the next value.
 		for {
-			i = skipSpace(b, i)
 			if len(stack) == 0 {
-				return i == len(b)
+				return i
 			}
+			i = skipSpace(b, i)
 			if i >= len(b) {
-				return false
+				return -1
 			}
 			top := stack[len(stack)-1]
 			switch {
@@ -79,7 +88,7 @@ func Valid(b []byte) bool {
 				i = skipSpace(b, i+1)
 				if top == '{' {
 					if i = objectKey(b, i); i < 0 {
-						return false
+						return -1
 					}
 				}
 			case (top == '{' && b[i] == '}') || (top == '[' && b[i] == ']'):
@@ -87,7 +96,7 @@ func Valid(b []byte) bool {
 				i++
 				continue
 			default:
-				return false
+				return -1
 			}
 			break
 		}

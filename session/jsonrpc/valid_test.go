@@ -98,3 +98,60 @@ func TestPlainRunPositions(t *testing.T) {
 		}
 	}
 }
+
+// validMembersCases adds to validCases what is particular to checking an
+// object's members while reading them.
+var validMembersCases = append([]string{
+	`{"a":1}x`, `{"a":1} `, ` {"a":1}`, `{"a":1,"b":`, `{"a":1,"b"}`, `{"a" : 1 , "b" : [2] }`,
+	`{"k\u0065y":1,"k\\":2}`, `{1:2}`, `{"a":1,,"b":2}`, `{"a":tru}`, "{\"a\":\"\x01\"}",
+	`{"a":` + strings.Repeat("[", 9999) + strings.Repeat("]", 9999) + `}`,
+	`{"a":` + strings.Repeat("[", 10000) + strings.Repeat("]", 10000) + `}`,
+}, validCases...)
+
+type member struct{ k, v string }
+
+// checkValidMembers compares ValidMembers with Valid followed by Members.
+func checkValidMembers(t *testing.T, b []byte, stopAfter int) {
+	t.Helper()
+	var got []member
+	valid, isObject := ValidMembers(b, func(k string, v []byte) bool {
+		got = append(got, member{k, string(v)})
+		return len(got) < stopAfter
+	})
+	if want := Valid(b); valid != want {
+		t.Fatalf("ValidMembers(%.80q): valid %v, Valid %v", b, valid, want)
+	}
+	if !valid {
+		return
+	}
+	var want []member
+	wantObject := Members(b, func(k string, v []byte) bool {
+		want = append(want, member{k, string(v)})
+		return len(want) < stopAfter
+	})
+	if isObject != wantObject || len(got) != len(want) {
+		t.Fatalf("ValidMembers(%.80q): object %v, %d members; Members: %v, %d", b, isObject, len(got), wantObject, len(want))
+	}
+	for i := range got {
+		if got[i] != want[i] {
+			t.Fatalf("ValidMembers(%.80q): member %d is %q, Members says %q", b, i, got[i], want[i])
+		}
+	}
+}
+
+func TestValidMembers(t *testing.T) {
+	for _, c := range validMembersCases {
+		for _, stop := range []int{1, 1 << 30} {
+			checkValidMembers(t, []byte(c), stop)
+		}
+	}
+}
+
+func FuzzValidMembers(f *testing.F) {
+	for _, c := range validMembersCases {
+		f.Add([]byte(c), uint8(0))
+	}
+	f.Fuzz(func(t *testing.T, b []byte, stop uint8) {
+		checkValidMembers(t, b, int(stop)+1)
+	})
+}
