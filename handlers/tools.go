@@ -121,6 +121,27 @@ func (r *CallToolResult) AppendJSON(dst []byte) ([]byte, error) {
 	return append(dst, '}'), nil
 }
 
+// AppendJSONParts is AppendJSON for a result of a single text block of at
+// least min bytes that needs no escaping (jsonrpc.PlainString): head and
+// tail are the JSON before and after that text, so that a writer can send
+// the text itself rather than a copy of it (see stdio.Out). ok is false for
+// any other result, which AppendJSON writes whole.
+func (r *CallToolResult) AppendJSONParts(dst []byte, min int) (head []byte, text string, tail []byte, ok bool) {
+	if len(r.Content) != 1 || r.StructuredContent != nil {
+		return dst, "", nil, false
+	}
+	c := &r.Content[0]
+	if c.Type != "text" || c.Annotations != nil || len(c.Text) < min || !jsonrpc.PlainString(c.Text) {
+		return dst, "", nil, false
+	}
+	head = append(dst, `{"content":[{"type":"text","text":"`...)
+	tail = append(make([]byte, 0, 32), `"}]`...)
+	if r.IsError {
+		tail = append(tail, `,"isError":true`...)
+	}
+	return head, c.Text, append(tail, '}'), true
+}
+
 // marshaledContent returns StructuredContent's bytes when they are known to
 // be json.Marshal's output, which json.Marshal would copy unchanged (it is
 // compact, and escaped as encoding/json escapes): when StructuredContent is

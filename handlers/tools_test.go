@@ -430,3 +430,44 @@ func TestCallToolResultAppendJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestCallToolResultAppendJSONParts: head, text and tail together are what
+// AppendJSON writes, for exactly the results whose one text block is long
+// enough and needs no escaping.
+func TestCallToolResultAppendJSONParts(t *testing.T) {
+	long := strings.Repeat("plain text, ", 10)
+	for _, c := range []struct {
+		r     *CallToolResult
+		split bool
+	}{
+		{TextResult(long), true},
+		{&CallToolResult{Content: []Content{TextContent(long)}, IsError: true}, true},
+		{TextResult("short"), false},
+		{TextResult(long + "<"), false},
+		{TextResult(long + "\n"), false},
+		{TextResult(long + "\u2028"), false},
+		{TextResult(long + "é✓"), true},
+		{&CallToolResult{Content: []Content{TextContent(long), TextContent(long)}}, false},
+		{&CallToolResult{Content: []Content{TextContent(long)}, StructuredContent: map[string]int{"n": 1}}, false},
+		{&CallToolResult{Content: []Content{ImageContent([]byte(long), "image/png")}}, false},
+	} {
+		want, err := c.r.AppendJSON([]byte("prefix:"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		head, text, tail, ok := c.r.AppendJSONParts([]byte("prefix:"), 64)
+		if ok != c.split {
+			t.Errorf("%.40s…: split %v, want %v", want, ok, c.split)
+			continue
+		}
+		if !ok {
+			if string(head) != "prefix:" {
+				t.Errorf("not split, but dst became %q", head)
+			}
+			continue
+		}
+		if got := string(head) + text + string(tail); got != string(want) {
+			t.Errorf("parts = %s, want %s", got, want)
+		}
+	}
+}

@@ -69,20 +69,22 @@ type ticket struct {
 }
 
 // answer sends the line's (or batch part's) one response.
-func (t ticket) answer(b []byte) { t.answerIn(b, nil) }
+func (t ticket) answer(b []byte) { t.answerIn(stdio.Out{Data: b}, nil) }
 
-// answerIn is answer with a place for the writer's message that outlives
-// the send, so that the message is not boxed anew: the writer takes a
-// pointer to it. A call answers once, so its own slot is never reused.
-func (t ticket) answerIn(b []byte, slot *stdio.Out) {
+// answerIn is answer for a response m, which may carry its text apart
+// (never in a batch: see call.encode), with a place for the writer's
+// message that outlives the send, so that the message is not boxed anew:
+// the writer takes a pointer to it. A call answers once, so its own slot
+// is never reused.
+func (t ticket) answerIn(m stdio.Out, slot *stdio.Out) {
 	switch {
 	case t.batch != nil:
-		t.batch.add(b)
+		t.batch.add(m.Data)
 		return
 	case slot == nil:
 		slot = &stdio.Out{}
 	}
-	slot.Data = b
+	*slot = m
 	if !t.uncredited {
 		slot.Done = t.env.releaseFn
 	}
@@ -164,8 +166,8 @@ type call struct {
 func (cl *call) cancel() { cl.cx.cancel() }
 
 // settle moves a pending call to state `to` and, when it gets there first,
-// sends b (nil: nothing). Runs on any goroutine.
-func (cl *call) settle(to int32, b []byte) bool {
+// sends m (none when cancelled). Runs on any goroutine.
+func (cl *call) settle(to int32, m stdio.Out) bool {
 	cl.mu.Lock()
 	defer cl.mu.Unlock()
 	if !cl.state.CompareAndSwap(statePending, to) {
@@ -178,7 +180,7 @@ func (cl *call) settle(to int32, b []byte) bool {
 		cl.ticket.none()
 		return true
 	}
-	cl.ticket.answerIn(b, &cl.out)
+	cl.ticket.answerIn(m, &cl.out)
 	cl.state.Store(stateDelivered)
 	return true
 }
@@ -197,7 +199,7 @@ func (cl *call) Reply(result any, err error) {
 // fail answers the call with a protocol error if nothing else has. It
 // reports whether it did.
 func (cl *call) fail(e *jsonrpc.Error) bool {
-	if !cl.settle(stateClaimed, jsonrpc.AppendError(nil, cl.id, e)) {
+	if !cl.settle(stateClaimed, stdio.Out{Data: jsonrpc.AppendError(nil, cl.id, e)}) {
 		return false
 	}
 	cl.cancel()
@@ -254,7 +256,44 @@ func (cl *call) SetTimeout(d time.Duration) {
 // settled tells the session that a call was answered off its goroutine.
 type settled struct{}
 
-func (cl *call) encode(result any, err error) []byte {
+// encode makes the call's response. A legacy tool result of one long
+// text block that needs no escaping keeps that text apart (stdio.Out.Text);
+// anything else comes whole, from encodeWhole.
+func (cl *call) encode(result any, err error) stdio.Out {
+	if err != nil || cl.modern {
+		return stdio.Out{Data: cl.encodeWhole(result, err)}
+	}
+	// Legacy results go straight into the response: no copy of the result.
+	out := append(make([]byte, 0, 256), `{"jsonrpc":"2.0","id":`...)
+	out = append(out, cl.id...)
+	out = append(out, `,"result":`...)
+	if p, ok := result.(partsAppender); ok && cl.ticket.batch == nil {
+		if head, text, tail, ok := p.AppendJSONParts(out, textApart); ok {
+			return stdio.Out{Data: head, Text: text, Tail: append(tail, '}')}
+		}
+	}
+	at := len(out)
+	out, merr := appendJSON(out, result)
+	if merr != nil || len(out) == at || out[at] != '{' {
+		return stdio.Out{Data: cl.badResult(merr)}
+	}
+	return stdio.Out{Data: append(out, '}')}
+}
+
+// textApart is the size from which a tool's one text block is sent apart
+// from the rest of the response (stdio.Out.Text): the writer then sends
+// the handler's string itself, and a megabyte echoed costs one buffer of
+// that size fewer. Below it, a copy is cheaper than the extra writes.
+const textApart = 64 << 10
+
+// partsAppender is a result that can leave its text out of the bytes it
+// appends (handlers.CallToolResult).
+type partsAppender interface {
+	AppendJSONParts(dst []byte, min int) (head []byte, text string, tail []byte, ok bool)
+}
+
+// encodeWhole makes an error response, or a 2026-07-28 result.
+func (cl *call) encodeWhole(result any, err error) []byte {
 	if err != nil && cl.modern && isInputRequired(err) {
 		if raw, ok := cl.inputRequired(&cl.req); ok {
 			return jsonrpc.AppendResult(nil, cl.id, cl.env.modernResult(raw, false))
@@ -269,23 +308,11 @@ func (cl *call) encode(result any, err error) []byte {
 		}
 		return jsonrpc.AppendError(nil, cl.id, je)
 	}
-	if cl.modern {
-		raw, merr := appendJSON(nil, result)
-		if merr != nil || len(raw) == 0 || raw[0] != '{' {
-			return cl.badResult(merr)
-		}
-		return jsonrpc.AppendResult(nil, cl.id, cl.env.modernResult(raw, cl.cacheable))
-	}
-	// Legacy results go straight into the response: no copy of the result.
-	out := append(make([]byte, 0, 256), `{"jsonrpc":"2.0","id":`...)
-	out = append(out, cl.id...)
-	out = append(out, `,"result":`...)
-	at := len(out)
-	out, merr := appendJSON(out, result)
-	if merr != nil || len(out) == at || out[at] != '{' {
+	raw, merr := appendJSON(nil, result)
+	if merr != nil || len(raw) == 0 || raw[0] != '{' {
 		return cl.badResult(merr)
 	}
-	return append(out, '}')
+	return jsonrpc.AppendResult(nil, cl.id, cl.env.modernResult(raw, cl.cacheable))
 }
 
 // badResult answers for a handler whose result is not a JSON object.

@@ -457,7 +457,7 @@ func (s *Session) notification(m *jsonrpc.Message) {
 // cancel settles an in-flight call with no response at all.
 func (s *Session) cancel(key string) {
 	cl := s.calls[key]
-	if cl == nil || !cl.settle(stateCancelled, nil) {
+	if cl == nil || !cl.settle(stateCancelled, stdio.Out{}) {
 		return // unknown or already answered: nothing to do
 	}
 	cl.cancel()

@@ -21,6 +21,14 @@ import (
 // the client stops reading.
 type Out struct {
 	Data []byte
+	// Text and Tail, when Text is set, follow Data: the message is Data,
+	// Text, Tail. A large string, a tool's text result, then leaves the
+	// process without first being copied into a buffer with the rest of
+	// the message. Such a message goes out in Writes of its own, after
+	// those queued before it and before any that come after; Tail gets
+	// the line ending.
+	Text string
+	Tail []byte
 	Done func()
 }
 
@@ -48,8 +56,8 @@ type Writer struct {
 // NewWriter returns a Producer for the writer actor over w, fed by in
 // (Out messages sent to in directly, or to the actor's PID). A nil in gets
 // an inbox of its own, reachable through the PID only. Each message is
-// written with a single w.Write call, so w must not split a Write (os.File
-// and pipes do not).
+// written with a single w.Write call (with consecutive ones, for a message
+// with Text), so w must not split a Write (os.File and pipes do not).
 func NewWriter(w io.Writer, in *supervisor.Inbox) actor.Producer {
 	if in == nil {
 		in = supervisor.NewInbox()
@@ -61,9 +69,9 @@ func NewWriter(w io.Writer, in *supervisor.Inbox) actor.Producer {
 func (wr *Writer) Receive(lc *supervisor.LoopContext, msg any) {
 	switch m := msg.(type) {
 	case Out:
-		wr.enqueue(m)
+		wr.enqueue(lc, m)
 	case *Out:
-		wr.enqueue(*m)
+		wr.enqueue(lc, *m)
 	case actor.Stopped:
 		// What was sent before the stop is the last batch; after a failed
 		// write it is only dropped, with each Done called.
@@ -88,11 +96,18 @@ func (wr *Writer) EndBatch(lc *supervisor.LoopContext) {
 	wr.flush(lc)
 }
 
-func (wr *Writer) enqueue(m Out) {
+func (wr *Writer) enqueue(lc *supervisor.LoopContext, m Out) {
+	if m.Text != "" && !wr.failed {
+		wr.flush(lc) // what came before goes first
+	}
 	if wr.failed {
 		if m.Done != nil {
 			m.Done()
 		}
+		return
+	}
+	if m.Text != "" {
+		wr.writeParts(lc, m)
 		return
 	}
 	wr.queue = append(wr.queue, m.Data)
@@ -131,6 +146,25 @@ func (wr *Writer) flush(lc *supervisor.LoopContext) {
 	if err != nil {
 		// Messages still coming are dropped, with their Done called, until
 		// the stop: Done is how producers get their credits back.
+		wr.failed = true
+		lc.Exit(writeExitReason(err))
+	}
+}
+
+// writeParts writes a message that has Text: the writer is the stream's
+// only writer, so nothing can come between its parts.
+func (wr *Writer) writeParts(lc *supervisor.LoopContext, m Out) {
+	_, err := wr.w.Write(m.Data)
+	if err == nil {
+		_, err = io.WriteString(wr.w, m.Text) // os.File writes a string without a copy
+	}
+	if err == nil {
+		_, err = wr.w.Write(append(m.Tail, '\n'))
+	}
+	if m.Done != nil {
+		m.Done()
+	}
+	if err != nil {
 		wr.failed = true
 		lc.Exit(writeExitReason(err))
 	}

@@ -65,8 +65,9 @@ func messageID(line []byte) (g, i int, err error) {
 }
 
 // TestWriterConcurrentSenders: 64 goroutines × 1,000 messages of mixed
-// sizes through one writer into a pipe. Every line is exactly one message,
-// whole and in its sender's order, and every Done is called.
+// sizes through one writer into a pipe, one in ten with its middle as
+// Text. Every line is exactly one message, whole and in its sender's
+// order, and every Done is called.
 func TestWriterConcurrentSenders(t *testing.T) {
 	const senders, perSender = 64, 1000
 	pr, pw, err := os.Pipe()
@@ -113,7 +114,11 @@ func TestWriterConcurrentSenders(t *testing.T) {
 	for g := range senders {
 		wg.Go(func() {
 			for i := range perSender {
-				e.Send(pid, Out{Data: message(g, i), Done: func() { dones.Add(1) }})
+				m := Out{Data: message(g, i), Done: func() { dones.Add(1) }}
+				if i%10 == 9 {
+					m = withText(m) // the pad as Text, as a large tool result goes
+				}
+				e.Send(pid, m)
 			}
 		})
 	}
@@ -131,6 +136,17 @@ func TestWriterConcurrentSenders(t *testing.T) {
 		t.Fatalf("%d Done callbacks, want %d", n, senders*perSender)
 	}
 	pw.Close()
+}
+
+// withText moves m's pad into Text, the message's end into Tail.
+func withText(m Out) Out {
+	pad := bytes.Index(m.Data, []byte(`"pad":"`)) + len(`"pad":"`)
+	end := len(m.Data) - len(`"}`)
+	if end == pad {
+		return m // no pad: nothing to send as Text
+	}
+	m.Data, m.Text, m.Tail = m.Data[:pad], string(m.Data[pad:end]), m.Data[end:]
+	return m
 }
 
 // recordingWriter keeps each Write call separately.
@@ -306,7 +322,11 @@ func TestWriterDoneAfterFailure(t *testing.T) {
 	// These queue in the writer's inbox while its first write hangs.
 	const later = 50
 	for i := range later {
-		e.Send(pid, Out{Data: fmt.Appendf(nil, `{"n":%d}`, i), Done: done})
+		m := Out{Data: fmt.Appendf(nil, `{"n":%d,"pad":"x"}`, i), Done: done}
+		if i%2 == 1 {
+			m = withText(m) // nor a message with Text
+		}
+		e.Send(pid, m)
 	}
 	close(gw.release)
 	waitRoot(t, root)

@@ -282,6 +282,28 @@ func AppendString(dst []byte, s string) []byte {
 	return append(dst, '"')
 }
 
+// PlainString reports whether AppendString writes s as it is between its
+// quotes: nothing in it needs escaping. A writer can then send a large
+// string without copying it into a buffer first.
+func PlainString(s string) bool {
+	for i := 0; i < len(s); {
+		c := s[i]
+		if plainByte(c) {
+			i = max(plainWords(s, i), i+1)
+			continue
+		}
+		if c < utf8.RuneSelf {
+			return false
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if (r == utf8.RuneError && size == 1) || r == '\u2028' || r == '\u2029' {
+			return false
+		}
+		i += size
+	}
+	return true
+}
+
 // plainByte reports whether AppendString copies c as it is.
 func plainByte(c byte) bool { return copyAsIs[c] }
 

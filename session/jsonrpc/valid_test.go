@@ -155,3 +155,15 @@ func FuzzValidMembers(f *testing.F) {
 		checkValidMembers(t, b, int(stop)+1)
 	})
 }
+
+func FuzzPlainString(f *testing.F) {
+	for _, s := range []string{"", "plain", strings.Repeat("abcdefgh", 100), strings.Repeat("x", 300) + "<", "é✓ ok", "\u2028", "a\"b", "\xff", "tab\there", strings.Repeat("y", 70000) + "\\"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		want := string(AppendString(nil, s)) == `"`+s+`"`
+		if got := PlainString(s); got != want {
+			t.Fatalf("PlainString(%.80q) = %v, AppendString copies it as it is: %v", s, got, want)
+		}
+	})
+}
