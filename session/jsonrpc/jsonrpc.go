@@ -342,28 +342,10 @@ func plainWords(s string, i int) int {
 				end = k
 			}
 		}
-		if end = controlOrHighRun(w[:end]); end < len(w) {
+		if end = asciiRun(w[:end]); end < len(w) {
 			return i + end
 		}
 		i += len(w)
-	}
-	return i
-}
-
-// controlOrHighRun returns the index of the first byte of s below 0x20 or
-// above 0x7f (len(s) if none), as asciiRun does for a []byte.
-func controlOrHighRun(s string) int {
-	i := 0
-	for ; i+32 <= len(s); i += 32 {
-		x0, x1, x2, x3 := load64(s, i), load64(s, i+8), load64(s, i+16), load64(s, i+24)
-		if ((x0-ones*0x20)|x0|(x1-ones*0x20)|x1|(x2-ones*0x20)|x2|(x3-ones*0x20)|x3)&highs != 0 {
-			break
-		}
-	}
-	for ; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= utf8.RuneSelf {
-			return i
-		}
 	}
 	return i
 }
@@ -380,10 +362,10 @@ func escapeWord(x uint64) uint64 {
 	return ((x - ones*0x20) | (quoteAmp - ones) | (angles - ones) | (slash - ones) | x) & highs
 }
 
-// load64 reads s[i:i+8] as a little-endian word (one load: the compiler
+// load64 reads b[i:i+8] as a little-endian word (one load: the compiler
 // merges the bytes).
-func load64(s string, i int) uint64 {
-	s = s[i : i+8]
-	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
-		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+func load64[T string | []byte](b T, i int) uint64 {
+	b = b[i : i+8]
+	return uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
 }

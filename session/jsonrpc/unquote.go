@@ -2,7 +2,6 @@ package jsonrpc
 
 import (
 	"bytes"
-	"encoding/binary"
 	"encoding/json"
 	"unicode/utf8"
 )
@@ -43,19 +42,17 @@ func unquoteSlow(lit []byte) (string, bool) {
 }
 
 // asciiRun returns the index of the first byte of b that is a control
-// character or not ASCII (len(b) if none), 32 bytes a step.
-func asciiRun(b []byte) int {
+// character or not ASCII (len(b) if none), 32 bytes a step. Unquote runs
+// it over line bytes, AppendString (through plainWords) over a handler's
+// string.
+func asciiRun[T string | []byte](b T) int {
 	// In a word of bytes 0x20-0x7f, subtracting 0x20 from each borrows
 	// nowhere and leaves every high bit clear; the lowest control byte comes
 	// out with its high bit set, and or-ing x in flags non-ASCII bytes. Exact
 	// as a yes or no, which is all the loop asks.
 	i := 0
 	for ; i+32 <= len(b); i += 32 {
-		w := b[i : i+32]
-		x0 := binary.LittleEndian.Uint64(w[0:])
-		x1 := binary.LittleEndian.Uint64(w[8:])
-		x2 := binary.LittleEndian.Uint64(w[16:])
-		x3 := binary.LittleEndian.Uint64(w[24:])
+		x0, x1, x2, x3 := load64(b, i), load64(b, i+8), load64(b, i+16), load64(b, i+24)
 		if ((x0-ones*0x20)|x0|(x1-ones*0x20)|x1|(x2-ones*0x20)|x2|(x3-ones*0x20)|x3)&highs != 0 {
 			break
 		}
