@@ -52,15 +52,15 @@ Flags:
 `
 
 func init() {
-	register(verb{name: "bench", summary: "measure another MCP server's latency, throughput, CPU and memory", run: func(args []string, stderr io.Writer) int {
-		return bench(args, os.Stdout, stderr)
+	register(verb{name: "bench", summary: "measure another MCP server's latency, throughput, CPU and memory", run: func(args []string, s streams) int {
+		return bench(args, s.Stdout, s.Stderr)
 	}})
 }
 
 // benchFlags turns the command line into a loadgen.Config. Anything wrong
 // with it is a usage error.
-func benchFlags(args []string, stderr io.Writer) (cfg loadgen.Config, asJSON, quiet bool, err error) {
-	fs := flags("bench", benchUsage, stderr)
+func benchFlags(args []string, stdout, stderr io.Writer) (cfg loadgen.Config, asJSON, quiet bool, err error) {
+	fs := flags("bench", benchUsage, streams{Stdout: stdout, Stderr: stderr})
 	era := fs.String("era", loadgen.EraLegacy, "protocol `era`: legacy (initialize handshake) or modern (2026-07-28: server/discover, _meta on every request)")
 	version := fs.String("protocol", "", "protocol `revision` to ask for (default "+loadgen.DefaultLegacyVersion+" for legacy, "+loadgen.ModernVersion+" for modern)")
 	tool := fs.String("tool", "", "`tool` the seq and pipe phases call (default echo if the server lists it, else ping)")
@@ -168,7 +168,7 @@ func sizes(s string, suffixes bool) ([]int, error) {
 }
 
 func bench(args []string, stdout, stderr io.Writer) int {
-	cfg, asJSON, quiet, err := benchFlags(args, stderr)
+	cfg, asJSON, quiet, err := benchFlags(args, stdout, stderr)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return runtime.ExitOK

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"syscall"
@@ -41,8 +40,9 @@ func init() {
 	register(verb{name: "chaos", summary: "run a seeded fault-injection campaign against an MCP server", run: chaos})
 }
 
-func chaos(args []string, stderr io.Writer) int {
-	fs := flags("chaos", chaosUsage, stderr)
+func chaos(args []string, s streams) int {
+	stderr := s.Stderr
+	fs := flags("chaos", chaosUsage, s)
 	c := fault.Campaign{Rates: fault.DefaultRates}
 	fs.Uint64Var(&c.Seed, "seed", 1, "seed of every choice the campaign makes")
 	fs.IntVar(&c.Requests, "requests", 1000, "how many requests to send")

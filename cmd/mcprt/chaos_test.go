@@ -119,14 +119,14 @@ func TestChaosUsage(t *testing.T) {
 		{[]string{"--", "/nonexistent/mcp-server"}, 1},
 	} {
 		var out bytes.Buffer
-		if code := chaos(tc.args, &out); code != tc.code {
+		if code := chaos(tc.args, streams{Stdout: &out, Stderr: &out}); code != tc.code {
 			t.Errorf("mcprt chaos %q: status %d, want %d\n%s", tc.args, code, tc.code, out.String())
 		}
 	}
-	var out bytes.Buffer
-	chaos([]string{"-help"}, &out)
-	if !strings.Contains(out.String(), "Usage: mcprt chaos") || !strings.Contains(out.String(), "-seed") {
-		t.Errorf("help lacks usage or flags:\n%s", out.String())
+	var out, errb bytes.Buffer
+	chaos([]string{"-help"}, streams{Stdout: &out, Stderr: &errb})
+	if !strings.Contains(out.String(), "Usage: mcprt chaos") || !strings.Contains(out.String(), "-seed") || errb.Len() != 0 {
+		t.Errorf("help lacks usage or flags on stdout:\n%s\nstderr:\n%s", out.String(), errb.String())
 	}
 }
 

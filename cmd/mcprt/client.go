@@ -83,8 +83,8 @@ prints the server, the protocol revision and the round trip.`,
 
 func init() {
 	for _, v := range clientVerbs {
-		register(verb{name: v.name, summary: v.summary, run: func(args []string, stderr io.Writer) int {
-			return runClientVerb(v, args, os.Stdout, stderr)
+		register(verb{name: v.name, summary: v.summary, run: func(args []string, s streams) int {
+			return runClientVerb(v, args, s.Stdout, s.Stderr)
 		}})
 	}
 }
@@ -132,7 +132,7 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 
 func runClientVerb(v clientVerb, args []string, stdout, stderr io.Writer) int {
 	stderr = &lockedWriter{w: stderr}
-	fs := flags(v.name, fmt.Sprintf("Usage: mcprt %s [flags] %s -- CMD [ARGS...]\n\n%s\n%s", v.name, v.args, v.about, clientFlagsAbout), stderr)
+	fs := flags(v.name, fmt.Sprintf("Usage: mcprt %s [flags] %s -- CMD [ARGS...]\n\n%s\n%s", v.name, v.args, v.about, clientFlagsAbout), streams{Stdout: stdout, Stderr: stderr})
 	era := fs.String("era", "auto", "protocol `era`: auto, legacy (initialize) or modern (2026-07-28)")
 	pin := fs.String("version", "", "pin one protocol `revision`, such as 2025-06-18 or 2026-07-28")
 	timeout := fs.Duration("timeout", client.DefaultTimeout, "bound on each request, the handshake included (0: none)")

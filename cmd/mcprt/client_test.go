@@ -18,7 +18,7 @@ const clientTestServe = "MCPRT_CLIENT_TEST_SERVE"
 
 func init() {
 	if os.Getenv(clientTestServe) == "1" {
-		os.Exit(run([]string{"serve"}, os.Stderr))
+		os.Exit(run([]string{"serve"}, streams{Stdout: os.Stdout, Stderr: os.Stderr}))
 	}
 }
 
@@ -192,10 +192,10 @@ func TestClientUsage(t *testing.T) {
 		}
 	}
 	for _, v := range clientVerbs {
-		var errb bytes.Buffer
-		if code := run([]string{v.name, "--help"}, &errb); code != runtime.ExitOK ||
-			!strings.Contains(errb.String(), "Usage: mcprt "+v.name) || !strings.Contains(errb.String(), "-timeout") {
-			t.Errorf("%s --help: exit %d, %q", v.name, code, errb.String())
+		var out, errb bytes.Buffer
+		if code := run([]string{v.name, "--help"}, streams{Stdout: &out, Stderr: &errb}); code != runtime.ExitOK ||
+			!strings.Contains(out.String(), "Usage: mcprt "+v.name) || !strings.Contains(out.String(), "-timeout") || errb.Len() != 0 {
+			t.Errorf("%s --help: exit %d, stdout %q, stderr %q", v.name, code, out.String(), errb.String())
 		}
 	}
 }

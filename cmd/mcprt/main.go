@@ -27,8 +27,16 @@ type verb struct {
 	name    string
 	summary string // one line for `mcprt help`
 	// run gets the arguments after the verb and returns the exit status.
-	// It must answer -h/--help with its own usage and ExitOK.
-	run func(args []string, stderr io.Writer) int
+	// It must answer -h/--help with its own usage on stdout and ExitOK
+	// (flags does that for a verb whose flag set it makes).
+	run func(args []string, s streams) int
+}
+
+// streams are where a verb writes: help that was asked for and results go
+// to Stdout; diagnostics, progress and unasked usage to Stderr. Nothing
+// may write to Stdout once `mcprt serve` serves: it is the protocol.
+type streams struct {
+	Stdout, Stderr io.Writer
 }
 
 var verbs []verb
@@ -64,41 +72,79 @@ func usage() string {
 }
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stderr))
+	os.Exit(run(os.Args[1:], streams{Stdout: os.Stdout, Stderr: os.Stderr}))
 }
 
-func run(args []string, stderr io.Writer) int {
+// run is mcprt with its arguments. Help that was asked for (mcprt --help,
+// mcprt help [VERB], mcprt VERB --help) goes to stdout with status 0;
+// usage nobody asked for (no verb, an unknown one, a bad flag) goes to
+// stderr with status 2.
+func run(args []string, s streams) int {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, usage())
+		fmt.Fprint(s.Stderr, usage())
 		return runtime.ExitUsage
 	}
 	name := args[0]
 	if name == "help" || name == "-h" || name == "-help" || name == "--help" {
-		if len(args) > 1 {
-			if v, ok := lookup(args[1]); ok {
-				return v.run([]string{"-help"}, stderr)
-			}
+		switch {
+		case len(args) == 1:
+			fmt.Fprint(s.Stdout, usage())
+			return runtime.ExitOK
+		case len(args) > 2:
+			fmt.Fprintf(s.Stderr, "mcprt: help takes one verb, not %q\n", args[1:])
+			return runtime.ExitUsage
 		}
-		fmt.Fprint(stderr, usage())
-		return runtime.ExitOK
+		if v, ok := lookup(args[1]); ok {
+			return v.run([]string{"-help"}, s)
+		}
+		if args[1] == "help" {
+			fmt.Fprint(s.Stdout, usage())
+			return runtime.ExitOK
+		}
+		fmt.Fprintf(s.Stderr, "mcprt: no help for %q: it is not a verb (mcprt help lists them)\n", args[1])
+		return runtime.ExitUsage
 	}
 	if v, ok := lookup(name); ok {
-		return v.run(args[1:], stderr)
+		return v.run(args[1:], s)
 	}
-	fmt.Fprintf(stderr, "mcprt: unknown verb %q\n\n%s", name, usage())
+	fmt.Fprintf(s.Stderr, "mcprt: unknown verb %q\n\n%s", name, usage())
 	return runtime.ExitUsage
 }
 
-// flags returns a verb's flag set: errors and usage go to stderr, usage is
-// the verb's text followed by its flags.
-func flags(name, usage string, stderr io.Writer) *flag.FlagSet {
+// flags returns a verb's flag set, whose usage is the verb's text followed
+// by its flags. Asked for (-h, -help, --help: Parse returns flag.ErrHelp),
+// the usage goes to s.Stdout; after a bad flag, the error and the usage go
+// to s.Stderr.
+func flags(name, usage string, s streams) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	errs := &flagErrors{w: s.Stderr}
+	fs.SetOutput(errs)
 	fs.Usage = func() {
-		fmt.Fprint(stderr, usage)
+		// The flag package prints a parse error to the output just before
+		// it calls Usage; for -h/-help it calls Usage alone.
+		w := s.Stdout
+		if errs.wrote {
+			w = s.Stderr
+		}
+		errs.wrote = false
+		fmt.Fprint(w, usage)
+		fs.SetOutput(w)
 		fs.PrintDefaults()
+		fs.SetOutput(errs)
 	}
 	return fs
+}
+
+// flagErrors is a flag set's output: stderr, noting whether an error was
+// printed since the last usage.
+type flagErrors struct {
+	w     io.Writer
+	wrote bool
+}
+
+func (f *flagErrors) Write(p []byte) (int, error) {
+	f.wrote = true
+	return f.w.Write(p)
 }
 
 func lookup(name string) (verb, bool) {

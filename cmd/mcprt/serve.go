@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"runtime/debug"
@@ -47,8 +46,9 @@ func init() {
 	register(verb{name: "serve", summary: "run the reference MCP server on stdin/stdout", run: serve})
 }
 
-func serve(args []string, stderr io.Writer) int {
-	fs := flags("serve", serveUsage, stderr)
+func serve(args []string, s streams) int {
+	stderr := s.Stderr
+	fs := flags("serve", serveUsage, s)
 	var o runtime.Options
 	fs.IntVar(&o.MaxLineBytes, "max-line", stdio.DefaultMaxLine, "largest input line in `bytes`; a longer one is answered with an error and skipped")
 	fs.IntVar(&o.MaxInFlight, "max-in-flight", runtime.DefaultMaxInFlight, "requests in progress at once; past it the server stops reading stdin (back-pressure)")
