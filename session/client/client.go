@@ -101,8 +101,12 @@ type subscription struct {
 
 // Connect starts the server and opens a session with it, in the era the
 // options ask for. If the server exits while connecting, the error is an
-// *ExitError carrying its last stderr lines. ctx bounds the whole connect;
-// each request of the handshake is also bounded by Options.Timeout.
+// *ExitError carrying its first and last stderr lines. ctx bounds the whole
+// connect, the era probe included; each request of the handshake is also
+// bounded by Options.Timeout. When ctx has a deadline, the server/discover
+// probe of EraAuto gets at most half of the time left (and at most
+// ProbeTimeout), so a legacy server that ignores the probe still has time
+// to answer initialize.
 func Connect(ctx context.Context, cmd Command, opts *Options) (*Client, error) {
 	o, err := opts.withDefaults()
 	if err != nil {
@@ -116,7 +120,7 @@ func Connect(ctx context.Context, cmd Command, opts *Options) (*Client, error) {
 		c.Close()
 		var ee *ExitError
 		if !errors.As(err, &ee) {
-			if tail := c.sink.tail(); len(tail) > 0 {
+			if tail := c.sink.lines(); len(tail) > 0 {
 				err = fmt.Errorf("%w (server stderr: %s)", err, joinLines(tail))
 			}
 		}
@@ -179,7 +183,7 @@ func start(cmd Command, o Options) (*Client, error) {
 		errDone:  make(chan struct{}),
 		refresh:  make(chan struct{}, 1),
 	}
-	c.sink = newStderrSink(o.StderrLines, o.LogLimit, o.LogWindow, c.log)
+	c.sink = newStderrSink(o.StderrLines, o.LogLimit, o.LogWindow, c.log, o.OnStderr)
 	c.bg, c.bgCancel = context.WithCancel(context.Background())
 	c.wg.Add(5)
 	go func() {
@@ -233,7 +237,7 @@ func (c *Client) monitor() {
 	c.mu.Lock()
 	st := c.procState
 	c.mu.Unlock()
-	c.end(exitErrorFrom(st, c.sink.tail()))
+	c.end(exitErrorFrom(st, c.sink.lines()))
 }
 
 // waitAny waits at most d for a or b (nil: never) to close.
@@ -334,7 +338,7 @@ func (c *Client) shutdown() error {
 	c.wg.Wait()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	ee := exitErrorFrom(c.procState, c.sink.tail())
+	ee := exitErrorFrom(c.procState, c.sink.lines())
 	ee.Killed = c.killed
 	if ee.clean(c.termSent) {
 		return nil

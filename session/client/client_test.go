@@ -286,6 +286,15 @@ func TestExitDuringConnect(t *testing.T) {
 	if !strings.Contains(err.Error(), "server exited with status 1: starting up; fatal: MCP_TOKEN is not set") {
 		t.Errorf("message: %v", err)
 	}
+	// A server refusing its command line says why first, then prints its
+	// usage: both ends are kept.
+	script := `echo "flag provided but not defined: -bogus" >&2; echo "Usage of server:" >&2; i=0; while [ $i -lt 40 ]; do echo "  -flag$i  what it does" >&2; i=$((i+1)); done; exit 2`
+	_, err = client.Connect(ctx(t), client.Command{Path: "sh", Args: []string{"-c", script}}, opts(client.Options{StderrLines: 3}))
+	want := []string{"flag provided but not defined: -bogus", "Usage of server:", "  -flag0  what it does", "… 36 lines omitted …",
+		"  -flag37  what it does", "  -flag38  what it does", "  -flag39  what it does"}
+	if !errors.As(err, &ee) || ee.Code != 2 || !slices.Equal(ee.Stderr, want) {
+		t.Errorf("usage error: %v", err)
+	}
 	_, err = client.Connect(ctx(t), client.Command{Path: "/no/such/server"}, opts(client.Options{}))
 	if !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("missing binary: %v", err)
@@ -299,15 +308,48 @@ func TestExitDuringConnect(t *testing.T) {
 }
 
 // TestConnectContext: cancelling Connect's context stops the handshake at
-// once and reaps the server.
+// once and reaps the server; a deadline bounds the whole connect, the
+// era probe included, whatever ProbeTimeout and Timeout say.
 func TestConnectContext(t *testing.T) {
 	t.Parallel()
 	cmd, _ := fakeCmd(t, "silent")
-	cctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
-	defer cancel()
+	cctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(200*time.Millisecond, cancel)
 	_, err := client.Connect(cctx, cmd, opts(client.Options{ProbeTimeout: time.Hour, Timeout: time.Hour}))
-	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "server/discover") {
-		t.Errorf("Connect: %v", err)
+	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "server/discover") {
+		t.Errorf("Connect, cancelled: %v", err)
+	}
+
+	start := time.Now()
+	cause := errors.New("connect budget spent")
+	cctx, cancel = context.WithTimeoutCause(context.Background(), 400*time.Millisecond, cause)
+	defer cancel()
+	_, err = client.Connect(cctx, cmd, opts(client.Options{ProbeTimeout: time.Hour, Timeout: time.Hour}))
+	// The probe got half the time, then initialize ran into the deadline.
+	if !errors.Is(err, cause) || !strings.Contains(err.Error(), "initialize: connect budget spent") {
+		t.Errorf("Connect with a deadline: %v", err)
+	}
+	// Generous: the deadline, then Close's graces (2 s each at most).
+	if d := time.Since(start); d > 6*time.Second {
+		t.Errorf("Connect with a 400ms deadline took %v", d)
+	}
+}
+
+// TestProbeLeavesTimeForInitialize: a legacy server that ignores
+// server/discover connects within a deadline shorter than ProbeTimeout,
+// since the probe gets only half of the time left.
+func TestProbeLeavesTimeForInitialize(t *testing.T) {
+	t.Parallel()
+	cmd, _ := fakeCmd(t, "quiet-probe")
+	cctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	c, err := client.Connect(cctx, cmd, opts(client.Options{ProbeTimeout: time.Hour}))
+	if err != nil {
+		t.Fatalf("Connect: %v", err)
+	}
+	defer c.Close()
+	if c.Era() != client.EraLegacy {
+		t.Errorf("era %v", c.Era())
 	}
 }
 

@@ -32,11 +32,12 @@
 // # Failure contract
 //
 // The server's stdout is the protocol; a line on it that is not JSON-RPC is
-// logged and skipped. Its stderr is never an error signal: the last lines
-// are kept for error messages and logged through a throttle. When the
-// server exits or closes its stdout, the session ends: every pending
-// request fails at once with an error wrapping an *ExitError (status or
-// signal, and the last stderr lines), Done is closed, and later requests
+// logged and skipped. Its stderr is never an error signal: the first and
+// last lines are kept for error messages, and every line is logged through
+// a throttle (or handed to Options.OnStderr unthrottled). When the server
+// exits or closes its stdout, the session ends: every pending request fails
+// at once with an error wrapping an *ExitError (status or signal, and the
+// first and last stderr lines), Done is closed, and later requests
 // fail the same way. Close closes stdin, waits CloseGrace, sends SIGTERM to
 // the process group, waits TermGrace, sends SIGKILL, reaps the process and
 // stops every goroutine the client started; it must be called even after

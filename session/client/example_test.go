@@ -37,7 +37,7 @@ func Example() {
 }
 
 // A server that dies while connecting: the error carries its exit status
-// and the last lines it wrote to stderr.
+// and the first and last lines it wrote to stderr.
 func ExampleConnect_serverExits() {
 	_, err := client.Connect(context.Background(),
 		client.Command{Path: "sh", Args: []string{"-c", "echo 'error: DATABASE_URL is not set' >&2; exit 2"}},

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/mcprt/mcprt/session/jsonrpc"
 )
@@ -58,7 +59,13 @@ func (c *Client) handshake(ctx context.Context) error {
 		c.useDiscover(res, v)
 		return nil
 	}
-	res, err := c.discover(ctx, modernVersions[0], callOptions{timeout: c.opts.ProbeTimeout})
+	probe := c.opts.ProbeTimeout
+	if deadline, ok := ctx.Deadline(); ok {
+		// The probe must not use up the connect's whole budget: a legacy
+		// server that ignores it needs time left for initialize.
+		probe = max(min(probe, time.Until(deadline)/2), time.Millisecond)
+	}
+	res, err := c.discover(ctx, modernVersions[0], callOptions{timeout: probe})
 	if err == nil && len(res.SupportedVersions) == 0 {
 		// Some legacy servers answer any method with an empty result: that
 		// is no DiscoverResult.

@@ -70,16 +70,26 @@ type Options struct {
 	// one. Default DefaultMaxLine.
 	MaxLineBytes int
 
-	// StderrLines is how many of the server's last stderr lines are kept
-	// for error messages (default DefaultStderrLines). LogLimit lines are
-	// logged per LogWindow; the rest of the window is dropped after one
-	// "throttling" line (defaults DefaultLogLimit, DefaultLogWindow).
+	// StderrLines is how many of the server's first stderr lines, and how
+	// many of its last, are kept for error messages (default
+	// DefaultStderrLines each): the first say why a server refused to
+	// start, the last why it crashed. LogLimit lines are logged per
+	// LogWindow; the rest of the window is dropped after one "throttling"
+	// line (defaults DefaultLogLimit, DefaultLogWindow).
 	StderrLines int
 	LogLimit    int
 	LogWindow   time.Duration
-	// Logger receives the server's stderr (at Info) and the client's own
-	// diagnostics; nil means slog.Default().
+	// Logger receives the server's stderr (at Info, throttled as above)
+	// unless OnStderr is set, and the client's own diagnostics; nil means
+	// slog.Default().
 	Logger *slog.Logger
+	// OnStderr, if set, receives every line the server writes to stderr,
+	// in order, unthrottled and without its line ending, instead of the
+	// Logger (a line longer than 64 KiB is cut). It is called on the
+	// goroutine that reads the server's stderr: while it blocks, a server
+	// writing to stderr may block too. The first and last lines are kept
+	// for error messages either way.
+	OnStderr func(line string)
 
 	// Roots, Sampling and Elicitation answer the server's requests for
 	// client input. Each one that is set declares its client capability;
@@ -161,8 +171,8 @@ var logLevels = []string{"debug", "info", "notice", "warning", "error", "critica
 // waiting when it was called.
 var ErrClosed = errors.New("client closed")
 
-// ExitError says how the server process ended, with the last lines it
-// wrote to stderr. Requests pending when the server goes away fail with an
+// ExitError says how the server process ended, with the first and last
+// lines it wrote to stderr. Requests pending when the server goes away fail with an
 // error wrapping it; Close and Err return it.
 type ExitError struct {
 	// Exited is false when the server closed its stdout but was still
@@ -174,11 +184,13 @@ type ExitError struct {
 	Signal syscall.Signal
 	// Killed is true when Close had to send SIGKILL.
 	Killed bool
-	// Stderr are the last lines the server wrote to stderr, oldest first.
+	// Stderr are the first and the last lines the server wrote to stderr
+	// (Options.StderrLines of each), in order; when lines were left out
+	// between them, a line "… N lines omitted …" stands for them.
 	Stderr []string
 }
 
-// Error says how the server ended, then its last stderr lines.
+// Error says how the server ended, then its stderr lines.
 func (e *ExitError) Error() string {
 	var b strings.Builder
 	switch {

@@ -4,52 +4,76 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"sync"
 	"time"
+	"unicode/utf8"
 )
 
 // maxStderrLine bounds one kept or logged stderr line; a server printing a
 // megabyte without a newline must not grow the client without bound.
 const maxStderrLine = 1024
 
-// stderrSink keeps the server's last stderr lines and logs them through a
-// throttle. Servers may write anything to stderr and the specification
-// says it is not an error signal, so it is only ever informational; a
-// crash-looping or chatty server must not flood the client's logs.
+// maxPassedLine bounds one line handed to Options.OnStderr, which shows
+// lines as they are and so gets more of a long one than is kept.
+const maxPassedLine = 64 << 10
+
+// stderrSink keeps the server's first and last stderr lines, and passes
+// each line on: to Options.OnStderr when it is set, else to the log
+// through a throttle. Servers may write anything to stderr and the
+// specification says it is not an error signal, so it is only ever
+// informational; a crash-looping or chatty server must not flood the
+// client's logs.
+//
+// Both ends are kept because both explain failures: a server that rejects
+// its command line says why in its first line and then prints its usage,
+// while one that crashes later says why in its last lines.
 type stderrSink struct {
 	mu    sync.Mutex
-	lines []string // ring of the last cap(lines) lines
+	head  []string // the first cap(head) lines
+	ring  []string // the last len(ring) lines after the head
 	next  int
 	full  bool
+	total int // lines seen, head included
 
-	thr throttle
-	log *slog.Logger
+	pass func(string) // Options.OnStderr; nil: log through thr
+	thr  throttle
+	log  *slog.Logger
 }
 
-func newStderrSink(keep, limit int, window time.Duration, log *slog.Logger) *stderrSink {
+func newStderrSink(keep, limit int, window time.Duration, log *slog.Logger, pass func(string)) *stderrSink {
 	return &stderrSink{
-		lines: make([]string, keep),
-		thr:   throttle{limit: limit, window: window, now: time.Now},
-		log:   log,
+		head: make([]string, 0, keep),
+		ring: make([]string, keep),
+		thr:  throttle{limit: limit, window: window, now: time.Now},
+		log:  log,
+		pass: pass,
 	}
 }
 
 // consume reads r until EOF or error.
 func (s *stderrSink) consume(r io.Reader) {
+	limit := maxStderrLine
+	if s.pass != nil {
+		limit = maxPassedLine
+	}
+	// A few bytes over the limit, so that cut can end the line on a whole
+	// UTF-8 sequence.
+	grab := limit + utf8.UTFMax
 	br := bufio.NewReaderSize(r, 4096)
 	var line []byte
 	for {
 		chunk, err := br.ReadSlice('\n')
-		if len(line) < maxStderrLine {
-			line = append(line, chunk[:min(len(chunk), maxStderrLine-len(line))]...)
+		if len(line) < grab {
+			line = append(line, chunk[:min(len(chunk), grab-len(line))]...)
 		}
 		if err == bufio.ErrBufferFull {
 			continue
 		}
 		if len(line) > 0 || err == nil {
-			s.add(string(bytes.TrimRight(line, "\r\n")))
+			s.add(cut(string(bytes.TrimRight(line, "\r\n")), limit))
 		}
 		line = line[:0]
 		if err != nil {
@@ -62,11 +86,25 @@ func (s *stderrSink) add(line string) {
 	if line == "" {
 		return
 	}
+	kept := cut(line, maxStderrLine)
 	s.mu.Lock()
-	s.lines[s.next] = line
-	s.next = (s.next + 1) % len(s.lines)
-	if s.next == 0 {
-		s.full = true
+	s.total++
+	switch {
+	case len(s.head) < cap(s.head):
+		s.head = append(s.head, kept)
+	case len(s.ring) > 0:
+		s.ring[s.next] = kept
+		s.next = (s.next + 1) % len(s.ring)
+		if s.next == 0 {
+			s.full = true
+		}
+	}
+	if s.pass != nil {
+		s.mu.Unlock()
+		// Outside the lock: the callback may be slow, and lines() must
+		// not wait for it.
+		s.pass(line)
+		return
 	}
 	verdict, dropped := s.thr.admit()
 	s.mu.Unlock()
@@ -76,21 +114,50 @@ func (s *stderrSink) add(line string) {
 	}
 	switch verdict {
 	case logLine:
-		s.log.LogAttrs(ctx, slog.LevelInfo, "server stderr", slog.String("line", line))
+		s.log.LogAttrs(ctx, slog.LevelInfo, "server stderr", slog.String("line", kept))
 	case logThrottling:
 		s.log.LogAttrs(ctx, slog.LevelWarn, "server stderr: throttling",
 			slog.Int("limit", s.thr.limit), slog.Duration("window", s.thr.window))
 	}
 }
 
-// tail returns the kept lines, oldest first.
-func (s *stderrSink) tail() []string {
+// cut shortens s to at most n bytes without splitting a UTF-8 sequence.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	i := n
+	for i > 0 && i > n-utf8.UTFMax && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i]
+}
+
+// omitted is the line that stands for the lines left out between the
+// first and the last ones kept.
+func omitted(n int) string {
+	if n == 1 {
+		return "… 1 line omitted …"
+	}
+	return fmt.Sprintf("… %d lines omitted …", n)
+}
+
+// lines returns the first and the last kept lines in order, with an
+// omitted line between them when some were left out.
+func (s *stderrSink) lines() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.full {
-		return append([]string(nil), s.lines[:s.next]...)
+	out := append([]string(nil), s.head...)
+	var tail []string
+	if s.full {
+		tail = append(append(tail, s.ring[s.next:]...), s.ring[:s.next]...)
+	} else {
+		tail = s.ring[:s.next]
 	}
-	return append(append([]string(nil), s.lines[s.next:]...), s.lines[:s.next]...)
+	if gap := s.total - len(s.head) - len(tail); gap > 0 {
+		out = append(out, omitted(gap))
+	}
+	return append(out, tail...)
 }
 
 type verdict int
