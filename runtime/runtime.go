@@ -63,6 +63,16 @@ type Options struct {
 	// EventHook observes every supervision event of the tree. It runs on a
 	// supervisor's goroutine and must not block.
 	EventHook func(supervisor.Event)
+	// MemoryLimit is the soft limit on the Go runtime's memory, in bytes,
+	// that Serve sets while it runs (debug.SetMemoryLimit); the process's
+	// previous limit and GOGC are restored when Serve returns. 0:
+	// DefaultMemoryLimit, unless the GOMEMLIMIT environment variable is
+	// set, which then wins; > 0: this limit, over GOMEMLIMIT too;
+	// math.MaxInt64: no limit, over GOMEMLIMIT too; < 0: Serve leaves the
+	// limit and GOGC alone. Under a limit other than math.MaxInt64, the
+	// collector is paced at GOGC=GCPercentUnderLimit unless GOGC is set.
+	// Start ignores it: it changes no global state.
+	MemoryLimit int64
 }
 
 // Instance is a running server tree.

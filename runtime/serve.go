@@ -54,8 +54,14 @@ func LoggerFromEnv() *slog.Logger {
 // (or opts.DefaultLogLevel); and fd 1 is captured, so that whatever the
 // process prints (fmt.Println, C code, child processes) reaches stderr and,
 // on the same terms, the client. The runtime's own records (panic stacks
-// among them) stay on stderr. Everything is restored on return.
+// among them) stay on stderr. It tunes the Go runtime's memory for a
+// small, long-lived server, a soft limit of DefaultMemoryLimit and
+// GOGC=GCPercentUnderLimit, unless the environment or opts.MemoryLimit
+// says otherwise (see Options.MemoryLimit). Everything is restored on
+// return.
 func Serve(ctx context.Context, srv *handlers.Server, opts Options) error {
+	defer memoryPolicy(opts.MemoryLimit, os.Getenv).apply()()
+
 	var pipe *LogPipeline
 	if opts.Logger == nil {
 		lo, lerr := LogOptionsFromEnv()

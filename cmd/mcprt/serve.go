@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"runtime/debug"
 	"runtime/pprof"
 	"slices"
 	"strconv"
@@ -51,7 +50,8 @@ func serve(args []string, s streams) int {
 	fs := flags("serve", serveUsage, s)
 	var o runtime.Options
 	fs.IntVar(&o.MaxLineBytes, "max-line", stdio.DefaultMaxLine, "largest input line in `bytes`; a longer one is answered with an error and skipped")
-	fs.IntVar(&o.MaxInFlight, "max-in-flight", runtime.DefaultMaxInFlight, "requests in progress at once; past it the server stops reading stdin (back-pressure)")
+	fs.IntVar(&o.MaxInFlight, "max-in-flight", runtime.DefaultMaxInFlight, "requests in progress at once; past it requests wait (see -max-queued); also the bound on unwritten answers past which the server stops reading stdin (back-pressure)")
+	fs.IntVar(&o.MaxQueued, "max-queued", runtime.DefaultMaxQueued, "requests waiting for one in progress to finish; past it a request is refused at once with error -32000 (server busy)")
 	fs.DurationVar(&o.RequestTimeout, "request-timeout", 60e9, "deadline of each request; when it passes the handler is cancelled and the client gets an error (negative: none)")
 	fs.DurationVar(&o.DrainTimeout, "drain-timeout", 5e9, "how long in-flight requests may still run after stdin EOF or a signal")
 	fs.DurationVar(&o.CacheTTL, "cache-ttl", 0, "ttlMs advertised on cacheable 2026-07-28 results")
@@ -87,18 +87,17 @@ func serve(args []string, s streams) int {
 		fmt.Fprintf(stderr, "mcprt serve: unexpected argument %q\n", fs.Arg(0))
 		return runtime.ExitUsage
 	}
+	// Unless given, the limit is the runtime's default, which GOMEMLIMIT
+	// overrides.
 	explicit := false
 	fs.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "memory-limit" })
-	mp, err := memoryPolicy(*memLimit, explicit, os.Getenv)
-	if err != nil {
-		fmt.Fprintf(stderr, "mcprt serve: -memory-limit: %v\n", err)
-		return runtime.ExitUsage
-	}
-	if mp.setLimit {
-		debug.SetMemoryLimit(mp.limit)
-	}
-	if mp.setGC {
-		debug.SetGCPercent(mp.gcPercent)
+	if explicit {
+		limit, err := parseSize(*memLimit)
+		if err != nil {
+			fmt.Fprintf(stderr, "mcprt serve: -memory-limit: %v\n", err)
+			return runtime.ExitUsage
+		}
+		o.MemoryLimit = limit
 	}
 	if *cpuprofile != "" {
 		f, err := os.Create(*cpuprofile)
@@ -116,62 +115,9 @@ func serve(args []string, s streams) int {
 	return runtime.ExitCode(runtime.Serve(context.Background(), referenceServer(), o))
 }
 
-// memorySettings are what memoryPolicy decides for the Go runtime.
-type memorySettings struct {
-	setLimit  bool
-	limit     int64
-	setGC     bool
-	gcPercent int
-}
-
-// gcPercentUnderLimit is the collector's pace while a memory limit holds
-// the heap down. Collecting each time the heap doubles a live set of a few
-// MiB only spends CPU when the limit already bounds memory: GOGC=400 took
-// 8% off the CPU per call at K=256, with the same peak RSS and 1 MiB echo
-// (mcpload, GOGC=100 and 400 side by side in one run). This is the
-// pairing the Go GC guide describes, a memory limit with a lazier GOGC.
-const gcPercentUnderLimit = 400
-
-// memoryPolicy applies -memory-limit unless GOMEMLIMIT is set and the flag
-// was not given; under that limit the collector is paced by
-// gcPercentUnderLimit, unless GOGC is set. With no limit ("off"), GOGC is
-// left alone.
-func memoryPolicy(flagValue string, explicit bool, getenv func(string) string) (memorySettings, error) {
-	var m memorySettings
-	if !explicit && getenv("GOMEMLIMIT") != "" {
-		return m, nil
-	}
-	limit, err := parseSize(flagValue)
-	if err != nil {
-		return m, err
-	}
-	m.setLimit, m.limit = true, limit
-	if limit != math.MaxInt64 && getenv("GOGC") == "" {
-		m.setGC, m.gcPercent = true, gcPercentUnderLimit
-	}
-	return m, nil
-}
-
-// defaultMemoryLimit is the reference server's soft memory limit (see
-// debug.SetMemoryLimit). Its live memory is small, a few MiB even with 256
-// requests in flight or a 1 MiB payload being echoed, but without a limit
-// the heap grows to twice the live data at every burst (GOGC=100) and what
-// a burst freed goes back to the system only slowly, so bursts of
-// different shapes pile up: 20-22 MiB of peak RSS over the load harness'
-// sequential, pipelined and payload phases, each of which alone stays
-// under 16 MiB. Near the limit the collector and the scavenger keep the
-// runtime's memory down instead. Measured over those phases (mcpload,
-// servers interleaved in one run):
-//
-//	limit   peak RSS MiB   throughput vs no limit (K=16, K=256, 64 KiB, 1 MiB echo)
-//	none    19.5-22.0      a second unlimited server: 0.75-1.13
-//	16MiB   18.0-18.2      0.64-1.01
-//	14MiB   15.7-16.0      0.92-1.11 in the runs with a control, one 1 MiB outlier at 0.59
-//	12MiB   15.2           1 MiB echo 0.36: the collector runs all the time
-//	10MiB   15.1           K=256 0.09
-//
-// 14MiB is the lowest that costs nothing beyond the noise.
-const defaultMemoryLimit = "14MiB"
+// defaultMemoryLimit is runtime.DefaultMemoryLimit as -memory-limit
+// spells it.
+var defaultMemoryLimit = fmt.Sprintf("%dMiB", runtime.DefaultMemoryLimit>>20)
 
 // parseSize reads a size as GOMEMLIMIT spells it: bytes, or a number with
 // B, KiB, MiB, GiB or TiB; "off" (or 0) means no limit.

@@ -23,37 +23,3 @@ func TestParseSize(t *testing.T) {
 		}
 	}
 }
-
-func TestMemoryPolicy(t *testing.T) {
-	env := func(kv ...string) func(string) string {
-		return func(k string) string {
-			for i := 0; i+1 < len(kv); i += 2 {
-				if kv[i] == k {
-					return kv[i+1]
-				}
-			}
-			return ""
-		}
-	}
-	for _, c := range []struct {
-		name     string
-		flag     string
-		explicit bool
-		getenv   func(string) string
-		want     memorySettings
-	}{
-		{"default", defaultMemoryLimit, false, env(), memorySettings{true, 14 << 20, true, gcPercentUnderLimit}},
-		{"GOMEMLIMIT wins over the default", defaultMemoryLimit, false, env("GOMEMLIMIT", "1GiB"), memorySettings{}},
-		{"the flag wins over GOMEMLIMIT", "32MiB", true, env("GOMEMLIMIT", "1GiB"), memorySettings{true, 32 << 20, true, gcPercentUnderLimit}},
-		{"GOGC is left to the user", defaultMemoryLimit, false, env("GOGC", "100"), memorySettings{setLimit: true, limit: 14 << 20}},
-		{"no limit, no change of pace", "off", true, env(), memorySettings{setLimit: true, limit: math.MaxInt64}},
-	} {
-		got, err := memoryPolicy(c.flag, c.explicit, c.getenv)
-		if err != nil || got != c.want {
-			t.Errorf("%s: got %+v, %v; want %+v", c.name, got, err, c.want)
-		}
-	}
-	if _, err := memoryPolicy("14MB", true, env()); err == nil {
-		t.Error("a bad size was accepted")
-	}
-}
