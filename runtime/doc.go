@@ -9,9 +9,13 @@
 //	 └─ session   the single implicit session (transient, significant)
 //
 // Beside it, outside the actor system, runs the reader goroutine: the only
-// reader of the input, which takes one stdio.Credits per line so that at most
-// MaxInFlight lines are being worked on and the client feels back-pressure
-// beyond that.
+// reader of the input. It counts each line it hands on in a stdio.Backlog,
+// with the answers not yet written, and stops reading while that count is
+// at MaxInFlight: the client feels back-pressure when it does not read.
+// Work is bounded by the session, not by the reader: past MaxInFlight
+// requests wait for a slot, past MaxQueued they are refused, and the
+// client's notifications and answers are taken at once, so cancelling or
+// answering an elicitation always gets through.
 //
 // The writer and the session run on goroutines of their own
 // (supervisor.OwnGoroutine), and the reader, the handler actors and the

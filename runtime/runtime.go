@@ -14,17 +14,21 @@ import (
 
 	"github.com/mcprt/mcprt/handlers"
 	"github.com/mcprt/mcprt/session"
-	"github.com/mcprt/mcprt/session/jsonrpc"
 	"github.com/mcprt/mcprt/stdio"
 	"github.com/mcprt/mcprt/supervisor"
 )
 
-// DefaultMaxInFlight is how many input lines may be in progress at once
-// (each request until its response is written). Far above the handful of
-// workers some SDKs use, so slow tools do not hold up quick ones, and small
-// enough that a client that never reads cannot make the server buffer
-// without bound.
-const DefaultMaxInFlight = 512
+// DefaultMaxInFlight is how many requests may be worked on at once: far
+// above the handful of workers some SDKs use, so slow tools do not hold up
+// quick ones. It is also the reader's bound on lines handed on and answers
+// not yet written, so that a client that never reads cannot make the server
+// buffer without bound.
+const DefaultMaxInFlight = session.DefaultMaxInFlight
+
+// DefaultMaxQueued is how many requests may wait for one of the
+// MaxInFlight to finish before further ones are refused with
+// CodeServerBusy (session/jsonrpc).
+const DefaultMaxQueued = session.DefaultMaxQueued
 
 // Options configure a server. The zero value is ready to use.
 type Options struct {
@@ -32,8 +36,15 @@ type Options struct {
 	Logger *slog.Logger
 	// MaxLineBytes caps one input line (0: stdio.DefaultMaxLine, 64 MiB).
 	MaxLineBytes int
-	// MaxInFlight bounds the lines in progress (0: DefaultMaxInFlight).
+	// MaxInFlight bounds the requests in progress and, as the reader's
+	// bound, the lines and answers not yet dealt with (0:
+	// DefaultMaxInFlight). MaxQueued bounds the requests waiting for a
+	// slot (0: DefaultMaxQueued); past it a request is refused at once.
+	// The reader never waits for a slot, so the client's cancellations
+	// and answers always get through; it waits only while the client
+	// does not read.
 	MaxInFlight int
+	MaxQueued   int
 	// RequestTimeout is each request's deadline (0: session.DefaultRequestTimeout; <0: none).
 	RequestTimeout time.Duration
 	// DrainTimeout bounds the wait for in-flight requests after stdin EOF,
@@ -118,7 +129,7 @@ func Start(e *actor.Engine, srv *handlers.Server, in io.Reader, out io.Writer, o
 	// reader, the workers and the answering goroutines send to them
 	// directly.
 	writerInbox, sessionInbox := supervisor.NewInbox(), supervisor.NewInbox()
-	credits := stdio.NewCredits(maxInFlight)
+	backlog := stdio.NewBacklog(maxInFlight)
 
 	var handlersStarts atomic.Int64
 	hook := func(ev supervisor.Event) {
@@ -152,7 +163,9 @@ func Start(e *actor.Engine, srv *handlers.Server, in io.Reader, out io.Writer, o
 				Writer:          writerInbox,
 				Inbox:           sessionInbox,
 				Handlers:        handlersPID,
-				Credits:         credits,
+				Backlog:         backlog,
+				MaxInFlight:     maxInFlight,
+				MaxQueued:       opts.MaxQueued,
 				RequestTimeout:  opts.RequestTimeout,
 				DrainTimeout:    opts.DrainTimeout,
 				CacheTTL:        opts.CacheTTL,
@@ -178,34 +191,22 @@ func Start(e *actor.Engine, srv *handlers.Server, in io.Reader, out io.Writer, o
 		interrupt:  interrupter(in),
 		done:       make(chan struct{}),
 	}
-	go inst.read(in, opts.MaxLineBytes, credits)
+	go inst.read(in, opts.MaxLineBytes, backlog)
 	go inst.wait()
 	return inst, nil
 }
 
-// read is the reader goroutine: the only reader of in.
-func (i *Instance) read(in io.Reader, maxLine int, credits *stdio.Credits) {
+// read is the reader goroutine: the only reader of in. It waits only on
+// the backlog, that is, only while the client is not reading.
+func (i *Instance) read(in io.Reader, maxLine int, backlog *stdio.Backlog) {
 	defer close(i.readerDone)
 	stdio.ReadLines(in, maxLine, func(msg any) bool {
-		switch m := msg.(type) {
-		case *stdio.Line:
-			if credits.TryAcquire() {
-				break
-			}
-			// At the limit. A notification or a response asks for no work
-			// that lasts, and one of them may be the cancellation that
-			// frees a credit: let those through rather than wait.
-			if noAnswerDue(m.Data) {
-				m.Uncredited = true
-				break
-			}
-			if !credits.Acquire(i.stopRead) {
+		switch msg.(type) {
+		case *stdio.Line, *stdio.LineTooLong:
+			if !backlog.Wait(i.stopRead) {
 				return false
 			}
-		case *stdio.LineTooLong:
-			if !credits.Acquire(i.stopRead) {
-				return false
-			}
+			backlog.Add(1)
 		}
 		select {
 		case <-i.stopRead:
@@ -215,14 +216,6 @@ func (i *Instance) read(in io.Reader, maxLine int, credits *stdio.Credits) {
 		i.session.Send(msg)
 		return true
 	})
-}
-
-// noAnswerDue reports whether a line is one valid notification or response:
-// a message the session answers with nothing.
-func noAnswerDue(line []byte) bool {
-	var m jsonrpc.Message
-	_, err := jsonrpc.Decode(line, &m)
-	return err == nil && m.Kind != jsonrpc.KindRequest
 }
 
 func (i *Instance) wait() {

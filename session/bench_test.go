@@ -62,7 +62,7 @@ type benchTree struct {
 	root    *supervisor.Root
 	session *supervisor.Inbox
 	writer  *supervisor.Inbox
-	credits *stdio.Credits
+	backlog *stdio.Backlog
 	sink    *benchSink
 }
 
@@ -77,7 +77,7 @@ func startBenchTree(b *testing.B, maxInFlight int) *benchTree {
 	benchTrees++
 	name := "bench-" + strconv.Itoa(benchTrees)
 	root := supervisor.RootPID(e, name)
-	t := &benchTree{e: e, session: supervisor.NewInbox(), writer: supervisor.NewInbox(), credits: stdio.NewCredits(maxInFlight), sink: &benchSink{}}
+	t := &benchTree{e: e, session: supervisor.NewInbox(), writer: supervisor.NewInbox(), backlog: stdio.NewBacklog(maxInFlight), sink: &benchSink{}}
 	srv := handlers.NewServer(handlers.Implementation{Name: "bench", Version: "1"}, "")
 	srv.AddTool(handlers.Tool{
 		Name:        "echo",
@@ -100,7 +100,7 @@ func startBenchTree(b *testing.B, maxInFlight int) *benchTree {
 				Restart: supervisor.Permanent, Shutdown: 2 * time.Second},
 			{ID: "session", Start: session.New(session.Config{
 				Server: srv, Writer: t.writer, Inbox: t.session, Handlers: supervisor.ChildPID(root, "handlers"),
-				Credits: t.credits, Logger: quiet,
+				Backlog: t.backlog, MaxInFlight: maxInFlight, Logger: quiet,
 			}), Restart: supervisor.Transient, Significant: true, Shutdown: 2 * time.Second},
 		},
 	})
@@ -111,10 +111,12 @@ func startBenchTree(b *testing.B, maxInFlight int) *benchTree {
 	return t
 }
 
-// line hands one input line to the session, taking a credit as the reader
-// does: with maxInFlight credits this is a closed loop of that depth.
+// line hands one input line to the session, counting it in the backlog as
+// the reader does: with a bound of maxInFlight this is a closed loop of
+// that depth.
 func (t *benchTree) line(data []byte) {
-	t.credits.Acquire(nil)
+	t.backlog.Wait(nil)
+	t.backlog.Add(1)
 	t.session.Send(&stdio.Line{Data: data})
 }
 

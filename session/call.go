@@ -34,15 +34,16 @@ type env struct {
 	engine     *actor.Engine
 	writer     *supervisor.Inbox
 	inbox      *supervisor.Inbox // the session's own
-	credits    *stdio.Credits
+	backlog    *stdio.Backlog
+	slots      slots
 	logger     *slog.Logger
 	serverInfo []byte // the Implementation, marshalled once
 	cacheTTL   int64  // ms
 	stateKey   []byte // signs 2026-07-28 requestState
 	asks       asks   // legacy server-to-client requests in flight
-	// releaseFn is release as a func value, made once: a method value
+	// written is backlog.Done as a func value, made once: a method value
 	// made per response would be an allocation per request.
-	releaseFn func()
+	written func()
 }
 
 func (e *env) out(b []byte, done func()) {
@@ -52,20 +53,64 @@ func (e *env) out(b []byte, done func()) {
 // post sends the session a message, from any goroutine.
 func (e *env) post(msg any) { e.inbox.Send(msg) }
 
-func (e *env) release() {
-	if e.credits != nil {
-		e.credits.Release()
+// slots bound the requests being worked on. The session takes one when it
+// hands a request to a handler (only the session takes them, so a load and
+// an add cannot overshoot) and the request gives it back when its answer is
+// queued or it is cancelled, on whatever goroutine that happens. Requests
+// past the bound wait in the session (parked), and past MaxQueued are
+// refused: the reader never waits for a slot (see stdio.Backlog).
+type slots struct {
+	busy atomic.Int32
+	max  int32
+	// parked: requests wait for a slot, so a freed one must wake the
+	// session; woken: a slotFreed is already on its way.
+	parked atomic.Bool
+	woken  atomic.Bool
+}
+
+// slotFreed tells the session that a slot was given back while requests
+// were parked.
+type slotFreed struct{}
+
+// take is for the session goroutine only.
+func (e *env) takeSlot() bool {
+	if e.slots.busy.Load() >= e.slots.max {
+		return false
+	}
+	e.slots.busy.Add(1)
+	return true
+}
+
+func (e *env) releaseSlot() {
+	e.slots.busy.Add(-1)
+	if e.slots.parked.Load() && e.slots.woken.CompareAndSwap(false, true) {
+		e.inbox.Send(slotFreed{})
 	}
 }
 
-// ticket is how one input line is answered: alone (the line's credit is
-// returned when the answer is written) or as one part of a batch.
+// hold is what a line's answer has to give back.
+type hold uint8
+
+const (
+	// holdLine: the reader's unit of backlog for the line, given back when
+	// the line's answer is written, or at once when none is due. Lines the
+	// session answers itself keep it.
+	holdLine hold = iota
+	// holdSlot: a slot; the line's unit was given back when the request
+	// went to a handler. The answer takes a unit of backlog of its own
+	// until it is written.
+	holdSlot
+	// holdNothing: a request parked for a slot. Its answer, if it gets one
+	// before it runs (a deadline, a drain), takes a unit as holdSlot does.
+	holdNothing
+)
+
+// ticket is how one input line is answered: alone or as one part of a
+// batch (the batch's line holds the unit for all of its parts).
 type ticket struct {
 	env   *env
 	batch *batch
-	// uncredited: the reader took no credit for the line (stdio.Line), so
-	// none is given back.
-	uncredited bool
+	hold  hold
 }
 
 // answer sends the line's (or batch part's) one response.
@@ -85,9 +130,14 @@ func (t ticket) answerIn(m stdio.Out, slot *stdio.Out) {
 		slot = &stdio.Out{}
 	}
 	*slot = m
-	if !t.uncredited {
-		slot.Done = t.env.releaseFn
+	switch t.hold {
+	case holdSlot:
+		t.env.releaseSlot()
+		t.env.backlog.Add(1)
+	case holdNothing:
+		t.env.backlog.Add(1)
 	}
+	slot.Done = t.env.written
 	t.env.writer.Send(slot)
 }
 
@@ -96,8 +146,10 @@ func (t ticket) none() {
 	switch {
 	case t.batch != nil:
 		t.batch.add(nil)
-	case !t.uncredited:
-		t.env.release()
+	case t.hold == holdLine:
+		t.env.backlog.Done()
+	case t.hold == holdSlot:
+		t.env.releaseSlot()
 	}
 }
 
@@ -122,7 +174,7 @@ func (b *batch) add(p []byte) {
 		return
 	}
 	if len(b.parts) == 0 {
-		b.env.release()
+		b.env.backlog.Done()
 		return
 	}
 	out := []byte{'['}
@@ -133,7 +185,7 @@ func (b *batch) add(p []byte) {
 		out = append(out, p...)
 	}
 	out = append(out, ']')
-	b.env.out(out, b.env.releaseFn)
+	b.env.out(out, b.env.written)
 }
 
 // call is one request handed to a handler actor.

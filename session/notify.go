@@ -232,6 +232,16 @@ func (s *Session) listen(m *jsonrpc.Message, t ticket) {
 	if !has("resources") {
 		want.ResourceSubscriptions = nil
 	}
+	// A listen stream lasts: it holds a slot, never the reader's unit, and
+	// does not wait for one.
+	if t.batch == nil {
+		if !s.env.takeSlot() {
+			s.answerError(t, m.ID, s.errBusy())
+			return
+		}
+		t.hold = holdSlot
+		s.env.backlog.Done()
+	}
 	ln := &listener{id: m.ID, ticket: t, want: want, uris: map[string]bool{}}
 	for _, u := range want.ResourceSubscriptions {
 		ln.uris[u] = true

@@ -22,6 +22,8 @@ import (
 const (
 	DefaultRequestTimeout = 60 * time.Second
 	DefaultDrainTimeout   = 5 * time.Second
+	DefaultMaxInFlight    = 512
+	DefaultMaxQueued      = 1024
 )
 
 // Config wires a session to the rest of the tree.
@@ -35,9 +37,20 @@ type Config struct {
 	// may send it messages (Drain, Log, Notify, WorkersLost) from any
 	// goroutine. Nil: New makes one, reachable through the PID only.
 	Inbox *supervisor.Inbox
-	// Credits, when set, are returned one per input line once the line is
-	// fully dealt with (see stdio.Credits).
-	Credits *stdio.Credits
+	// Backlog, when set, is the reader's: each line it hands on carries one
+	// unit, which the session gives back once the line is dealt with or
+	// passes on to the line's answer (see stdio.Backlog).
+	Backlog *stdio.Backlog
+	// MaxInFlight bounds the requests being worked on at once (0:
+	// DefaultMaxInFlight). A request past it waits, in arrival order,
+	// for one to finish; it still counts against its deadline, and the
+	// client may cancel it.
+	MaxInFlight int
+	// MaxQueued bounds the requests waiting so (0: DefaultMaxQueued). A
+	// request past it is answered at once with CodeServerBusy. Nothing
+	// else ever waits: notifications and the client's answers to the
+	// server's requests are taken as they arrive.
+	MaxQueued int
 	// RequestTimeout is the deadline of each request (0: DefaultRequestTimeout;
 	// negative: none). When it passes, the handler's context is cancelled and
 	// the client gets an error.
@@ -113,6 +126,7 @@ type Session struct {
 	suspendedUntil map[string]time.Time
 
 	calls    map[string]*call // by raw id, until the worker is done with it
+	parked   []*call          // calls waiting for a slot, oldest first
 	workers  map[*worker]bool // the live workers of the current generation
 	idle     []*worker        // workers ready for a call
 	starting int              // workers asked for, not yet ready
@@ -153,6 +167,15 @@ func New(cfg Config) actor.Producer {
 	if cfg.Inbox == nil {
 		cfg.Inbox = supervisor.NewInbox()
 	}
+	if cfg.Backlog == nil {
+		cfg.Backlog = stdio.NewBacklog(1) // nobody waits on it
+	}
+	if cfg.MaxInFlight <= 0 {
+		cfg.MaxInFlight = DefaultMaxInFlight
+	}
+	if cfg.MaxQueued <= 0 {
+		cfg.MaxQueued = DefaultMaxQueued
+	}
 	// The session owns its goroutine: every line and every finished call
 	// reaches it, and hollywood would start a goroutine for each message
 	// that finds it idle (see supervisor.Inbox).
@@ -165,7 +188,7 @@ func (s *Session) Receive(lc *supervisor.LoopContext, msg any) {
 	case actor.Started:
 		s.start(lc)
 	case *stdio.Line:
-		s.line(m.Data, ticket{env: s.env, uncredited: m.Uncredited})
+		s.line(m.Data, s.single())
 	case *stdio.LineTooLong:
 		s.lineTooLong(m)
 	case *stdio.EOF:
@@ -191,6 +214,10 @@ func (s *Session) Receive(lc *supervisor.LoopContext, msg any) {
 		s.onNotify(m)
 	case changed:
 		s.onChanged(m.Change)
+	case slotFreed:
+		s.env.slots.woken.Store(false)
+		s.unpark()
+		s.checkDrain()
 	case settled:
 		s.checkDrain()
 	case deadlineTick:
@@ -213,13 +240,14 @@ func (s *Session) start(lc *supervisor.LoopContext) {
 		engine:     lc.Engine(),
 		writer:     s.cfg.Writer,
 		inbox:      lc.Inbox(),
-		credits:    s.cfg.Credits,
+		backlog:    s.cfg.Backlog,
 		logger:     s.cfg.Logger,
 		serverInfo: info,
 		cacheTTL:   s.cfg.CacheTTL.Milliseconds(),
 		stateKey:   newStateKey(),
 	}
-	s.env.releaseFn = s.env.release
+	s.env.slots.max = int32(s.cfg.MaxInFlight)
+	s.env.written = s.env.backlog.Done
 	s.calls = map[string]*call{}
 	if d := s.cfg.RequestTimeout; d > 0 {
 		s.deadlines = newDeadlines(d, s.env.post)
@@ -727,6 +755,19 @@ func (s *Session) dispatch(m *jsonrpc.Message, t ticket, method handlers.Method,
 		s.answerError(t, m.ID, e)
 		return
 	}
+	park := false
+	if t.batch == nil { // a batch's line holds the unit for all its parts
+		switch {
+		case s.env.takeSlot():
+			t.hold = holdSlot
+		case s.roomToPark():
+			t.hold, park = holdNothing, true
+		default:
+			s.answerError(t, m.ID, s.errBusy())
+			return
+		}
+		s.env.backlog.Done()
+	}
 	cl.key, cl.id, cl.env, cl.ticket = key, m.ID, s.env, t
 	cl.modern, cl.cacheable, cl.method = cl.req.Modern, method.Cacheable, m.Method
 	cl.req.Peer = cl
@@ -736,7 +777,76 @@ func (s *Session) dispatch(m *jsonrpc.Message, t ticket, method handlers.Method,
 	if s.deadlines != nil {
 		s.deadlines.add(cl, len(s.calls))
 	}
+	if park {
+		s.parked = append(s.parked, cl)
+		s.env.slots.parked.Store(true)
+		// A slot given back before the flag was up woke nobody.
+		s.unpark()
+		return
+	}
 	s.assign(cl)
+}
+
+// roomToPark reports whether one more call may wait for a slot, first
+// dropping those that were settled while they waited.
+func (s *Session) roomToPark() bool {
+	if len(s.parked) < s.cfg.MaxQueued {
+		return true
+	}
+	kept := s.parked[:0]
+	for _, cl := range s.parked {
+		if cl.state.Load() == statePending {
+			kept = append(kept, cl)
+		} else {
+			s.forget(cl)
+		}
+	}
+	clear(s.parked[len(kept):])
+	s.parked = kept
+	return len(s.parked) < s.cfg.MaxQueued
+}
+
+// unpark runs parked calls, oldest first, while slots are free. A call
+// settled while it waited (cancelled, timed out, drained) is dropped.
+func (s *Session) unpark() {
+	for len(s.parked) > 0 {
+		cl := s.parked[0]
+		if cl.state.Load() == statePending {
+			if !s.env.takeSlot() {
+				return
+			}
+			cl.mu.Lock()
+			pending := cl.state.Load() == statePending
+			if pending {
+				cl.ticket.hold = holdSlot
+			}
+			cl.mu.Unlock()
+			if !pending {
+				s.env.slots.busy.Add(-1)
+			}
+		}
+		s.parked[0] = nil
+		s.parked = s.parked[1:]
+		if cl.ticket.hold == holdSlot {
+			s.assign(cl)
+		} else {
+			s.forget(cl)
+		}
+	}
+	s.parked = nil
+	s.env.slots.parked.Store(false)
+	// A slot given back between the last take and the flag going down
+	// posted a slotFreed; it finds nothing to do.
+}
+
+// errBusy answers a request that found every slot taken and the queue full.
+func (s *Session) errBusy() *jsonrpc.Error {
+	return &jsonrpc.Error{
+		Code: jsonrpc.CodeServerBusy,
+		Message: fmt.Sprintf("Server busy: %d requests in progress and %d waiting; retry later",
+			s.cfg.MaxInFlight, s.cfg.MaxQueued),
+		Data: map[string]int{"maxInFlight": s.cfg.MaxInFlight, "maxQueued": s.cfg.MaxQueued},
+	}
 }
 
 // assign gives a call to an idle worker, or queues it and asks for one more.

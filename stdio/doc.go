@@ -23,5 +23,7 @@
 //     client), partial lines after an idle time, long output in chunks,
 //     everything flushed on Stop.
 //
-// Credits give the reader back-pressure: one per line in progress.
+// Backlog gives the reader back-pressure from the client alone: the reader
+// waits while the lines it handed on and the answers not yet written are
+// too many, which happens only when the client stops reading.
 package stdio

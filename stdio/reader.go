@@ -15,9 +15,6 @@ const DefaultMaxLine = 64 << 20
 // Line is one input line without its line ending. The receiver owns Data.
 type Line struct {
 	Data []byte
-	// Uncredited marks a line the reader let through without a credit
-	// (see Credits): its consumer must not give one back.
-	Uncredited bool
 }
 
 // LineTooLong reports a line over the cap that was discarded. Head holds its

@@ -320,54 +320,69 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-func TestCredits(t *testing.T) {
-	c := NewCredits(2)
+func TestBacklog(t *testing.T) {
+	b := NewBacklog(2)
 	stop := make(chan struct{})
-	if !c.Acquire(stop) || !c.Acquire(stop) {
-		t.Fatal("Acquire failed with credits free")
+	b.Add(1)
+	if !b.Wait(stop) {
+		t.Fatal("Wait under the bound returned false")
 	}
-	if c.InUse() != 2 {
-		t.Fatalf("InUse = %d, want 2", c.InUse())
-	}
+	b.Add(1)
 	got := make(chan bool)
-	go func() { got <- c.Acquire(stop) }()
+	go func() { got <- b.Wait(stop) }()
 	select {
 	case <-got:
-		t.Fatal("Acquire returned with no credit free")
+		t.Fatal("Wait returned at the bound")
 	case <-time.After(20 * time.Millisecond):
 	}
-	c.Release()
-	if ok := <-got; !ok {
-		t.Fatal("blocked Acquire returned false after Release")
+	// Producers that never wait may go over the bound; the reader waits
+	// until it is under again.
+	b.Add(1)
+	b.Done()
+	select {
+	case <-got:
+		t.Fatal("Wait returned while still at the bound")
+	case <-time.After(20 * time.Millisecond):
 	}
-	go func() { got <- c.Acquire(stop) }()
+	b.Done()
+	if ok := <-got; !ok {
+		t.Fatal("Wait returned false once under the bound")
+	}
+	if b.Len() != 1 {
+		t.Fatalf("Len = %d, want 1", b.Len())
+	}
+	b.Add(1)
+	go func() { got <- b.Wait(stop) }()
 	close(stop)
 	if ok := <-got; ok {
-		t.Fatal("Acquire returned true after stop closed")
+		t.Fatal("Wait returned true after stop closed, at the bound")
 	}
-	if c.InUse() != 2 {
-		t.Fatalf("InUse = %d, want 2", c.InUse())
+	b.Done()
+	// A closed stop does not keep the reader back under the bound.
+	if !b.Wait(stop) {
+		t.Fatal("Wait under the bound with a closed stop returned false")
 	}
-	c.Release()
-	c.Release()
-	if c.InUse() != 0 {
-		t.Fatalf("InUse = %d, want 0", c.InUse())
+	if !NewBacklog(0).Wait(stop) {
+		t.Error("NewBacklog(0) holds the reader back at once; want a bound of at least one")
 	}
-	// A closed stop does not keep a free credit from being taken.
-	if !c.Acquire(stop) {
-		t.Fatal("Acquire with a free credit and a closed stop returned false")
-	}
-	c.Release()
-	func() {
-		defer func() {
-			if recover() == nil {
-				t.Error("Release without Acquire did not panic")
-			}
-		}()
-		c.Release()
-	}()
-	if NewCredits(0).Acquire(stop) != true {
-		t.Error("NewCredits(0) has no credit; want at least one")
+}
+
+// TestBacklogWakeRace: Done on other goroutines, racing the reader's Wait,
+// never leaves the reader asleep under the bound.
+func TestBacklogWakeRace(t *testing.T) {
+	b := NewBacklog(1)
+	stop := make(chan struct{})
+	defer close(stop)
+	for range 20000 {
+		b.Add(1)
+		go b.Done()
+		done := make(chan bool)
+		go func() { done <- b.Wait(stop) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Fatal("Wait slept through a Done")
+		}
 	}
 }
 

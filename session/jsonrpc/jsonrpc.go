@@ -20,6 +20,11 @@ const (
 	CodeInvalidParams  = -32602
 	CodeInternalError  = -32603
 
+	// CodeServerBusy (implementation-defined, in JSON-RPC's server error
+	// range): every request slot is taken and the queue behind them is
+	// full. The request was not run; the client may retry it.
+	CodeServerBusy = -32000
+
 	// CodeResourceNotFound is the legacy-era (≤ 2025-11-25) code for an unknown resource.
 	CodeResourceNotFound = -32002
 	// CodeMissingClientCapability (2026-07-28): the request needs a client
