@@ -268,6 +268,14 @@ func TestEraPinning(t *testing.T) {
 	if _, err := client.Connect(ctx(t), cmd, opts(client.Options{Era: client.EraLegacy, Version: "2026-07-28"})); err == nil {
 		t.Error("era legacy with a modern version was accepted")
 	}
+	for v, want := range map[string]client.Era{"2026-07-28": client.EraModern, "2025-11-25": client.EraLegacy, "2024-11-05": client.EraLegacy} {
+		if era, ok := client.VersionEra(v); !ok || era != want {
+			t.Errorf("VersionEra(%s) = %v, %v", v, era, ok)
+		}
+	}
+	if _, ok := client.VersionEra("2099-01-01"); ok {
+		t.Error("VersionEra knows 2099-01-01")
+	}
 }
 
 // TestExitDuringConnect: a server that dies before answering makes Connect

@@ -149,11 +149,8 @@ func (o *Options) withDefaults() (Options, error) {
 		return r, fmt.Errorf("client: unknown log level %q (one of %s)", r.LogLevel, strings.Join(logLevels, ", "))
 	}
 	if r.Version != "" {
-		era := EraLegacy
-		switch {
-		case slices.Contains(modernVersions, r.Version):
-			era = EraModern
-		case !slices.Contains(legacyVersions, r.Version):
+		era, ok := VersionEra(r.Version)
+		if !ok {
 			return r, fmt.Errorf("client: unknown protocol version %q (supported: %s)", r.Version, strings.Join(SupportedVersions(), ", "))
 		}
 		if r.Era != EraAuto && r.Era != era {

@@ -3,6 +3,7 @@ package client
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -44,6 +45,18 @@ var (
 // first.
 func SupportedVersions() []string {
 	return append(append([]string(nil), modernVersions...), legacyVersions...)
+}
+
+// VersionEra is the era of a protocol revision this client speaks, and
+// false for one it does not.
+func VersionEra(version string) (Era, bool) {
+	switch {
+	case slices.Contains(modernVersions, version):
+		return EraModern, true
+	case slices.Contains(legacyVersions, version):
+		return EraLegacy, true
+	}
+	return EraAuto, false
 }
 
 // Implementation names a piece of MCP software (clientInfo, serverInfo).
