@@ -135,7 +135,10 @@ type Campaign struct {
 	// instead of the initialize handshake.
 	Modern bool
 	// ProtocolVersion is offered in initialize (legacy only; "": 2025-06-18).
+	// With RequireVersion, a server that answers another revision fails
+	// the handshake; without, the campaign goes on in the one it answered.
 	ProtocolVersion string
+	RequireVersion  bool
 	// Window bounds the quick requests (echo, panic, slow) awaiting an
 	// answer at once (0: 64). Hangs and cancelled requests do not count.
 	Window int
@@ -669,6 +672,13 @@ func (r *run) handshake(ctx context.Context) error {
 		}
 		if m.isError {
 			return errors.New("fault: initialize failed")
+		}
+		var res struct {
+			ProtocolVersion string `json:"protocolVersion"`
+		}
+		_ = json.Unmarshal(m.result, &res)
+		if r.cfg.RequireVersion && res.ProtocolVersion != r.cfg.ProtocolVersion {
+			return fmt.Errorf("fault: the server answered initialize with protocol version %q; %s was required", res.ProtocolVersion, r.cfg.ProtocolVersion)
 		}
 		if err := r.write([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n")); err != nil {
 			return fmt.Errorf("fault: writing notifications/initialized: %w", err)

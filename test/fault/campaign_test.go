@@ -240,3 +240,20 @@ func TestCampaignInProcess(t *testing.T) {
 		}
 	}
 }
+
+// TestCampaignRequireVersion: the fake server answers initialize with
+// 2025-06-18 whatever it is offered; a required other revision fails the
+// handshake, an offered one does not.
+func TestCampaignRequireVersion(t *testing.T) {
+	t.Parallel()
+	c := Campaign{Requests: 20, ProtocolVersion: "2025-11-25", RequireVersion: true, Timeout: 30 * time.Second, ExitTimeout: 5 * time.Second}
+	c.Command, c.Env = fakeCommand(t, "ok")
+	_, err := c.Run(context.Background())
+	if err == nil || !strings.Contains(err.Error(), `protocol version "2025-06-18"; 2025-11-25 was required`) {
+		t.Errorf("required version: %v", err)
+	}
+	rep := fakeCampaign(t, "ok", Campaign{Requests: 20, ProtocolVersion: "2025-11-25"})
+	if !rep.OK() {
+		t.Errorf("offered version:\n%s", rep)
+	}
+}

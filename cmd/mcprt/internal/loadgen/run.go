@@ -40,9 +40,13 @@ type Config struct {
 	Argv []string
 	Env  []string
 	// Era is EraLegacy (default) or EraModern; Version the revision asked
-	// for (default DefaultLegacyVersion or ModernVersion).
-	Era     string
-	Version string
+	// for (default DefaultLegacyVersion or ModernVersion). With
+	// RequireVersion, a legacy server that answers initialize with another
+	// revision fails the run instead of being measured in that one (a
+	// modern server must always list Version).
+	Era            string
+	Version        string
+	RequireVersion bool
 	// Tool is the tool the latency and throughput phases call, with Args
 	// (a JSON object). Empty Tool: echo when the server lists it, else the
 	// ping method (legacy) or server/discover (modern). Ping forces that.
@@ -389,6 +393,9 @@ func (r *runner) handshake(p *proc, record bool) (time.Duration, error) {
 	} else {
 		if res.ProtocolVersion == "" {
 			return d, errors.New("the initialize result has no protocolVersion")
+		}
+		if r.cfg.RequireVersion && res.ProtocolVersion != r.cfg.Version {
+			return d, fmt.Errorf("the server answered protocol version %q; %s was required", res.ProtocolVersion, r.cfg.Version)
 		}
 		if err := p.send([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n")); err != nil {
 			return d, err

@@ -154,3 +154,20 @@ func TestRunPing(t *testing.T) {
 		t.Errorf("call %q, sequential %+v, pipelined %+v", res.Call, res.Sequential, res.Pipelined)
 	}
 }
+
+// The fake server answers initialize with 2025-06-18 whatever it is asked:
+// the run goes on in that revision, unless the one asked was required.
+func TestRunRequireVersion(t *testing.T) {
+	cfg := fake("ok")
+	cfg.Version = "2025-11-25"
+	cfg.Skip = map[string]bool{PhaseCold: true, PhaseSeq: true, PhasePipe: true, PhasePayload: true}
+	res, err := Run(cfg)
+	if err != nil || res.Version != "2025-06-18" {
+		t.Errorf("counter-offer accepted: version %q, err %v", res.Version, err)
+	}
+	cfg.RequireVersion = true
+	_, err = Run(cfg)
+	if err == nil || !strings.Contains(err.Error(), `answered protocol version "2025-06-18"; 2025-11-25 was required`) {
+		t.Errorf("required version: %v", err)
+	}
+}
