@@ -116,6 +116,11 @@ func run(args []string, s streams) int {
 // the usage goes to s.Stdout; after a bad flag, the error and the usage go
 // to s.Stderr.
 func flags(name, usage string, s streams) *flag.FlagSet {
+	return flagsFunc(name, func() string { return usage }, s)
+}
+
+// flagsFunc is flags with a usage text made only when it is printed.
+func flagsFunc(name string, usage func() string, s streams) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	errs := &flagErrors{w: s.Stderr}
 	fs.SetOutput(errs)
@@ -127,7 +132,7 @@ func flags(name, usage string, s streams) *flag.FlagSet {
 			w = s.Stderr
 		}
 		errs.wrote = false
-		fmt.Fprint(w, usage)
+		fmt.Fprint(w, usage())
 		fs.SetOutput(w)
 		fs.PrintDefaults()
 		fs.SetOutput(errs)

@@ -176,7 +176,11 @@ func addFeatures(s *handlers.Server) {
 		Description: "What this server offers, in Markdown.",
 		MimeType:    "text/markdown",
 	}, func(context.Context, *handlers.Request, string, map[string]string) ([]handlers.ResourceContents, error) {
-		return []handlers.ResourceContents{{Text: readme}}, nil
+		o, err := offersOf(s)
+		if err != nil {
+			return nil, err
+		}
+		return []handlers.ResourceContents{{Text: readmeIntro + o.markdown()}}, nil
 	})
 	s.AddResource(handlers.Resource{
 		URI:         "mcprt://reference/pixel.png",
@@ -244,12 +248,13 @@ var greetees = []string{"Ada", "Alan", "Barbara", "Edsger", "Grace", "Ken", "Mar
 
 var languages = []string{"Go", "C", "C++", "Elixir", "Erlang", "Java", "JavaScript", "Python", "Rust", "TypeScript"}
 
-const readme = `# mcprt reference server
+// readmeIntro opens the readme resource; the list of what the server
+// offers follows, made from its registry when the resource is read.
+const readmeIntro = `# mcprt reference server
 
-The server that ` + "`mcprt serve`" + ` runs. Tools: echo, work, sleep, panic,
-print, add (structured output), log, slow-timeout. Resources: this text, a
-PNG image, and greetings from the template mcprt://reference/greeting/{name}.
-Prompt: review.
+The server that ` + "`mcprt serve`" + ` runs: tools that the benchmark and
+fault-injection harnesses drive, tools that misbehave on purpose, and one of
+each other kind of thing an MCP server can offer.
 `
 
 // pixelPNG is a 2x2 PNG (red, green / blue, white), as image/png encodes it.

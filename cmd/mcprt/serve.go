@@ -18,14 +18,14 @@ import (
 	"github.com/mcprt/mcprt/stdio"
 )
 
-const serveUsage = `Usage: mcprt serve [flags]
+// serveUsageFormat is serve's usage, with what srv offers in the middle.
+const serveUsageFormat = `Usage: mcprt serve [flags]
 
 Runs the reference MCP server on stdin/stdout until stdin is closed, a
 SIGINT or SIGTERM arrives, or the client closes stdout. In-flight requests
 are answered before it exits (bounded by -drain-timeout).
 
-Tools: echo {text}, work {us}, sleep {ms}, panic {}, print {text}.
-
+%s
 Logs go to stderr; LOG_LEVEL (debug, info, warn, error) sets the level and
 LOG_FORMAT=json switches to JSON lines.
 
@@ -41,13 +41,25 @@ bounds memory), unless GOGC is set.
 Flags:
 `
 
+// serveUsage is serve's usage, listing what srv offers as its own list
+// methods show it.
+func serveUsage(srv *handlers.Server) string {
+	o, err := offersOf(srv)
+	text := o.text()
+	if err != nil {
+		text += fmt.Sprintf("(listing the rest failed: %v)\n", err)
+	}
+	return fmt.Sprintf(serveUsageFormat, text)
+}
+
 func init() {
 	register(verb{name: "serve", summary: "run the reference MCP server on stdin/stdout", run: serve})
 }
 
 func serve(args []string, s streams) int {
 	stderr := s.Stderr
-	fs := flags("serve", serveUsage, s)
+	srv := referenceServer()
+	fs := flagsFunc("serve", func() string { return serveUsage(srv) }, s)
 	var o runtime.Options
 	fs.IntVar(&o.MaxLineBytes, "max-line", stdio.DefaultMaxLine, "largest input line in `bytes`; a longer one is answered with an error and skipped")
 	fs.IntVar(&o.MaxInFlight, "max-in-flight", runtime.DefaultMaxInFlight, "requests in progress at once; past it requests wait (see -max-queued); also the bound on unwritten answers past which the server stops reading stdin (back-pressure)")
@@ -112,7 +124,7 @@ func serve(args []string, s streams) int {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	return runtime.ExitCode(runtime.Serve(context.Background(), referenceServer(), o))
+	return runtime.ExitCode(runtime.Serve(context.Background(), srv, o))
 }
 
 // defaultMemoryLimit is runtime.DefaultMemoryLimit as -memory-limit
