@@ -4,6 +4,7 @@
 //	mcprt serve [flags]             run the reference server on stdin/stdout
 //	mcprt VERB [flags] -- CMD ARGS  drive another server (see mcprt help)
 //	mcprt help [verb]               explain a verb
+//	mcprt version                   print mcprt's version (also --version)
 //
 // Exit statuses: 0 after stdin EOF, SIGINT/SIGTERM or a client that closed
 // stdout; 1 when the server failed (its supervisor gave up) or a verb found
@@ -85,6 +86,9 @@ func run(args []string, s streams) int {
 		return runtime.ExitUsage
 	}
 	name := args[0]
+	if name == "-version" || name == "--version" {
+		name = "version"
+	}
 	if name == "help" || name == "-h" || name == "-help" || name == "--help" {
 		switch {
 		case len(args) == 1:
