@@ -46,10 +46,15 @@ type WorkerIdle struct {
 type WorkerCrashed struct {
 	PID *actor.PID
 	Key string
+	// Value is what the handler panicked with. It is for the owner's
+	// decision and logs; it reaches the client only if the server opts in.
+	Value any
 }
 
-// ErrHandlerPanic is the error a request gets when its handler panicked. It
-// says nothing of the panic: the value and stack go to the log, not the client.
+// ErrHandlerPanic is the error a request other than tools/call gets when its
+// handler panicked (a tool's panic is a result with isError set, which the
+// model can read). It says nothing of the panic: the value and stack go to
+// the log, not the client.
 var ErrHandlerPanic = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error: the handler failed"}
 
 // Worker is a handler actor: it runs one call at a time. It keeps no state
@@ -137,7 +142,7 @@ func (w *Worker) run(e *actor.Engine, self *actor.PID, m *Call) (ok bool) {
 			pe := &supervisor.PanicError{Value: v, Stack: debug.Stack()}
 			// The owner answers at once: the request must not wait for its
 			// deadline.
-			w.report(WorkerCrashed{PID: self, Key: m.Key})
+			w.report(WorkerCrashed{PID: self, Key: m.Key, Value: v})
 			e.Send(self, crashed{pe})
 			ok = false
 		}

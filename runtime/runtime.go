@@ -63,6 +63,10 @@ type Options struct {
 	CrashPolicy    session.CrashPolicy
 	CrashIntensity int
 	CrashPeriod    time.Duration
+	// PanicDetail shows a panicking tool's panic value to the client, in
+	// the text of its isError result (default: a generic message; the
+	// value and stack go to the log either way).
+	PanicDetail bool
 	// DefaultLogLevel admits server-wide logs (Instance.Log, captured
 	// stdout) to a legacy client that has not sent logging/setLevel ("":
 	// none until it does). LogBuffer bounds what waits for
@@ -172,6 +176,7 @@ func Start(e *actor.Engine, srv *handlers.Server, in io.Reader, out io.Writer, o
 				CrashPolicy:     opts.CrashPolicy,
 				CrashIntensity:  opts.CrashIntensity,
 				CrashPeriod:     opts.CrashPeriod,
+				PanicDetail:     opts.PanicDetail,
 				DefaultLogLevel: opts.DefaultLogLevel,
 				LogBuffer:       opts.LogBuffer,
 				OnLogLevel:      opts.OnLogLevel,

@@ -353,7 +353,14 @@ func (cl *call) encodeWhole(result any, err error) []byte {
 	}
 	if err != nil {
 		var je *jsonrpc.Error
-		if !errors.As(err, &je) {
+		var ce *handlers.CapabilityError
+		switch {
+		case errors.As(err, &je):
+		case errors.As(err, &ce) && cl.modern:
+			je = ce.RPCError()
+		case errors.As(err, &ce):
+			je = &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Invalid params: the client did not declare the " + strconv.Quote(ce.Capability) + " capability this request needs"}
+		default:
 			// Not meant for the client: log it, send a generic message.
 			cl.env.logger.Error("handler error", "method", cl.method, "id", string(cl.id), "err", err)
 			je = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error"}

@@ -161,7 +161,7 @@ func TestCrashLoopSuspend(t *testing.T) {
 	c.handshake()
 	for i := range 3 {
 		c.send(`{"jsonrpc":"2.0","id":` + string(rune('1'+i)) + `,"method":"tools/call","params":{"name":"panic"}}`)
-		if got := c.recv(); !strings.Contains(got, `"message":"Internal error: the handler failed"`) {
+		if got := c.recv(); !strings.Contains(got, `"result":{"content":[{"type":"text","text":"Tool \"panic\" failed with an internal error."}],"isError":true}`) {
 			t.Fatalf("panic %d: %s", i, got)
 		}
 	}

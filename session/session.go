@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/anthdm/hollywood/actor"
@@ -79,7 +80,10 @@ type Config struct {
 	CrashPolicy    CrashPolicy
 	CrashIntensity int
 	CrashPeriod    time.Duration
-	Logger         *slog.Logger
+	// PanicDetail puts a panicking tool's panic value in the text of its
+	// isError result. Off by default: a panic value can hold anything.
+	PanicDetail bool
+	Logger      *slog.Logger
 }
 
 // Drain asks the session to stop taking requests, let in-flight ones finish
@@ -202,7 +206,7 @@ func (s *Session) Receive(lc *supervisor.LoopContext, msg any) {
 	case workerIdle:
 		s.workerIdle(m.w)
 	case workerCrashed:
-		s.workerCrashed(m.w)
+		s.workerCrashed(m.w, m.value)
 	case WorkersLost:
 		s.workersLost()
 	case retryWorkers:
@@ -273,7 +277,10 @@ type worker struct {
 // so sending one allocates nothing.
 type (
 	workerIdle    struct{ w *worker }
-	workerCrashed struct{ w *worker }
+	workerCrashed struct {
+		w     *worker
+		value any // what the handler panicked with
+	}
 )
 
 // workerReport returns how the worker w tells the session about itself. A
@@ -284,11 +291,11 @@ type (
 func (s *Session) workerReport(w *worker) func(any) {
 	in := s.env.inbox
 	return func(m any) {
-		switch m.(type) {
+		switch m := m.(type) {
 		case handlers.WorkerIdle:
 			in.Post(workerIdle{w})
 		case handlers.WorkerCrashed:
-			in.Send(workerCrashed{w})
+			in.Send(workerCrashed{w, m.Value})
 		}
 	}
 }
@@ -941,16 +948,38 @@ func (s *Session) workerDone(w *worker) bool {
 	return true
 }
 
-func (s *Session) workerCrashed(w *worker) {
-	if w.gen == s.gen && w.busy != nil {
-		s.crashed(w.busy)
-		w.busy.fail(handlers.ErrHandlerPanic)
+func (s *Session) workerCrashed(w *worker, value any) {
+	if cl := w.busy; w.gen == s.gen && cl != nil {
+		s.crashed(cl)
+		s.answerPanic(cl, value)
 	}
 	if s.workerDone(w) {
 		delete(s.workers, w)
 	}
 	s.ensureWorkers()
 	s.checkDrain()
+}
+
+// answerPanic answers a call whose handler panicked. A tool's panic is a
+// tool error, a result with isError set: the model reads it and can act on
+// it, where SDK-based clients treat a JSON-RPC error as a failure of the
+// host application. No other result type carries errors, so the other
+// methods get ErrHandlerPanic. The panic value goes to the client only with
+// Config.PanicDetail; the stack never does.
+func (s *Session) answerPanic(cl *call, value any) {
+	if cl.method != "tools/call" {
+		cl.fail(handlers.ErrHandlerPanic)
+		return
+	}
+	name := strings.TrimPrefix(crashKey(cl.method, cl.req.Params), "tools/call ")
+	msg := "Tool " + strconv.Quote(name) + " failed with an internal error."
+	if s.cfg.PanicDetail {
+		msg = "Tool " + strconv.Quote(name) + " panicked: " + fmt.Sprint(value)
+	}
+	res := &handlers.CallToolResult{Content: []handlers.Content{handlers.TextContent(msg)}, IsError: true}
+	if cl.settle(stateClaimed, cl.encode(res, nil)) {
+		cl.cancel()
+	}
 }
 
 func (s *Session) workerIdle(w *worker) {

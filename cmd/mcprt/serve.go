@@ -70,6 +70,7 @@ func serve(args []string, s streams) int {
 	fs.IntVar(&o.Intensity, "intensity", 3, "restarts the root supervisor allows within -period before it gives up (exit status 1)")
 	fs.DurationVar(&o.Period, "period", 5e9, "the root supervisor's intensity window")
 	crash := fs.String("crash-loop", "suspend", "what happens to a tool that panics more than -crash-intensity times within -crash-period: `suspend` it for a period, or escalate to the supervisors")
+	fs.BoolVar(&o.PanicDetail, "panic-detail", false, "show a panicking tool's panic value to the client in its isError result (the stack never leaves the log)")
 	fs.IntVar(&o.CrashIntensity, "crash-intensity", 10, "panics of one tool tolerated within -crash-period")
 	fs.DurationVar(&o.CrashPeriod, "crash-period", 5e9, "the crash-loop window, and how long a crash-looping tool stays suspended")
 	fs.StringVar(&o.DefaultLogLevel, "client-log-level", "info", "lowest level of server logs and captured stdout sent to a legacy client that has not sent logging/setLevel (\"\": none)")

@@ -13,9 +13,7 @@ func TestCrashLoopSuspends(t *testing.T) {
 	c.Initialize("2025-11-25")
 	panicCall := map[string]any{"name": "panic", "arguments": map[string]any{}}
 	for range 4 {
-		if e := wantError(t, c.Call("tools/call", panicCall), -32603); e.Message != "Internal error: the handler failed" {
-			t.Fatalf("panic: %s", e.Message)
-		}
+		wantToolPanic(t, c.Call("tools/call", panicCall))
 	}
 	if e := wantError(t, c.Call("tools/call", panicCall), -32603); !strings.Contains(e.Message, "crash-looping and suspended") {
 		t.Fatalf("want the tool suspended, got %q", e.Message)
@@ -37,7 +35,7 @@ func TestCrashLoopEscalates(t *testing.T) {
 	c.Initialize("2025-11-25")
 	panicCall := map[string]any{"name": "panic", "arguments": map[string]any{}}
 	for range 2 { // the second panic is one too many: the handler supervisor is restarted
-		wantError(t, c.Call("tools/call", panicCall), -32603)
+		wantToolPanic(t, c.Call("tools/call", panicCall))
 	}
 	if got := toolText(t, c.Call("tools/call", echoParams("after restart"))); got != "after restart" {
 		t.Fatalf("echo after the restart: %q", got)

@@ -424,7 +424,7 @@ func embeddedRound(t *testing.T, e *actor.Engine, srv *handlers.Server, round in
 		t.Fatalf("round %d: echo answered %s", round, l)
 	}
 	send(RequestLine(3, "tools/call", map[string]any{"name": "panic", "arguments": map[string]any{}}))
-	if l := next(); !strings.Contains(l, `"id":3,"error"`) {
+	if l := next(); !strings.Contains(l, `"id":3,"result"`) || !strings.Contains(l, `"isError":true`) {
 		t.Fatalf("round %d: panic answered %s", round, l)
 	}
 	send(RequestLine(4, "tools/call", sleepParams(60_000))) // in flight when the tree stops

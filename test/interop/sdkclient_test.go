@@ -158,9 +158,11 @@ var toolChecks = map[string]func(t *testing.T, s *sdkSession){
 		}
 	},
 	"panic": func(t *testing.T, s *sdkSession) {
+		// A tool error the model can read, not a JSON-RPC error that the
+		// SDK would raise in the host application.
 		res, err := s.cs.CallTool(testCtx(t), &mcp.CallToolParams{Name: "panic"})
-		if err == nil && !res.IsError {
-			t.Errorf("panic succeeded: %v", res)
+		if err != nil || !res.IsError {
+			t.Errorf("panic: err %v, result %v; want a result with IsError", err, res)
 		}
 		// The session survives a crashed handler.
 		if got := textOf(t, callTool(t, s, "echo", map[string]any{"text": "after panic"})); got != "after panic" {
