@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+
+	"github.com/mcprt/mcprt/session/jsonrpc"
 )
 
 // ErrInputRequired is what Ask returns in 2026-07-28 when the client's
@@ -19,15 +21,38 @@ import (
 // response instead, so the handler runs once.
 var ErrInputRequired = errors.New("handlers: input required from the client")
 
-// CapabilityError is Ask's error when the client did not declare the
-// capability the request needs: the server must not send it.
+// CapabilityError says that a request needs a client capability the client
+// did not declare. Ask returns one rather than send what the client cannot
+// take, and a handler returns one (from Ask, or made with
+// RequireCapability) to say "this needs capability X". In 2026-07-28 the
+// request is then answered with CodeMissingClientCapability and
+// data.requiredCapabilities, as that revision requires; in the legacy
+// revisions a tool's answer is a result with isError set and this text,
+// and any other request's is an invalid-params error.
 type CapabilityError struct {
-	Method     string
-	Capability string
+	Method     string // the server-to-client request that needed it; "" when the handler said so itself
+	Capability string // e.g. "elicitation", "sampling", "roots"
 }
 
+// RequireCapability returns the error a handler returns when it cannot go on
+// without the client capability name (e.g. "elicitation").
+func RequireCapability(name string) error { return &CapabilityError{Capability: name} }
+
 func (e *CapabilityError) Error() string {
+	if e.Method == "" {
+		return fmt.Sprintf("handlers: the client did not declare the %q capability this request needs", e.Capability)
+	}
 	return fmt.Sprintf("handlers: the client did not declare the %q capability that %s needs", e.Capability, e.Method)
+}
+
+// RPCError is the 2026-07-28 answer for e: CodeMissingClientCapability with
+// data.requiredCapabilities naming the capability.
+func (e *CapabilityError) RPCError() *jsonrpc.Error {
+	return &jsonrpc.Error{
+		Code:    jsonrpc.CodeMissingClientCapability,
+		Message: fmt.Sprintf("Missing required client capability: %s", e.Capability),
+		Data:    map[string]any{"requiredCapabilities": map[string]any{e.Capability: map[string]any{}}},
+	}
 }
 
 // InputRequest is one request to the client inside an input_required result.

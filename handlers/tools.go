@@ -341,9 +341,12 @@ func (s *Server) callTool(ctx context.Context, req *Request) (any, error) {
 	if err != nil {
 		var je *jsonrpc.Error
 		var ia *invalidArguments
+		var ce *CapabilityError
 		switch {
 		case errors.Is(err, ErrInputRequired):
 			return nil, err // the session answers input_required
+		case req.Modern && errors.As(err, &ce):
+			return nil, ce.RPCError()
 		case errors.As(err, &je):
 			return nil, je
 		case errors.As(err, &ia):
