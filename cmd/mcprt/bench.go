@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -13,13 +14,16 @@ import (
 
 	"github.com/mcprt/mcprt/cmd/mcprt/internal/loadgen"
 	"github.com/mcprt/mcprt/runtime"
+	"github.com/mcprt/mcprt/session/client"
 )
 
 const benchUsage = `Usage: mcprt bench [flags] -- CMD [ARGS...]
 
 Measures any MCP server that speaks newline-delimited JSON-RPC on its stdin
-and stdout. It spawns CMD, opens a session (initialize, or server/discover
-with -era modern) and runs these phases, in order:
+and stdout. It spawns CMD, opens a session in the era -era names (default
+legacy, the initialize handshake: a benchmark speaks one era throughout, so
+-era auto settles it with one extra connect before the run) and runs these
+phases, in order:
 
   cold     spawn → handshake reply, on -cold fresh processes: median, min, max
   idle     the server's VmRSS 300 ms after the handshake
@@ -61,8 +65,7 @@ func init() {
 // with it is a usage error.
 func benchFlags(args []string, stdout, stderr io.Writer) (cfg loadgen.Config, asJSON, quiet bool, err error) {
 	fs := flags("bench", benchUsage, streams{Stdout: stdout, Stderr: stderr})
-	era := fs.String("era", loadgen.EraLegacy, "protocol `era`: legacy (initialize handshake) or modern (2026-07-28: server/discover, _meta on every request)")
-	version := fs.String("protocol", "", "protocol `revision` to ask for (default "+loadgen.DefaultLegacyVersion+" for legacy, "+loadgen.ModernVersion+" for modern)")
+	pf := addProtocolFlags(fs, client.EraLegacy, loadgen.DefaultLegacyVersion+" in the legacy era, going on in the revision the server answers; "+loadgen.ModernVersion+" in the modern era")
 	tool := fs.String("tool", "", "`tool` the seq and pipe phases call (default echo if the server lists it, else ping)")
 	toolArgs := fs.String("args", "", "arguments of -tool, a JSON `object` (default {\"text\":\"hi\"} for echo, {} otherwise)")
 	ping := fs.Bool("ping", false, "time ping (server/discover in the modern era) instead of a tool call")
@@ -81,13 +84,16 @@ func benchFlags(args []string, stdout, stderr io.Writer) (cfg loadgen.Config, as
 		return
 	}
 	usage := func(format string, a ...any) error { return fmt.Errorf(format, a...) }
-	cfg = loadgen.Config{Argv: fs.Args(), Era: *era, Version: *version, Tool: *tool, Ping: *ping,
-		Duration: *dur, ColdStarts: *cold, Timeout: *timeout, Skip: map[string]bool{}}
+	era, version, err := pf.settle()
+	if err != nil {
+		return cfg, false, false, err
+	}
+	// EraAuto stays "auto" here; bench settles it with a probe.
+	cfg = loadgen.Config{Argv: fs.Args(), Era: era.String(), Version: version, RequireVersion: version != "",
+		Tool: *tool, Ping: *ping, Duration: *dur, ColdStarts: *cold, Timeout: *timeout, Skip: map[string]bool{}}
 	switch {
 	case len(cfg.Argv) == 0:
 		return cfg, false, false, usage("no server command: give it after --")
-	case *era != loadgen.EraLegacy && *era != loadgen.EraModern:
-		return cfg, false, false, usage("-era %q: want legacy or modern", *era)
 	case *dur <= 0 || *timeout <= 0:
 		return cfg, false, false, usage("-duration and -timeout must be positive")
 	case *cold < 0:
@@ -181,6 +187,16 @@ func bench(args []string, stdout, stderr io.Writer) int {
 	progress := newProgress(stderr, quiet)
 	cfg.Progress = progress.show
 	start := time.Now()
+	if cfg.Era == client.EraAuto.String() {
+		progress.show("-era auto: finding out which era the server speaks", false)
+		era, v, err := probeEra(context.Background(), cfg.Argv, cfg.Env, cfg.Timeout)
+		progress.clear()
+		if err != nil {
+			fmt.Fprintf(stderr, "mcprt bench: FAILED: %v\n", err)
+			return runtime.ExitFailure
+		}
+		cfg.Era, cfg.Version = era.String(), v
+	}
 	res, runErr := loadgen.Run(cfg)
 	progress.clear()
 	if asJSON {
@@ -214,27 +230,25 @@ type progress struct {
 }
 
 func newProgress(w io.Writer, quiet bool) *progress {
-	p := &progress{w: w, quiet: quiet}
-	if f, ok := w.(*os.File); ok {
-		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
-			p.tty = true
-		}
+	return &progress{w: w, quiet: quiet, tty: isTerminal(w)}
+}
+
+// isTerminal reports whether w is a terminal (a character device), where a
+// line can be redrawn in place.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
 	}
-	return p
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
 func (p *progress) show(msg string, live bool) {
 	switch {
 	case p.quiet:
 	case p.tty:
-		// Carriage return, the message, erase to the end of the line. A
-		// line longer than the terminal would wrap, and the next carriage
-		// return could no longer overwrite it.
-		line := []rune("mcprt bench: " + msg)
-		if len(line) > 79 {
-			line = append(line[:78], '…')
-		}
-		fmt.Fprintf(p.w, "\r%s\x1b[K", string(line))
+		io.WriteString(p.w, statusLine("mcprt bench: "+msg))
 		p.shown = true
 	case !live:
 		fmt.Fprintf(p.w, "mcprt bench: %s\n", msg)
@@ -244,7 +258,7 @@ func (p *progress) show(msg string, live bool) {
 // clear removes the rewritten line before the results are printed.
 func (p *progress) clear() {
 	if p.shown {
-		fmt.Fprint(p.w, "\r\x1b[K")
+		io.WriteString(p.w, eraseLine)
 		p.shown = false
 	}
 }

@@ -165,6 +165,14 @@ func TestBenchBinary(t *testing.T) {
 			}
 		})
 	}
+	t.Run("serve/auto", func(t *testing.T) {
+		// mcprt serve speaks 2026-07-28: -era auto finds it before the run.
+		stdout, stderr, code := runBench(t, bin, nil, "bench", "-json", "-era", "auto", "-duration", "100ms", "-skip", "cold,pipe,payload", "--", bin, "serve")
+		var res loadgen.Result
+		if code != 0 || json.Unmarshal([]byte(stdout), &res) != nil || res.Era != loadgen.EraModern || res.Version != "2026-07-28" || res.Sequential == nil {
+			t.Errorf("exit %d, era %q, version %q; stderr:\n%s\nstdout:\n%s", code, res.Era, res.Version, stderr, stdout)
+		}
+	})
 	t.Run("dying server", func(t *testing.T) { testBenchDyingServer(t, bin) })
 }
 
@@ -203,6 +211,8 @@ func TestBenchUsage(t *testing.T) {
 		{[]string{"-k", "0", "--", "x"}, 2, "-k 0"},
 		{[]string{"-k", "a", "--", "x"}, 2, "-k \"a\""},
 		{[]string{"-era", "future", "--", "x"}, 2, "-era"},
+		{[]string{"-protocol", "2030-01-01", "--", "x"}, 2, `-protocol "2030-01-01"`},
+		{[]string{"-era", "modern", "-protocol", "2025-06-18", "--", "x"}, 2, "not of the modern era"},
 		{[]string{"-args", "[1]", "--", "x"}, 2, "JSON object"},
 		{[]string{"-payload", "1G", "--", "x"}, 2, "-payload"},
 		{[]string{"-skip", "warp", "--", "x"}, 2, "-skip"},
@@ -216,6 +226,30 @@ func TestBenchUsage(t *testing.T) {
 		}
 		if stdout.Len() != 0 {
 			t.Errorf("bench %q wrote to stdout: %q", tc.args, stdout.String())
+		}
+	}
+}
+
+// -era and -protocol mean what they mean on every verb: -protocol implies
+// its era and is required of the server; auto is left for a probe.
+func TestBenchProtocolFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args         []string
+		era, version string
+		require      bool
+	}{
+		{nil, loadgen.EraLegacy, "", false},
+		{[]string{"-era", "modern"}, loadgen.EraModern, "", false},
+		{[]string{"-protocol", "2026-07-28"}, loadgen.EraModern, "2026-07-28", true},
+		{[]string{"-era", "legacy", "-protocol", "2024-11-05"}, loadgen.EraLegacy, "2024-11-05", true},
+		{[]string{"-era", "auto", "-protocol", "2025-11-25"}, loadgen.EraLegacy, "2025-11-25", true},
+		{[]string{"-era", "auto"}, "auto", "", false},
+	} {
+		var stdout, stderr bytes.Buffer
+		cfg, _, _, err := benchFlags(append(tc.args, "--", "x"), &stdout, &stderr)
+		if err != nil || cfg.Era != tc.era || cfg.Version != tc.version || cfg.RequireVersion != tc.require {
+			t.Errorf("bench %q: era %q version %q require %v, err %v; want %q %q %v",
+				tc.args, cfg.Era, cfg.Version, cfg.RequireVersion, err, tc.era, tc.version, tc.require)
 		}
 	}
 }

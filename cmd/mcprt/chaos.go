@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -8,17 +9,21 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/mcprt/mcprt/runtime"
+	"github.com/mcprt/mcprt/session/client"
 	"github.com/mcprt/mcprt/test/fault"
 )
 
 const chaosUsage = `Usage: mcprt chaos [flags] -- CMD ARGS...
 
 Runs a seeded fault-injection campaign against the stdio MCP server that
-CMD ARGS start, and prints what it saw. After the handshake (initialize, or
-2026-07-28 with -modern) it sends -requests requests: quick echo calls whose
-answers are checked, and, at the given rates, calls of a panicking tool,
+CMD ARGS start, and prints what it saw. After the handshake in the era -era
+names (default legacy, the initialize handshake: a campaign speaks one era
+throughout, so -era auto settles it with one extra connect first) it sends
+-requests requests: quick echo calls whose answers are checked, and, at
+the given rates, calls of a panicking tool,
 calls that hang past the server's deadline, short sleeps, sleeps cancelled
 with notifications/cancelled, malformed lines (garbage, truncated JSON,
 invalid UTF-8, deep nesting, huge lines) and pauses in reading stdout. Then
@@ -56,8 +61,7 @@ func chaos(args []string, s streams) int {
 	fs.StringVar(&c.Tools.Slow, "slow-tool", "", "cancellable tool that sleeps \"ms\" milliseconds (default: \"sleep\" if listed)")
 	fs.StringVar(&c.Tools.Panic, "panic-tool", "", "tool that fails on every call (default: \"panic\" if listed)")
 	end := fs.String("end", "eof", "how to end the server: eof, sigterm or epipe (close stdout)")
-	fs.BoolVar(&c.Modern, "modern", false, "speak 2026-07-28 (server/discover, per-request _meta) instead of initialize")
-	fs.StringVar(&c.ProtocolVersion, "protocol", "2025-06-18", "protocolVersion offered in initialize")
+	pf := addProtocolFlags(fs, client.EraLegacy, "2025-06-18 in the legacy era, going on in the revision the server answers; 2026-07-28 in the modern era")
 	fs.IntVar(&c.Window, "window", 64, "quick requests awaiting an answer at once")
 	fs.DurationVar(&c.HangFor, "hang-for", 0, "sleep asked of hung and cancelled calls (default 10m)")
 	fs.DurationVar(&c.SlowFor, "slow-for", 0, "longest sleep of a slow call (default 20ms)")
@@ -77,7 +81,11 @@ func chaos(args []string, s streams) int {
 		return runtime.ExitUsage
 	}
 	c.Command = fs.Args()
-	var err error
+	era, pin, err := pf.settle()
+	if err != nil {
+		fmt.Fprintf(stderr, "mcprt chaos: %v\n", err)
+		return runtime.ExitUsage
+	}
 	if c.Ending, err = fault.ParseEnding(*end); err != nil {
 		fmt.Fprintf(stderr, "mcprt chaos: -end: %v\n", err)
 		return runtime.ExitUsage
@@ -90,6 +98,16 @@ func chaos(args []string, s streams) int {
 	// ^C stops the campaign, which still ends the server and reports.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if era == client.EraAuto {
+		if era, pin, err = probeEra(ctx, c.Command, nil, cmp.Or(c.Timeout, 30*time.Second)); err != nil {
+			fmt.Fprintf(stderr, "mcprt chaos: %v\n", err)
+			return runtime.ExitFailure
+		}
+		c.ProtocolVersion = pin
+	} else {
+		c.ProtocolVersion, c.RequireVersion = pin, pin != ""
+	}
+	c.Modern = era == client.EraModern
 	rep, err := c.Run(ctx)
 	if err != nil {
 		fmt.Fprintf(stderr, "mcprt chaos: %v\n", err)
@@ -98,7 +116,7 @@ func chaos(args []string, s streams) int {
 		}
 		return runtime.ExitFailure
 	}
-	fmt.Fprintf(stderr, "mcprt chaos: %q\n%s", c.Command, rep)
+	fmt.Fprintf(stderr, "mcprt chaos: %q, %s era\n%s", c.Command, era, rep)
 	if *verbose && rep.StderrTail != "" {
 		fmt.Fprintf(stderr, "server stderr (tail):\n%s\n", rep.StderrTail)
 	}

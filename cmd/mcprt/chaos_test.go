@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -73,7 +74,9 @@ func TestChaos(t *testing.T) {
 	for name, args := range map[string][]string{
 		"defaults": {"--", bin, "serve"},
 		"sigterm":  {"-seed", "2", "-end", "sigterm", "-requests", "500", "--", bin, "serve", "-drain-timeout", "1s"},
-		"epipe":    {"-seed", "3", "-end", "epipe", "-modern", "-requests", "500", "--", bin, "serve"},
+		"epipe":    {"-seed", "3", "-end", "epipe", "-era", "modern", "-requests", "500", "--", bin, "serve"},
+		"protocol": {"-seed", "4", "-protocol", "2025-11-25", "-requests", "300", "--", bin, "serve"},
+		"auto":     {"-seed", "5", "-era", "auto", "-requests", "300", "--", bin, "serve"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -83,6 +86,11 @@ func TestChaos(t *testing.T) {
 			}
 			if !strings.Contains(out, "0 answered twice, 0 never answered") {
 				t.Errorf("mcprt chaos %s: report does not say nothing was lost:\n%s", strings.Join(args, " "), out)
+			}
+			// mcprt serve speaks 2026-07-28, which -era auto finds.
+			era := map[string]string{"epipe": "modern", "auto": "modern"}[name]
+			if !strings.Contains(out, ", "+cmp.Or(era, "legacy")+" era\n") {
+				t.Errorf("mcprt chaos %s: report does not name the %s era:\n%s", strings.Join(args, " "), cmp.Or(era, "legacy"), out)
 			}
 		})
 	}
@@ -114,6 +122,9 @@ func TestChaosUsage(t *testing.T) {
 		{[]string{"-end", "kill", "--", "x"}, 2},
 		{[]string{"-panic", "0.8", "-cancel", "0.8", "--", "x"}, 2},
 		{[]string{"-requests", "0", "--", "x"}, 2},
+		{[]string{"-era", "sometimes", "--", "x"}, 2},
+		{[]string{"-protocol", "1999-01-01", "--", "x"}, 2},
+		{[]string{"-era", "modern", "-protocol", "2025-06-18", "--", "x"}, 2},
 		{[]string{"-no-such-flag"}, 2},
 		{[]string{"-help"}, 0},
 		{[]string{"--", "/nonexistent/mcp-server"}, 1},

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/base64"
@@ -12,11 +13,13 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mcprt/mcprt/runtime"
 	"github.com/mcprt/mcprt/session/client"
@@ -37,11 +40,12 @@ type clientVerb struct {
 
 // clientRun is one invocation of a client verb.
 type clientRun struct {
-	verb           string
-	ctx            context.Context
-	c              *client.Client
-	stdout, stderr io.Writer
-	json           bool
+	verb   string
+	ctx    context.Context
+	c      *client.Client
+	stdout io.Writer
+	stderr *lockedWriter
+	json   bool
 }
 
 var clientVerbs = []clientVerb{
@@ -91,11 +95,13 @@ func init() {
 
 const clientFlagsAbout = `
 Common to the client verbs: the server command comes after --, and flags
-may come before or after the arguments of the verb. The session
-is opened in the era -era asks for: auto probes server/discover (2026-07-28)
-and falls back to initialize; legacy and modern pin one. -version pins one
-revision. The server's stderr is shown with -v; when it dies, its last lines
-are in the error.
+may come before or after the arguments of the verb. The session is opened
+in the era -era asks for: auto probes server/discover (2026-07-28) and falls
+back to initialize; legacy and modern pin one. -protocol pins one revision
+(and so its era). -timeout bounds the whole connect (starting the server,
+the era probe, the handshake) and then each request. With -v the server's
+stderr is shown as it comes, each line prefixed with [its name]; when the
+server dies, its first and last stderr lines are in the error.
 
 Exit status: 0 on success; 1 when the server could not be started or
 connected, a request failed, or a tool reported an error; 2 for a bad
@@ -103,6 +109,11 @@ command line.
 
 Flags:
 `
+
+// defaultClientTimeout bounds a client verb's connect and each request:
+// long enough for a server that compiles itself (go run, npx) on a warm
+// cache, short enough that a server that never answers is given up soon.
+const defaultClientTimeout = 10 * time.Second
 
 // envFlag collects repeated -env KEY=value.
 type envFlag []string
@@ -116,28 +127,72 @@ func (e *envFlag) Set(s string) error {
 	return nil
 }
 
-// lockedWriter serialises writes: the client's log, the progress and log
-// notifications (both from the client's reading goroutine) and the verb
-// itself all write to stderr.
+// lockedWriter serialises writes: the client's log, the server's stderr
+// (-v), the progress and log notifications (from the client's goroutines)
+// and the verb itself all write to stderr. On a terminal it also keeps a
+// status line, redrawn in place: another write first erases it, then
+// draws it again below what was written.
 type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
+	mu     sync.Mutex
+	w      io.Writer
+	tty    bool
+	status string // the status line as drawn; "" when none is shown
 }
 
 func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.w.Write(p)
+	if l.status == "" {
+		return l.w.Write(p)
+	}
+	io.WriteString(l.w, eraseLine)
+	n, err := l.w.Write(p)
+	io.WriteString(l.w, l.status)
+	return n, err
+}
+
+// setStatus shows msg as the status line, in place of the last one; ""
+// erases it. Only on a terminal: elsewhere it does nothing.
+func (l *lockedWriter) setStatus(msg string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.tty {
+		return
+	}
+	if msg == "" {
+		if l.status != "" {
+			io.WriteString(l.w, eraseLine)
+		}
+		l.status = ""
+		return
+	}
+	l.status = statusLine(msg)
+	io.WriteString(l.w, l.status)
+}
+
+// eraseLine returns to the start of the line and erases it.
+const eraseLine = "\r\x1b[K"
+
+// statusLine is msg drawn over the current line of a terminal: carriage
+// return, msg cut to fit 80 columns, erase to the end of the line. A line
+// longer than the terminal would wrap, and the next carriage return could
+// no longer overwrite it.
+func statusLine(msg string) string {
+	line := []rune(msg)
+	if len(line) > 79 {
+		line = append(line[:78], '…')
+	}
+	return "\r" + string(line) + "\x1b[K"
 }
 
 func runClientVerb(v clientVerb, args []string, stdout, stderr io.Writer) int {
-	stderr = &lockedWriter{w: stderr}
+	lw := &lockedWriter{w: stderr, tty: isTerminal(stderr)}
+	stderr = lw
 	fs := flags(v.name, fmt.Sprintf("Usage: mcprt %s [flags] %s -- CMD [ARGS...]\n\n%s\n%s", v.name, v.args, v.about, clientFlagsAbout), streams{Stdout: stdout, Stderr: stderr})
-	era := fs.String("era", "auto", "protocol `era`: auto, legacy (initialize) or modern (2026-07-28)")
-	pin := fs.String("version", "", "pin one protocol `revision`, such as 2025-06-18 or 2026-07-28")
-	timeout := fs.Duration("timeout", client.DefaultTimeout, "bound on each request, the handshake included (0: none)")
+	pf := addProtocolFlags(fs, client.EraAuto, "the newest both sides speak")
+	timeout := fs.Duration("timeout", defaultClientTimeout, "bound on the whole connect (server start, era probe, handshake) and then on each request (0: none)")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
-	verbose := fs.Bool("v", false, "show the server's stderr and the client's diagnostics on stderr")
+	verbose := fs.Bool("v", false, "show the server's stderr lines as they come, prefixed with [its name], and the client's diagnostics, on stderr")
 	logLevel := fs.String("log-level", "", "ask the server for log messages at this `level` (debug .. emergency) and show them on stderr")
 	dir := fs.String("C", "", "run the server in `dir`")
 	var env envFlag
@@ -169,29 +224,25 @@ func runClientVerb(v clientVerb, args []string, stdout, stderr io.Writer) int {
 			return usageErr("%s", problem)
 		}
 	}
-	o := client.Options{Version: *pin, Timeout: *timeout, LogLevel: *logLevel,
+	era, pin, err := pf.settle()
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	o := client.Options{Era: era, Version: pin, Timeout: *timeout, LogLevel: *logLevel,
 		ClientInfo: client.Implementation{Name: "mcprt", Version: version}}
-	switch *era {
-	case "auto":
-	case "legacy":
-		o.Era = client.EraLegacy
-	case "modern":
-		o.Era = client.EraModern
-	default:
-		return usageErr("-era %q: want auto, legacy or modern", *era)
-	}
-	if *pin != "" && !slices.Contains(client.SupportedVersions(), *pin) {
-		return usageErr("-version %q: want one of %s", *pin, strings.Join(client.SupportedVersions(), ", "))
-	}
-	if *pin != "" && o.Era != client.EraAuto && (o.Era == client.EraModern) != (*pin >= "2026") {
-		return usageErr("-version %s is not of the %s era", *pin, o.Era)
-	}
 	if *logLevel != "" && !slices.Contains(logLevelNames, *logLevel) {
 		return usageErr("-log-level %q: want one of %s", *logLevel, strings.Join(logLevelNames, ", "))
 	}
 	level := slog.LevelWarn
+	// Without -v the server's stderr is only kept for the error that
+	// explains a failure; with it, every line is shown as written: the
+	// client's throttle and log records are for embedders, and someone
+	// who asked for -v wants to read the lines.
+	o.OnStderr = func(string) {}
 	if *verbose {
 		level = slog.LevelDebug
+		prefix := "[" + filepath.Base(command[0]) + "] "
+		o.OnStderr = func(line string) { fmt.Fprintf(stderr, "%s%s\n", prefix, line) }
 	}
 	o.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	if *timeout <= 0 {
@@ -202,9 +253,15 @@ func runClientVerb(v clientVerb, args []string, stdout, stderr io.Writer) int {
 	// server is closed as usual.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	c, err := client.Connect(ctx, client.Command{Path: command[0], Args: command[1:], Env: env, Dir: *dir}, &o)
+	connectCtx := ctx
+	if *timeout > 0 {
+		var cancel context.CancelFunc
+		connectCtx, cancel = context.WithTimeoutCause(ctx, *timeout, connectTimeout(*timeout))
+		defer cancel()
+	}
+	c, err := client.Connect(connectCtx, client.Command{Path: command[0], Args: command[1:], Env: env, Dir: *dir}, &o)
 	if err != nil {
-		fmt.Fprintf(stderr, "mcprt %s: %v\n", v.name, err)
+		printConnectError(stderr, v.name, err)
 		return runtime.ExitFailure
 	}
 	if *logLevel != "" {
@@ -221,11 +278,39 @@ func runClientVerb(v clientVerb, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "server log [%s] %s%s\n", m.Level, m.Logger, dataText(m.Data))
 		})
 	}
-	code := v.do(&clientRun{verb: v.name, ctx: ctx, c: c, stdout: stdout, stderr: stderr, json: *asJSON}, pos)
+	code := v.do(&clientRun{verb: v.name, ctx: ctx, c: c, stdout: stdout, stderr: lw, json: *asJSON}, pos)
 	if err := c.Close(); err != nil && *verbose {
 		fmt.Fprintf(stderr, "mcprt %s: closing: %v\n", v.name, err)
 	}
 	return code
+}
+
+// connectTimeout is why a connect that -timeout ended failed. It is a
+// context.DeadlineExceeded, but says which bound it was.
+type connectTimeout time.Duration
+
+func (d connectTimeout) Error() string {
+	return fmt.Sprintf("the server did not complete the handshake within -timeout %v", time.Duration(d))
+}
+
+func (connectTimeout) Is(target error) bool { return target == context.DeadlineExceeded }
+
+// printConnectError reports a failed connect. When the server exited
+// after writing several stderr lines, they (the first and the last) are
+// shown one per line below the message rather than strung together on it:
+// they are what says why.
+func printConnectError(w io.Writer, verb string, err error) {
+	var ee *client.ExitError
+	if !errors.As(err, &ee) || len(ee.Stderr) < 2 {
+		fmt.Fprintf(w, "mcprt %s: %v\n", verb, err)
+		return
+	}
+	bare := *ee
+	bare.Stderr = nil
+	fmt.Fprintf(w, "mcprt %s: %s\nserver stderr:\n", verb, strings.Replace(err.Error(), ee.Error(), bare.Error(), 1))
+	for _, l := range ee.Stderr {
+		fmt.Fprintf(w, "  %s\n", l)
+	}
 }
 
 // parseInterleaved lets flags and positional arguments mix ("call -json echo
@@ -257,9 +342,12 @@ func dataText(raw json.RawMessage) string {
 
 // fail reports a failed request: exit status 1.
 func (cv *clientRun) fail(err error) int {
-	if errors.Is(err, context.Canceled) {
+	switch {
+	case errors.Is(err, context.Canceled):
 		fmt.Fprintf(cv.stderr, "mcprt %s: interrupted\n", cv.verb)
-	} else {
+	case errors.Is(err, context.DeadlineExceeded):
+		fmt.Fprintf(cv.stderr, "mcprt %s: %v (raise -timeout, or 0 for no bound)\n", cv.verb, err)
+	default:
 		fmt.Fprintf(cv.stderr, "mcprt %s: %v\n", cv.verb, err)
 	}
 	return runtime.ExitFailure
@@ -310,7 +398,7 @@ func clientList(cv *clientRun, args []string) int {
 			}
 			out[k] = ts
 			for _, t := range ts {
-				rows = append(rows, [2]string{t.Name, cmp.Or(t.Description, t.Title)})
+				rows = append(rows, [2]string{toolSignature(t.Name, t.InputSchema), cmp.Or(t.Description, t.Title)})
 			}
 		case "resources":
 			rs, err := cv.c.ListResources(cv.ctx)
@@ -339,8 +427,8 @@ func clientList(cv *clientRun, args []string) int {
 			for _, p := range ps {
 				var as []string
 				for _, a := range p.Arguments {
-					if a.Required {
-						a.Name += "*"
+					if !a.Required {
+						a.Name += "?"
 					}
 					as = append(as, a.Name)
 				}
@@ -348,12 +436,18 @@ func clientList(cv *clientRun, args []string) int {
 			}
 		}
 		fmt.Fprintf(&text, "%s (%d):\n", k, len(rows))
+		// Descriptions line up after the names, but a long signature does
+		// not push every description off the screen: it only gets its own
+		// two spaces.
 		width := 0
 		for _, r := range rows {
-			width = max(width, len(r[0]))
+			if n := utf8.RuneCountInString(r[0]); n <= maxNameColumn {
+				width = max(width, n)
+			}
 		}
 		for _, r := range rows {
-			fmt.Fprintf(&text, "  %-*s  %s\n", width, r[0], firstLine(r[1]))
+			pad := max(width-utf8.RuneCountInString(r[0]), 0)
+			fmt.Fprintf(&text, "  %s%s  %s\n", r[0], strings.Repeat(" ", pad), firstLine(r[1]))
 		}
 	}
 	if cv.json {
@@ -365,6 +459,103 @@ func clientList(cv *clientRun, args []string) int {
 	}
 	fmt.Fprint(cv.stdout, text.String())
 	return runtime.ExitOK
+}
+
+// maxNameColumn is the widest name (or signature) that list lines the
+// descriptions up after.
+const maxNameColumn = 40
+
+// toolSignature shows a tool's arguments from its input schema, in the
+// schema's order: add(a: number, b: number, precision?: integer), with ?
+// marking the optional ones. A schema without properties gives name().
+func toolSignature(name string, schema json.RawMessage) string {
+	var s struct {
+		Properties orderedProps `json:"properties"`
+		Required   []string     `json:"required"`
+	}
+	_ = json.Unmarshal(schema, &s)
+	args := make([]string, 0, len(s.Properties))
+	for _, p := range s.Properties {
+		n := p.name
+		if !slices.Contains(s.Required, n) {
+			n += "?"
+		}
+		args = append(args, n+": "+schemaType(p.schema))
+	}
+	return name + "(" + strings.Join(args, ", ") + ")"
+}
+
+// orderedProps are a schema's properties in the order the server wrote
+// them, which is the order it means them to be read in.
+type orderedProps []struct {
+	name   string
+	schema json.RawMessage
+}
+
+func (o *orderedProps) UnmarshalJSON(b []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return fmt.Errorf("properties is not an object")
+	}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return err
+		}
+		*o = append(*o, struct {
+			name   string
+			schema json.RawMessage
+		}{t.(string), raw})
+	}
+	return nil
+}
+
+// schemaType names the type of a property schema: its type (several
+// joined with |), T[] for an array of T, the values of an enum, or any.
+func schemaType(raw json.RawMessage) string {
+	var s struct {
+		Type  json.RawMessage   `json:"type"`
+		Items json.RawMessage   `json:"items"`
+		Enum  []json.RawMessage `json:"enum"`
+		Const json.RawMessage   `json:"const"`
+	}
+	if json.Unmarshal(raw, &s) != nil {
+		return "any"
+	}
+	var types []string
+	var one string
+	if json.Unmarshal(s.Type, &one) == nil {
+		types = []string{one}
+	} else {
+		_ = json.Unmarshal(s.Type, &types)
+	}
+	if len(types) == 0 {
+		switch {
+		case len(s.Enum) > 0:
+			vals := make([]string, len(s.Enum))
+			for i, v := range s.Enum {
+				vals[i] = string(v)
+			}
+			return strings.Join(vals, "|")
+		case s.Const != nil:
+			return string(s.Const)
+		}
+		return "any"
+	}
+	for i, t := range types {
+		if t == "array" && len(s.Items) > 0 {
+			it := schemaType(s.Items)
+			if strings.Contains(it, "|") {
+				it = "(" + it + ")"
+			}
+			types[i] = it + "[]"
+		}
+	}
+	return strings.Join(types, "|")
 }
 
 func describe(name, description, mime string) string {
@@ -400,15 +591,13 @@ func clientCall(cv *clientRun, args []string) int {
 	}
 	var raw json.RawMessage
 	err := cv.c.Call(cv.ctx, "tools/call", params, &raw, client.WithProgress(func(p client.Progress) {
-		s := fmt.Sprintf("progress %g", p.Progress)
-		if p.Total > 0 {
-			s += fmt.Sprintf("/%g", p.Total)
+		if cv.stderr.tty {
+			cv.stderr.setStatus("mcprt call: " + progressText(p))
+			return
 		}
-		if p.Message != "" {
-			s += " " + p.Message
-		}
-		fmt.Fprintln(cv.stderr, s)
+		fmt.Fprintln(cv.stderr, progressText(p))
 	}))
+	cv.stderr.setStatus("")
 	if err != nil {
 		return cv.fail(err)
 	}
@@ -435,6 +624,18 @@ func clientCall(cv *clientRun, args []string) int {
 		printContent(cv.stdout, c)
 	}
 	return code
+}
+
+// progressText is one notifications/progress: "progress 3/10 message".
+func progressText(p client.Progress) string {
+	s := fmt.Sprintf("progress %g", p.Progress)
+	if p.Total > 0 {
+		s += fmt.Sprintf("/%g", p.Total)
+	}
+	if p.Message != "" {
+		s += " " + p.Message
+	}
+	return s
 }
 
 // printContent writes text as is and summarises what is not text.

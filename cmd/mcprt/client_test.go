@@ -3,12 +3,19 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/mcprt/mcprt/runtime"
+	"github.com/mcprt/mcprt/session/client"
 )
 
 // The client verbs are tested in process (runClientVerb with buffers for
@@ -52,7 +59,7 @@ func TestClientList(t *testing.T) {
 	if code != runtime.ExitOK {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	for _, want := range []string{"tools (", "  echo ", "resources (", "mcprt://reference/readme", "templates (", "mcprt://reference/greeting/{name}", "prompts (", "review(code*, language)"} {
+	for _, want := range []string{"tools (", "  echo(text: string) ", "resources (", "mcprt://reference/readme", "templates (", "mcprt://reference/greeting/{name}", "prompts (", "review(code, language?)"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("list output lacks %q:\n%s", want, out)
 		}
@@ -98,7 +105,7 @@ func TestClientCall(t *testing.T) {
 
 	// A tool error result (2025-11-25: bad arguments are one) exits 1 and
 	// still shows what the tool said.
-	out, errs, code = runVerb(t, "call", "-version", "2025-11-25", "echo", `{"text":1}`)
+	out, errs, code = runVerb(t, "call", "-protocol", "2025-11-25", "echo", `{"text":1}`)
 	if code != runtime.ExitFailure || !strings.Contains(out, "must be string") || !strings.Contains(errs, "tool echo reported an error") {
 		t.Errorf("call with bad arguments: exit %d, stdout %q, stderr %q", code, out, errs)
 	}
@@ -138,13 +145,13 @@ func TestClientReadGetPing(t *testing.T) {
 		t.Errorf("get with a bad argument: exit %d, stderr %q", code, errs)
 	}
 
-	for _, flags := range [][]string{{"-era", "legacy"}, {"-era", "modern"}, {"-version", "2024-11-05"}} {
+	for _, flags := range [][]string{{"-era", "legacy"}, {"-era", "modern"}, {"-protocol", "2024-11-05"}} {
 		out, errs, code = runVerb(t, "ping", flags...)
 		if code != runtime.ExitOK || !strings.HasPrefix(out, "ok: mcprt-reference") {
 			t.Errorf("ping %v: exit %d, stdout %q, stderr %s", flags, code, out, errs)
 		}
 	}
-	out, _, _ = runVerb(t, "ping", "-json", "-version", "2025-06-18")
+	out, _, _ = runVerb(t, "ping", "-json", "-protocol", "2025-06-18")
 	var p struct {
 		OK              bool
 		ProtocolVersion string
@@ -176,8 +183,8 @@ func TestClientUsage(t *testing.T) {
 		want string
 	}{
 		{"ping", []string{"-era", "future", "--", "true"}, `-era "future"`},
-		{"ping", []string{"-version", "2030-01-01", "--", "true"}, `-version "2030-01-01"`},
-		{"ping", []string{"-era", "legacy", "-version", "2026-07-28", "--", "true"}, "not of the legacy era"},
+		{"ping", []string{"-protocol", "2030-01-01", "--", "true"}, `-protocol "2030-01-01"`},
+		{"ping", []string{"-era", "legacy", "-protocol", "2026-07-28", "--", "true"}, "not of the legacy era"},
 		{"ping", []string{"-log-level", "loud", "--", "true"}, `-log-level "loud"`},
 		{"ping", []string{"extra", "--", "true"}, "want no arguments"},
 		{"call", []string{"--", "true"}, "want TOOL"},
@@ -198,4 +205,277 @@ func TestClientUsage(t *testing.T) {
 			t.Errorf("%s --help: exit %d, stdout %q, stderr %q", v.name, code, out.String(), errb.String())
 		}
 	}
+}
+
+// TestClientListSignatures: list shows each tool's arguments from its
+// input schema, in the schema's order, optional ones marked with ?. The
+// expected names come from the reference server's own schemas (list -json).
+func TestClientListSignatures(t *testing.T) {
+	t.Parallel()
+	out, errs, code := runVerb(t, "list", "tools")
+	if code != runtime.ExitOK {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, want := range []string{"  echo(text: string)  ", "  sleep(ms: integer)  ", "  add(a: number, b: number", "  panic()  ",
+		"  print(text: string, count?: integer, goroutines?: integer, child?: boolean)  "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("list tools lacks %q:\n%s", want, out)
+		}
+	}
+	js, errs, code := runVerb(t, "list", "-json", "tools")
+	var got struct {
+		Tools []struct {
+			Name        string
+			InputSchema struct {
+				Properties map[string]json.RawMessage
+				Required   []string
+			}
+		}
+	}
+	if code != runtime.ExitOK || json.Unmarshal([]byte(js), &got) != nil || len(got.Tools) == 0 {
+		t.Fatalf("list -json: exit %d, %s %s", code, js, errs)
+	}
+	lines := strings.Split(out, "\n")
+	for _, tool := range got.Tools {
+		i := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, "  "+tool.Name+"(") })
+		if i < 0 {
+			t.Errorf("no line for %s:\n%s", tool.Name, out)
+			continue
+		}
+		sig, _, _ := strings.Cut(lines[i], ")")
+		for name := range tool.InputSchema.Properties {
+			mark := "?"
+			if slices.Contains(tool.InputSchema.Required, name) {
+				mark = ""
+			}
+			if !strings.Contains(sig, name+mark+": ") || mark == "" && strings.Contains(sig, name+"?") {
+				t.Errorf("%s: signature %q does not show argument %s (required: %v)", tool.Name, sig, name, mark == "")
+			}
+		}
+	}
+}
+
+func TestToolSignature(t *testing.T) {
+	for _, tc := range []struct{ schema, want string }{
+		{`{"type":"object","properties":{"a":{"type":"number"},"b":{"type":"number"},"precision":{"type":"integer"}},"required":["a","b"]}`,
+			"f(a: number, b: number, precision?: integer)"},
+		// The server's order, not the alphabet's.
+		{`{"type":"object","properties":{"z":{"type":"string"},"a":{}},"required":["a"]}`, "f(z?: string, a: any)"},
+		{`{"type":"object","properties":{"tags":{"type":["array","null"],"items":{"type":"string"}},"mode":{"enum":["fast","slow"]}}}`,
+			`f(tags?: string[]|null, mode?: "fast"|"slow")`},
+		{`{"type":"object"}`, "f()"},
+		{``, "f()"},
+	} {
+		if got := toolSignature("f", json.RawMessage(tc.schema)); got != tc.want {
+			t.Errorf("%s: got %q, want %q", tc.schema, got, tc.want)
+		}
+	}
+}
+
+// TestClientVerbose: with -v every line of the server's stderr is shown as
+// written, prefixed with the server's name: none dropped by a throttle,
+// none re-escaped inside a log record.
+func TestClientVerbose(t *testing.T) {
+	t.Parallel()
+	var out, errb bytes.Buffer
+	script := `i=0; while [ $i -lt 30 ]; do echo "line $i: \"quoted\" \\ back" >&2; i=$((i+1)); done; exit 3`
+	code := runClientVerb(clientVerbByName(t, "ping"), []string{"-v", "--", "sh", "-c", script}, &out, &errb)
+	if code != runtime.ExitFailure {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	last := -1
+	for i := range 30 {
+		want := fmt.Sprintf("[sh] line %d: \"quoted\" \\ back\n", i)
+		at := strings.Index(errb.String(), want)
+		if at < 0 || at < last {
+			t.Fatalf("line %d missing or out of order: want %q in\n%s", i, want, errb.String())
+		}
+		last = at
+	}
+	if strings.Contains(errb.String(), "throttling") || strings.Contains(errb.String(), `msg="server stderr"`) {
+		t.Errorf("-v went through the log:\n%s", errb.String())
+	}
+}
+
+// TestClientServerFailsOnItsFlags: a server that rejects its command line
+// says why first and then prints its usage; the reason is shown.
+func TestClientServerFailsOnItsFlags(t *testing.T) {
+	t.Parallel()
+	var out, errb bytes.Buffer
+	script := `echo "flag provided but not defined: -bogus" >&2; i=0; while [ $i -lt 40 ]; do echo "  -flag$i  usage" >&2; i=$((i+1)); done; exit 2`
+	code := runClientVerb(clientVerbByName(t, "ping"), []string{"--", "sh", "-c", script}, &out, &errb)
+	got := errb.String()
+	if code != runtime.ExitFailure || !strings.Contains(got, "server exited with status 2\nserver stderr:\n  flag provided but not defined: -bogus\n") ||
+		!strings.Contains(got, "lines omitted") || !strings.HasSuffix(got, "  -flag39  usage\n") {
+		t.Errorf("exit %d, stderr:\n%s", code, got)
+	}
+}
+
+// TestClientProgress: off a terminal, one line per notification, and no
+// carriage returns.
+func TestClientProgress(t *testing.T) {
+	t.Parallel()
+	out, errs, code := runVerb(t, "call", "sleep", `{"ms":500}`)
+	if code != runtime.ExitOK || out != "slept\n" {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	n := 0
+	for l := range strings.SplitSeq(strings.TrimSuffix(errs, "\n"), "\n") {
+		if !strings.HasPrefix(l, "progress ") || !strings.Contains(l, "/500 slept ") {
+			t.Errorf("stderr line %q is not a progress line", l)
+		}
+		n++
+	}
+	if n < 2 || strings.Contains(errs, "\r") {
+		t.Errorf("%d progress lines, want one per notification (several), none redrawn:\n%q", n, errs)
+	}
+}
+
+// TestStatusLine: on a terminal progress is one line redrawn in place, cut
+// to fit 80 columns; other output erases it, is written, and the line is
+// drawn again below; at the end it is erased.
+func TestStatusLine(t *testing.T) {
+	var term bytes.Buffer
+	lw := &lockedWriter{w: &term, tty: true}
+	lw.setStatus("mcprt call: " + progressText(client.Progress{Progress: 1, Total: 4}))
+	lw.setStatus("mcprt call: " + progressText(client.Progress{Progress: 2, Total: 4, Message: "half"}))
+	fmt.Fprintln(lw, "server log [info] hello")
+	lw.setStatus(strings.Repeat("é", 100))
+	lw.setStatus("")
+	lw.setStatus("")
+	want := "\rmcprt call: progress 1/4\x1b[K" +
+		"\rmcprt call: progress 2/4 half\x1b[K" +
+		"\r\x1b[Kserver log [info] hello\n\rmcprt call: progress 2/4 half\x1b[K" +
+		"\r" + strings.Repeat("é", 78) + "…\x1b[K" +
+		"\r\x1b[K"
+	if got := term.String(); got != want {
+		t.Errorf("terminal got\n%q\nwant\n%q", got, want)
+	}
+
+	var plain bytes.Buffer
+	lw = &lockedWriter{w: &plain}
+	lw.setStatus("progress 1/4")
+	fmt.Fprintln(lw, "a line")
+	lw.setStatus("")
+	if plain.String() != "a line\n" {
+		t.Errorf("off a terminal: %q", plain.String())
+	}
+}
+
+// TestProtocolFlagsEveryClientVerb: every client verb takes -era and
+// -protocol, with the same meaning.
+func TestProtocolFlagsEveryClientVerb(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		verb string
+		args []string
+	}{
+		{"list", []string{"tools"}},
+		{"call", []string{"echo", `{"text":"x"}`}},
+		{"read", []string{"mcprt://reference/readme"}},
+		{"get", []string{"review", "code=x"}},
+		{"ping", nil},
+	} {
+		for _, flags := range [][]string{{"-era", "modern", "-protocol", "2026-07-28"}, {"-era", "legacy", "-protocol", "2025-06-18"}, {"-protocol", "2024-11-05"}} {
+			_, errs, code := runVerb(t, tc.verb, append(slices.Clone(tc.args), flags...)...)
+			if code != runtime.ExitOK {
+				t.Errorf("%s %v: exit %d, %s", tc.verb, flags, code, errs)
+			}
+		}
+		var out, errb bytes.Buffer
+		code := runClientVerb(clientVerbByName(t, tc.verb), append(slices.Clone(tc.args), "-era", "modern", "-protocol", "2025-06-18", "--", "true"), &out, &errb)
+		if code != runtime.ExitUsage || !strings.Contains(errb.String(), "-protocol 2025-06-18 is not of the modern era") {
+			t.Errorf("%s with a mismatched -protocol: exit %d, %s", tc.verb, code, errb.String())
+		}
+	}
+	out, _, _ := runVerb(t, "ping", "-json", "-protocol", "2026-07-28")
+	if !strings.Contains(out, `"era": "modern"`) {
+		t.Errorf("-protocol 2026-07-28 did not imply the modern era: %s", out)
+	}
+}
+
+// TestClientBinary drives the built mcprt as a user does: a server that
+// rejects its flags is shown saying why, and -timeout bounds a connect to a
+// server that never answers, which is then gone.
+func TestClientBinary(t *testing.T) {
+	t.Parallel()
+	bin := buildChaos(t)
+	run := func(t *testing.T, args ...string) (stderr string, code int, took time.Duration) {
+		t.Helper()
+		cmd := exec.Command(bin, args...)
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		start := time.Now()
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(chaosHang):
+			_ = cmd.Process.Kill()
+			<-done
+			t.Fatalf("mcprt %q hung; stderr:\n%s", args, errb.String())
+		}
+		return errb.String(), cmd.ProcessState.ExitCode(), time.Since(start)
+	}
+
+	t.Run("server with a bad flag", func(t *testing.T) {
+		t.Parallel()
+		stderr, code, _ := run(t, "call", "echo", `{"text":"hi"}`, "--", bin, "serve", "-bogus")
+		if code != runtime.ExitFailure || !strings.Contains(stderr, "flag provided but not defined: -bogus") {
+			t.Errorf("exit %d, stderr:\n%s", code, stderr)
+		}
+	})
+
+	// The server never answers: exec'd, so its pid is sleep's; or with
+	// sleep as its child, which must go too.
+	for name, script := range map[string]string{
+		"sleep":            `echo $$ >"$0"; exec sleep 100`,
+		"sleep grandchild": `sleep 100 & echo $! >"$0"; wait`,
+	} {
+		t.Run("timeout/"+name, func(t *testing.T) {
+			t.Parallel()
+			pidFile := filepath.Join(t.TempDir(), "pid")
+			stderr, code, took := run(t, "ping", "-timeout", "1s", "--", "sh", "-c", script, pidFile)
+			if code != runtime.ExitFailure || !strings.Contains(stderr, "within -timeout 1s") {
+				t.Errorf("exit %d, stderr:\n%s", code, stderr)
+			}
+			// Generous: the timeout, then the close graces.
+			if took > 8*time.Second {
+				t.Errorf("ping -timeout 1s took %v", took)
+			}
+			b, err := os.ReadFile(pidFile)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			// An orphan's exit is collected by init, maybe a moment later
+			// (or, in some containers, never: a zombie is gone enough).
+			deadline := time.Now().Add(5 * time.Second)
+			for processRuns(pid) {
+				if time.Now().After(deadline) {
+					_ = syscall.Kill(pid, syscall.SIGKILL)
+					t.Fatalf("the server's sleep (pid %d) outlived mcprt ping", pid)
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+		})
+	}
+}
+
+// processRuns reports whether pid is a process that has not exited.
+func processRuns(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return syscall.Kill(pid, 0) == nil
+	}
+	// pid (comm) state ...: comm may hold spaces and parentheses.
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
 }
