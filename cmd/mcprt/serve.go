@@ -77,6 +77,7 @@ func serve(args []string, s streams) int {
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to `file` (for go tool pprof)")
 	fs.IntVar(&o.LogBuffer, "log-buffer", 1024, "notifications kept for a client until it sends notifications/initialized; past it the oldest are dropped and counted")
 	memLimit := fs.String("memory-limit", defaultMemoryLimit, "soft limit on the Go runtime's memory: a `size` in bytes, or with a unit (KiB, MiB, GiB), or off; GOMEMLIMIT, when set, overrides the default")
+	fixture := fs.String("fixture", "reference", "which built-in server to run: `name` is reference (the one listed above) or conformance (the tools, resources and prompts the official MCP conformance suite's server scenarios call; see test/conformance)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return runtime.ExitOK
@@ -98,6 +99,14 @@ func serve(args []string, s streams) int {
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "mcprt serve: unexpected argument %q\n", fs.Arg(0))
+		return runtime.ExitUsage
+	}
+	switch *fixture {
+	case "reference":
+	case "conformance":
+		srv = conformanceServer()
+	default:
+		fmt.Fprintf(stderr, "mcprt serve: -fixture must be reference or conformance, not %q\n", *fixture)
 		return runtime.ExitUsage
 	}
 	// Unless given, the limit is the runtime's default, which GOMEMLIMIT
