@@ -159,6 +159,12 @@ func start(cmd Command, o Options) (*Client, error) {
 	}
 	ec.Stdin, ec.Stdout, ec.Stderr = inR, outW, errW
 	ownGroup(ec)
+	if o.SysProcAttr != nil {
+		if ec.SysProcAttr == nil {
+			ec.SysProcAttr = &syscall.SysProcAttr{}
+		}
+		o.SysProcAttr(ec.SysProcAttr)
+	}
 	err = ec.Start()
 	closeAll(inR, outW, errW) // the child has its copies
 	if err != nil {

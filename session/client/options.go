@@ -108,6 +108,17 @@ type Options struct {
 	// cached list was refreshed because the server said it changed. It
 	// may make requests, but must not call Close.
 	OnListChanged func(ListKind)
+
+	// SysProcAttr, if set, adjusts the attributes the server process is
+	// started with, after the client has set its own (on Unix, Setpgid:
+	// the server leads a process group of its own; keep that). The use it
+	// is for is Pdeathsig on Linux, so that the server is killed when this
+	// process dies without closing it (SIGKILL, a crash): a supervisor of
+	// many servers must leave no orphans. Pdeathsig fires when the thread
+	// that started the process exits; the Go runtime does not end its
+	// threads, unless a goroutine locked to one (runtime.LockOSThread)
+	// returns, so do not Connect from such a goroutine.
+	SysProcAttr func(*syscall.SysProcAttr)
 }
 
 func (o *Options) withDefaults() (Options, error) {
