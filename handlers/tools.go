@@ -35,6 +35,14 @@ type Tool struct {
 	// calls of this tool: the call is answered with a timeout error and its
 	// context cancelled once Timeout has passed.
 	Timeout time.Duration `json:"-"`
+	// Unchecked marks a tool whose schemas another party enforces, such
+	// as the server a gateway forwards its calls to: InputSchema and
+	// OutputSchema are listed as given but not compiled, and neither the
+	// arguments (beyond being an object) nor the result are checked
+	// against them. A schema this package cannot compile (an ECMA-262
+	// pattern with a lookahead, say) is then no obstacle, and the other
+	// party's validator, not this one, decides what fits.
+	Unchecked bool `json:"-"`
 }
 
 // ToolAnnotations are hints about a tool's behaviour; clients treat them as untrusted.
@@ -177,8 +185,8 @@ type ToolHandler func(ctx context.Context, req *Request, args json.RawMessage) (
 
 type tool struct {
 	Tool
-	input   *jsonschema.Schema
-	output  *jsonschema.Schema // nil without OutputSchema
+	input   *jsonschema.Schema // nil for an Unchecked tool
+	output  *jsonschema.Schema // nil without OutputSchema, or Unchecked
 	handler ToolHandler
 }
 
@@ -201,10 +209,14 @@ func (s *Server) AddTool(t Tool, h ToolHandler) {
 	}
 	tl := &tool{Tool: t, handler: h}
 	var err error
-	if tl.input, err = jsonschema.Compile(t.InputSchema); err != nil {
+	if t.Unchecked {
+		if !json.Valid(t.InputSchema) || t.OutputSchema != nil && !json.Valid(t.OutputSchema) {
+			panic(fmt.Sprintf("handlers: tool %q: a schema is not valid JSON", t.Name))
+		}
+	} else if tl.input, err = jsonschema.Compile(t.InputSchema); err != nil {
 		panic(fmt.Sprintf("handlers: tool %q: inputSchema: %v", t.Name, err))
 	}
-	if t.OutputSchema != nil {
+	if t.OutputSchema != nil && !t.Unchecked {
 		if tl.output, err = jsonschema.Compile(t.OutputSchema); err != nil {
 			panic(fmt.Sprintf("handlers: tool %q: outputSchema: %v", t.Name, err))
 		}
@@ -325,8 +337,10 @@ func (s *Server) callTool(ctx context.Context, req *Request) (any, error) {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("Unknown tool: %q", name)}
 	}
 	// The arguments are a slice of params readCallToolParams checked.
-	if err := t.input.ValidateWellFormed(p.Arguments); err != nil {
-		return invalidArgumentsAnswer(req, t.Name, err)
+	if t.input != nil { // nil for an Unchecked tool
+		if err := t.input.ValidateWellFormed(p.Arguments); err != nil {
+			return invalidArgumentsAnswer(req, t.Name, err)
+		}
 	}
 	if t.Timeout > 0 {
 		if req.Peer != nil {
