@@ -47,6 +47,10 @@ type watchers struct {
 	mu   sync.Mutex
 	next int
 	fns  map[int]func(Change)
+	// holds counts the Hold calls not yet released; while it is above
+	// zero, changes wait in held, each once (see Hold).
+	holds int
+	held  []Change
 }
 
 // Watch registers fn to be told of every change to the server: each add,
@@ -88,6 +92,11 @@ func (s *Server) NotifyResourceUpdated(uri string) {
 func (s *Server) changed(c Change) {
 	w := &s.watch
 	w.mu.Lock()
+	if w.holds > 0 {
+		w.hold(c)
+		w.mu.Unlock()
+		return
+	}
 	fns := make([]func(Change), 0, len(w.fns))
 	for _, fn := range w.fns {
 		fns = append(fns, fn)
