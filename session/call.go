@@ -50,6 +50,11 @@ func (e *env) out(b []byte, done func()) {
 	e.writer.Send(stdio.Out{Data: b, Done: done})
 }
 
+// outFor sends a message that belongs to the request with id key.
+func (e *env) outFor(key string, b []byte) {
+	e.writer.Send(stdio.Out{Data: b, Ref: key})
+}
+
 // post sends the session a message, from any goroutine.
 func (e *env) post(msg any) { e.inbox.Send(msg) }
 
@@ -294,7 +299,7 @@ func (cl *call) Notify(method string, params any) bool {
 	if cl.state.Load() != statePending {
 		return false
 	}
-	cl.env.out(b, nil)
+	cl.env.outFor(cl.key, b)
 	return true
 }
 

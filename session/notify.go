@@ -144,7 +144,7 @@ func (s *Session) onChanged(ch handlers.Change) {
 	}
 	for _, ln := range s.listeners {
 		if ln.wants(ch) {
-			s.env.out(ln.notification(method, ch), nil)
+			s.env.outFor(string(ln.id), ln.notification(method, ch))
 		}
 	}
 }
@@ -254,7 +254,7 @@ func (s *Session) listen(m *jsonrpc.Message, t ticket) {
 		"notifications": want,
 		"_meta":         ln.meta(),
 	})
-	s.env.out(b, nil)
+	s.env.outFor(key, b)
 }
 
 // endListeners closes every listen stream from the server's side: a result
@@ -264,7 +264,7 @@ func (s *Session) endListeners(reason string) {
 		raw, _ := json.Marshal(map[string]any{"_meta": ln.meta()})
 		ln.ticket.answer(jsonrpc.AppendResult(nil, ln.id, s.env.modernResult(raw, false)))
 		b, _ := encodeNotification("notifications/cancelled", map[string]any{"requestId": ln.id, "reason": reason})
-		s.env.out(b, nil)
+		s.env.outFor(key, b)
 		delete(s.listeners, key)
 	}
 }

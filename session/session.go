@@ -2,6 +2,7 @@ package session
 
 import (
 	"bytes"
+
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -83,7 +84,16 @@ type Config struct {
 	// PanicDetail puts a panicking tool's panic value in the text of its
 	// isError result. Off by default: a panic value can hold anything.
 	PanicDetail bool
-	Logger      *slog.Logger
+	// WorkerPrefix starts the child IDs of the handler actors this session
+	// starts, so that sessions sharing one handler supervisor (Streamable
+	// HTTP) do not collide ("": "w1", "w2", …).
+	WorkerPrefix string
+	// StateKey signs the requestState of 2026-07-28 input_required
+	// results (nil: 32 random bytes per session). Servers that must accept
+	// a retry on another session or replica share one key, 32 bytes or
+	// more, kept secret.
+	StateKey []byte
+	Logger   *slog.Logger
 }
 
 // Drain asks the session to stop taking requests, let in-flight ones finish
@@ -248,7 +258,10 @@ func (s *Session) start(lc *supervisor.LoopContext) {
 		logger:     s.cfg.Logger,
 		serverInfo: info,
 		cacheTTL:   s.cfg.CacheTTL.Milliseconds(),
-		stateKey:   newStateKey(),
+		stateKey:   s.cfg.StateKey,
+	}
+	if s.env.stateKey == nil {
+		s.env.stateKey = newStateKey()
 	}
 	s.env.slots.max = int32(s.cfg.MaxInFlight)
 	s.env.written = s.env.backlog.Done
@@ -873,7 +886,7 @@ func (s *Session) assign(cl *call) {
 func (s *Session) ensureWorkers() {
 	for s.starting < len(s.waiting) {
 		s.nextW++
-		id := "w" + strconv.Itoa(s.nextW)
+		id := s.cfg.WorkerPrefix + "w" + strconv.Itoa(s.nextW)
 		w := &worker{slot: make(chan *handlers.Call, 1), gen: s.gen}
 		_, err := supervisor.StartChild(s.env.engine, s.cfg.Handlers, supervisor.ChildSpec{
 			ID:       id,
