@@ -1,0 +1,43 @@
+// Package streamhttp serves an mcprt server over Streamable HTTP: an
+// http.Handler for one MCP endpoint, in both eras of the protocol.
+//
+// Every client session is a session actor, the same one the stdio transport
+// runs, fed by HTTP requests instead of a reader goroutine. Each session is
+// a small subtree (its session actor and the router that takes the place
+// of the stdio writer) and a temporary child of one sessions supervisor, so
+// a session that crashes takes only itself down. All sessions share the
+// server's handler supervisor.
+//
+//	root (one_for_one)
+//	 ├─ handlers   supervisor of the handler actors (permanent)
+//	 └─ sessions   supervisor of the sessions (permanent)
+//	     ├─ stateless   the 2026-07-28 session (permanent)
+//	     └─ s-…         one per legacy session (temporary): router, session
+//
+// Legacy revisions (2025-03-26 … 2025-11-25): initialize creates a session
+// and its Mcp-Session-Id (from crypto/rand, optionally prefixed with a
+// replica tag); later requests must carry it (404 once it has ended, so
+// the client initializes again); DELETE ends it; GET opens the stream for
+// messages unrelated to a request (list_changed, resource updates,
+// server-to-client requests sent outside a call). A request is answered
+// with a JSON body, or with an SSE stream when notifications or requests
+// for it come first; the response ends the stream.
+//
+// 2026-07-28: no session. Every request is served statelessly, its
+// MCP-Protocol-Version, Mcp-Method and Mcp-Name headers checked against
+// its body (400 and -32020 when they disagree); closing the response
+// stream cancels the request; subscriptions/listen is a long-lived SSE
+// response. input_required and its signed requestState work as on stdio:
+// replicas that share Options.StateKey accept each other's retries.
+//
+// Request ids are the client's own only on the wire: inside, each request
+// gets a fresh id, so that many clients of the one stateless session (or a
+// client reusing an id) never collide, and the client's id is put back on
+// everything sent for the request.
+//
+// Flow control is the session's: past MaxInFlight requests of a session
+// wait, past MaxQueued they are refused (503 and -32000). Responses and
+// notifications from the client are never held back. Each request's stream
+// keeps at most a bounded number of undelivered notifications, so a client
+// that does not read cannot grow the server's memory without bound.
+package streamhttp

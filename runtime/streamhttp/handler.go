@@ -1,0 +1,371 @@
+package streamhttp
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/anthdm/hollywood/actor"
+
+	"github.com/mcprt/mcprt/handlers"
+	"github.com/mcprt/mcprt/session"
+	"github.com/mcprt/mcprt/stdio"
+	"github.com/mcprt/mcprt/supervisor"
+)
+
+// Defaults for Options' zero values.
+const (
+	DefaultMaxSessions  = 1000
+	DefaultSessionIdle  = 10 * time.Minute
+	DefaultMaxBodyBytes = 16 << 20
+)
+
+// Options configure a Handler. The zero value is ready to use and safe for
+// a local server: only loopback origins, no authentication.
+type Options struct {
+	// Logger receives the transport's and the sessions' logs (nil:
+	// slog.Default()).
+	Logger *slog.Logger
+	// MaxSessions bounds the legacy sessions open at once (0:
+	// DefaultMaxSessions); an initialize past it gets 503.
+	MaxSessions int
+	// SessionIdle ends a legacy session that has had no request and no
+	// open stream for this long (0: DefaultSessionIdle; negative: never).
+	SessionIdle time.Duration
+	// MaxBodyBytes bounds one request body (0: DefaultMaxBodyBytes); a
+	// larger one gets 413.
+	MaxBodyBytes int64
+	// MaxInFlight and MaxQueued bound each session's requests, as on
+	// stdio (see session.Config).
+	MaxInFlight, MaxQueued int
+	// RequestTimeout, DrainTimeout and CacheTTL are each session's, as on
+	// stdio (see session.Config).
+	RequestTimeout, DrainTimeout, CacheTTL time.Duration
+	// PanicDetail shows a panicking tool's panic value to the client.
+	PanicDetail bool
+	// AllowedOrigins are the Origin header values accepted besides
+	// loopback ones (http(s)://localhost, 127.0.0.1, [::1], any port). A
+	// request with any other Origin gets 403: the DNS-rebinding rule.
+	// Requests without an Origin (not from a browser) are accepted.
+	AllowedOrigins []string
+	// Authorize, when set, vets every request before anything else; an
+	// error is answered with 401 and a WWW-Authenticate: Bearer challenge
+	// (see BearerToken).
+	Authorize func(*http.Request) error
+	// StateKey signs 2026-07-28 requestState (nil: random per process).
+	// Replicas behind one load balancer must share it, or a retry that
+	// lands on another replica is refused.
+	StateKey []byte
+	// SessionTag prefixes every session id ("tag.hex"), so that a proxy
+	// can route a legacy session's requests to the replica that made it.
+	SessionTag string
+	// EventHook observes every supervision event of the tree.
+	EventHook func(supervisor.Event)
+}
+
+// Handler is the http.Handler of one MCP endpoint. Build it with New, mount
+// it at the endpoint's path, and call Shutdown when done.
+type Handler struct {
+	e    *actor.Engine
+	srv  *handlers.Server
+	opts Options
+	log  *slog.Logger
+
+	root        *supervisor.Root
+	name        string
+	sessionsPID *actor.PID
+	handlersPID *actor.PID
+
+	mu        sync.Mutex
+	sessions  map[string]*hsession // legacy sessions, by Mcp-Session-Id
+	byChild   map[string]*hsession // every session, by child ID
+	stateless *hsession
+	closing   bool
+
+	nextID   atomic.Int64 // request ids inside
+	nextSess atomic.Int64
+
+	stopSweep chan struct{}
+	swept     chan struct{}
+}
+
+var instances atomic.Int64
+
+// New starts the handler's supervision tree on e.
+func New(e *actor.Engine, srv *handlers.Server, opts Options) (*Handler, error) {
+	if e == nil || srv == nil {
+		return nil, errors.New("streamhttp: nil engine or server")
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.MaxSessions <= 0 {
+		opts.MaxSessions = DefaultMaxSessions
+	}
+	if opts.SessionIdle == 0 {
+		opts.SessionIdle = DefaultSessionIdle
+	}
+	if opts.MaxBodyBytes <= 0 {
+		opts.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if opts.StateKey == nil {
+		opts.StateKey = make([]byte, 32)
+		_, _ = rand.Read(opts.StateKey)
+	}
+	h := &Handler{
+		e: e, srv: srv, opts: opts, log: opts.Logger,
+		name:      fmt.Sprintf("mcprt-http-%d", instances.Add(1)),
+		sessions:  map[string]*hsession{},
+		byChild:   map[string]*hsession{},
+		stopSweep: make(chan struct{}),
+		swept:     make(chan struct{}),
+	}
+	rootPID := supervisor.RootPID(e, h.name)
+	h.handlersPID = supervisor.ChildPID(rootPID, "handlers")
+	h.sessionsPID = supervisor.ChildPID(rootPID, "sessions")
+	var handlersStarts atomic.Int64
+	rootHook := func(ev supervisor.Event) {
+		if s, ok := ev.(supervisor.EventChildStarted); ok && s.Supervisor == h.name && s.Child == "handlers" && handlersStarts.Add(1) > 1 {
+			h.each(func(hs *hsession) { hs.in.Send(session.WorkersLost{}) })
+		}
+		if opts.EventHook != nil {
+			opts.EventHook(ev)
+		}
+	}
+	sessionsName := h.name + "/sessions"
+	sessionsHook := func(ev supervisor.Event) {
+		if x, ok := ev.(supervisor.EventChildExited); ok && x.Supervisor == sessionsName {
+			h.ended(x.Child, x.Reason)
+		}
+		if opts.EventHook != nil {
+			opts.EventHook(ev)
+		}
+	}
+	root, err := supervisor.Start(e, h.name, supervisor.Spec{
+		Name:      h.name,
+		Strategy:  supervisor.OneForOne,
+		EventHook: rootHook,
+		Logger:    h.log,
+		Children: []supervisor.ChildSpec{
+			{ID: "handlers", Start: supervisor.New(supervisor.Spec{
+				Name: h.name + "/handlers", Strategy: supervisor.OneForOne, EventHook: opts.EventHook, Logger: h.log,
+			}), Restart: supervisor.Permanent, Shutdown: 2 * time.Second},
+			{ID: "sessions", Start: supervisor.New(supervisor.Spec{
+				Name: sessionsName, Strategy: supervisor.OneForOne, EventHook: sessionsHook, Logger: h.log,
+				// Legacy sessions are temporary; only the stateless one
+				// is restarted after a crash, and a crash loop of it is
+				// what this bounds.
+				Intensity: 10, Period: 10 * time.Second,
+			}), Restart: supervisor.Permanent, Shutdown: 30 * time.Second},
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	h.root = root
+	st, err := h.startSession("", supervisor.Transient)
+	if err != nil {
+		_ = root.Stop(context.Background())
+		return nil, err
+	}
+	h.stateless = st
+	go h.sweep()
+	return h, nil
+}
+
+// Done is closed once the handler's tree has stopped.
+func (h *Handler) Done() <-chan struct{} { return h.root.Done() }
+
+// Shutdown stops taking requests (503 from then on), lets every session
+// answer what is in flight (bounded by each session's DrainTimeout), then
+// stops the tree. It returns ctx's error if ctx ends first; the tree is then
+// stopped without waiting. Shut the http.Server down first, or with it:
+// open streams end when their sessions do.
+func (h *Handler) Shutdown(ctx context.Context) error {
+	h.mu.Lock()
+	first := !h.closing
+	h.closing = true
+	all := make([]*hsession, 0, len(h.byChild))
+	for _, hs := range h.byChild {
+		all = append(all, hs)
+	}
+	h.mu.Unlock()
+	if first {
+		close(h.stopSweep)
+	}
+	<-h.swept
+	for _, hs := range all {
+		hs.in.Send(session.Drain{})
+	}
+	var err error
+	for _, hs := range all {
+		select {
+		case <-hs.gone:
+		case <-ctx.Done():
+			err = ctx.Err()
+		}
+		if err != nil {
+			break
+		}
+	}
+	stopCtx := ctx
+	if err != nil {
+		stopCtx = context.Background()
+	}
+	if serr := h.root.Stop(stopCtx); err == nil {
+		err = serr
+	}
+	return err
+}
+
+func (h *Handler) each(fn func(*hsession)) {
+	h.mu.Lock()
+	all := make([]*hsession, 0, len(h.byChild))
+	for _, hs := range h.byChild {
+		all = append(all, hs)
+	}
+	h.mu.Unlock()
+	for _, hs := range all {
+		fn(hs)
+	}
+}
+
+// startSession starts a session subtree: the router (in place of the stdio
+// writer) and the session actor, both significant, so that the subtree ends
+// when the session does.
+func (h *Handler) startSession(id string, restart supervisor.Restart) (*hsession, error) {
+	child := "stateless"
+	if id != "" {
+		child = "s-" + strconv.FormatInt(h.nextSess.Add(1), 10)
+	}
+	hs := newSession(h, id, child)
+	name := h.name + "/sessions/" + child
+	o := h.opts
+	spec := supervisor.Spec{
+		Name:     name,
+		Strategy: supervisor.OneForAll,
+		Logger:   h.log,
+		Children: []supervisor.ChildSpec{
+			{ID: "router", Start: supervisor.OwnGoroutine(hs.out, func() supervisor.Loop { return &router{hs: hs} }),
+				Restart: supervisor.Transient, Significant: true, Shutdown: 2 * time.Second},
+			{ID: "session", Start: session.New(session.Config{
+				Server:         h.srv,
+				Writer:         hs.out,
+				Inbox:          hs.in,
+				Handlers:       h.handlersPID,
+				Backlog:        hs.backlog,
+				MaxInFlight:    o.MaxInFlight,
+				MaxQueued:      o.MaxQueued,
+				RequestTimeout: o.RequestTimeout,
+				DrainTimeout:   o.DrainTimeout,
+				CacheTTL:       o.CacheTTL,
+				PanicDetail:    o.PanicDetail,
+				StateKey:       o.StateKey,
+				WorkerPrefix:   child + "-",
+				Logger:         h.log.With("session", child),
+			}), Restart: supervisor.Transient, Significant: true, Shutdown: 2 * time.Second},
+		},
+	}
+	h.mu.Lock()
+	h.byChild[child] = hs
+	if id != "" {
+		h.sessions[id] = hs
+	}
+	h.mu.Unlock()
+	if _, err := supervisor.StartChild(h.e, h.sessionsPID, supervisor.ChildSpec{
+		ID: child, Start: supervisor.New(spec), Restart: restart, Shutdown: 30 * time.Second,
+	}); err != nil {
+		h.ended(child, nil)
+		return nil, err
+	}
+	return hs, nil
+}
+
+// ended forgets a session whose subtree has exited. The stateless one is
+// restarted after a crash (it is transient) and is over only when it exits
+// normally, which it does when drained.
+func (h *Handler) ended(child string, reason error) {
+	if child == "stateless" && supervisor.IsAbnormal(reason) {
+		h.stateless.lost()
+		return
+	}
+	h.mu.Lock()
+	hs := h.byChild[child]
+	if hs != nil {
+		delete(h.byChild, child)
+		if h.sessions[hs.id] == hs {
+			delete(h.sessions, hs.id)
+		}
+	}
+	h.mu.Unlock()
+	if hs != nil {
+		hs.end()
+	}
+}
+
+// newSessionID is 128 random bits, after the replica tag if there is one.
+func (h *Handler) newSessionID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	id := hex.EncodeToString(b[:])
+	if h.opts.SessionTag != "" {
+		return h.opts.SessionTag + "." + id
+	}
+	return id
+}
+
+// sweep ends legacy sessions that have been idle for SessionIdle.
+func (h *Handler) sweep() {
+	defer close(h.swept)
+	if h.opts.SessionIdle < 0 {
+		<-h.stopSweep
+		return
+	}
+	t := time.NewTicker(max(h.opts.SessionIdle/4, 10*time.Millisecond))
+	defer t.Stop()
+	for {
+		select {
+		case <-h.stopSweep:
+			return
+		case <-t.C:
+		}
+		now := time.Now().UnixNano()
+		h.mu.Lock()
+		var idle []*hsession
+		for _, hs := range h.sessions {
+			if hs.idleSince(now) >= h.opts.SessionIdle {
+				idle = append(idle, hs)
+			}
+		}
+		h.mu.Unlock()
+		for _, hs := range idle {
+			h.log.Debug("legacy session idle: ending it", "session", hs.child, "idle", h.opts.SessionIdle)
+			h.forget(hs)
+			hs.in.Send(session.Drain{})
+		}
+	}
+}
+
+// forget makes a legacy session unknown to new requests (they get 404).
+func (h *Handler) forget(hs *hsession) {
+	h.mu.Lock()
+	if h.sessions[hs.id] == hs {
+		delete(h.sessions, hs.id)
+	}
+	h.mu.Unlock()
+}
+
+// feed hands the session one line, counted in its backlog as the stdio
+// reader counts its lines.
+func (hs *hsession) feed(line []byte) {
+	hs.backlog.Add(1)
+	hs.in.Send(&stdio.Line{Data: line})
+}

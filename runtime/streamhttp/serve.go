@@ -1,0 +1,581 @@
+package streamhttp
+
+import (
+	"bytes"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mcprt/mcprt/session"
+	"github.com/mcprt/mcprt/session/jsonrpc"
+	"github.com/mcprt/mcprt/supervisor"
+)
+
+// Header names (canonical forms; Go compares them case-insensitively).
+const (
+	hSessionID       = "Mcp-Session-Id"
+	hProtocolVersion = "Mcp-Protocol-Version"
+	hMethod          = "Mcp-Method"
+	hName            = "Mcp-Name"
+)
+
+// CodeHeaderMismatch (2026-07-28): the HTTP headers disagree with the body,
+// or a required one is missing.
+const CodeHeaderMismatch = -32020
+
+// keepAliveEvery is how often a quiet SSE stream gets a comment line, so
+// that proxies and clients do not time it out.
+const keepAliveEvery = 25 * time.Second
+
+// ServeHTTP implements http.Handler.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !h.originAllowed(r.Header.Get("Origin")) {
+		writeError(w, http.StatusForbidden, nil, jsonrpc.CodeInvalidRequest, "Forbidden: origin not allowed")
+		return
+	}
+	if h.opts.Authorize != nil {
+		if err := h.opts.Authorize(r); err != nil {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="mcp", error="invalid_token"`)
+			writeError(w, http.StatusUnauthorized, nil, jsonrpc.CodeInvalidRequest, "Unauthorized: "+err.Error())
+			return
+		}
+	}
+	h.mu.Lock()
+	closing := h.closing
+	h.mu.Unlock()
+	if closing {
+		w.Header().Set("Retry-After", "1")
+		writeError(w, http.StatusServiceUnavailable, nil, jsonrpc.CodeServerBusy, "Server is shutting down")
+		return
+	}
+	switch r.Method {
+	case http.MethodPost:
+		h.post(w, r)
+	case http.MethodGet:
+		h.get(w, r)
+	case http.MethodDelete:
+		h.delete(w, r)
+	default:
+		w.Header().Set("Allow", "GET, POST, DELETE")
+		writeError(w, http.StatusMethodNotAllowed, nil, jsonrpc.CodeInvalidRequest, "Method not allowed")
+	}
+}
+
+// originAllowed is the DNS-rebinding rule: a browser's request from a page
+// of another origin than the server's own loopback one, or one listed in
+// AllowedOrigins, is refused.
+func (h *Handler) originAllowed(origin string) bool {
+	if origin == "" {
+		return true
+	}
+	if slices.Contains(h.opts.AllowedOrigins, origin) || slices.Contains(h.opts.AllowedOrigins, "*") {
+		return true
+	}
+	u, err := url.Parse(origin)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+		return false
+	}
+	switch u.Hostname() {
+	case "localhost", "127.0.0.1", "::1":
+		return true
+	}
+	return false
+}
+
+func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		writeError(w, http.StatusUnsupportedMediaType, nil, jsonrpc.CodeInvalidRequest, "Unsupported Media Type: the body must be application/json")
+		return
+	}
+	if !accepts(r, "application/json") || !accepts(r, "text/event-stream") {
+		writeError(w, http.StatusNotAcceptable, nil, jsonrpc.CodeInvalidRequest, "Not Acceptable: the client must accept both application/json and text/event-stream")
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.opts.MaxBodyBytes))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			writeError(w, http.StatusRequestEntityTooLarge, nil, jsonrpc.CodeInvalidRequest,
+				"Request Entity Too Large: the body exceeds "+strconv.FormatInt(h.opts.MaxBodyBytes, 10)+" bytes")
+			return
+		}
+		writeError(w, http.StatusBadRequest, nil, jsonrpc.CodeParseError, "Parse error: reading the body: "+err.Error())
+		return
+	}
+	body = bytes.TrimSpace(body)
+	if jsonrpc.IsBatch(body) {
+		writeError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest, "Invalid Request: JSON-RPC batches are not accepted over HTTP; send one message per POST")
+		return
+	}
+	var m jsonrpc.Message
+	if id, jerr := jsonrpc.Decode(body, &m); jerr != nil {
+		writeError(w, http.StatusBadRequest, id, jerr.Code, jerr.Message)
+		return
+	}
+	if sid := r.Header.Get(hSessionID); sid != "" {
+		h.mu.Lock()
+		hs := h.sessions[sid]
+		h.mu.Unlock()
+		if hs == nil {
+			writeError(w, http.StatusNotFound, m.ID, jsonrpc.CodeInvalidRequest, "Not Found: no session "+strconv.Quote(sid)+" (it ended or never existed); send initialize again")
+			return
+		}
+		h.postLegacy(w, r, hs, &m)
+		return
+	}
+	pv := r.Header.Get(hProtocolVersion)
+	switch {
+	case m.Kind == jsonrpc.KindRequest && m.Method == "initialize":
+		h.initialize(w, r, &m)
+	case slices.Contains(session.ModernVersions, pv) || m.Method == "server/discover" || metaVersion(m.Params) != nil:
+		h.postModern(w, r, &m, pv)
+	default:
+		writeError(w, http.StatusBadRequest, m.ID, jsonrpc.CodeInvalidRequest,
+			"Bad Request: no Mcp-Session-Id: send initialize first, or use 2026-07-28 (MCP-Protocol-Version header and _meta on every request)")
+	}
+}
+
+// postLegacy serves a message for a legacy session.
+func (h *Handler) postLegacy(w http.ResponseWriter, r *http.Request, hs *hsession, m *jsonrpc.Message) {
+	hs.touch()
+	if pv := r.Header.Get(hProtocolVersion); pv != "" {
+		if v := hs.version.Load(); v != nil && pv != *v {
+			writeError(w, http.StatusBadRequest, m.ID, jsonrpc.CodeInvalidRequest,
+				"Bad Request: MCP-Protocol-Version "+strconv.Quote(pv)+" is not this session's ("+*v+")")
+			return
+		}
+	}
+	switch m.Kind {
+	case jsonrpc.KindNotification:
+		if m.Method == "notifications/cancelled" {
+			// The client names its own id; inside the request has another.
+			id, ok := jsonrpc.Member(m.Params, "requestId")
+			if !ok {
+				w.WriteHeader(http.StatusAccepted)
+				return
+			}
+			key, known := hs.inside(id)
+			if !known {
+				w.WriteHeader(http.StatusAccepted) // finished, or never seen: nothing to cancel
+				return
+			}
+			hs.feed(cancelLine(key))
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		hs.feed(rebuild(m, ""))
+		w.WriteHeader(http.StatusAccepted)
+	case jsonrpc.KindRequest:
+		h.exchange(w, r, hs, m, false, nil)
+	default: // a response to one of the server's requests
+		hs.feed(rebuildResponse(m))
+		w.WriteHeader(http.StatusAccepted)
+	}
+}
+
+// initialize starts a legacy session; its id goes out with the result.
+func (h *Handler) initialize(w http.ResponseWriter, r *http.Request, m *jsonrpc.Message) {
+	h.mu.Lock()
+	full := len(h.sessions) >= h.opts.MaxSessions
+	h.mu.Unlock()
+	if full {
+		w.Header().Set("Retry-After", "5")
+		writeError(w, http.StatusServiceUnavailable, m.ID, jsonrpc.CodeServerBusy,
+			"Server busy: "+strconv.Itoa(h.opts.MaxSessions)+" sessions are open; retry later")
+		return
+	}
+	hs, err := h.startSession(h.newSessionID(), supervisor.Temporary)
+	if err != nil {
+		h.log.Error("cannot start a session", "err", err)
+		writeError(w, http.StatusServiceUnavailable, m.ID, jsonrpc.CodeInternalError, "Internal error: cannot start a session")
+		return
+	}
+	h.exchange(w, r, hs, m, false, func(resp []byte, hdr http.Header) {
+		var res struct {
+			Result *struct {
+				ProtocolVersion string `json:"protocolVersion"`
+			} `json:"result"`
+		}
+		if json.Unmarshal(resp, &res) == nil && res.Result != nil {
+			v := res.Result.ProtocolVersion
+			hs.version.Store(&v)
+			hdr.Set(hSessionID, hs.id)
+			return
+		}
+		// A failed initialize leaves no session behind.
+		h.forget(hs)
+		hs.in.Send(session.Drain{})
+	})
+	if hs.version.Load() == nil {
+		// The client left before the result: nobody knows the session's id.
+		h.forget(hs)
+		hs.in.Send(session.Drain{})
+	}
+}
+
+// postModern serves a 2026-07-28 message on the stateless session, once its
+// headers agree with its body.
+func (h *Handler) postModern(w http.ResponseWriter, r *http.Request, m *jsonrpc.Message, pv string) {
+	switch m.Kind {
+	case jsonrpc.KindNotification:
+		// 2026-07-28 defines none over HTTP (closing a stream cancels).
+		w.WriteHeader(http.StatusAccepted)
+		return
+	case jsonrpc.KindResponse:
+		writeError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest, "Invalid Request: 2026-07-28 clients send no responses; answer input requests with inputResponses")
+		return
+	}
+	if msg := headerMismatch(r, m, pv); msg != "" {
+		writeError(w, http.StatusBadRequest, m.ID, CodeHeaderMismatch, "Header mismatch: "+msg)
+		return
+	}
+	h.exchange(w, r, h.stateless, m, true, nil)
+}
+
+// headerMismatch checks the request metadata headers 2026-07-28 requires
+// against the body, and says what is wrong ("" when nothing is).
+func headerMismatch(r *http.Request, m *jsonrpc.Message, pv string) string {
+	bodyVersion := ""
+	if v := metaVersion(m.Params); v != nil {
+		_ = json.Unmarshal(v, &bodyVersion)
+	}
+	switch {
+	case pv == "":
+		return "the MCP-Protocol-Version header is required"
+	case pv != bodyVersion:
+		return "MCP-Protocol-Version header " + strconv.Quote(pv) + " does not match _meta protocolVersion " + strconv.Quote(bodyVersion)
+	}
+	method := r.Header.Get(hMethod)
+	switch {
+	case method == "":
+		return "the Mcp-Method header is required"
+	case method != m.Method:
+		return "Mcp-Method header " + strconv.Quote(method) + " does not match method " + strconv.Quote(m.Method)
+	}
+	field := ""
+	switch m.Method {
+	case "tools/call", "prompts/get":
+		field = "name"
+	case "resources/read":
+		field = "uri"
+	default:
+		return ""
+	}
+	var want string
+	if v, ok := jsonrpc.Member(m.Params, field); ok {
+		_ = json.Unmarshal(v, &want)
+	}
+	raw, present := r.Header[hName]
+	if !present || len(raw) != 1 {
+		return "the Mcp-Name header is required for " + m.Method
+	}
+	got, ok := decodeHeaderValue(raw[0])
+	switch {
+	case !ok:
+		return "the Mcp-Name header is not valid"
+	case got != want:
+		return "Mcp-Name header " + strconv.Quote(got) + " does not match params." + field + " " + strconv.Quote(want)
+	}
+	return ""
+}
+
+// decodeHeaderValue undoes the =?base64?…?= sentinel encoding.
+func decodeHeaderValue(v string) (string, bool) {
+	inner, ok := strings.CutPrefix(v, "=?base64?")
+	if !ok {
+		for i := 0; i < len(v); i++ {
+			if c := v[i]; (c < 0x20 || c > 0x7e) && c != '\t' {
+				return "", false
+			}
+		}
+		return v, true
+	}
+	inner, ok = strings.CutSuffix(inner, "?=")
+	if !ok {
+		return "", false
+	}
+	b, err := base64.StdEncoding.DecodeString(inner)
+	if err != nil {
+		return "", false
+	}
+	return string(b), true
+}
+
+// exchange runs one request: it gives the request an id of the session's,
+// feeds it, and sends back what the session sends for it, as one JSON body
+// when the response comes first, otherwise as an SSE stream that the
+// response ends. onFinal may set headers from the response before it goes.
+func (h *Handler) exchange(w http.ResponseWriter, r *http.Request, hs *hsession, m *jsonrpc.Message, modern bool, onFinal func([]byte, http.Header)) {
+	key := strconv.FormatInt(h.nextID.Add(1), 10)
+	x := newExchange(key, m.ID, m.Method == "subscriptions/listen")
+	if hs.id != "" {
+		if _, dup := hs.inside(m.ID); dup {
+			writeError(w, http.StatusBadRequest, m.ID, jsonrpc.CodeInvalidRequest, "Invalid Request: id "+string(m.ID)+" is already in use by a request in flight")
+			return
+		}
+	}
+	if !hs.register(x) {
+		writeError(w, http.StatusNotFound, m.ID, jsonrpc.CodeInvalidRequest, "Not Found: the session has ended; send initialize again")
+		return
+	}
+	hs.feed(rebuild(m, key))
+
+	ctx := r.Context()
+	var tick <-chan time.Time
+	sse := false
+	for {
+		msgs, final, aborted, err := x.next(ctx, tick)
+		if err != nil {
+			hs.abandon(x)
+			if modern {
+				// Closing the stream is the cancellation in 2026-07-28.
+				hs.feed(cancelLine(key))
+			}
+			return
+		}
+		if aborted && !final {
+			if !sse {
+				writeError(w, http.StatusNotFound, m.ID, jsonrpc.CodeInternalError, "The session ended before answering; send initialize again")
+			}
+			return
+		}
+		if !sse && final && len(msgs) == 1 {
+			resp := x.outward(msgs[0], true)
+			if onFinal != nil {
+				onFinal(resp, w.Header())
+			}
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(statusOf(resp, modern))
+			_, _ = w.Write(resp)
+			return
+		}
+		if !sse {
+			sse = true
+			hdr := w.Header()
+			hdr.Set("Content-Type", "text/event-stream")
+			hdr.Set("Cache-Control", "no-cache")
+			hdr.Set("X-Accel-Buffering", "no")
+			if onFinal != nil && final {
+				onFinal(x.outward(msgs[len(msgs)-1], true), hdr)
+			}
+			w.WriteHeader(http.StatusOK)
+			t := time.NewTicker(keepAliveEvery)
+			defer t.Stop()
+			tick = t.C
+		}
+		if len(msgs) == 0 {
+			_, _ = io.WriteString(w, ": keep-alive\n\n")
+		}
+		for i, b := range msgs {
+			writeEvent(w, x.outward(b, final && i == len(msgs)-1))
+		}
+		if f, ok := w.(http.Flusher); ok {
+			f.Flush()
+		}
+		if final {
+			return
+		}
+	}
+}
+
+// get opens a legacy session's stream for messages that belong to no
+// request. 2026-07-28 has none (405).
+func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
+	sid := r.Header.Get(hSessionID)
+	if sid == "" {
+		w.Header().Set("Allow", "POST, DELETE")
+		writeError(w, http.StatusMethodNotAllowed, nil, jsonrpc.CodeInvalidRequest, "Method Not Allowed: GET needs an Mcp-Session-Id (2026-07-28 has no GET stream)")
+		return
+	}
+	if !accepts(r, "text/event-stream") {
+		writeError(w, http.StatusNotAcceptable, nil, jsonrpc.CodeInvalidRequest, "Not Acceptable: GET opens a text/event-stream")
+		return
+	}
+	h.mu.Lock()
+	hs := h.sessions[sid]
+	h.mu.Unlock()
+	if hs == nil {
+		writeError(w, http.StatusNotFound, nil, jsonrpc.CodeInvalidRequest, "Not Found: no session "+strconv.Quote(sid))
+		return
+	}
+	x := newExchange("", nil, false)
+	if !hs.openGet(x) {
+		writeError(w, http.StatusConflict, nil, jsonrpc.CodeInvalidRequest, "Conflict: this session's GET stream is already open")
+		return
+	}
+	defer hs.closeGet(x)
+	hdr := w.Header()
+	hdr.Set("Content-Type", "text/event-stream")
+	hdr.Set("Cache-Control", "no-cache")
+	hdr.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	f, _ := w.(http.Flusher)
+	if f != nil {
+		f.Flush()
+	}
+	t := time.NewTicker(keepAliveEvery)
+	defer t.Stop()
+	for {
+		msgs, _, aborted, err := x.next(r.Context(), t.C)
+		if err != nil || aborted {
+			return
+		}
+		if len(msgs) == 0 {
+			_, _ = io.WriteString(w, ": keep-alive\n\n")
+		}
+		for _, b := range msgs {
+			writeEvent(w, b)
+		}
+		if f != nil {
+			f.Flush()
+		}
+	}
+}
+
+// delete ends a legacy session.
+func (h *Handler) delete(w http.ResponseWriter, r *http.Request) {
+	sid := r.Header.Get(hSessionID)
+	if sid == "" {
+		writeError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest, "Bad Request: DELETE needs an Mcp-Session-Id")
+		return
+	}
+	h.mu.Lock()
+	hs := h.sessions[sid]
+	h.mu.Unlock()
+	if hs == nil {
+		writeError(w, http.StatusNotFound, nil, jsonrpc.CodeInvalidRequest, "Not Found: no session "+strconv.Quote(sid))
+		return
+	}
+	h.forget(hs)
+	hs.in.Send(session.Drain{})
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// rebuild writes m again with the id used inside ("" keeps none: a
+// notification).
+func rebuild(m *jsonrpc.Message, key string) []byte {
+	b := make([]byte, 0, 64+len(m.Method)+len(m.Params))
+	b = append(b, `{"jsonrpc":"2.0"`...)
+	if key != "" {
+		b = append(b, `,"id":`...)
+		b = append(b, key...)
+	}
+	b = append(b, `,"method":`...)
+	b = jsonrpc.AppendString(b, m.Method)
+	if m.Params != nil {
+		b = append(b, `,"params":`...)
+		b = append(b, m.Params...)
+	}
+	return append(b, '}')
+}
+
+func rebuildResponse(m *jsonrpc.Message) []byte {
+	b := append([]byte(`{"jsonrpc":"2.0","id":`), m.ID...)
+	if m.Error != nil {
+		b = append(b, `,"error":`...)
+		b = append(b, m.Error...)
+	} else {
+		b = append(b, `,"result":`...)
+		b = append(b, m.Result...)
+	}
+	return append(b, '}')
+}
+
+func cancelLine(key string) []byte {
+	return []byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + key + `,"reason":"the client closed the stream"}}`)
+}
+
+// metaVersion is _meta["io.modelcontextprotocol/protocolVersion"], raw.
+func metaVersion(params []byte) []byte {
+	meta, ok := jsonrpc.Member(params, "_meta")
+	if !ok {
+		return nil
+	}
+	v, ok := jsonrpc.Member(meta, "io.modelcontextprotocol/protocolVersion")
+	if !ok {
+		return nil
+	}
+	return v
+}
+
+// statusOf is the HTTP status of a JSON response: errors that the
+// specification (2026-07-28) or a bound gives a status get it.
+func statusOf(resp []byte, modern bool) int {
+	i := bytes.Index(resp, []byte(`,"error":{"code":`))
+	if i < 0 {
+		return http.StatusOK
+	}
+	rest := resp[i+len(`,"error":{"code":`):]
+	n := 0
+	for n < len(rest) && (rest[n] == '-' || rest[n] >= '0' && rest[n] <= '9') {
+		n++
+	}
+	code, _ := strconv.Atoi(string(rest[:n]))
+	switch {
+	case code == jsonrpc.CodeServerBusy:
+		return http.StatusServiceUnavailable
+	case !modern:
+		return http.StatusOK
+	case code == jsonrpc.CodeMethodNotFound:
+		return http.StatusNotFound
+	case code == CodeHeaderMismatch, code == jsonrpc.CodeMissingClientCapability, code == jsonrpc.CodeUnsupportedProtocolVersion:
+		return http.StatusBadRequest
+	}
+	return http.StatusOK
+}
+
+func writeEvent(w io.Writer, b []byte) {
+	buf := make([]byte, 0, len(b)+24)
+	buf = append(buf, "event: message\ndata: "...)
+	buf = append(buf, b...)
+	buf = append(buf, "\n\n"...)
+	_, _ = w.Write(buf)
+}
+
+func writeError(w http.ResponseWriter, status int, id json.RawMessage, code int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(jsonrpc.AppendError(nil, id, &jsonrpc.Error{Code: code, Message: msg}))
+}
+
+// accepts reports whether the request's Accept header takes mediaType
+// (a missing header, or */*, takes anything).
+func accepts(r *http.Request, mediaType string) bool {
+	vals := r.Header.Values("Accept")
+	if len(vals) == 0 {
+		return true
+	}
+	typ, _, _ := strings.Cut(mediaType, "/")
+	for _, v := range vals {
+		for part := range strings.SplitSeq(v, ",") {
+			mt, _, _ := strings.Cut(strings.TrimSpace(part), ";")
+			mt = strings.TrimSpace(mt)
+			if mt == mediaType || mt == "*/*" || mt == typ+"/*" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// BearerToken returns an Options.Authorize that accepts only requests
+// carrying "Authorization: Bearer <token>".
+func BearerToken(token string) func(*http.Request) error {
+	want := []byte("Bearer " + token)
+	return func(r *http.Request) error {
+		got := []byte(r.Header.Get("Authorization"))
+		if len(got) != len(want) || subtle.ConstantTimeCompare(got, want) != 1 {
+			return errors.New("a valid bearer token is required")
+		}
+		return nil
+	}
+}

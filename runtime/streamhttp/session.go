@@ -1,0 +1,318 @@
+package streamhttp
+
+import (
+	"bytes"
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/anthdm/hollywood/actor"
+
+	"github.com/mcprt/mcprt/stdio"
+	"github.com/mcprt/mcprt/supervisor"
+)
+
+// hsession is the transport's side of one session actor: the inboxes of the
+// session and of its router, and the requests waiting for answers.
+type hsession struct {
+	h        *Handler
+	id       string // Mcp-Session-Id; "" for the stateless session
+	child    string // its child ID under the sessions supervisor
+	in, out  *supervisor.Inbox
+	backlog  *stdio.Backlog
+	gone     chan struct{}
+	goneOnce sync.Once
+	last     atomic.Int64 // UnixNano of the last request
+	version  atomic.Pointer[string]
+
+	mu       sync.Mutex
+	ex       map[string]*exchange // by the id used inside
+	byClient map[string]string    // legacy: the client's id → the id used inside
+	get      *exchange            // legacy: the open GET stream
+	ended    bool
+}
+
+func newSession(h *Handler, id, child string) *hsession {
+	hs := &hsession{
+		h: h, id: id, child: child,
+		in: supervisor.NewInbox(), out: supervisor.NewInbox(),
+		// Nobody waits on it: HTTP requests are bounded by the session's
+		// slots and each exchange's queue, not by a reader.
+		backlog:  stdio.NewBacklog(1 << 30),
+		gone:     make(chan struct{}),
+		ex:       map[string]*exchange{},
+		byClient: map[string]string{},
+	}
+	hs.touch()
+	return hs
+}
+
+func (hs *hsession) touch() { hs.last.Store(time.Now().UnixNano()) }
+
+// idleSince reports how long the session has had nothing open.
+func (hs *hsession) idleSince(now int64) time.Duration {
+	hs.mu.Lock()
+	busy := len(hs.ex) > 0 || hs.get != nil
+	hs.mu.Unlock()
+	if busy {
+		return 0
+	}
+	return time.Duration(now - hs.last.Load())
+}
+
+// register makes x the receiver of everything sent for its request.
+func (hs *hsession) register(x *exchange) bool {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	if hs.ended {
+		return false
+	}
+	hs.ex[x.key] = x
+	if hs.id != "" {
+		hs.byClient[string(x.clientID)] = x.key
+	}
+	return true
+}
+
+// abandon forgets an exchange whose client went away before its answer.
+func (hs *hsession) abandon(x *exchange) {
+	hs.mu.Lock()
+	if hs.ex[x.key] == x {
+		delete(hs.ex, x.key)
+		if hs.byClient[string(x.clientID)] == x.key {
+			delete(hs.byClient, string(x.clientID))
+		}
+	}
+	hs.mu.Unlock()
+	hs.touch()
+}
+
+// inside maps a legacy client's request id to the one used inside.
+func (hs *hsession) inside(clientID []byte) (string, bool) {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	k, ok := hs.byClient[string(clientID)]
+	return k, ok
+}
+
+func (hs *hsession) openGet(x *exchange) bool {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	if hs.get != nil || hs.ended {
+		return false
+	}
+	hs.get = x
+	return true
+}
+
+func (hs *hsession) closeGet(x *exchange) {
+	hs.mu.Lock()
+	if hs.get == x {
+		hs.get = nil
+	}
+	hs.mu.Unlock()
+	hs.touch()
+}
+
+// deliver hands one outgoing message to whoever should send it: the
+// exchange of the request it belongs to (key), or, in a legacy session, the
+// GET stream for a message that belongs to no open request. A response
+// (final) ends its exchange. Anything with no receiver is dropped: a
+// response whose client left, a notification nobody listens for.
+func (hs *hsession) deliver(key string, final bool, data []byte) {
+	hs.mu.Lock()
+	var x *exchange
+	if key != "" {
+		x = hs.ex[key]
+	}
+	if x != nil && final {
+		delete(hs.ex, key)
+		if hs.byClient[string(x.clientID)] == key {
+			delete(hs.byClient, string(x.clientID))
+		}
+	}
+	if x == nil && !final && hs.id != "" {
+		x = hs.get
+	}
+	hs.mu.Unlock()
+	if x != nil {
+		x.push(data, final)
+	}
+}
+
+// end runs once the session's subtree has exited: whatever still waits is
+// told so.
+func (hs *hsession) end() {
+	hs.goneOnce.Do(func() {
+		hs.mu.Lock()
+		hs.ended = true
+		waiting := make([]*exchange, 0, len(hs.ex)+1)
+		for _, x := range hs.ex {
+			waiting = append(waiting, x)
+		}
+		if hs.get != nil {
+			waiting = append(waiting, hs.get)
+		}
+		clear(hs.ex)
+		hs.mu.Unlock()
+		close(hs.gone)
+		for _, x := range waiting {
+			x.abort()
+		}
+	})
+}
+
+// lost runs when the stateless session crashed and is being restarted: its
+// calls were answered by the session as it stopped.
+func (hs *hsession) lost() {
+	hs.h.log.Warn("the stateless session crashed; it is being restarted")
+}
+
+// maxPending bounds the notifications an exchange keeps for a client that
+// does not read them; past it they are dropped (never the response).
+const maxPending = 1024
+
+// exchange is one request waiting for what the session sends for it, or a
+// legacy GET stream.
+type exchange struct {
+	key      string // the request id used inside
+	clientID []byte // the client's, put back on what is sent
+	listen   bool   // subscriptions/listen: its subscription id is key
+
+	mu      sync.Mutex
+	q       [][]byte
+	final   bool
+	aborted bool
+	dropped int
+	wake    chan struct{}
+}
+
+func newExchange(key string, clientID []byte, listen bool) *exchange {
+	return &exchange{key: key, clientID: clientID, listen: listen, wake: make(chan struct{}, 1)}
+}
+
+func (x *exchange) push(b []byte, final bool) {
+	x.mu.Lock()
+	switch {
+	case final:
+		x.final = true
+		x.q = append(x.q, b)
+	case len(x.q) < maxPending:
+		x.q = append(x.q, b)
+	default:
+		x.dropped++
+	}
+	x.mu.Unlock()
+	x.signal()
+}
+
+func (x *exchange) abort() {
+	x.mu.Lock()
+	x.aborted = true
+	x.mu.Unlock()
+	x.signal()
+}
+
+func (x *exchange) signal() {
+	select {
+	case x.wake <- struct{}{}:
+	default:
+	}
+}
+
+// next waits for messages, the response, an abort or ctx.
+func (x *exchange) next(ctx context.Context, keepAlive <-chan time.Time) (msgs [][]byte, final, aborted bool, err error) {
+	for {
+		x.mu.Lock()
+		msgs, final, aborted = x.q, x.final, x.aborted
+		x.q = nil
+		x.mu.Unlock()
+		if len(msgs) > 0 || final || aborted {
+			return msgs, final, aborted, nil
+		}
+		select {
+		case <-x.wake:
+		case <-keepAlive:
+			return nil, false, false, nil
+		case <-ctx.Done():
+			return nil, false, false, ctx.Err()
+		}
+	}
+}
+
+// outward puts the client's id back on a message sent for the request.
+func (x *exchange) outward(b []byte, final bool) []byte {
+	if final {
+		if rest, ok := bytes.CutPrefix(b, []byte(responsePrefix)); ok {
+			if rest, ok = bytes.CutPrefix(rest, []byte(x.key)); ok {
+				out := make([]byte, 0, len(b)+len(x.clientID))
+				out = append(out, responsePrefix...)
+				out = append(out, x.clientID...)
+				return append(out, rest...)
+			}
+		}
+		return b
+	}
+	if x.listen {
+		inner := []byte(`"io.modelcontextprotocol/subscriptionId":` + x.key)
+		if bytes.Contains(b, inner) {
+			return bytes.ReplaceAll(b, inner, append([]byte(`"io.modelcontextprotocol/subscriptionId":`), x.clientID...))
+		}
+	}
+	return b
+}
+
+// responsePrefix starts every response the session writes.
+const responsePrefix = `{"jsonrpc":"2.0","id":`
+
+// responseKey returns the id of a response with one of the numeric ids
+// used inside.
+func responseKey(b []byte) (string, bool) {
+	rest, ok := bytes.CutPrefix(b, []byte(responsePrefix))
+	if !ok {
+		return "", false
+	}
+	n := 0
+	for n < len(rest) && rest[n] >= '0' && rest[n] <= '9' {
+		n++
+	}
+	if n == 0 || n == len(rest) || rest[n] != ',' {
+		return "", false
+	}
+	return string(rest[:n]), true
+}
+
+// router is the session's writer: it takes the session's outgoing messages
+// and hands each to the exchange it belongs to.
+type router struct{ hs *hsession }
+
+func (r *router) Receive(lc *supervisor.LoopContext, msg any) {
+	switch m := msg.(type) {
+	case stdio.Out:
+		r.route(m)
+	case *stdio.Out:
+		r.route(*m)
+	case actor.Stopped:
+		for _, p := range lc.Pending() {
+			r.Receive(lc, p)
+		}
+	}
+}
+
+func (r *router) route(m stdio.Out) {
+	data := m.Data
+	if m.Text != "" {
+		whole := make([]byte, 0, len(m.Data)+len(m.Text)+len(m.Tail))
+		whole = append(append(append(whole, m.Data...), m.Text...), m.Tail...)
+		data = whole
+	}
+	key, final := m.Ref, false
+	if key == "" {
+		key, final = responseKey(data)
+	}
+	r.hs.deliver(key, final, data)
+	if m.Done != nil {
+		m.Done()
+	}
+}
