@@ -147,12 +147,12 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 // postLegacy serves a message for a legacy session.
 func (h *Handler) postLegacy(w http.ResponseWriter, r *http.Request, hs *hsession, m *jsonrpc.Message) {
 	hs.touch()
-	if pv := r.Header.Get(hProtocolVersion); pv != "" {
-		if v := hs.version.Load(); v != nil && pv != *v {
-			writeError(w, http.StatusBadRequest, m.ID, jsonrpc.CodeInvalidRequest,
-				"Bad Request: MCP-Protocol-Version "+strconv.Quote(pv)+" is not this session's ("+*v+")")
-			return
-		}
+	// The header must name a revision served here (400 otherwise, as the
+	// transport says); one other than the session's own is not an error.
+	if pv := r.Header.Get(hProtocolVersion); pv != "" && !slices.Contains(session.LegacyVersions, pv) && !slices.Contains(session.ModernVersions, pv) {
+		writeError(w, http.StatusBadRequest, m.ID, jsonrpc.CodeInvalidRequest,
+			"Bad Request: unsupported MCP-Protocol-Version "+strconv.Quote(pv))
+		return
 	}
 	switch m.Kind {
 	case jsonrpc.KindNotification:

@@ -1,0 +1,517 @@
+package streamhttp_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/anthdm/hollywood/actor"
+
+	"github.com/mcprt/mcprt/handlers"
+	"github.com/mcprt/mcprt/runtime/streamhttp"
+)
+
+const modernMeta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+
+// testServer offers an echo, a sleep that reports whether it was
+// cancelled, a tool that panics, one that reports progress and one that
+// asks the client for input.
+func testServer(cancelled chan<- string) *handlers.Server {
+	srv := handlers.NewServer(handlers.Implementation{Name: "http-test", Version: "1"}, "")
+	srv.AddTool(handlers.Tool{
+		Name:        "echo",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`),
+	}, func(_ context.Context, _ *handlers.Request, args json.RawMessage) (*handlers.CallToolResult, error) {
+		text, _ := handlers.StringArg(args, "text")
+		return handlers.TextResult(text), nil
+	})
+	srv.AddTool(handlers.Tool{
+		Name:        "sleep",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"ms":{"type":"integer"},"tag":{"type":"string"}}}`),
+	}, func(ctx context.Context, _ *handlers.Request, args json.RawMessage) (*handlers.CallToolResult, error) {
+		ms, _ := handlers.IntArg(args, "ms")
+		tag, _ := handlers.StringArg(args, "tag")
+		select {
+		case <-time.After(time.Duration(ms) * time.Millisecond):
+			return handlers.TextResult("slept"), nil
+		case <-ctx.Done():
+			if cancelled != nil {
+				cancelled <- tag
+			}
+			return nil, ctx.Err()
+		}
+	})
+	srv.AddTool(handlers.Tool{Name: "panic"}, func(context.Context, *handlers.Request, json.RawMessage) (*handlers.CallToolResult, error) {
+		panic("on purpose")
+	})
+	srv.AddTool(handlers.Tool{Name: "progress"}, func(_ context.Context, req *handlers.Request, _ json.RawMessage) (*handlers.CallToolResult, error) {
+		for i := 1; i <= 3; i++ {
+			req.Progress(float64(i), 3, "")
+		}
+		return handlers.TextResult("done"), nil
+	})
+	handlers.AddTool(srv, handlers.Tool{Name: "ask"}, func(ctx context.Context, req *handlers.Request, _ struct{}) (struct {
+		Name string `json:"name"`
+	}, error) {
+		res, err := req.Elicit(ctx, "Name?", json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}}}`))
+		if err != nil {
+			return struct {
+				Name string `json:"name"`
+			}{}, err
+		}
+		name, _ := res.Content["name"].(string)
+		return struct {
+			Name string `json:"name"`
+		}{name}, nil
+	})
+	return srv
+}
+
+type fixture struct {
+	t   *testing.T
+	h   *streamhttp.Handler
+	srv *handlers.Server
+	url string
+}
+
+func start(t *testing.T, srv *handlers.Server, o streamhttp.Options) *fixture {
+	t.Helper()
+	e, err := actor.NewEngine(actor.NewEngineConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	h, err := streamhttp.New(e, srv, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(h)
+	t.Cleanup(func() {
+		ts.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		if err := h.Shutdown(ctx); err != nil {
+			t.Errorf("Shutdown: %v", err)
+		}
+	})
+	return &fixture{t: t, h: h, srv: srv, url: ts.URL}
+}
+
+// reply is one HTTP answer: its status and headers, and the JSON-RPC
+// messages of its body (one for JSON, each event's for SSE).
+type reply struct {
+	status int
+	header http.Header
+	msgs   []map[string]json.RawMessage
+	sse    bool
+}
+
+func (r *reply) last() map[string]json.RawMessage {
+	if len(r.msgs) == 0 {
+		return nil
+	}
+	return r.msgs[len(r.msgs)-1]
+}
+
+func (f *fixture) do(method, body string, hdr map[string]string) *reply {
+	f.t.Helper()
+	req, err := http.NewRequest(method, f.url, strings.NewReader(body))
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	return readReply(f.t, resp)
+}
+
+func readReply(t *testing.T, resp *http.Response) *reply {
+	t.Helper()
+	r := &reply{status: resp.StatusCode, header: resp.Header}
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		r.sse = true
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+				r.msgs = append(r.msgs, decode(t, []byte(data)))
+			}
+		}
+		return r
+	}
+	b, _ := io.ReadAll(resp.Body)
+	if len(bytes.TrimSpace(b)) > 0 {
+		r.msgs = append(r.msgs, decode(t, b))
+	}
+	return r
+}
+
+func decode(t *testing.T, b []byte) map[string]json.RawMessage {
+	t.Helper()
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatalf("not a JSON object: %q", b)
+	}
+	return m
+}
+
+func errCode(m map[string]json.RawMessage) int {
+	var e struct{ Code int }
+	if json.Unmarshal(m["error"], &e) != nil {
+		return 0
+	}
+	return e.Code
+}
+
+// initialize opens a legacy session and returns its id.
+func (f *fixture) initialize(caps string) string {
+	f.t.Helper()
+	r := f.do("POST", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":`+caps+`,"clientInfo":{"name":"t","version":"1"}}}`, nil)
+	sid := r.header.Get("Mcp-Session-Id")
+	if r.status != 200 || sid == "" || r.last()["result"] == nil {
+		f.t.Fatalf("initialize: status %d, session %q, %v", r.status, sid, r.msgs)
+	}
+	if r2 := f.do("POST", `{"jsonrpc":"2.0","method":"notifications/initialized"}`, map[string]string{"Mcp-Session-Id": sid}); r2.status != http.StatusAccepted {
+		f.t.Fatalf("initialized: status %d", r2.status)
+	}
+	return sid
+}
+
+func modernHeaders(method, name string) map[string]string {
+	h := map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": method}
+	if name != "" {
+		h["Mcp-Name"] = name
+	}
+	return h
+}
+
+func TestLegacySession(t *testing.T) {
+	f := start(t, testServer(nil), streamhttp.Options{})
+	sid := f.initialize(`{}`)
+	s := map[string]string{"Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-11-25"}
+
+	r := f.do("POST", `{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}`, s)
+	if r.status != 200 || r.sse || string(r.last()["id"]) != `"a"` || !strings.Contains(string(r.last()["result"]), `"text":"hi"`) {
+		t.Fatalf("echo: %d sse=%v %v", r.status, r.sse, r.msgs)
+	}
+	// Progress comes first, so the answer is a stream, the response last.
+	r = f.do("POST", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"progress","_meta":{"progressToken":"p"}}}`, s)
+	if !r.sse || len(r.msgs) != 4 || string(r.last()["id"]) != "2" || string(r.msgs[0]["method"]) != `"notifications/progress"` {
+		t.Fatalf("progress: sse=%v %v", r.sse, r.msgs)
+	}
+	// A tool's panic is a tool error.
+	r = f.do("POST", `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"panic"}}`, s)
+	if !strings.Contains(string(r.last()["result"]), `"isError":true`) {
+		t.Fatalf("panic: %v", r.msgs)
+	}
+	// The same id twice in the session is fine once the first is answered.
+	r = f.do("POST", `{"jsonrpc":"2.0","id":"a","method":"ping"}`, s)
+	if r.status != 200 || string(r.last()["result"]) != "{}" {
+		t.Fatalf("ping: %d %v", r.status, r.msgs)
+	}
+	// A protocol version header must name a revision served here.
+	r = f.do("POST", `{"jsonrpc":"2.0","id":4,"method":"ping"}`, map[string]string{"Mcp-Session-Id": sid, "MCP-Protocol-Version": "1999-01-01"})
+	if r.status != 400 {
+		t.Fatalf("unsupported version header: %d %v", r.status, r.msgs)
+	}
+	r = f.do("POST", `{"jsonrpc":"2.0","id":4,"method":"ping"}`, map[string]string{"Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-03-26"})
+	if r.status != 200 {
+		t.Fatalf("another supported version header: %d %v", r.status, r.msgs)
+	}
+	// No session id and no initialize: 400; an unknown one: 404.
+	if r = f.do("POST", `{"jsonrpc":"2.0","id":5,"method":"ping"}`, nil); r.status != 400 {
+		t.Fatalf("no session: %d", r.status)
+	}
+	if r = f.do("POST", `{"jsonrpc":"2.0","id":5,"method":"ping"}`, map[string]string{"Mcp-Session-Id": "nosuch"}); r.status != 404 {
+		t.Fatalf("unknown session: %d", r.status)
+	}
+	// DELETE ends it: its id is unknown from then on.
+	if r = f.do("DELETE", "", map[string]string{"Mcp-Session-Id": sid}); r.status != http.StatusNoContent {
+		t.Fatalf("DELETE: %d", r.status)
+	}
+	if r = f.do("POST", `{"jsonrpc":"2.0","id":6,"method":"ping"}`, s); r.status != 404 {
+		t.Fatalf("after DELETE: %d", r.status)
+	}
+}
+
+// TestLegacyElicitation: a server-to-client request goes out on the call's
+// own stream; the client answers with a POST of its own; the call ends the
+// stream.
+func TestLegacyElicitation(t *testing.T) {
+	f := start(t, testServer(nil), streamhttp.Options{})
+	sid := f.initialize(`{"elicitation":{}}`)
+	req, _ := http.NewRequest("POST", f.url, strings.NewReader(`{"jsonrpc":"2.0","id":"q","method":"tools/call","params":{"name":"ask"}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Session-Id", sid)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	var got []map[string]json.RawMessage
+	for sc.Scan() {
+		data, ok := strings.CutPrefix(sc.Text(), "data: ")
+		if !ok {
+			continue
+		}
+		m := decode(t, []byte(data))
+		got = append(got, m)
+		if string(m["method"]) == `"elicitation/create"` {
+			a := f.do("POST", `{"jsonrpc":"2.0","id":`+string(m["id"])+`,"result":{"action":"accept","content":{"name":"Ada"}}}`, map[string]string{"Mcp-Session-Id": sid})
+			if a.status != http.StatusAccepted {
+				t.Fatalf("answer: %d", a.status)
+			}
+		}
+		if string(m["id"]) == `"q"` {
+			break
+		}
+	}
+	if len(got) != 2 || !strings.Contains(string(got[1]["result"]), `"name":"Ada"`) {
+		t.Fatalf("stream: %v", got)
+	}
+}
+
+// TestLegacyGetStream: list_changed, which belongs to no request, reaches
+// the session's GET stream.
+func TestLegacyGetStream(t *testing.T) {
+	srv := testServer(nil)
+	f := start(t, srv, streamhttp.Options{})
+	sid := f.initialize(`{}`)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", f.url, nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Mcp-Session-Id", sid)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("GET: %d", resp.StatusCode)
+	}
+	// A second GET stream for the session is refused.
+	if r := f.do("GET", "", map[string]string{"Mcp-Session-Id": sid, "Accept": "text/event-stream"}); r.status != http.StatusConflict {
+		t.Fatalf("second GET: %d", r.status)
+	}
+	srv.AddTool(handlers.Tool{Name: "late"}, func(context.Context, *handlers.Request, json.RawMessage) (*handlers.CallToolResult, error) {
+		return handlers.TextResult("late"), nil
+	})
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if strings.Contains(sc.Text(), "notifications/tools/list_changed") {
+			return
+		}
+	}
+	t.Fatalf("the stream ended without list_changed: %v", sc.Err())
+}
+
+func TestModernRequests(t *testing.T) {
+	cancelled := make(chan string, 1)
+	f := start(t, testServer(cancelled), streamhttp.Options{})
+	call := func(id, name, args string) string {
+		return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"` + name + `","arguments":` + args + `,` + modernMeta + `}}`
+	}
+	r := f.do("POST", call("1", "echo", `{"text":"m"}`), modernHeaders("tools/call", "echo"))
+	if r.status != 200 || string(r.last()["id"]) != "1" || !strings.Contains(string(r.last()["result"]), `"resultType":"complete"`) {
+		t.Fatalf("echo: %d %v", r.status, r.msgs)
+	}
+	// Two clients may use the same id at once: inside they differ.
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Go(func() {
+			text := fmt.Sprint("c", i)
+			r := f.do("POST", call("1", "echo", `{"text":"`+text+`"}`), modernHeaders("tools/call", "echo"))
+			if !strings.Contains(string(r.last()["result"]), `"text":"`+text+`"`) || string(r.last()["id"]) != "1" {
+				t.Errorf("client %d: %v", i, r.msgs)
+			}
+		})
+	}
+	wg.Wait()
+	// Headers that disagree with the body, or are missing: 400 and -32020.
+	for name, hdr := range map[string]map[string]string{
+		"no version":    {"Mcp-Method": "tools/call", "Mcp-Name": "echo"},
+		"other version": {"MCP-Protocol-Version": "2025-11-25", "Mcp-Method": "tools/call", "Mcp-Name": "echo"},
+		"no method":     {"MCP-Protocol-Version": "2026-07-28", "Mcp-Name": "echo"},
+		"other method":  {"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/list", "Mcp-Name": "echo"},
+		"no name":       {"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call"},
+		"other name":    {"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "sleep"},
+	} {
+		r := f.do("POST", call("2", "echo", `{"text":"x"}`), hdr)
+		if r.status != 400 || errCode(r.last()) != streamhttp.CodeHeaderMismatch {
+			t.Errorf("%s: %d %v", name, r.status, r.msgs)
+		}
+	}
+	// A name in the base64 sentinel form is decoded before comparing.
+	if r := f.do("POST", call("3", "echo", `{"text":"b"}`), modernHeaders("tools/call", "=?base64?ZWNobw==?=")); r.status != 200 {
+		t.Errorf("base64 Mcp-Name: %d %v", r.status, r.msgs)
+	}
+	// Unknown method: 404 and -32601; a missing capability: 400 and -32021.
+	if r := f.do("POST", `{"jsonrpc":"2.0","id":4,"method":"nosuch","params":{`+modernMeta+`}}`, modernHeaders("nosuch", "")); r.status != 404 || errCode(r.last()) != -32601 {
+		t.Errorf("unknown method: %d %v", r.status, r.msgs)
+	}
+	if r := f.do("POST", call("5", "ask", `{}`), modernHeaders("tools/call", "ask")); r.status != 400 || errCode(r.last()) != -32021 {
+		t.Errorf("missing capability: %d %v", r.status, r.msgs)
+	}
+	// GET has no meaning without a session.
+	if r := f.do("GET", "", nil); r.status != http.StatusMethodNotAllowed {
+		t.Errorf("GET: %d", r.status)
+	}
+	// Closing the stream cancels the request.
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, "POST", f.url, strings.NewReader(call("6", "sleep", `{"ms":60000,"tag":"gone"}`)))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	for k, v := range modernHeaders("tools/call", "sleep") {
+		req.Header.Set(k, v)
+	}
+	errc := make(chan error, 1)
+	go func() {
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		errc <- err
+	}()
+	time.Sleep(100 * time.Millisecond) // let the call start; the check below does not depend on it
+	cancel()
+	<-errc
+	select {
+	case tag := <-cancelled:
+		if tag != "gone" {
+			t.Fatalf("cancelled %q", tag)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("closing the stream did not cancel the request")
+	}
+}
+
+// TestModernListen: subscriptions/listen is a stream that stays open; its
+// notifications carry the client's own id as the subscription id.
+func TestModernListen(t *testing.T) {
+	srv := testServer(nil)
+	f := start(t, srv, streamhttp.Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	body := `{"jsonrpc":"2.0","id":"sub-1","method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true},` + modernMeta + `}}`
+	req, _ := http.NewRequestWithContext(ctx, "POST", f.url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	for k, v := range modernHeaders("subscriptions/listen", "") {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	acked := false
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, "data: ") {
+			continue
+		}
+		if !strings.Contains(line, `"io.modelcontextprotocol/subscriptionId":"sub-1"`) {
+			t.Fatalf("notification without the client's subscription id: %s", line)
+		}
+		switch {
+		case strings.Contains(line, "notifications/subscriptions/acknowledged"):
+			acked = true
+			srv.AddTool(handlers.Tool{Name: "new"}, func(context.Context, *handlers.Request, json.RawMessage) (*handlers.CallToolResult, error) {
+				return handlers.TextResult(""), nil
+			})
+		case strings.Contains(line, "notifications/tools/list_changed") && acked:
+			return
+		}
+	}
+	t.Fatalf("stream ended early (acked %v): %v", acked, sc.Err())
+}
+
+func TestBounds(t *testing.T) {
+	f := start(t, testServer(nil), streamhttp.Options{
+		MaxSessions:    2,
+		SessionIdle:    200 * time.Millisecond,
+		MaxBodyBytes:   1024,
+		AllowedOrigins: []string{"https://app.example"},
+		Authorize:      streamhttp.BearerToken("s3cret"),
+	})
+	auth := map[string]string{"Authorization": "Bearer s3cret"}
+	with := func(kv ...string) map[string]string {
+		m := map[string]string{"Authorization": "Bearer s3cret"}
+		for i := 0; i+1 < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return m
+	}
+	ping := `{"jsonrpc":"2.0","id":1,"method":"ping"}`
+	if r := f.do("POST", ping, nil); r.status != 401 || !strings.HasPrefix(r.header.Get("WWW-Authenticate"), "Bearer") {
+		t.Errorf("no token: %d %q", r.status, r.header.Get("WWW-Authenticate"))
+	}
+	if r := f.do("POST", ping, map[string]string{"Authorization": "Bearer wrong"}); r.status != 401 {
+		t.Errorf("wrong token: %d", r.status)
+	}
+	for origin, want := range map[string]int{"http://evil.example": 403, "http://localhost:3000": 400, "https://app.example": 400} {
+		if r := f.do("POST", ping, with("Origin", origin)); r.status != want {
+			t.Errorf("Origin %s: %d, want %d", origin, r.status, want)
+		}
+	}
+	if r := f.do("POST", `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"`+strings.Repeat("x", 2000)+`"}}`, auth); r.status != http.StatusRequestEntityTooLarge {
+		t.Errorf("big body: %d", r.status)
+	}
+	if r := f.do("POST", "{nope", auth); r.status != 400 || errCode(r.last()) != -32700 {
+		t.Errorf("bad JSON: %d %v", r.status, r.msgs)
+	}
+	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	var sids []string
+	for range 2 {
+		r := f.do("POST", init, auth)
+		if r.status != 200 {
+			t.Fatalf("initialize: %d", r.status)
+		}
+		sids = append(sids, r.header.Get("Mcp-Session-Id"))
+	}
+	if r := f.do("POST", init, auth); r.status != http.StatusServiceUnavailable {
+		t.Errorf("third session: %d, want 503", r.status)
+	}
+	// Idle sessions end: their ids get 404, and room is made for new ones.
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		r := f.do("POST", ping, with("Mcp-Session-Id", sids[0]))
+		if r.status == 404 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("session still there after its idle time: %d", r.status)
+		}
+		time.Sleep(300 * time.Millisecond) // longer than the idle time: the ping itself keeps it alive
+	}
+	for time.Now().Before(deadline) {
+		if r := f.do("POST", init, auth); r.status == 200 {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatal("no new session after the idle ones ended")
+}
