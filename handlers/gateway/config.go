@@ -1,0 +1,545 @@
+package gateway
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"os"
+	"path"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Config is a gateway's configuration: the backends, in the order the
+// file lists them. Read it with LoadConfig or ParseConfig, or build it in
+// code (zero fields of a Backend take the defaults below).
+type Config struct {
+	Backends []Backend
+	// Warnings are what the file held that the gateway ignores: unknown
+	// keys, disabled backends. The gateway prints them on stderr.
+	Warnings []string
+}
+
+// Backend is one backend server.
+type Backend struct {
+	// Name is the key of the server in mcpServers; messages and logs use it.
+	Name string
+	// Command, Args, Env ("KEY=value", added to the gateway's own
+	// environment) and Dir (the working directory; "" for the gateway's)
+	// start the server.
+	Command string
+	Args    []string
+	Env     []string
+	Dir     string
+
+	// Prefix namespaces the backend's tools, prompts, resources and
+	// templates: "<Prefix>__<name>". The default is Name with every
+	// character that a tool name cannot hold replaced by '_'. NoPrefix
+	// leaves the names as the backend gives them.
+	Prefix   string
+	NoPrefix bool
+	// Timeout bounds each request forwarded to the backend, the connect
+	// included (default DefaultTimeout).
+	Timeout time.Duration
+	// MaxRestarts restarts are allowed within RestartWindow (defaults
+	// DefaultMaxRestarts, DefaultRestartWindow); past them the backend is
+	// failed and stays down until a call comes after Cooldown (default
+	// DefaultCooldown). MaxRestarts < 0 allows none.
+	MaxRestarts   int
+	RestartWindow time.Duration
+	Cooldown      time.Duration
+	// Backoff is the wait before the first restart of a series; it doubles
+	// with each failure within RestartWindow, up to MaxBackoff (defaults
+	// DefaultBackoff, DefaultMaxBackoff).
+	Backoff    time.Duration
+	MaxBackoff time.Duration
+	// PingInterval is how often an idle backend is pinged; one that does
+	// not answer within PingTimeout is restarted like a crashed one
+	// (defaults DefaultPingInterval, DefaultPingTimeout; PingInterval < 0
+	// never pings).
+	PingInterval time.Duration
+	PingTimeout  time.Duration
+	// Lazy backends are not started with the gateway but by the first
+	// request routed to them (see Gateway.Start), and are stopped again
+	// after IdleTimeout without one (default DefaultIdleTimeout).
+	Lazy        bool
+	IdleTimeout time.Duration
+	// HideTools are tool names, as the backend gives them, or path.Match
+	// patterns ("delete_*"), whose tools the gateway does not offer.
+	HideTools []string
+}
+
+// Defaults for the zero fields of a Backend.
+const (
+	DefaultTimeout       = 60 * time.Second
+	DefaultMaxRestarts   = 5
+	DefaultRestartWindow = 60 * time.Second
+	DefaultCooldown      = 60 * time.Second
+	DefaultBackoff       = 250 * time.Millisecond
+	DefaultMaxBackoff    = 30 * time.Second
+	DefaultPingInterval  = 30 * time.Second
+	DefaultPingTimeout   = 10 * time.Second
+	DefaultIdleTimeout   = 10 * time.Minute
+)
+
+// Separator joins a backend's prefix and a name: valid in tool names, and
+// the one the gateways that prefix already mostly use.
+const Separator = "__"
+
+// withDefaults fills the zero fields.
+func (b Backend) withDefaults() Backend {
+	if b.Prefix == "" && !b.NoPrefix {
+		b.Prefix = sanitizeName(b.Name)
+	}
+	set := func(d *time.Duration, def time.Duration) {
+		if *d == 0 {
+			*d = def
+		}
+	}
+	set(&b.Timeout, DefaultTimeout)
+	set(&b.RestartWindow, DefaultRestartWindow)
+	set(&b.Cooldown, DefaultCooldown)
+	set(&b.Backoff, DefaultBackoff)
+	set(&b.MaxBackoff, DefaultMaxBackoff)
+	set(&b.PingInterval, DefaultPingInterval)
+	set(&b.PingTimeout, DefaultPingTimeout)
+	set(&b.IdleTimeout, DefaultIdleTimeout)
+	if b.MaxRestarts == 0 {
+		b.MaxRestarts = DefaultMaxRestarts
+	}
+	return b
+}
+
+// LoadConfig reads a configuration file; see ParseConfig.
+func LoadConfig(file string) (*Config, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := ParseConfig(data, os.LookupEnv)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	return cfg, nil
+}
+
+// ConfigError is one problem of a configuration file, naming the backend
+// ("" for the top level) and the key.
+type ConfigError struct {
+	Backend string
+	Key     string
+	Problem string
+}
+
+func (e *ConfigError) Error() string {
+	switch {
+	case e.Backend == "" && e.Key == "":
+		return e.Problem
+	case e.Backend == "":
+		return fmt.Sprintf("key %q: %s", e.Key, e.Problem)
+	case e.Key == "":
+		return fmt.Sprintf("backend %q: %s", e.Backend, e.Problem)
+	}
+	return fmt.Sprintf("backend %q: key %q: %s", e.Backend, e.Key, e.Problem)
+}
+
+// ParseConfig reads a configuration in the format Claude Desktop, Cursor,
+// VS Code and Claude Code (.mcp.json) write: a JSON object whose
+// "mcpServers" (or, as VS Code writes it, "servers") object maps each
+// server's name to its "command", "args", "env" and "cwd". Comments and
+// trailing commas are allowed, as in VS Code's files. "${VAR}" and
+// "${VAR:-default}" in command, args, env values and cwd are replaced by
+// lookupEnv's value (nil: no expansion); a variable that is not set and
+// has no default is an error.
+//
+// The gateway's own keys, per server, all optional:
+//
+//	"prefix":        namespace of its tools, prompts, resources and templates ("" for none; default: the name)
+//	"timeout":       bound on each request, e.g. "30s" (a number is seconds)
+//	"maxRestarts":   restarts allowed within "restartWindow" before it is failed (0: none)
+//	"restartWindow": e.g. "60s"
+//	"backoff":       first wait before a restart, doubling up to "maxBackoff"
+//	"maxBackoff":
+//	"cooldown":      how long a failed backend stays down before a call may start it again
+//	"pingInterval":  how often it is pinged when idle (0: never)
+//	"pingTimeout":   a ping not answered within it restarts the backend
+//	"lazy":          true: started by the first request routed to it, stopped after "idleTimeout" without one
+//	"idleTimeout":
+//	"hideTools":     tool names (or path.Match patterns) not to offer
+//	"disabled":      true: leave the server out
+//
+// "type" may be "stdio" (or absent): other transports are an error. Other
+// keys are ignored, each with a warning in Config.Warnings. Every problem
+// is a *ConfigError naming the backend and the key; all of them are
+// reported, joined.
+func ParseConfig(data []byte, lookupEnv func(string) (string, bool)) (*Config, error) {
+	data = stripJSONC(data)
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(data, &top); err != nil {
+		return nil, syntaxError(data, err)
+	}
+	cfg := &Config{}
+	var errs []error
+	fail := func(backend, key, format string, a ...any) {
+		errs = append(errs, &ConfigError{Backend: backend, Key: key, Problem: fmt.Sprintf(format, a...)})
+	}
+	serversKey := "mcpServers"
+	servers, ok := top["mcpServers"]
+	if vs, vsOK := top["servers"]; vsOK {
+		if ok {
+			return nil, &ConfigError{Key: "servers", Problem: `give the servers in "mcpServers" or in "servers", not both`}
+		}
+		servers, ok, serversKey = vs, true, "servers"
+	}
+	if !ok {
+		return nil, &ConfigError{Key: "mcpServers", Problem: "missing: the file must be a JSON object with an \"mcpServers\" object of servers by name"}
+	}
+	for _, k := range slices.Sorted(maps.Keys(top)) {
+		if k != serversKey && k != "$schema" {
+			cfg.Warnings = append(cfg.Warnings, fmt.Sprintf("config: key %q ignored", k))
+		}
+	}
+	names, raws, err := orderedObject(servers)
+	if err != nil {
+		return nil, &ConfigError{Key: serversKey, Problem: err.Error()}
+	}
+	prefixes := map[string]string{}
+	for i, name := range names {
+		if name == "" {
+			fail("", serversKey, "a server has an empty name")
+			continue
+		}
+		if slices.Contains(names[:i], name) {
+			fail(name, "", "defined twice")
+			continue
+		}
+		b, disabled, warnings, berrs := parseBackend(name, raws[i], lookupEnv)
+		cfg.Warnings = append(cfg.Warnings, warnings...)
+		errs = append(errs, berrs...)
+		if disabled || len(berrs) > 0 {
+			continue
+		}
+		if p := b.withDefaults().Prefix; !b.NoPrefix {
+			if other, ok := prefixes[p]; ok {
+				fail(name, "prefix", "%q is also the prefix of backend %q: names would collide (set \"prefix\" on one of them)", p, other)
+				continue
+			}
+			prefixes[p] = name
+		}
+		cfg.Backends = append(cfg.Backends, b)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	if len(cfg.Backends) == 0 {
+		return nil, &ConfigError{Key: serversKey, Problem: "no server to run"}
+	}
+	return cfg, nil
+}
+
+// syntaxError says where a JSON syntax error is, as line:column.
+func syntaxError(data []byte, err error) error {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		line, col := position(data, se.Offset)
+		return &ConfigError{Problem: fmt.Sprintf("line %d, column %d: %v", line, col, se)}
+	case errors.As(err, &te):
+		return &ConfigError{Problem: "the file must hold a JSON object"}
+	}
+	return &ConfigError{Problem: err.Error()}
+}
+
+func position(data []byte, offset int64) (line, col int) {
+	offset = min(offset, int64(len(data)))
+	before := data[:offset]
+	line = bytes.Count(before, []byte("\n")) + 1
+	col = int(offset) - (bytes.LastIndexByte(before, '\n') + 1)
+	return line, max(col, 1)
+}
+
+// orderedObject reads a JSON object's members in the order written
+// (encoding/json's maps forget it, and the order decides which backend
+// keeps a name two of them offer).
+func orderedObject(raw json.RawMessage) ([]string, []json.RawMessage, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	tok, err := dec.Token()
+	if err != nil || tok != json.Delim('{') {
+		return nil, nil, errors.New("must be an object of servers by name")
+	}
+	var names []string
+	var raws []json.RawMessage
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, nil, err
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, nil, err
+		}
+		names = append(names, tok.(string))
+		raws = append(raws, v)
+	}
+	return names, raws, nil
+}
+
+// standardKeys are keys other clients write that mean nothing to the
+// gateway but are not mistakes: ignored without a warning.
+var standardKeys = []string{"description", "autoApprove", "alwaysAllow", "transportType"}
+
+func parseBackend(name string, raw json.RawMessage, lookupEnv func(string) (string, bool)) (b Backend, disabled bool, warnings []string, errs []error) {
+	b.Name = name
+	fail := func(key, format string, a ...any) {
+		errs = append(errs, &ConfigError{Backend: name, Key: key, Problem: fmt.Sprintf(format, a...)})
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
+		fail("", "must be an object with at least \"command\"")
+		return b, false, nil, errs
+	}
+	if v, ok := m["disabled"]; ok {
+		if err := json.Unmarshal(v, &disabled); err != nil {
+			fail("disabled", "want true or false")
+		} else if disabled {
+			return b, true, []string{fmt.Sprintf("config: backend %q is disabled; not started", name)}, errs
+		}
+	}
+	expand := func(key, s string) string {
+		out, err := expandVars(s, lookupEnv)
+		if err != nil {
+			fail(key, "%v", err)
+		}
+		return out
+	}
+	str := func(key string, required bool) (string, bool) {
+		v, ok := m[key]
+		if !ok {
+			if required {
+				fail(key, "missing")
+			}
+			return "", false
+		}
+		var s string
+		if err := json.Unmarshal(v, &s); err != nil {
+			fail(key, "want a string, got %s", clip(v))
+			return "", false
+		}
+		return s, true
+	}
+	dur := func(key string, d *time.Duration, allowZero bool) {
+		v, ok := m[key]
+		if !ok {
+			return
+		}
+		got, err := parseDuration(v)
+		switch {
+		case err != nil:
+			fail(key, "%v", err)
+		case got < 0 || got == 0 && !allowZero:
+			fail(key, "must be positive, got %s", clip(v))
+		default:
+			*d = got
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		if !slices.Contains(backendKeys, k) && !slices.Contains(standardKeys, k) {
+			warnings = append(warnings, fmt.Sprintf("config: backend %q: key %q ignored", name, k))
+		}
+	}
+	if t, ok := str("type", false); ok && t != "stdio" {
+		fail("type", "%q is not supported: the gateway runs stdio servers only (set \"disabled\": true to keep it in the file)", t)
+	}
+	if _, ok := m["url"]; ok {
+		fail("url", "remote servers are not supported: the gateway runs stdio servers only (set \"disabled\": true to keep it in the file)")
+	}
+	if c, ok := str("command", true); ok {
+		if c == "" {
+			fail("command", "must not be empty")
+		}
+		b.Command = expand("command", c)
+	}
+	if v, ok := m["args"]; ok {
+		if err := json.Unmarshal(v, &b.Args); err != nil {
+			fail("args", "want an array of strings, got %s", clip(v))
+		}
+		for i, a := range b.Args {
+			b.Args[i] = expand(fmt.Sprintf("args[%d]", i), a)
+		}
+	}
+	if v, ok := m["env"]; ok {
+		var env map[string]any
+		if err := json.Unmarshal(v, &env); err != nil {
+			fail("env", "want an object of strings, got %s", clip(v))
+		}
+		for _, k := range slices.Sorted(maps.Keys(env)) {
+			key := "env." + k
+			var s string
+			switch x := env[k].(type) {
+			case string:
+				s = x
+			case float64, bool:
+				// Hand-written files say "PORT": 8080; the value is plain.
+				s = fmt.Sprint(x)
+			default:
+				fail(key, "want a string")
+				continue
+			}
+			if k == "" || strings.ContainsAny(k, "=\x00") {
+				fail(key, "not a valid variable name")
+				continue
+			}
+			b.Env = append(b.Env, k+"="+expand(key, s))
+		}
+	}
+	if c, ok := str("cwd", false); ok {
+		b.Dir = expand("cwd", c)
+	}
+	if p, ok := str("prefix", false); ok {
+		switch {
+		case p == "":
+			b.NoPrefix = true
+		case len(p) > 64 || sanitizeName(p) != p:
+			fail("prefix", "%q: use 1 to 64 of A-Z a-z 0-9 _ - . (it starts tool names)", p)
+		default:
+			b.Prefix = p
+		}
+	}
+	dur("timeout", &b.Timeout, false)
+	dur("restartWindow", &b.RestartWindow, false)
+	dur("cooldown", &b.Cooldown, false)
+	dur("backoff", &b.Backoff, false)
+	dur("maxBackoff", &b.MaxBackoff, false)
+	dur("pingTimeout", &b.PingTimeout, false)
+	dur("idleTimeout", &b.IdleTimeout, false)
+	if v, ok := m["pingInterval"]; ok {
+		if d, err := parseDuration(v); err == nil && d == 0 {
+			b.PingInterval = -1
+		} else {
+			dur("pingInterval", &b.PingInterval, false)
+		}
+	}
+	if v, ok := m["maxRestarts"]; ok {
+		var n float64
+		if err := json.Unmarshal(v, &n); err != nil || n < 0 || n != math.Trunc(n) || n > 1e6 {
+			fail("maxRestarts", "want a whole number >= 0, got %s", clip(v))
+		} else if b.MaxRestarts = int(n); n == 0 {
+			b.MaxRestarts = -1
+		}
+	}
+	if v, ok := m["lazy"]; ok {
+		if err := json.Unmarshal(v, &b.Lazy); err != nil {
+			fail("lazy", "want true or false, got %s", clip(v))
+		}
+	}
+	if v, ok := m["hideTools"]; ok {
+		if err := json.Unmarshal(v, &b.HideTools); err != nil {
+			fail("hideTools", "want an array of tool names or patterns, got %s", clip(v))
+		}
+		for i, p := range b.HideTools {
+			if _, err := path.Match(p, ""); err != nil {
+				fail(fmt.Sprintf("hideTools[%d]", i), "%q is not a valid pattern", p)
+			}
+		}
+	}
+	if b.MaxBackoff != 0 && b.Backoff > b.MaxBackoff {
+		fail("maxBackoff", "must not be less than \"backoff\"")
+	}
+	return b, false, warnings, errs
+}
+
+var backendKeys = []string{"command", "args", "env", "cwd", "type", "url", "disabled",
+	"prefix", "timeout", "maxRestarts", "restartWindow", "cooldown", "backoff", "maxBackoff",
+	"pingInterval", "pingTimeout", "lazy", "idleTimeout", "hideTools"}
+
+// parseDuration reads "1m30s" as time.ParseDuration does, or a number of
+// seconds (as Cline writes "timeout": 60).
+func parseDuration(v json.RawMessage) (time.Duration, error) {
+	var s string
+	if err := json.Unmarshal(v, &s); err == nil {
+		d, err := time.ParseDuration(s)
+		if err != nil {
+			return 0, fmt.Errorf("%q is not a duration (like \"30s\", \"1m\" or \"500ms\")", s)
+		}
+		return d, nil
+	}
+	var n float64
+	if err := json.Unmarshal(v, &n); err != nil || n > math.MaxInt64/float64(time.Second) {
+		return 0, fmt.Errorf("want a duration (like \"30s\") or a number of seconds, got %s", clip(v))
+	}
+	return time.Duration(n * float64(time.Second)), nil
+}
+
+// expandVars replaces ${VAR} and ${VAR:-default}.
+func expandVars(s string, lookupEnv func(string) (string, bool)) (string, error) {
+	if lookupEnv == nil || !strings.Contains(s, "${") {
+		return s, nil
+	}
+	var b strings.Builder
+	for {
+		i := strings.Index(s, "${")
+		if i < 0 {
+			b.WriteString(s)
+			return b.String(), nil
+		}
+		j := strings.IndexByte(s[i:], '}')
+		if j < 0 {
+			return "", fmt.Errorf("%q: unterminated ${", s)
+		}
+		b.WriteString(s[:i])
+		ref := s[i+2 : i+j]
+		name, def, hasDef := strings.Cut(ref, ":-")
+		if name == "" {
+			return "", fmt.Errorf("%q: empty variable name in ${}", s)
+		}
+		if v, ok := lookupEnv(name); ok && (v != "" || !hasDef) {
+			b.WriteString(v)
+		} else if hasDef {
+			b.WriteString(def)
+		} else {
+			return "", fmt.Errorf("${%s} is not set (give a default with ${%s:-value})", name, name)
+		}
+		s = s[i+j+1:]
+	}
+}
+
+func clip(v json.RawMessage) string {
+	s := string(bytes.TrimSpace(v))
+	if len(s) > 40 {
+		s = s[:40] + "…"
+	}
+	return s
+}
+
+// sanitizeName replaces every character a tool name cannot hold by '_'.
+func sanitizeName(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if !validNameChar(c) {
+			b[i] = '_'
+		}
+	}
+	return string(b)
+}
+
+func validNameChar(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-' || c == '.'
+}
+
+// hidden reports whether a backend tool name is one HideTools hides.
+func (b *Backend) hidden(tool string) bool {
+	for _, p := range b.HideTools {
+		if p == tool {
+			return true
+		}
+		if ok, _ := path.Match(p, tool); ok {
+			return true
+		}
+	}
+	return false
+}

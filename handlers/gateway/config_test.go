@@ -1,0 +1,244 @@
+package gateway
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+func env(vars map[string]string) func(string) (string, bool) {
+	return func(k string) (string, bool) {
+		v, ok := vars[k]
+		return v, ok
+	}
+}
+
+// A Claude Desktop file, as it writes it, is a valid configuration; the
+// order of the servers is the file's.
+func TestParseConfigClaudeDesktop(t *testing.T) {
+	cfg, err := ParseConfig([]byte(`{
+  "mcpServers": {
+    "filesystem": {
+      "command": "npx",
+      "args": ["-y", "@modelcontextprotocol/server-filesystem", "/Users/me/Desktop"]
+    },
+    "everything": {
+      "command": "npx",
+      "args": ["-y", "@modelcontextprotocol/server-everything"],
+      "env": {"DEBUG": "1", "PORT": 8080},
+      "cwd": "/tmp"
+    },
+    "a@b/c d": {"command": "x"}
+  }
+}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Warnings) != 0 {
+		t.Errorf("warnings: %q", cfg.Warnings)
+	}
+	var names []string
+	for _, b := range cfg.Backends {
+		names = append(names, b.Name)
+	}
+	if !slices.Equal(names, []string{"filesystem", "everything", "a@b/c d"}) {
+		t.Fatalf("order %q", names)
+	}
+	ev := cfg.Backends[1]
+	if ev.Command != "npx" || !slices.Equal(ev.Args, []string{"-y", "@modelcontextprotocol/server-everything"}) ||
+		!slices.Equal(ev.Env, []string{"DEBUG=1", "PORT=8080"}) || ev.Dir != "/tmp" {
+		t.Errorf("everything: %+v", ev)
+	}
+	// Defaults are applied when the gateway uses a backend.
+	d := cfg.Backends[2].withDefaults()
+	if d.Prefix != "a_b_c_d" || d.Timeout != DefaultTimeout || d.MaxRestarts != DefaultMaxRestarts || d.PingInterval != DefaultPingInterval {
+		t.Errorf("defaults: %+v", d)
+	}
+}
+
+// VS Code's mcp.json: "servers", comments, trailing commas, "type": "stdio".
+func TestParseConfigVSCode(t *testing.T) {
+	cfg, err := ParseConfig([]byte(`{
+	// VS Code writes comments
+	"servers": {
+		"git": {
+			"type": "stdio", /* and these */
+			"command": "uvx",
+			"args": ["mcp-server-git",],
+		},
+	},
+	"inputs": [],
+}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Backends) != 1 || cfg.Backends[0].Command != "uvx" || !slices.Equal(cfg.Backends[0].Args, []string{"mcp-server-git"}) {
+		t.Fatalf("%+v", cfg.Backends)
+	}
+	if !slices.Equal(cfg.Warnings, []string{`config: key "inputs" ignored`}) {
+		t.Errorf("warnings %q", cfg.Warnings)
+	}
+}
+
+func TestParseConfigGatewayKeys(t *testing.T) {
+	cfg, err := ParseConfig([]byte(`{"mcpServers": {
+		"a": {"command": "a", "prefix": "x", "timeout": "1.5s", "maxRestarts": 2, "restartWindow": 10,
+		      "cooldown": "1m", "backoff": "10ms", "maxBackoff": "1s", "pingInterval": "5s", "pingTimeout": "2s",
+		      "lazy": true, "idleTimeout": "30s", "hideTools": ["rm", "delete_*"], "autoApprove": [], "colour": "red"},
+		"b": {"command": "b", "prefix": "", "maxRestarts": 0, "pingInterval": 0},
+		"off": {"command": "c", "disabled": true}
+	}}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := cfg.Backends[0], cfg.Backends[1].withDefaults()
+	want := Backend{Name: "a", Command: "a", Prefix: "x", Timeout: 1500 * time.Millisecond, MaxRestarts: 2,
+		RestartWindow: 10 * time.Second, Cooldown: time.Minute, Backoff: 10 * time.Millisecond, MaxBackoff: time.Second,
+		PingInterval: 5 * time.Second, PingTimeout: 2 * time.Second, Lazy: true, IdleTimeout: 30 * time.Second,
+		HideTools: []string{"rm", "delete_*"}}
+	if !equalBackend(a, want) {
+		t.Errorf("a:\n got %+v\nwant %+v", a, want)
+	}
+	if !a.hidden("rm") || !a.hidden("delete_all") || a.hidden("remove") {
+		t.Error("hideTools does not hide what it says")
+	}
+	if !b.NoPrefix || b.Prefix != "" || b.MaxRestarts != -1 || b.PingInterval >= 0 {
+		t.Errorf("b: %+v", b)
+	}
+	if len(cfg.Backends) != 2 {
+		t.Errorf("the disabled backend is configured: %+v", cfg.Backends)
+	}
+	wantWarn := []string{`config: backend "a": key "colour" ignored`, `config: backend "off" is disabled; not started`}
+	if !slices.Equal(cfg.Warnings, wantWarn) {
+		t.Errorf("warnings %q, want %q", cfg.Warnings, wantWarn)
+	}
+}
+
+func equalBackend(a, b Backend) bool {
+	return a.Name == b.Name && a.Command == b.Command && slices.Equal(a.Args, b.Args) && slices.Equal(a.Env, b.Env) &&
+		a.Dir == b.Dir && a.Prefix == b.Prefix && a.NoPrefix == b.NoPrefix && a.Timeout == b.Timeout &&
+		a.MaxRestarts == b.MaxRestarts && a.RestartWindow == b.RestartWindow && a.Cooldown == b.Cooldown &&
+		a.Backoff == b.Backoff && a.MaxBackoff == b.MaxBackoff && a.PingInterval == b.PingInterval &&
+		a.PingTimeout == b.PingTimeout && a.Lazy == b.Lazy && a.IdleTimeout == b.IdleTimeout && slices.Equal(a.HideTools, b.HideTools)
+}
+
+func TestParseConfigExpandsVariables(t *testing.T) {
+	cfg, err := ParseConfig([]byte(`{"mcpServers": {"a": {
+		"command": "${HOME}/bin/srv", "args": ["--token", "${TOKEN}", "${MISSING:-fallback}", "${EMPTY:-used}"],
+		"env": {"KEY": "k-${TOKEN}"}, "cwd": "${HOME}"}}}`),
+		env(map[string]string{"HOME": "/home/me", "TOKEN": "s3cret", "EMPTY": ""}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := cfg.Backends[0]
+	if b.Command != "/home/me/bin/srv" || !slices.Equal(b.Args, []string{"--token", "s3cret", "fallback", "used"}) ||
+		!slices.Equal(b.Env, []string{"KEY=k-s3cret"}) || b.Dir != "/home/me" {
+		t.Errorf("%+v", b)
+	}
+}
+
+// Every problem names the backend and the key, and all of them are
+// reported at once.
+func TestParseConfigErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name, file string
+		want       []string // each must be in the error
+	}{
+		{"not json", `{"mcpServers": {`, []string{"line 1, column 16"}},
+		{"syntax line", "{\n \"mcpServers\": {\n  \"a\": {\"command\": \"x\",, }\n }\n}", []string{"line 3, column 26"}},
+		{"not an object", `[1]`, []string{"must hold a JSON object"}},
+		{"no servers", `{"other": {}}`, []string{`key "mcpServers": missing`}},
+		{"both keys", `{"mcpServers": {}, "servers": {}}`, []string{`key "servers": give the servers in "mcpServers" or in "servers", not both`}},
+		{"servers not object", `{"mcpServers": []}`, []string{`key "mcpServers": must be an object`}},
+		{"empty", `{"mcpServers": {}}`, []string{`key "mcpServers": no server to run`}},
+		{"only disabled", `{"mcpServers": {"a": {"command": "x", "disabled": true}}}`, []string{`no server to run`}},
+		{"empty name", `{"mcpServers": {"": {"command": "x"}}}`, []string{`key "mcpServers": a server has an empty name`}},
+		{"twice", `{"mcpServers": {"a": {"command": "x"}, "a": {"command": "y"}}}`, []string{`backend "a": defined twice`}},
+		{"backend not object", `{"mcpServers": {"a": "npx"}}`, []string{`backend "a": must be an object`}},
+		{"no command", `{"mcpServers": {"a": {"args": []}}}`, []string{`backend "a": key "command": missing`}},
+		{"empty command", `{"mcpServers": {"a": {"command": ""}}}`, []string{`backend "a": key "command": must not be empty`}},
+		{"command type", `{"mcpServers": {"a": {"command": ["npx"]}}}`, []string{`backend "a": key "command": want a string, got ["npx"]`}},
+		{"args type", `{"mcpServers": {"a": {"command": "x", "args": "-y"}}}`, []string{`backend "a": key "args": want an array of strings`}},
+		{"args item", `{"mcpServers": {"a": {"command": "x", "args": ["a", 1]}}}`, []string{`backend "a": key "args": want an array of strings`}},
+		{"env type", `{"mcpServers": {"a": {"command": "x", "env": ["A=1"]}}}`, []string{`backend "a": key "env": want an object of strings`}},
+		{"env value", `{"mcpServers": {"a": {"command": "x", "env": {"A": {"b": 1}}}}}`, []string{`backend "a": key "env.A": want a string`}},
+		{"env name", `{"mcpServers": {"a": {"command": "x", "env": {"A=B": "1"}}}}`, []string{`backend "a": key "env.A=B": not a valid variable name`}},
+		{"cwd type", `{"mcpServers": {"a": {"command": "x", "cwd": 1}}}`, []string{`backend "a": key "cwd": want a string`}},
+		{"type http", `{"mcpServers": {"a": {"type": "http", "url": "https://x"}}}`, []string{`backend "a": key "type": "http" is not supported`, `backend "a": key "url": remote servers are not supported`, `backend "a": key "command": missing`}},
+		{"url", `{"mcpServers": {"a": {"url": "https://x/sse"}}}`, []string{`backend "a": key "url": remote servers are not supported`}},
+		{"prefix chars", `{"mcpServers": {"a": {"command": "x", "prefix": "a b"}}}`, []string{`backend "a": key "prefix": "a b": use 1 to 64 of`}},
+		{"prefix type", `{"mcpServers": {"a": {"command": "x", "prefix": 1}}}`, []string{`backend "a": key "prefix": want a string`}},
+		{"same prefix", `{"mcpServers": {"a": {"command": "x", "prefix": "p"}, "b": {"command": "y", "prefix": "p"}}}`, []string{`backend "b": key "prefix": "p" is also the prefix of backend "a"`}},
+		{"default prefix clash", `{"mcpServers": {"a b": {"command": "x"}, "a_b": {"command": "y"}}}`, []string{`backend "a_b": key "prefix": "a_b" is also the prefix of backend "a b"`}},
+		{"timeout text", `{"mcpServers": {"a": {"command": "x", "timeout": "soon"}}}`, []string{`backend "a": key "timeout": "soon" is not a duration`}},
+		{"timeout zero", `{"mcpServers": {"a": {"command": "x", "timeout": 0}}}`, []string{`backend "a": key "timeout": must be positive, got 0`}},
+		{"timeout negative", `{"mcpServers": {"a": {"command": "x", "timeout": "-1s"}}}`, []string{`backend "a": key "timeout": must be positive`}},
+		{"timeout type", `{"mcpServers": {"a": {"command": "x", "timeout": true}}}`, []string{`backend "a": key "timeout": want a duration`}},
+		{"window", `{"mcpServers": {"a": {"command": "x", "restartWindow": "x"}}}`, []string{`backend "a": key "restartWindow"`}},
+		{"cooldown", `{"mcpServers": {"a": {"command": "x", "cooldown": -5}}}`, []string{`backend "a": key "cooldown": must be positive`}},
+		{"backoff order", `{"mcpServers": {"a": {"command": "x", "backoff": "2s", "maxBackoff": "1s"}}}`, []string{`backend "a": key "maxBackoff": must not be less than "backoff"`}},
+		{"ping", `{"mcpServers": {"a": {"command": "x", "pingTimeout": "0s"}}}`, []string{`backend "a": key "pingTimeout": must be positive`}},
+		{"ping interval", `{"mcpServers": {"a": {"command": "x", "pingInterval": "often"}}}`, []string{`backend "a": key "pingInterval": "often" is not a duration`}},
+		{"idle", `{"mcpServers": {"a": {"command": "x", "idleTimeout": []}}}`, []string{`backend "a": key "idleTimeout": want a duration`}},
+		{"restarts", `{"mcpServers": {"a": {"command": "x", "maxRestarts": 1.5}}}`, []string{`backend "a": key "maxRestarts": want a whole number >= 0, got 1.5`}},
+		{"restarts negative", `{"mcpServers": {"a": {"command": "x", "maxRestarts": -1}}}`, []string{`backend "a": key "maxRestarts": want a whole number`}},
+		{"lazy", `{"mcpServers": {"a": {"command": "x", "lazy": "yes"}}}`, []string{`backend "a": key "lazy": want true or false`}},
+		{"disabled", `{"mcpServers": {"a": {"command": "x", "disabled": 1}}}`, []string{`backend "a": key "disabled": want true or false`}},
+		{"hide type", `{"mcpServers": {"a": {"command": "x", "hideTools": "rm"}}}`, []string{`backend "a": key "hideTools": want an array`}},
+		{"hide pattern", `{"mcpServers": {"a": {"command": "x", "hideTools": ["ok", "[bad"]}}}`, []string{`backend "a": key "hideTools[1]": "[bad" is not a valid pattern`}},
+		{"unset variable", `{"mcpServers": {"a": {"command": "x", "env": {"T": "${TOKEN}"}}}}`, []string{`backend "a": key "env.T": ${TOKEN} is not set`}},
+		{"unset in args", `{"mcpServers": {"a": {"command": "x", "args": ["${NOPE}"]}}}`, []string{`backend "a": key "args[0]": ${NOPE} is not set`}},
+		{"bad variable", `{"mcpServers": {"a": {"command": "${HOME"}}}`, []string{`backend "a": key "command": "${HOME": unterminated ${`}},
+		{"many at once", `{"mcpServers": {"a": {"command": 1}, "b": {"command": "x", "timeout": "x"}}}`, []string{`backend "a": key "command"`, `backend "b": key "timeout"`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, err := ParseConfig([]byte(tc.file), env(map[string]string{"HOME": "/h"}))
+			if err == nil {
+				t.Fatalf("no error; config %+v", cfg)
+			}
+			var ce *ConfigError
+			if !errors.As(err, &ce) {
+				t.Errorf("not a *ConfigError: %T %v", err, err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q lacks %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestLoadConfigNamesTheFile(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "gw.json")
+	if err := os.WriteFile(file, []byte(`{"mcpServers": {"a": {}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := LoadConfig(file)
+	if err == nil || !strings.HasPrefix(err.Error(), file+": ") || !strings.Contains(err.Error(), `backend "a": key "command": missing`) {
+		t.Fatalf("error %v", err)
+	}
+	if _, err := LoadConfig(file + ".missing"); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("missing file: %v", err)
+	}
+}
+
+func TestStripJSONCKeepsStringsAndOffsets(t *testing.T) {
+	in := "{\"a\": \"// not a comment, /* nor this */\", // gone\n \"b\": [1, 2,], /* x\n y */ \"c\": \"\\\"//\",}"
+	out := string(stripJSONC([]byte(in)))
+	if len(out) != len(in) || strings.Count(out, "\n") != strings.Count(in, "\n") {
+		t.Fatalf("length or lines changed:\n%s", out)
+	}
+	for _, keep := range []string{`"// not a comment, /* nor this */"`, `"\"//"`} {
+		if !strings.Contains(out, keep) {
+			t.Errorf("string %s was changed:\n%s", keep, out)
+		}
+	}
+	if strings.Contains(out, "gone") || strings.Contains(out, " y ") || strings.Contains(out, "2,]") || strings.Contains(out, ",}") {
+		t.Errorf("comments or trailing commas left:\n%s", out)
+	}
+}
