@@ -14,7 +14,7 @@
 //	     ├─ stateless   the 2026-07-28 session (permanent)
 //	     └─ s-…         one per legacy session (temporary): router, session
 //
-// Legacy revisions (2025-03-26 … 2025-11-25): initialize creates a session
+// Legacy revisions (2025-03-26 … 2025-11-25; batches in 2025-03-26 only): initialize creates a session
 // and its Mcp-Session-Id (from crypto/rand, optionally prefixed with a
 // replica tag); later requests must carry it (404 once it has ended, so
 // the client initializes again); DELETE ends it; GET opens the stream for

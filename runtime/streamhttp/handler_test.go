@@ -515,3 +515,45 @@ func TestBounds(t *testing.T) {
 	}
 	t.Fatal("no new session after the idle ones ended")
 }
+
+// TestBatch2025_03_26: a batch POST in a 2025-03-26 session is answered
+// with one array holding each request's response under the client's ids;
+// other revisions refuse batches.
+func TestBatch2025_03_26(t *testing.T) {
+	f := start(t, testServer(nil), streamhttp.Options{})
+	r := f.do("POST", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`, nil)
+	sid := r.header.Get("Mcp-Session-Id")
+	s := map[string]string{"Mcp-Session-Id": sid}
+	f.do("POST", `{"jsonrpc":"2.0","method":"notifications/initialized"}`, s)
+	req, _ := http.NewRequest("POST", f.url, strings.NewReader(`[{"jsonrpc":"2.0","id":"x","method":"tools/call","params":{"name":"echo","arguments":{"text":"one"}}},`+
+		`{"jsonrpc":"2.0","method":"notifications/roots/list_changed"},{"jsonrpc":"2.0","id":2,"method":"ping"}]`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Session-Id", sid)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	var got []map[string]json.RawMessage
+	if err := json.Unmarshal(b, &got); err != nil || len(got) != 2 {
+		t.Fatalf("batch answer: %s", b)
+	}
+	ids := map[string]string{}
+	for _, m := range got {
+		ids[string(m["id"])] = string(m["result"])
+	}
+	if !strings.Contains(ids[`"x"`], `"text":"one"`) || ids["2"] != "{}" {
+		t.Fatalf("batch answer: %s", b)
+	}
+	// Only notifications: 202.
+	if r := f.do("POST", `[{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}]`, s); r.status != http.StatusAccepted {
+		t.Fatalf("notifications-only batch: %d", r.status)
+	}
+	// Not in 2025-11-25.
+	sid2 := f.initialize(`{}`)
+	if r := f.do("POST", `[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, map[string]string{"Mcp-Session-Id": sid2}); r.status != 400 {
+		t.Fatalf("batch in 2025-11-25: %d", r.status)
+	}
+}

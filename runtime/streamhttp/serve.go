@@ -113,7 +113,7 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 	}
 	body = bytes.TrimSpace(body)
 	if jsonrpc.IsBatch(body) {
-		writeError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest, "Invalid Request: JSON-RPC batches are not accepted over HTTP; send one message per POST")
+		h.postBatch(w, r, body)
 		return
 	}
 	var m jsonrpc.Message
@@ -180,6 +180,71 @@ func (h *Handler) postLegacy(w http.ResponseWriter, r *http.Request, hs *hsessio
 		hs.feed(rebuildResponse(m))
 		w.WriteHeader(http.StatusAccepted)
 	}
+}
+
+// postBatch serves a JSON-RPC batch, which only 2025-03-26 has: its
+// requests get ids of their own inside, and their responses come back as
+// one array (after the requests' notifications, as an SSE stream).
+func (h *Handler) postBatch(w http.ResponseWriter, r *http.Request, body []byte) {
+	sid := r.Header.Get(hSessionID)
+	h.mu.Lock()
+	hs := h.sessions[sid]
+	h.mu.Unlock()
+	if sid != "" && hs == nil {
+		writeError(w, http.StatusNotFound, nil, jsonrpc.CodeInvalidRequest, "Not Found: no session "+strconv.Quote(sid)+"; send initialize again")
+		return
+	}
+	if v := hs.versionOrEmpty(); v != session.Version20250326 {
+		writeError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest, "Invalid Request: JSON-RPC batches are only accepted in a session of protocol version 2025-03-26")
+		return
+	}
+	hs.touch()
+	var parts []json.RawMessage
+	if json.Unmarshal(body, &parts) != nil || len(parts) == 0 {
+		writeError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest, "Invalid Request: a batch is a non-empty array of messages")
+		return
+	}
+	x := newExchange("", nil, false)
+	x.batch = map[string][]byte{}
+	seen := map[string]bool{} // the client's ids
+	line := []byte{'['}
+	for i, p := range parts {
+		if i > 0 {
+			line = append(line, ',')
+		}
+		var m jsonrpc.Message
+		if _, jerr := jsonrpc.Decode(p, &m); jerr != nil || m.Kind != jsonrpc.KindRequest {
+			if jerr == nil && m.Kind == jsonrpc.KindNotification && m.Method == "notifications/cancelled" {
+				if id, ok := jsonrpc.Member(m.Params, "requestId"); ok {
+					if key, known := hs.inside(id); known {
+						p = cancelLine(key)
+					}
+				}
+			}
+			line = append(line, p...) // the session answers what is wrong with it
+			continue
+		}
+		if _, dup := hs.inside(m.ID); dup || seen[string(m.ID)] {
+			writeError(w, http.StatusBadRequest, m.ID, jsonrpc.CodeInvalidRequest, "Invalid Request: id "+string(m.ID)+" is already in use by a request in flight")
+			return
+		}
+		seen[string(m.ID)] = true
+		key := strconv.FormatInt(h.nextID.Add(1), 10)
+		if x.key == "" {
+			x.key, x.clientID = key, m.ID
+		}
+		x.batch[key] = m.ID
+		line = append(line, rebuild(&m, key)...)
+	}
+	line = append(line, ']')
+	if x.key == "" {
+		// Notifications and responses only: the session answers with
+		// nothing, unless a part is invalid, and that has no id to go by.
+		hs.feed(line)
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	h.run(w, r, hs, x, line, false, nil)
 }
 
 // initialize starts a legacy session; its id goes out with the result.
@@ -323,11 +388,17 @@ func (h *Handler) exchange(w http.ResponseWriter, r *http.Request, hs *hsession,
 			return
 		}
 	}
+	h.run(w, r, hs, x, rebuild(m, key), modern, onFinal)
+}
+
+// run feeds a request line and writes back what the session sends for it.
+func (h *Handler) run(w http.ResponseWriter, r *http.Request, hs *hsession, x *exchange, line []byte, modern bool, onFinal func([]byte, http.Header)) {
 	if !hs.register(x) {
-		writeError(w, http.StatusNotFound, m.ID, jsonrpc.CodeInvalidRequest, "Not Found: the session has ended; send initialize again")
+		writeError(w, http.StatusNotFound, x.clientID, jsonrpc.CodeInvalidRequest, "Not Found: the session has ended; send initialize again")
 		return
 	}
-	hs.feed(rebuild(m, key))
+	hs.feed(line)
+	key := x.key
 
 	ctx := r.Context()
 	var tick <-chan time.Time
@@ -344,7 +415,7 @@ func (h *Handler) exchange(w http.ResponseWriter, r *http.Request, hs *hsession,
 		}
 		if aborted && !final {
 			if !sse {
-				writeError(w, http.StatusNotFound, m.ID, jsonrpc.CodeInternalError, "The session ended before answering; send initialize again")
+				writeError(w, http.StatusNotFound, x.clientID, jsonrpc.CodeInternalError, "The session ended before answering; send initialize again")
 			}
 			return
 		}

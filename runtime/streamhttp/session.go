@@ -3,6 +3,7 @@ package streamhttp
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -50,6 +51,18 @@ func newSession(h *Handler, id, child string) *hsession {
 
 func (hs *hsession) touch() { hs.last.Store(time.Now().UnixNano()) }
 
+// versionOrEmpty is the legacy session's protocol version ("" when hs is
+// nil or not initialized yet).
+func (hs *hsession) versionOrEmpty() string {
+	if hs == nil {
+		return ""
+	}
+	if v := hs.version.Load(); v != nil {
+		return *v
+	}
+	return ""
+}
+
 // idleSince reports how long the session has had nothing open.
 func (hs *hsession) idleSince(now int64) time.Duration {
 	hs.mu.Lock()
@@ -61,29 +74,39 @@ func (hs *hsession) idleSince(now int64) time.Duration {
 	return time.Duration(now - hs.last.Load())
 }
 
-// register makes x the receiver of everything sent for its request.
+// register makes x the receiver of everything sent for its request (for
+// each of them, for a batch).
 func (hs *hsession) register(x *exchange) bool {
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
 	if hs.ended {
 		return false
 	}
-	hs.ex[x.key] = x
-	if hs.id != "" {
-		hs.byClient[string(x.clientID)] = x.key
-	}
+	x.each(func(key string, clientID []byte) {
+		hs.ex[key] = x
+		if hs.id != "" {
+			hs.byClient[string(clientID)] = key
+		}
+	})
 	return true
+}
+
+// unregister forgets x's requests; hs.mu is held.
+func (hs *hsession) unregister(x *exchange) {
+	x.each(func(key string, clientID []byte) {
+		if hs.ex[key] == x {
+			delete(hs.ex, key)
+		}
+		if hs.byClient[string(clientID)] == key {
+			delete(hs.byClient, string(clientID))
+		}
+	})
 }
 
 // abandon forgets an exchange whose client went away before its answer.
 func (hs *hsession) abandon(x *exchange) {
 	hs.mu.Lock()
-	if hs.ex[x.key] == x {
-		delete(hs.ex, x.key)
-		if hs.byClient[string(x.clientID)] == x.key {
-			delete(hs.byClient, string(x.clientID))
-		}
-	}
+	hs.unregister(x)
 	hs.mu.Unlock()
 	hs.touch()
 }
@@ -127,10 +150,7 @@ func (hs *hsession) deliver(key string, final bool, data []byte) {
 		x = hs.ex[key]
 	}
 	if x != nil && final {
-		delete(hs.ex, key)
-		if hs.byClient[string(x.clientID)] == key {
-			delete(hs.byClient, string(x.clientID))
-		}
+		hs.unregister(x)
 	}
 	if x == nil && !final && hs.id != "" {
 		x = hs.get
@@ -179,6 +199,9 @@ type exchange struct {
 	key      string // the request id used inside
 	clientID []byte // the client's, put back on what is sent
 	listen   bool   // subscriptions/listen: its subscription id is key
+	// batch (2025-03-26): the ids inside of the batch's requests, and the
+	// client's for each; key is the first of them.
+	batch map[string][]byte
 
 	mu      sync.Mutex
 	q       [][]byte
@@ -190,6 +213,17 @@ type exchange struct {
 
 func newExchange(key string, clientID []byte, listen bool) *exchange {
 	return &exchange{key: key, clientID: clientID, listen: listen, wake: make(chan struct{}, 1)}
+}
+
+// each calls fn for every request of the exchange.
+func (x *exchange) each(fn func(key string, clientID []byte)) {
+	if x.batch == nil {
+		fn(x.key, x.clientID)
+		return
+	}
+	for k, id := range x.batch {
+		fn(k, id)
+	}
 }
 
 func (x *exchange) push(b []byte, final bool) {
@@ -243,6 +277,25 @@ func (x *exchange) next(ctx context.Context, keepAlive <-chan time.Time) (msgs [
 
 // outward puts the client's id back on a message sent for the request.
 func (x *exchange) outward(b []byte, final bool) []byte {
+	if final && x.batch != nil {
+		var parts []json.RawMessage
+		if json.Unmarshal(b, &parts) != nil {
+			return b
+		}
+		out := []byte{'['}
+		for i, p := range parts {
+			if i > 0 {
+				out = append(out, ',')
+			}
+			if k, ok := responseKey(p); ok && x.batch[k] != nil {
+				out = append(out, responsePrefix...)
+				out = append(out, x.batch[k]...)
+				p = p[len(responsePrefix)+len(k):]
+			}
+			out = append(out, p...)
+		}
+		return append(out, ']')
+	}
 	if final {
 		if rest, ok := bytes.CutPrefix(b, []byte(responsePrefix)); ok {
 			if rest, ok = bytes.CutPrefix(rest, []byte(x.key)); ok {
@@ -267,8 +320,11 @@ func (x *exchange) outward(b []byte, final bool) []byte {
 const responsePrefix = `{"jsonrpc":"2.0","id":`
 
 // responseKey returns the id of a response with one of the numeric ids
-// used inside.
+// used inside; for a batch's array of responses, its first one's.
 func responseKey(b []byte) (string, bool) {
+	if len(b) > 0 && b[0] == '[' {
+		b = b[1:]
+	}
 	rest, ok := bytes.CutPrefix(b, []byte(responsePrefix))
 	if !ok {
 		return "", false
