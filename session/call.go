@@ -33,6 +33,7 @@ const (
 type env struct {
 	engine     *actor.Engine
 	writer     *supervisor.Inbox
+	deliver    func(stdio.Out)   // in place of writer, when set (Config.Deliver)
 	inbox      *supervisor.Inbox // the session's own
 	backlog    *stdio.Backlog
 	slots      slots
@@ -47,12 +48,21 @@ type env struct {
 }
 
 func (e *env) out(b []byte, done func()) {
-	e.writer.Send(stdio.Out{Data: b, Done: done})
+	e.emit(&stdio.Out{Data: b, Done: done})
+}
+
+// emit sends one outgoing message to the writer, or hands it to deliver.
+func (e *env) emit(m *stdio.Out) {
+	if e.deliver != nil {
+		e.deliver(*m)
+		return
+	}
+	e.writer.Send(m)
 }
 
 // outFor sends a message that belongs to the request with id key.
 func (e *env) outFor(key string, b []byte) {
-	e.writer.Send(stdio.Out{Data: b, Ref: key})
+	e.emit(&stdio.Out{Data: b, Ref: key})
 }
 
 // post sends the session a message, from any goroutine.
@@ -143,7 +153,7 @@ func (t ticket) answerIn(m stdio.Out, slot *stdio.Out) {
 		t.env.backlog.Add(1)
 	}
 	slot.Done = t.env.written
-	t.env.writer.Send(slot)
+	t.env.emit(slot)
 }
 
 // none records that no response is due (a notification, a cancelled request).

@@ -33,7 +33,15 @@ type Config struct {
 	Server *handlers.Server
 	// Writer is the stdio writer actor's inbox; Handlers is the supervisor
 	// under which the session starts its handler actors.
-	Writer   *supervisor.Inbox
+	Writer *supervisor.Inbox
+	// Deliver, when set, takes every outgoing message in place of Writer,
+	// on the goroutine that sends it (the session's, a handler's, a
+	// timer's), in the order each goroutine sends. It is for transports
+	// that hand each message to whoever waits for it (Streamable HTTP)
+	// rather than write one stream: they need no writer actor, and a
+	// response costs no hand-off. It must not block, and it calls each
+	// message's Done once it has taken the message.
+	Deliver  func(stdio.Out)
 	Handlers *actor.PID
 	// Inbox is the session's own: the reader sends it lines, and anything
 	// may send it messages (Drain, Log, Notify, WorkersLost) from any
@@ -253,6 +261,7 @@ func (s *Session) start(lc *supervisor.LoopContext) {
 	s.env = &env{
 		engine:     lc.Engine(),
 		writer:     s.cfg.Writer,
+		deliver:    s.cfg.Deliver,
 		inbox:      lc.Inbox(),
 		backlog:    s.cfg.Backlog,
 		logger:     s.cfg.Logger,

@@ -123,9 +123,6 @@ func serve(args []string, s streams) int {
 		fmt.Fprintf(stderr, "mcprt serve: -fixture must be reference or conformance, not %q\n", *fixture)
 		return runtime.ExitUsage
 	}
-	if hf.addr != "" {
-		return serveHTTP(srv, o, hf, stderr)
-	}
 	// Unless given, the limit is the runtime's default, which GOMEMLIMIT
 	// overrides.
 	explicit := false
@@ -150,6 +147,9 @@ func serve(args []string, s streams) int {
 			return runtime.ExitUsage
 		}
 		defer pprof.StopCPUProfile()
+	}
+	if hf.addr != "" {
+		return serveHTTP(srv, o, hf, stderr)
 	}
 	return runtime.ExitCode(runtime.Serve(context.Background(), srv, o))
 }

@@ -2,17 +2,18 @@
 // http.Handler for one MCP endpoint, in both eras of the protocol.
 //
 // Every client session is a session actor, the same one the stdio transport
-// runs, fed by HTTP requests instead of a reader goroutine. Each session is
-// a small subtree (its session actor and the router that takes the place
-// of the stdio writer) and a temporary child of one sessions supervisor, so
-// a session that crashes takes only itself down. All sessions share the
-// server's handler supervisor.
+// runs, fed by HTTP requests instead of a reader goroutine, and a temporary
+// child of one sessions supervisor, so a session that crashes takes only
+// itself down. All sessions share the server's handler supervisor. A
+// session has no writer actor: what it sends is handed, on the goroutine
+// that sends it, to the HTTP request waiting for it (session.Config.Deliver),
+// so a response costs no extra hand-off.
 //
 //	root (one_for_one)
 //	 ├─ handlers   supervisor of the handler actors (permanent)
 //	 └─ sessions   supervisor of the sessions (permanent)
-//	     ├─ stateless   the 2026-07-28 session (permanent)
-//	     └─ s-…         one per legacy session (temporary): router, session
+//	     ├─ stateless   the 2026-07-28 session (transient: restarted after a crash)
+//	     └─ s-…         one per legacy session (temporary)
 //
 // Legacy revisions (2025-03-26 … 2025-11-25; batches in 2025-03-26 only): initialize creates a session
 // and its Mcp-Session-Id (from crypto/rand, optionally prefixed with a

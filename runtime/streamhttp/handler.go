@@ -238,42 +238,32 @@ func (h *Handler) each(fn func(*hsession)) {
 	}
 }
 
-// startSession starts a session subtree: the router (in place of the stdio
-// writer) and the session actor, both significant, so that the subtree ends
-// when the session does.
+// startSession starts a session actor as a child of the sessions
+// supervisor. It has no writer: what it sends is handed, on the sending
+// goroutine, to the exchange waiting for it (hsession.route).
 func (h *Handler) startSession(id string, restart supervisor.Restart) (*hsession, error) {
 	child := "stateless"
 	if id != "" {
 		child = "s-" + strconv.FormatInt(h.nextSess.Add(1), 10)
 	}
 	hs := newSession(h, id, child)
-	name := h.name + "/sessions/" + child
 	o := h.opts
-	spec := supervisor.Spec{
-		Name:     name,
-		Strategy: supervisor.OneForAll,
-		Logger:   h.log,
-		Children: []supervisor.ChildSpec{
-			{ID: "router", Start: supervisor.OwnGoroutine(hs.out, func() supervisor.Loop { return &router{hs: hs} }),
-				Restart: supervisor.Transient, Significant: true, Shutdown: 2 * time.Second},
-			{ID: "session", Start: session.New(session.Config{
-				Server:         h.srv,
-				Writer:         hs.out,
-				Inbox:          hs.in,
-				Handlers:       h.handlersPID,
-				Backlog:        hs.backlog,
-				MaxInFlight:    o.MaxInFlight,
-				MaxQueued:      o.MaxQueued,
-				RequestTimeout: o.RequestTimeout,
-				DrainTimeout:   o.DrainTimeout,
-				CacheTTL:       o.CacheTTL,
-				PanicDetail:    o.PanicDetail,
-				StateKey:       o.StateKey,
-				WorkerPrefix:   child + "-",
-				Logger:         h.log.With("session", child),
-			}), Restart: supervisor.Transient, Significant: true, Shutdown: 2 * time.Second},
-		},
-	}
+	start := session.New(session.Config{
+		Server:         h.srv,
+		Deliver:        hs.route,
+		Inbox:          hs.in,
+		Handlers:       h.handlersPID,
+		Backlog:        hs.backlog,
+		MaxInFlight:    o.MaxInFlight,
+		MaxQueued:      o.MaxQueued,
+		RequestTimeout: o.RequestTimeout,
+		DrainTimeout:   o.DrainTimeout,
+		CacheTTL:       o.CacheTTL,
+		PanicDetail:    o.PanicDetail,
+		StateKey:       o.StateKey,
+		WorkerPrefix:   child + "-",
+		Logger:         h.log.With("session", child),
+	})
 	h.mu.Lock()
 	h.byChild[child] = hs
 	if id != "" {
@@ -281,7 +271,7 @@ func (h *Handler) startSession(id string, restart supervisor.Restart) (*hsession
 	}
 	h.mu.Unlock()
 	if _, err := supervisor.StartChild(h.e, h.sessionsPID, supervisor.ChildSpec{
-		ID: child, Start: supervisor.New(spec), Restart: restart, Shutdown: 30 * time.Second,
+		ID: child, Start: start, Restart: restart, Shutdown: 5 * time.Second,
 	}); err != nil {
 		h.ended(child, nil)
 		return nil, err

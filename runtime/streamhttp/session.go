@@ -8,8 +8,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/anthdm/hollywood/actor"
-
 	"github.com/mcprt/mcprt/stdio"
 	"github.com/mcprt/mcprt/supervisor"
 )
@@ -20,7 +18,7 @@ type hsession struct {
 	h        *Handler
 	id       string // Mcp-Session-Id; "" for the stateless session
 	child    string // its child ID under the sessions supervisor
-	in, out  *supervisor.Inbox
+	in       *supervisor.Inbox
 	backlog  *stdio.Backlog
 	gone     chan struct{}
 	goneOnce sync.Once
@@ -37,7 +35,7 @@ type hsession struct {
 func newSession(h *Handler, id, child string) *hsession {
 	hs := &hsession{
 		h: h, id: id, child: child,
-		in: supervisor.NewInbox(), out: supervisor.NewInbox(),
+		in: supervisor.NewInbox(),
 		// Nobody waits on it: HTTP requests are bounded by the session's
 		// slots and each exchange's queue, not by a reader.
 		backlog:  stdio.NewBacklog(1 << 30),
@@ -339,24 +337,10 @@ func responseKey(b []byte) (string, bool) {
 	return string(rest[:n]), true
 }
 
-// router is the session's writer: it takes the session's outgoing messages
-// and hands each to the exchange it belongs to.
-type router struct{ hs *hsession }
-
-func (r *router) Receive(lc *supervisor.LoopContext, msg any) {
-	switch m := msg.(type) {
-	case stdio.Out:
-		r.route(m)
-	case *stdio.Out:
-		r.route(*m)
-	case actor.Stopped:
-		for _, p := range lc.Pending() {
-			r.Receive(lc, p)
-		}
-	}
-}
-
-func (r *router) route(m stdio.Out) {
+// route takes one of the session's outgoing messages, on the goroutine that
+// sends it (session.Config.Deliver), and hands it to the exchange it
+// belongs to.
+func (hs *hsession) route(m stdio.Out) {
 	data := m.Data
 	if m.Text != "" {
 		whole := make([]byte, 0, len(m.Data)+len(m.Text)+len(m.Tail))
@@ -367,7 +351,7 @@ func (r *router) route(m stdio.Out) {
 	if key == "" {
 		key, final = responseKey(data)
 	}
-	r.hs.deliver(key, final, data)
+	hs.deliver(key, final, data)
 	if m.Done != nil {
 		m.Done()
 	}
