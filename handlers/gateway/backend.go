@@ -1,0 +1,495 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/anthdm/hollywood/actor"
+
+	"github.com/mcprt/mcprt/handlers"
+	"github.com/mcprt/mcprt/session/client"
+	"github.com/mcprt/mcprt/supervisor"
+)
+
+// stderrKept is how many of a backend's last stderr lines are kept for
+// error messages.
+const stderrKept = 10
+
+// backend is one configured server: its state, the client of its current
+// incarnation, what it registered in the gateway's server, and the calls
+// forwarded to it. Its supervision is a supervisor of its own (one
+// permanent child, the conn actor, within the backend's restart
+// intensity) under the gateway's root, as a temporary child: when it gives
+// up, the backend is failed and nothing else is touched.
+type backend struct {
+	g    *Gateway
+	cfg  Backend
+	name  string
+	index int    // its place in the configuration
+	id    string // the child ID of its supervisor under the root
+
+	settled     chan struct{} // closed once it first was up or first failed
+	settledOnce sync.Once
+	discovered  atomic.Bool // a lazy backend has listed what it offers once
+
+	mu        sync.Mutex
+	state     State
+	changed   chan struct{} // closed and replaced at every state change
+	running   bool          // its supervisor exists
+	cl        *client.Client
+	inc       int // incarnation: which conn actor is current
+	lastErr   error
+	failedAt  time.Time
+	failures  []time.Time // within RestartWindow, for the backoff
+	restarts  int
+	lastUsed  time.Time
+	calls     []*call
+
+	stderrMu   sync.Mutex
+	stderrTail []string
+	thr        throttle
+
+	// Registration: what the current lists put in the gateway's server.
+	regMu sync.Mutex
+	reg   registered
+}
+
+func newBackend(g *Gateway, i int, cfg Backend) *backend {
+	b := &backend{
+		g:       g,
+		cfg:     cfg,
+		name:    cfg.Name,
+		index:   i,
+		id:      fmt.Sprintf("b%d", i),
+		settled: make(chan struct{}),
+		state:   Starting,
+		changed: make(chan struct{}),
+		thr:     throttle{limit: g.opts.StderrLimit, window: g.opts.StderrWindow, now: time.Now},
+	}
+	if cfg.Lazy {
+		b.state = Idle
+	}
+	return b
+}
+
+// setState changes the state and wakes everyone waiting for a change.
+// The caller holds b.mu.
+func (b *backend) setState(s State) {
+	b.state = s
+	close(b.changed)
+	b.changed = make(chan struct{})
+}
+
+func (b *backend) settle() { b.settledOnce.Do(func() { close(b.settled) }) }
+
+// start starts the backend's supervisor unless it runs already. It must
+// not be called on a supervisor's goroutine.
+func (b *backend) start() {
+	b.mu.Lock()
+	if b.running || b.g.closing.Load() {
+		b.mu.Unlock()
+		return
+	}
+	b.running = true
+	b.failures = nil
+	b.setState(Starting)
+	b.mu.Unlock()
+	_, err := supervisor.StartChild(b.g.e, b.g.root.PID(), supervisor.ChildSpec{
+		ID:       b.id,
+		Start:    supervisor.New(b.supervisorSpec()),
+		Restart:  supervisor.Temporary,
+		Shutdown: b.connShutdown() + time.Second,
+	})
+	if err != nil {
+		b.mu.Lock()
+		b.running = false
+		b.lastErr = fmt.Errorf("starting its supervisor: %w", err)
+		if b.state == Starting {
+			b.failedAt = time.Now()
+			b.setState(Failed)
+		}
+		b.mu.Unlock()
+		b.settle()
+	}
+}
+
+// connShutdown bounds a conn actor's stop: Close's graces, and a little
+// for the reaping.
+func (b *backend) connShutdown() time.Duration {
+	return b.g.opts.CloseGrace + b.g.opts.TermGrace + 2*time.Second
+}
+
+func (b *backend) supervisorSpec() supervisor.Spec {
+	intensity := b.cfg.MaxRestarts
+	if intensity == 0 {
+		intensity = -1 // Spec: 0 would mean the default
+	}
+	return supervisor.Spec{
+		Name:      "gateway/" + b.name,
+		Strategy:  supervisor.OneForOne,
+		Intensity: intensity,
+		Period:    b.cfg.RestartWindow,
+		Logger:    b.g.log,
+		EventHook: b.onEvent,
+		Children: []supervisor.ChildSpec{{
+			ID:       "conn",
+			Start:    func() actor.Receiver { return &conn{b: b} },
+			Restart:  supervisor.Permanent,
+			Shutdown: b.connShutdown(),
+		}},
+	}
+}
+
+// onEvent runs on the backend supervisor's goroutine.
+func (b *backend) onEvent(ev supervisor.Event) {
+	switch ev.(type) {
+	case supervisor.EventChildRestarted:
+		b.mu.Lock()
+		b.restarts++
+		b.mu.Unlock()
+	case supervisor.EventGaveUp:
+		b.mu.Lock()
+		if b.state == Stopped || b.state == Idle {
+			b.mu.Unlock()
+			return
+		}
+		b.cl = nil
+		b.failedAt = time.Now()
+		b.setState(Failed)
+		reason := b.lastErr
+		b.mu.Unlock()
+		b.settle()
+		b.g.log.Error("gateway: backend failed: it stays down until a request comes after the cool-down",
+			"backend", b.name, "cooldown", b.cfg.Cooldown, "last", errString(reason))
+		b.markUnavailable()
+	}
+}
+
+// supervisorExited runs (on the root's goroutine) when the backend's
+// supervisor is gone.
+func (b *backend) supervisorExited(reason error) {
+	b.mu.Lock()
+	b.running = false
+	b.cl = nil
+	if b.state == Starting || b.state == Up || b.state == Restarting {
+		// Not a give-up (that is Failed already) nor a stop we asked for:
+		// its supervisor could not even start.
+		if supervisor.IsAbnormal(reason) && b.lastErr == nil {
+			b.lastErr = reason
+		}
+		b.failedAt = time.Now()
+		b.setState(Failed)
+	} else {
+		b.setState(b.state) // wake waiters: a stopped backend may start again
+	}
+	b.mu.Unlock()
+	b.settle()
+}
+
+// beginIncarnation makes the calling conn actor the current one and says
+// how long it waits before connecting: nothing for the first attempt of a
+// series, then Backoff, doubling with each failure within RestartWindow,
+// up to MaxBackoff.
+func (b *backend) beginIncarnation() (inc int, delay time.Duration) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.inc++
+	now := time.Now()
+	kept := b.failures[:0]
+	for _, t := range b.failures {
+		if now.Sub(t) < b.cfg.RestartWindow {
+			kept = append(kept, t)
+		}
+	}
+	b.failures = kept
+	if n := len(b.failures); n > 0 {
+		delay = b.cfg.Backoff
+		for i := 1; i < n && delay < b.cfg.MaxBackoff; i++ {
+			delay *= 2
+		}
+		delay = min(delay, b.cfg.MaxBackoff)
+	}
+	return b.inc, delay
+}
+
+// up makes the incarnation's client the one requests use.
+func (b *backend) up(inc int, cl *client.Client) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if inc != b.inc || b.state == Stopped || b.state == Idle {
+		return false
+	}
+	b.cl = cl
+	b.lastUsed = time.Now()
+	b.setState(Up)
+	return true
+}
+
+// down records that incarnation inc went away (or failed to connect)
+// for reason; the supervisor restarts it or gives up.
+func (b *backend) down(inc int, reason error) {
+	b.mu.Lock()
+	if inc != b.inc || b.state == Stopped || b.state == Idle || b.state == Failed {
+		b.mu.Unlock()
+		return
+	}
+	b.cl = nil
+	b.lastErr = reason
+	b.failures = append(b.failures, time.Now())
+	b.setState(Restarting)
+	b.mu.Unlock()
+	b.settle()
+	b.g.log.Warn("gateway: backend went away; restarting it", "backend", b.name, "reason", errString(reason))
+}
+
+// closing marks the backend stopped: requests waiting for it are answered.
+func (b *backend) closing() {
+	b.mu.Lock()
+	b.cl = nil
+	b.setState(Stopped)
+	b.mu.Unlock()
+	b.settle()
+}
+
+// goIdle stops a lazy backend's incarnation inc if it is up and has had
+// no request for idleFor; the state is Idle at once, so that a request
+// waits for the stop and then starts it again.
+func (b *backend) goIdle(inc int, idleFor time.Duration) bool {
+	b.mu.Lock()
+	if inc != b.inc || b.state != Up || len(b.calls) > 0 || time.Since(b.lastUsed) < idleFor {
+		b.mu.Unlock()
+		return false
+	}
+	b.cl = nil
+	b.setState(Idle)
+	b.mu.Unlock()
+	b.g.log.Info("gateway: lazy backend idle; stopping it until a request needs it", "backend", b.name)
+	b.g.wg.Go(func() {
+		err := supervisor.TerminateChild(b.g.e, b.g.root.PID(), b.id)
+		if err != nil && !errors.Is(err, supervisor.ErrUnknownChild) && !errors.Is(err, supervisor.ErrNotRunning) {
+			b.g.log.Warn("gateway: stopping an idle backend", "backend", b.name, "err", err)
+		}
+	})
+	return true
+}
+
+// unavailable is the error of a request that finds its backend unable to
+// take it. Its text is for the client: which backend, why, and what
+// happens next.
+type unavailable struct {
+	backend string
+	state   State
+	why     string
+	stderr  []string
+}
+
+func (u *unavailable) Error() string {
+	var s strings.Builder
+	fmt.Fprintf(&s, "backend %q %s", u.backend, u.why)
+	if len(u.stderr) > 0 {
+		fmt.Fprintf(&s, "; its last stderr lines: %s", strings.Join(u.stderr, " | "))
+	}
+	return s.String()
+}
+
+// acquire returns the client of an up backend, starting it if it is idle,
+// or failed and past its cool-down, and waiting while it starts (within
+// ctx). A backend that is restarting or failed is an *unavailable error
+// at once.
+func (b *backend) acquire(ctx context.Context) (*client.Client, error) {
+	for {
+		b.mu.Lock()
+		state, ch := b.state, b.changed
+		switch state {
+		case Up:
+			cl := b.cl
+			b.lastUsed = time.Now()
+			b.mu.Unlock()
+			return cl, nil
+		case Stopped:
+			b.mu.Unlock()
+			return nil, &unavailable{backend: b.name, state: state, why: "is stopping: the gateway is shutting down"}
+		case Restarting:
+			err := &unavailable{backend: b.name, state: state, why: fmt.Sprintf("is restarting after it went away (%s); try again shortly", errString(b.lastErr)), stderr: b.tailIfUseful(b.lastErr)}
+			b.mu.Unlock()
+			return nil, err
+		case Failed:
+			wait := b.cfg.Cooldown - time.Since(b.failedAt)
+			if wait > 0 || b.running {
+				err := &unavailable{backend: b.name, state: state, why: fmt.Sprintf("failed: it went away more than %d times within %v (last: %s); it stays down, and a request after %s starts it again",
+					max(b.cfg.MaxRestarts, 0), b.cfg.RestartWindow, errString(b.lastErr), b.failedAt.Add(b.cfg.Cooldown).Format(time.TimeOnly)), stderr: b.tailIfUseful(b.lastErr)}
+				b.mu.Unlock()
+				return nil, err
+			}
+			b.mu.Unlock()
+			b.g.log.Info("gateway: starting a failed backend again after its cool-down", "backend", b.name)
+			b.start()
+			continue
+		case Idle:
+			running := b.running
+			b.mu.Unlock()
+			if !running {
+				b.start()
+				continue
+			}
+		default: // Starting
+			b.mu.Unlock()
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			why := "did not finish starting in time"
+			if b.cfg.Lazy {
+				why = "(lazy) did not finish starting in time"
+			}
+			b.mu.Lock()
+			err := &unavailable{backend: b.name, state: b.state, why: why, stderr: b.tail()}
+			b.mu.Unlock()
+			return nil, err
+		}
+	}
+}
+
+// tailIfUseful gives the last stderr lines unless the error carries them
+// already (a client.ExitError does).
+func (b *backend) tailIfUseful(err error) []string {
+	var ee *client.ExitError
+	if errors.As(err, &ee) {
+		return nil
+	}
+	return b.tail()
+}
+
+func errString(err error) string {
+	if err == nil {
+		return "no reason given"
+	}
+	return err.Error()
+}
+
+func (b *backend) status() Status {
+	b.mu.Lock()
+	st := Status{Name: b.name, State: b.state, Restarts: b.restarts, LastError: errString(b.lastErr)}
+	if b.lastErr == nil {
+		st.LastError = ""
+	}
+	if b.cl != nil && b.state == Up {
+		st.PID = b.cl.PID()
+	}
+	b.mu.Unlock()
+	b.regMu.Lock()
+	st.Tools, st.Prompts, st.Resources, st.Templates = len(b.reg.tools), len(b.reg.prompts), len(b.reg.resources), len(b.reg.templates)
+	b.regMu.Unlock()
+	return st
+}
+
+// call is one request forwarded to the backend, kept while it runs so
+// that what the backend sends meanwhile (log messages, requests for the
+// client) can be carried by it.
+type call struct {
+	req    *handlers.Request
+	ctx    context.Context    // the client's request: ends when it is answered or cancelled
+	cancel context.CancelFunc // abandons the backend's side of it
+	// needInput says that the client must answer a question first
+	// (2026-07-28's input_required), so the call was abandoned.
+	needInput atomic.Bool
+}
+
+func (b *backend) track(c *call) func() {
+	b.mu.Lock()
+	b.calls = append(b.calls, c)
+	b.mu.Unlock()
+	return func() {
+		b.mu.Lock()
+		for i, x := range b.calls {
+			if x == c {
+				b.calls = append(b.calls[:i], b.calls[i+1:]...)
+				break
+			}
+		}
+		b.lastUsed = time.Now()
+		b.mu.Unlock()
+	}
+}
+
+// latestCall is the most recent call still in flight, nil if none.
+func (b *backend) latestCall() *call {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.calls) == 0 {
+		return nil
+	}
+	return b.calls[len(b.calls)-1]
+}
+
+// stderrLine takes one line of the backend's stderr: kept for error
+// messages, and passed on, prefixed and throttled.
+func (b *backend) stderrLine(line string) {
+	b.stderrMu.Lock()
+	if len(b.stderrTail) == stderrKept {
+		b.stderrTail = append(b.stderrTail[:0], b.stderrTail[1:]...)
+	}
+	b.stderrTail = append(b.stderrTail, line)
+	show, dropped := b.thr.admit()
+	b.stderrMu.Unlock()
+	prefix := "[" + b.name + "] "
+	if dropped > 0 {
+		b.g.stderr.line(prefix, fmt.Sprintf("(%d stderr lines dropped)", dropped))
+	}
+	switch show {
+	case logLine:
+		b.g.stderr.line(prefix, line)
+	case logThrottling:
+		b.g.stderr.line(prefix, fmt.Sprintf("(more than %d stderr lines in %v: dropping the rest of them)", b.thr.limit, b.thr.window))
+	}
+}
+
+// tail is the backend's last stderr lines.
+func (b *backend) tail() []string {
+	b.stderrMu.Lock()
+	defer b.stderrMu.Unlock()
+	return append([]string(nil), b.stderrTail...)
+}
+
+type verdict int
+
+const (
+	logLine verdict = iota
+	logThrottling
+	dropLine
+)
+
+// throttle admits limit lines per fixed window, then one throttling line,
+// then nothing until the window ends; the first line of the next window
+// also reports how many were dropped.
+type throttle struct {
+	limit   int
+	window  time.Duration
+	now     func() time.Time
+	start   time.Time
+	count   int
+	dropped int
+}
+
+func (t *throttle) admit() (v verdict, droppedBefore int) {
+	now := t.now()
+	if t.start.IsZero() || now.Sub(t.start) >= t.window {
+		droppedBefore = t.dropped
+		t.start, t.count, t.dropped = now, 0, 0
+	}
+	t.count++
+	switch {
+	case t.count <= t.limit:
+		return logLine, droppedBefore
+	case t.count == t.limit+1:
+		t.dropped++
+		return logThrottling, droppedBefore
+	}
+	t.dropped++
+	return dropLine, droppedBefore
+}

@@ -1,0 +1,289 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/anthdm/hollywood/actor"
+
+	"github.com/mcprt/mcprt/handlers"
+	"github.com/mcprt/mcprt/session/client"
+	"github.com/mcprt/mcprt/supervisor"
+)
+
+// conn is one incarnation of a backend: the actor its supervisor restarts.
+// It waits out the backoff, starts the server and connects, lists what it
+// offers, and then watches it: a server that exits, closes its stdout,
+// fails to connect or does not answer a ping makes the actor exit with
+// that reason, which the supervisor counts against the backend's restart
+// intensity. Stopping the actor closes the client (stdin EOF, grace,
+// SIGTERM, grace, SIGKILL, reap) and waits for every goroutine it started.
+//
+// Hollywood cannot interrupt a Receive, so all waiting happens on the
+// actor's goroutines, which report back by message.
+type conn struct {
+	b   *backend
+	inc int
+
+	ctx    context.Context // ends when the actor stops
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu      sync.Mutex
+	stopped bool
+	cl      *client.Client
+
+	refresh chan struct{} // capacity 1: a list changed
+
+	reported bool // the end of this incarnation was told to the backend
+}
+
+// connFailed is how the actor's goroutines tell it that the incarnation
+// is over.
+type connFailed struct{ err error }
+
+func (c *conn) Receive(ac *actor.Context) {
+	switch m := ac.Message().(type) {
+	case actor.Started:
+		c.start(ac.Engine(), ac.PID())
+	case connFailed:
+		c.reported = true
+		c.b.down(c.inc, m.err)
+		supervisor.Exit(ac, m.err)
+	case actor.Stopped:
+		c.stop()
+	}
+}
+
+func (c *conn) start(e *actor.Engine, self *actor.PID) {
+	b := c.b
+	c.ctx, c.cancel = context.WithCancel(context.Background())
+	c.refresh = make(chan struct{}, 1)
+	var delay time.Duration
+	c.inc, delay = b.beginIncarnation()
+	fail := func(err error) {
+		if c.ctx.Err() == nil {
+			e.Send(self, connFailed{err})
+		}
+	}
+	c.wg.Go(func() {
+		if delay > 0 {
+			t := time.NewTimer(delay)
+			select {
+			case <-t.C:
+			case <-c.ctx.Done():
+				t.Stop()
+				return
+			}
+		}
+		cl, err := c.connect()
+		if err != nil {
+			fail(err)
+			return
+		}
+		if !c.keep(cl) {
+			return
+		}
+		cl.Subscribe("", c.notification)
+		l, err := fetchLists(c.ctx, cl)
+		if err != nil {
+			fail(fmt.Errorf("listing what it offers: %w", err))
+			return
+		}
+		b.register(l)
+		if !b.up(c.inc, cl) {
+			return
+		}
+		b.settle()
+		b.g.log.Info("gateway: backend up", "backend", b.name, "pid", cl.PID(), "protocol", cl.ProtocolVersion(),
+			"tools", len(l.tools), "prompts", len(l.prompts), "resources", len(l.resources), "templates", len(l.templates))
+		c.wg.Go(func() {
+			select {
+			case <-cl.Done():
+				fail(cl.Err())
+			case <-c.ctx.Done():
+			}
+		})
+		c.wg.Go(func() { c.refresher(cl, fail) })
+		if b.cfg.PingInterval > 0 {
+			c.wg.Go(func() { c.pinger(cl, fail) })
+		}
+		if b.cfg.Lazy {
+			c.wg.Go(c.idleWatch)
+		}
+	})
+}
+
+func (c *conn) connect() (*client.Client, error) {
+	b, g := c.b, c.b.g
+	ctx, cancel := context.WithTimeoutCause(c.ctx, b.cfg.Timeout, fmt.Errorf("not connected within %v", b.cfg.Timeout))
+	defer cancel()
+	cl, err := client.Connect(ctx, client.Command{Path: b.cfg.Command, Args: b.cfg.Args, Env: b.cfg.Env, Dir: b.cfg.Dir}, &client.Options{
+		ClientInfo:  client.Implementation{Name: g.opts.Info.Name, Version: g.opts.Info.Version},
+		Timeout:     b.cfg.Timeout,
+		CloseGrace:  g.opts.CloseGrace,
+		TermGrace:   g.opts.TermGrace,
+		Logger:      g.log.With("backend", b.name),
+		OnStderr:    b.stderrLine,
+		LogLevel:    "debug",
+		Sampling:    b.askHandler("sampling/createMessage"),
+		Elicitation: b.askHandler("elicitation/create"),
+		Roots:       b.roots,
+		SysProcAttr: dieWithParent,
+	})
+	if err != nil && context.Cause(ctx) != nil && c.ctx.Err() == nil {
+		err = fmt.Errorf("%w (%w)", context.Cause(ctx), err)
+	}
+	return cl, err
+}
+
+// keep hands a connected client to the actor, which closes it when it
+// stops; false (and the client closed) if it has stopped already.
+func (c *conn) keep(cl *client.Client) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.stopped {
+		go cl.Close() // not waited for here: stop does not wait on this goroutine's work
+		return false
+	}
+	c.cl = cl
+	return true
+}
+
+func (c *conn) stop() {
+	if c.cancel == nil {
+		return
+	}
+	c.cancel()
+	c.mu.Lock()
+	c.stopped = true
+	cl := c.cl
+	c.mu.Unlock()
+	if !c.reported {
+		c.reported = true
+		c.b.down(c.inc, errors.New("stopped"))
+	}
+	if cl != nil {
+		if err := cl.Close(); err != nil {
+			c.b.g.log.Debug("gateway: backend closed", "backend", c.b.name, "exit", err)
+		}
+	}
+	c.wg.Wait()
+}
+
+// notification takes what the backend sends unasked. It runs on the
+// client's reading goroutine and must not block.
+func (c *conn) notification(n client.Notification) {
+	switch n.Method {
+	case "notifications/tools/list_changed", "notifications/prompts/list_changed", "notifications/resources/list_changed":
+		select {
+		case c.refresh <- struct{}{}:
+		default:
+		}
+	case "notifications/message":
+		c.b.logMessage(n.Params)
+	}
+}
+
+// refresher lists everything again when the backend says a list changed;
+// notifications that arrive meanwhile make one more round.
+func (c *conn) refresher(cl *client.Client, fail func(error)) {
+	for {
+		select {
+		case <-c.ctx.Done():
+			return
+		case <-c.refresh:
+		}
+		l, err := fetchLists(c.ctx, cl)
+		if err != nil {
+			if c.ctx.Err() == nil && cl.Err() == nil {
+				c.b.g.log.Warn("gateway: listing a backend's changed lists", "backend", c.b.name, "err", err)
+			}
+			continue
+		}
+		c.b.register(l)
+	}
+}
+
+// pinger pings the backend when no request is in flight to it; one that
+// does not answer within PingTimeout ends the incarnation. An error
+// answer is an answer: the backend is alive, if without ping.
+func (c *conn) pinger(cl *client.Client, fail func(error)) {
+	b := c.b
+	t := time.NewTicker(b.cfg.PingInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.ctx.Done():
+			return
+		case <-t.C:
+		}
+		b.mu.Lock()
+		busy := len(b.calls) > 0
+		b.mu.Unlock()
+		if busy {
+			continue
+		}
+		err := cl.Ping(c.ctx, client.WithTimeout(b.cfg.PingTimeout))
+		var re *client.RPCError
+		switch {
+		case err == nil, errors.As(err, &re), c.ctx.Err() != nil:
+		case cl.Err() != nil:
+			return // the session ended: the monitor reports it
+		default:
+			fail(fmt.Errorf("did not answer a ping within %v", b.cfg.PingTimeout))
+			return
+		}
+	}
+}
+
+// idleWatch stops a lazy backend that has had no request for IdleTimeout
+// (at once after the first start, which only learnt what it offers).
+func (c *conn) idleWatch() {
+	b := c.b
+	first := !b.discovered.Swap(true)
+	if first {
+		b.goIdle(c.inc, 0)
+		return
+	}
+	tick := max(b.cfg.IdleTimeout/4, 10*time.Millisecond)
+	t := time.NewTicker(tick)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.ctx.Done():
+			return
+		case <-t.C:
+		}
+		if b.goIdle(c.inc, b.cfg.IdleTimeout) {
+			return
+		}
+	}
+}
+
+// logMessage carries a backend's notifications/message to the client, by
+// the latest request in flight to the backend when there is one (and the
+// client asked for that level), else to the gateway's log.
+func (b *backend) logMessage(params json.RawMessage) {
+	var m struct {
+		Level  string          `json:"level"`
+		Logger string          `json:"logger"`
+		Data   json.RawMessage `json:"data"`
+	}
+	if json.Unmarshal(params, &m) != nil || m.Level == "" {
+		return
+	}
+	logger := b.name
+	if m.Logger != "" {
+		logger += "/" + m.Logger
+	}
+	if c := b.latestCall(); c != nil && c.req.Log(m.Level, logger, m.Data) {
+		return
+	}
+	b.g.log.Log(context.Background(), handlers.SlogLevel(m.Level), "backend log message",
+		"backend", b.name, "logger", m.Logger, "data", string(m.Data))
+}

@@ -1,0 +1,213 @@
+package gateway
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mcprt/mcprt/handlers"
+)
+
+// fast makes a backend restart and fail quickly.
+func fast(b Backend) Backend {
+	b.Backoff, b.MaxBackoff = 10*time.Millisecond, 50*time.Millisecond
+	b.Timeout = 10 * time.Second
+	return b
+}
+
+// alive reports whether pid is a process that has not exited.
+func alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return syscall.Kill(pid, 0) == nil
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
+}
+
+// A backend killed during a burst of calls: each call gets one answer,
+// a result or an error naming the backend; the backend comes back, its
+// tools work again, and the gateway's lists were reported changed.
+func TestKilledBackendComesBack(t *testing.T) {
+	g := start(t, fast(serve("one")), fast(serve("two")))
+	var changes sync.Map
+	g.Server().Watch(func(c handlers.Change) { changes.Store(c.Kind, true) })
+	pid := g.state("one").PID
+
+	const n = 60
+	var wg sync.WaitGroup
+	answers := make([]string, n)
+	for i := range n {
+		wg.Go(func() {
+			args := fmt.Sprintf(`{"name":"one__sleep","arguments":{"ms":%d}}`, 50+i*10)
+			out, err := g.run(nil, req("tools/call", args, nil))
+			if err != nil {
+				out = "error: " + err.Error()
+			}
+			answers[i] = out
+		})
+	}
+	time.Sleep(100 * time.Millisecond) // some answered, most in flight
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	ok, failed := 0, 0
+	for i, a := range answers {
+		switch {
+		case strings.Contains(a, `"text":"slept"`):
+			ok++
+		case strings.Contains(a, `"isError":true`) && strings.Contains(a, `backend \"one\"`):
+			failed++
+		default:
+			t.Errorf("call %d: %s", i, a)
+		}
+	}
+	if failed == 0 {
+		t.Errorf("no call saw the backend die (%d ok)", ok)
+	}
+	waitFor(t, "one to come back", func() bool { s := g.state("one"); return s.State == Up && s.PID != pid })
+	if s := g.state("one"); s.Restarts != 1 || !strings.Contains(s.LastError, "killed") {
+		t.Errorf("status after the restart: %+v", s)
+	}
+	if got := g.must("tools/call", `{"name":"one__echo","arguments":{"text":"back"}}`); !strings.Contains(got, "back") {
+		t.Errorf("after the restart: %s", got)
+	}
+	if _, ok := changes.Load(handlers.ToolsChanged); !ok {
+		t.Error("the restart changed no list")
+	}
+	if got := g.must("tools/call", `{"name":"two__echo","arguments":{"text":"untouched"}}`); !strings.Contains(got, "untouched") {
+		t.Errorf("two: %s", got)
+	}
+}
+
+// A backend that exits at once every time is failed after its restart
+// intensity, stays down, and the others keep working.
+func TestCrashLoopingBackendFails(t *testing.T) {
+	bad := fast(Backend{Name: "bad", Command: "sh", Args: []string{"-c", "echo 'no config, giving up' >&2; exit 3"}})
+	bad.MaxRestarts = 2
+	g := start(t, serve("good"), bad)
+	waitFor(t, "bad to fail", func() bool { return g.state("bad").State == Failed })
+	s := g.state("bad")
+	if s.Restarts != 2 || !strings.Contains(s.LastError, "status 3") || !strings.Contains(s.LastError, "no config, giving up") {
+		t.Errorf("failed status: %+v", s)
+	}
+	if !strings.Contains(g.stderr.String(), "[bad] no config, giving up") {
+		t.Errorf("its stderr did not reach the gateway's:\n%s", g.stderr.String())
+	}
+	if got := g.must("tools/call", `{"name":"good__echo","arguments":{"text":"fine"}}`); !strings.Contains(got, "fine") {
+		t.Errorf("good: %s", got)
+	}
+	time.Sleep(100 * time.Millisecond)
+	if st := g.state("bad").State; st != Failed {
+		t.Errorf("a failed backend was started again without a request: %s", st)
+	}
+}
+
+// A backend that fails after it was up is marked unavailable in the
+// lists, its calls say why, and a call after the cool-down starts it
+// again.
+func TestFailedBackendRetriedAfterCooldown(t *testing.T) {
+	flag := filepath.Join(t.TempDir(), "broken")
+	b := fast(Backend{Name: "flaky", Command: "sh", Args: []string{"-c", `if [ -e "$1" ]; then echo broken >&2; exit 1; fi; exec "$2" serve`, "sh", flag, mcprtPath},
+		Env: []string{"LOG_LEVEL=warn"}})
+	b.MaxRestarts, b.Cooldown = 1, 300*time.Millisecond
+	g := start(t, b)
+	pid := g.state("flaky").PID
+	if err := os.WriteFile(flag, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	syscall.Kill(pid, syscall.SIGKILL)
+	waitFor(t, "flaky to fail", func() bool { return g.state("flaky").State == Failed })
+	if list := g.must("tools/list", `{}`); !strings.Contains(list, `[unavailable: backend \"flaky\" failed`) {
+		t.Errorf("tools/list does not say it is down: %s", list)
+	}
+	got := g.must("tools/call", `{"name":"flaky__echo","arguments":{"text":"x"}}`)
+	if !strings.Contains(got, `"isError":true`) || !strings.Contains(got, `backend \"flaky\" failed`) || !strings.Contains(got, "broken") {
+		t.Errorf("call to a failed backend: %s", got)
+	}
+	if _, err := g.run(nil, req("prompts/get", `{"name":"flaky__review","arguments":{"code":"x"}}`, nil)); err == nil || !strings.Contains(err.Error(), `backend "flaky" failed`) {
+		t.Errorf("prompts/get of a failed backend: %v", err)
+	}
+	os.Remove(flag)
+	time.Sleep(350 * time.Millisecond)
+	if got := g.must("tools/call", `{"name":"flaky__echo","arguments":{"text":"again"}}`); !strings.Contains(got, `"text":"again"`) {
+		t.Fatalf("after the cool-down: %s", got)
+	}
+	if list := g.must("tools/list", `{}`); strings.Contains(list, "unavailable") {
+		t.Errorf("still marked unavailable: %s", list)
+	}
+}
+
+// A backend that stops answering (SIGSTOP) is restarted when a ping goes
+// unanswered.
+func TestHungBackendRestartedByPing(t *testing.T) {
+	b := fast(serve("hung"))
+	b.PingInterval, b.PingTimeout = 50*time.Millisecond, 200*time.Millisecond
+	g := start(t, b)
+	pid := g.state("hung").PID
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
+	waitFor(t, "a new incarnation", func() bool { s := g.state("hung"); return s.State == Up && s.PID != pid })
+	if s := g.state("hung"); !strings.Contains(s.LastError, "did not answer a ping") {
+		t.Errorf("status: %+v", s)
+	}
+	waitFor(t, "the hung process to be killed", func() bool { return !alive(pid) })
+	if got := g.must("tools/call", `{"name":"hung__echo","arguments":{"text":"awake"}}`); !strings.Contains(got, "awake") {
+		t.Errorf("after the restart: %s", got)
+	}
+}
+
+// A lazy backend is started to learn what it offers, stopped, started by
+// a request, and stopped again when idle.
+func TestLazyBackend(t *testing.T) {
+	b := serve("lazy")
+	b.Lazy, b.IdleTimeout = true, 200*time.Millisecond
+	g := start(t, b)
+	waitFor(t, "lazy to go idle", func() bool { return g.state("lazy").State == Idle })
+	if s := g.state("lazy"); s.Tools == 0 {
+		t.Fatalf("an idle lazy backend offers nothing: %+v", s)
+	}
+	if got := g.must("tools/call", `{"name":"lazy__echo","arguments":{"text":"woken"}}`); !strings.Contains(got, "woken") {
+		t.Fatalf("call to an idle backend: %s", got)
+	}
+	pid := g.state("lazy").PID
+	if pid == 0 {
+		t.Fatal("not up after a call")
+	}
+	waitFor(t, "lazy to go idle again", func() bool { return g.state("lazy").State == Idle })
+	waitFor(t, "its process to exit", func() bool { return !alive(pid) })
+}
+
+// Close stops every backend process, also ones that ignore stdin EOF and
+// SIGTERM.
+func TestCloseLeavesNoProcess(t *testing.T) {
+	stubborn := fast(Backend{Name: "stubborn", Command: "sh", Args: []string{"-c", `trap '' TERM; "$0" serve < /dev/stdin; sleep 1000`, mcprtPath}})
+	g := start(t, serve("one"), stubborn)
+	var pids []int
+	for _, s := range g.Backends() {
+		if s.PID == 0 {
+			t.Fatalf("not up: %+v", s)
+		}
+		pids = append(pids, s.PID)
+	}
+	if err := g.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, pid := range pids {
+		if alive(pid) {
+			t.Errorf("process %d outlived Close", pid)
+		}
+	}
+	if got, _ := g.run(nil, req("tools/call", `{"name":"one__echo","arguments":{"text":"x"}}`, nil)); !strings.Contains(got, "shutting down") {
+		t.Errorf("a call after Close: %s", got)
+	}
+}

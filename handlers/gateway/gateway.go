@@ -1,0 +1,316 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/anthdm/hollywood/actor"
+
+	"github.com/mcprt/mcprt/handlers"
+	"github.com/mcprt/mcprt/supervisor"
+)
+
+// Options configure a Gateway. The zero value is usable.
+type Options struct {
+	// Info is the gateway's serverInfo; default {Name: "mcprt-gateway",
+	// Version: "0.1.0"}.
+	Info handlers.Implementation
+	// Instructions are given to clients at initialize and server/discover.
+	Instructions string
+	// Logger receives the gateway's own diagnostics, and the log messages
+	// a backend sends when no request of the client is in flight to carry
+	// them (nil: slog.Default()).
+	Logger *slog.Logger
+	// Stderr receives the backends' stderr, each line prefixed with
+	// "[name] ", at most StderrLimit lines per backend per StderrWindow
+	// (then one line says how many were dropped). Defaults: os.Stderr,
+	// 20 lines, 5s.
+	Stderr       io.Writer
+	StderrLimit  int
+	StderrWindow time.Duration
+	// CloseGrace and TermGrace are how long closing a backend waits for
+	// it to exit after its stdin is closed, and then after SIGTERM, before
+	// it is killed (defaults 2s each).
+	CloseGrace time.Duration
+	TermGrace  time.Duration
+	// Engine runs the backends' supervision tree (nil: an engine of the
+	// gateway's own).
+	Engine *actor.Engine
+}
+
+// Gateway is one MCP server in front of many backend servers: Server is
+// what a runtime serves, Start starts the backends and Close stops them.
+type Gateway struct {
+	opts     Options
+	log      *slog.Logger
+	srv      *handlers.Server
+	e        *actor.Engine
+	backends []*backend
+	stderr   *lineWriter
+
+	rootName string
+	root     *supervisor.Root
+	started  atomic.Bool
+	closing  atomic.Bool
+
+	// owners say which backend registered each name (tools, prompts) or
+	// URI (resources, templates), so that the first keeps one two offer.
+	mu     sync.Mutex
+	owners map[string]*backend // key: kind byte + name
+
+	wg        sync.WaitGroup // timers and other goroutines of the gateway's own
+	closeOnce sync.Once
+	closeErr  error
+}
+
+var gateways atomic.Int64
+
+// New returns a gateway for cfg. Nothing is started until Start.
+func New(cfg *Config, opts Options) (*Gateway, error) {
+	if cfg == nil || len(cfg.Backends) == 0 {
+		return nil, errors.New("gateway: no backends")
+	}
+	if opts.Info.Name == "" {
+		opts.Info = handlers.Implementation{Name: "mcprt-gateway", Version: "0.1.0"}
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Stderr == nil {
+		opts.Stderr = os.Stderr
+	}
+	if opts.StderrLimit <= 0 {
+		opts.StderrLimit = 20
+	}
+	if opts.StderrWindow <= 0 {
+		opts.StderrWindow = 5 * time.Second
+	}
+	if opts.CloseGrace <= 0 {
+		opts.CloseGrace = 2 * time.Second
+	}
+	if opts.TermGrace <= 0 {
+		opts.TermGrace = 2 * time.Second
+	}
+	g := &Gateway{
+		opts:     opts,
+		log:      opts.Logger,
+		srv:      handlers.NewServer(opts.Info, opts.Instructions),
+		e:        opts.Engine,
+		stderr:   &lineWriter{w: opts.Stderr},
+		owners:   map[string]*backend{},
+		rootName: fmt.Sprintf("mcprt-gateway-%d", gateways.Add(1)),
+	}
+	seen := map[string]bool{}
+	for i, bc := range cfg.Backends {
+		if bc.Name == "" || bc.Command == "" {
+			return nil, fmt.Errorf("gateway: backend %d needs a name and a command", i)
+		}
+		if seen[bc.Name] {
+			return nil, fmt.Errorf("gateway: two backends are named %q", bc.Name)
+		}
+		seen[bc.Name] = true
+		g.backends = append(g.backends, newBackend(g, i, bc.withDefaults()))
+	}
+	return g, nil
+}
+
+// Server is the gateway as the runtime serves it (runtime.Serve or
+// runtime.Start): the backends' tools, prompts, resources and templates,
+// named "<prefix>__<name>", each forwarding to its backend. It changes as
+// the backends come, go and change their lists, and the runtime tells the
+// client (list_changed).
+func (g *Gateway) Server() *handlers.Server { return g.srv }
+
+// Start starts the supervision tree and every backend, and waits until
+// each has either connected and listed what it offers or failed at least
+// once, or ctx ends: a client served after Start sees the backends that
+// could start. A failed backend goes on restarting in the background (see
+// Backend). A Lazy backend is started too, to learn what it offers, and
+// stopped once it has told; a request routed to it starts it again.
+//
+// Start returns an error only if the tree cannot start; the gateway then
+// needs no Close. It must be called once.
+func (g *Gateway) Start(ctx context.Context) error {
+	if !g.started.CompareAndSwap(false, true) {
+		return errors.New("gateway: Start called twice")
+	}
+	if g.e == nil {
+		e, err := actor.NewEngine(actor.NewEngineConfig())
+		if err != nil {
+			return fmt.Errorf("gateway: %w", err)
+		}
+		g.e = e
+	}
+	root, err := supervisor.Start(g.e, g.rootName, supervisor.Spec{
+		Name:      "gateway",
+		Strategy:  supervisor.OneForOne,
+		Logger:    g.log,
+		EventHook: g.onRootEvent,
+	})
+	if err != nil {
+		return fmt.Errorf("gateway: %w", err)
+	}
+	g.root = root
+	for _, b := range g.backends {
+		b.start()
+	}
+	for _, b := range g.backends {
+		select {
+		case <-b.settled:
+		case <-ctx.Done():
+			return nil
+		}
+	}
+	return nil
+}
+
+// onRootEvent learns that a backend's supervisor is gone (it gave up, or
+// was stopped), so that the backend may be started again.
+func (g *Gateway) onRootEvent(ev supervisor.Event) {
+	if ex, ok := ev.(supervisor.EventChildExited); ok {
+		for _, b := range g.backends {
+			if b.id == ex.Child {
+				b.supervisorExited(ex.Reason)
+			}
+		}
+	}
+}
+
+// Close stops every backend, in parallel (each as client.Client.Close
+// does: stdin EOF, CloseGrace, SIGTERM, TermGrace, SIGKILL, reap), then
+// the tree, and waits for all of it. Requests still waiting for a backend
+// are answered with an error. Close may be called more than once.
+func (g *Gateway) Close() error {
+	g.closeOnce.Do(func() { g.closeErr = g.close() })
+	return g.closeErr
+}
+
+func (g *Gateway) close() error {
+	g.closing.Store(true)
+	for _, b := range g.backends {
+		b.closing()
+	}
+	if g.root == nil {
+		g.wg.Wait()
+		return nil
+	}
+	var wg sync.WaitGroup
+	for _, b := range g.backends {
+		wg.Go(func() {
+			err := supervisor.TerminateChild(g.e, g.root.PID(), b.id)
+			if err != nil && !errors.Is(err, supervisor.ErrUnknownChild) && !errors.Is(err, supervisor.ErrNotRunning) {
+				g.log.Warn("gateway: stopping a backend", "backend", b.name, "err", err)
+			}
+		})
+	}
+	wg.Wait()
+	err := g.root.Stop(context.Background())
+	g.wg.Wait()
+	return err
+}
+
+// State is where a backend is in its life.
+type State string
+
+// The states of a backend.
+const (
+	// Starting: connecting (or waiting out the backoff before it), for the
+	// first time or again after a cool-down; requests wait for it.
+	Starting State = "starting"
+	// Up: connected; requests are forwarded.
+	Up State = "up"
+	// Restarting: it went away and is being restarted; requests are
+	// answered with an error at once.
+	Restarting State = "restarting"
+	// Failed: it went away more often than its restart policy allows and
+	// stays down; a request after the cool-down starts it again.
+	Failed State = "failed"
+	// Idle: a lazy backend that is not running; a request starts it.
+	Idle State = "idle"
+	// Stopped: the gateway is closing.
+	Stopped State = "stopped"
+)
+
+// Status is a backend's state as Backends reports it.
+type Status struct {
+	Name  string
+	State State
+	// PID is the server process's id while it is up, else 0.
+	PID int
+	// Restarts counts every restart since the gateway started.
+	Restarts int
+	// LastError is why it last went away or failed to start ("" if never).
+	LastError string
+	// Tools, Prompts, Resources and Templates count what it offers through
+	// the gateway.
+	Tools, Prompts, Resources, Templates int
+}
+
+// Backends reports the state of every backend, in configuration order.
+func (g *Gateway) Backends() []Status {
+	out := make([]Status, len(g.backends))
+	for i, b := range g.backends {
+		out[i] = b.status()
+	}
+	return out
+}
+
+// put registers an item of a kind ('t' tools, 'p' prompts, 'r' resources,
+// 'u' templates) under name for b, by add, and reports whether b has it:
+// when two backends offer the same name, the one earlier in the
+// configuration keeps it, whichever registered first. Ownership and the
+// registration change together, under g.mu, so that two backends racing
+// for a name leave the server with the owner's handler.
+func (g *Gateway) put(kind byte, name string, b *backend, add func() error) (bool, error) {
+	key := string(kind) + name
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if o, ok := g.owners[key]; ok && o != b && o.index < b.index {
+		return false, nil
+	}
+	if err := add(); err != nil {
+		return false, err
+	}
+	g.owners[key] = b
+	return true, nil
+}
+
+// drop unregisters an item of b's, by remove, unless another backend
+// owns the name now.
+func (g *Gateway) drop(kind byte, name string, b *backend, remove func()) {
+	key := string(kind) + name
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.owners[key] == b {
+		delete(g.owners, key)
+		remove()
+	}
+}
+
+func (g *Gateway) owner(kind byte, name string) string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if o := g.owners[string(kind)+name]; o != nil {
+		return o.name
+	}
+	return ""
+}
+
+// lineWriter serialises the backends' stderr lines.
+type lineWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lineWriter) line(prefix, text string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	_, _ = io.WriteString(l.w, prefix+text+"\n")
+}

@@ -1,0 +1,132 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// Two reference servers behind one gateway: one view of both, prefixed,
+// and every kind of request routed to the backend that offers it.
+func TestOneViewOfTwoBackends(t *testing.T) {
+	hidden := serve("two")
+	hidden.HideTools = []string{"panic", "slow-*"}
+	g := start(t, serve("one"), hidden)
+	for _, s := range g.Backends() {
+		if s.State != Up || s.PID == 0 || s.Tools == 0 {
+			t.Fatalf("after Start: %+v", s)
+		}
+	}
+
+	tools := g.names("tools/list", "tools", "name")
+	for _, want := range []string{"one__echo", "one__add", "one__panic", "one__slow-timeout", "two__echo", "two__sleep"} {
+		if !slices.Contains(tools, want) {
+			t.Errorf("tools/list lacks %s: %v", want, tools)
+		}
+	}
+	for _, hiddenTool := range []string{"two__panic", "two__slow-timeout"} {
+		if slices.Contains(tools, hiddenTool) {
+			t.Errorf("tools/list shows the hidden %s", hiddenTool)
+		}
+	}
+	if prompts := g.names("prompts/list", "prompts", "name"); !slices.Contains(prompts, "one__review") || !slices.Contains(prompts, "two__review") {
+		t.Errorf("prompts/list: %v", prompts)
+	}
+	// Both backends list the same URIs: the first in the configuration
+	// keeps them.
+	resources := g.names("resources/list", "resources", "name")
+	if !slices.Contains(resources, "one__readme") || slices.Contains(resources, "two__readme") {
+		t.Errorf("resources/list: %v", resources)
+	}
+	if templates := g.names("resources/templates/list", "resourceTemplates", "uriTemplate"); !slices.Contains(templates, "mcprt://reference/greeting/{name}") {
+		t.Errorf("resources/templates/list: %v", templates)
+	}
+
+	if got := g.must("tools/call", `{"name":"one__echo","arguments":{"text":"hi one"}}`); got != `{"content":[{"type":"text","text":"hi one"}]}` {
+		t.Errorf("one__echo: %s", got)
+	}
+	if got := g.must("tools/call", `{"name":"two__add","arguments":{"a":2,"b":3}}`); !strings.Contains(got, `"structuredContent":{"sum":5}`) {
+		t.Errorf("two__add: %s", got)
+	}
+	// The backend validates the arguments: its answer comes back as is.
+	if got := g.must("tools/call", `{"name":"two__echo","arguments":{}}`); !strings.Contains(got, `"isError":true`) || !strings.Contains(got, "text") {
+		t.Errorf("two__echo without text: %s", got)
+	}
+	// A panicking tool of the backend is its tool error.
+	if got := g.must("tools/call", `{"name":"one__panic"}`); !strings.Contains(got, `"isError":true`) {
+		t.Errorf("one__panic: %s", got)
+	}
+	if got := g.must("resources/read", `{"uri":"mcprt://reference/greeting/Ada"}`); !strings.Contains(got, "Ada") {
+		t.Errorf("read greeting: %s", got)
+	}
+	if got := g.must("resources/read", `{"uri":"mcprt://reference/pixel.png"}`); !strings.Contains(got, `"blob":"`) {
+		t.Errorf("read pixel: %s", got)
+	}
+	if got := g.must("prompts/get", `{"name":"two__review","arguments":{"code":"x := 1"}}`); !strings.Contains(got, "x := 1") {
+		t.Errorf("two__review: %s", got)
+	}
+	if got := g.must("completion/complete", `{"ref":{"type":"ref/resource","uri":"mcprt://reference/greeting/{name}"},"argument":{"name":"name","value":""}}`); !strings.Contains(got, `"values":[`) || strings.Contains(got, `"values":[]`) {
+		t.Errorf("complete greeting: %s", got)
+	}
+}
+
+// Progress and log messages of a forwarded call reach the client through
+// the gateway's request.
+func TestProgressAndLogsTravelBack(t *testing.T) {
+	g := start(t, serve("one"))
+	p := &peer{}
+	r := req("tools/call", `{"name":"one__sleep","arguments":{"ms":300}}`, p)
+	r.ProgressToken = json.RawMessage(`"tok"`)
+	if got, err := g.run(nil, r); err != nil || !strings.Contains(got, "slept") {
+		t.Fatalf("sleep: %s %v", got, err)
+	}
+	progress := 0
+	for _, n := range p.notifications() {
+		if strings.HasPrefix(n, `notifications/progress {"progressToken":"tok"`) {
+			progress++
+		}
+	}
+	if progress == 0 {
+		t.Errorf("no progress came back: %q", p.notifications())
+	}
+
+	p = &peer{}
+	if got, err := g.run(nil, req("tools/call", `{"name":"one__log","arguments":{"levels":["info","error"],"message":"from one"}}`, p)); err != nil || !strings.Contains(got, `"sent":2`) {
+		t.Fatalf("log: %s %v", got, err)
+	}
+	logs := 0
+	for _, n := range p.notifications() {
+		if strings.HasPrefix(n, "notifications/message") && strings.Contains(n, "from one") && strings.Contains(n, `"logger":"one/reference"`) {
+			logs++
+		}
+	}
+	if logs != 2 {
+		t.Errorf("log messages: %q", p.notifications())
+	}
+}
+
+// Cancelling the client's request (its context) ends the backend's call
+// at once.
+func TestCancellationEndsTheCall(t *testing.T) {
+	g := start(t, serve("one"))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		got, err := g.run(ctx, req("tools/call", `{"name":"one__sleep","arguments":{"ms":60000}}`, nil))
+		if err == nil && !strings.Contains(got, "context canceled") {
+			err = fmt.Errorf("answer %s", got)
+		}
+		done <- err
+	}()
+	waitFor(t, "the call to be in flight", func() bool { return g.Gateway.backends[0].latestCall() != nil })
+	cancel()
+	// The session drops the answer of a cancelled request; what matters
+	// is that the gateway gave up at once (the backend was sent
+	// notifications/cancelled: see the end-to-end tests).
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,216 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcprt/mcprt/handlers"
+)
+
+// hang only turns a hang into a failure; nothing waits for it in a
+// passing run.
+const hang = 60 * time.Second
+
+// mcprtPath is the real mcprt binary, built once by TestMain: its `serve`
+// is the backend of these tests.
+var mcprtPath string
+
+func TestMain(m *testing.M) {
+	slog.SetDefault(slog.New(slog.DiscardHandler)) // hollywood logs through it
+	dir, err := os.MkdirTemp("", "mcprt-gateway-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	mcprtPath = filepath.Join(dir, "mcprt")
+	if out, err := exec.Command("go", "build", "-o", mcprtPath, "github.com/mcprt/mcprt/cmd/mcprt").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "go build ./cmd/mcprt: %v\n%s", err, out)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// serve is a backend that runs the reference server.
+func serve(name string) Backend {
+	return Backend{Name: name, Command: mcprtPath, Args: []string{"serve"},
+		Env: []string{"LOG_LEVEL=warn", "GORACE=atexit_sleep_ms=0"}}
+}
+
+// syncBuffer collects what the gateway writes to stderr.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// testGateway is a started gateway closed at the end of the test.
+type testGateway struct {
+	*Gateway
+	t      *testing.T
+	stderr *syncBuffer
+}
+
+func start(t *testing.T, backends ...Backend) *testGateway {
+	t.Helper()
+	stderr := &syncBuffer{}
+	g, err := New(&Config{Backends: backends}, Options{
+		Logger:     slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Stderr:     stderr,
+		CloseGrace: time.Second,
+		TermGrace:  time.Second,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), hang)
+	defer cancel()
+	if err := g.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	tg := &testGateway{Gateway: g, t: t, stderr: stderr}
+	t.Cleanup(func() {
+		if err := g.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+		if t.Failed() {
+			t.Logf("gateway stderr:\n%s", stderr.String())
+		}
+	})
+	return tg
+}
+
+// peer is the session's side of a request, as a test sees it: it records
+// notifications and answers Ask with ask.
+type peer struct {
+	mu    sync.Mutex
+	notes []string
+	ask   func(method string, params any) (json.RawMessage, error)
+}
+
+func (p *peer) Notify(method string, params any) bool {
+	b, _ := json.Marshal(params)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.notes = append(p.notes, method+" "+string(b))
+	return true
+}
+
+func (p *peer) SetTimeout(time.Duration) {}
+
+func (p *peer) Ask(_ context.Context, method string, params any) (json.RawMessage, error) {
+	if p.ask == nil {
+		return nil, fmt.Errorf("no Ask in this test")
+	}
+	return p.ask(method, params)
+}
+
+func (p *peer) notifications() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.notes...)
+}
+
+// req is a request as the session would hand it to the gateway's server.
+func req(method, params string, p *peer) *handlers.Request {
+	r := &handlers.Request{Method: method, Params: json.RawMessage(params), Version: "2025-11-25",
+		ClientCapabilities: json.RawMessage(`{"elicitation":{},"sampling":{},"roots":{}}`), LogLevel: "debug"}
+	if p != nil {
+		r.Peer = p
+	}
+	return r
+}
+
+// run runs one method of the gateway's server and returns its result as
+// JSON, or its error.
+func (g *testGateway) run(ctx context.Context, r *handlers.Request) (string, error) {
+	g.t.Helper()
+	m, ok := g.Server().Method(r.Method)
+	if !ok {
+		return "", fmt.Errorf("%s: the gateway does not offer it", r.Method)
+	}
+	if ctx == nil {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(context.Background(), hang)
+		defer cancel()
+	}
+	res, err := m.Run(ctx, r)
+	if err != nil {
+		return "", err
+	}
+	b, err := json.Marshal(res)
+	if err != nil {
+		g.t.Fatalf("%s: result does not marshal: %v", r.Method, err)
+	}
+	return string(b), nil
+}
+
+// must is run that fails the test on an error.
+func (g *testGateway) must(method, params string) string {
+	g.t.Helper()
+	out, err := g.run(nil, req(method, params, nil))
+	if err != nil {
+		g.t.Fatalf("%s %s: %v", method, params, err)
+	}
+	return out
+}
+
+// names lists the names (or URIs) of a list method's items.
+func (g *testGateway) names(method, field, key string) []string {
+	g.t.Helper()
+	var res map[string][]map[string]any
+	if err := json.Unmarshal([]byte(g.must(method, `{}`)), &res); err != nil {
+		g.t.Fatal(err)
+	}
+	var out []string
+	for _, item := range res[field] {
+		out = append(out, fmt.Sprint(item[key]))
+	}
+	return out
+}
+
+// waitFor polls cond until it holds or hang passes.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(hang)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func (g *testGateway) state(name string) Status {
+	for _, s := range g.Backends() {
+		if s.Name == name {
+			return s
+		}
+	}
+	g.t.Fatalf("no backend %q", name)
+	return Status{}
+}
+
+
