@@ -27,8 +27,8 @@ const stderrKept = 10
 // intensity) under the gateway's root, as a temporary child: when it gives
 // up, the backend is failed and nothing else is touched.
 type backend struct {
-	g    *Gateway
-	cfg  Backend
+	g     *Gateway
+	cfg   Backend
 	name  string
 	index int    // its place in the configuration
 	id    string // the child ID of its supervisor under the root
@@ -37,18 +37,18 @@ type backend struct {
 	settledOnce sync.Once
 	discovered  atomic.Bool // a lazy backend has listed what it offers once
 
-	mu        sync.Mutex
-	state     State
-	changed   chan struct{} // closed and replaced at every state change
-	running   bool          // its supervisor exists
-	cl        *client.Client
-	inc       int // incarnation: which conn actor is current
-	lastErr   error
-	failedAt  time.Time
-	failures  []time.Time // within RestartWindow, for the backoff
-	restarts  int
-	lastUsed  time.Time
-	calls     []*call
+	mu       sync.Mutex
+	state    State
+	changed  chan struct{} // closed and replaced at every state change
+	running  bool          // its supervisor exists
+	cl       *client.Client
+	inc      int // incarnation: which conn actor is current
+	lastErr  error
+	failedAt time.Time
+	failures []time.Time // within RestartWindow, for the backoff
+	restarts int
+	lastUsed time.Time
+	calls    []*call
 
 	stderrMu   sync.Mutex
 	stderrTail []string

@@ -212,5 +212,3 @@ func (g *testGateway) state(name string) Status {
 	g.t.Fatalf("no backend %q", name)
 	return Status{}
 }
-
-
