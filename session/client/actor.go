@@ -57,7 +57,19 @@ type Unsubscribe struct{}
 // timing out must happen off the actor's goroutine anyway, and the blocking
 // API then needs no engine at all.
 func Producer(cmd Command, opts *Options) actor.Producer {
-	return func() actor.Receiver { return &clientActor{cmd: cmd, opts: opts} }
+	return func() actor.Receiver {
+		return &clientActor{dial: func(ctx context.Context) (*Client, error) { return Connect(ctx, cmd, opts) }}
+	}
+}
+
+// ProducerURL is Producer for a server at a Streamable HTTP endpoint (see
+// ConnectURL). A legacy session the server ends (ErrSessionEnded) ends the
+// actor abnormally, so a Transient child connects again with a new one.
+// Its Stopped runs Close, which takes up to CloseGrace plus a little.
+func ProducerURL(endpoint string, opts *Options) actor.Producer {
+	return func() actor.Receiver {
+		return &clientActor{dial: func(ctx context.Context) (*Client, error) { return ConnectURL(ctx, endpoint, opts) }}
+	}
 }
 
 // Messages the actor sends itself.
@@ -72,8 +84,7 @@ type queuedRequest struct {
 }
 
 type clientActor struct {
-	cmd  Command
-	opts *Options
+	dial func(context.Context) (*Client, error) // Connect or ConnectURL
 
 	ctx    context.Context // ends in Stopped: connect and requests give up
 	cancel context.CancelFunc
@@ -139,7 +150,7 @@ func (a *clientActor) start(c *actor.Context) {
 	a.wg.Add(1)
 	go func() {
 		defer a.wg.Done()
-		cl, err := Connect(a.ctx, a.cmd, a.opts)
+		cl, err := a.dial(a.ctx)
 		if err == nil {
 			a.mu.Lock()
 			if a.stopped {

@@ -35,9 +35,11 @@ const (
 // server that keeps asking cannot keep a caller forever.
 const maxInputRounds = 10
 
-// Client is one MCP session with a server process it started. Its methods
-// are safe for concurrent use. Close must be called to reap the process and
-// stop the client's goroutines, also after the server went away by itself.
+// Client is one MCP session with a server process it started (Connect) or
+// with a Streamable HTTP endpoint (ConnectURL). Its methods are safe for
+// concurrent use. Close must be called to reap the process (or end the
+// HTTP session) and stop the client's goroutines, also after the server
+// went away by itself.
 type Client struct {
 	opts Options
 	cmd  *exec.Cmd
@@ -46,6 +48,7 @@ type Client struct {
 	stdout, stderr *os.File // our read ends; closed by Close
 	w              *writer
 	sink           *stderrSink
+	h              *httpConn // Streamable HTTP (ConnectURL); nil over stdio
 
 	// Set during Connect, read-only afterwards.
 	era          Era
@@ -67,6 +70,7 @@ type Client struct {
 	killed   bool
 	cache    map[string]any // list method -> []Tool, []Resource, ...
 	dirty    map[ListKind]bool
+	changes  map[ListKind]int // list_changed notifications seen, by kind
 
 	done      chan struct{} // closed when endErr is set
 	procDone  chan struct{} // closed when the process was reaped
@@ -171,26 +175,14 @@ func start(cmd Command, o Options) (*Client, error) {
 		closeAll(inW, outR, errR)
 		return nil, fmt.Errorf("client: starting %s: %w", cmd, err)
 	}
-	c := &Client{
-		opts:     o,
-		cmd:      ec,
-		log:      o.Logger.With(slog.String("server", cmd.Path), slog.Int("pid", ec.Process.Pid)),
-		stdout:   outR,
-		stderr:   errR,
-		w:        newWriter(inW),
-		pending:  map[int64]*pending{},
-		inbound:  map[string]context.CancelFunc{},
-		subs:     map[int64]subscription{},
-		cache:    map[string]any{},
-		dirty:    map[ListKind]bool{},
-		done:     make(chan struct{}),
-		procDone: make(chan struct{}),
-		readDone: make(chan struct{}),
-		errDone:  make(chan struct{}),
-		refresh:  make(chan struct{}, 1),
-	}
+	c := newClient(o, o.Logger.With(slog.String("server", cmd.Path), slog.Int("pid", ec.Process.Pid)))
+	c.cmd = ec
+	c.stdout, c.stderr = outR, errR
+	c.w = newWriter(inW)
+	c.procDone = make(chan struct{})
+	c.readDone = make(chan struct{})
+	c.errDone = make(chan struct{})
 	c.sink = newStderrSink(o.StderrLines, o.LogLimit, o.LogWindow, c.log, o.OnStderr)
-	c.bg, c.bgCancel = context.WithCancel(context.Background())
 	c.wg.Add(5)
 	go func() {
 		defer c.wg.Done()
@@ -220,6 +212,24 @@ func start(cmd Command, o Options) (*Client, error) {
 		c.monitor()
 	}()
 	return c, nil
+}
+
+// newClient is the state every transport shares.
+func newClient(o Options, log *slog.Logger) *Client {
+	c := &Client{
+		opts:    o,
+		log:     log,
+		pending: map[int64]*pending{},
+		inbound: map[string]context.CancelFunc{},
+		subs:    map[int64]subscription{},
+		cache:   map[string]any{},
+		dirty:   map[ListKind]bool{},
+		changes: map[ListKind]int{},
+		done:    make(chan struct{}),
+		refresh: make(chan struct{}, 1),
+	}
+	c.bg, c.bgCancel = context.WithCancel(context.Background())
+	return c
 }
 
 func closeAll(fs ...*os.File) {
@@ -276,19 +286,26 @@ func (c *Client) end(reason error) {
 }
 
 // Done is closed when the session has ended: the server exited or closed
-// its stdout, or Close was called. Err then says why.
+// its stdout (over HTTP: it answered 404 for the session), or Close was
+// called. Err then says why.
 func (c *Client) Done() <-chan struct{} { return c.done }
 
 // Err is nil while the session runs; then ErrClosed after Close, or the
-// *ExitError of a server that went away by itself.
+// *ExitError of a server that went away by itself (over HTTP,
+// ErrSessionEnded).
 func (c *Client) Err() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.endErr
 }
 
-// PID is the server process's id.
-func (c *Client) PID() int { return c.cmd.Process.Pid }
+// PID is the server process's id; 0 over HTTP, where there is no process.
+func (c *Client) PID() int {
+	if c.cmd == nil {
+		return 0
+	}
+	return c.cmd.Process.Pid
+}
 
 // Close ends the session the way the stdio transport asks: close the
 // server's stdin, wait CloseGrace for it to exit, send SIGTERM (to its
@@ -296,13 +313,18 @@ func (c *Client) PID() int { return c.cmd.Process.Pid }
 // every client goroutine. Pending requests fail at once with ErrClosed.
 // It returns nil when the server ended cleanly (status 0, or by the
 // SIGTERM), and otherwise the *ExitError saying how it ended, also when it
-// had exited by itself before. Close may be called more than once.
+// had exited by itself before. Over HTTP it cancels the requests in flight
+// as the era says, ends a legacy session with DELETE, and returns an error
+// only when that DELETE failed. Close may be called more than once.
 func (c *Client) Close() error {
 	c.closeOnce.Do(func() { c.closeErr = c.shutdown() })
 	return c.closeErr
 }
 
 func (c *Client) shutdown() error {
+	if c.h != nil {
+		return c.h.shutdown()
+	}
 	// Requests the server is working on are cancelled before its stdin
 	// closes: a server that drains in-flight work at EOF (as mcprt does)
 	// then exits at once instead of finishing what nobody awaits.
@@ -582,8 +604,10 @@ func (c *Client) progress(params json.RawMessage) {
 
 // Subscribe calls fn for every notification the server sends whose method
 // is method ("" for all), until the returned func is called. fn runs on the
-// goroutine that reads the server's stdout, in the order the server wrote,
-// and before the response of any request the notification preceded; it
+// goroutine that reads the server's stdout (over HTTP, on the one reading
+// the stream it came on: several may call fn at once), in the order the
+// server wrote, and before the response of any request the notification
+// preceded; it
 // must not block, or it holds up every response (so it must not make
 // requests of this client, nor Close it).
 func (c *Client) Subscribe(method string, fn func(Notification)) (unsubscribe func()) {
@@ -665,7 +689,7 @@ func (c *Client) roundTrip(ctx context.Context, method string, params map[string
 		defer t.Stop()
 		timer = t.C
 	}
-	c.w.send(id, line)
+	c.send(id, line)
 
 	var cause error
 	select {
@@ -685,19 +709,60 @@ func (c *Client) roundTrip(ctx context.Context, method string, params map[string
 		r := <-p.ch
 		return r.result, r.err
 	}
-	if !c.w.unqueue(id) && cancellable {
-		c.notify("notifications/cancelled", map[string]any{"requestId": id, "reason": cause.Error()})
-	}
+	c.abandon(id, cancellable, cause.Error())
 	return nil, cause
 }
 
-// notify sends a notification; it is dropped if stdin is closed.
+// send hands one message to the transport: a request (id > 0), or a
+// notification or response (id 0).
+func (c *Client) send(id int64, line []byte) {
+	if c.h != nil {
+		c.h.send(id, line)
+		return
+	}
+	c.w.send(id, line)
+}
+
+// abandon tells the transport that nobody waits for request id any more:
+// over stdio it is taken back if it was not written yet, and otherwise
+// cancelled (if cancellable) with notifications/cancelled; over HTTP see
+// httpConn.abandon.
+func (c *Client) abandon(id int64, cancellable bool, reason string) {
+	if c.h != nil {
+		c.h.abandon(id, cancellable, reason)
+		return
+	}
+	if !c.w.unqueue(id) && cancellable {
+		c.notify("notifications/cancelled", map[string]any{"requestId": id, "reason": reason})
+	}
+}
+
+// fail ends a pending request with err, if it is still pending.
+func (c *Client) fail(id int64, err error) {
+	c.mu.Lock()
+	p := c.pending[id]
+	delete(c.pending, id)
+	c.mu.Unlock()
+	if p != nil {
+		p.ch <- reply{err: fmt.Errorf("%s: %w", p.method, err)}
+	}
+}
+
+// isPending reports whether request id still waits for its answer.
+func (c *Client) isPending(id int64) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.pending[id]
+	return ok
+}
+
+// notify sends a notification; it is dropped if the transport is closed.
 func (c *Client) notify(method string, params any) {
 	var raw []byte
 	if params != nil {
 		raw = mustMarshal(params)
 	}
-	c.w.send(0, jsonrpc.AppendNotification(nil, method, raw))
+	c.send(0, jsonrpc.AppendNotification(nil, method, raw))
 }
 
 func mustMarshal(v any) json.RawMessage {
@@ -738,6 +803,7 @@ func (c *Client) call(ctx context.Context, method string, params, result any, op
 		}
 	}
 	var extra map[string]json.RawMessage // inputResponses and requestState of a retry
+	relisted := false
 	for round := 0; ; round++ {
 		p := make(map[string]json.RawMessage, len(base)+3)
 		for k, v := range base {
@@ -751,6 +817,16 @@ func (c *Client) call(ctx context.Context, method string, params, result any, op
 		}
 		raw, err := c.roundTrip(ctx, method, p, o, true)
 		if err != nil {
+			if c.h != nil && method == "tools/call" && !relisted && isCode(err, codeHeaderMismatch) {
+				// The tool's x-mcp-header annotations may have changed
+				// since it was listed: list again and retry once, as the
+				// transport asks.
+				relisted = true
+				if _, lerr := c.ListTools(ctx); lerr == nil {
+					round--
+					continue
+				}
+			}
 			return err
 		}
 		if c.era == EraModern {
@@ -785,6 +861,12 @@ func (c *Client) call(ctx context.Context, method string, params, result any, op
 		}
 		return nil
 	}
+}
+
+// isCode reports whether err is a JSON-RPC error response with code.
+func isCode(err error, code int) bool {
+	var re *RPCError
+	return errors.As(err, &re) && re.Err.Code == code
 }
 
 // addMeta puts the 2026-07-28 per-request keys into params._meta, keeping

@@ -1,7 +1,11 @@
-// Package client is the client end of an MCP session over stdio: it starts
-// a server process, connects in either protocol era, and sends requests to
-// it, either from plain Go code (Connect and the Client methods) or from
-// actors (Producer, under a supervisor).
+// Package client is the client end of an MCP session: over stdio it starts
+// a server process (Connect), over Streamable HTTP it talks to a server's
+// endpoint (ConnectURL); it connects in either protocol era and sends
+// requests, either from plain Go code (the Client methods) or from actors
+// (Producer and ProducerURL, under a supervisor). Everything below but the
+// process handling holds for both transports; ConnectURL says what HTTP
+// adds (sessions, the GET stream, headers, cancellation by closing a
+// stream).
 //
 // # Connecting
 //

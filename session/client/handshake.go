@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -84,10 +85,16 @@ func (c *Client) handshake(ctx context.Context) error {
 			strings.Join(res.SupportedVersions, ", "), strings.Join(SupportedVersions(), ", "))
 	}
 	var ee *ExitError
-	if ctx.Err() != nil || errors.As(err, &ee) || errors.Is(err, ErrClosed) {
+	var ue *url.Error // over HTTP, the server could not be reached at all
+	if ctx.Err() != nil || errors.As(err, &ee) || errors.Is(err, ErrClosed) || errors.As(err, &ue) {
 		return err
 	}
 	var re *RPCError
+	if errors.As(err, &re) && (re.Err.Code == codeHeaderMismatch || re.Err.Code == jsonrpc.CodeMissingClientCapability) {
+		// A modern server refused the probe itself: initialize would only
+		// hide why.
+		return err
+	}
 	if errors.As(err, &re) && re.Err.Code == jsonrpc.CodeUnsupportedProtocolVersion {
 		supported := supportedFrom(re.Err.Data)
 		if v := common(legacyVersions, supported); v != "" {
@@ -168,6 +175,9 @@ func (c *Client) initialize(ctx context.Context, version string, pinned bool) er
 		return fmt.Errorf("initialize: server answered protocol version %q, which this client does not speak", res.ProtocolVersion)
 	}
 	c.era, c.version = EraLegacy, res.ProtocolVersion
+	if c.h != nil {
+		c.h.setVersion(res.ProtocolVersion) // MCP-Protocol-Version from now on
+	}
 	c.caps = res.Capabilities
 	c.serverInfo = res.ServerInfo
 	c.instructions = res.Instructions
@@ -322,6 +332,6 @@ func (c *Client) serverRequest(m *jsonrpc.Message) {
 			}
 			line = jsonrpc.AppendError(nil, id, je)
 		}
-		c.w.send(0, line)
+		c.send(0, line)
 	}()
 }

@@ -28,8 +28,13 @@ var methodsOf = map[ListKind][]string{
 	ListPrompts:   {mPrompts},
 }
 
-// listAll follows nextCursor to the end and caches the whole list.
-func listAll[T any](ctx context.Context, c *Client, method, field string, opts []CallOption) ([]T, error) {
+// listAll follows nextCursor to the end and caches the whole list, after
+// filter (if set) has left out what must not be offered.
+func listAll[T any](ctx context.Context, c *Client, method, field string, opts []CallOption, filter func([]T) []T) ([]T, error) {
+	kind := kindOf(method)
+	c.mu.Lock()
+	changes := c.changes[kind]
+	c.mu.Unlock()
 	all := []T{}
 	seen := map[string]bool{}
 	cursor := ""
@@ -65,31 +70,66 @@ func listAll[T any](ctx context.Context, c *Client, method, field string, opts [
 		seen[next] = true
 		cursor = next
 	}
+	if filter != nil {
+		all = filter(all)
+	}
 	c.mu.Lock()
 	c.cache[method] = all
+	// A list_changed that came while the list was being fetched was not
+	// news to a cache that did not exist yet, but the list may predate it.
+	stale := c.changes[kind] != changes
+	if stale {
+		c.dirty[kind] = true
+	}
 	c.mu.Unlock()
+	if stale {
+		c.pokeRefresher()
+	}
 	return slices.Clone(all), nil
 }
 
-// ListTools lists every tool (all pages) and caches the list.
+// kindOf is the list kind whose list_changed invalidates method's list.
+func kindOf(method string) ListKind {
+	for k, ms := range methodsOf {
+		if slices.Contains(ms, method) {
+			return k
+		}
+	}
+	return ""
+}
+
+func (c *Client) pokeRefresher() {
+	select {
+	case c.refresh <- struct{}{}:
+	default:
+	}
+}
+
+// ListTools lists every tool (all pages) and caches the list. Over HTTP in
+// 2026-07-28, tools whose x-mcp-header annotations are invalid are left
+// out (and logged), as the transport requires.
 func (c *Client) ListTools(ctx context.Context, opts ...CallOption) ([]Tool, error) {
-	return listAll[Tool](ctx, c, mTools, "tools", opts)
+	var filter func([]Tool) []Tool
+	if c.h != nil && c.era == EraModern {
+		filter = c.validTools
+	}
+	return listAll(ctx, c, mTools, "tools", opts, filter)
 }
 
 // ListResources lists every resource (all pages) and caches the list.
 func (c *Client) ListResources(ctx context.Context, opts ...CallOption) ([]Resource, error) {
-	return listAll[Resource](ctx, c, mResources, "resources", opts)
+	return listAll[Resource](ctx, c, mResources, "resources", opts, nil)
 }
 
 // ListResourceTemplates lists every resource template (all pages) and
 // caches the list.
 func (c *Client) ListResourceTemplates(ctx context.Context, opts ...CallOption) ([]ResourceTemplate, error) {
-	return listAll[ResourceTemplate](ctx, c, mTemplates, "resourceTemplates", opts)
+	return listAll[ResourceTemplate](ctx, c, mTemplates, "resourceTemplates", opts, nil)
 }
 
 // ListPrompts lists every prompt (all pages) and caches the list.
 func (c *Client) ListPrompts(ctx context.Context, opts ...CallOption) ([]Prompt, error) {
-	return listAll[Prompt](ctx, c, mPrompts, "prompts", opts)
+	return listAll[Prompt](ctx, c, mPrompts, "prompts", opts, nil)
 }
 
 func cached[T any](c *Client, method string) ([]T, bool) {
@@ -123,6 +163,7 @@ func (c *Client) CachedPrompts() ([]Prompt, bool) { return cached[Prompt](c, mPr
 // before; lists nobody asked for stay unfetched.
 func (c *Client) markDirty(kind ListKind) {
 	c.mu.Lock()
+	c.changes[kind]++
 	fetched := false
 	for _, m := range methodsOf[kind] {
 		if _, ok := c.cache[m]; ok {
@@ -132,10 +173,7 @@ func (c *Client) markDirty(kind ListKind) {
 	}
 	c.mu.Unlock()
 	if fetched {
-		select {
-		case c.refresh <- struct{}{}:
-		default:
-		}
+		c.pokeRefresher()
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"slices"
 	"strings"
@@ -119,6 +120,16 @@ type Options struct {
 	// threads, unless a goroutine locked to one (runtime.LockOSThread)
 	// returns, so do not Connect from such a goroutine.
 	SysProcAttr func(*syscall.SysProcAttr)
+
+	// HTTPClient sends the requests of ConnectURL (nil: a client of the
+	// package's own, whose idle connections Close closes). It must not
+	// have a Timeout: response streams last as long as their requests,
+	// which Timeout and the contexts bound instead.
+	HTTPClient *http.Client
+	// Header is added to every HTTP request of ConnectURL, for
+	// credentials ("Authorization: Bearer …") and the like. The headers
+	// the transport defines (Accept, Content-Type, Mcp-*) are set over it.
+	Header http.Header
 }
 
 func (o *Options) withDefaults() (Options, error) {
