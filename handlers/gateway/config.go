@@ -114,7 +114,8 @@ func (b Backend) withDefaults() Backend {
 	return b
 }
 
-// LoadConfig reads a configuration file; see ParseConfig.
+// LoadConfig reads a configuration file; see ParseConfig. The error
+// names the file.
 func LoadConfig(file string) (*Config, error) {
 	data, err := os.ReadFile(file)
 	if err != nil {
@@ -122,7 +123,7 @@ func LoadConfig(file string) (*Config, error) {
 	}
 	cfg, err := ParseConfig(data, os.LookupEnv)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", file, err)
+		return cfg, fmt.Errorf("%s: %w", file, err)
 	}
 	return cfg, nil
 }
@@ -175,7 +176,8 @@ func (e *ConfigError) Error() string {
 // "type" may be "stdio" (or absent): other transports are an error. Other
 // keys are ignored, each with a warning in Config.Warnings. Every problem
 // is a *ConfigError naming the backend and the key; all of them are
-// reported, joined.
+// reported, joined; the Config returned with them holds only the
+// Warnings (a misspelt key is often why one is missing).
 func ParseConfig(data []byte, lookupEnv func(string) (string, bool)) (*Config, error) {
 	data = stripJSONC(data)
 	var top map[string]json.RawMessage
@@ -233,7 +235,7 @@ func ParseConfig(data []byte, lookupEnv func(string) (string, bool)) (*Config, e
 		cfg.Backends = append(cfg.Backends, b)
 	}
 	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
+		return &Config{Warnings: cfg.Warnings}, errors.Join(errs...)
 	}
 	if len(cfg.Backends) == 0 {
 		return nil, &ConfigError{Key: serversKey, Problem: "no server to run"}

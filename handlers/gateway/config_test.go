@@ -242,3 +242,15 @@ func TestStripJSONCKeepsStringsAndOffsets(t *testing.T) {
 		t.Errorf("comments or trailing commas left:\n%s", out)
 	}
 }
+
+// The warnings come with the errors: a misspelt key is often why another
+// is missing.
+func TestParseConfigWarnsAlongErrors(t *testing.T) {
+	cfg, err := ParseConfig([]byte(`{"mcpServers": {"a": {"comand": "npx"}}}`), nil)
+	if err == nil || !strings.Contains(err.Error(), `backend "a": key "command": missing`) {
+		t.Fatalf("error %v", err)
+	}
+	if cfg == nil || !slices.Equal(cfg.Warnings, []string{`config: backend "a": key "comand" ignored`}) || len(cfg.Backends) != 0 {
+		t.Fatalf("config with the error: %+v", cfg)
+	}
+}

@@ -1,0 +1,190 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"slices"
+	"syscall"
+	"time"
+
+	"github.com/mcprt/mcprt/handlers"
+	"github.com/mcprt/mcprt/handlers/gateway"
+	"github.com/mcprt/mcprt/runtime"
+	"github.com/mcprt/mcprt/stdio"
+)
+
+const gatewayUsage = `Usage: mcprt gateway -config FILE [flags]
+
+Runs one MCP server on stdin/stdout in front of the servers FILE names:
+their tools, prompts, resources and resource templates, each named
+"<prefix>__<name>" (the prefix is the server's name unless it sets one),
+every request forwarded to the server that offers it. It serves as mcprt
+serve does (the same flow control, drain on stdin EOF or SIGTERM, exit
+statuses), and then closes every backend: stdin EOF, a grace, SIGTERM, a
+grace, SIGKILL. On Linux a backend is killed with the gateway even when the
+gateway is killed with SIGKILL.
+
+Each backend runs under a supervisor of its own: when it exits, closes its
+stdout or stops answering pings it is restarted, after a backoff that
+doubles; past "maxRestarts" within "restartWindow" it is failed and stays
+down (its tools say so) until a request comes after "cooldown". A request
+to a backend that is down, restarting or past its "timeout" is answered at
+once: a tool result with isError, or an error, naming the backend and why,
+with its last stderr lines. Backends' stderr is shown on the gateway's,
+each line prefixed with [name], throttled.
+
+FILE is the JSON an MCP client writes (Claude Desktop, Cursor, VS Code's
+"servers" with comments, .mcp.json):
+
+  {"mcpServers": {
+     "files": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"]},
+     "ref":   {"command": "mcprt", "args": ["serve"], "env": {"LOG_LEVEL": "warn"}, "cwd": "/tmp",
+               "prefix": "r", "timeout": "30s", "hideTools": ["panic", "slow-*"]}
+  }}
+
+"${VAR}" and "${VAR:-default}" in command, args, env and cwd are taken from
+the environment. The gateway's own keys, per server, all optional:
+
+  prefix         namespace of its names ("" for none); default: its name
+  timeout        bound on each request forwarded to it, connect included (60s)
+  maxRestarts    restarts allowed within restartWindow before it is failed (5; 0: none)
+  restartWindow  (60s)
+  backoff        first wait before a restart; doubles up to maxBackoff (250ms, 30s)
+  maxBackoff
+  cooldown       how long a failed backend stays down before a request may start it (60s)
+  pingInterval   how often it is pinged while no request is in flight (30s; 0: never)
+  pingTimeout    an unanswered ping restarts it (10s)
+  lazy           true: started to learn what it offers, then stopped; started
+                 again by a request, stopped after idleTimeout without one (10m)
+  idleTimeout
+  hideTools      tool names, or patterns ("delete_*"), not to offer
+  disabled       true: leave it out
+
+Durations are strings ("30s", "1m") or numbers of seconds. Other keys are
+ignored with a warning. A file with any error is refused (exit status 2),
+every error naming the server and the key; -check reads it and says so.
+
+Logs go to stderr; LOG_LEVEL (debug, info, warn, error) sets the level and
+LOG_FORMAT=json switches to JSON lines.
+
+Flags:
+`
+
+func init() {
+	register(verb{name: "gateway", summary: "serve many MCP servers (an mcpServers file) as one, supervised", run: runGateway})
+}
+
+func runGateway(args []string, s streams) int {
+	stderr := s.Stderr
+	fs := flags("gateway", gatewayUsage, s)
+	file := fs.String("config", "", "the mcpServers `file` (JSON) naming the backends")
+	check := fs.Bool("check", false, "read the configuration, print the backends it runs, and exit (0, or 2 when it has an error)")
+	startTimeout := fs.Duration("start-timeout", 30*time.Second, "how long to wait for the backends to start before serving; one that is not up by then joins later (the client gets list_changed)")
+	var o runtime.Options
+	fs.IntVar(&o.MaxLineBytes, "max-line", stdio.DefaultMaxLine, "largest input line in `bytes`; a longer one is answered with an error and skipped")
+	fs.IntVar(&o.MaxInFlight, "max-in-flight", runtime.DefaultMaxInFlight, "requests in progress at once; past it requests wait (see -max-queued)")
+	fs.IntVar(&o.MaxQueued, "max-queued", runtime.DefaultMaxQueued, "requests waiting for one in progress to finish; past it a request is refused at once with error -32000 (server busy)")
+	fs.DurationVar(&o.RequestTimeout, "request-timeout", 0, "deadline of each request other than a tool call (a tool call's is its backend's timeout); 0: the longest backend timeout, plus a little")
+	fs.DurationVar(&o.DrainTimeout, "drain-timeout", 5e9, "how long in-flight requests may still run after stdin EOF or a signal, before the backends are closed")
+	fs.StringVar(&o.DefaultLogLevel, "client-log-level", "", "lowest level of the gateway's logs sent to a legacy client that has not sent logging/setLevel (\"\": none)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return runtime.ExitOK
+		}
+		return runtime.ExitUsage
+	}
+	usageErr := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "mcprt gateway: %s\n(see mcprt gateway --help)\n", fmt.Sprintf(format, a...))
+		return runtime.ExitUsage
+	}
+	switch {
+	case fs.NArg() > 0:
+		return usageErr("unexpected argument %q", fs.Arg(0))
+	case *file == "":
+		return usageErr("-config FILE is required")
+	case o.DefaultLogLevel != "" && !slices.Contains(handlers.LogLevels, o.DefaultLogLevel):
+		return usageErr("-client-log-level must be one of %v", handlers.LogLevels)
+	}
+	cfg, err := gateway.LoadConfig(*file)
+	if cfg != nil {
+		for _, w := range cfg.Warnings {
+			fmt.Fprintf(stderr, "mcprt gateway: %s\n", w)
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "mcprt gateway: %v\n", err)
+		return runtime.ExitUsage
+	}
+	if *check {
+		for _, b := range cfg.Backends {
+			fmt.Fprintf(s.Stdout, "%s: %s %q\n", b.Name, b.Command, b.Args)
+		}
+		return runtime.ExitOK
+	}
+	if o.RequestTimeout == 0 {
+		o.RequestTimeout = gateway.DefaultTimeout
+		for _, b := range cfg.Backends {
+			o.RequestTimeout = max(o.RequestTimeout, b.Timeout)
+		}
+		o.RequestTimeout += 5 * time.Second
+	}
+
+	// The gateway's logs go wherever slog's default logger goes: stderr
+	// until the runtime serves, then also to the client at the level it
+	// asked for.
+	slog.SetDefault(runtime.LoggerFromEnv())
+	g, err := gateway.New(cfg, gateway.Options{
+		Info:   handlers.Implementation{Name: "mcprt-gateway", Title: "mcprt gateway", Version: version},
+		Logger: slog.New(defaultHandler{}),
+		Stderr: stderr,
+	})
+	if err != nil {
+		fmt.Fprintf(stderr, "mcprt gateway: %v\n", err)
+		return runtime.ExitUsage
+	}
+	// A signal while the backends start ends the gateway at once.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	startCtx, cancel := context.WithTimeout(ctx, *startTimeout)
+	err = g.Start(startCtx)
+	cancel()
+	signalled := ctx.Err() != nil
+	stop()
+	if err != nil {
+		fmt.Fprintf(stderr, "mcprt gateway: %v\n", err)
+		return runtime.ExitFailure
+	}
+	if signalled {
+		g.Close()
+		return runtime.ExitOK
+	}
+	err = runtime.Serve(context.Background(), g.Server(), o)
+	if cerr := g.Close(); cerr != nil {
+		slog.Warn("mcprt gateway: closing the backends", "err", cerr)
+	}
+	return runtime.ExitCode(err)
+}
+
+// defaultHandler sends each record to slog's default logger of the
+// moment: runtime.Serve replaces it when it starts serving.
+type defaultHandler struct {
+	attrs []slog.Attr
+}
+
+func (h defaultHandler) Enabled(ctx context.Context, l slog.Level) bool {
+	return slog.Default().Handler().Enabled(ctx, l)
+}
+
+func (h defaultHandler) Handle(ctx context.Context, r slog.Record) error {
+	return slog.Default().Handler().WithAttrs(h.attrs).Handle(ctx, r)
+}
+
+func (h defaultHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	return defaultHandler{attrs: append(slices.Clone(h.attrs), as...)}
+}
+
+func (h defaultHandler) WithGroup(string) slog.Handler { return h }
