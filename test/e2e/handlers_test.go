@@ -9,9 +9,11 @@ import (
 // TestThousandMixedCalls: 1,000 tools/call in flight at once, 10% of them
 // panicking and 5% running past their deadline. Every id is answered
 // exactly once with the right kind of answer, and the server serves on.
+// (The crash-loop policy, which would suspend the panicking tool, is set
+// out of the way: the panics are the point here.)
 func TestThousandMixedCalls(t *testing.T) {
 	t.Parallel()
-	c := Start(t, Options{Args: []string{"-request-timeout", "2s", "-max-in-flight", "2000"}})
+	c := Start(t, Options{Args: []string{"-request-timeout", "2s", "-max-in-flight", "2000", "-crash-intensity", "100000"}})
 	c.Initialize("2025-11-25")
 	const n = 1000
 	kind := make(map[string]string, n)
