@@ -557,3 +557,29 @@ func TestBatch2025_03_26(t *testing.T) {
 		t.Fatalf("batch in 2025-11-25: %d", r.status)
 	}
 }
+
+// TestLegacyDuplicateID: a legacy client that reuses the id of a request
+// still in flight gets 400 for the second; the first is answered.
+func TestLegacyDuplicateID(t *testing.T) {
+	f := start(t, testServer(nil), streamhttp.Options{})
+	sid := f.initialize(`{}`)
+	s := map[string]string{"Mcp-Session-Id": sid}
+	first := make(chan *reply, 1)
+	go func() {
+		first <- f.do("POST", `{"jsonrpc":"2.0","id":"d","method":"tools/call","params":{"name":"sleep","arguments":{"ms":1000}}}`, s)
+	}()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		r := f.do("POST", `{"jsonrpc":"2.0","id":"d","method":"ping"}`, s)
+		if r.status == 400 && strings.Contains(string(r.last()["error"]), "already in use") {
+			break
+		}
+		if r.status != 200 || time.Now().After(deadline) {
+			t.Fatalf("second request with the id in flight: %d %v", r.status, r.msgs)
+		}
+		// The ping was answered: the sleep was not registered yet.
+	}
+	if r := <-first; r.status != 200 || !strings.Contains(string(r.last()["result"]), "slept") {
+		t.Fatalf("first: %d %v", r.status, r.msgs)
+	}
+}

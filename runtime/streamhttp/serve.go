@@ -224,7 +224,7 @@ func (h *Handler) postBatch(w http.ResponseWriter, r *http.Request, body []byte)
 			line = append(line, p...) // the session answers what is wrong with it
 			continue
 		}
-		if _, dup := hs.inside(m.ID); dup || seen[string(m.ID)] {
+		if seen[string(m.ID)] {
 			writeError(w, http.StatusBadRequest, m.ID, jsonrpc.CodeInvalidRequest, "Invalid Request: id "+string(m.ID)+" is already in use by a request in flight")
 			return
 		}
@@ -382,19 +382,17 @@ func decodeHeaderValue(v string) (string, bool) {
 func (h *Handler) exchange(w http.ResponseWriter, r *http.Request, hs *hsession, m *jsonrpc.Message, modern bool, onFinal func([]byte, http.Header)) {
 	key := strconv.FormatInt(h.nextID.Add(1), 10)
 	x := newExchange(key, m.ID, m.Method == "subscriptions/listen")
-	if hs.id != "" {
-		if _, dup := hs.inside(m.ID); dup {
-			writeError(w, http.StatusBadRequest, m.ID, jsonrpc.CodeInvalidRequest, "Invalid Request: id "+string(m.ID)+" is already in use by a request in flight")
-			return
-		}
-	}
 	h.run(w, r, hs, x, rebuild(m, key), modern, onFinal)
 }
 
 // run feeds a request line and writes back what the session sends for it.
 func (h *Handler) run(w http.ResponseWriter, r *http.Request, hs *hsession, x *exchange, line []byte, modern bool, onFinal func([]byte, http.Header)) {
-	if !hs.register(x) {
-		writeError(w, http.StatusNotFound, x.clientID, jsonrpc.CodeInvalidRequest, "Not Found: the session has ended; send initialize again")
+	if err := hs.register(x); err != nil {
+		status := http.StatusNotFound
+		if _, dup := err.(*dupError); dup {
+			status = http.StatusBadRequest
+		}
+		writeError(w, status, x.clientID, jsonrpc.CodeInvalidRequest, err.Error())
 		return
 	}
 	hs.feed(line)

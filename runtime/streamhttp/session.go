@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -73,12 +74,24 @@ func (hs *hsession) idleSince(now int64) time.Duration {
 }
 
 // register makes x the receiver of everything sent for its request (for
-// each of them, for a batch).
-func (hs *hsession) register(x *exchange) bool {
+// each of them, for a batch). It fails when the session has ended, or when
+// a legacy client's id is already in use by a request in flight.
+func (hs *hsession) register(x *exchange) error {
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
 	if hs.ended {
-		return false
+		return errEnded
+	}
+	if hs.id != "" {
+		var dup []byte
+		x.each(func(_ string, clientID []byte) {
+			if _, ok := hs.byClient[string(clientID)]; ok {
+				dup = clientID
+			}
+		})
+		if dup != nil {
+			return &dupError{id: dup}
+		}
 	}
 	x.each(func(key string, clientID []byte) {
 		hs.ex[key] = x
@@ -86,7 +99,15 @@ func (hs *hsession) register(x *exchange) bool {
 			hs.byClient[string(clientID)] = key
 		}
 	})
-	return true
+	return nil
+}
+
+var errEnded = errors.New("Not Found: the session has ended; send initialize again")
+
+type dupError struct{ id []byte }
+
+func (e *dupError) Error() string {
+	return "Invalid Request: id " + string(e.id) + " is already in use by a request in flight"
 }
 
 // unregister forgets x's requests; hs.mu is held.
