@@ -1,9 +1,70 @@
 // Package gateway puts one MCP server in front of many: a handlers.Server
 // whose tools, prompts, resources and resource templates are those of
-// supervised backend servers (stdio processes), named with a prefix per
-// backend so that they cannot collide, and whose handlers forward each
-// request to the backend that offers it.
+// supervised backend servers (stdio processes), and whose handlers forward
+// each request to the backend that offers it. Serve Server() with package
+// runtime (mcprt gateway does, over stdio) and the gateway has everything
+// a runtime server has: flow control, deadlines, drain, both protocol eras.
+//
+// # Configuration
 //
 // The configuration is the "mcpServers" file that MCP clients write (see
-// ParseConfig), with a few keys of the gateway's own per backend.
+// ParseConfig), with a few keys of the gateway's own per backend: prefix,
+// timeout, restart policy, pings, lazy start, tools to hide.
+//
+// # One view
+//
+// Every name a backend offers becomes "<prefix>__<name>" (Separator; the
+// prefix is the backend's name unless configured), with characters a tool
+// name cannot hold replaced by '_'. Resource URIs and templates are kept as
+// the backend gives them (they are what the client reads, and what tool
+// results link to), with prefixed names; when two backends offer the same
+// URI or name, the one earlier in the configuration keeps it. Tools are
+// registered Unchecked: their schemas are listed as the backend gives them
+// and the backend validates. Registration is done under Server.Hold, so a
+// backend's new lists cost the client one list_changed per kind.
+//
+// A tools/call forwards the arguments, reports the backend's progress as
+// the client's request's progress, passes the backend's log messages to
+// the latest request in flight to it (or the gateway's log), and cancels
+// the backend's request when the client cancels its own. A request the
+// backend asks about (elicitation, sampling, roots) is asked of the
+// client through the request being served: in the legacy revisions a
+// request to the client, in 2026-07-28 an input_required answer whose
+// retry forwards the call again with the answer at hand.
+//
+// # Supervision
+//
+// Each backend is a supervisor of its own under the gateway's root: one
+// permanent child that starts the server and connects (package
+// session/client), within the backend's restart intensity (MaxRestarts
+// within RestartWindow), after a backoff that doubles with each failure
+// in the window. A backend that exits, closes its stdout, fails to connect
+// or does not answer a ping while idle is restarted. Past its intensity it
+// is Failed: it stays down (its tools and prompts say so in their
+// descriptions) and the other backends are untouched; a request after the
+// cool-down starts it again. Its stderr goes to Options.Stderr, each line
+// prefixed with "[name] ", throttled, and its last lines are kept for
+// error messages.
+//
+// # Failures are answers
+//
+// A request to a backend that is restarting, failed or stopping, or that
+// does not answer within its Timeout, is answered at once: a tool result
+// with isError, or a -32603 error, naming the backend and why, with its
+// last stderr lines. Requests in flight when a backend dies are answered
+// at once. A backend's own errors reach the client as it sent them.
+//
+// # No orphans
+//
+// Close closes every backend in parallel (stdin EOF, a grace, SIGTERM to
+// its process group, a grace, SIGKILL, reap). On Linux each backend is
+// started with Pdeathsig SIGKILL, so that it dies with the gateway even
+// when the gateway is killed and no Close runs.
+//
+// # Not (yet) done
+//
+// Only stdio backends; no resources/subscribe forwarding (the gateway
+// offers subscribe, but never hears of a backend's updates); a backend's
+// instructions are not passed on; the _meta of a client's request, other
+// than its progress token, is not forwarded.
 package gateway

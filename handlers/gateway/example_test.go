@@ -1,0 +1,64 @@
+package gateway_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/anthdm/hollywood/actor"
+
+	"github.com/mcprt/mcprt/handlers/gateway"
+	mcprt "github.com/mcprt/mcprt/runtime"
+)
+
+// A gateway in front of one backend, the reference server (mcprt serve),
+// served here over pipes with runtime.Start; a program would serve it on
+// its own stdio with runtime.Serve(ctx, g.Server(), runtime.Options{}) and
+// call g.Close() after.
+func Example() {
+	cfg, err := gateway.ParseConfig([]byte(`{"mcpServers": {
+		"ref": {"command": "mcprt", "args": ["serve"], "env": {"LOG_LEVEL": "warn"}, "timeout": "10s"}
+	}}`), os.LookupEnv)
+	if err != nil {
+		panic(err)
+	}
+	g, err := gateway.New(cfg, gateway.Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		panic(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := g.Start(ctx); err != nil { // starts the backends, and waits for them
+		panic(err)
+	}
+	defer g.Close() // stops them: stdin EOF, grace, SIGTERM, grace, SIGKILL
+	for _, s := range g.Backends() {
+		fmt.Println(s.Name, s.State)
+	}
+
+	engine, _ := actor.NewEngine(actor.NewEngineConfig())
+	serverIn, client := io.Pipe()
+	responses, serverOut := io.Pipe()
+	inst, err := mcprt.Start(engine, g.Server(), serverIn, serverOut, mcprt.Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		panic(err)
+	}
+	io.WriteString(client, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"example","version":"0"}}}
+{"jsonrpc":"2.0","method":"notifications/initialized"}
+{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"ref__echo","arguments":{"text":"hello through the gateway"}}}
+`)
+	lines := bufio.NewScanner(responses)
+	lines.Scan() // the initialize result
+	lines.Scan()
+	fmt.Println(lines.Text())
+	if err := inst.Stop(ctx); err != nil {
+		panic(err)
+	}
+	// Output:
+	// ref up
+	// {"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"hello through the gateway"}]}}
+}
