@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net/http"
 	"net/url"
 	"slices"
 	"strings"
@@ -87,6 +88,13 @@ func (c *Client) handshake(ctx context.Context) error {
 	var ee *ExitError
 	var ue *url.Error // over HTTP, the server could not be reached at all
 	if ctx.Err() != nil || errors.As(err, &ee) || errors.Is(err, ErrClosed) || errors.As(err, &ue) {
+		return err
+	}
+	var he *HTTPError
+	if errors.As(err, &he) && he.Status != http.StatusBadRequest && he.Status != http.StatusNotFound && he.Status != http.StatusMethodNotAllowed {
+		// Only those three mean "not a modern endpoint" (2026-07-28,
+		// Backward Compatibility); 401, 403 or a 5xx would be the
+		// initialize's answer too.
 		return err
 	}
 	var re *RPCError

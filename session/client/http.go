@@ -74,9 +74,10 @@ func (e *HTTPError) Error() string {
 // EraAuto it follows the 2026-07-28 backward-compatibility rules for HTTP:
 // a server/discover POST first; a DiscoverResult, or a modern error
 // (UnsupportedProtocolVersion listing a modern version, HeaderMismatch,
-// MissingRequiredClientCapability), means the stateless era; any other
-// answer (an HTTP error, a JSON-RPC error of the legacy era) means a
-// legacy server, which gets initialize.
+// MissingRequiredClientCapability), means the stateless era; a 400, 404
+// or 405 without such an error, or a JSON-RPC error of the legacy era,
+// means a legacy server, which gets initialize. Other HTTP errors (401,
+// 403, 5xx) and an unreachable server fail the connect as they are.
 //
 // In the legacy era the session id the server gives with the initialize
 // result (Mcp-Session-Id) goes on every later request; a GET stream is
@@ -451,9 +452,13 @@ func errorResponse(data []byte) (errObj, id json.RawMessage, ok bool) {
 }
 
 // errorAnswer reads a response with an error status: its JSON-RPC error
-// is the answer, whatever id it bears; anything else is an *HTTPError.
+// is the answer, whatever id it bears; anything else is an *HTTPError, and
+// so are 401 and 403, which are about credentials, not the request.
 func (h *httpConn) errorAnswer(id int64, resp *http.Response) error {
 	body, _ := readAtMost(resp.Body, maxErrorBody)
+	if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
+		return &HTTPError{Status: resp.StatusCode, Body: clip(body)}
+	}
 	if e, _, ok := errorResponse(body); ok {
 		h.c.failRPC(id, e)
 		return nil
