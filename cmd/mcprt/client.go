@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -94,10 +95,11 @@ func init() {
 }
 
 const clientFlagsAbout = `
-Common to the client verbs: the server command comes after --, and flags
-may come before or after the arguments of the verb. The session is opened
-in the era -era asks for: auto probes server/discover (2026-07-28) and falls
-back to initialize; legacy and modern pin one. -protocol pins one revision
+Common to the client verbs: the server command comes after -- (or -url
+names a Streamable HTTP endpoint instead), and flags may come before or
+after the arguments of the verb. The session is opened in the era -era
+asks for: auto probes server/discover (2026-07-28) and falls back to
+initialize; legacy and modern pin one. -protocol pins one revision
 (and so its era). -timeout bounds the whole connect (starting the server,
 the era probe, the handshake) and then each request. With -v the server's
 stderr is shown as it comes, each line prefixed with [its name]; when the
@@ -114,6 +116,22 @@ Flags:
 // long enough for a server that compiles itself (go run, npx) on a warm
 // cache, short enough that a server that never answers is given up soon.
 const defaultClientTimeout = 10 * time.Second
+
+// headerFlag collects repeated -header "Name: value".
+type headerFlag http.Header
+
+func (h headerFlag) String() string { return fmt.Sprint(http.Header(h)) }
+func (h *headerFlag) Set(s string) error {
+	name, value, ok := strings.Cut(s, ":")
+	if name = strings.TrimSpace(name); !ok || name == "" || strings.ContainsAny(name, " \t") {
+		return fmt.Errorf("want \"Name: value\", got %q", s)
+	}
+	if *h == nil {
+		*h = headerFlag{}
+	}
+	http.Header(*h).Add(name, strings.TrimSpace(value))
+	return nil
+}
 
 // envFlag collects repeated -env KEY=value.
 type envFlag []string
@@ -188,7 +206,7 @@ func statusLine(msg string) string {
 func runClientVerb(v clientVerb, args []string, stdout, stderr io.Writer) int {
 	lw := &lockedWriter{w: stderr, tty: isTerminal(stderr)}
 	stderr = lw
-	fs := flags(v.name, fmt.Sprintf("Usage: mcprt %s [flags] %s -- CMD [ARGS...]\n\n%s\n%s", v.name, v.args, v.about, clientFlagsAbout), streams{Stdout: stdout, Stderr: stderr})
+	fs := flags(v.name, fmt.Sprintf("Usage: mcprt %[1]s [flags] %[2]s -- CMD [ARGS...]\n       mcprt %[1]s [flags] -url URL %[2]s\n\n%[3]s\n%[4]s", v.name, v.args, v.about, clientFlagsAbout), streams{Stdout: stdout, Stderr: stderr})
 	pf := addProtocolFlags(fs, client.EraAuto, "the newest both sides speak")
 	timeout := fs.Duration("timeout", defaultClientTimeout, "bound on the whole connect (server start, era probe, handshake) and then on each request (0: none)")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
@@ -197,6 +215,9 @@ func runClientVerb(v clientVerb, args []string, stdout, stderr io.Writer) int {
 	dir := fs.String("C", "", "run the server in `dir`")
 	var env envFlag
 	fs.Var(&env, "env", "add `KEY=value` to the server's environment (repeatable)")
+	endpoint := fs.String("url", "", "talk to the server at this Streamable HTTP endpoint (http://HOST:PORT/mcp) instead of running CMD")
+	var headers headerFlag
+	fs.Var(&headers, "header", "with -url, send `Name: value` with every HTTP request, e.g. \"Authorization: Bearer TOKEN\" (repeatable)")
 
 	before, command := args, []string(nil)
 	if i := slices.Index(args, "--"); i >= 0 {
@@ -213,8 +234,15 @@ func runClientVerb(v clientVerb, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "mcprt %s: %s\n(see mcprt %s --help)\n", v.name, fmt.Sprintf(format, a...), v.name)
 		return runtime.ExitUsage
 	}
-	if len(command) == 0 {
-		return usageErr("no server command: give it after --")
+	switch {
+	case *endpoint == "" && len(command) == 0:
+		return usageErr("no server command: give it after --, or give -url URL")
+	case *endpoint != "" && len(command) > 0:
+		return usageErr("-url and a server command after -- are two servers: give one")
+	case *endpoint == "" && len(headers) > 0:
+		return usageErr("-header is for -url")
+	case *endpoint != "" && (len(env) > 0 || *dir != ""):
+		return usageErr("-env and -C are for a server command, not -url")
 	}
 	if len(pos) < v.min || v.max >= 0 && len(pos) > v.max {
 		return usageErr("want %s, got %q", cmp.Or(v.args, "no arguments"), pos)
@@ -233,18 +261,21 @@ func runClientVerb(v clientVerb, args []string, stdout, stderr io.Writer) int {
 	if *logLevel != "" && !slices.Contains(logLevelNames, *logLevel) {
 		return usageErr("-log-level %q: want one of %s", *logLevel, strings.Join(logLevelNames, ", "))
 	}
-	level := slog.LevelWarn
 	// Without -v the server's stderr is only kept for the error that
 	// explains a failure; with it, every line is shown as written: the
 	// client's throttle and log records are for embedders, and someone
 	// who asked for -v wants to read the lines.
 	o.OnStderr = func(string) {}
+	level := slog.LevelWarn
 	if *verbose {
 		level = slog.LevelDebug
+	}
+	if *verbose && len(command) > 0 {
 		prefix := "[" + filepath.Base(command[0]) + "] "
 		o.OnStderr = func(line string) { fmt.Fprintf(stderr, "%s%s\n", prefix, line) }
 	}
 	o.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	o.Header = http.Header(headers)
 	if *timeout <= 0 {
 		o.Timeout = -1
 	}
@@ -259,7 +290,12 @@ func runClientVerb(v clientVerb, args []string, stdout, stderr io.Writer) int {
 		connectCtx, cancel = context.WithTimeoutCause(ctx, *timeout, connectTimeout(*timeout))
 		defer cancel()
 	}
-	c, err := client.Connect(connectCtx, client.Command{Path: command[0], Args: command[1:], Env: env, Dir: *dir}, &o)
+	var c *client.Client
+	if *endpoint != "" {
+		c, err = client.ConnectURL(connectCtx, *endpoint, &o)
+	} else {
+		c, err = client.Connect(connectCtx, client.Command{Path: command[0], Args: command[1:], Env: env, Dir: *dir}, &o)
+	}
 	if err != nil {
 		printConnectError(stderr, v.name, err)
 		return runtime.ExitFailure
