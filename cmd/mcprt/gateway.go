@@ -25,8 +25,8 @@ their tools, prompts, resources and resource templates, each named
 "<prefix>__<name>" (the prefix is the server's name unless it sets one),
 every request forwarded to the server that offers it. It serves as mcprt
 serve does (the same flow control, drain on stdin EOF or SIGTERM, exit
-statuses), and then closes every backend: stdin EOF, a grace, SIGTERM, a
-grace, SIGKILL. On Linux a backend is killed with the gateway even when the
+statuses), and then closes every backend: stdin EOF, -close-grace,
+SIGTERM, -term-grace, SIGKILL. On Linux a backend is killed with the gateway even when the
 gateway is killed with SIGKILL.
 
 Each backend runs under a supervisor of its own: when it exits, closes its
@@ -91,6 +91,8 @@ func runGateway(args []string, s streams) int {
 	fs.IntVar(&o.MaxQueued, "max-queued", runtime.DefaultMaxQueued, "requests waiting for one in progress to finish; past it a request is refused at once with error -32000 (server busy)")
 	fs.DurationVar(&o.RequestTimeout, "request-timeout", 0, "deadline of each request other than a tool call (a tool call's is its backend's timeout); 0: the longest backend timeout, plus a little")
 	fs.DurationVar(&o.DrainTimeout, "drain-timeout", 5e9, "how long in-flight requests may still run after stdin EOF or a signal, before the backends are closed")
+	closeGrace := fs.Duration("close-grace", time.Second, "how long a backend may take to exit after its stdin is closed, before it gets SIGTERM")
+	termGrace := fs.Duration("term-grace", time.Second, "how long a backend may take to exit after SIGTERM, before it gets SIGKILL")
 	fs.StringVar(&o.DefaultLogLevel, "client-log-level", "", "lowest level of the gateway's logs sent to a legacy client that has not sent logging/setLevel (\"\": none)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -139,9 +141,11 @@ func runGateway(args []string, s streams) int {
 	// asked for.
 	slog.SetDefault(runtime.LoggerFromEnv())
 	g, err := gateway.New(cfg, gateway.Options{
-		Info:   handlers.Implementation{Name: "mcprt-gateway", Title: "mcprt gateway", Version: version},
-		Logger: slog.New(defaultHandler{}),
-		Stderr: stderr,
+		Info:       handlers.Implementation{Name: "mcprt-gateway", Title: "mcprt gateway", Version: version},
+		Logger:     slog.New(defaultHandler{}),
+		Stderr:     stderr,
+		CloseGrace: *closeGrace,
+		TermGrace:  *termGrace,
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "mcprt gateway: %v\n", err)
@@ -162,6 +166,12 @@ func runGateway(args []string, s streams) int {
 		g.Close()
 		return runtime.ExitOK
 	}
+	// A client that has closed our stdin may signal us while the
+	// backends close (-close-grace, -term-grace): we are exiting already,
+	// and dying by the signal would leave them to Pdeathsig's SIGKILL.
+	closing := make(chan os.Signal, 1)
+	signal.Notify(closing, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(closing)
 	err = runtime.Serve(context.Background(), g.Server(), o)
 	if cerr := g.Close(); cerr != nil {
 		slog.Warn("mcprt gateway: closing the backends", "err", cerr)
