@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"strconv"
 	"strings"
@@ -18,6 +19,7 @@ import (
 )
 
 const benchUsage = `Usage: mcprt bench [flags] -- CMD [ARGS...]
+       mcprt bench [flags] -url URL
 
 Measures any MCP server that speaks newline-delimited JSON-RPC on its stdin
 and stdout. It spawns CMD, opens a session in the era -era names (default
@@ -47,6 +49,15 @@ otherwise ping (server/discover in the modern era, which has no ping). Every
 response is checked: one JSON object per line, an id that was outstanding,
 no error, no isError, and for echo the text sent.
 
+With -url the server is a Streamable HTTP endpoint that is already running,
+and only the -k phases are timed: for each K, K clients each make the
+timed call one at a time (a closed loop) for -duration; the table gives
+req/s, latency p50, p90, p99 and max, and, when -pid names the server's
+process, its CPU per call. In the legacy era each client has its own
+session (initialize before the phase, DELETE after it); 2026-07-28 clients
+share the stateless endpoint. Answers may be JSON or SSE; each is checked
+as above.
+
 Progress goes to stderr (one line rewritten in place on a terminal), the
 table or the JSON to stdout. Exit status: 0 when every phase ran; 1 when the
 server failed (exited, stalled past -timeout, answered wrongly), after
@@ -63,7 +74,7 @@ func init() {
 
 // benchFlags turns the command line into a loadgen.Config. Anything wrong
 // with it is a usage error.
-func benchFlags(args []string, stdout, stderr io.Writer) (cfg loadgen.Config, asJSON, quiet bool, err error) {
+func benchFlags(args []string, stdout, stderr io.Writer) (cfg loadgen.Config, hb httpBench, asJSON, quiet bool, err error) {
 	fs := flags("bench", benchUsage, streams{Stdout: stdout, Stderr: stderr})
 	pf := addProtocolFlags(fs, client.EraLegacy, loadgen.DefaultLegacyVersion+" in the legacy era, going on in the revision the server answers; "+loadgen.ModernVersion+" in the modern era")
 	tool := fs.String("tool", "", "`tool` the seq and pipe phases call (default echo if the server lists it, else ping)")
@@ -77,6 +88,10 @@ func benchFlags(args []string, stdout, stderr io.Writer) (cfg loadgen.Config, as
 	timeout := fs.Duration("timeout", loadgen.DefaultTimeout, "fail when the server makes no progress for this long while an answer is due")
 	fs.BoolVar(&asJSON, "json", false, "write the results as JSON instead of a table")
 	fs.BoolVar(&quiet, "q", false, "no progress on stderr")
+	fs.StringVar(&hb.url, "url", "", "measure the server at this Streamable HTTP endpoint instead of running CMD (see With -url above)")
+	fs.IntVar(&hb.pid, "pid", 0, "with -url, the server's process `id`, for its CPU time per call (Linux)")
+	var headers headerFlag
+	fs.Var(&headers, "header", "with -url, send `Name: value` with every HTTP request (repeatable)")
 	if err = fs.Parse(args); err != nil {
 		if !errors.Is(err, flag.ErrHelp) {
 			err = errReported // the flag package has printed it, with the usage
@@ -86,45 +101,54 @@ func benchFlags(args []string, stdout, stderr io.Writer) (cfg loadgen.Config, as
 	usage := func(format string, a ...any) error { return fmt.Errorf(format, a...) }
 	era, version, err := pf.settle()
 	if err != nil {
-		return cfg, false, false, err
+		return cfg, hb, false, false, err
 	}
 	// EraAuto stays "auto" here; bench settles it with a probe.
 	cfg = loadgen.Config{Argv: fs.Args(), Era: era.String(), Version: version, RequireVersion: version != "",
 		Tool: *tool, Ping: *ping, Duration: *dur, ColdStarts: *cold, Timeout: *timeout, Skip: map[string]bool{}}
+	hb.header = http.Header(headers)
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
 	switch {
-	case len(cfg.Argv) == 0:
-		return cfg, false, false, usage("no server command: give it after --")
+	case hb.url != "" && len(cfg.Argv) > 0:
+		return cfg, hb, false, false, usage("-url and a server command after -- are two servers: give one")
+	case hb.url != "" && (given["cold"] || given["payload"] || given["skip"]):
+		return cfg, hb, false, false, usage("-cold, -payload and -skip are for a server command: -url times the -k phases only")
+	case hb.url == "" && (given["pid"] || given["header"]):
+		return cfg, hb, false, false, usage("-pid and -header are for -url")
+	case hb.url == "" && len(cfg.Argv) == 0:
+		return cfg, hb, false, false, usage("no server command: give it after --, or give -url URL")
 	case *dur <= 0 || *timeout <= 0:
-		return cfg, false, false, usage("-duration and -timeout must be positive")
+		return cfg, hb, false, false, usage("-duration and -timeout must be positive")
 	case *cold < 0:
-		return cfg, false, false, usage("-cold must not be negative")
+		return cfg, hb, false, false, usage("-cold must not be negative")
 	case *ping && (*tool != "" || *toolArgs != ""):
-		return cfg, false, false, usage("-ping times ping: it takes no -tool or -args")
+		return cfg, hb, false, false, usage("-ping times ping: it takes no -tool or -args")
 	}
 	if *toolArgs != "" {
 		var obj map[string]json.RawMessage
 		if json.Unmarshal([]byte(*toolArgs), &obj) != nil || obj == nil {
-			return cfg, false, false, usage("-args %q: want a JSON object", *toolArgs)
+			return cfg, hb, false, false, usage("-args %q: want a JSON object", *toolArgs)
 		}
 		cfg.Args, _ = json.Marshal(obj)
 	}
 	if cfg.Ks, err = sizes(*ks, false); err != nil || len(cfg.Ks) == 0 {
-		return cfg, false, false, usage("-k %q: want depths from 1 to %d, comma-separated", *ks, maxK)
+		return cfg, hb, false, false, usage("-k %q: want depths from 1 to %d, comma-separated", *ks, maxK)
 	}
 	for _, k := range cfg.Ks {
 		if k < 1 || k > maxK {
-			return cfg, false, false, usage("-k %d: want 1 to %d", k, maxK)
+			return cfg, hb, false, false, usage("-k %d: want 1 to %d", k, maxK)
 		}
 	}
 	if cfg.Payloads, err = sizes(*payload, true); err != nil {
-		return cfg, false, false, usage("-payload %q: want sizes such as 64K,1M", *payload)
+		return cfg, hb, false, false, usage("-payload %q: want sizes such as 64K,1M", *payload)
 	}
 	if len(cfg.Payloads) == 0 {
 		cfg.Skip[loadgen.PhasePayload] = true
 	}
 	for _, s := range cfg.Payloads {
 		if s < 1 || s > 1<<30 {
-			return cfg, false, false, usage("-payload %d: want 1 byte to 1 GiB", s)
+			return cfg, hb, false, false, usage("-payload %d: want 1 byte to 1 GiB", s)
 		}
 	}
 	for p := range strings.SplitSeq(*skip, ",") {
@@ -133,13 +157,18 @@ func benchFlags(args []string, stdout, stderr io.Writer) (cfg loadgen.Config, as
 		case loadgen.PhaseCold, loadgen.PhaseSeq, loadgen.PhasePipe, loadgen.PhasePayload:
 			cfg.Skip[p] = true
 		default:
-			return cfg, false, false, usage("-skip %q: phases are cold, seq, pipe, payload", p)
+			return cfg, hb, false, false, usage("-skip %q: phases are cold, seq, pipe, payload", p)
 		}
 	}
 	if *cold == 0 {
 		cfg.Skip[loadgen.PhaseCold] = true
 	}
-	return cfg, asJSON, quiet, nil
+	if hb.url != "" {
+		// The phases that need a process of our own do not apply.
+		cfg.Skip[loadgen.PhaseCold] = true
+		cfg.Skip[loadgen.PhasePayload] = true
+	}
+	return cfg, hb, asJSON, quiet, nil
 }
 
 var errReported = errors.New("bad flags")
@@ -174,7 +203,7 @@ func sizes(s string, suffixes bool) ([]int, error) {
 }
 
 func bench(args []string, stdout, stderr io.Writer) int {
-	cfg, asJSON, quiet, err := benchFlags(args, stdout, stderr)
+	cfg, hb, asJSON, quiet, err := benchFlags(args, stdout, stderr)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return runtime.ExitOK
@@ -186,6 +215,9 @@ func bench(args []string, stdout, stderr io.Writer) int {
 	}
 	progress := newProgress(stderr, quiet)
 	cfg.Progress = progress.show
+	if hb.url != "" {
+		return benchHTTP(hb, cfg, asJSON, quiet, stdout, stderr, progress)
+	}
 	start := time.Now()
 	if cfg.Era == client.EraAuto.String() {
 		progress.show("-era auto: finding out which era the server speaks", false)

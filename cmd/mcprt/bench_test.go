@@ -246,7 +246,7 @@ func TestBenchProtocolFlags(t *testing.T) {
 		{[]string{"-era", "auto"}, "auto", "", false},
 	} {
 		var stdout, stderr bytes.Buffer
-		cfg, _, _, err := benchFlags(append(tc.args, "--", "x"), &stdout, &stderr)
+		cfg, _, _, _, err := benchFlags(append(tc.args, "--", "x"), &stdout, &stderr)
 		if err != nil || cfg.Era != tc.era || cfg.Version != tc.version || cfg.RequireVersion != tc.require {
 			t.Errorf("bench %q: era %q version %q require %v, err %v; want %q %q %v",
 				tc.args, cfg.Era, cfg.Version, cfg.RequireVersion, err, tc.era, tc.version, tc.require)
