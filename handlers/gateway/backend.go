@@ -87,6 +87,23 @@ func (b *backend) setState(s State) {
 
 func (b *backend) settle() { b.settledOnce.Do(func() { close(b.settled) }) }
 
+// waitPredecessors waits, while the gateway starts, until the backends
+// before this one in the configuration have registered what they offer
+// (or failed once), so that the client's first lists come in the
+// configuration's order whichever backend was quickest. Once Start has
+// returned nobody waits.
+func (b *backend) waitPredecessors(ctx context.Context) {
+	for _, p := range b.g.backends[:b.index] {
+		select {
+		case <-p.settled:
+		case <-b.g.startDone:
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
 // start starts the backend's supervisor unless it runs already. It must
 // not be called on a supervisor's goroutine.
 func (b *backend) start() {

@@ -94,6 +94,7 @@ func (c *conn) start(e *actor.Engine, self *actor.PID) {
 			fail(fmt.Errorf("listing what it offers: %w", err))
 			return
 		}
+		b.waitPredecessors(c.ctx)
 		b.register(l)
 		if !b.up(c.inc, cl) {
 			return
@@ -147,7 +148,9 @@ func (c *conn) keep(cl *client.Client) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.stopped {
-		go cl.Close() // not waited for here: stop does not wait on this goroutine's work
+		c.mu.Unlock()
+		cl.Close() // on this goroutine, which stop waits for
+		c.mu.Lock()
 		return false
 	}
 	c.cl = cl

@@ -55,10 +55,11 @@ type Gateway struct {
 	backends []*backend
 	stderr   *lineWriter
 
-	rootName string
-	root     *supervisor.Root
-	started  atomic.Bool
-	closing  atomic.Bool
+	rootName  string
+	root      *supervisor.Root
+	started   atomic.Bool
+	startDone chan struct{} // closed when Start returns
+	closing   atomic.Bool
 
 	// owners say which backend registered each name (tools, prompts) or
 	// URI (resources, templates), so that the first keeps one two offer.
@@ -99,13 +100,14 @@ func New(cfg *Config, opts Options) (*Gateway, error) {
 		opts.TermGrace = 2 * time.Second
 	}
 	g := &Gateway{
-		opts:     opts,
-		log:      opts.Logger,
-		srv:      handlers.NewServer(opts.Info, opts.Instructions),
-		e:        opts.Engine,
-		stderr:   &lineWriter{w: opts.Stderr},
-		owners:   map[string]*backend{},
-		rootName: fmt.Sprintf("mcprt-gateway-%d", gateways.Add(1)),
+		opts:      opts,
+		log:       opts.Logger,
+		srv:       handlers.NewServer(opts.Info, opts.Instructions),
+		e:         opts.Engine,
+		stderr:    &lineWriter{w: opts.Stderr},
+		owners:    map[string]*backend{},
+		startDone: make(chan struct{}),
+		rootName:  fmt.Sprintf("mcprt-gateway-%d", gateways.Add(1)),
 	}
 	seen := map[string]bool{}
 	for i, bc := range cfg.Backends {
@@ -141,6 +143,7 @@ func (g *Gateway) Start(ctx context.Context) error {
 	if !g.started.CompareAndSwap(false, true) {
 		return errors.New("gateway: Start called twice")
 	}
+	defer close(g.startDone)
 	if g.e == nil {
 		e, err := actor.NewEngine(actor.NewEngineConfig())
 		if err != nil {

@@ -27,6 +27,11 @@ func TestOneViewOfTwoBackends(t *testing.T) {
 			t.Errorf("tools/list lacks %s: %v", want, tools)
 		}
 	}
+	// The first lists come in the configuration's order, whichever
+	// backend was up first.
+	if i, j := slices.IndexFunc(tools, func(n string) bool { return strings.HasPrefix(n, "two__") }), slices.Index(tools, "one__slow-timeout"); i < j {
+		t.Errorf("tools/list is not in the configuration's order: %v", tools)
+	}
 	for _, hiddenTool := range []string{"two__panic", "two__slow-timeout"} {
 		if slices.Contains(tools, hiddenTool) {
 			t.Errorf("tools/list shows the hidden %s", hiddenTool)
