@@ -95,9 +95,10 @@ func init() {
 }
 
 const clientFlagsAbout = `
-Common to the client verbs: the server command comes after -- (or -url
-names a Streamable HTTP endpoint instead), and flags may come before or
-after the arguments of the verb. The session is opened in the era -era
+Common to the client verbs: the server command comes after -- (or
+-config FILE -server NAME takes it from an mcpServers file, or -url names
+a Streamable HTTP endpoint instead), and flags may come before or after
+the arguments of the verb. The session is opened in the era -era
 asks for: auto probes server/discover (2026-07-28) and falls back to
 initialize; legacy and modern pin one. -protocol pins one revision
 (and so its era). -timeout bounds the whole connect (starting the server,
@@ -206,7 +207,7 @@ func statusLine(msg string) string {
 func runClientVerb(v clientVerb, args []string, stdout, stderr io.Writer) int {
 	lw := &lockedWriter{w: stderr, tty: isTerminal(stderr)}
 	stderr = lw
-	fs := flags(v.name, fmt.Sprintf("Usage: mcprt %[1]s [flags] %[2]s -- CMD [ARGS...]\n       mcprt %[1]s [flags] -url URL %[2]s\n\n%[3]s\n%[4]s", v.name, v.args, v.about, clientFlagsAbout), streams{Stdout: stdout, Stderr: stderr})
+	fs := flags(v.name, fmt.Sprintf("Usage: mcprt %[1]s [flags] %[2]s -- CMD [ARGS...]\n       mcprt %[1]s [flags] -config FILE [-server NAME] %[2]s\n       mcprt %[1]s [flags] -url URL %[2]s\n\n%[3]s\n%[4]s", v.name, v.args, v.about, clientFlagsAbout), streams{Stdout: stdout, Stderr: stderr})
 	pf := addProtocolFlags(fs, client.EraAuto, "the newest both sides speak")
 	timeout := fs.Duration("timeout", defaultClientTimeout, "bound on the whole connect (server start, era probe, handshake) and then on each request (0: none)")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
@@ -218,6 +219,7 @@ func runClientVerb(v clientVerb, args []string, stdout, stderr io.Writer) int {
 	endpoint := fs.String("url", "", "talk to the server at this Streamable HTTP endpoint (http://HOST:PORT/mcp) instead of running CMD")
 	var headers headerFlag
 	fs.Var(&headers, "header", "with -url, send `Name: value` with every HTTP request, e.g. \"Authorization: Bearer TOKEN\" (repeatable)")
+	cf := addConfigFlags(fs)
 
 	before, command := args, []string(nil)
 	if i := slices.Index(args, "--"); i >= 0 {
@@ -233,6 +235,9 @@ func runClientVerb(v clientVerb, args []string, stdout, stderr io.Writer) int {
 	usageErr := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "mcprt %s: %s\n(see mcprt %s --help)\n", v.name, fmt.Sprintf(format, a...), v.name)
 		return runtime.ExitUsage
+	}
+	if command, env, *dir, err = cf.apply(command, env, *dir, *endpoint); err != nil {
+		return usageErr("%v", err)
 	}
 	switch {
 	case *endpoint == "" && len(command) == 0:
