@@ -86,7 +86,8 @@ func (f *gwFixture) config(servers map[string]any) string {
 }
 
 // procs lists the live processes whose command line holds the marker and
-// tag ("" for any tag).
+// tag ("" for any tag), or whose environment has MCPRT_GWMARK set to them
+// (for servers started through an interpreter).
 func (f *gwFixture) procs(tag string) []int {
 	entries, _ := os.ReadDir("/proc")
 	var pids []int
@@ -96,7 +97,8 @@ func (f *gwFixture) procs(tag string) []int {
 			continue
 		}
 		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err != nil || !strings.Contains(string(cmdline), f.marker+"-"+tag) {
+		environ, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
+		if err != nil || !strings.Contains(string(cmdline), f.marker+"-"+tag) && !strings.Contains(string(environ), "MCPRT_GWMARK="+f.marker+"-"+tag) {
 			continue
 		}
 		if stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat")); err == nil {
