@@ -555,3 +555,28 @@ func TestGatewayAsksTheClient(t *testing.T) {
 		t.Errorf("retry: %s", r)
 	}
 }
+
+// TestGatewayChaos: mcprt chaos's seeded fault campaign against the
+// gateway (panics, hangs past the backend's timeout, cancels, malformed
+// lines, unread stdout, then stdin EOF or SIGTERM with calls in flight):
+// every request answered once, clean exit.
+func TestGatewayChaos(t *testing.T) {
+	t.Parallel()
+	for _, end := range []string{"eof", "sigterm"} {
+		t.Run(end, func(t *testing.T) {
+			t.Parallel()
+			f := newGateway(t)
+			file := f.config(map[string]any{
+				"ref":   f.serve("ref", map[string]any{"timeout": "2s"}),
+				"other": f.serve("other", nil),
+			})
+			out, err := exec.Command(binPath, "chaos", "-requests", "400", "-end", end, "-seed", "13",
+				"-echo-tool", "ref__echo", "-slow-tool", "ref__sleep", "-panic-tool", "ref__panic",
+				"--", binPath, "gateway", "-config", file).CombinedOutput()
+			if err != nil || !strings.Contains(string(out), "PASS") {
+				t.Fatalf("chaos: %v\n%s", err, out)
+			}
+			f.waitProcs("", "no backend left", func(p []int) bool { return len(p) == 0 })
+		})
+	}
+}
