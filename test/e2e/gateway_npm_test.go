@@ -110,6 +110,34 @@ func TestGatewayNPMServers(t *testing.T) {
 		t.Errorf("elicitation: %s", r["content"])
 	}
 
+	// A 2026-07-28 client, and server-everything, which speaks 2025-11-25:
+	// its elicitation becomes input_required, and the retry forwards the
+	// call again with the answer at hand.
+	modern := map[string]any{
+		"io.modelcontextprotocol/protocolVersion":    modernVersion,
+		"io.modelcontextprotocol/clientCapabilities": map[string]any{"elicitation": map[string]any{}},
+	}
+	m := c.Call("tools/call", withMeta(toolsCall("everything__trigger-elicitation-request", map[string]any{}), modern))
+	var first struct {
+		ResultType    string         `json:"resultType"`
+		InputRequests map[string]any `json:"inputRequests"`
+		RequestState  *string        `json:"requestState"`
+	}
+	mustUnmarshal(t, m.Result, &first)
+	if first.ResultType != "input_required" || len(first.InputRequests) != 1 {
+		t.Fatalf("want input_required, got %s", m)
+	}
+	retry := withMeta(toolsCall("everything__trigger-elicitation-request", map[string]any{}), modern)
+	for k := range first.InputRequests {
+		retry["inputResponses"] = map[string]any{k: map[string]any{"action": "decline"}}
+	}
+	if first.RequestState != nil {
+		retry["requestState"] = *first.RequestState
+	}
+	if r := checkModernResult(t, c.Call("tools/call", retry), false); !strings.Contains(strings.ToLower(string(r["content"])), "decline") {
+		t.Errorf("modern elicitation retry: %s", r["content"])
+	}
+
 	if r := wantResult(t, c.Call("resources/read", map[string]any{"uri": "demo://resource/dynamic/text/7"})); !strings.Contains(string(r["contents"]), "Resource 7") {
 		t.Errorf("read a template's resource: %s", r["contents"])
 	}
