@@ -63,6 +63,8 @@ the environment. The gateway's own keys, per server, all optional:
                  again by a request, stopped after idleTimeout without one (10m)
   idleTimeout
   hideTools      tool names, or patterns ("delete_*"), not to offer
+  protocol       how to connect: auto (probe server/discover, fall back to
+                 initialize), legacy, modern, or one revision ("2025-06-18")
   disabled       true: leave it out
 
 Durations are strings ("30s", "1m") or numbers of seconds. Other keys are

@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/mcprt/mcprt/session/client"
 )
 
 // Config is a gateway's configuration: the backends, in the order the
@@ -71,6 +73,11 @@ type Backend struct {
 	// HideTools are tool names, as the backend gives them, or path.Match
 	// patterns ("delete_*"), whose tools the gateway does not offer.
 	HideTools []string
+	// Protocol is "" or "auto" (probe server/discover, fall back to
+	// initialize), "legacy" or "modern" (one era), or one revision
+	// ("2025-06-18"): how the gateway connects to the backend. Pinning
+	// spares a legacy server that never answers the probe its wait.
+	Protocol string
 }
 
 // Defaults for the zero fields of a Backend.
@@ -171,6 +178,7 @@ func (e *ConfigError) Error() string {
 //	"lazy":          true: started by the first request routed to it, stopped after "idleTimeout" without one
 //	"idleTimeout":
 //	"hideTools":     tool names (or path.Match patterns) not to offer
+//	"protocol":      "auto", "legacy", "modern" or a revision such as "2025-06-18"
 //	"disabled":      true: leave the server out
 //
 // "type" may be "stdio" (or absent): other transports are an error. Other
@@ -449,6 +457,12 @@ func parseBackend(name string, raw json.RawMessage, lookupEnv func(string) (stri
 			}
 		}
 	}
+	if p, ok := str("protocol", false); ok {
+		if _, _, err := protocolOf(p); err != nil {
+			fail("protocol", "%v", err)
+		}
+		b.Protocol = p
+	}
 	if b.MaxBackoff != 0 && b.Backoff > b.MaxBackoff {
 		fail("maxBackoff", "must not be less than \"backoff\"")
 	}
@@ -457,7 +471,24 @@ func parseBackend(name string, raw json.RawMessage, lookupEnv func(string) (stri
 
 var backendKeys = []string{"command", "args", "env", "cwd", "type", "url", "disabled",
 	"prefix", "timeout", "maxRestarts", "restartWindow", "cooldown", "backoff", "maxBackoff",
-	"pingInterval", "pingTimeout", "lazy", "idleTimeout", "hideTools"}
+	"pingInterval", "pingTimeout", "lazy", "idleTimeout", "hideTools", "protocol"}
+
+// protocolOf reads a Backend's Protocol as the client's era and version.
+func protocolOf(p string) (client.Era, string, error) {
+	switch p {
+	case "", "auto":
+		return client.EraAuto, "", nil
+	case "legacy":
+		return client.EraLegacy, "", nil
+	case "modern":
+		return client.EraModern, "", nil
+	}
+	era, ok := client.VersionEra(p)
+	if !ok {
+		return 0, "", fmt.Errorf("%q: want auto, legacy, modern or one of %s", p, strings.Join(client.SupportedVersions(), ", "))
+	}
+	return era, p, nil
+}
 
 // parseDuration reads "1m30s" as time.ParseDuration does, or a number of
 // seconds (as Cline writes "timeout": 60).

@@ -88,7 +88,7 @@ func TestParseConfigGatewayKeys(t *testing.T) {
 	cfg, err := ParseConfig([]byte(`{"mcpServers": {
 		"a": {"command": "a", "prefix": "x", "timeout": "1.5s", "maxRestarts": 2, "restartWindow": 10,
 		      "cooldown": "1m", "backoff": "10ms", "maxBackoff": "1s", "pingInterval": "5s", "pingTimeout": "2s",
-		      "lazy": true, "idleTimeout": "30s", "hideTools": ["rm", "delete_*"], "autoApprove": [], "colour": "red"},
+		      "lazy": true, "idleTimeout": "30s", "hideTools": ["rm", "delete_*"], "protocol": "2025-06-18", "autoApprove": [], "colour": "red"},
 		"b": {"command": "b", "prefix": "", "maxRestarts": 0, "pingInterval": 0},
 		"off": {"command": "c", "disabled": true}
 	}}`), nil)
@@ -99,7 +99,7 @@ func TestParseConfigGatewayKeys(t *testing.T) {
 	want := Backend{Name: "a", Command: "a", Prefix: "x", Timeout: 1500 * time.Millisecond, MaxRestarts: 2,
 		RestartWindow: 10 * time.Second, Cooldown: time.Minute, Backoff: 10 * time.Millisecond, MaxBackoff: time.Second,
 		PingInterval: 5 * time.Second, PingTimeout: 2 * time.Second, Lazy: true, IdleTimeout: 30 * time.Second,
-		HideTools: []string{"rm", "delete_*"}}
+		HideTools: []string{"rm", "delete_*"}, Protocol: "2025-06-18"}
 	if !equalBackend(a, want) {
 		t.Errorf("a:\n got %+v\nwant %+v", a, want)
 	}
@@ -123,7 +123,8 @@ func equalBackend(a, b Backend) bool {
 		a.Dir == b.Dir && a.Prefix == b.Prefix && a.NoPrefix == b.NoPrefix && a.Timeout == b.Timeout &&
 		a.MaxRestarts == b.MaxRestarts && a.RestartWindow == b.RestartWindow && a.Cooldown == b.Cooldown &&
 		a.Backoff == b.Backoff && a.MaxBackoff == b.MaxBackoff && a.PingInterval == b.PingInterval &&
-		a.PingTimeout == b.PingTimeout && a.Lazy == b.Lazy && a.IdleTimeout == b.IdleTimeout && slices.Equal(a.HideTools, b.HideTools)
+		a.PingTimeout == b.PingTimeout && a.Lazy == b.Lazy && a.IdleTimeout == b.IdleTimeout && slices.Equal(a.HideTools, b.HideTools) &&
+		a.Protocol == b.Protocol
 }
 
 func TestParseConfigExpandsVariables(t *testing.T) {
@@ -187,6 +188,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{"restarts", `{"mcpServers": {"a": {"command": "x", "maxRestarts": 1.5}}}`, []string{`backend "a": key "maxRestarts": want a whole number >= 0, got 1.5`}},
 		{"restarts negative", `{"mcpServers": {"a": {"command": "x", "maxRestarts": -1}}}`, []string{`backend "a": key "maxRestarts": want a whole number`}},
 		{"lazy", `{"mcpServers": {"a": {"command": "x", "lazy": "yes"}}}`, []string{`backend "a": key "lazy": want true or false`}},
+		{"protocol", `{"mcpServers": {"a": {"command": "x", "protocol": "2019-01-01"}}}`, []string{`backend "a": key "protocol": "2019-01-01": want auto, legacy, modern or one of 2026-07-28,`}},
 		{"disabled", `{"mcpServers": {"a": {"command": "x", "disabled": 1}}}`, []string{`backend "a": key "disabled": want true or false`}},
 		{"hide type", `{"mcpServers": {"a": {"command": "x", "hideTools": "rm"}}}`, []string{`backend "a": key "hideTools": want an array`}},
 		{"hide pattern", `{"mcpServers": {"a": {"command": "x", "hideTools": ["ok", "[bad"]}}}`, []string{`backend "a": key "hideTools[1]": "[bad" is not a valid pattern`}},

@@ -89,6 +89,11 @@ func (c *conn) start(e *actor.Engine, self *actor.PID) {
 			return
 		}
 		cl.Subscribe("", c.notification)
+		if cl.Era() == client.EraModern {
+			// 2026-07-28 sends nothing unasked: list changes come on a
+			// listen stream, open for the incarnation's life.
+			c.wg.Go(func() { c.listen(cl) })
+		}
 		l, err := fetchLists(c.ctx, cl)
 		if err != nil {
 			fail(fmt.Errorf("listing what it offers: %w", err))
@@ -123,8 +128,14 @@ func (c *conn) connect() (*client.Client, error) {
 	b, g := c.b, c.b.g
 	ctx, cancel := context.WithTimeoutCause(c.ctx, b.cfg.Timeout, fmt.Errorf("not connected within %v", b.cfg.Timeout))
 	defer cancel()
+	era, version, err := protocolOf(b.cfg.Protocol)
+	if err != nil {
+		return nil, err
+	}
 	cl, err := client.Connect(ctx, client.Command{Path: b.cfg.Command, Args: b.cfg.Args, Env: b.cfg.Env, Dir: b.cfg.Dir}, &client.Options{
 		ClientInfo:  client.Implementation{Name: g.opts.Info.Name, Version: g.opts.Info.Version},
+		Era:         era,
+		Version:     version,
 		Timeout:     b.cfg.Timeout,
 		CloseGrace:  g.opts.CloseGrace,
 		TermGrace:   g.opts.TermGrace,
@@ -189,6 +200,17 @@ func (c *conn) notification(n client.Notification) {
 		}
 	case "notifications/message":
 		c.b.logMessage(n.Params)
+	}
+}
+
+// listen keeps a 2026-07-28 subscriptions/listen request open, asking for
+// the list changes; they come as notifications (see notification).
+func (c *conn) listen(cl *client.Client) {
+	err := cl.Call(c.ctx, "subscriptions/listen", map[string]any{"notifications": map[string]bool{
+		"toolsListChanged": true, "promptsListChanged": true, "resourcesListChanged": true,
+	}}, nil, client.WithTimeout(-1))
+	if err != nil && c.ctx.Err() == nil && cl.Err() == nil {
+		c.b.g.log.Warn("gateway: the backend refused subscriptions/listen; changes of its lists will not be seen", "backend", c.b.name, "err", err)
 	}
 }
 

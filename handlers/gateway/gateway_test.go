@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+
+	"github.com/mcprt/mcprt/handlers"
 )
 
 // Two reference servers behind one gateway: one view of both, prefixed,
@@ -133,5 +136,55 @@ func TestCancellationEndsTheCall(t *testing.T) {
 	// notifications/cancelled: see the end-to-end tests).
 	if err := <-done; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A backend's list_changed changes the gateway's lists, reported once per
+// change.
+func TestBackendListChanged(t *testing.T) {
+	for _, protocol := range []string{"modern", "legacy"} {
+		t.Run(protocol, func(t *testing.T) { testBackendListChanged(t, protocol) })
+	}
+}
+
+// testBackendListChanged: in the legacy era list_changed comes unasked; in
+// 2026-07-28 on the gateway's subscriptions/listen stream.
+func testBackendListChanged(t *testing.T, protocol string) {
+	dyn := dynamic("dyn")
+	dyn.Protocol = protocol
+	g := start(t, dyn, serve("ref"))
+	var mu sync.Mutex
+	changes := 0
+	g.Server().Watch(func(c handlers.Change) {
+		if c.Kind == handlers.ToolsChanged {
+			mu.Lock()
+			changes++
+			mu.Unlock()
+		}
+	})
+	count := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return changes
+	}
+	if got := g.must("tools/call", `{"name":"dyn__grow"}`); !strings.Contains(got, "added extra-1") {
+		t.Fatalf("grow: %s", got)
+	}
+	waitFor(t, "dyn__extra-1 to be listed", func() bool { return slices.Contains(g.names("tools/list", "tools", "name"), "dyn__extra-1") })
+	if got := g.must("tools/call", `{"name":"dyn__extra-1"}`); !strings.Contains(got, "I am extra-1") {
+		t.Errorf("the new tool: %s", got)
+	}
+	g.must("tools/call", `{"name":"dyn__grow"}`)
+	waitFor(t, "dyn__extra-2", func() bool { return slices.Contains(g.names("tools/list", "tools", "name"), "dyn__extra-2") })
+	g.must("tools/call", `{"name":"dyn__shrink"}`)
+	waitFor(t, "the extras to go", func() bool {
+		tools := g.names("tools/list", "tools", "name")
+		return !slices.Contains(tools, "dyn__extra-1") && !slices.Contains(tools, "dyn__extra-2")
+	})
+	if n := count(); n < 3 || n > 6 {
+		t.Errorf("%d changes reported for three changes of the backend's list", n)
+	}
+	if tools := g.names("tools/list", "tools", "name"); !slices.Contains(tools, "ref__echo") || !slices.Contains(tools, "dyn__grow") {
+		t.Errorf("after the changes: %v", tools)
 	}
 }

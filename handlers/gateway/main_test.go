@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcprt/mcprt/handlers"
+	mcprt "github.com/mcprt/mcprt/runtime"
 )
 
 // hang only turns a hang into a failure; nothing waits for it in a
@@ -25,6 +26,9 @@ const hang = 60 * time.Second
 var mcprtPath string
 
 func TestMain(m *testing.M) {
+	if os.Getenv(testServerEnv) == "dynamic" {
+		os.Exit(runDynamicServer())
+	}
 	slog.SetDefault(slog.New(slog.DiscardHandler)) // hollywood logs through it
 	dir, err := os.MkdirTemp("", "mcprt-gateway-test-")
 	if err != nil {
@@ -42,6 +46,42 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// testServerEnv makes this test binary an MCP server whose lists change
+// (see runDynamicServer).
+const testServerEnv = "MCPRT_GATEWAY_TEST_SERVER"
+
+// dynamic is a backend whose tools change when asked: "grow" adds a tool
+// "extra-N", "shrink" removes them all, and the server sends list_changed.
+func dynamic(name string) Backend {
+	return Backend{Name: name, Command: os.Args[0], Env: []string{testServerEnv + "=dynamic", "LOG_LEVEL=warn", "GORACE=atexit_sleep_ms=0"}}
+}
+
+func runDynamicServer() int {
+	srv := handlers.NewServer(handlers.Implementation{Name: "dynamic", Version: "1"}, "")
+	var mu sync.Mutex
+	var extra []string
+	srv.AddTool(handlers.Tool{Name: "grow"}, func(context.Context, *handlers.Request, json.RawMessage) (*handlers.CallToolResult, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		name := fmt.Sprintf("extra-%d", len(extra)+1)
+		extra = append(extra, name)
+		srv.AddTool(handlers.Tool{Name: name}, func(context.Context, *handlers.Request, json.RawMessage) (*handlers.CallToolResult, error) {
+			return handlers.TextResult("I am " + name), nil
+		})
+		return handlers.TextResult("added " + name), nil
+	})
+	srv.AddTool(handlers.Tool{Name: "shrink"}, func(context.Context, *handlers.Request, json.RawMessage) (*handlers.CallToolResult, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, n := range extra {
+			srv.RemoveTool(n)
+		}
+		extra = nil
+		return handlers.TextResult("removed"), nil
+	})
+	return mcprt.ExitCode(mcprt.Serve(context.Background(), srv, mcprt.Options{}))
 }
 
 // serve is a backend that runs the reference server.
