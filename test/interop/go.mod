@@ -3,6 +3,7 @@ module github.com/mcprt/mcprt/test/interop
 go 1.26
 
 require (
+	github.com/google/jsonschema-go v0.4.3
 	github.com/mcprt/mcprt v0.0.0-00010101000000-000000000000
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 )
@@ -10,7 +11,6 @@ require (
 require (
 	github.com/DataDog/gostackparse v0.7.0 // indirect
 	github.com/anthdm/hollywood v1.0.5 // indirect
-	github.com/google/jsonschema-go v0.4.3 // indirect
 	github.com/klauspost/cpuid/v2 v2.0.9 // indirect
 	github.com/segmentio/asm v1.1.3 // indirect
 	github.com/segmentio/encoding v0.5.4 // indirect

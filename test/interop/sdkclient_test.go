@@ -43,7 +43,22 @@ func connectSDK(t *testing.T, version string) *sdkSession {
 	t.Helper()
 	needBinaries(t)
 	s := &sdkSession{version: version, progress: map[string]int{}}
-	c := mcp.NewClient(&mcp.Implementation{Name: "go-sdk-interop", Version: "1"}, &mcp.ClientOptions{
+	cmd := exec.Command(mcprtBin, "serve")
+	cmd.Env = append(cmd.Environ(), "LOG_LEVEL=warn")
+	cs, err := sdkClient(s).Connect(testCtx(t), &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	if err != nil {
+		t.Fatalf("SDK client connecting to mcprt serve (%s): %v", version, err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	s.cs = cs
+	return s
+}
+
+// sdkClient is the SDK client the interop tests use, whatever the
+// transport: its handlers answer mcprt's elicit and sample tools and
+// record progress and log notifications in s.
+func sdkClient(s *sdkSession) *mcp.Client {
+	return mcp.NewClient(&mcp.Implementation{Name: "go-sdk-interop", Version: "1"}, &mcp.ClientOptions{
 		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}, nil
 		},
@@ -67,15 +82,6 @@ func connectSDK(t *testing.T, version string) *sdkSession {
 			s.mu.Unlock()
 		},
 	})
-	cmd := exec.Command(mcprtBin, "serve")
-	cmd.Env = append(cmd.Environ(), "LOG_LEVEL=warn")
-	cs, err := c.Connect(testCtx(t), &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: version})
-	if err != nil {
-		t.Fatalf("SDK client connecting to mcprt serve (%s): %v", version, err)
-	}
-	t.Cleanup(func() { cs.Close() })
-	s.cs = cs
-	return s
 }
 
 func textOf(t *testing.T, res *mcp.CallToolResult) string {
@@ -237,24 +243,29 @@ func TestSDKClientDrivesMcprt(t *testing.T) {
 	for _, version := range mcp.SupportedProtocolVersions() {
 		t.Run(version, func(t *testing.T) {
 			t.Parallel()
-			s := connectSDK(t, version)
-			init := s.cs.InitializeResult()
-			if init.ProtocolVersion != version || init.ServerInfo == nil || init.ServerInfo.Name != "mcprt-reference" {
-				t.Fatalf("negotiated %s with %+v", init.ProtocolVersion, init.ServerInfo)
-			}
-			caps := init.Capabilities
-			// What the reference server declares, by revision.
-			if caps.Tools == nil || caps.Resources == nil || caps.Prompts == nil || (caps.Completions == nil) != (version == "2024-11-05") {
-				t.Fatalf("capabilities %+v", caps)
-			}
-			if err := s.cs.Ping(testCtx(t), nil); err != nil && version < "2026-07-28" {
-				t.Errorf("ping: %v", err)
-			}
-			t.Run("tools", func(t *testing.T) { checkTools(t, s) })
-			t.Run("resources", func(t *testing.T) { checkResources(t, s) })
-			t.Run("prompts", func(t *testing.T) { checkPrompts(t, s, caps.Completions != nil) })
+			checkSession(t, connectSDK(t, version), version)
 		})
 	}
+}
+
+// checkSession runs every check on an SDK session with mcprt's reference
+// server: the handshake's result, then its tools, resources and prompts.
+func checkSession(t *testing.T, s *sdkSession, version string) {
+	init := s.cs.InitializeResult()
+	if init.ProtocolVersion != version || init.ServerInfo == nil || init.ServerInfo.Name != "mcprt-reference" {
+		t.Fatalf("negotiated %s with %+v", init.ProtocolVersion, init.ServerInfo)
+	}
+	caps := init.Capabilities
+	// What the reference server declares, by revision.
+	if caps.Tools == nil || caps.Resources == nil || caps.Prompts == nil || (caps.Completions == nil) != (version == "2024-11-05") {
+		t.Fatalf("capabilities %+v", caps)
+	}
+	if err := s.cs.Ping(testCtx(t), nil); err != nil && version < "2026-07-28" {
+		t.Errorf("ping: %v", err)
+	}
+	t.Run("tools", func(t *testing.T) { checkTools(t, s) })
+	t.Run("resources", func(t *testing.T) { checkResources(t, s) })
+	t.Run("prompts", func(t *testing.T) { checkPrompts(t, s, caps.Completions != nil) })
 }
 
 func checkTools(t *testing.T, s *sdkSession) {

@@ -1,18 +1,27 @@
 // Command sdkserver is a small MCP server written with the official Go SDK
-// (github.com/modelcontextprotocol/go-sdk), served over stdio, so that
+// (github.com/modelcontextprotocol/go-sdk), served over stdio, or over
+// Streamable HTTP with -http ADDR (with sessions, or -stateless), so that
 // mcprt's client can be tested against an implementation it shares no code
 // with. It offers one of each kind of thing: tools (greet, add, progress,
-// ask: elicitation and roots, sample: sampling), a resource, a resource
-// template, a prompt, and completion.
+// ask: elicitation and roots, sample: sampling, region: an x-mcp-header
+// argument), a resource, a resource template, a prompt, and completion.
 package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"log"
+	"net"
+	"net/http"
 	"os"
+	"os/signal"
 	"strings"
+	"syscall"
+	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -41,9 +50,16 @@ type sampleIn struct {
 	Prompt string `json:"prompt"`
 }
 
+type regionIn struct {
+	Region string `json:"region"`
+}
+
 var colors = []string{"red", "green", "blue", "black", "brown"}
 
 func main() {
+	httpAddr := flag.String("http", "", "serve Streamable HTTP on this address (endpoint /mcp) instead of stdio")
+	stateless := flag.Bool("stateless", false, "with -http, serve without sessions (2026-07-28 needs it)")
+	flag.Parse()
 	s := mcp.NewServer(&mcp.Implementation{Name: "sdk-server", Version: "1.0.0"}, &mcp.ServerOptions{
 		Instructions: "A Go SDK server for interop tests.",
 		CompletionHandler: func(_ context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
@@ -128,6 +144,16 @@ func main() {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, nil, nil
 		})
 
+	// Over HTTP in 2026-07-28 the SDK checks that the client mirrored
+	// region into the Mcp-Param-Region header.
+	mcp.AddTool(s, &mcp.Tool{Name: "region", Description: "Names the region it was called for.",
+		InputSchema: &jsonschema.Schema{Type: "object", Required: []string{"region"}, Properties: map[string]*jsonschema.Schema{
+			"region": {Type: "string", Extra: map[string]any{"x-mcp-header": "Region"}},
+		}}},
+		func(_ context.Context, _ *mcp.CallToolRequest, in regionIn) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "region " + in.Region}}}, nil, nil
+		})
+
 	s.AddResource(&mcp.Resource{URI: "sdk://hello", Name: "hello", MIMEType: "text/plain"},
 		func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, MIMEType: "text/plain", Text: "hello from the SDK"}}}, nil
@@ -141,8 +167,42 @@ func main() {
 			return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: "Write a haiku about " + req.Params.Arguments["color"]}}}}, nil
 		})
 
+	if *httpAddr != "" {
+		serveHTTP(s, *httpAddr, *stateless)
+		return
+	}
 	fmt.Fprintln(os.Stderr, "sdkserver: serving on stdio")
 	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 		log.Fatal(err)
 	}
+}
+
+// serveHTTP serves s at /mcp until SIGINT or SIGTERM.
+func serveHTTP(s *mcp.Server, addr string, stateless bool) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		log.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s },
+		&mcp.StreamableHTTPOptions{Stateless: stateless}))
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	fmt.Fprintf(os.Stderr, "sdkserver: serving Streamable HTTP on http://%s/mcp\n", ln.Addr())
+	select {
+	case err := <-served:
+		log.Fatal(err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	// Open streams (a session's GET) never end by themselves: close what
+	// is left when the grace is up.
+	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		log.Print(err)
+	}
+	srv.Close()
 }
