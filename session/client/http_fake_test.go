@@ -655,3 +655,36 @@ func TestHTTPProducerURL(t *testing.T) {
 		return ok && x.Child == "c" && errors.Is(x.Reason, client.ErrSessionEnded)
 	})
 }
+
+// TestHTTPGetStreamReopened: a GET stream the server ends is opened again
+// after the retry the server asked for, and what each one carries reaches
+// the client.
+func TestHTTPGetStreamReopened(t *testing.T) {
+	t.Parallel()
+	f := newHTTPFake(t, func(w http.ResponseWriter, r *http.Request, m fakeMsg) {
+		switch {
+		case m.Method == "initialize":
+			w.Header().Set("Mcp-Session-Id", "s")
+			writeJSON(w, 200, result(m.ID, initResult("2025-11-25")))
+		case m.Method == "server/discover":
+			http.Error(w, "no session", 400)
+		case r.Method == http.MethodGet:
+			send := sse(w)
+			fmt.Fprint(w, "retry: 10\n\n")
+			send(map[string]any{"jsonrpc": "2.0", "method": "notifications/message", "params": map[string]any{"level": "info", "data": "hello"}})
+			// and the stream ends
+		default:
+			w.WriteHeader(http.StatusAccepted)
+		}
+	})
+	c := connectURL(t, f.url(), opts(client.Options{}))
+	got := make(chan struct{}, 100)
+	c.Subscribe("notifications/message", func(client.Notification) { got <- struct{}{} })
+	for range 3 {
+		select {
+		case <-got:
+		case <-time.After(hangTimeout):
+			t.Fatalf("GET streams: %d", len(f.requests("GET")))
+		}
+	}
+}
