@@ -150,7 +150,7 @@ func runHTTPBench(ctx context.Context, hb httpBench, cfg loadgen.Config) (*HTTPB
 		return nil, err
 	}
 	res := &HTTPBenchResult{URL: hb.url, Era: c.Era().String(), Version: c.ProtocolVersion(),
-		Server: strings.TrimSpace(c.ServerInfo().Name + " " + c.ServerInfo().Version),
+		Server:   strings.TrimSpace(c.ServerInfo().Name + " " + c.ServerInfo().Version),
 		PhaseSec: cfg.Duration.Seconds(), PID: hb.pid}
 	bc := benchCall{ver: c.ProtocolVersion()}
 	switch {
