@@ -45,7 +45,10 @@ type Backend struct {
 	Prefix   string
 	NoPrefix bool
 	// Timeout bounds each request forwarded to the backend, the connect
-	// included (default DefaultTimeout).
+	// included (default DefaultTimeout). A tool call's deadline in the
+	// gateway's server is set a little longer, so that the client hears
+	// the backend named; other requests are bounded by the runtime's
+	// RequestTimeout, which should then be longer than every Timeout.
 	Timeout time.Duration
 	// MaxRestarts restarts are allowed within RestartWindow (defaults
 	// DefaultMaxRestarts, DefaultRestartWindow); past them the backend is

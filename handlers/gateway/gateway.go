@@ -117,6 +117,9 @@ func New(cfg *Config, opts Options) (*Gateway, error) {
 		if seen[bc.Name] {
 			return nil, fmt.Errorf("gateway: two backends are named %q", bc.Name)
 		}
+		if _, _, err := protocolOf(bc.Protocol); err != nil {
+			return nil, fmt.Errorf("gateway: backend %q: protocol %w", bc.Name, err)
+		}
 		seen[bc.Name] = true
 		g.backends = append(g.backends, newBackend(g, i, bc.withDefaults()))
 	}
