@@ -1,7 +1,9 @@
 package gateway
 
 import (
+	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -209,5 +211,31 @@ func TestCloseLeavesNoProcess(t *testing.T) {
 	}
 	if got, _ := g.run(nil, req("tools/call", `{"name":"one__echo","arguments":{"text":"x"}}`, nil)); !strings.Contains(got, "shutting down") {
 		t.Errorf("a call after Close: %s", got)
+	}
+}
+
+// A backend's stderr reaches the gateway's prefixed with its name and
+// throttled; its last lines are kept for error messages whatever the
+// throttle dropped.
+func TestStderrPrefixedThrottledKept(t *testing.T) {
+	noisy := Backend{Name: "noisy", Command: "sh", Args: []string{"-c", `i=1; while [ $i -le 100 ]; do echo "line $i" >&2; i=$((i+1)); done; exec "$0" serve`, mcprtPath},
+		Env: []string{"LOG_LEVEL=warn"}}
+	stderr := &syncBuffer{}
+	g, err := New(&Config{Backends: []Backend{noisy}}, Options{Logger: slog.New(slog.DiscardHandler), Stderr: stderr, StderrLimit: 5, StderrWindow: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	waitFor(t, "the throttle to speak", func() bool { return strings.Contains(stderr.String(), "dropping the rest") })
+	out := stderr.String()
+	if !strings.HasPrefix(out, "[noisy] line 1\n[noisy] line 2\n") || !strings.Contains(out, "[noisy] line 5\n") || strings.Contains(out, "line 6\n") {
+		t.Errorf("gateway stderr:\n%s", out)
+	}
+	tail := g.backends[0].tail()
+	if len(tail) != stderrKept || tail[len(tail)-1] != "line 100" {
+		t.Errorf("kept lines: %q", tail)
 	}
 }
