@@ -239,3 +239,21 @@ func TestStderrPrefixedThrottledKept(t *testing.T) {
 		t.Errorf("kept lines: %q", tail)
 	}
 }
+
+// A backend past its timeout: the call is answered with an error naming
+// it, and the backend stays up.
+func TestBackendTimeout(t *testing.T) {
+	b := serve("slow")
+	b.Timeout = 300 * time.Millisecond
+	g := start(t, b)
+	got := g.must("tools/call", `{"name":"slow__sleep","arguments":{"ms":60000}}`)
+	if !strings.Contains(got, `"isError":true`) || !strings.Contains(got, `backend \"slow\" did not answer tools/call within 300ms`) {
+		t.Fatalf("slow call: %s", got)
+	}
+	if _, err := g.run(nil, req("resources/read", `{"uri":"mcprt://reference/readme"}`, nil)); err != nil {
+		t.Errorf("the backend after a timeout: %v", err)
+	}
+	if s := g.state("slow"); s.State != Up || s.Restarts != 0 {
+		t.Errorf("a timeout restarted the backend: %+v", s)
+	}
+}
