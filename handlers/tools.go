@@ -188,6 +188,7 @@ type tool struct {
 	input   *jsonschema.Schema // nil for an Unchecked tool
 	output  *jsonschema.Schema // nil without OutputSchema, or Unchecked
 	handler ToolHandler
+	headers []jsonschema.HeaderParam // its x-mcp-header annotations
 }
 
 // AddTool registers (or replaces, by name) a tool. The schemas are compiled
@@ -221,11 +222,31 @@ func (s *Server) AddTool(t Tool, h ToolHandler) {
 			panic(fmt.Sprintf("handlers: tool %q: outputSchema: %v", t.Name, err))
 		}
 	}
+	// A tool whose annotations are invalid must be left out by HTTP
+	// clients: refuse it here, unless it is passed through as it is.
+	if tl.headers, err = jsonschema.HeaderParams(t.InputSchema); err != nil {
+		if !t.Unchecked {
+			panic(fmt.Sprintf("handlers: tool %q: inputSchema: %v", t.Name, err))
+		}
+		tl.headers = nil
+	}
 	s.mu.Lock()
 	s.tools.put(t.Name, tl)
 	s.offer(offerTools)
 	s.mu.Unlock()
 	s.changed(Change{Kind: ToolsChanged})
+}
+
+// ToolHeaderParams returns the x-mcp-header annotations of the tool's input
+// schema (none for an unknown tool): a Streamable HTTP server checks the
+// Mcp-Param headers of a 2026-07-28 tools/call against them.
+func (s *Server) ToolHeaderParams(name string) []jsonschema.HeaderParam {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if t, ok := s.tools.get(name); ok {
+		return t.headers
+	}
+	return nil
 }
 
 // RemoveTool unregisters a tool; it reports whether it existed.

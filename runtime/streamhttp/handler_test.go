@@ -311,10 +311,18 @@ func TestLegacyGetStream(t *testing.T) {
 	if resp.StatusCode != 200 {
 		t.Fatalf("GET: %d", resp.StatusCode)
 	}
-	// A second GET stream for the session is refused.
-	if r := f.do("GET", "", map[string]string{"Mcp-Session-Id": sid, "Accept": "text/event-stream"}); r.status != http.StatusConflict {
-		t.Fatalf("second GET: %d", r.status)
+	// A client may hold several; each message goes on one of them only
+	// (here the first).
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	defer cancel2()
+	req2, _ := http.NewRequestWithContext(ctx2, "GET", f.url, nil)
+	req2.Header.Set("Accept", "text/event-stream")
+	req2.Header.Set("Mcp-Session-Id", sid)
+	resp2, err := http.DefaultClient.Do(req2)
+	if err != nil || resp2.StatusCode != 200 {
+		t.Fatalf("second GET: %v %v", err, resp2)
 	}
+	defer resp2.Body.Close()
 	srv.AddTool(handlers.Tool{Name: "late"}, func(context.Context, *handlers.Request, json.RawMessage) (*handlers.CallToolResult, error) {
 		return handlers.TextResult("late"), nil
 	})
@@ -581,5 +589,98 @@ func TestLegacyDuplicateID(t *testing.T) {
 	}
 	if r := <-first; r.status != 200 || !strings.Contains(string(r.last()["result"]), "slept") {
 		t.Fatalf("first: %d %v", r.status, r.msgs)
+	}
+}
+
+// TestLegacyCancelAfterClose: in the legacy era closing the stream does not
+// cancel the request (it runs on), but the client's notifications/cancelled
+// naming its own id still does, after the stream is gone.
+func TestLegacyCancelAfterClose(t *testing.T) {
+	cancelled := make(chan string, 1)
+	f := start(t, testServer(cancelled), streamhttp.Options{})
+	sid := f.initialize(`{}`)
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, "POST", f.url, strings.NewReader(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":60000,"tag":"later"}}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Session-Id", sid)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	time.Sleep(100 * time.Millisecond) // the call starts; nothing below depends on the timing
+	cancel()
+	<-done
+	select {
+	case tag := <-cancelled:
+		t.Fatalf("closing a legacy stream cancelled %q", tag)
+	case <-time.After(200 * time.Millisecond):
+	}
+	if r := f.do("POST", `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}`, map[string]string{"Mcp-Session-Id": sid}); r.status != http.StatusAccepted {
+		t.Fatalf("cancel: %d", r.status)
+	}
+	select {
+	case tag := <-cancelled:
+		if tag != "later" {
+			t.Fatalf("cancelled %q", tag)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("notifications/cancelled after the stream closed did not cancel the call")
+	}
+}
+
+// TestModernIgnoresSessionID: a 2026-07-28 request is served statelessly
+// whatever Mcp-Session-Id it carries.
+func TestModernIgnoresSessionID(t *testing.T) {
+	f := start(t, testServer(nil), streamhttp.Options{})
+	hdr := modernHeaders("tools/call", "echo")
+	hdr["Mcp-Session-Id"] = "stale"
+	r := f.do("POST", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"s"},`+modernMeta+`}}`, hdr)
+	if r.status != 200 || !strings.Contains(string(r.last()["result"]), `"text":"s"`) {
+		t.Fatalf("%d %v", r.status, r.msgs)
+	}
+}
+
+// TestParamHeaders: a tool whose schema mirrors arguments into Mcp-Param
+// headers (x-mcp-header) is served only when the headers match the body.
+func TestParamHeaders(t *testing.T) {
+	srv := testServer(nil)
+	srv.AddTool(handlers.Tool{
+		Name: "sql",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"},` +
+			`"n":{"type":"integer","x-mcp-header":"N"},"q":{"type":"string"}},"required":["q"]}`),
+	}, func(context.Context, *handlers.Request, json.RawMessage) (*handlers.CallToolResult, error) {
+		return handlers.TextResult("ran"), nil
+	})
+	f := start(t, srv, streamhttp.Options{})
+	call := func(args string, params map[string]string) *reply {
+		hdr := modernHeaders("tools/call", "sql")
+		for k, v := range params {
+			hdr["Mcp-Param-"+k] = v
+		}
+		return f.do("POST", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"sql","arguments":`+args+`,`+modernMeta+`}}`, hdr)
+	}
+	for name, c := range map[string]struct {
+		args   string
+		params map[string]string
+		ok     bool
+	}{
+		"matching":            {`{"region":"us-west1","n":42,"q":"x"}`, map[string]string{"Region": "us-west1", "N": "42"}, true},
+		"numerically equal":   {`{"n":42,"q":"x"}`, map[string]string{"N": "42.0"}, true},
+		"base64":              {`{"region":"Grüße","q":"x"}`, map[string]string{"Region": "=?base64?R3LDvMOfZQ==?="}, true},
+		"absent both":         {`{"q":"x"}`, nil, true},
+		"null omitted":        {`{"region":null,"q":"x"}`, nil, true},
+		"missing header":      {`{"region":"eu","q":"x"}`, nil, false},
+		"different value":     {`{"region":"eu","q":"x"}`, map[string]string{"Region": "us"}, false},
+		"header without body": {`{"q":"x"}`, map[string]string{"Region": "us"}, false},
+		"bad base64":          {`{"region":"eu","q":"x"}`, map[string]string{"Region": "=?base64?%%%?="}, false},
+	} {
+		r := call(c.args, c.params)
+		if got := r.status == 200; got != c.ok || !c.ok && errCode(r.last()) != streamhttp.CodeHeaderMismatch {
+			t.Errorf("%s: %d %v", name, r.status, r.msgs)
+		}
 	}
 }

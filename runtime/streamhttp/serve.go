@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcprt/mcprt/handlers/jsonschema"
 	"github.com/mcprt/mcprt/session"
 	"github.com/mcprt/mcprt/session/jsonrpc"
 	"github.com/mcprt/mcprt/supervisor"
@@ -121,6 +122,12 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, id, jerr.Code, jerr.Message)
 		return
 	}
+	pv := r.Header.Get(hProtocolVersion)
+	if slices.Contains(session.ModernVersions, pv) || m.Method == "server/discover" || metaVersion(m.Params) != nil {
+		// 2026-07-28 has no sessions: a session id it carries is ignored.
+		h.postModern(w, r, &m, pv)
+		return
+	}
 	if sid := r.Header.Get(hSessionID); sid != "" {
 		h.mu.Lock()
 		hs := h.sessions[sid]
@@ -132,12 +139,9 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 		h.postLegacy(w, r, hs, &m)
 		return
 	}
-	pv := r.Header.Get(hProtocolVersion)
 	switch {
 	case m.Kind == jsonrpc.KindRequest && m.Method == "initialize":
 		h.initialize(w, r, &m)
-	case slices.Contains(session.ModernVersions, pv) || m.Method == "server/discover" || metaVersion(m.Params) != nil:
-		h.postModern(w, r, &m, pv)
 	default:
 		writeError(w, http.StatusBadRequest, m.ID, jsonrpc.CodeInvalidRequest,
 			"Bad Request: no Mcp-Session-Id: send initialize first, or use 2026-07-28 (MCP-Protocol-Version header and _meta on every request)")
@@ -169,6 +173,7 @@ func (h *Handler) postLegacy(w http.ResponseWriter, r *http.Request, hs *hsessio
 				return
 			}
 			hs.feed(cancelLine(key))
+			hs.cancelled(key)
 			w.WriteHeader(http.StatusAccepted)
 			return
 		}
@@ -299,7 +304,7 @@ func (h *Handler) postModern(w http.ResponseWriter, r *http.Request, m *jsonrpc.
 		writeError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest, "Invalid Request: 2026-07-28 clients send no responses; answer input requests with inputResponses")
 		return
 	}
-	if msg := headerMismatch(r, m, pv); msg != "" {
+	if msg := h.headerMismatch(r, m, pv); msg != "" {
 		writeError(w, http.StatusBadRequest, m.ID, CodeHeaderMismatch, "Header mismatch: "+msg)
 		return
 	}
@@ -308,7 +313,7 @@ func (h *Handler) postModern(w http.ResponseWriter, r *http.Request, m *jsonrpc.
 
 // headerMismatch checks the request metadata headers 2026-07-28 requires
 // against the body, and says what is wrong ("" when nothing is).
-func headerMismatch(r *http.Request, m *jsonrpc.Message, pv string) string {
+func (h *Handler) headerMismatch(r *http.Request, m *jsonrpc.Message, pv string) string {
 	bodyVersion := ""
 	if v := metaVersion(m.Params); v != nil {
 		_ = json.Unmarshal(v, &bodyVersion)
@@ -350,7 +355,60 @@ func headerMismatch(r *http.Request, m *jsonrpc.Message, pv string) string {
 	case got != want:
 		return "Mcp-Name header " + strconv.Quote(got) + " does not match params." + field + " " + strconv.Quote(want)
 	}
+	if m.Method == "tools/call" {
+		return h.paramMismatch(r, m, want)
+	}
 	return ""
+}
+
+// paramMismatch checks the Mcp-Param headers of a call of the tool named
+// tool against the arguments its x-mcp-header annotations point at.
+func (h *Handler) paramMismatch(r *http.Request, m *jsonrpc.Message, tool string) string {
+	params := h.srv.ToolHeaderParams(tool)
+	if len(params) == 0 {
+		return ""
+	}
+	args, _ := jsonrpc.Member(m.Params, "arguments")
+	for _, p := range params {
+		header := "Mcp-Param-" + p.Name
+		v, ok := args, len(args) > 0
+		for _, key := range p.Path {
+			if !ok {
+				break
+			}
+			v, ok = jsonrpc.Member(v, key)
+		}
+		want, has := "", false
+		if ok {
+			want, has = jsonschema.HeaderText(v)
+		}
+		vals := r.Header.Values(header)
+		switch {
+		case len(vals) == 0 && has:
+			return "the " + header + " header is required: arguments." + strings.Join(p.Path, ".") + " is given"
+		case len(vals) == 0:
+			continue
+		case len(vals) > 1:
+			return "the " + header + " header is given more than once"
+		}
+		got, valid := decodeHeaderValue(vals[0])
+		switch {
+		case !valid:
+			return "the " + header + " header is not valid"
+		case !has:
+			return "the " + header + " header is given but arguments." + strings.Join(p.Path, ".") + " is not"
+		case got != want && !sameNumber(got, want):
+			return header + " header " + strconv.Quote(got) + " does not match arguments." + strings.Join(p.Path, ".") + " " + strconv.Quote(want)
+		}
+	}
+	return ""
+}
+
+// sameNumber compares two integers written differently (42 and 42.0).
+func sameNumber(a, b string) bool {
+	x, err1 := strconv.ParseFloat(a, 64)
+	y, err2 := strconv.ParseFloat(b, 64)
+	return err1 == nil && err2 == nil && x == y
 }
 
 // decodeHeaderValue undoes the =?base64?…?= sentinel encoding.
@@ -404,14 +462,31 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request, hs *hsession, x *e
 	for {
 		msgs, final, aborted, err := x.next(ctx, tick)
 		if err != nil {
-			hs.abandon(x)
 			if modern {
 				// Closing the stream is the cancellation in 2026-07-28.
+				hs.abandon(x)
 				hs.feed(cancelLine(key))
+			} else {
+				// In the legacy era it is not: the client may still
+				// cancel by its own id, which must keep meaning this
+				// request until it is answered.
+				hs.orphan(x)
 			}
 			return
 		}
 		if aborted && !final {
+			x.mu.Lock()
+			cancelled := x.cancelled
+			x.mu.Unlock()
+			if cancelled {
+				// The client cancelled it: a stream that ends without a
+				// response, as the request gets none.
+				if !sse {
+					w.Header().Set("Content-Type", "text/event-stream")
+					w.WriteHeader(http.StatusOK)
+				}
+				return
+			}
 			if !sse {
 				writeError(w, http.StatusNotFound, x.clientID, jsonrpc.CodeInternalError, "The session ended before answering; send initialize again")
 			}
@@ -478,7 +553,7 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 	}
 	x := newExchange("", nil, false)
 	if !hs.openGet(x) {
-		writeError(w, http.StatusConflict, nil, jsonrpc.CodeInvalidRequest, "Conflict: this session's GET stream is already open")
+		writeError(w, http.StatusNotFound, nil, jsonrpc.CodeInvalidRequest, "Not Found: the session has ended")
 		return
 	}
 	defer hs.closeGet(x)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -29,7 +30,7 @@ type hsession struct {
 	mu       sync.Mutex
 	ex       map[string]*exchange // by the id used inside
 	byClient map[string]string    // legacy: the client's id → the id used inside
-	get      *exchange            // legacy: the open GET stream
+	gets     []*exchange          // legacy: the open GET streams, oldest first
 	ended    bool
 }
 
@@ -65,7 +66,7 @@ func (hs *hsession) versionOrEmpty() string {
 // idleSince reports how long the session has had nothing open.
 func (hs *hsession) idleSince(now int64) time.Duration {
 	hs.mu.Lock()
-	busy := len(hs.ex) > 0 || hs.get != nil
+	busy := len(hs.ex) > 0 || len(hs.gets) > 0
 	hs.mu.Unlock()
 	if busy {
 		return 0
@@ -130,6 +131,32 @@ func (hs *hsession) abandon(x *exchange) {
 	hs.touch()
 }
 
+// orphan marks a legacy exchange whose client closed the stream: the
+// request runs on (only notifications/cancelled cancels it) and its client
+// id keeps naming it until it is answered; what is sent for it goes to a
+// GET stream, and its response nowhere.
+func (hs *hsession) orphan(x *exchange) {
+	hs.mu.Lock()
+	x.orphaned = true
+	hs.mu.Unlock()
+	hs.touch()
+}
+
+// cancelled forgets a request the client cancelled: no response will come.
+func (hs *hsession) cancelled(key string) {
+	hs.mu.Lock()
+	if x := hs.ex[key]; x != nil {
+		hs.unregister(x)
+		if !x.orphaned {
+			x.mu.Lock()
+			x.aborted, x.cancelled = true, true // the client still waits on the stream: end it
+			x.mu.Unlock()
+			x.signal()
+		}
+	}
+	hs.mu.Unlock()
+}
+
 // inside maps a legacy client's request id to the one used inside.
 func (hs *hsession) inside(clientID []byte) (string, bool) {
 	hs.mu.Lock()
@@ -141,18 +168,16 @@ func (hs *hsession) inside(clientID []byte) (string, bool) {
 func (hs *hsession) openGet(x *exchange) bool {
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
-	if hs.get != nil || hs.ended {
+	if hs.ended {
 		return false
 	}
-	hs.get = x
+	hs.gets = append(hs.gets, x)
 	return true
 }
 
 func (hs *hsession) closeGet(x *exchange) {
 	hs.mu.Lock()
-	if hs.get == x {
-		hs.get = nil
-	}
+	hs.gets = slices.DeleteFunc(hs.gets, func(g *exchange) bool { return g == x })
 	hs.mu.Unlock()
 	hs.touch()
 }
@@ -170,9 +195,16 @@ func (hs *hsession) deliver(key string, final bool, data []byte) {
 	}
 	if x != nil && final {
 		hs.unregister(x)
+		if x.orphaned {
+			x = nil // its client left: the response goes nowhere
+		}
 	}
-	if x == nil && !final && hs.id != "" {
-		x = hs.get
+	if (x == nil || x.orphaned) && !final && hs.id != "" {
+		// Each message on one stream only: the oldest open one.
+		x = nil
+		if len(hs.gets) > 0 {
+			x = hs.gets[0]
+		}
 	}
 	hs.mu.Unlock()
 	if x != nil {
@@ -190,9 +222,7 @@ func (hs *hsession) end() {
 		for _, x := range hs.ex {
 			waiting = append(waiting, x)
 		}
-		if hs.get != nil {
-			waiting = append(waiting, hs.get)
-		}
+		waiting = append(waiting, hs.gets...)
 		clear(hs.ex)
 		hs.mu.Unlock()
 		close(hs.gone)
@@ -222,12 +252,15 @@ type exchange struct {
 	// client's for each; key is the first of them.
 	batch map[string][]byte
 
-	mu      sync.Mutex
-	q       [][]byte
-	final   bool
-	aborted bool
-	dropped int
-	wake    chan struct{}
+	orphaned bool // legacy: the client closed the stream (hsession.mu)
+
+	mu        sync.Mutex
+	q         [][]byte
+	final     bool
+	aborted   bool
+	cancelled bool // by the client: no response will come
+	dropped   int
+	wake      chan struct{}
 }
 
 func newExchange(key string, clientID []byte, listen bool) *exchange {
