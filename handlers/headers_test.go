@@ -14,7 +14,9 @@ import (
 // leave the tool out), unless the tool is passed through Unchecked.
 func TestToolHeaderParams(t *testing.T) {
 	srv := handlers.NewServer(handlers.Implementation{Name: "h", Version: "1"}, "")
-	noop := func(context.Context, *handlers.Request, json.RawMessage) (*handlers.CallToolResult, error) { return nil, nil }
+	noop := func(context.Context, *handlers.Request, json.RawMessage) (*handlers.CallToolResult, error) {
+		return nil, nil
+	}
 	srv.AddTool(handlers.Tool{Name: "t", InputSchema: json.RawMessage(`{"type":"object","properties":{"o":{"type":"object","properties":{"r":{"type":"string","x-mcp-header":"Region"}}}}}`)}, noop)
 	p := srv.ToolHeaderParams("t")
 	if len(p) != 1 || p[0].Name != "Region" || strings.Join(p[0].Path, ".") != "o.r" {
