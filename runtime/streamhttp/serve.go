@@ -129,14 +129,9 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if sid := r.Header.Get(hSessionID); sid != "" {
-		h.mu.Lock()
-		hs := h.sessions[sid]
-		h.mu.Unlock()
-		if hs == nil {
-			writeError(w, http.StatusNotFound, m.ID, jsonrpc.CodeInvalidRequest, "Not Found: no session "+strconv.Quote(sid)+" (it ended or never existed); send initialize again")
-			return
+		if hs := h.session(w, sid); hs != nil {
+			h.postLegacy(w, r, hs, &m)
 		}
-		h.postLegacy(w, r, hs, &m)
 		return
 	}
 	switch {
@@ -191,13 +186,11 @@ func (h *Handler) postLegacy(w http.ResponseWriter, r *http.Request, hs *hsessio
 // requests get ids of their own inside, and their responses come back as
 // one array (after the requests' notifications, as an SSE stream).
 func (h *Handler) postBatch(w http.ResponseWriter, r *http.Request, body []byte) {
-	sid := r.Header.Get(hSessionID)
-	h.mu.Lock()
-	hs := h.sessions[sid]
-	h.mu.Unlock()
-	if sid != "" && hs == nil {
-		writeError(w, http.StatusNotFound, nil, jsonrpc.CodeInvalidRequest, "Not Found: no session "+strconv.Quote(sid)+"; send initialize again")
-		return
+	var hs *hsession
+	if sid := r.Header.Get(hSessionID); sid != "" {
+		if hs = h.session(w, sid); hs == nil {
+			return
+		}
 	}
 	if v := hs.versionOrEmpty(); v != session.Version20250326 {
 		writeError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest, "Invalid Request: JSON-RPC batches are only accepted in a session of protocol version 2025-03-26")
@@ -505,9 +498,7 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request, hs *hsession, x *e
 		if !sse {
 			sse = true
 			hdr := w.Header()
-			hdr.Set("Content-Type", "text/event-stream")
-			hdr.Set("Cache-Control", "no-cache")
-			hdr.Set("X-Accel-Buffering", "no")
+			startSSE(hdr)
 			if onFinal != nil && final {
 				onFinal(x.outward(msgs[len(msgs)-1], true), hdr)
 			}
@@ -544,11 +535,8 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotAcceptable, nil, jsonrpc.CodeInvalidRequest, "Not Acceptable: GET opens a text/event-stream")
 		return
 	}
-	h.mu.Lock()
-	hs := h.sessions[sid]
-	h.mu.Unlock()
+	hs := h.session(w, sid)
 	if hs == nil {
-		writeError(w, http.StatusNotFound, nil, jsonrpc.CodeInvalidRequest, "Not Found: no session "+strconv.Quote(sid))
 		return
 	}
 	x := newExchange("", nil, false)
@@ -557,10 +545,7 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer hs.closeGet(x)
-	hdr := w.Header()
-	hdr.Set("Content-Type", "text/event-stream")
-	hdr.Set("Cache-Control", "no-cache")
-	hdr.Set("X-Accel-Buffering", "no")
+	startSSE(w.Header())
 	w.WriteHeader(http.StatusOK)
 	f, _ := w.(http.Flusher)
 	if f != nil {
@@ -585,6 +570,25 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// session finds a legacy session by id, or answers 404.
+func (h *Handler) session(w http.ResponseWriter, sid string) *hsession {
+	h.mu.Lock()
+	hs := h.sessions[sid]
+	h.mu.Unlock()
+	if hs == nil {
+		writeError(w, http.StatusNotFound, nil, jsonrpc.CodeInvalidRequest, "Not Found: no session "+strconv.Quote(sid)+" (it ended or never existed); send initialize again")
+	}
+	return hs
+}
+
+// startSSE sets the headers of an SSE response: no caching, and no
+// buffering in a proxy (nginx reads X-Accel-Buffering).
+func startSSE(hdr http.Header) {
+	hdr.Set("Content-Type", "text/event-stream")
+	hdr.Set("Cache-Control", "no-cache")
+	hdr.Set("X-Accel-Buffering", "no")
+}
+
 // delete ends a legacy session.
 func (h *Handler) delete(w http.ResponseWriter, r *http.Request) {
 	sid := r.Header.Get(hSessionID)
@@ -592,11 +596,8 @@ func (h *Handler) delete(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest, "Bad Request: DELETE needs an Mcp-Session-Id")
 		return
 	}
-	h.mu.Lock()
-	hs := h.sessions[sid]
-	h.mu.Unlock()
+	hs := h.session(w, sid)
 	if hs == nil {
-		writeError(w, http.StatusNotFound, nil, jsonrpc.CodeInvalidRequest, "Not Found: no session "+strconv.Quote(sid))
 		return
 	}
 	h.forget(hs)

@@ -555,16 +555,7 @@ func (c *Client) Response(key string, timeout time.Duration) *Msg {
 // that the test has not taken yet, and takes it.
 func (c *Client) ServerRequest(method string, timeout time.Duration) *Msg {
 	c.t.Helper()
-	var m *Msg
-	c.waitUntil(timeout, func() bool {
-		for i, r := range c.requests {
-			if r != nil && r.Method == method {
-				m, c.requests[i] = r, nil
-				return true
-			}
-		}
-		return false
-	})
+	m := c.nextServerRequest(method, timeout)
 	if m == nil {
 		c.t.Fatalf("no %s request from the server within %v", method, timeout)
 	}
