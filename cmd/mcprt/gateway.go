@@ -29,6 +29,12 @@ statuses), and then closes every backend: stdin EOF, -close-grace,
 SIGTERM, -term-grace, SIGKILL. On Linux a backend is killed with the gateway even when the
 gateway is killed with SIGKILL.
 
+With -http ADDR it serves Streamable HTTP instead, as mcprt serve -http
+does (the same -http-* flags): many clients at once, each its own
+session. On SIGINT or SIGTERM it stops accepting, lets requests in flight
+finish (-http-shutdown-grace), ends every session, and then closes the
+backends as above.
+
 Each backend runs under a supervisor of its own: when it exits, closes its
 stdout or stops answering pings it is restarted, after a backoff that
 doubles; past "maxRestarts" within "restartWindow" it is failed and stays
@@ -96,6 +102,7 @@ func runGateway(args []string, s streams) int {
 	closeGrace := fs.Duration("close-grace", time.Second, "how long a backend may take to exit after its stdin is closed, before it gets SIGTERM")
 	termGrace := fs.Duration("term-grace", time.Second, "how long a backend may take to exit after SIGTERM, before it gets SIGKILL")
 	fs.StringVar(&o.DefaultLogLevel, "client-log-level", "", "lowest level of the gateway's logs sent to a legacy client that has not sent logging/setLevel (\"\": none)")
+	hf := addHTTPFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return runtime.ExitOK
@@ -153,6 +160,13 @@ func runGateway(args []string, s streams) int {
 		fmt.Fprintf(stderr, "mcprt gateway: %v\n", err)
 		return runtime.ExitUsage
 	}
+	var hl *httpListener
+	if hf.addr != "" {
+		var status int
+		if hl, status = listenHTTP("mcprt gateway", o, hf, stderr); hl == nil {
+			return status
+		}
+	}
 	// A signal while the backends start ends the gateway at once.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	startCtx, cancel := context.WithTimeout(ctx, *startTimeout)
@@ -160,11 +174,14 @@ func runGateway(args []string, s streams) int {
 	cancel()
 	signalled := ctx.Err() != nil
 	stop()
-	if err != nil {
-		fmt.Fprintf(stderr, "mcprt gateway: %v\n", err)
-		return runtime.ExitFailure
-	}
-	if signalled {
+	if err != nil || signalled {
+		if hl != nil {
+			hl.close()
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "mcprt gateway: %v\n", err)
+			return runtime.ExitFailure
+		}
 		g.Close()
 		return runtime.ExitOK
 	}
@@ -174,10 +191,20 @@ func runGateway(args []string, s streams) int {
 	closing := make(chan os.Signal, 1)
 	signal.Notify(closing, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(closing)
-	err = runtime.Serve(context.Background(), g.Server(), o)
-	if cerr := g.Close(); cerr != nil {
-		slog.Warn("mcprt gateway: closing the backends", "err", cerr)
+	closeBackends := func() {
+		if cerr := g.Close(); cerr != nil {
+			slog.Warn("mcprt gateway: closing the backends", "err", cerr)
+		}
 	}
+	if hl != nil {
+		// HTTP drains first (serve returns once its sessions ended), then
+		// the backends close, as after stdin EOF.
+		status := hl.serve(g.Server())
+		closeBackends()
+		return status
+	}
+	err = runtime.Serve(context.Background(), g.Server(), o)
+	closeBackends()
 	return runtime.ExitCode(err)
 }
 

@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/mcprt/mcprt/handlers"
 	"github.com/mcprt/mcprt/runtime"
@@ -78,19 +77,7 @@ func serve(args []string, s streams) int {
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to `file` (for go tool pprof)")
 	fs.IntVar(&o.LogBuffer, "log-buffer", 1024, "notifications kept for a client until it sends notifications/initialized; past it the oldest are dropped and counted")
 	memLimit := fs.String("memory-limit", defaultMemoryLimit, "soft limit on the Go runtime's memory: a `size` in bytes, or with a unit (KiB, MiB, GiB), or off; GOMEMLIMIT, when set, overrides the default")
-	var hf httpFlags
-	fs.StringVar(&hf.addr, "http", "", "serve Streamable HTTP on `addr` (host:port; a bare port or :port means 127.0.0.1) instead of stdio")
-	fs.StringVar(&hf.path, "http-path", "/mcp", "the MCP endpoint's path")
-	fs.StringVar(&hf.allowOrigins, "http-allow-origin", "", "comma-separated Origin values accepted besides loopback ones (others get 403)")
-	fs.StringVar(&hf.tokenFile, "http-token-file", "", "require Authorization: Bearer <token>, the token read from `file` (others get 401)")
-	fs.StringVar(&hf.stateKeyFile, "http-state-key-file", "", "sign 2026-07-28 requestState with the key in `file` (32 bytes or more); replicas behind one load balancer must share it")
-	fs.StringVar(&hf.tag, "http-session-tag", "", "prefix legacy session ids with `tag.` so a proxy can route each session to this replica")
-	fs.IntVar(&hf.maxSessions, "http-max-sessions", 1000, "legacy sessions open at once; an initialize past it gets 503")
-	fs.DurationVar(&hf.sessionIdle, "http-session-idle", 10*time.Minute, "end a legacy session idle this long (its id then gets 404)")
-	fs.Int64Var(&hf.maxBody, "http-max-body", 16<<20, "largest request body in `bytes` (larger: 413)")
-	fs.DurationVar(&hf.readHeaderTimeout, "http-header-timeout", 10*time.Second, "how long a client may take to send a request's headers")
-	fs.DurationVar(&hf.idleTimeout, "http-idle-timeout", 2*time.Minute, "how long an idle keep-alive connection is kept")
-	fs.DurationVar(&hf.shutdownGrace, "http-shutdown-grace", 10*time.Second, "after SIGTERM, how long requests in flight may still run before connections are closed")
+	hf := addHTTPFlags(fs)
 	fixture := fs.String("fixture", "reference", "which built-in server to run: `name` is reference (the one listed above) or conformance (the tools, resources and prompts the official MCP conformance suite's server scenarios call; see test/conformance)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -149,7 +136,7 @@ func serve(args []string, s streams) int {
 		defer pprof.StopCPUProfile()
 	}
 	if hf.addr != "" {
-		return serveHTTP(srv, o, hf, stderr)
+		return serveHTTP("mcprt serve", srv, o, hf, stderr)
 	}
 	return runtime.ExitCode(runtime.Serve(context.Background(), srv, o))
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -20,7 +21,8 @@ import (
 	"github.com/mcprt/mcprt/runtime/streamhttp"
 )
 
-// httpFlags are serve's Streamable HTTP settings.
+// httpFlags are the Streamable HTTP settings of the verbs that serve
+// (serve, gateway): the same flags, with the same defaults, in both.
 type httpFlags struct {
 	addr, path        string
 	allowOrigins      string
@@ -33,6 +35,24 @@ type httpFlags struct {
 	readHeaderTimeout time.Duration
 	idleTimeout       time.Duration
 	shutdownGrace     time.Duration
+}
+
+// addHTTPFlags defines the -http flags on fs.
+func addHTTPFlags(fs *flag.FlagSet) *httpFlags {
+	hf := &httpFlags{}
+	fs.StringVar(&hf.addr, "http", "", "serve Streamable HTTP on `addr` (host:port; a bare port or :port means 127.0.0.1) instead of stdio")
+	fs.StringVar(&hf.path, "http-path", "/mcp", "the MCP endpoint's path")
+	fs.StringVar(&hf.allowOrigins, "http-allow-origin", "", "comma-separated Origin values accepted besides loopback ones (others get 403)")
+	fs.StringVar(&hf.tokenFile, "http-token-file", "", "require Authorization: Bearer <token>, the token read from `file` (others get 401)")
+	fs.StringVar(&hf.stateKeyFile, "http-state-key-file", "", "sign 2026-07-28 requestState with the key in `file` (32 bytes or more); replicas behind one load balancer must share it")
+	fs.StringVar(&hf.tag, "http-session-tag", "", "prefix legacy session ids with `tag.` so a proxy can route each session to this replica")
+	fs.IntVar(&hf.maxSessions, "http-max-sessions", 1000, "legacy sessions open at once; an initialize past it gets 503")
+	fs.DurationVar(&hf.sessionIdle, "http-session-idle", 10*time.Minute, "end a legacy session idle this long (its id then gets 404)")
+	fs.Int64Var(&hf.maxBody, "http-max-body", 16<<20, "largest request body in `bytes` (larger: 413)")
+	fs.DurationVar(&hf.readHeaderTimeout, "http-header-timeout", 10*time.Second, "how long a client may take to send a request's headers")
+	fs.DurationVar(&hf.idleTimeout, "http-idle-timeout", 2*time.Minute, "how long an idle keep-alive connection is kept")
+	fs.DurationVar(&hf.shutdownGrace, "http-shutdown-grace", 10*time.Second, "after SIGTERM, how long requests in flight may still run before connections are closed")
+	return hf
 }
 
 // httpAddr puts a listen address without a host on the loopback interface:
@@ -50,11 +70,32 @@ func httpAddr(a string) string {
 
 // serveHTTP runs srv over Streamable HTTP until SIGINT or SIGTERM: then it
 // stops accepting, lets in-flight requests finish (bounded), ends every
-// session and exits 0. stdin is not read: a daemon's is often /dev/null.
-func serveHTTP(srv *handlers.Server, o runtime.Options, hf httpFlags, stderr io.Writer) int {
-	log := runtime.LoggerFromEnv()
+// session and returns 0. stdin is not read: a daemon's is often
+// /dev/null. verb names the command in error messages ("mcprt serve").
+func serveHTTP(verb string, srv *handlers.Server, o runtime.Options, hf *httpFlags, stderr io.Writer) int {
+	l, status := listenHTTP(verb, o, hf, stderr)
+	if l == nil {
+		return status
+	}
+	return l.serve(srv)
+}
+
+// httpListener is a bound Streamable HTTP endpoint, not yet serving.
+type httpListener struct {
+	verb   string
+	hf     *httpFlags
+	ho     streamhttp.Options
+	ln     net.Listener
+	stderr io.Writer
+}
+
+// listenHTTP reads the -http flags' files and binds the address; nil and
+// the exit status when it cannot (the error is on stderr). A verb with
+// more to start (the gateway's backends) does so after it, so that a bad
+// flag or a taken port is said at once.
+func listenHTTP(verb string, o runtime.Options, hf *httpFlags, stderr io.Writer) (*httpListener, int) {
 	ho := streamhttp.Options{
-		Logger:         log,
+		Logger:         runtime.LoggerFromEnv(),
 		MaxSessions:    hf.maxSessions,
 		SessionIdle:    hf.sessionIdle,
 		MaxBodyBytes:   hf.maxBody,
@@ -74,34 +115,43 @@ func serveHTTP(srv *handlers.Server, o runtime.Options, hf httpFlags, stderr io.
 	if hf.tokenFile != "" {
 		tok, err := readSecret(hf.tokenFile)
 		if err != nil {
-			fmt.Fprintf(stderr, "mcprt serve: -http-token-file: %v\n", err)
-			return runtime.ExitUsage
+			fmt.Fprintf(stderr, "%s: -http-token-file: %v\n", verb, err)
+			return nil, runtime.ExitUsage
 		}
 		ho.Authorize = streamhttp.BearerToken(tok)
 	}
 	if hf.stateKeyFile != "" {
 		key, err := readSecret(hf.stateKeyFile)
 		if err != nil || len(key) < 32 {
-			fmt.Fprintf(stderr, "mcprt serve: -http-state-key-file: want a file of at least 32 bytes (%v)\n", err)
-			return runtime.ExitUsage
+			fmt.Fprintf(stderr, "%s: -http-state-key-file: want a file of at least 32 bytes (%v)\n", verb, err)
+			return nil, runtime.ExitUsage
 		}
 		ho.StateKey = []byte(key)
 	}
 	ln, err := net.Listen("tcp", httpAddr(hf.addr))
 	if err != nil {
-		fmt.Fprintf(stderr, "mcprt serve: %v\n", err)
-		return runtime.ExitFailure
+		fmt.Fprintf(stderr, "%s: %v\n", verb, err)
+		return nil, runtime.ExitFailure
 	}
+	return &httpListener{verb: verb, hf: hf, ho: ho, ln: ln, stderr: stderr}, runtime.ExitOK
+}
+
+// close gives the address back without serving.
+func (l *httpListener) close() { l.ln.Close() }
+
+// serve serves srv until SIGINT or SIGTERM, as serveHTTP says.
+func (l *httpListener) serve(srv *handlers.Server) int {
+	hf, ln, log := l.hf, l.ln, l.ho.Logger
 	engine, err := actor.NewEngine(actor.NewEngineConfig())
 	if err != nil {
 		ln.Close()
-		fmt.Fprintf(stderr, "mcprt serve: %v\n", err)
+		fmt.Fprintf(l.stderr, "%s: %v\n", l.verb, err)
 		return runtime.ExitFailure
 	}
-	h, err := streamhttp.New(engine, srv, ho)
+	h, err := streamhttp.New(engine, srv, l.ho)
 	if err != nil {
 		ln.Close()
-		fmt.Fprintf(stderr, "mcprt serve: %v\n", err)
+		fmt.Fprintf(l.stderr, "%s: %v\n", l.verb, err)
 		return runtime.ExitFailure
 	}
 	mux := http.NewServeMux()
@@ -117,7 +167,7 @@ func serveHTTP(srv *handlers.Server, o runtime.Options, hf httpFlags, stderr io.
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
 	// The address as bound, for a port of 0; tests and scripts read it.
-	fmt.Fprintf(stderr, "mcprt: serving Streamable HTTP on http://%s%s\n", ln.Addr(), hf.path)
+	fmt.Fprintf(l.stderr, "mcprt: serving Streamable HTTP on http://%s%s\n", ln.Addr(), hf.path)
 	status := runtime.ExitOK
 	select {
 	case <-ctx.Done():

@@ -2,8 +2,9 @@
 // whose tools, prompts, resources and resource templates are those of
 // supervised backend servers (stdio processes), and whose handlers forward
 // each request to the backend that offers it. Serve Server() with package
-// runtime (mcprt gateway does, over stdio) and the gateway has everything
-// a runtime server has: flow control, deadlines, drain, both protocol eras.
+// runtime, or runtime/streamhttp (mcprt gateway does either, over stdio or
+// with -http), and the gateway has everything a runtime server has: flow
+// control, deadlines, drain, both protocol eras.
 //
 // # Configuration
 //
