@@ -37,6 +37,14 @@ Builds mcprt and the peer servers (limit, go-sdk, mcp-go), runs
 mcprt bench against each and prints one table: every figure as a ratio
 to limit's. Progress goes to stderr, the table to stdout.
 
+-http measures Streamable HTTP instead: mcprt serve -http and HTTP peers
+(limithttp, gosdkhttp, mcpgohttp), each started fresh for each era, timed
+by mcprt bench -url -pid with -k clients; then wrk on stateless
+2026-07-28 echo calls against mcprt and limit (wrk installed with apt-get
+when missing and run as root; skipped with a note otherwise).
+-gateway measures mcprt gateway (one mcprt serve backend) beside mcprt
+serve alone: sequential round trip and K=256 throughput, gateway ÷ direct.
+
 Flags:
 `
 
@@ -63,8 +71,12 @@ func main() {
 	rounds := fs.Int("rounds", 1, "rounds; each figure is the median over them")
 	only := fs.String("servers", "", "comma-separated subset of limit,mcprt,go-sdk,mcp-go (limit is always run)")
 	out := fs.String("out", "", "`directory` to keep each run's JSON in (default: none)")
+	httpMode := fs.Bool("http", false, "measure Streamable HTTP (mcprt serve -http and HTTP peers, both eras, and wrk) instead of stdio")
+	gatewayMode := fs.Bool("gateway", false, "measure mcprt gateway's hop (gateway ÷ direct) instead of the stdio table")
+	wrkConns := fs.Int("wrk-c", 256, "with -http, wrk's connections")
+	cpuprofile := fs.String("cpuprofile", "", "with -http, write mcprt serve's CPU profile of each era into `directory` (mcprt-legacy.pprof, mcprt-modern.pprof)")
 	fs.Parse(os.Args[1:])
-	if *rounds < 1 || fs.NArg() > 0 {
+	if *rounds < 1 || fs.NArg() > 0 || *cpuprofile != "" && !*httpMode {
 		fs.Usage()
 		os.Exit(2)
 	}
@@ -73,41 +85,80 @@ func main() {
 		servers = slices.DeleteFunc(servers, func(s server) bool {
 			return s.name != "limit" && !slices.Contains(want, s.name)
 		})
+		httpServers = slices.DeleteFunc(httpServers, func(s httpServer) bool {
+			return s.name != "limit" && !slices.Contains(want, s.name)
+		})
 	}
-	if err := run(*dur, *cold, *ks, *payload, *rounds, *out); err != nil {
+	err := func() error {
+		b, err := build(*out)
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(b.bin)
+		if *httpMode {
+			if err := runHTTP(b, *dur, *ks, *rounds, *out, *wrkConns, *cpuprofile); err != nil {
+				return err
+			}
+		}
+		if *gatewayMode {
+			if *httpMode {
+				fmt.Println()
+			}
+			if err := runGateway(b, *dur, *rounds, *out); err != nil {
+				return err
+			}
+		}
+		if *httpMode || *gatewayMode {
+			return nil
+		}
+		return run(b, *dur, *cold, *ks, *payload, *rounds, *out)
+	}()
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "compare:", err)
 		os.Exit(1)
 	}
 }
 
-func run(dur time.Duration, cold int, ks, payload string, rounds int, out string) error {
-	benchDir, err := moduleDir("github.com/mcprt/mcprt/test/bench")
-	if err != nil {
-		return err
+// built is where build put the binaries, and the repository they came from.
+type built struct {
+	root, benchDir, bin string
+}
+
+func (b built) path(name string) string { return filepath.Join(b.bin, name) }
+
+// build builds mcprt and every server of ./servers into a temporary
+// directory (the caller removes it), and makes out when it is given.
+func build(out string) (built, error) {
+	var b built
+	var err error
+	if b.benchDir, err = moduleDir("github.com/mcprt/mcprt/test/bench"); err != nil {
+		return b, err
 	}
-	root, err := moduleDir("github.com/mcprt/mcprt")
-	if err != nil {
-		return err
+	if b.root, err = moduleDir("github.com/mcprt/mcprt"); err != nil {
+		return b, err
 	}
-	bin, err := os.MkdirTemp("", "mcprt-compare-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(bin)
 	if out != "" {
 		if err := os.MkdirAll(out, 0o755); err != nil {
-			return err
+			return b, err
 		}
 	}
-
+	if b.bin, err = os.MkdirTemp("", "mcprt-compare-"); err != nil {
+		return b, err
+	}
 	fmt.Fprintln(os.Stderr, "compare: building mcprt and the peers")
-	if err := goCmd(root, "build", "-o", filepath.Join(bin, "mcprt"), "./cmd/mcprt"); err != nil {
-		return fmt.Errorf("building mcprt: %w", err)
+	if err := goCmd(b.root, "build", "-o", b.path("mcprt"), "./cmd/mcprt"); err != nil {
+		os.RemoveAll(b.bin)
+		return b, fmt.Errorf("building mcprt: %w", err)
 	}
-	if err := goCmd(benchDir, "build", "-o", bin+string(filepath.Separator), "./servers/..."); err != nil {
-		return fmt.Errorf("building the peers: %w", err)
+	if err := goCmd(b.benchDir, "build", "-o", b.bin+string(filepath.Separator), "./servers/..."); err != nil {
+		os.RemoveAll(b.bin)
+		return b, fmt.Errorf("building the peers: %w", err)
 	}
+	return b, nil
+}
 
+func run(b built, dur time.Duration, cold int, ks, payload string, rounds int, out string) error {
+	root, bin := b.root, b.bin
 	flags := []string{"-json", "-q", "-duration", dur.String(), "-cold", strconv.Itoa(cold), "-k", ks, "-payload", payload}
 	results := map[string][]*result{}
 	started := time.Now()
