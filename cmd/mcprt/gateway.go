@@ -53,8 +53,22 @@ FILE is the JSON an MCP client writes (Claude Desktop, Cursor, VS Code's
                "prefix": "r", "timeout": "30s", "hideTools": ["panic", "slow-*"]}
   }}
 
-"${VAR}" and "${VAR:-default}" in command, args, env and cwd are taken from
-the environment. The gateway's own keys, per server, all optional:
+A remote server is given by its Streamable HTTP endpoint instead, with
+"type": "http" (or "streamable-http") or no "type" at all, and optional
+headers for every request:
+
+  "docs": {"type": "http", "url": "https://mcp.example.com/mcp",
+           "headers": {"Authorization": "Bearer ${DOCS_TOKEN}"}}
+
+The gateway connects to it rather than starting it, and supervises it the
+same way: a connection that is lost (refused, broken, a 5xx, a legacy
+session the server forgot) is a backend that went away, and restarting it
+is connecting again, with the same backoff and limits. The deprecated
+HTTP+SSE transport ("type": "sse") is not supported.
+
+"${VAR}" and "${VAR:-default}" in command, args, env, cwd, url and headers
+are taken from the environment. The gateway's own keys, per server, all
+optional:
 
   prefix         namespace of its names ("" for none); default: its name
   timeout        bound on each request forwarded to it, connect included (60s)
@@ -133,6 +147,10 @@ func runGateway(args []string, s streams) int {
 	}
 	if *check {
 		for _, b := range cfg.Backends {
+			if b.URL != "" {
+				fmt.Fprintf(s.Stdout, "%s: %s (Streamable HTTP)\n", b.Name, b.URL)
+				continue
+			}
 			fmt.Fprintf(s.Stdout, "%s: %s %q\n", b.Name, b.Command, b.Args)
 		}
 		return runtime.ExitOK

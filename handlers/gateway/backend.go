@@ -42,7 +42,8 @@ type backend struct {
 	changed  chan struct{} // closed and replaced at every state change
 	running  bool          // its supervisor exists
 	cl       *client.Client
-	inc      int // incarnation: which conn actor is current
+	lost     func(error) // ends the incarnation of cl (a remote backend's lost connection)
+	inc      int         // incarnation: which conn actor is current
 	lastErr  error
 	failedAt time.Time
 	failures []time.Time // within RestartWindow, for the backoff
@@ -234,14 +235,15 @@ func (b *backend) beginIncarnation() (inc int, delay time.Duration) {
 	return b.inc, delay
 }
 
-// up makes the incarnation's client the one requests use.
-func (b *backend) up(inc int, cl *client.Client) bool {
+// up makes the incarnation's client the one requests use; lost ends the
+// incarnation.
+func (b *backend) up(inc int, cl *client.Client, lost func(error)) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if inc != b.inc || b.state == Stopped || b.state == Idle {
 		return false
 	}
-	b.cl = cl
+	b.cl, b.lost = cl, lost
 	b.lastUsed = time.Now()
 	b.setState(Up)
 	return true
@@ -262,6 +264,21 @@ func (b *backend) down(inc int, reason error) {
 	b.mu.Unlock()
 	b.settle()
 	b.g.log.Warn("gateway: backend went away; restarting it", "backend", b.name, "reason", errString(reason))
+}
+
+// connectionLost ends the incarnation whose client is cl, if it is still
+// the current one: a request to a remote backend found the connection
+// gone (the client itself ends only when a legacy session is refused).
+func (b *backend) connectionLost(cl *client.Client, reason error) {
+	b.mu.Lock()
+	lost := b.lost
+	if b.cl != cl || b.state != Up {
+		lost = nil
+	}
+	b.mu.Unlock()
+	if lost != nil {
+		lost(reason)
+	}
 }
 
 // closing marks the backend stopped: requests waiting for it are answered.

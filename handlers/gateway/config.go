@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"net/url"
 	"os"
 	"path"
 	"slices"
@@ -37,6 +38,17 @@ type Backend struct {
 	Args    []string
 	Env     []string
 	Dir     string
+	// URL, instead of Command, is a remote server's Streamable HTTP
+	// endpoint (http:// or https://), which the gateway connects to
+	// (client.ConnectURL) instead of starting a process; Headers go on
+	// every HTTP request to it ("Authorization": "Bearer …"). A remote
+	// backend is supervised as a process is: restarting it is connecting
+	// again, after the same backoff, within the same intensity; a lost
+	// connection (a refused or broken one, a 5xx, a legacy session the
+	// server no longer knows, a listen stream it ended) counts as the
+	// backend going away.
+	URL     string
+	Headers map[string]string
 
 	// Prefix namespaces the backend's tools, prompts, resources and
 	// templates: "<Prefix>__<name>". The default is Name with every
@@ -161,11 +173,13 @@ func (e *ConfigError) Error() string {
 // ParseConfig reads a configuration in the format Claude Desktop, Cursor,
 // VS Code and Claude Code (.mcp.json) write: a JSON object whose
 // "mcpServers" (or, as VS Code writes it, "servers") object maps each
-// server's name to its "command", "args", "env" and "cwd". Comments and
-// trailing commas are allowed, as in VS Code's files. "${VAR}" and
-// "${VAR:-default}" in command, args, env values and cwd are replaced by
-// lookupEnv's value (nil: no expansion); a variable that is not set and
-// has no default is an error.
+// server's name to its "command", "args", "env" and "cwd", or, for a
+// remote server, its "url" and "headers" (with "type" "http" or
+// "streamable-http", as VS Code and Claude Code write it, or no "type", as
+// Cursor does). Comments and trailing commas are allowed, as in VS Code's
+// files. "${VAR}" and "${VAR:-default}" in command, args, env values,
+// cwd, url and header values are replaced by lookupEnv's value (nil: no
+// expansion); a variable that is not set and has no default is an error.
 //
 // The gateway's own keys, per server, all optional:
 //
@@ -184,8 +198,10 @@ func (e *ConfigError) Error() string {
 //	"protocol":      "auto", "legacy", "modern" or a revision such as "2025-06-18"
 //	"disabled":      true: leave the server out
 //
-// "type" may be "stdio" (or absent): other transports are an error. Other
-// keys are ignored, each with a warning in Config.Warnings. Every problem
+// "type" may be "stdio", "http" or "streamable-http" (or absent: then
+// "url" makes a remote server); "sse", the HTTP+SSE transport of
+// 2024-11-05, is an error, as is a server with both "command" and "url".
+// Other keys are ignored, each with a warning in Config.Warnings. Every problem
 // is a *ConfigError naming the backend and the key; all of them are
 // reported, joined; the Config returned with them holds only the
 // Warnings (a misspelt key is often why one is missing).
@@ -313,7 +329,7 @@ func parseBackend(name string, raw json.RawMessage, lookupEnv func(string) (stri
 	}
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
-		fail("", "must be an object with at least \"command\"")
+		fail("", "must be an object with at least \"command\" (or, for a remote server, \"url\")")
 		return b, false, nil, errs
 	}
 	if v, ok := m["disabled"]; ok {
@@ -365,13 +381,38 @@ func parseBackend(name string, raw json.RawMessage, lookupEnv func(string) (stri
 			warnings = append(warnings, fmt.Sprintf("config: backend %q: key %q ignored", name, k))
 		}
 	}
-	if t, ok := str("type", false); ok && t != "stdio" {
-		fail("type", "%q is not supported: the gateway runs stdio servers only (set \"disabled\": true to keep it in the file)", t)
+	_, hasURL := m["url"]
+	_, hasCommand := m["command"]
+	remote := hasURL && !hasCommand
+	if t, ok := str("type", false); ok {
+		switch t {
+		case "stdio":
+			remote = false
+		case "http", "streamable-http", "streamableHttp":
+			remote = true
+		case "sse":
+			fail("type", `"sse" (the HTTP+SSE transport of 2024-11-05) is not supported: give the server's Streamable HTTP endpoint, with "type": "http"`)
+			return b, false, warnings, errs
+		default:
+			fail("type", "%q is not supported: want stdio, http or streamable-http (set \"disabled\": true to keep it in the file)", t)
+			return b, false, warnings, errs
+		}
 	}
-	if _, ok := m["url"]; ok {
-		fail("url", "remote servers are not supported: the gateway runs stdio servers only (set \"disabled\": true to keep it in the file)")
+	if hasURL && hasCommand {
+		fail("url", `give "command" (a server the gateway starts) or "url" (a remote one), not both`)
+		return b, false, warnings, errs
 	}
-	if c, ok := str("command", true); ok {
+	if remote {
+		parseRemote(&b, m, str, expand, fail)
+	} else {
+		if hasURL {
+			fail("url", `a stdio server takes "command", not "url"`)
+		}
+		if _, ok := m["headers"]; ok {
+			fail("headers", `only a remote server ("url") takes headers`)
+		}
+	}
+	if c, ok := str("command", !remote); ok {
 		if c == "" {
 			fail("command", "must not be empty")
 		}
@@ -472,7 +513,65 @@ func parseBackend(name string, raw json.RawMessage, lookupEnv func(string) (stri
 	return b, false, warnings, errs
 }
 
-var backendKeys = []string{"command", "args", "env", "cwd", "type", "url", "disabled",
+// parseRemote reads a remote server's "url" and "headers", and refuses
+// the keys of a process.
+func parseRemote(b *Backend, m map[string]json.RawMessage, str func(string, bool) (string, bool), expand func(string, string) string, fail func(string, string, ...any)) {
+	for _, k := range []string{"args", "env", "cwd"} {
+		if _, ok := m[k]; ok {
+			fail(k, `a remote server ("url") takes no %q`, k)
+		}
+	}
+	if u, ok := str("url", true); ok {
+		b.URL = expand("url", u)
+		if pu, err := url.Parse(b.URL); err != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" {
+			fail("url", "%q is not an http:// or https:// URL", b.URL)
+		}
+	}
+	v, ok := m["headers"]
+	if !ok {
+		return
+	}
+	var hs map[string]any
+	if err := json.Unmarshal(v, &hs); err != nil {
+		fail("headers", "want an object of strings, got %s", clip(v))
+		return
+	}
+	b.Headers = map[string]string{}
+	for _, k := range slices.Sorted(maps.Keys(hs)) {
+		key := "headers." + k
+		s, ok := hs[k].(string)
+		if !ok {
+			fail(key, "want a string")
+			continue
+		}
+		if !validHeaderName(k) {
+			fail(key, "not a valid header name")
+			continue
+		}
+		val := expand(key, s)
+		if strings.ContainsAny(val, "\r\n\x00") {
+			fail(key, "the value holds a line break")
+			continue
+		}
+		b.Headers[k] = val
+	}
+}
+
+// validHeaderName: an RFC 9110 token.
+func validHeaderName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !validNameChar(c) && !strings.ContainsRune("!#$%&'*+^`|~", rune(c)) {
+			return false
+		}
+	}
+	return true
+}
+
+var backendKeys = []string{"command", "args", "env", "cwd", "type", "url", "headers", "disabled",
 	"prefix", "timeout", "maxRestarts", "restartWindow", "cooldown", "backoff", "maxBackoff",
 	"pingInterval", "pingTimeout", "lazy", "idleTimeout", "hideTools", "protocol"}
 

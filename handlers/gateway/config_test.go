@@ -84,6 +84,42 @@ func TestParseConfigVSCode(t *testing.T) {
 	}
 }
 
+// Remote servers as VS Code and Claude Code ("type": "http"), Cursor (a
+// bare "url") and others ("streamable-http") write them, with headers and
+// variables; the gateway's own keys apply to them too.
+func TestParseConfigRemote(t *testing.T) {
+	cfg, err := ParseConfig([]byte(`{"mcpServers": {
+		"vscode": {"type": "http", "url": "https://mcp.example.com/mcp", "headers": {"Authorization": "Bearer ${TOKEN}"}},
+		"cursor": {"url": "http://127.0.0.1:${PORT:-8080}/mcp", "timeout": "5s", "protocol": "legacy"},
+		"other":  {"type": "streamable-http", "url": "https://u:p@x.example/mcp", "description": "ignored quietly"}
+	}}`), env(map[string]string{"TOKEN": "t0k"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Warnings) != 0 {
+		t.Errorf("warnings: %q", cfg.Warnings)
+	}
+	if len(cfg.Backends) != 3 {
+		t.Fatalf("%+v", cfg.Backends)
+	}
+	v, c, o := cfg.Backends[0], cfg.Backends[1], cfg.Backends[2]
+	if v.URL != "https://mcp.example.com/mcp" || v.Command != "" || v.Headers["Authorization"] != "Bearer t0k" || len(v.Headers) != 1 {
+		t.Errorf("vscode: %+v", v)
+	}
+	if c.URL != "http://127.0.0.1:8080/mcp" || c.Timeout != 5*time.Second || c.Protocol != "legacy" || c.Headers != nil {
+		t.Errorf("cursor: %+v", c)
+	}
+	if o.URL != "https://u:p@x.example/mcp" {
+		t.Errorf("other: %+v", o)
+	}
+	if _, err := New(cfg, Options{}); err != nil {
+		t.Errorf("New: %v", err)
+	}
+	if _, err := New(&Config{Backends: []Backend{{Name: "both", Command: "x", URL: "http://x/mcp"}}}, Options{}); err == nil {
+		t.Error("New took a backend with a command and a URL")
+	}
+}
+
 func TestParseConfigGatewayKeys(t *testing.T) {
 	cfg, err := ParseConfig([]byte(`{"mcpServers": {
 		"a": {"command": "a", "prefix": "x", "timeout": "1.5s", "maxRestarts": 2, "restartWindow": 10,
@@ -169,8 +205,16 @@ func TestParseConfigErrors(t *testing.T) {
 		{"env value", `{"mcpServers": {"a": {"command": "x", "env": {"A": {"b": 1}}}}}`, []string{`backend "a": key "env.A": want a string`}},
 		{"env name", `{"mcpServers": {"a": {"command": "x", "env": {"A=B": "1"}}}}`, []string{`backend "a": key "env.A=B": not a valid variable name`}},
 		{"cwd type", `{"mcpServers": {"a": {"command": "x", "cwd": 1}}}`, []string{`backend "a": key "cwd": want a string`}},
-		{"type http", `{"mcpServers": {"a": {"type": "http", "url": "https://x"}}}`, []string{`backend "a": key "type": "http" is not supported`, `backend "a": key "url": remote servers are not supported`, `backend "a": key "command": missing`}},
-		{"url", `{"mcpServers": {"a": {"url": "https://x/sse"}}}`, []string{`backend "a": key "url": remote servers are not supported`}},
+		{"type sse", `{"mcpServers": {"a": {"type": "sse", "url": "https://x/sse"}}}`, []string{`backend "a": key "type": "sse" (the HTTP+SSE transport of 2024-11-05) is not supported`}},
+		{"type other", `{"mcpServers": {"a": {"type": "ws", "url": "wss://x"}}}`, []string{`backend "a": key "type": "ws" is not supported: want stdio, http or streamable-http`}},
+		{"url and command", `{"mcpServers": {"a": {"url": "https://x/mcp", "command": "x"}}}`, []string{`backend "a": key "url": give "command" (a server the gateway starts) or "url" (a remote one), not both`}},
+		{"http without url", `{"mcpServers": {"a": {"type": "http"}}}`, []string{`backend "a": key "url": missing`}},
+		{"stdio with url", `{"mcpServers": {"a": {"type": "stdio", "url": "https://x/mcp"}}}`, []string{`backend "a": key "url": a stdio server takes "command", not "url"`, `backend "a": key "command": missing`}},
+		{"url not http", `{"mcpServers": {"a": {"url": "ftp://x/mcp"}}}`, []string{`backend "a": key "url": "ftp://x/mcp" is not an http:// or https:// URL`}},
+		{"remote with args", `{"mcpServers": {"a": {"url": "https://x/mcp", "args": ["-v"], "env": {}}}}`, []string{`backend "a": key "args": a remote server ("url") takes no "args"`, `key "env": a remote server`}},
+		{"headers type", `{"mcpServers": {"a": {"url": "https://x/mcp", "headers": ["A: b"]}}}`, []string{`backend "a": key "headers": want an object of strings`}},
+		{"header value", `{"mcpServers": {"a": {"url": "https://x/mcp", "headers": {"X-N": 1, "Bad Name": "v", "X-T": "${NOPE}"}}}}`, []string{`key "headers.X-N": want a string`, `key "headers.Bad Name": not a valid header name`, `key "headers.X-T": ${NOPE} is not set`}},
+		{"stdio headers", `{"mcpServers": {"a": {"command": "x", "headers": {"A": "b"}}}}`, []string{`backend "a": key "headers": only a remote server ("url") takes headers`}},
 		{"prefix chars", `{"mcpServers": {"a": {"command": "x", "prefix": "a b"}}}`, []string{`backend "a": key "prefix": "a b": use 1 to 64 of`}},
 		{"prefix type", `{"mcpServers": {"a": {"command": "x", "prefix": 1}}}`, []string{`backend "a": key "prefix": want a string`}},
 		{"same prefix", `{"mcpServers": {"a": {"command": "x", "prefix": "p"}, "b": {"command": "y", "prefix": "p"}}}`, []string{`backend "b": key "prefix": "p" is also the prefix of backend "a"`}},

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/url"
 	"sync"
 	"time"
 
@@ -92,7 +94,7 @@ func (c *conn) start(e *actor.Engine, self *actor.PID) {
 		if cl.Era() == client.EraModern {
 			// 2026-07-28 sends nothing unasked: list changes come on a
 			// listen stream, open for the incarnation's life.
-			c.wg.Go(func() { c.listen(cl) })
+			c.wg.Go(func() { c.listen(cl, fail) })
 		}
 		l, err := fetchLists(c.ctx, cl)
 		if err != nil {
@@ -101,12 +103,16 @@ func (c *conn) start(e *actor.Engine, self *actor.PID) {
 		}
 		b.waitPredecessors(c.ctx)
 		b.register(l)
-		if !b.up(c.inc, cl) {
+		if !b.up(c.inc, cl, fail) {
 			return
 		}
 		b.settle()
-		b.g.log.Info("gateway: backend up", "backend", b.name, "pid", cl.PID(), "protocol", cl.ProtocolVersion(),
-			"tools", len(l.tools), "prompts", len(l.prompts), "resources", len(l.resources), "templates", len(l.templates))
+		where := []any{"pid", cl.PID()}
+		if b.cfg.URL != "" {
+			where = []any{"url", redacted(b.cfg.URL)}
+		}
+		b.g.log.Info("gateway: backend up", append(append([]any{"backend", b.name}, where...), "protocol", cl.ProtocolVersion(),
+			"tools", len(l.tools), "prompts", len(l.prompts), "resources", len(l.resources), "templates", len(l.templates))...)
 		c.wg.Go(func() {
 			select {
 			case <-cl.Done():
@@ -132,7 +138,7 @@ func (c *conn) connect() (*client.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	cl, err := client.Connect(ctx, client.Command{Path: b.cfg.Command, Args: b.cfg.Args, Env: b.cfg.Env, Dir: b.cfg.Dir}, &client.Options{
+	o := &client.Options{
 		ClientInfo:  client.Implementation{Name: g.opts.Info.Name, Version: g.opts.Info.Version},
 		Era:         era,
 		Version:     version,
@@ -140,13 +146,22 @@ func (c *conn) connect() (*client.Client, error) {
 		CloseGrace:  g.opts.CloseGrace,
 		TermGrace:   g.opts.TermGrace,
 		Logger:      g.log.With("backend", b.name),
-		OnStderr:    b.stderrLine,
 		LogLevel:    "debug",
 		Sampling:    b.askHandler("sampling/createMessage"),
 		Elicitation: b.askHandler("elicitation/create"),
 		Roots:       b.roots,
-		SysProcAttr: dieWithParent,
-	})
+	}
+	var cl *client.Client
+	if b.cfg.URL != "" {
+		o.Header = http.Header{}
+		for k, v := range b.cfg.Headers {
+			o.Header.Set(k, v)
+		}
+		cl, err = client.ConnectURL(ctx, b.cfg.URL, o)
+	} else {
+		o.OnStderr, o.SysProcAttr = b.stderrLine, dieWithParent
+		cl, err = client.Connect(ctx, client.Command{Path: b.cfg.Command, Args: b.cfg.Args, Env: b.cfg.Env, Dir: b.cfg.Dir}, o)
+	}
 	if err != nil && context.Cause(ctx) != nil && c.ctx.Err() == nil {
 		err = fmt.Errorf("%w (%w)", context.Cause(ctx), err)
 	}
@@ -204,13 +219,24 @@ func (c *conn) notification(n client.Notification) {
 }
 
 // listen keeps a 2026-07-28 subscriptions/listen request open, asking for
-// the list changes; they come as notifications (see notification).
-func (c *conn) listen(cl *client.Client) {
+// the list changes; they come as notifications (see notification). A
+// remote backend whose stream ends, but not by refusing it, has gone
+// away (its process's exit tells of a stdio one).
+func (c *conn) listen(cl *client.Client, fail func(error)) {
 	err := cl.Call(c.ctx, "subscriptions/listen", map[string]any{"notifications": map[string]bool{
 		"toolsListChanged": true, "promptsListChanged": true, "resourcesListChanged": true,
 	}}, nil, client.WithTimeout(-1))
-	if err != nil && c.ctx.Err() == nil && cl.Err() == nil {
+	if c.ctx.Err() != nil || cl.Err() != nil {
+		return
+	}
+	var re *client.RPCError
+	switch {
+	case errors.As(err, &re) || err != nil && c.b.cfg.URL == "":
 		c.b.g.log.Warn("gateway: the backend refused subscriptions/listen; changes of its lists will not be seen", "backend", c.b.name, "err", err)
+	case c.b.cfg.URL != "" && err != nil:
+		fail(fmt.Errorf("its subscriptions/listen stream broke: %w", err))
+	case c.b.cfg.URL != "":
+		fail(errors.New("it ended its subscriptions/listen stream"))
 	}
 }
 
@@ -311,4 +337,12 @@ func (b *backend) logMessage(params json.RawMessage) {
 	}
 	b.g.log.Log(context.Background(), handlers.SlogLevel(m.Level), "backend log message",
 		"backend", b.name, "logger", m.Logger, "data", string(m.Data))
+}
+
+// redacted is a URL without its password, for logs.
+func redacted(u string) string {
+	if pu, err := url.Parse(u); err == nil {
+		return pu.Redacted()
+	}
+	return u
 }

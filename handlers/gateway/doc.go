@@ -1,6 +1,7 @@
 // Package gateway puts one MCP server in front of many: a handlers.Server
 // whose tools, prompts, resources and resource templates are those of
-// supervised backend servers (stdio processes), and whose handlers forward
+// supervised backend servers (stdio processes, or remote servers over
+// Streamable HTTP), and whose handlers forward
 // each request to the backend that offers it. Serve Server() with package
 // runtime, or runtime/streamhttp (mcprt gateway does either, over stdio or
 // with -http), and the gateway has everything a runtime server has: flow
@@ -40,7 +41,9 @@
 // session/client), within the backend's restart intensity (MaxRestarts
 // within RestartWindow), after a backoff that doubles with each failure
 // in the window. A backend that exits, closes its stdout, fails to connect
-// or does not answer a ping while idle is restarted. Past its intensity it
+// or does not answer a ping while idle is restarted. A remote backend
+// (Backend.URL) is connected to instead of started, and its lost
+// connection is its going away: restarting it is connecting again. Past its intensity it
 // is Failed: it stays down (its tools and prompts say so in their
 // descriptions) and the other backends are untouched; a request after the
 // cool-down starts it again. Its stderr goes to Options.Stderr, each line
@@ -60,12 +63,14 @@
 // Close closes every backend in parallel (stdin EOF, a grace, SIGTERM to
 // its process group, a grace, SIGKILL, reap). On Linux each backend is
 // started with Pdeathsig SIGKILL, so that it dies with the gateway even
-// when the gateway is killed and no Close runs.
+// when the gateway is killed and no Close runs. A remote backend's
+// session is ended (DELETE, for a legacy one); its server is not ours to
+// stop.
 //
 // # Not (yet) done
 //
-// Only stdio backends; no resources/subscribe forwarding (the gateway
-// offers subscribe, but never hears of a backend's updates); a backend's
+// No resources/subscribe forwarding (the gateway offers subscribe, but
+// never hears of a backend's updates); a backend's
 // instructions are not passed on; the _meta of a client's request, other
 // than its progress token, is not forwarded.
 package gateway

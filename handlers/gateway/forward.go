@@ -65,8 +65,24 @@ func (b *backend) forward(parent context.Context, req *handlers.Request, method 
 		return &unavailable{backend: b.name, why: fmt.Sprintf("went away during %s: %v", method, ee)}
 	case errors.Is(err, client.ErrClosed):
 		return &unavailable{backend: b.name, why: fmt.Sprintf("was stopped during %s", method)}
+	case errors.Is(err, client.ErrSessionEnded):
+		return &unavailable{backend: b.name, why: fmt.Sprintf("went away during %s: %v; reconnecting", method, err)}
+	case b.cfg.URL != "" && connectionGone(err):
+		b.connectionLost(cl, fmt.Errorf("%s: %w", method, err))
+		return &unavailable{backend: b.name, why: fmt.Sprintf("failed %s: %v; reconnecting", method, err)}
 	}
 	return &unavailable{backend: b.name, why: fmt.Sprintf("failed %s: %v", method, err), stderr: b.tail()}
+}
+
+// connectionGone says whether a remote backend's failed request means the
+// connection is lost (refused, broken, a 5xx from the server or a proxy)
+// rather than that one request was refused (another 4xx).
+func connectionGone(err error) bool {
+	var he *client.HTTPError
+	if errors.As(err, &he) {
+		return he.Status >= 500 || he.Status == 404
+	}
+	return true
 }
 
 // rpcError turns a forwarding error into what a method other than

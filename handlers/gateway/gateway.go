@@ -111,8 +111,8 @@ func New(cfg *Config, opts Options) (*Gateway, error) {
 	}
 	seen := map[string]bool{}
 	for i, bc := range cfg.Backends {
-		if bc.Name == "" || bc.Command == "" {
-			return nil, fmt.Errorf("gateway: backend %d needs a name and a command", i)
+		if bc.Name == "" || (bc.Command == "") == (bc.URL == "") {
+			return nil, fmt.Errorf("gateway: backend %d needs a name, and a command or a URL (not both)", i)
 		}
 		if seen[bc.Name] {
 			return nil, fmt.Errorf("gateway: two backends are named %q", bc.Name)

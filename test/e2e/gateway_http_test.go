@@ -245,3 +245,68 @@ func TestGatewayHTTPBadFlags(t *testing.T) {
 		t.Errorf("backends started: %v", p)
 	}
 }
+
+// TestGatewayRemoteBackend: backends that are `mcprt serve -http` (one
+// connected in each era, with the bearer token it requires in
+// "headers"), beside a stdio one. The server is killed: a call to it is
+// answered at once, naming the backend; a new server is started on the
+// same port, and the gateway connects again and its tools work again,
+// in both eras.
+func TestGatewayRemoteBackend(t *testing.T) {
+	t.Parallel()
+	f := newGateway(t)
+	token := f.dir + "/token"
+	if err := os.WriteFile(token, []byte("e2e-t0k\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv := startHTTP(t, f.mcprt("remote"), "serve", "-http", "127.0.0.1:0", "-http-token-file", token)
+	_, port, _ := strings.Cut(strings.TrimPrefix(strings.TrimSuffix(srv.url, "/mcp"), "http://"), ":")
+	remote := func(extra map[string]any) map[string]any {
+		m := map[string]any{"url": srv.url, "headers": map[string]string{"Authorization": "Bearer e2e-t0k"},
+			"backoff": "50ms", "maxBackoff": "200ms", "maxRestarts": 200}
+		for k, v := range extra {
+			m[k] = v
+		}
+		return m
+	}
+	c := f.start(f.config(map[string]any{
+		"modern": remote(map[string]any{"type": "http"}),
+		"legacy": remote(map[string]any{"type": "streamable-http", "protocol": "legacy"}),
+		"local":  f.serve("local", nil),
+	}), Options{})
+	c.Initialize("2025-11-25")
+	for _, name := range []string{"modern__echo", "legacy__echo", "local__echo"} {
+		if got := toolText(t, c.Call("tools/call", toolsCall(name, map[string]any{"text": "via " + name}))); got != "via "+name {
+			t.Errorf("%s: %q", name, got)
+		}
+	}
+
+	srv.stop(syscall.SIGKILL)
+	m := c.Call("tools/call", toolsCall("legacy__echo", map[string]any{"text": "away"}))
+	if r := wantResult(t, m); string(r["isError"]) != "true" || !strings.Contains(string(r["content"]), `backend \"legacy\"`) {
+		t.Errorf("a call while the server is away: %s", m)
+	}
+
+	startHTTP(t, f.mcprt("remote"), "serve", "-http", "127.0.0.1:"+port, "-http-token-file", token)
+	for _, name := range []string{"modern__echo", "legacy__echo"} {
+		deadline := time.Now().Add(callTimeout)
+		for {
+			m := c.Call("tools/call", toolsCall(name, map[string]any{"text": "back"}))
+			if text, err := toolTextErr(m); err == nil && text == "back" && !strings.Contains(string(m.Result), "isError") {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s did not come back: %s\n%s", name, m, tail(c.Stderr(), 3000))
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	if !strings.Contains(c.Stderr(), "backend went away; restarting it") {
+		t.Errorf("the gateway did not log the reconnect:\n%s", tail(c.Stderr(), 2000))
+	}
+	c.CloseStdin()
+	if code, ok := c.WaitExit(2 * exitTimeout); !ok || code != 0 {
+		t.Fatalf("exit %d (exited: %v)\n%s", code, ok, tail(c.Stderr(), 2000))
+	}
+	f.waitProcs("local", "no stdio backend left", func(p []int) bool { return len(p) == 0 })
+}
