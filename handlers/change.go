@@ -106,3 +106,34 @@ func (s *Server) changed(c Change) {
 		fn(c)
 	}
 }
+
+// OnSubscription sets fn to be told when a client starts (on) or stops
+// following the content of the resource uri: on at resources/subscribe
+// (legacy revisions), or when a 2026-07-28 subscriptions/listen stream
+// names uri in its resourceSubscriptions; off at resources/unsubscribe,
+// when that stream ends, and when the session ends with uri still
+// followed. Each session tells of one uri once (subscribing twice is one
+// subscription), and every on is balanced by an off, so that fn may count
+// the sessions that follow a uri. The sessions answer without waiting for
+// fn, and filter notifications/resources/updated by subscription
+// themselves: fn is only for a server whose resources live elsewhere (a
+// gateway), which must follow them upstream while some client does.
+//
+// fn runs on the session's goroutine and must not block. nil (the
+// default) tells nobody; a later call replaces an earlier fn.
+func (s *Server) OnSubscription(fn func(uri string, on bool)) {
+	if fn == nil {
+		s.subscription.Store(nil)
+		return
+	}
+	s.subscription.Store(&fn)
+}
+
+// Subscription tells the OnSubscription hook, if any, that a session
+// started (on) or stopped following uri. Package session calls it; a
+// transport with sessions of its own would too.
+func (s *Server) Subscription(uri string, on bool) {
+	if fn := s.subscription.Load(); fn != nil {
+		(*fn)(uri, on)
+	}
+}

@@ -37,6 +37,8 @@ type Server struct {
 	offered atomic.Uint32
 
 	watch watchers
+	// subscription is the OnSubscription hook.
+	subscription atomic.Pointer[func(uri string, on bool)]
 
 	// bound holds the method implementations as func values, made once: a
 	// method value made in Method would be an allocation per request.
@@ -124,7 +126,8 @@ type MethodFunc func(ctx context.Context, req *Request) (any, error)
 // offers it. Methods of capabilities the server does not have are absent.
 //
 // resources/subscribe and resources/unsubscribe are not among them: which
-// client follows which resource is the session's state (see Watch).
+// client follows which resource is the session's state (see Watch; a
+// server that must know is told through OnSubscription).
 func (s *Server) Method(name string) (Method, bool) {
 	var (
 		run       MethodFunc

@@ -244,7 +244,10 @@ func (s *Session) listen(m *jsonrpc.Message, t ticket) {
 	}
 	ln := &listener{id: m.ID, ticket: t, want: want, uris: map[string]bool{}}
 	for _, u := range want.ResourceSubscriptions {
-		ln.uris[u] = true
+		if !ln.uris[u] {
+			ln.uris[u] = true
+			s.cfg.Server.Subscription(u, true)
+		}
 	}
 	if s.listeners == nil {
 		s.listeners = map[string]*listener{}
@@ -266,6 +269,7 @@ func (s *Session) endListeners(reason string) {
 		b, _ := encodeNotification("notifications/cancelled", map[string]any{"requestId": ln.id, "reason": reason})
 		s.env.outFor(key, b)
 		delete(s.listeners, key)
+		s.release(ln)
 	}
 }
 
@@ -277,5 +281,30 @@ func (s *Session) unlisten(key string) bool {
 	}
 	delete(s.listeners, key)
 	ln.ticket.none()
+	s.release(ln)
 	return true
+}
+
+// release tells the server's OnSubscription hook that the listen stream
+// ln no longer follows its resources.
+func (s *Session) release(ln *listener) {
+	for u := range ln.uris {
+		s.cfg.Server.Subscription(u, false)
+	}
+	clear(ln.uris)
+}
+
+// releaseSubscriptions, as the session stops, tells the OnSubscription
+// hook of every resource it still follows that it no longer does.
+func (s *Session) releaseSubscriptions() {
+	if s.legacy != nil {
+		for u := range s.legacy.subscribed {
+			s.cfg.Server.Subscription(u, false)
+		}
+		clear(s.legacy.subscribed)
+	}
+	for key, ln := range s.listeners {
+		s.release(ln)
+		delete(s.listeners, key)
+	}
 }

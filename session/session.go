@@ -364,6 +364,7 @@ func (s *Session) stop() {
 	if s.stopWatch != nil {
 		s.stopWatch()
 	}
+	s.releaseSubscriptions()
 	for _, cl := range s.calls {
 		cl.fail(errShuttingDown)
 	}
@@ -671,10 +672,14 @@ func (s *Session) subscribe(m *jsonrpc.Message, t ticket) {
 		s.answerError(t, m.ID, errInvalidParams(m.Method+" needs a uri (a string)"))
 		return
 	}
-	if m.Method == "resources/subscribe" {
+	on, was := m.Method == "resources/subscribe", s.legacy.subscribed[*p.URI]
+	if on {
 		s.legacy.subscribed[*p.URI] = true
 	} else {
 		delete(s.legacy.subscribed, *p.URI)
+	}
+	if on != was {
+		s.cfg.Server.Subscription(*p.URI, on)
 	}
 	t.answer(jsonrpc.AppendResult(nil, m.ID, []byte("{}")))
 }

@@ -1,0 +1,26 @@
+package handlers
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+)
+
+// OnSubscription's hook hears what Subscription tells; nil, or none set,
+// tells nobody; a later hook replaces an earlier one.
+func TestOnSubscription(t *testing.T) {
+	s := NewServer(Implementation{Name: "t", Version: "1"}, "")
+	s.Subscription("test://x", true) // no hook: nothing happens
+	var got []string
+	s.OnSubscription(func(uri string, on bool) { got = append(got, fmt.Sprint(uri, " ", on)) })
+	s.Subscription("test://x", true)
+	s.Subscription("test://x", false)
+	var other []string
+	s.OnSubscription(func(uri string, on bool) { other = append(other, uri) })
+	s.Subscription("test://y", true)
+	s.OnSubscription(nil)
+	s.Subscription("test://z", true)
+	if !slices.Equal(got, []string{"test://x true", "test://x false"}) || !slices.Equal(other, []string{"test://y"}) {
+		t.Fatalf("first hook %q, second %q", got, other)
+	}
+}

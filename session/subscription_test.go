@@ -1,0 +1,115 @@
+package session_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/mcprt/mcprt/handlers"
+	"github.com/mcprt/mcprt/runtime"
+)
+
+// subscriptions records what the sessions tell a server's OnSubscription
+// hook.
+type subscriptions struct {
+	mu    sync.Mutex
+	calls []string
+}
+
+func (s *subscriptions) hook(uri string, on bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.calls = append(s.calls, fmt.Sprintf("%s %v", uri, on))
+}
+
+// take returns the calls since the last take.
+func (s *subscriptions) take() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.calls
+	s.calls = nil
+	return c
+}
+
+func subscriptionServer() (*handlers.Server, *subscriptions) {
+	srv := testServer()
+	srv.AddResource(handlers.Resource{URI: "test://a", Name: "a"}, func(context.Context, *handlers.Request, string, map[string]string) ([]handlers.ResourceContents, error) {
+		return []handlers.ResourceContents{{URI: "test://a", Text: "a"}}, nil
+	})
+	subs := &subscriptions{}
+	srv.OnSubscription(subs.hook)
+	return srv, subs
+}
+
+func wantCalls(t *testing.T, subs *subscriptions, want ...string) {
+	t.Helper()
+	got := subs.take()
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Fatalf("OnSubscription calls %q, want %q", got, want)
+	}
+}
+
+// TestSubscriptionHookLegacy: resources/subscribe and unsubscribe tell
+// the hook once per change of the session's subscriptions, before the
+// answer; the session's end releases what it still follows.
+func TestSubscriptionHookLegacy(t *testing.T) {
+	srv, subs := subscriptionServer()
+	c := startClientWith(t, srv, runtime.Options{})
+	c.send(initLegacy)
+	c.recv()
+	c.send(initDone)
+	call := func(id int, method, uri string) {
+		t.Helper()
+		c.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"%s","params":{"uri":"%s"}}`, id, method, uri))
+		if got, want := c.recv(), fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{}}`, id); got != want {
+			t.Fatalf("%s %s: %s", method, uri, got)
+		}
+	}
+	call(1, "resources/subscribe", "test://a")
+	wantCalls(t, subs, "test://a true")
+	call(2, "resources/subscribe", "test://a") // already followed: no news
+	call(3, "resources/subscribe", "test://b")
+	wantCalls(t, subs, "test://b true")
+	call(4, "resources/unsubscribe", "test://a")
+	call(5, "resources/unsubscribe", "test://a")
+	wantCalls(t, subs, "test://a false")
+	c.finish()
+	wantCalls(t, subs, "test://b false")
+}
+
+// TestSubscriptionHookListen: a 2026-07-28 listen stream tells the hook of
+// each resource it names once, and of each again when the client cancels
+// it, or when the server ends it at drain.
+func TestSubscriptionHookListen(t *testing.T) {
+	srv, subs := subscriptionServer()
+	c := startClientWith(t, srv, runtime.Options{})
+	c.send(`{"jsonrpc":"2.0","id":"L1","method":"subscriptions/listen","params":{` + modernMeta +
+		`,"notifications":{"resourceSubscriptions":["test://a","test://a","test://c"]}}}`)
+	if got := c.recv(); !strings.Contains(got, "notifications/subscriptions/acknowledged") {
+		t.Fatalf("ack: %s", got)
+	}
+	wantCalls(t, subs, "test://a true", "test://c true")
+	srv.NotifyResourceUpdated("test://c")
+	if got := c.recv(); !strings.Contains(got, `"method":"notifications/resources/updated"`) || !strings.Contains(got, `"uri":"test://c"`) {
+		t.Fatalf("update: %s", got)
+	}
+	c.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"L1"}}`)
+	c.send(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{` + modernMeta + `}}`)
+	c.recv() // the cancel was taken before it
+	wantCalls(t, subs, "test://a false", "test://c false")
+
+	c.send(`{"jsonrpc":"2.0","id":"L2","method":"subscriptions/listen","params":{` + modernMeta +
+		`,"notifications":{"resourceSubscriptions":["test://a"]}}}`)
+	c.recv()
+	wantCalls(t, subs, "test://a true")
+	c.in.Close()
+	c.recv() // the stream's result
+	c.recv() // and its notifications/cancelled
+	c.finish()
+	wantCalls(t, subs, "test://a false")
+}
