@@ -123,9 +123,10 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	pv := r.Header.Get(hProtocolVersion)
-	if slices.Contains(session.ModernVersions, pv) || m.Method == "server/discover" || metaVersion(m.Params) != nil {
+	mv := metaVersion(m.Params)
+	if slices.Contains(session.ModernVersions, pv) || m.Method == "server/discover" || mv != nil {
 		// 2026-07-28 has no sessions: a session id it carries is ignored.
-		h.postModern(w, r, &m, pv)
+		h.postModern(w, r, &m, pv, mv)
 		return
 	}
 	if sid := r.Header.Get(hSessionID); sid != "" {
@@ -287,7 +288,7 @@ func (h *Handler) initialize(w http.ResponseWriter, r *http.Request, m *jsonrpc.
 
 // postModern serves a 2026-07-28 message on the stateless session, once its
 // headers agree with its body.
-func (h *Handler) postModern(w http.ResponseWriter, r *http.Request, m *jsonrpc.Message, pv string) {
+func (h *Handler) postModern(w http.ResponseWriter, r *http.Request, m *jsonrpc.Message, pv string, mv []byte) {
 	switch m.Kind {
 	case jsonrpc.KindNotification:
 		// 2026-07-28 defines none over HTTP (closing a stream cancels).
@@ -297,7 +298,7 @@ func (h *Handler) postModern(w http.ResponseWriter, r *http.Request, m *jsonrpc.
 		writeError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest, "Invalid Request: 2026-07-28 clients send no responses; answer input requests with inputResponses")
 		return
 	}
-	if msg := h.headerMismatch(r, m, pv); msg != "" {
+	if msg := h.headerMismatch(r, m, pv, mv); msg != "" {
 		writeError(w, http.StatusBadRequest, m.ID, CodeHeaderMismatch, "Header mismatch: "+msg)
 		return
 	}
@@ -305,11 +306,12 @@ func (h *Handler) postModern(w http.ResponseWriter, r *http.Request, m *jsonrpc.
 }
 
 // headerMismatch checks the request metadata headers 2026-07-28 requires
-// against the body, and says what is wrong ("" when nothing is).
-func (h *Handler) headerMismatch(r *http.Request, m *jsonrpc.Message, pv string) string {
+// against the body (mv is its raw _meta protocol version), and says what
+// is wrong ("" when nothing is).
+func (h *Handler) headerMismatch(r *http.Request, m *jsonrpc.Message, pv string, mv []byte) string {
 	bodyVersion := ""
-	if v := metaVersion(m.Params); v != nil {
-		_ = json.Unmarshal(v, &bodyVersion)
+	if mv != nil {
+		bodyVersion, _ = jsonrpc.Unquote(mv)
 	}
 	switch {
 	case pv == "":
@@ -335,7 +337,7 @@ func (h *Handler) headerMismatch(r *http.Request, m *jsonrpc.Message, pv string)
 	}
 	var want string
 	if v, ok := jsonrpc.Member(m.Params, field); ok {
-		_ = json.Unmarshal(v, &want)
+		want, _ = jsonrpc.Unquote(v)
 	}
 	raw, present := r.Header[hName]
 	if !present || len(raw) != 1 {
