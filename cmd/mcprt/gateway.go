@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"slices"
 	"syscall"
 	"time"
@@ -116,6 +117,7 @@ func runGateway(args []string, s streams) int {
 	closeGrace := fs.Duration("close-grace", time.Second, "how long a backend may take to exit after its stdin is closed, before it gets SIGTERM")
 	termGrace := fs.Duration("term-grace", time.Second, "how long a backend may take to exit after SIGTERM, before it gets SIGKILL")
 	fs.StringVar(&o.DefaultLogLevel, "client-log-level", "", "lowest level of the gateway's logs sent to a legacy client that has not sent logging/setLevel (\"\": none)")
+	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to `file` (for go tool pprof)")
 	hf := addHTTPFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -161,6 +163,20 @@ func runGateway(args []string, s streams) int {
 			o.RequestTimeout = max(o.RequestTimeout, b.Timeout)
 		}
 		o.RequestTimeout += 5 * time.Second
+	}
+
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			fmt.Fprintf(stderr, "mcprt gateway: %v\n", err)
+			return runtime.ExitUsage
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintf(stderr, "mcprt gateway: %v\n", err)
+			return runtime.ExitUsage
+		}
+		defer pprof.StopCPUProfile()
 	}
 
 	// The gateway's logs go wherever slog's default logger goes: stderr
