@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -50,6 +52,12 @@ type backend struct {
 	restarts int
 	lastUsed time.Time
 	calls    []*call
+	// follows are the resource URIs the gateway's clients follow through
+	// this backend; upstream those the current incarnation has told it
+	// follows; resub pokes the current incarnation when follows changes.
+	follows  map[string]bool
+	upstream map[string]bool
+	resub    chan struct{}
 
 	stderrMu   sync.Mutex
 	stderrTail []string
@@ -69,6 +77,7 @@ func newBackend(g *Gateway, i int, cfg Backend) *backend {
 		id:      fmt.Sprintf("b%d", i),
 		settled: make(chan struct{}),
 		state:   Starting,
+		follows: map[string]bool{},
 		changed: make(chan struct{}),
 		thr:     throttle{limit: g.opts.StderrLimit, window: g.opts.StderrWindow, now: time.Now},
 	}
@@ -209,14 +218,16 @@ func (b *backend) supervisorExited(reason error) {
 	b.settle()
 }
 
-// beginIncarnation makes the calling conn actor the current one and says
-// how long it waits before connecting: nothing for the first attempt of a
-// series, then Backoff, doubling with each failure within RestartWindow,
-// up to MaxBackoff.
-func (b *backend) beginIncarnation() (inc int, delay time.Duration) {
+// beginIncarnation makes the calling conn actor the current one, poked on
+// resub when the resources to follow change, and says how long it waits
+// before connecting: nothing for the first attempt of a series, then
+// Backoff, doubling with each failure within RestartWindow, up to
+// MaxBackoff.
+func (b *backend) beginIncarnation(resub chan struct{}) (inc int, delay time.Duration) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.inc++
+	b.resub, b.upstream = resub, nil
 	now := time.Now()
 	kept := b.failures[:0]
 	for _, t := range b.failures {
@@ -264,6 +275,69 @@ func (b *backend) down(inc int, reason error) {
 	b.mu.Unlock()
 	b.settle()
 	b.g.log.Warn("gateway: backend went away; restarting it", "backend", b.name, "reason", errString(reason))
+}
+
+// follow records that the gateway's clients follow (on) or no longer
+// follow the resource uri, which this backend offers, and tells the
+// current incarnation, which follows it upstream (see conn.subscriber and
+// conn.listen). It does not block.
+func (b *backend) follow(uri string, on bool) {
+	b.mu.Lock()
+	if on {
+		b.follows[uri] = true
+	} else {
+		delete(b.follows, uri)
+	}
+	ch := b.resub
+	b.mu.Unlock()
+	if ch != nil {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// followed lists the URIs to follow, sorted.
+func (b *backend) followed() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return slices.Sorted(maps.Keys(b.follows))
+}
+
+func (b *backend) isFollowed(uri string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.follows[uri]
+}
+
+// followedUpstream records what incarnation inc now follows at the
+// backend. Each URI it follows anew (the first subscription, or again
+// after a restart) is told to the clients as updated: a change while
+// nobody followed it upstream would otherwise go unseen, and an update
+// too many only makes a client read the resource again.
+func (b *backend) followedUpstream(inc int, uris map[string]bool) {
+	b.mu.Lock()
+	if inc != b.inc {
+		b.mu.Unlock()
+		return
+	}
+	var fresh []string
+	for u := range uris {
+		if !b.upstream[u] && b.follows[u] {
+			fresh = append(fresh, u)
+		}
+	}
+	b.mu.Unlock()
+	slices.Sort(fresh)
+	for _, u := range fresh {
+		b.g.srv.NotifyResourceUpdated(u)
+	}
+	b.mu.Lock()
+	if inc == b.inc {
+		b.upstream = uris
+	}
+	b.mu.Unlock()
 }
 
 // connectionLost ends the incarnation whose client is cl, if it is still
@@ -415,6 +489,7 @@ func (b *backend) status() Status {
 	if b.cl != nil && b.state == Up {
 		st.PID = b.cl.PID()
 	}
+	st.Subscriptions = len(b.upstream)
 	b.mu.Unlock()
 	b.regMu.Lock()
 	st.Tools, st.Prompts, st.Resources, st.Templates = len(b.reg.tools), len(b.reg.prompts), len(b.reg.resources), len(b.reg.templates)

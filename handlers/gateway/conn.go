@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 	"sync"
 	"time"
 
@@ -40,6 +42,7 @@ type conn struct {
 	cl      *client.Client
 
 	refresh chan struct{} // capacity 1: a list changed
+	resub   chan struct{} // capacity 1: the resources to follow changed
 
 	reported bool // the end of this incarnation was told to the backend
 }
@@ -65,8 +68,9 @@ func (c *conn) start(e *actor.Engine, self *actor.PID) {
 	b := c.b
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.refresh = make(chan struct{}, 1)
+	c.resub = make(chan struct{}, 1)
 	var delay time.Duration
-	c.inc, delay = b.beginIncarnation()
+	c.inc, delay = b.beginIncarnation(c.resub)
 	fail := func(err error) {
 		if c.ctx.Err() == nil {
 			e.Send(self, connFailed{err})
@@ -121,6 +125,9 @@ func (c *conn) start(e *actor.Engine, self *actor.PID) {
 			}
 		})
 		c.wg.Go(func() { c.refresher(cl, fail) })
+		if cl.Era() == client.EraLegacy {
+			c.wg.Go(func() { c.subscriber(cl) })
+		}
 		if b.cfg.PingInterval > 0 {
 			c.wg.Go(func() { c.pinger(cl, fail) })
 		}
@@ -215,17 +222,75 @@ func (c *conn) notification(n client.Notification) {
 		}
 	case "notifications/message":
 		c.b.logMessage(n.Params)
+	case "notifications/resources/updated":
+		var p struct {
+			URI string `json:"uri"`
+		}
+		if json.Unmarshal(n.Params, &p) == nil && c.b.isFollowed(p.URI) {
+			c.b.g.srv.NotifyResourceUpdated(p.URI)
+		}
+	case "notifications/subscriptions/acknowledged":
+		// What a 2026-07-28 listen stream follows (the latest one's ack
+		// is the last to come).
+		var p struct {
+			Notifications struct {
+				ResourceSubscriptions []string `json:"resourceSubscriptions"`
+			} `json:"notifications"`
+		}
+		if json.Unmarshal(n.Params, &p) == nil {
+			up := map[string]bool{}
+			for _, u := range p.Notifications.ResourceSubscriptions {
+				up[u] = true
+			}
+			c.b.followedUpstream(c.inc, up)
+		}
 	}
 }
 
 // listen keeps a 2026-07-28 subscriptions/listen request open, asking for
-// the list changes; they come as notifications (see notification). A
-// remote backend whose stream ends, but not by refusing it, has gone
-// away (its process's exit tells of a stdio one).
+// the list changes and for the resources the gateway's clients follow
+// through this backend; they come as notifications (see notification).
+// When the resources to follow change, a new stream is opened and the old
+// one then cancelled. A remote backend whose stream ends, but not by
+// refusing it, has gone away (its process's exit tells of a stdio one).
 func (c *conn) listen(cl *client.Client, fail func(error)) {
-	err := cl.Call(c.ctx, "subscriptions/listen", map[string]any{"notifications": map[string]bool{
-		"toolsListChanged": true, "promptsListChanged": true, "resourcesListChanged": true,
-	}}, nil, client.WithTimeout(-1))
+	type stream struct {
+		cancel context.CancelFunc
+		done   chan error
+		uris   []string
+	}
+	open := func(uris []string) *stream {
+		ctx, cancel := context.WithCancel(c.ctx)
+		st := &stream{cancel: cancel, done: make(chan error, 1), uris: uris}
+		n := map[string]any{"toolsListChanged": true, "promptsListChanged": true, "resourcesListChanged": true}
+		if len(uris) > 0 {
+			n["resourceSubscriptions"] = uris
+		}
+		c.wg.Go(func() {
+			st.done <- cl.Call(ctx, "subscriptions/listen", map[string]any{"notifications": n}, nil, client.WithTimeout(-1))
+		})
+		return st
+	}
+	cur := open(c.b.followed())
+	defer func() { cur.cancel() }()
+	var err error
+	for wait := true; wait; {
+		select {
+		case <-c.ctx.Done():
+			return
+		case err = <-cur.done:
+			wait = false
+		case <-c.resub:
+			uris := c.b.followed()
+			if slices.Equal(uris, cur.uris) {
+				continue
+			}
+			next := open(uris)
+			cur.cancel()
+			<-cur.done
+			cur = next
+		}
+	}
 	if c.ctx.Err() != nil || cl.Err() != nil {
 		return
 	}
@@ -237,6 +302,64 @@ func (c *conn) listen(cl *client.Client, fail func(error)) {
 		fail(fmt.Errorf("its subscriptions/listen stream broke: %w", err))
 	case c.b.cfg.URL != "":
 		fail(errors.New("it ended its subscriptions/listen stream"))
+	}
+}
+
+// subscriber follows, at a legacy backend, the resources the gateway's
+// clients follow through it (resources/subscribe, resources/unsubscribe),
+// from the incarnation's start and whenever they change. A backend that
+// does not offer subscriptions is told nothing (and that is logged once).
+func (c *conn) subscriber(cl *client.Client) {
+	b := c.b
+	var caps struct {
+		Subscribe bool `json:"subscribe"`
+	}
+	_ = json.Unmarshal(cl.Capabilities()["resources"], &caps)
+	have := map[string]bool{}
+	warned := false
+	for {
+		want := b.followed()
+		switch {
+		case !caps.Subscribe:
+			if len(want) > 0 && !warned {
+				warned = true
+				b.g.log.Warn("gateway: the backend does not offer resources/subscribe; its resources' updates will not be seen", "backend", b.name)
+			}
+		default:
+			for _, u := range want {
+				if have[u] {
+					continue
+				}
+				err := cl.Call(c.ctx, "resources/subscribe", map[string]string{"uri": u}, nil, client.WithTimeout(b.cfg.Timeout))
+				if c.ctx.Err() != nil {
+					return
+				}
+				if err != nil {
+					b.g.log.Warn("gateway: the backend refused resources/subscribe", "backend", b.name, "uri", u, "err", err)
+					continue
+				}
+				have[u] = true
+			}
+			for _, u := range slices.Sorted(maps.Keys(have)) {
+				if slices.Contains(want, u) {
+					continue
+				}
+				err := cl.Call(c.ctx, "resources/unsubscribe", map[string]string{"uri": u}, nil, client.WithTimeout(b.cfg.Timeout))
+				if c.ctx.Err() != nil {
+					return
+				}
+				if err != nil {
+					b.g.log.Debug("gateway: the backend refused resources/unsubscribe", "backend", b.name, "uri", u, "err", err)
+				}
+				delete(have, u)
+			}
+			b.followedUpstream(c.inc, maps.Clone(have))
+		}
+		select {
+		case <-c.ctx.Done():
+			return
+		case <-c.resub:
+		}
 	}
 }
 

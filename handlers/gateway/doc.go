@@ -34,6 +34,21 @@
 // request to the client, in 2026-07-28 an input_required answer whose
 // retry forwards the call again with the answer at hand.
 //
+// # Subscriptions
+//
+// A client's subscription to a resource (resources/subscribe, or a
+// 2026-07-28 listen stream's resourceSubscriptions; see
+// handlers.Server.OnSubscription) is followed at the backend that offers
+// the resource, while any client session follows it: with
+// resources/subscribe at a legacy backend, on its listen stream at a
+// 2026-07-28 one (opened again with the new set whenever it changes). The
+// backend's notifications/resources/updated reach the subscribed clients.
+// When a backend starts following a resource (the first subscription, or
+// again after a restart) the clients are told it updated: the client's
+// subscription is answered before the backend follows it, and a change in
+// between, or while the backend was down, would go unseen. A resource that
+// no backend offers when a client subscribes is not followed.
+//
 // # Supervision
 //
 // Each backend is a supervisor of its own under the gateway's root: one
@@ -69,8 +84,6 @@
 //
 // # Not (yet) done
 //
-// No resources/subscribe forwarding (the gateway offers subscribe, but
-// never hears of a backend's updates); a backend's
-// instructions are not passed on; the _meta of a client's request, other
-// than its progress token, is not forwarded.
+// A backend's instructions are not passed on; the _meta of a client's
+// request, other than its progress token, is not forwarded.
 package gateway

@@ -1,12 +1,15 @@
 package gateway
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -14,6 +17,7 @@ import (
 	"github.com/anthdm/hollywood/actor"
 
 	"github.com/mcprt/mcprt/handlers"
+	"github.com/mcprt/mcprt/handlers/uritemplate"
 	"github.com/mcprt/mcprt/supervisor"
 )
 
@@ -66,6 +70,13 @@ type Gateway struct {
 	mu     sync.Mutex
 	owners map[string]*backend // key: kind byte + name
 
+	// subs counts the client sessions that follow each resource URI
+	// (resources/subscribe, listen streams), and subVia says which
+	// backend follows it for them.
+	subMu  sync.Mutex
+	subs   map[string]int
+	subVia map[string]*backend
+
 	wg        sync.WaitGroup // timers and other goroutines of the gateway's own
 	closeOnce sync.Once
 	closeErr  error
@@ -106,6 +117,8 @@ func New(cfg *Config, opts Options) (*Gateway, error) {
 		e:         opts.Engine,
 		stderr:    &lineWriter{w: opts.Stderr},
 		owners:    map[string]*backend{},
+		subs:      map[string]int{},
+		subVia:    map[string]*backend{},
 		startDone: make(chan struct{}),
 		rootName:  fmt.Sprintf("mcprt-gateway-%d", gateways.Add(1)),
 	}
@@ -123,7 +136,71 @@ func New(cfg *Config, opts Options) (*Gateway, error) {
 		seen[bc.Name] = true
 		g.backends = append(g.backends, newBackend(g, i, bc.withDefaults()))
 	}
+	g.srv.OnSubscription(g.subscription)
 	return g, nil
+}
+
+// subscription is the server's OnSubscription hook: the first client
+// session that follows a URI makes the backend that offers it follow it
+// (see backend.follow), the last one to stop makes it stop. It runs on a
+// session's goroutine and does not block.
+func (g *Gateway) subscription(uri string, on bool) {
+	g.subMu.Lock()
+	defer g.subMu.Unlock()
+	if on {
+		if g.subs[uri]++; g.subs[uri] > 1 {
+			return
+		}
+		b := g.resourceOwner(uri)
+		if b == nil {
+			g.log.Debug("gateway: a client subscribed to a resource no backend offers", "uri", uri)
+			return
+		}
+		g.subVia[uri] = b
+		b.follow(uri, true)
+		return
+	}
+	if g.subs[uri] == 0 {
+		return
+	}
+	if g.subs[uri]--; g.subs[uri] > 0 {
+		return
+	}
+	delete(g.subs, uri)
+	if b := g.subVia[uri]; b != nil {
+		delete(g.subVia, uri)
+		b.follow(uri, false)
+	}
+}
+
+// resourceOwner is the backend that offers uri: as a resource, or else
+// by the first template that matches it, in configuration order.
+func (g *Gateway) resourceOwner(uri string) *backend {
+	g.mu.Lock()
+	if o := g.owners["r"+uri]; o != nil {
+		g.mu.Unlock()
+		return o
+	}
+	type tmpl struct {
+		t string
+		b *backend
+	}
+	var ts []tmpl
+	for k, o := range g.owners {
+		if t, ok := strings.CutPrefix(k, "u"); ok {
+			ts = append(ts, tmpl{t, o})
+		}
+	}
+	g.mu.Unlock()
+	slices.SortFunc(ts, func(a, b tmpl) int { return cmp.Or(a.b.index-b.b.index, strings.Compare(a.t, b.t)) })
+	for _, t := range ts {
+		if p, err := uritemplate.Parse(t.t); err == nil {
+			if _, ok := p.Match(uri); ok {
+				return t.b
+			}
+		}
+	}
+	return nil
 }
 
 // Server is the gateway as the runtime serves it (runtime.Serve or
@@ -257,6 +334,10 @@ type Status struct {
 	// Tools, Prompts, Resources and Templates count what it offers through
 	// the gateway.
 	Tools, Prompts, Resources, Templates int
+	// Subscriptions counts the resources it follows for the gateway's
+	// clients, as it acknowledged them (resources/subscribe answered, or
+	// a 2026-07-28 listen stream acknowledged).
+	Subscriptions int
 }
 
 // Backends reports the state of every backend, in configuration order.

@@ -310,3 +310,60 @@ func TestGatewayRemoteBackend(t *testing.T) {
 	}
 	f.waitProcs("local", "no stdio backend left", func(p []int) bool { return len(p) == 0 })
 }
+
+// TestGatewayHTTPSubscriptions: two legacy clients of the gateway over
+// Streamable HTTP subscribe to a backend's resource; both hear of its
+// updates (on their GET streams); when one has closed its session the
+// other still does: the backend follows the resource while any session
+// does.
+func TestGatewayHTTPSubscriptions(t *testing.T) {
+	t.Parallel()
+	f := newGateway(t)
+	gw := f.startGatewayHTTP(f.config(map[string]any{"conf": f.conformanceBackend("conf", "")}))
+	type counted struct {
+		c *client.Client
+		n chan struct{}
+	}
+	connect := func() counted {
+		c := connectHTTP(t, gw.url, client.Options{Era: client.EraLegacy})
+		n := make(chan struct{}, 1000)
+		c.Subscribe("notifications/resources/updated", func(nt client.Notification) {
+			if strings.Contains(string(nt.Params), watchedURI) {
+				n <- struct{}{}
+			}
+		})
+		if err := c.Call(testCtx(t), "resources/subscribe", map[string]string{"uri": watchedURI}, nil); err != nil {
+			t.Fatal(err)
+		}
+		return counted{c, n}
+	}
+	// heard updates the resource until x hears of it: a legacy session's
+	// notifications outside requests go to its GET stream, which the
+	// client opens on its own time, and are dropped until it does.
+	heard := func(who string, x counted) {
+		t.Helper()
+		deadline := time.Now().Add(callTimeout)
+		for {
+			callText(t, x.c, "conf__test_update_watched_resource", map[string]any{})
+			select {
+			case <-x.n:
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s heard of no update", who)
+			}
+		}
+	}
+	a := connect()
+	heard("a", a)
+	b := connect()
+	heard("b", b)
+	if err := a.c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for len(b.n) > 0 {
+		<-b.n
+	}
+	heard("b, after a left,", b)
+}
