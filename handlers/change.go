@@ -137,3 +137,26 @@ func (s *Server) Subscription(uri string, on bool) {
 		(*fn)(uri, on)
 	}
 }
+
+// OnRootsListChanged sets fn to be called when a client says its roots
+// changed (notifications/roots/list_changed); the session has then
+// forgotten the roots it cached for Request.Roots, and the next one asks
+// the client again. fn is for a server that passes the client's roots on
+// (a gateway, whose backends must hear of the change). It runs on the
+// session's goroutine and must not block. nil (the default) calls
+// nothing; a later call replaces an earlier fn.
+func (s *Server) OnRootsListChanged(fn func()) {
+	if fn == nil {
+		s.rootsChanged.Store(nil)
+		return
+	}
+	s.rootsChanged.Store(&fn)
+}
+
+// RootsListChanged calls the OnRootsListChanged hook, if any. Package
+// session calls it.
+func (s *Server) RootsListChanged() {
+	if fn := s.rootsChanged.Load(); fn != nil {
+		(*fn)()
+	}
+}

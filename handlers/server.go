@@ -37,8 +37,10 @@ type Server struct {
 	offered atomic.Uint32
 
 	watch watchers
-	// subscription is the OnSubscription hook.
+	// subscription and rootsChanged are the OnSubscription and
+	// OnRootsListChanged hooks.
 	subscription atomic.Pointer[func(uri string, on bool)]
+	rootsChanged atomic.Pointer[func()]
 
 	// bound holds the method implementations as func values, made once: a
 	// method value made in Method would be an allocation per request.

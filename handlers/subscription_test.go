@@ -24,3 +24,17 @@ func TestOnSubscription(t *testing.T) {
 		t.Fatalf("first hook %q, second %q", got, other)
 	}
 }
+
+// OnRootsListChanged's hook is called by RootsListChanged; nil removes it.
+func TestOnRootsListChanged(t *testing.T) {
+	s := NewServer(Implementation{Name: "t", Version: "1"}, "")
+	s.RootsListChanged() // no hook
+	n := 0
+	s.OnRootsListChanged(func() { n++ })
+	s.RootsListChanged()
+	s.OnRootsListChanged(nil)
+	s.RootsListChanged()
+	if n != 1 {
+		t.Fatalf("hook called %d times, want 1", n)
+	}
+}

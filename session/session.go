@@ -501,6 +501,7 @@ func (s *Session) notification(m *jsonrpc.Message) {
 		}
 	case "notifications/roots/list_changed":
 		s.env.asks.forgetRoots()
+		s.cfg.Server.RootsListChanged()
 	case "notifications/cancelled":
 		var p cancelledParams
 		if m.Params == nil || json.Unmarshal(m.Params, &p) != nil || p.RequestID == nil {

@@ -113,3 +113,22 @@ func TestSubscriptionHookListen(t *testing.T) {
 	c.finish()
 	wantCalls(t, subs, "test://a false")
 }
+
+// TestRootsListChangedHook: a client's notifications/roots/list_changed
+// reaches the server's OnRootsListChanged hook.
+func TestRootsListChangedHook(t *testing.T) {
+	srv := testServer()
+	changed := make(chan struct{}, 10)
+	srv.OnRootsListChanged(func() { changed <- struct{}{} })
+	c := startClientWith(t, srv, runtime.Options{})
+	c.send(initLegacy)
+	c.recv()
+	c.send(initDone)
+	c.send(`{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}`)
+	c.send(`{"jsonrpc":"2.0","id":1,"method":"ping"}`)
+	c.recv()
+	if len(changed) != 1 {
+		t.Fatalf("hook called %d times, want 1", len(changed))
+	}
+	c.finish()
+}

@@ -756,6 +756,20 @@ func (c *Client) isPending(id int64) bool {
 	return ok
 }
 
+// RootsListChanged tells a legacy server that the roots Options.Roots
+// gives have changed (notifications/roots/list_changed), so that it asks
+// for them again. It does nothing unless Options.Roots and
+// Options.RootsListChanged are set, and nothing in 2026-07-28, where a
+// server asks for the roots with each request that needs them. It
+// returns once the notification is on its way (over HTTP, once the server
+// took it).
+func (c *Client) RootsListChanged() {
+	if c.era != EraLegacy || c.opts.Roots == nil || !c.opts.RootsListChanged {
+		return
+	}
+	c.notify("notifications/roots/list_changed", nil)
+}
+
 // notify sends a notification; it is dropped if the transport is closed.
 func (c *Client) notify(method string, params any) {
 	var raw []byte

@@ -203,7 +203,11 @@ func (c *Client) initialize(ctx context.Context, version string, pinned bool) er
 func (c *Client) clientCapsFor(version string) json.RawMessage {
 	caps := map[string]any{}
 	if c.opts.Roots != nil {
-		caps["roots"] = map[string]any{} // no listChanged: the roots never change
+		if c.opts.RootsListChanged {
+			caps["roots"] = map[string]any{"listChanged": true}
+		} else {
+			caps["roots"] = map[string]any{} // no listChanged: the roots never change
+		}
 	}
 	if c.opts.Sampling != nil {
 		caps["sampling"] = map[string]any{}

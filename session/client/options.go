@@ -98,6 +98,10 @@ type Options struct {
 	Roots       func(ctx context.Context) ([]Root, error)
 	Sampling    InputHandler
 	Elicitation InputHandler
+	// RootsListChanged declares, with Roots, that the client tells the
+	// server when its roots change (roots.listChanged): see
+	// Client.RootsListChanged.
+	RootsListChanged bool
 
 	// LogLevel, if set, asks the server for notifications/message at that
 	// level and above ("debug" .. "emergency"): logging/setLevel after
