@@ -9,9 +9,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -59,6 +61,7 @@ type Client struct {
 	clientCaps   json.RawMessage // for the negotiated version
 
 	nextID atomic.Int64
+	meta   atomic.Pointer[eraMeta] // the 2026-07-28 _meta, encoded once
 
 	mu       sync.Mutex
 	pending  map[int64]*pending
@@ -71,6 +74,8 @@ type Client struct {
 	cache    map[string]any // list method -> []Tool, []Resource, ...
 	dirty    map[ListKind]bool
 	changes  map[ListKind]int // list_changed notifications seen, by kind
+	timeouts map[time.Duration]*timeoutQueue
+	epoch    time.Time // timeoutEntry.at counts from it
 
 	done      chan struct{} // closed when endErr is set
 	procDone  chan struct{} // closed when the process was reaped
@@ -94,8 +99,9 @@ type pending struct {
 }
 
 type reply struct {
-	result json.RawMessage
-	err    error
+	result   json.RawMessage
+	err      error
+	timedOut bool // its timeout passed (see timeoutQueue)
 }
 
 type subscription struct {
@@ -227,6 +233,7 @@ func newClient(o Options, log *slog.Logger) *Client {
 		changes: map[ListKind]int{},
 		done:    make(chan struct{}),
 		refresh: make(chan struct{}, 1),
+		epoch:   time.Now(),
 	}
 	c.bg, c.bgCancel = context.WithCancel(context.Background())
 	return c
@@ -279,6 +286,7 @@ func (c *Client) end(reason error) {
 	ps := c.pending
 	c.pending = map[int64]*pending{}
 	close(c.done)
+	c.stopTimeouts()
 	c.mu.Unlock()
 	for _, p := range ps {
 		p.ch <- reply{err: fmt.Errorf("%s: %w", p.method, reason)}
@@ -493,6 +501,21 @@ func clip(b []byte) string {
 // ourID reads an id we issued: an integer, echoed as is (or, leniently, as
 // a string of digits).
 func ourID(raw json.RawMessage) (int64, bool) {
+	// Ours are positive and short: read without making a string of them.
+	if n := len(raw); n > 0 && n <= 18 {
+		var id int64
+		for _, d := range raw {
+			if d < '0' || d > '9' {
+				return ourIDSlow(raw)
+			}
+			id = id*10 + int64(d-'0')
+		}
+		return id, true
+	}
+	return ourIDSlow(raw)
+}
+
+func ourIDSlow(raw json.RawMessage) (int64, bool) {
 	s := string(raw)
 	if len(s) > 1 && s[0] == '"' {
 		if err := json.Unmarshal(raw, &s); err != nil {
@@ -594,11 +617,16 @@ func (c *Client) progress(params json.RawMessage) {
 	if !ok {
 		return
 	}
+	// The callback is read under the lock: a pending entry is recycled
+	// once its request is over (see pendingPool).
+	var fn func(Progress)
 	c.mu.Lock()
-	pr := c.pending[id]
+	if pr := c.pending[id]; pr != nil {
+		fn = pr.progress
+	}
 	c.mu.Unlock()
-	if pr != nil && pr.progress != nil {
-		pr.progress(Progress{Progress: p.Progress, Total: p.Total, Message: p.Message})
+	if fn != nil {
+		fn(Progress{Progress: p.Progress, Total: p.Total, Message: p.Message})
 	}
 }
 
@@ -645,72 +673,88 @@ func WithProgress(fn func(Progress)) CallOption {
 }
 
 // roundTrip sends one request and waits for its response, the timeout or
-// ctx, whichever comes first. An abandoned request is taken back if it was
-// not written yet, and otherwise cancelled with notifications/cancelled
-// (never initialize, which must not be, and never the server/discover
-// probe: before the handshake a legacy server should see as little as
-// possible).
-func (c *Client) roundTrip(ctx context.Context, method string, params map[string]json.RawMessage, o callOptions, cancellable bool) (json.RawMessage, error) {
+// ctx, whichever comes first. params is a JSON object or nil (see
+// appendRequest for extra and meta). An abandoned request is taken back if
+// it was not written yet, and otherwise cancelled with
+// notifications/cancelled (never initialize, which must not be, and never
+// the server/discover probe: before the handshake a legacy server should
+// see as little as possible).
+func (c *Client) roundTrip(ctx context.Context, method string, params []byte, extra, meta []member, o callOptions, cancellable bool) (json.RawMessage, error) {
 	id := c.nextID.Add(1)
 	if o.progress != nil {
-		meta := map[string]json.RawMessage{}
-		if raw, ok := params["_meta"]; ok {
-			_ = json.Unmarshal(raw, &meta)
-		}
-		meta["progressToken"] = json.RawMessage(strconv.FormatInt(id, 10))
-		params["_meta"] = mustMarshal(meta)
+		meta = append([]member{{"progressToken", strconv.AppendInt(nil, id, 10)}}, meta...)
 	}
-	line, err := json.Marshal(struct {
-		JSONRPC string                     `json:"jsonrpc"`
-		ID      int64                      `json:"id"`
-		Method  string                     `json:"method"`
-		Params  map[string]json.RawMessage `json:"params,omitempty"`
-	}{"2.0", id, method, params})
-	if err != nil {
-		return nil, fmt.Errorf("%s: encoding params: %w", method, err)
+	size := 96 + len(method) + len(params)
+	for _, m := range meta {
+		size += len(m.key) + len(m.val) + 4
 	}
-	p := &pending{method: method, ch: make(chan reply, 1), progress: o.progress, cancellable: cancellable}
-	c.mu.Lock()
-	if c.endErr != nil {
-		err := c.endErr
-		c.mu.Unlock()
-		return nil, fmt.Errorf("%s: %w", method, err)
-	}
-	c.pending[id] = p
-	c.mu.Unlock()
-
+	line := appendRequest(make([]byte, 0, size), id, method, params, extra, meta)
+	p := pendingPool.Get().(*pending)
+	p.method, p.progress, p.cancellable = method, o.progress, cancellable
 	timeout := c.opts.Timeout
 	if o.timeout != 0 {
 		timeout = o.timeout
 	}
+	c.mu.Lock()
+	if c.endErr != nil {
+		err := c.endErr
+		c.mu.Unlock()
+		recycle(p)
+		return nil, fmt.Errorf("%s: %w", method, err)
+	}
+	c.pending[id] = p
+	queued := timeout > 0 && c.addTimeout(id, timeout)
+	c.mu.Unlock()
+
 	var timer <-chan time.Time
-	if timeout > 0 {
+	if timeout > 0 && !queued {
 		t := time.NewTimer(timeout)
 		defer t.Stop()
 		timer = t.C
 	}
 	c.send(id, line)
 
-	var cause error
+	var r reply
+	answered := false
 	select {
-	case r := <-p.ch:
-		return r.result, r.err
+	case r = <-p.ch:
+		// An answer, the end of the session, or the timeout queue's
+		// verdict: the request is out of c.pending already.
+		answered = true
 	case <-ctx.Done():
-		cause = fmt.Errorf("%s: %w", method, context.Cause(ctx))
+		r.err = fmt.Errorf("%s: %w", method, context.Cause(ctx))
 	case <-timer:
-		cause = fmt.Errorf("%s timed out after %v: %w", method, timeout, context.DeadlineExceeded)
+		r.timedOut = true
 	}
-	c.mu.Lock()
-	_, waiting := c.pending[id]
-	delete(c.pending, id)
-	c.mu.Unlock()
-	if !waiting {
-		// The answer (or the end of the session) won the race.
-		r := <-p.ch
-		return r.result, r.err
+	if !answered {
+		c.mu.Lock()
+		_, waiting := c.pending[id]
+		delete(c.pending, id)
+		c.mu.Unlock()
+		if !waiting {
+			// The answer (or the end of the session, or the timeout
+			// queue) won the race.
+			r = <-p.ch
+			answered = !r.timedOut
+		}
 	}
-	c.abandon(id, cancellable, cause.Error())
-	return nil, cause
+	recycle(p) // out of c.pending, its reply taken: nobody sends to it
+	switch {
+	case r.timedOut:
+		cause := fmt.Errorf("%s timed out after %v: %w", method, timeout, context.DeadlineExceeded)
+		c.abandon(id, cancellable, cause.Error())
+		return nil, cause
+	case !answered:
+		c.abandon(id, cancellable, r.err.Error())
+		return nil, r.err
+	}
+	return r.result, r.err
+}
+
+// recycle puts a pending entry whose channel is empty back in the pool.
+func recycle(p *pending) {
+	p.method, p.progress = "", nil
+	pendingPool.Put(p)
 }
 
 // send hands one message to the transport: a request (id > 0), or a
@@ -801,35 +845,27 @@ func (c *Client) Call(ctx context.Context, method string, params, result any, op
 
 func (c *Client) call(ctx context.Context, method string, params, result any, opts ...CallOption) error {
 	var o callOptions
-	for _, f := range opts {
-		f(&o)
-	}
-	base := map[string]json.RawMessage{}
-	if params != nil {
-		raw, err := json.Marshal(params)
-		if err != nil {
-			return fmt.Errorf("%s: encoding params: %w", method, err)
+	if len(opts) > 0 {
+		// Options see a copy: o itself would escape to the heap, with or
+		// without options.
+		po := new(callOptions)
+		for _, f := range opts {
+			f(po)
 		}
-		if string(raw) != "null" {
-			if err := json.Unmarshal(raw, &base); err != nil {
-				return fmt.Errorf("%s: params must be a JSON object", method)
-			}
-		}
+		o = *po
 	}
-	var extra map[string]json.RawMessage // inputResponses and requestState of a retry
+	base, err := paramsOf(method, params)
+	if err != nil {
+		return err
+	}
+	var extra []member // inputResponses and requestState of a retry
 	relisted := false
 	for round := 0; ; round++ {
-		p := make(map[string]json.RawMessage, len(base)+3)
-		for k, v := range base {
-			p[k] = v
-		}
-		for k, v := range extra {
-			p[k] = v
-		}
+		var meta []member
 		if c.era == EraModern {
-			c.addMeta(p, c.version)
+			meta = c.metaFor(c.version)
 		}
-		raw, err := c.roundTrip(ctx, method, p, o, true)
+		raw, err := c.roundTrip(ctx, method, base, extra, meta, o, true)
 		if err != nil {
 			if c.h != nil && method == "tools/call" && !relisted && isCode(err, codeHeaderMismatch) {
 				// The tool's x-mcp-header annotations may have changed
@@ -844,15 +880,27 @@ func (c *Client) call(ctx context.Context, method string, params, result any, op
 			return err
 		}
 		if c.era == EraModern {
-			var rt struct {
-				ResultType    string                     `json:"resultType"`
-				InputRequests map[string]json.RawMessage `json:"inputRequests"`
-				RequestState  *string                    `json:"requestState"`
-			}
-			if err := json.Unmarshal(raw, &rt); err != nil {
+			// Only the top level's resultType is looked at unless it says
+			// input_required: a complete result is passed on as it came.
+			more, ok := inputRequired(raw)
+			if !ok {
+				var rt struct {
+					ResultType string `json:"resultType"`
+				}
+				err := json.Unmarshal(raw, &rt)
+				if err == nil {
+					err = errors.New("resultType is not a string")
+				}
 				return fmt.Errorf("%s: result is not an object: %w", method, err)
 			}
-			if rt.ResultType == "input_required" {
+			if more {
+				var rt struct {
+					InputRequests map[string]json.RawMessage `json:"inputRequests"`
+					RequestState  *string                    `json:"requestState"`
+				}
+				if err := json.Unmarshal(raw, &rt); err != nil {
+					return fmt.Errorf("%s: result is not an object: %w", method, err)
+				}
 				switch method {
 				case "tools/call", "prompts/get", "resources/read":
 				default:
@@ -861,13 +909,24 @@ func (c *Client) call(ctx context.Context, method string, params, result any, op
 				if round+1 >= maxInputRounds {
 					return fmt.Errorf("%s: server still asks for input after %d rounds", method, maxInputRounds)
 				}
-				if extra, err = c.fulfil(ctx, rt.InputRequests, rt.RequestState); err != nil {
+				m, err := c.fulfil(ctx, rt.InputRequests, rt.RequestState)
+				if err != nil {
 					return fmt.Errorf("%s: %w", method, err)
+				}
+				extra = extra[:0]
+				for _, k := range slices.Sorted(maps.Keys(m)) {
+					extra = append(extra, member{k, m[k]})
 				}
 				continue
 			}
 		}
-		if result == nil {
+		switch r := result.(type) {
+		case nil:
+			return nil
+		case *json.RawMessage:
+			// The line was checked as a whole when it was read, and
+			// nothing reuses its buffer: no copy, no second check.
+			*r = raw
 			return nil
 		}
 		if err := json.Unmarshal(raw, result); err != nil {
@@ -881,22 +940,6 @@ func (c *Client) call(ctx context.Context, method string, params, result any, op
 func isCode(err error, code int) bool {
 	var re *RPCError
 	return errors.As(err, &re) && re.Err.Code == code
-}
-
-// addMeta puts the 2026-07-28 per-request keys into params._meta, keeping
-// any other keys the caller put there.
-func (c *Client) addMeta(params map[string]json.RawMessage, version string) {
-	meta := map[string]json.RawMessage{}
-	if raw, ok := params["_meta"]; ok {
-		_ = json.Unmarshal(raw, &meta)
-	}
-	meta["io.modelcontextprotocol/protocolVersion"] = mustMarshal(version)
-	meta["io.modelcontextprotocol/clientCapabilities"] = c.clientCapsFor(version)
-	meta["io.modelcontextprotocol/clientInfo"] = mustMarshal(c.opts.ClientInfo)
-	if c.opts.LogLevel != "" {
-		meta["io.modelcontextprotocol/logLevel"] = mustMarshal(c.opts.LogLevel)
-	}
-	params["_meta"] = mustMarshal(meta)
 }
 
 func joinLines(lines []string) string {

@@ -139,9 +139,7 @@ func supportedFrom(data any) []string {
 }
 
 func (c *Client) discover(ctx context.Context, version string, o callOptions) (*discoverResult, error) {
-	params := map[string]json.RawMessage{}
-	c.addMeta(params, version)
-	raw, err := c.roundTrip(ctx, "server/discover", params, o, false)
+	raw, err := c.roundTrip(ctx, "server/discover", nil, nil, c.metaFor(version), o, false)
 	if err != nil {
 		return nil, err
 	}
@@ -168,7 +166,7 @@ func (c *Client) initialize(ctx context.Context, version string, pinned bool) er
 		"capabilities":    c.clientCapsFor(version),
 		"clientInfo":      mustMarshal(c.opts.ClientInfo),
 	}
-	raw, err := c.roundTrip(ctx, "initialize", params, callOptions{}, false)
+	raw, err := c.roundTrip(ctx, "initialize", mustMarshal(params), nil, nil, callOptions{}, false)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,212 @@
+package client
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"sync"
+
+	"github.com/mcprt/mcprt/session/jsonrpc"
+)
+
+// The request line is built by appending, as session/jsonrpc builds the
+// server's responses: the caller's params are copied as they are, and the
+// members the client adds (the 2026-07-28 _meta, a progressToken, the
+// inputResponses and requestState of a retry) are spliced in, rather than
+// the params being decoded into a map and the map encoded again. For a
+// gateway forwarding tool calls, encoding/json's round trip and the _meta
+// maps were most of the work of a call.
+
+// member is one member of a JSON object: its key and its raw value.
+type member struct {
+	key string
+	val json.RawMessage
+}
+
+func hasKey(ms []member, key string) bool {
+	for i := range ms {
+		if ms[i].key == key {
+			return true
+		}
+	}
+	return false
+}
+
+// paramsOf encodes a request's params: a JSON object, or nil for none (nil,
+// or a value that encodes as null). A json.RawMessage is used as it is,
+// once checked, and compacted only if it has line breaks (the stdio
+// transport is one message per line); anything else goes through
+// json.Marshal.
+func paramsOf(method string, params any) ([]byte, error) {
+	var raw []byte
+	switch p := params.(type) {
+	case nil:
+		return nil, nil
+	case json.RawMessage:
+		if len(p) == 0 {
+			return nil, nil
+		}
+		if !jsonrpc.Valid(p) {
+			_, err := json.Marshal(p) // says what is wrong
+			return nil, fmt.Errorf("%s: encoding params: %w", method, err)
+		}
+		raw = p
+		if bytes.IndexByte(raw, '\n') >= 0 || bytes.IndexByte(raw, '\r') >= 0 {
+			var b bytes.Buffer
+			if err := json.Compact(&b, raw); err != nil {
+				return nil, fmt.Errorf("%s: encoding params: %w", method, err)
+			}
+			raw = b.Bytes()
+		}
+	default:
+		b, err := json.Marshal(params)
+		if err != nil {
+			return nil, fmt.Errorf("%s: encoding params: %w", method, err)
+		}
+		raw = b
+	}
+	switch t := bytes.TrimSpace(raw); {
+	case string(t) == "null":
+		return nil, nil
+	case t[0] != '{':
+		return nil, fmt.Errorf("%s: params must be a JSON object", method)
+	}
+	return raw, nil
+}
+
+// appendRequest appends a request line (without its line break): params
+// (a JSON object from paramsOf, or nil) with the members of extra in place
+// of any of the same keys, and, when meta is not empty, with meta's members
+// in params._meta, in place of any of the same keys there. Params that end
+// up empty are left out, as encoding an empty map with omitempty did.
+func appendRequest(dst []byte, id int64, method string, params []byte, extra, meta []member) []byte {
+	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
+	dst = strconv.AppendInt(dst, id, 10)
+	dst = append(dst, `,"method":`...)
+	dst = jsonrpc.AppendString(dst, method)
+	mark := len(dst)
+	dst = append(dst, `,"params":`...)
+	at := len(dst)
+	dst = appendObject(dst, params, extra, meta)
+	if t := bytes.TrimSpace(dst[at:]); len(bytes.TrimSpace(t[1:len(t)-1])) == 0 {
+		dst = dst[:mark] // {}
+	}
+	return append(dst, '}')
+}
+
+// appendObject appends obj (a JSON object, or nil for {}) with extra and
+// meta spliced in, as appendRequest says.
+func appendObject(dst, obj []byte, extra, meta []member) []byte {
+	if len(extra) == 0 && len(meta) == 0 {
+		if obj == nil {
+			return append(dst, "{}"...)
+		}
+		return append(dst, obj...)
+	}
+	dst = append(dst, '{')
+	n := 0
+	var oldMeta []byte
+	if obj != nil {
+		jsonrpc.Members(obj, func(k string, v []byte) bool {
+			switch {
+			case k == "_meta" && len(meta) > 0:
+				oldMeta = v // the last one, as encoding/json keeps
+			case hasKey(extra, k):
+			default:
+				dst = appendMember(dst, n, k, v)
+				n++
+			}
+			return true
+		})
+	}
+	for _, m := range extra {
+		dst = appendMember(dst, n, m.key, m.val)
+		n++
+	}
+	if len(meta) > 0 {
+		if n > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, `"_meta":`...)
+		if len(oldMeta) == 0 || oldMeta[0] != '{' {
+			oldMeta = nil // not an object: replaced
+		}
+		dst = appendObject(dst, oldMeta, meta, nil)
+	}
+	return append(dst, '}')
+}
+
+func appendMember(dst []byte, n int, key string, val []byte) []byte {
+	if n > 0 {
+		dst = append(dst, ',')
+	}
+	dst = jsonrpc.AppendString(dst, key)
+	dst = append(dst, ':')
+	return append(dst, val...)
+}
+
+// eraMeta is the _meta every 2026-07-28 request carries, for version: the
+// protocol version, the client's capabilities and info, and the log level
+// if one is set. It depends on nothing that changes after Connect, so it
+// is encoded once (per version: the probe may try more than one).
+type eraMeta struct {
+	version string
+	members []member
+}
+
+func (c *Client) metaFor(version string) []member {
+	if m := c.meta.Load(); m != nil && m.version == version {
+		return m.members
+	}
+	ms := []member{
+		{"io.modelcontextprotocol/protocolVersion", mustMarshal(version)},
+		{"io.modelcontextprotocol/clientCapabilities", c.clientCapsFor(version)},
+		{"io.modelcontextprotocol/clientInfo", mustMarshal(c.opts.ClientInfo)},
+	}
+	if c.opts.LogLevel != "" {
+		ms = append(ms, member{"io.modelcontextprotocol/logLevel", mustMarshal(c.opts.LogLevel)})
+	}
+	c.meta.Store(&eraMeta{version, ms})
+	return ms
+}
+
+// inputRequired reports whether a 2026-07-28 result has the resultType
+// input_required; ok is false when the result is not an object (null
+// aside, which encoding/json let through as an empty one) or its
+// resultType not a string. Only the top level is scanned, and nothing is
+// copied.
+func inputRequired(raw []byte) (yes, ok bool) {
+	ok = true
+	isObject := jsonrpc.Members(raw, func(k string, v []byte) bool {
+		if k != "resultType" {
+			return true
+		}
+		switch {
+		case string(v) == `"input_required"`:
+			yes = true
+		case string(v) == "null":
+			yes = false
+		case len(v) > 0 && v[0] == '"':
+			yes = false // "complete", or another
+			if bytes.IndexByte(v, '\\') >= 0 {
+				s, _ := jsonrpc.Unquote(v)
+				yes = s == "input_required"
+			}
+		default:
+			ok = false
+		}
+		return true
+	})
+	if !isObject {
+		return false, string(bytes.TrimSpace(raw)) == "null"
+	}
+	return yes, ok
+}
+
+// pendingPool recycles the pending entries and their channels: one of
+// each per request was a third of the call path's allocations. An entry
+// goes back once its request's one reply was received, or once the
+// request was taken out of c.pending by its own caller (nobody else can
+// send to it then).
+var pendingPool = sync.Pool{New: func() any { return &pending{ch: make(chan reply, 1)} }}

@@ -1,0 +1,161 @@
+//go:build unix
+
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestAppendRequest: the request line is the params as given with the
+// client's members spliced in: extra members in place of the same keys,
+// meta in params._meta in place of the same keys there, and no params at
+// all when they end up empty.
+func TestAppendRequest(t *testing.T) {
+	meta := []member{{"progressToken", json.RawMessage(`7`)}, {"k", json.RawMessage(`"v"`)}}
+	for _, tc := range []struct {
+		name        string
+		params      string
+		extra, meta []member
+		want        string
+	}{
+		{"none", "", nil, nil, `{"jsonrpc":"2.0","id":1,"method":"m"}`},
+		{"empty", `{}`, nil, nil, `{"jsonrpc":"2.0","id":1,"method":"m"}`},
+		{"empty with space", "{ \t}", nil, nil, `{"jsonrpc":"2.0","id":1,"method":"m"}`},
+		{"as given", `{"b":1, "a":[2]}`, nil, nil, `{"jsonrpc":"2.0","id":1,"method":"m","params":{"b":1, "a":[2]}}`},
+		{"extra replaces", `{"a":1,"requestState":"old","b":2}`, []member{{"requestState", json.RawMessage(`"new"`)}}, nil,
+			`{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":1,"b":2,"requestState":"new"}}`},
+		{"meta added", `{"a":1}`, nil, meta, `{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":1,"_meta":{"progressToken":7,"k":"v"}}}`},
+		{"meta alone", ``, nil, meta, `{"jsonrpc":"2.0","id":1,"method":"m","params":{"_meta":{"progressToken":7,"k":"v"}}}`},
+		{"meta merged", `{"_meta":{"x":1,"progressToken":"theirs"},"a":1}`, nil, meta,
+			`{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":1,"_meta":{"x":1,"progressToken":7,"k":"v"}}}`},
+		{"meta not an object", `{"_meta":null}`, nil, meta, `{"jsonrpc":"2.0","id":1,"method":"m","params":{"_meta":{"progressToken":7,"k":"v"}}}`},
+		{"escaped keys", `{"a\"b":1}`, []member{{"c\nd", json.RawMessage(`2`)}}, nil,
+			`{"jsonrpc":"2.0","id":1,"method":"m","params":{"a\"b":1,"c\nd":2}}`},
+	} {
+		var params []byte
+		if tc.params != "" {
+			params = []byte(tc.params)
+		}
+		got := string(appendRequest(nil, 1, "m", params, tc.extra, tc.meta))
+		if got != tc.want {
+			t.Errorf("%s:\n got %s\nwant %s", tc.name, got, tc.want)
+		}
+		if !json.Valid([]byte(got)) {
+			t.Errorf("%s: not JSON: %s", tc.name, got)
+		}
+	}
+}
+
+// TestParamsOf: raw params are used as given once checked, compacted only
+// when they hold line breaks; other values are marshalled; null is none,
+// and anything but an object is refused.
+func TestParamsOf(t *testing.T) {
+	for _, tc := range []struct {
+		params any
+		want   string // "" for none; "error: ..." for an error
+	}{
+		{nil, ""},
+		{json.RawMessage(nil), ""},
+		{json.RawMessage(`null`), ""},
+		{(*struct{})(nil), ""},
+		{json.RawMessage(`{"a": 1}`), `{"a": 1}`},
+		{json.RawMessage("{\n  \"a\": \"x\\ny\"\r\n}"), `{"a":"x\ny"}`},
+		{map[string]int{"b": 2, "a": 1}, `{"a":1,"b":2}`},
+		{json.RawMessage(`[1]`), "error: params must be a JSON object"},
+		{json.RawMessage(`{"a":`), "error: encoding params"},
+		{"text", "error: params must be a JSON object"},
+	} {
+		got, err := paramsOf("m", tc.params)
+		switch {
+		case strings.HasPrefix(tc.want, "error: "):
+			if err == nil || !strings.Contains(err.Error(), strings.TrimPrefix(tc.want, "error: ")) {
+				t.Errorf("%#v: got %s, %v; want %s", tc.params, got, err, tc.want)
+			}
+		case err != nil || string(got) != tc.want || (tc.want == "") != (got == nil):
+			t.Errorf("%#v: got %q, %v; want %q", tc.params, got, err, tc.want)
+		}
+	}
+}
+
+func TestInputRequiredScan(t *testing.T) {
+	for _, tc := range []struct {
+		raw     string
+		yes, ok bool
+	}{
+		{`{"resultType":"complete","content":[]}`, false, true},
+		{`{"content":[],"resultType":"input_required"}`, true, true},
+		{`{"resultType":"input\u005frequired"}`, true, true},
+		{`{"content":[{"resultType":"input_required"}]}`, false, true},
+		{`{}`, false, true},
+		{`null`, false, true},
+		{`{"resultType":null}`, false, true},
+		{`{"resultType":1}`, false, false},
+		{`[]`, false, false},
+	} {
+		if yes, ok := inputRequired([]byte(tc.raw)); yes != tc.yes || ok != tc.ok {
+			t.Errorf("%s: %v, %v; want %v, %v", tc.raw, yes, ok, tc.yes, tc.ok)
+		}
+	}
+}
+
+// TestTimeoutQueue: requests of one timeout share a queue, which stays
+// proportional to the requests in flight however many were answered, and
+// which times out a request that is not answered; a request of another
+// duration gets a queue of its own, and past maxTimeoutQueues durations a
+// timer of its own.
+func TestTimeoutQueue(t *testing.T) {
+	c, err := Connect(context.Background(), Command{Path: os.Args[0], Env: []string{"MCPRT_FAKE=legacy", "GORACE=atexit_sleep_ms=0"}},
+		&Options{Era: EraLegacy, Timeout: time.Hour, CloseGrace: 2 * time.Second, TermGrace: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+	for range 500 {
+		if _, err := c.CallTool(ctx, "echo", map[string]any{"text": "x"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.mu.Lock()
+	q := c.timeouts[time.Hour]
+	n := len(q.q) - q.head
+	c.mu.Unlock()
+	if n > 2*1+64+1 {
+		t.Errorf("after 500 calls one at a time the queue holds %d entries", n)
+	}
+
+	start := time.Now()
+	_, err = c.CallTool(ctx, "hang", nil, WithTimeout(200*time.Millisecond))
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "timed out after 200ms") {
+		t.Fatalf("hang: %v", err)
+	}
+	if d := time.Since(start); d < 200*time.Millisecond || d > 5*time.Second {
+		t.Errorf("hang timed out after %v", d)
+	}
+	// The session goes on: a late answer, or the next call, is fine.
+	if _, err := c.CallTool(ctx, "echo", map[string]any{"text": "after"}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range maxTimeoutQueues + 2 {
+		d := time.Hour + time.Duration(i)*time.Second
+		if _, err := c.CallTool(ctx, "echo", map[string]any{"text": "x"}, WithTimeout(d)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.mu.Lock()
+	queues := len(c.timeouts)
+	c.mu.Unlock()
+	if queues != maxTimeoutQueues {
+		t.Errorf("%d timeout queues", queues)
+	}
+	_, err = c.CallTool(ctx, "hang", nil, WithTimeout(150*time.Millisecond)) // a timer of its own
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("hang with a timer of its own: %v", err)
+	}
+}
