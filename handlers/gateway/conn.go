@@ -157,6 +157,8 @@ func (c *conn) connect() (*client.Client, error) {
 		Sampling:    b.askHandler("sampling/createMessage"),
 		Elicitation: b.askHandler("elicitation/create"),
 		Roots:       b.roots,
+		// The client's roots change: the gateway tells (see roots.go).
+		RootsListChanged: true,
 	}
 	var cl *client.Client
 	if b.cfg.URL != "" {

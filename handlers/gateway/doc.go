@@ -34,6 +34,21 @@
 // request to the client, in 2026-07-28 an input_required answer whose
 // retry forwards the call again with the answer at hand.
 //
+// # Roots
+//
+// A backend's roots/list is answered through the client's request it
+// serves, as above; asked outside any (a legacy server that asks after
+// initialize, or after being told the roots changed), it gets the roots a
+// client last gave the gateway, or an empty list before any did or when
+// the client declared no roots capability. The session cannot ask a
+// legacy client anything outside its requests, so the gateway asks it for
+// its roots within the first request it forwards, and again within the
+// first after the client's notifications/roots/list_changed; whenever
+// they differ from what it knew, every legacy backend is sent
+// notifications/roots/list_changed. A 2026-07-28 client gives its roots
+// only to the requests that ask for them. With many clients (Streamable
+// HTTP) the backends see the roots the last one gave.
+//
 // # Subscriptions
 //
 // A client's subscription to a resource (resources/subscribe, or a

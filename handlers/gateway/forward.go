@@ -32,6 +32,7 @@ type callKey struct{}
 func (b *backend) forward(parent context.Context, req *handlers.Request, method string, params any, result *json.RawMessage) error {
 	ctx, cancel := context.WithTimeoutCause(parent, b.cfg.Timeout, errTimeout)
 	defer cancel()
+	b.g.refreshRoots(ctx, req)
 	cl, err := b.acquire(ctx)
 	if err != nil {
 		if parent.Err() != nil {
@@ -259,19 +260,4 @@ func (b *backend) askHandler(method string) client.InputHandler {
 		}
 		return raw, nil
 	}
-}
-
-// roots answers a backend's roots/list as askHandler does.
-func (b *backend) roots(ctx context.Context) ([]client.Root, error) {
-	res, err := b.askHandler("roots/list")(ctx, nil)
-	if err != nil {
-		return nil, err
-	}
-	var r struct {
-		Roots []client.Root `json:"roots"`
-	}
-	if err := json.Unmarshal(res.(json.RawMessage), &r); err != nil {
-		return nil, fmt.Errorf("roots/list: the client's answer: %w", err)
-	}
-	return r.Roots, nil
 }

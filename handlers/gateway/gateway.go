@@ -18,6 +18,7 @@ import (
 
 	"github.com/mcprt/mcprt/handlers"
 	"github.com/mcprt/mcprt/handlers/uritemplate"
+	"github.com/mcprt/mcprt/session/client"
 	"github.com/mcprt/mcprt/supervisor"
 )
 
@@ -76,6 +77,14 @@ type Gateway struct {
 	subMu  sync.Mutex
 	subs   map[string]int
 	subVia map[string]*backend
+
+	// roots are the client's roots as the gateway last learnt them (see
+	// roots.go); rootsKnown says they were learnt since the client last
+	// said they changed.
+	rootsMu       sync.Mutex
+	roots         []client.Root
+	rootsKnown    bool
+	rootsFetching bool
 
 	wg        sync.WaitGroup // timers and other goroutines of the gateway's own
 	closeOnce sync.Once
@@ -137,6 +146,7 @@ func New(cfg *Config, opts Options) (*Gateway, error) {
 		g.backends = append(g.backends, newBackend(g, i, bc.withDefaults()))
 	}
 	g.srv.OnSubscription(g.subscription)
+	g.srv.OnRootsListChanged(g.rootsListChanged)
 	return g, nil
 }
 

@@ -26,8 +26,11 @@ const hang = 60 * time.Second
 var mcprtPath string
 
 func TestMain(m *testing.M) {
-	if os.Getenv(testServerEnv) == "dynamic" {
+	switch os.Getenv(testServerEnv) {
+	case "dynamic":
 		os.Exit(runDynamicServer())
+	case "roots":
+		os.Exit(runRootsServer())
 	}
 	slog.SetDefault(slog.New(slog.DiscardHandler)) // hollywood logs through it
 	dir, err := os.MkdirTemp("", "mcprt-gateway-test-")
