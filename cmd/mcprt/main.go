@@ -44,7 +44,7 @@ var verbs []verb
 
 func register(v verb) { verbs = append(verbs, v) }
 
-const intro = `mcprt — a supervised actor runtime for MCP servers over stdio.
+const intro = `mcprt — a supervised actor runtime for MCP servers over stdio and Streamable HTTP.
 
 Usage:
 `
