@@ -657,6 +657,7 @@ type CallOption func(*callOptions)
 type callOptions struct {
 	timeout  time.Duration
 	progress func(Progress)
+	done     <-chan struct{}
 }
 
 // WithTimeout bounds this request instead of Options.Timeout; negative
@@ -670,6 +671,14 @@ func WithTimeout(d time.Duration) CallOption {
 // before the request returns; fn must not block.
 func WithProgress(fn func(Progress)) CallOption {
 	return func(o *callOptions) { o.progress = fn }
+}
+
+// WithDone abandons the request when done is closed, as a cancelled ctx
+// would (the error wraps context.Canceled): a second way to cancel one
+// request, for a caller that would otherwise derive a context per request
+// only to be able to cancel it, such as a gateway forwarding many.
+func WithDone(done <-chan struct{}) CallOption {
+	return func(o *callOptions) { o.done = done }
 }
 
 // roundTrip sends one request and waits for its response, the timeout or
@@ -723,6 +732,8 @@ func (c *Client) roundTrip(ctx context.Context, method string, params []byte, ex
 		answered = true
 	case <-ctx.Done():
 		r.err = fmt.Errorf("%s: %w", method, context.Cause(ctx))
+	case <-o.done:
+		r.err = fmt.Errorf("%s: %w", method, context.Canceled)
 	case <-timer:
 		r.timedOut = true
 	}

@@ -159,3 +159,23 @@ func TestTimeoutQueue(t *testing.T) {
 		t.Fatalf("hang with a timer of its own: %v", err)
 	}
 }
+
+// TestWithDone: closing the channel abandons the request as cancelling
+// its context would, and the session goes on.
+func TestWithDone(t *testing.T) {
+	c, err := Connect(context.Background(), Command{Path: os.Args[0], Env: []string{"MCPRT_FAKE=legacy", "GORACE=atexit_sleep_ms=0"}},
+		&Options{Era: EraLegacy, CloseGrace: 2 * time.Second, TermGrace: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	done := make(chan struct{})
+	time.AfterFunc(100*time.Millisecond, func() { close(done) })
+	_, err = c.CallTool(context.Background(), "hang", nil, WithDone(done))
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("hang: %v", err)
+	}
+	if _, err := c.CallTool(context.Background(), "echo", map[string]any{"text": "after"}); err != nil {
+		t.Fatal(err)
+	}
+}
