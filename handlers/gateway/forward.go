@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/mcprt/mcprt/handlers"
@@ -23,6 +25,92 @@ const toolMargin = 2 * time.Second
 
 type callKey struct{}
 
+// forwarding is one request on its way to a backend, in one allocation:
+// the call the backend tracks, the context forward waits in before the
+// request goes out, and the one the request runs in. Deriving contexts for each request (a deadline, a
+// cancel, a value), each registered with the client's request's, was a
+// dozen allocations and a timer per forwarded call.
+type forwarding struct {
+	c    call
+	wait startWait
+	ctx  callContext
+	// abandon, closed by c.cancel, takes the backend's side of the call
+	// back (client.WithDone): the client must answer a question first.
+	abandon chan struct{}
+	once    sync.Once
+	raw     json.RawMessage // the result
+}
+
+func (f *forwarding) cancel() { f.once.Do(func() { close(f.abandon) }) }
+
+// callContext is the context a forwarded request runs in: its base's (the
+// client's request, or the start wait when the backend had to be waited
+// for), with the call as Value(callKey{}) for askHandler.
+type callContext struct {
+	context.Context
+	c *call
+}
+
+func (x *callContext) Value(k any) any {
+	if _, ok := k.(callKey); ok {
+		return x.c
+	}
+	return x.Context.Value(k)
+}
+
+// startWait is the context forward waits in before the request goes out
+// (refreshRoots asking the client for its roots, acquire waiting for the
+// backend to start): the client's request, bounded by the backend's
+// Timeout. Its timer is only made once something waits (asks for Done,
+// Err or Deadline): a backend that is up takes the request at once, and
+// the client's timeout queue bounds the request then (client.WithTimeout),
+// without a timer of its own.
+type startWait struct {
+	parent context.Context
+	d      time.Duration
+	mu     sync.Mutex
+	ctx    context.Context // made by the first wait
+	cancel context.CancelFunc
+	over   bool
+}
+
+func (w *startWait) get() context.Context {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.ctx == nil {
+		if w.over {
+			return w.parent
+		}
+		w.ctx, w.cancel = context.WithTimeoutCause(w.parent, w.d, errTimeout)
+	}
+	return w.ctx
+}
+
+func (w *startWait) Deadline() (time.Time, bool) { return w.get().Deadline() }
+func (w *startWait) Done() <-chan struct{}       { return w.get().Done() }
+func (w *startWait) Err() error                  { return w.get().Err() }
+func (w *startWait) Value(k any) any             { return w.parent.Value(k) }
+
+// waited returns the bounded context if acquire waited in it, nil if not.
+func (w *startWait) waited() context.Context {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.over = true
+	return w.ctx
+}
+
+func (w *startWait) stop() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.over = true
+	if w.cancel != nil {
+		w.cancel()
+	}
+}
+
+// noTimeout leaves a request to its context's deadline.
+var noTimeout = client.WithTimeout(-1)
+
 // forward sends one request to the backend, within its Timeout (waiting
 // for it to start included), and decodes the result into result. Its
 // errors: an *unavailable (the backend could not take it, went away
@@ -30,37 +118,53 @@ type callKey struct{}
 // handlers.ErrInputRequired (the client must answer a question first), or
 // ctx's error when the client's request ended.
 func (b *backend) forward(parent context.Context, req *handlers.Request, method string, params any, result *json.RawMessage) error {
-	ctx, cancel := context.WithTimeoutCause(parent, b.cfg.Timeout, errTimeout)
-	defer cancel()
-	b.g.refreshRoots(ctx, req)
-	cl, err := b.acquire(ctx)
+	f := &forwarding{wait: startWait{parent: parent, d: b.cfg.Timeout}}
+	defer f.wait.stop()
+	b.g.refreshRoots(&f.wait, req)
+	cl, err := b.acquire(&f.wait)
 	if err != nil {
 		if parent.Err() != nil {
 			return parent.Err()
 		}
 		return err
 	}
-	cctx, ccancel := context.WithCancel(ctx)
-	defer ccancel()
-	c := &call{req: req, ctx: parent, cancel: ccancel}
-	defer b.track(c)()
-	opts := []client.CallOption{client.WithTimeout(-1)} // ctx bounds it
+	base, timeout := parent, client.WithTimeout(b.cfg.Timeout)
+	waited := f.wait.waited()
+	if waited != nil {
+		// It had to be started: what is left of the Timeout bounds it.
+		base, timeout = waited, noTimeout
+	}
+	f.abandon = make(chan struct{})
+	f.c.req, f.c.ctx, f.c.cancel = req, parent, f.cancel
+	f.ctx = callContext{base, &f.c}
+	defer b.track(&f.c)()
+	opts := append(make([]client.CallOption, 0, 3), timeout, client.WithDone(f.abandon))
 	if req.ProgressToken != nil {
 		opts = append(opts, client.WithProgress(func(p client.Progress) { req.Progress(p.Progress, p.Total, p.Message) }))
 	}
-	err = cl.Call(context.WithValue(cctx, callKey{}, c), method, params, result, opts...)
+	err = cl.Call(&f.ctx, method, params, &f.raw, opts...)
+	if err == nil {
+		*result = f.raw
+		return nil
+	}
+	return b.forwardError(method, err, parent, waited, cl, &f.c)
+}
+
+// forwardError says what forward's client error err means (see forward).
+// It is a function of its own so that what errors.As needs is allocated
+// only when there is an error.
+func (b *backend) forwardError(method string, err error, parent, waited context.Context, cl *client.Client, c *call) error {
 	var re *client.RPCError
 	var ee *client.ExitError
 	switch {
-	case err == nil:
-		return nil
 	case c.needInput.Load() || errors.Is(err, handlers.ErrInputRequired):
 		return handlers.ErrInputRequired
 	case errors.As(err, &re):
 		return re.Err
 	case parent.Err() != nil:
 		return parent.Err()
-	case errors.Is(context.Cause(ctx), errTimeout):
+	case waited != nil && errors.Is(context.Cause(waited), errTimeout),
+		waited == nil && errors.Is(err, context.DeadlineExceeded): // the client's timeout
 		return &unavailable{backend: b.name, why: fmt.Sprintf("did not answer %s within %v", method, b.cfg.Timeout), stderr: b.tail()}
 	case errors.As(err, &ee):
 		return &unavailable{backend: b.name, why: fmt.Sprintf("went away during %s: %v", method, ee)}
@@ -106,34 +210,139 @@ func (b *backend) rpcError(err error) error {
 }
 
 func (b *backend) toolHandler(name string) handlers.ToolHandler {
+	nameLit := jsonrpc.AppendString(nil, name)
 	return func(ctx context.Context, req *handlers.Request, args json.RawMessage) (*handlers.CallToolResult, error) {
+		// The arguments go on as they came (the session checked them),
+		// in params appended around them: no map, no second encoding.
+		params := make([]byte, 0, len(nameLit)+len(args)+24)
+		params = append(append(params, `{"name":`...), nameLit...)
+		params = append(append(append(params, `,"arguments":`...), args...), '}')
 		var raw json.RawMessage
-		err := b.forward(ctx, req, "tools/call", map[string]any{"name": name, "arguments": args}, &raw)
-		var u *unavailable
-		switch {
-		case errors.As(err, &u):
-			return &handlers.CallToolResult{Content: []handlers.Content{handlers.TextContent(u.Error())}, IsError: true}, nil
-		case err != nil:
-			return nil, err
+		if err := b.forward(ctx, req, "tools/call", json.RawMessage(params), &raw); err != nil {
+			return toolError(err)
 		}
-		var r struct {
-			Content           []json.RawMessage `json:"content"`
-			StructuredContent json.RawMessage   `json:"structuredContent"`
-			IsError           bool              `json:"isError"`
+		if res, ok := textResult(raw); ok {
+			return res, nil
 		}
-		if err := json.Unmarshal(raw, &r); err != nil {
+		res, err := toolResult(raw)
+		if err != nil {
 			return &handlers.CallToolResult{Content: []handlers.Content{handlers.TextContent(
 				fmt.Sprintf("backend %q answered tools/call with a malformed result: %v", b.name, err))}, IsError: true}, nil
 		}
-		res := &handlers.CallToolResult{IsError: r.IsError, Content: make([]handlers.Content, 0, len(r.Content))}
-		for _, c := range r.Content {
-			res.Content = append(res.Content, content(c))
-		}
-		if len(r.StructuredContent) > 0 && string(r.StructuredContent) != "null" {
-			res.StructuredContent = r.StructuredContent
-		}
 		return res, nil
 	}
+}
+
+// toolResult decodes any tool result: its content blocks (see content),
+// structured content and isError.
+func toolResult(raw json.RawMessage) (*handlers.CallToolResult, error) {
+	var r struct {
+		Content           []json.RawMessage `json:"content"`
+		StructuredContent json.RawMessage   `json:"structuredContent"`
+		IsError           bool              `json:"isError"`
+	}
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return nil, err
+	}
+	res := &handlers.CallToolResult{IsError: r.IsError, Content: make([]handlers.Content, 0, len(r.Content))}
+	for _, c := range r.Content {
+		res.Content = append(res.Content, content(c))
+	}
+	if len(r.StructuredContent) > 0 && string(r.StructuredContent) != "null" {
+		res.StructuredContent = r.StructuredContent
+	}
+	return res, nil
+}
+
+// toolError is the answer to a tools/call that could not be forwarded:
+// a result with isError when the backend was unavailable.
+func toolError(err error) (*handlers.CallToolResult, error) {
+	var u *unavailable
+	if errors.As(err, &u) {
+		return &handlers.CallToolResult{Content: []handlers.Content{handlers.TextContent(u.Error())}, IsError: true}, nil
+	}
+	return nil, err
+}
+
+// textResult reads the common tool result, text blocks only, without
+// encoding/json: a scan of the raw result (checked when its line was read)
+// and the texts unquoted. It gives what the full decode in toolHandler
+// gives, and ok is false for every result it might not: structured
+// content, a block with annotations or of another type, a member that is
+// not of the expected type, keys that encoding/json would match ignoring
+// case.
+func textResult(raw []byte) (res *handlers.CallToolResult, ok bool) {
+	var blocks []byte
+	isError, plain := false, true
+	if !jsonrpc.Members(raw, func(k string, v []byte) bool {
+		switch k {
+		case "content":
+			blocks = v
+		case "isError":
+			switch string(v) {
+			case "true":
+				isError = true
+			case "false":
+				isError = false
+			default:
+				plain = false
+			}
+		case "structuredContent":
+			plain = plain && string(v) == "null"
+		default:
+			plain = plain && !strings.EqualFold(k, "content") && !strings.EqualFold(k, "isError") && !strings.EqualFold(k, "structuredContent")
+		}
+		return plain
+	}) || !plain || blocks == nil {
+		return nil, false
+	}
+	var first string
+	var more []handlers.Content
+	n := 0
+	if !jsonrpc.Elements(blocks, func(v []byte) bool {
+		var typ, text []byte
+		if !jsonrpc.Members(v, func(k string, v []byte) bool {
+			switch k {
+			case "type":
+				typ = v
+			case "text":
+				text = v
+			default:
+				plain = false
+			}
+			return plain
+		}) || !plain || string(typ) != `"text"` || len(text) == 0 || text[0] != '"' {
+			plain = false
+			return false
+		}
+		s, ok := jsonrpc.Unquote(text)
+		if !ok {
+			plain = false
+			return false
+		}
+		switch n {
+		case 0:
+			first = s
+		case 1:
+			more = append(make([]handlers.Content, 0, 4), handlers.TextContent(first), handlers.TextContent(s))
+		default:
+			more = append(more, handlers.TextContent(s))
+		}
+		n++
+		return true
+	}) || !plain {
+		return nil, false
+	}
+	switch n {
+	case 0:
+		res = &handlers.CallToolResult{Content: []handlers.Content{}}
+	case 1:
+		res = handlers.TextResult(first) // the block in the result's allocation
+	default:
+		res = &handlers.CallToolResult{Content: more}
+	}
+	res.IsError = isError
+	return res, true
 }
 
 // content reads one content block; one of a type handlers does not know
