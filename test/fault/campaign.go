@@ -7,6 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -36,9 +39,15 @@ const (
 	// its own, status 0, stdin still open. Requests outstanding when stdout
 	// closed are counted as Unread, not as lost.
 	EndClosedStdout
+	// EndNone leaves the server running: the ending of a campaign against
+	// a server at a URL, which it did not start. Legacy sessions are
+	// DELETEd (their calls in flight are answered or their streams end),
+	// the streams of 2026-07-28 calls still in flight are closed; requests
+	// still outstanding then are counted as Unread.
+	EndNone
 )
 
-// String returns the name ParseEnding reads: eof, sigterm or epipe.
+// String returns the name ParseEnding reads: eof, sigterm, epipe or none.
 func (e Ending) String() string {
 	switch e {
 	case EndEOF:
@@ -47,6 +56,8 @@ func (e Ending) String() string {
 		return "sigterm"
 	case EndClosedStdout:
 		return "epipe"
+	case EndNone:
+		return "none"
 	}
 	return "Ending(" + strconv.Itoa(int(e)) + ")"
 }
@@ -54,14 +65,14 @@ func (e Ending) String() string {
 // healthText is what the health check asks the echo tool to return.
 const healthText = "fault: still healthy?"
 
-// ParseEnding maps "eof", "sigterm" and "epipe" to an Ending.
+// ParseEnding maps "eof", "sigterm", "epipe" and "none" to an Ending.
 func ParseEnding(s string) (Ending, error) {
-	for e := EndEOF; e <= EndClosedStdout; e++ {
+	for e := EndEOF; e <= EndNone; e++ {
 		if e.String() == s {
 			return e, nil
 		}
 	}
-	return 0, fmt.Errorf("fault: unknown ending %q (want eof, sigterm or epipe)", s)
+	return 0, fmt.Errorf("fault: unknown ending %q (want eof, sigterm, epipe or none)", s)
 }
 
 // Rates are the probabilities, per request, of each kind of fault the
@@ -77,16 +88,27 @@ type Rates struct {
 	// TruncatedLine, InvalidUTF8Line, DeepLine or HugeLine.
 	Garbage float64
 	// Pause makes the client stop reading stdout for Campaign.PauseFor
-	// after the request: back-pressure on the server's writes.
+	// after the request: back-pressure on the server's writes. Over HTTP
+	// it is a client of its own that calls the echo tool with
+	// Campaign.PauseSize bytes of text and leaves the response unread
+	// until other clients' calls have been answered meanwhile.
 	Pause float64
+	// Disconnect (HTTP only) is a client of its own that closes its
+	// connection in the middle of a response stream: a large echo read in
+	// part, or a slow call's progress stream after its first event.
+	Disconnect float64
+	// Delete (HTTP, legacy only) starts a session of its own, gives it
+	// calls, and DELETEs it with them in flight: they must be answered or
+	// their streams end, and the session's id must then get 404.
+	Delete float64
 }
 
 // DefaultRates are the rates of `mcprt chaos`.
-var DefaultRates = Rates{Panic: 0.05, Hang: 0.01, Slow: 0.10, Cancel: 0.05, Garbage: 0.02, Pause: 0.005}
+var DefaultRates = Rates{Panic: 0.05, Hang: 0.01, Slow: 0.10, Cancel: 0.05, Garbage: 0.02, Pause: 0.005, Disconnect: 0.005, Delete: 0.003}
 
 func (r Rates) validate() error {
 	sum := 0.0
-	for _, p := range []float64{r.Panic, r.Hang, r.Slow, r.Cancel, r.Garbage, r.Pause} {
+	for _, p := range []float64{r.Panic, r.Hang, r.Slow, r.Cancel, r.Garbage, r.Pause, r.Disconnect, r.Delete} {
 		if !(p >= 0 && p <= 1) {
 			return fmt.Errorf("fault: rate %v is not between 0 and 1", p)
 		}
@@ -109,9 +131,10 @@ type Tools struct {
 	Panic string // fails, by panicking or otherwise, on every call
 }
 
-// Campaign drives one stdio MCP server through a seeded mix of requests and
-// faults and checks everything it writes back. Set exactly one of Command
-// and Server; every other field has a usable zero value.
+// Campaign drives one MCP server, over stdio or Streamable HTTP, through a
+// seeded mix of requests and faults and checks everything it sends back.
+// Set exactly one of Command, Server and URL; every other field has a
+// usable zero value.
 type Campaign struct {
 	// Command runs the server as a child process: the program and its
 	// arguments. Env is its environment (nil: this process's).
@@ -123,6 +146,40 @@ type Campaign struct {
 	Server        *handlers.Server
 	ServerOptions runtime.Options
 
+	// HTTP speaks Streamable HTTP to the server the campaign starts,
+	// instead of stdio. A Command must print its endpoint's URL: the first
+	// http:// or https:// URL on a line of its stdout or stderr, as
+	// `mcprt serve -http 127.0.0.1:0` does (a host of 0.0.0.0 or [::] is
+	// reached on loopback). A Server is served in-process by
+	// runtime/streamhttp on a loopback port, at /mcp. The Ending is
+	// EndSIGTERM (the zero Ending means it here): in-process, the handler's
+	// Shutdown.
+	HTTP bool
+	// URL drives a Streamable HTTP server that is already running at this
+	// endpoint: the campaign does not end it (EndNone).
+	URL string
+	// Header is sent with every HTTP request (an Authorization, say).
+	Header http.Header
+	// Clients share the requests over HTTP (0: 4): legacy sessions, each
+	// initialized and with its GET stream open, or 2026-07-28 clients,
+	// stateless; each has connections of its own, and they use the same
+	// request ids at once.
+	Clients int
+	// MaxBody is the server's bound on a request body, when known (mcprt
+	// serve's -http-max-body; in-process it is set on the handler): a body
+	// larger must get 413, a smaller one an answer. 0: unknown, a huge
+	// body may get either.
+	MaxBody int64
+	// PauseSize is the text, in bytes, echoed to a paused or disconnecting
+	// HTTP client (0: 8 MiB, at most MaxBody less 4 KiB): more than the
+	// buffers of a loopback connection hold (Linux lets a socket's send
+	// buffer grow to 4 MiB), so that the server's writes do block.
+	PauseSize int
+	// AutoEra (HTTP only) settles the era first, as a 2026-07-28 client
+	// does: server/discover, and the initialize handshake if the server
+	// does not answer it. Modern is then ignored.
+	AutoEra bool
+
 	// Seed fixes every choice the campaign makes: which request is which
 	// fault, ids, texts, garbage. The same seed gives the same plan.
 	Seed uint64
@@ -131,8 +188,9 @@ type Campaign struct {
 	Rates    Rates
 	Tools    Tools
 	Ending   Ending
-	// Modern speaks 2026-07-28 (server/discover, _meta on every request)
-	// instead of the initialize handshake.
+	// Modern speaks 2026-07-28 (server/discover, _meta on every request;
+	// over HTTP the headers that go with them) instead of the initialize
+	// handshake.
 	Modern bool
 	// ProtocolVersion is offered in initialize (legacy only; "": 2025-06-18).
 	// With RequireVersion, a server that answers another revision fails
@@ -160,16 +218,30 @@ type Campaign struct {
 type Report struct {
 	Seed   uint64
 	Ending Ending
+	// Transport is "stdio" or "http"; Era "legacy" or "modern". Over HTTP,
+	// URL is the endpoint, Clients how many clients shared the requests,
+	// and HTTPStatuses counts the statuses of every response.
+	Transport    string
+	Era          string
+	URL          string
+	Clients      int
+	HTTPStatuses map[int]int
 	// Sent counts the requests sent, handshake and fault lines excluded.
-	Sent              int
+	Sent              int // over HTTP, paused clients' calls included
 	AnsweredOnce      int
 	AnsweredTwice     int // answered more than once: always a violation
 	NeverAnswered     int // not cancelled and no answer by the time the server's output closed
-	Unread            int // EndClosedStdout: still outstanding when the client stopped reading
+	Unread            int // EndClosedStdout: still outstanding when the client stopped reading; EndNone: when the sessions ended
 	Cancelled         int
 	CancelledAnswered int // answered anyway: the cancel raced with the answer
+	// CancelledBlind are the cancellations whose outcome a client cannot
+	// see: over HTTP, those whose stream the client closed (2026-07-28's
+	// cancellation, and legacy ones closed before notifications/cancelled).
+	CancelledBlind int
 	// Faults counts what was injected, by name: panic, hang, slow, cancel,
-	// garbage, truncated, invalid-utf8, deep, huge, pause.
+	// garbage, truncated, invalid-utf8, deep, huge, pause; over HTTP also
+	// media-type, no-session, unknown-session, header-mismatch,
+	// notification, unknown-method, disconnect and delete.
 	Faults map[string]int
 	// NullIDErrors are error responses with a null id (answers to lines
 	// whose id could not be read); Notifications and ServerRequests count
@@ -219,9 +291,29 @@ func (r *Report) OK() bool { return len(r.problems) == 0 }
 func (r *Report) String() string {
 	var b []byte
 	b = fmt.Appendf(b, "seed %d, ending %s, %v\n", r.Seed, r.Ending, r.Elapsed.Round(time.Millisecond))
+	if r.Transport == "http" {
+		who := "legacy sessions"
+		if r.Era == "modern" {
+			who = "stateless clients"
+		}
+		b = fmt.Appendf(b, "http: %s, %d %s; statuses:", r.URL, r.Clients, who)
+		codes := make([]int, 0, len(r.HTTPStatuses))
+		for c := range r.HTTPStatuses {
+			codes = append(codes, c)
+		}
+		slices.Sort(codes)
+		for _, c := range codes {
+			b = fmt.Appendf(b, " %d=%d", c, r.HTTPStatuses[c])
+		}
+		b = append(b, '\n')
+	}
 	b = fmt.Appendf(b, "requests: %d sent, %d answered once, %d answered twice, %d never answered, %d unread\n",
 		r.Sent, r.AnsweredOnce, r.AnsweredTwice, r.NeverAnswered, r.Unread)
-	b = fmt.Appendf(b, "cancelled: %d (%d answered anyway: raced); healthy after: %v\n", r.Cancelled, r.CancelledAnswered, r.Healthy)
+	b = fmt.Appendf(b, "cancelled: %d (%d answered anyway: raced", r.Cancelled, r.CancelledAnswered)
+	if r.CancelledBlind > 0 {
+		b = fmt.Appendf(b, "; %d by closing the stream, unseen", r.CancelledBlind)
+	}
+	b = fmt.Appendf(b, "); healthy after: %v\n", r.Healthy)
 	b = fmt.Appendf(b, "faults:")
 	for _, k := range faultNames {
 		if n := r.Faults[k]; n > 0 {
@@ -231,6 +323,8 @@ func (r *Report) String() string {
 	b = fmt.Appendf(b, "\nother output: %d echo errors, %d null-id errors, %d notifications, %d server requests\n",
 		r.EchoErrors, r.NullIDErrors, r.Notifications, r.ServerRequests)
 	switch {
+	case r.Ending == EndNone && !r.ExitedEarly:
+		b = fmt.Appendf(b, "exit: not ended (a server the campaign did not start)")
 	case r.ExitedEarly:
 		b = fmt.Appendf(b, "exit: status %d, before the ending", r.ExitCode)
 	case r.Exited:
@@ -261,7 +355,8 @@ func (r *Report) String() string {
 	return string(b)
 }
 
-var faultNames = []string{"panic", "hang", "slow", "cancel", "garbage", "truncated", "invalid-utf8", "deep", "huge", "pause"}
+var faultNames = []string{"panic", "hang", "slow", "cancel", "garbage", "truncated", "invalid-utf8", "deep", "huge", "pause",
+	"media-type", "no-session", "unknown-session", "header-mismatch", "notification", "unknown-method", "disconnect", "delete"}
 
 const maxViolations = 100
 
@@ -273,6 +368,9 @@ func (c *Campaign) Run(ctx context.Context) (*Report, error) {
 	cfg := *c
 	if err := cfg.defaults(); err != nil {
 		return nil, err
+	}
+	if cfg.HTTP || cfg.URL != "" {
+		return runHTTP(ctx, &cfg)
 	}
 	var (
 		tg  target
@@ -291,15 +389,56 @@ func (c *Campaign) Run(ctx context.Context) (*Report, error) {
 }
 
 // ErrBadCampaign is wrapped by the errors of Run for a Campaign that cannot
-// be run as configured (no server, rates that are not probabilities).
+// be run as configured (no server, rates that are not probabilities, an
+// ending the transport does not have).
 var ErrBadCampaign = errors.New("fault: bad campaign")
 
 func (c *Campaign) defaults() error {
-	if (len(c.Command) == 0) == (c.Server == nil) {
-		return fmt.Errorf("%w: set exactly one of Command and Server", ErrBadCampaign)
+	n := 0
+	for _, set := range []bool{len(c.Command) > 0, c.Server != nil, c.URL != ""} {
+		if set {
+			n++
+		}
+	}
+	if n != 1 {
+		return fmt.Errorf("%w: set exactly one of Command, Server and URL", ErrBadCampaign)
 	}
 	if err := c.Rates.validate(); err != nil {
 		return fmt.Errorf("%w: %v", ErrBadCampaign, err)
+	}
+	switch {
+	case c.URL != "":
+		if u, err := url.Parse(c.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("%w: URL %q is not an http:// or https:// URL", ErrBadCampaign, c.URL)
+		}
+		if c.Ending != EndEOF && c.Ending != EndNone {
+			return fmt.Errorf("%w: a server at a URL is not the campaign's to end (ending %s; want none)", ErrBadCampaign, c.Ending)
+		}
+		c.Ending = EndNone
+	case c.HTTP:
+		if c.Ending != EndEOF && c.Ending != EndSIGTERM {
+			return fmt.Errorf("%w: over HTTP the campaign ends the server it starts with SIGTERM (ending %s)", ErrBadCampaign, c.Ending)
+		}
+		c.Ending = EndSIGTERM
+	default:
+		if c.Ending == EndNone {
+			return fmt.Errorf("%w: ending none is for a server at a URL", ErrBadCampaign)
+		}
+		if c.AutoEra {
+			return fmt.Errorf("%w: AutoEra is for HTTP (over stdio, settle the era first, as mcprt chaos -era auto does)", ErrBadCampaign)
+		}
+	}
+	if c.MaxBody < 0 {
+		return fmt.Errorf("%w: MaxBody %d is negative", ErrBadCampaign, c.MaxBody)
+	}
+	if c.Clients <= 0 {
+		c.Clients = 4
+	}
+	if c.PauseSize <= 0 {
+		c.PauseSize = 8 << 20
+	}
+	if c.MaxBody > 0 && int64(c.PauseSize) > c.MaxBody-4096 {
+		c.PauseSize = int(max(c.MaxBody-4096, c.MaxBody/2, 1))
 	}
 	if c.Requests <= 0 {
 		c.Requests = 1000
@@ -352,6 +491,8 @@ type req struct {
 	kind      reqKind
 	text      string // the echo text expected back; "" when not checked
 	cancelled bool
+	blind     bool // cancelled by closing its stream: no answer could be seen
+	over      bool // HTTP: its exchange has ended
 	answers   int
 	first     *outMsg
 }
@@ -365,28 +506,35 @@ type run struct {
 	wmu    sync.Mutex // one writer of stdin at a time
 	closed bool       // stdin closed; under wmu
 
-	mu         sync.Mutex
-	changed    chan struct{} // closed and replaced on every line read
-	reqs       map[string]*req
-	lenientN   int // lenient lines sent: the most null-id errors that may come back
-	readerDone chan struct{}
-	pauseUntil atomic.Int64 // unix ns before which the reader does not read
+	mu          sync.Mutex
+	changed     chan struct{} // closed and replaced on every line read
+	reqs        map[string]*req
+	lenientN    int // lenient lines sent: the most null-id errors that may come back
+	readerDone  chan struct{}
+	pauseUntil  atomic.Int64 // unix ns before which the reader does not read
+	stdinBroken atomic.Bool  // a write to stdin failed
 
 	slots chan struct{} // the window: one token per quick request awaiting its answer
 	meta  []byte        // 2026-07-28 _meta, nil in legacy
+
+	// Over HTTP: how many clients share the plan (0: stdio), and the
+	// malformed requests of the transport, besides the lines of stdio.
+	clients    int
+	httpFaults []string
 }
 
 func newRun(cfg *Campaign, tg target) *run {
 	r := &run{
 		cfg:        cfg,
 		tg:         tg,
-		rep:        &Report{Seed: cfg.Seed, Ending: cfg.Ending, Faults: map[string]int{}},
+		rep:        &Report{Seed: cfg.Seed, Ending: cfg.Ending, Faults: map[string]int{}, Transport: "stdio", Era: "legacy"},
 		changed:    make(chan struct{}),
 		reqs:       map[string]*req{},
 		readerDone: make(chan struct{}),
 		slots:      make(chan struct{}, cfg.Window),
 	}
 	if cfg.Modern {
+		r.rep.Era = "modern"
 		r.meta = []byte(`{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"mcprt-fault","version":"1"}}`)
 	}
 	return r
@@ -426,6 +574,16 @@ func (r *run) run(ctx context.Context) (*Report, error) {
 	// From here on the Ending alone decides what the server sees: a late
 	// timeout must not add an EOF to a SIGTERM or EPIPE ending.
 	stopWatch()
+	if r.stdinBroken.Load() {
+		// stdin broke (EPIPE): the server is on its way out, which must
+		// not pass for the effect of the ending.
+		t := time.NewTimer(r.cfg.ExitTimeout)
+		select {
+		case <-r.tg.exited():
+		case <-t.C:
+		}
+		t.Stop()
+	}
 	select {
 	case <-r.tg.exited():
 		r.rep.ExitedEarly = true
@@ -541,24 +699,37 @@ func (r *run) handle(line []byte, terminated bool) {
 		r.rep.NullIDErrors++
 		return
 	}
-	q := r.reqs[m.key]
+	q, first := r.answer(m.key, "", m, line)
+	if first {
+		switch q.kind {
+		case kindQuick, kindPanic, kindSlow:
+			select {
+			case <-r.slots:
+			default: // cannot happen: each quick request holds one
+			}
+		}
+	}
+}
+
+// answer files m, a response, as an answer to the request filed under key,
+// and checks it; r.mu is held. who names the request in violations ("":
+// "id" and m's id). It returns the request (nil if unknown) and whether m
+// is its first answer.
+func (r *run) answer(key, who string, m *outMsg, raw []byte) (*req, bool) {
+	if who == "" {
+		who = "id " + string(m.id)
+	}
+	q := r.reqs[key]
 	if q == nil {
-		r.violate("response to unknown id %s: %s", m.id, clip(line))
-		return
+		r.violate("response to unknown id %s: %s", m.id, clip(raw))
+		return nil, false
 	}
 	q.answers++
 	if q.answers > 1 {
-		r.violate("id %s answered %d times; latest: %s", m.id, q.answers, clip(line))
-		return
+		r.violate("%s answered %d times; latest: %s", who, q.answers, clip(raw))
+		return q, false
 	}
 	q.first = m
-	switch q.kind {
-	case kindQuick, kindPanic, kindSlow:
-		select {
-		case <-r.slots:
-		default: // cannot happen: each quick request holds one
-		}
-	}
 	switch {
 	case q.text == "":
 	case m.isError:
@@ -567,9 +738,18 @@ func (r *run) handle(line []byte, terminated bool) {
 		r.rep.EchoErrors++
 	default:
 		if got, err := echoText(m.result); err != nil || got != q.text {
-			r.violate("echo id %s answered %q (%v), want %q", m.id, got, err, q.text)
+			r.violate("echo %s answered %q (%v), want %s", who, clipString(got), err, clipString(q.text))
 		}
 	}
+	return q, true
+}
+
+// clipString quotes s, cut short if long (a paused client's echo is 1 MiB).
+func clipString(s string) string {
+	if len(s) > 200 {
+		return strconv.Quote(s[:200]) + fmt.Sprintf("... (%d bytes)", len(s))
+	}
+	return strconv.Quote(s)
 }
 
 func clip(b []byte) string {
@@ -612,6 +792,9 @@ func (r *run) write(b []byte) error {
 		return errors.New("stdin closed")
 	}
 	_, err := r.tg.stdin().Write(b)
+	if err != nil {
+		r.stdinBroken.Store(true)
+	}
 	return err
 }
 
@@ -701,6 +884,13 @@ func (r *run) discoverTools(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	r.fillTools(m)
+	return nil
+}
+
+// fillTools fills the empty names of Tools from m, the answer to tools/list.
+func (r *run) fillTools(m *outMsg) {
+	t := &r.cfg.Tools
 	var list struct {
 		Tools []struct{ Name string } `json:"tools"`
 	}
@@ -719,7 +909,6 @@ func (r *run) discoverTools(ctx context.Context) error {
 			*f.name = f.want
 		}
 	}
-	return nil
 }
 
 // step is one planned request, with the faults around it.
@@ -732,6 +921,19 @@ type step struct {
 	faultID string // its id key
 	bad     []byte
 	pause   bool
+
+	// Over HTTP only (drawn only there, so that stdio plans stay as they
+	// were): a paused client's call is a slow call's progress stream
+	// rather than a large echo; a legacy cancellation closes the call's
+	// stream before notifications/cancelled; a client disconnects
+	// mid-stream after this request (after part of a large echo, or, with
+	// disconnectSSE, the first event of a slow call's progress stream); a
+	// session is DELETEd with calls in flight.
+	pauseSSE      bool
+	closeFirst    bool
+	disconnect    bool
+	disconnectSSE bool
+	del           bool
 }
 
 // plan draws every request and fault from the seed, before anything is
@@ -753,11 +955,17 @@ func (r *run) plan() []step {
 	steps := make([]step, cfg.Requests)
 	for i := range steps {
 		s := &steps[i]
+		// Over HTTP request i goes to client i%clients, and the clients
+		// use the same ids at once: each its own 1, 2, 3...
+		n := i + 1
+		if r.clients > 0 {
+			n = i/r.clients + 1
+		}
 		var id json.RawMessage
 		if rng.IntN(5) == 0 {
-			id, _ = json.Marshal("f-" + strconv.Itoa(i+1))
+			id, _ = json.Marshal("f-" + strconv.Itoa(n))
 		} else {
-			id = strconv.AppendInt(nil, int64(i+1), 10)
+			id = strconv.AppendInt(nil, int64(n), 10)
 		}
 		s.key = idKey(id)
 		u := rng.Float64()
@@ -800,6 +1008,13 @@ func (r *run) plan() []step {
 			r.planBad(s, rng, i)
 		}
 		s.pause = rng.Float64() < rt.Pause
+		if r.clients > 0 {
+			s.pauseSSE = rng.IntN(2) == 0 && t.Slow != ""
+			s.closeFirst = rng.IntN(2) == 0 && s.kind == kindCancel && r.meta == nil
+			s.disconnect = rng.Float64() < rt.Disconnect
+			s.disconnectSSE = rng.IntN(2) == 0 && t.Slow != ""
+			s.del = rng.Float64() < rt.Delete && r.meta == nil
+		}
 	}
 	return steps
 }
@@ -810,6 +1025,7 @@ func (r *run) planBad(s *step, rng *rand.Rand, i int) {
 	if r.cfg.Tools.Echo != "" {
 		kinds = append(kinds, "invalid-utf8", "deep", "huge")
 	}
+	kinds = append(kinds, r.httpFaults...)
 	s.fault = kinds[rng.IntN(len(kinds))]
 	id, _ := json.Marshal("x-" + strconv.Itoa(i+1))
 	s.faultID = idKey(id)
@@ -829,6 +1045,8 @@ func (r *run) planBad(s *step, rng *rand.Rand, i int) {
 		s.bad = deepLine(id, echo, depth, r.meta)
 	case "huge":
 		s.bad = hugeLine(id, echo, r.cfg.HugeSize, r.meta)
+	default:
+		s.bad = httpFaultBody(s.fault, id, r.meta)
 	}
 }
 
@@ -979,6 +1197,7 @@ func (r *run) tally(timedOut bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	rep := r.rep
+	seenAnswered := 0 // cancelled requests whose stream stayed open, answered anyway
 	for _, q := range r.reqs {
 		switch {
 		case q.kind == kindControl || q.kind == kindLenient:
@@ -998,6 +1217,11 @@ func (r *run) tally(timedOut bool) {
 			if q.answers > 0 {
 				rep.CancelledAnswered++
 			}
+			if q.blind {
+				rep.CancelledBlind++
+			} else if q.answers > 0 {
+				seenAnswered++
+			}
 		}
 	}
 	p := &rep.problems
@@ -1010,8 +1234,8 @@ func (r *run) tally(timedOut bool) {
 	if rep.NeverAnswered > 0 {
 		*p = append(*p, fmt.Sprintf("%d requests never answered", rep.NeverAnswered))
 	}
-	if rep.Cancelled >= 5 && rep.CancelledAnswered == rep.Cancelled {
-		*p = append(*p, fmt.Sprintf("all %d cancelled requests were answered: cancellation looks ignored", rep.Cancelled))
+	if seen := rep.Cancelled - rep.CancelledBlind; seen >= 5 && seenAnswered == seen {
+		*p = append(*p, fmt.Sprintf("all %d cancelled requests were answered: cancellation looks ignored", seen))
 	}
 	if rep.NullIDErrors > r.lenientN {
 		*p = append(*p, fmt.Sprintf("%d null-id errors for %d malformed lines", rep.NullIDErrors, r.lenientN))
@@ -1025,6 +1249,8 @@ func (r *run) tally(timedOut bool) {
 	switch {
 	case rep.ExitedEarly:
 		*p = append(*p, fmt.Sprintf("the server exited (status %d) before the campaign ended it", rep.ExitCode))
+	case rep.Ending == EndNone:
+		// Not the campaign's to end.
 	case !rep.Exited:
 		*p = append(*p, fmt.Sprintf("no exit within %v of the ending (%s)", r.cfg.ExitTimeout, rep.Ending))
 	case rep.ExitCode != 0:

@@ -25,6 +25,7 @@ type outMsg struct {
 	method  string
 	result  json.RawMessage
 	isError bool
+	code    int // the error's code
 }
 
 // parseOut checks that line (without its '\n') is exactly one valid
@@ -98,6 +99,11 @@ func parseOut(line []byte) (*outMsg, error) {
 		return nil, err
 	}
 	m.isError = true
+	var eobj struct {
+		Code int `json:"code"`
+	}
+	_ = json.Unmarshal(e, &eobj)
+	m.code = eobj.Code
 	return m, nil
 }
 

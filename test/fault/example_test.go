@@ -73,3 +73,51 @@ func Example() {
 	// exit status: 0
 	// ok: true
 }
+
+// The same over Streamable HTTP: the server is served in-process by
+// runtime/streamhttp on a loopback port, and four legacy sessions share
+// the requests (Modern: four stateless 2026-07-28 clients). Malformed
+// bodies must get the statuses the transport gives them (413 past MaxBody),
+// a paused client leaves a large answer unread while the others go on,
+// others disconnect mid-answer or DELETE their session with calls in
+// flight; the server is ended as by SIGTERM. For a program, set Command
+// (it must print its URL) or, for one already running, URL instead.
+func Example_http() {
+	echo := func(ctx context.Context, _ *handlers.Request, args json.RawMessage) (*handlers.CallToolResult, error) {
+		var a struct{ Text string }
+		if err := json.Unmarshal(args, &a); err != nil {
+			return nil, err
+		}
+		return handlers.TextResult(a.Text), nil
+	}
+	srv := handlers.NewServer(handlers.Implementation{Name: "example", Version: "1.0.0"}, "")
+	srv.AddTool(handlers.Tool{Name: "echo"}, echo)
+
+	rates := fault.DefaultRates
+	rates.Garbage, rates.Pause, rates.Disconnect, rates.Delete = 0.05, 0.01, 0.01, 0.01
+	rep, err := (&fault.Campaign{
+		Server:        srv,
+		ServerOptions: runtime.Options{Logger: slog.New(slog.DiscardHandler)},
+		HTTP:          true,
+		Seed:          1,
+		Requests:      300,
+		Rates:         rates,
+		MaxBody:       256 << 10,
+		HugeSize:      300 << 10,
+	}).Run(context.Background())
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("lost or answered twice:", rep.NeverAnswered+rep.AnsweredTwice)
+	fmt.Println("protocol violations:", rep.ViolationCount)
+	fmt.Println("413s:", rep.HTTPStatuses[413] == rep.Faults["huge"])
+	fmt.Println("exit status:", rep.ExitCode)
+	fmt.Println("ok:", rep.OK())
+	// Output:
+	// lost or answered twice: 0
+	// protocol violations: 0
+	// 413s: true
+	// exit status: 0
+	// ok: true
+}
