@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
@@ -17,6 +18,8 @@ import (
 )
 
 const chaosUsage = `Usage: mcprt chaos [flags] -- CMD ARGS...
+       mcprt chaos [flags] -http -- CMD ARGS...
+       mcprt chaos [flags] -url URL
 
 Runs a seeded fault-injection campaign against the stdio MCP server that
 CMD ARGS start, and prints what it saw. After the handshake in the era -era
@@ -33,6 +36,26 @@ closing stdout) and waits for it to exit.
 It fails (exit status 1) when any request is answered twice or never, when
 stdout carries anything but valid JSON-RPC (or answers to unknown ids), when
 cancellation is ignored, or when the server does not exit with status 0.
+
+Over Streamable HTTP the same plan is shared out among -clients clients
+(legacy sessions, each with its GET stream open, or stateless 2026-07-28
+clients), each request its own POST. With -http, CMD ARGS start a server
+that prints its endpoint's URL (the first http:// URL on a line of its
+stdout or stderr, as "mcprt serve -http 127.0.0.1:0" does), ended with
+SIGTERM (-end sigterm, the only ending there: stdin EOF and a closed stdout
+mean nothing to an HTTP server); with -url the server is already running
+and is not ended (-end none): legacy sessions are DELETEd at the end. Every
+request must get exactly one JSON-RPC response, as the JSON body or the
+last event of its SSE stream, none once cancelled (legacy:
+notifications/cancelled by its id, with its stream open or closed first;
+2026-07-28: closing the stream); nothing but JSON-RPC and well-formed SSE
+on the wire; 202 for notifications, 400 for malformed bodies and missing
+sessions or headers, 404 for unknown or deleted sessions, 413 past
+-max-body, 415 for a body that is not application/json. Instead of pauses
+on stdout, clients leave a large response unread (the others' calls must
+still be answered) or disconnect in the middle of one (-disconnect), and
+-delete starts sessions that are DELETEd with calls in flight. -era auto
+asks server/discover first, and speaks 2026-07-28 if it is answered.
 
 The tools are found with tools/list ("echo", "sleep" taking {"ms"}, "panic")
 unless named with -echo-tool, -slow-tool and -panic-tool; faults needing a
@@ -56,11 +79,20 @@ func chaos(args []string, s streams) int {
 	fs.Float64Var(&c.Rates.Slow, "slow", c.Rates.Slow, "share of requests that call the slow tool for up to -slow-for")
 	fs.Float64Var(&c.Rates.Cancel, "cancel", c.Rates.Cancel, "share of requests cancelled right after they are sent")
 	fs.Float64Var(&c.Rates.Garbage, "garbage", c.Rates.Garbage, "chance of a malformed line before each request")
-	fs.Float64Var(&c.Rates.Pause, "pause", c.Rates.Pause, "chance, after each request, that stdout goes unread for -pause-for")
+	fs.Float64Var(&c.Rates.Pause, "pause", c.Rates.Pause, "chance, after each request, that stdout goes unread for -pause-for (over HTTP: a client leaves a large response unread)")
+	fs.Float64Var(&c.Rates.Disconnect, "disconnect", c.Rates.Disconnect, "over HTTP, chance after each request of a client that disconnects in the middle of a response")
+	fs.Float64Var(&c.Rates.Delete, "delete", c.Rates.Delete, "over HTTP (legacy), chance after each request of a session DELETEd with calls in flight")
 	fs.StringVar(&c.Tools.Echo, "echo-tool", "", "tool that returns its \"text\" argument (default: \"echo\" if listed)")
 	fs.StringVar(&c.Tools.Slow, "slow-tool", "", "cancellable tool that sleeps \"ms\" milliseconds (default: \"sleep\" if listed)")
 	fs.StringVar(&c.Tools.Panic, "panic-tool", "", "tool that fails on every call (default: \"panic\" if listed)")
-	end := fs.String("end", "eof", "how to end the server: eof, sigterm or epipe (close stdout)")
+	end := fs.String("end", "", "how to end the server: eof, sigterm or epipe (close stdout) over stdio (default eof); sigterm with -http; none with -url")
+	fs.StringVar(&c.URL, "url", "", "drive the Streamable HTTP server at this endpoint, already running, instead of starting CMD")
+	fs.BoolVar(&c.HTTP, "http", false, "CMD starts a Streamable HTTP server that prints its URL; drive it over HTTP")
+	fs.IntVar(&c.Clients, "clients", 4, "over HTTP, how many clients share the requests (sessions, or stateless clients)")
+	fs.Int64Var(&c.MaxBody, "max-body", 0, "over HTTP, the server's bound on a request body in `bytes`, if known: larger ones must get 413 (mcprt serve: -http-max-body, 16 MiB by default)")
+	fs.IntVar(&c.PauseSize, "pause-size", 0, "over HTTP, `bytes` of the response a paused client leaves unread (default 8 MiB, below -max-body)")
+	var headers headerFlag
+	fs.Var(&headers, "header", "over HTTP, send `Name: value` with every request (repeatable)")
 	pf := addProtocolFlags(fs, client.EraLegacy, "2025-06-18 in the legacy era, going on in the revision the server answers; 2026-07-28 in the modern era")
 	fs.IntVar(&c.Window, "window", 64, "quick requests awaiting an answer at once")
 	fs.DurationVar(&c.HangFor, "hang-for", 0, "sleep asked of hung and cancelled calls (default 10m)")
@@ -76,35 +108,69 @@ func chaos(args []string, s streams) int {
 		}
 		return runtime.ExitUsage
 	}
-	if fs.NArg() == 0 {
-		fmt.Fprintln(stderr, "mcprt chaos: no server command (give it after --)")
+	switch {
+	case c.URL != "" && fs.NArg() > 0:
+		fmt.Fprintln(stderr, "mcprt chaos: -url and a server command after -- are two servers: give one")
+		return runtime.ExitUsage
+	case c.URL != "" && c.HTTP:
+		fmt.Fprintln(stderr, "mcprt chaos: -http is for a server command; -url is already HTTP")
+		return runtime.ExitUsage
+	case c.URL == "" && fs.NArg() == 0:
+		fmt.Fprintln(stderr, "mcprt chaos: no server command (give it after --, or give -url URL)")
+		return runtime.ExitUsage
+	case c.URL == "" && !c.HTTP && (len(headers) > 0 || c.MaxBody != 0 || c.PauseSize != 0):
+		fmt.Fprintln(stderr, "mcprt chaos: -header, -max-body and -pause-size are for HTTP (-http or -url)")
 		return runtime.ExitUsage
 	}
 	c.Command = fs.Args()
+	c.Header = http.Header(headers)
+	overHTTP := c.URL != "" || c.HTTP
 	era, pin, err := pf.settle()
 	if err != nil {
 		fmt.Fprintf(stderr, "mcprt chaos: %v\n", err)
 		return runtime.ExitUsage
 	}
-	if c.Ending, err = fault.ParseEnding(*end); err != nil {
-		fmt.Fprintf(stderr, "mcprt chaos: -end: %v\n", err)
-		return runtime.ExitUsage
+	switch {
+	case *end == "" && c.URL != "":
+		c.Ending = fault.EndNone
+	case *end == "" && c.HTTP:
+		c.Ending = fault.EndSIGTERM
+	case *end == "":
+		c.Ending = fault.EndEOF
+	default:
+		if c.Ending, err = fault.ParseEnding(*end); err != nil {
+			fmt.Fprintf(stderr, "mcprt chaos: -end: %v\n", err)
+			return runtime.ExitUsage
+		}
+		want := map[bool]fault.Ending{true: fault.EndNone, false: fault.EndSIGTERM}[c.URL != ""]
+		if overHTTP && c.Ending != want {
+			fmt.Fprintf(stderr, "mcprt chaos: -end %s: over HTTP the ending is %s (stdin EOF and a closed stdout mean nothing to an HTTP server)\n", c.Ending, want)
+			return runtime.ExitUsage
+		}
+		if !overHTTP && c.Ending == fault.EndNone {
+			fmt.Fprintln(stderr, "mcprt chaos: -end none is for -url")
+			return runtime.ExitUsage
+		}
 	}
-	if c.Requests <= 0 || c.Window <= 0 {
-		fmt.Fprintln(stderr, "mcprt chaos: -requests and -window must be positive")
+	if c.Requests <= 0 || c.Window <= 0 || c.Clients <= 0 || c.MaxBody < 0 || c.PauseSize < 0 {
+		fmt.Fprintln(stderr, "mcprt chaos: -requests, -window and -clients must be positive, -max-body and -pause-size not negative")
 		return runtime.ExitUsage
 	}
 
 	// ^C stops the campaign, which still ends the server and reports.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if era == client.EraAuto {
+	switch {
+	case era == client.EraAuto && overHTTP:
+		c.AutoEra = true // the campaign asks server/discover first
+		c.ProtocolVersion = pin
+	case era == client.EraAuto:
 		if era, pin, err = probeEra(ctx, c.Command, nil, cmp.Or(c.Timeout, 30*time.Second)); err != nil {
 			fmt.Fprintf(stderr, "mcprt chaos: %v\n", err)
 			return runtime.ExitFailure
 		}
 		c.ProtocolVersion = pin
-	} else {
+	default:
 		c.ProtocolVersion, c.RequireVersion = pin, pin != ""
 	}
 	c.Modern = era == client.EraModern
@@ -116,7 +182,13 @@ func chaos(args []string, s streams) int {
 		}
 		return runtime.ExitFailure
 	}
-	fmt.Fprintf(stderr, "mcprt chaos: %q, %s era\n%s", c.Command, era, rep)
+	target := fmt.Sprintf("%q", c.Command)
+	if c.URL != "" {
+		target = c.URL
+	} else if c.HTTP {
+		target += " over HTTP"
+	}
+	fmt.Fprintf(stderr, "mcprt chaos: %s, %s era\n%s", target, rep.Era, rep)
 	if *verbose && rep.StderrTail != "" {
 		fmt.Fprintf(stderr, "server stderr (tail):\n%s\n", rep.StderrTail)
 	}
