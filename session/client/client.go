@@ -697,7 +697,15 @@ func (c *Client) roundTrip(ctx context.Context, method string, params []byte, ex
 	for _, m := range meta {
 		size += len(m.key) + len(m.val) + 4
 	}
-	line := appendRequest(make([]byte, 0, size), id, method, params, extra, meta)
+	var bp *[]byte // the line's buffer, recycled once written (stdio only)
+	var line []byte
+	if c.h == nil {
+		bp = lineBuf(size)
+		line = *bp
+	} else {
+		line = make([]byte, 0, size)
+	}
+	line = appendRequest(line, id, method, params, extra, meta)
 	p := pendingPool.Get().(*pending)
 	p.method, p.progress, p.cancellable = method, o.progress, cancellable
 	timeout := c.opts.Timeout
@@ -721,7 +729,11 @@ func (c *Client) roundTrip(ctx context.Context, method string, params []byte, ex
 		defer t.Stop()
 		timer = t.C
 	}
-	c.send(id, line)
+	if c.h != nil {
+		c.h.send(id, line)
+	} else {
+		c.w.send(id, line, bp)
+	}
 
 	var r reply
 	answered := false
@@ -775,7 +787,7 @@ func (c *Client) send(id int64, line []byte) {
 		c.h.send(id, line)
 		return
 	}
-	c.w.send(id, line)
+	c.w.send(id, line, nil)
 }
 
 // abandon tells the transport that nobody waits for request id any more:

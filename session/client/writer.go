@@ -25,20 +25,47 @@ type writer struct {
 type queued struct {
 	id   int64 // 0 for notifications and responses
 	line []byte
+	buf  *[]byte // the pooled buffer line is in (see lineBuf), or nil
 }
 
 func newWriter(f *os.File) *writer {
 	return &writer{f: f, wake: make(chan struct{}, 1), exited: make(chan struct{})}
 }
 
-// send queues a line; it reports false once the writer is closing.
-func (w *writer) send(id int64, line []byte) bool {
+// linePool recycles the buffers of request lines, given back once written:
+// the line was the largest allocation of a call.
+var linePool = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
+
+// maxPooledLine is the largest buffer kept for reuse.
+const maxPooledLine = 16 << 10
+
+// lineBuf returns an empty buffer of at least n bytes for a line that is
+// then sent with it.
+func lineBuf(n int) *[]byte {
+	bp := linePool.Get().(*[]byte)
+	if cap(*bp) < n {
+		*bp = make([]byte, 0, n)
+	}
+	return bp
+}
+
+// release gives a line's buffer back once it was written.
+func release(line []byte, bp *[]byte) {
+	if bp != nil && cap(line) <= maxPooledLine {
+		*bp = line[:0]
+		linePool.Put(bp)
+	}
+}
+
+// send queues a line (in buffer bp from lineBuf, or nil); it reports false
+// once the writer is closing.
+func (w *writer) send(id int64, line []byte, bp *[]byte) bool {
 	w.mu.Lock()
 	if w.closing {
 		w.mu.Unlock()
 		return false
 	}
-	w.queue = append(w.queue, queued{id, line})
+	w.queue = append(w.queue, queued{id, line, bp})
 	w.mu.Unlock()
 	w.poke()
 	return true
@@ -88,18 +115,21 @@ func (w *writer) run() {
 		taken, w.queue = w.queue, taken[:0]
 		w.mu.Unlock()
 		batch = batch[:0]
+		ok := true
 		for i, q := range taken {
 			taken[i] = queued{} // the lines are not kept
-			if len(q.line) < batchBytes {
-				batch = append(append(batch, q.line...), '\n')
+			if !ok {
 				continue
 			}
-			if !w.write(batch) || !w.write(append(q.line, '\n')) {
-				return
+			if len(q.line) < batchBytes {
+				batch = append(append(batch, q.line...), '\n')
+				release(q.line, q.buf)
+				continue
 			}
+			ok = w.write(batch) && w.write(append(q.line, '\n'))
 			batch = batch[:0]
 		}
-		if !w.write(batch) {
+		if !ok || !w.write(batch) {
 			return
 		}
 		if cap(batch) > 4*batchBytes {
