@@ -80,6 +80,24 @@ func newHClient(n int) *hclient {
 	return &hclient{n: n, tr: tr, hc: &http.Client{Transport: tr}}
 }
 
+// unreading is a sibling for a client that stops reading: its connections
+// keep a small receive buffer (64 KiB), so that what it leaves unread
+// backs up into the server at once. Left to autotuning, Linux may grow a
+// loopback receive buffer to tens of megabytes (tcp_rmem), and a paused
+// client would then hold a whole large answer without the server noticing.
+func (c *hclient) unreading() *hclient {
+	s := c.sibling()
+	dial := (&net.Dialer{Timeout: 10 * time.Second}).DialContext
+	s.tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		conn, err := dial(ctx, network, addr)
+		if tc, ok := conn.(*net.TCPConn); ok {
+			_ = tc.SetReadBuffer(64 << 10)
+		}
+		return conn, err
+	}
+	return s
+}
+
 // sibling is another client of the same session, with connections of its own.
 func (c *hclient) sibling() *hclient {
 	s := newHClient(c.n)
@@ -661,7 +679,7 @@ func (h *hrun) sendBad(c *hclient, s *step) {
 // answer is then read and must be right.
 func (h *hrun) pause(c *hclient, i int, sse bool) {
 	t := h.cfg.Tools
-	pc := c.sibling()
+	pc := c.unreading()
 	id, _ := json.Marshal("p-" + strconv.Itoa(i+1))
 	key := pc.key(idKey(id))
 	var body []byte
