@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -167,11 +168,13 @@ func (l *httpListener) serve(srv *handlers.Server) int {
 	}
 	mux := http.NewServeMux()
 	mux.Handle(hf.path, h)
+	var fresh freshConns
 	hs := &http.Server{
 		Handler:           mux,
 		ReadHeaderTimeout: hf.readHeaderTimeout,
 		IdleTimeout:       hf.idleTimeout,
 		MaxHeaderBytes:    64 << 10,
+		ConnState:         fresh.track,
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
@@ -195,6 +198,10 @@ func (l *httpListener) serve(srv *handlers.Server) int {
 	// drain and answer them.
 	shut := make(chan error, 1)
 	go func() { shut <- hs.Shutdown(grace) }()
+	// Shutdown closes idle connections but waits up to 5 s for one that
+	// was opened and never used (clients' pools open them ahead): such a
+	// connection has nothing in flight to finish.
+	fresh.closeAll()
 	if err := h.Shutdown(grace); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		log.Warn("mcprt: sessions did not all end cleanly", "err", err)
 	}
@@ -207,6 +214,34 @@ func (l *httpListener) serve(srv *handlers.Server) int {
 		}
 	}
 	return status
+}
+
+// freshConns tracks the connections that have not sent a request yet.
+type freshConns struct {
+	mu sync.Mutex
+	m  map[net.Conn]struct{}
+}
+
+func (f *freshConns) track(c net.Conn, st http.ConnState) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if st == http.StateNew {
+		if f.m == nil {
+			f.m = map[net.Conn]struct{}{}
+		}
+		f.m[c] = struct{}{}
+		return
+	}
+	delete(f.m, c)
+}
+
+func (f *freshConns) closeAll() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for c := range f.m {
+		c.Close()
+	}
+	clear(f.m)
 }
 
 func readSecret(path string) (string, error) {
