@@ -9,13 +9,11 @@ import (
 )
 
 // npmServersEnv names a directory where the official reference servers
-// were installed, pinned, for TestGatewayNPMServers:
+// were installed, pinned by test/e2e/npm/package-lock.json, for
+// TestGatewayNPMServers; test/e2e/npm/install.sh installs them and prints
+// it, as CI does:
 //
-//	mkdir -p /tmp/npmref && cd /tmp/npmref && npm install --no-audit --no-fund \
-//	    @modelcontextprotocol/server-everything@2026.8.31 \
-//	    @modelcontextprotocol/server-filesystem@2026.8.31 \
-//	    @modelcontextprotocol/server-memory@2026.8.31
-//	MCPRT_NPM_SERVERS=/tmp/npmref go test ./test/e2e -run NPM
+//	MCPRT_NPM_SERVERS=$(bash test/e2e/npm/install.sh) go test ./test/e2e -run NPM
 //
 // Without it the test is skipped: it needs node and the npm registry.
 const npmServersEnv = "MCPRT_NPM_SERVERS"
