@@ -95,6 +95,12 @@ every error naming the server and the key; -check reads it and says so.
 Logs go to stderr; LOG_LEVEL (debug, info, warn, error) sets the level and
 LOG_FORMAT=json switches to JSON lines.
 
+The Go runtime gets a soft memory limit, -memory-limit, as mcprt serve's
+(default 20MiB; GOMEMLIMIT, when set, is used instead of the default),
+with the collector paced at GOGC=400 under it unless GOGC is set. The
+gateway holds a goroutine per forwarded request in flight: at the serve's
+14MiB its heap had 3 MiB left and was collected every few milliseconds.
+
 Flags:
 `
 
@@ -118,6 +124,7 @@ func runGateway(args []string, s streams) int {
 	termGrace := fs.Duration("term-grace", time.Second, "how long a backend may take to exit after SIGTERM, before it gets SIGKILL")
 	fs.StringVar(&o.DefaultLogLevel, "client-log-level", "", "lowest level of the gateway's logs sent to a legacy client that has not sent logging/setLevel (\"\": none)")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to `file` (for go tool pprof)")
+	memLimit := fs.String("memory-limit", fmt.Sprintf("%dMiB", gatewayMemoryLimit>>20), "soft limit on the Go runtime's memory: a `size` in bytes, or with a unit (KiB, MiB, GiB), or off; GOMEMLIMIT, when set, overrides the default")
 	hf := addHTTPFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -156,6 +163,20 @@ func runGateway(args []string, s streams) int {
 			fmt.Fprintf(s.Stdout, "%s: %s %q\n", b.Name, b.Command, b.Args)
 		}
 		return runtime.ExitOK
+	}
+	// Unless given, the limit is the gateway's default, which GOMEMLIMIT
+	// overrides.
+	explicit := false
+	fs.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "memory-limit" })
+	switch {
+	case explicit:
+		limit, err := parseSize(*memLimit)
+		if err != nil {
+			return usageErr("-memory-limit: %v", err)
+		}
+		o.MemoryLimit = limit
+	case os.Getenv("GOMEMLIMIT") == "":
+		o.MemoryLimit = gatewayMemoryLimit
 	}
 	if o.RequestTimeout == 0 {
 		o.RequestTimeout = gateway.DefaultTimeout
@@ -261,3 +282,13 @@ func (h defaultHandler) WithAttrs(as []slog.Attr) slog.Handler {
 }
 
 func (h defaultHandler) WithGroup(string) slog.Handler { return h }
+
+// gatewayMemoryLimit is the gateway's default -memory-limit. Besides its
+// heap, the gateway holds the stacks of a handler per request in flight to
+// a backend (3.5-3.9 MiB at 256 in flight), the collector's metadata (2.9
+// MiB) and its own binary's runtime data: at mcprt serve's 14MiB the heap
+// had 3 MiB left and was collected every 3-7 ms. At 20MiB, 256 calls in
+// flight through one backend cost 7.2-7.5 µs of the gateway's CPU each
+// instead of 10.6-20 (four runs of each, alternating; 24MiB: 6.8-7.3), for
+// 25.5 MiB of peak RSS instead of 19.6-20.2.
+const gatewayMemoryLimit = 20 << 20
