@@ -104,6 +104,18 @@ func appendObject(dst, obj []byte, extra, meta []member) []byte {
 		}
 		return append(dst, obj...)
 	}
+	if obj != nil && !clashes(obj, extra, meta) {
+		// The usual case, no key of obj replaced: obj is copied as it is,
+		// the new members in place of its closing brace.
+		body := bytes.TrimRight(obj, " \t\r\n")
+		body = body[:len(body)-1]
+		dst = append(dst, body...)
+		n := 1
+		if len(bytes.TrimSpace(body)) == 1 { // {
+			n = 0
+		}
+		return appendMembers(dst, n, extra, meta)
+	}
 	dst = append(dst, '{')
 	n := 0
 	var oldMeta []byte
@@ -120,6 +132,38 @@ func appendObject(dst, obj []byte, extra, meta []member) []byte {
 			return true
 		})
 	}
+	if len(oldMeta) == 0 || oldMeta[0] != '{' {
+		oldMeta = nil // not an object: replaced
+	}
+	if len(meta) == 0 {
+		return appendMembers(dst, n, extra, nil)
+	}
+	for _, m := range extra {
+		dst = appendMember(dst, n, m.key, m.val)
+		n++
+	}
+	if n > 0 {
+		dst = append(dst, ',')
+	}
+	dst = append(dst, `"_meta":`...)
+	dst = appendObject(dst, oldMeta, meta, nil)
+	return append(dst, '}')
+}
+
+// clashes reports whether obj has a key that extra replaces, or a _meta
+// that meta's members go into.
+func clashes(obj []byte, extra, meta []member) bool {
+	clash := false
+	jsonrpc.Members(obj, func(k string, _ []byte) bool {
+		clash = k == "_meta" && len(meta) > 0 || hasKey(extra, k)
+		return !clash
+	})
+	return clash
+}
+
+// appendMembers appends extra's members, then meta's as _meta (unless
+// meta is empty), and the closing brace; n is how many members precede.
+func appendMembers(dst []byte, n int, extra, meta []member) []byte {
 	for _, m := range extra {
 		dst = appendMember(dst, n, m.key, m.val)
 		n++
@@ -128,11 +172,11 @@ func appendObject(dst, obj []byte, extra, meta []member) []byte {
 		if n > 0 {
 			dst = append(dst, ',')
 		}
-		dst = append(dst, `"_meta":`...)
-		if len(oldMeta) == 0 || oldMeta[0] != '{' {
-			oldMeta = nil // not an object: replaced
+		dst = append(dst, `"_meta":{`...)
+		for i, m := range meta {
+			dst = appendMember(dst, i, m.key, m.val)
 		}
-		dst = appendObject(dst, oldMeta, meta, nil)
+		dst = append(dst, '}')
 	}
 	return append(dst, '}')
 }

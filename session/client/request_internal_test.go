@@ -31,6 +31,8 @@ func TestAppendRequest(t *testing.T) {
 		{"extra replaces", `{"a":1,"requestState":"old","b":2}`, []member{{"requestState", json.RawMessage(`"new"`)}}, nil,
 			`{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":1,"b":2,"requestState":"new"}}`},
 		{"meta added", `{"a":1}`, nil, meta, `{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":1,"_meta":{"progressToken":7,"k":"v"}}}`},
+		{"meta after space", "{ \"a\": 1 }\t", nil, meta, `{"jsonrpc":"2.0","id":1,"method":"m","params":{ "a": 1 ,"_meta":{"progressToken":7,"k":"v"}}}`},
+		{"meta into empty", "{ }", nil, meta, `{"jsonrpc":"2.0","id":1,"method":"m","params":{ "_meta":{"progressToken":7,"k":"v"}}}`},
 		{"meta alone", ``, nil, meta, `{"jsonrpc":"2.0","id":1,"method":"m","params":{"_meta":{"progressToken":7,"k":"v"}}}`},
 		{"meta merged", `{"_meta":{"x":1,"progressToken":"theirs"},"a":1}`, nil, meta,
 			`{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":1,"_meta":{"x":1,"progressToken":7,"k":"v"}}}`},
@@ -177,5 +179,18 @@ func TestWithDone(t *testing.T) {
 	}
 	if _, err := c.CallTool(context.Background(), "echo", map[string]any{"text": "after"}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// BenchmarkAppendRequest: the line of a forwarded 2026-07-28 tools/call,
+// its _meta spliced in.
+func BenchmarkAppendRequest(b *testing.B) {
+	c := &Client{opts: Options{ClientInfo: Implementation{Name: "mcprt-gateway", Version: "1"}}}
+	meta := c.metaFor("2026-07-28")
+	params := []byte(`{"name":"echo","arguments":{"text":"hi"}}`)
+	b.ReportAllocs()
+	var line []byte
+	for b.Loop() {
+		line = appendRequest(line[:0], 12345, "tools/call", params, nil, meta)
 	}
 }
