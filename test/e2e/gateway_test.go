@@ -556,6 +556,54 @@ func TestGatewayAsksTheClient(t *testing.T) {
 	}
 }
 
+// TestGatewayChaosBackendsKilled: the campaign against the gateway while
+// the backend its tools live on is SIGKILLed, again and again: calls in
+// flight on it are answered (a tool error naming the backend) and never
+// twice, the backend comes back each time, and the gateway exits cleanly.
+func TestGatewayChaosBackendsKilled(t *testing.T) {
+	t.Parallel()
+	f := newGateway(t)
+	file := f.config(map[string]any{
+		"ref":   f.serve("ref", map[string]any{"timeout": "2s", "maxRestarts": 100, "restartWindow": "1m", "backoff": "10ms"}),
+		"other": f.serve("other", nil),
+	})
+	cmd := exec.Command(binPath, "chaos", "-requests", "2000", "-end", "eof", "-seed", "21",
+		"-echo-tool", "ref__echo", "-slow-tool", "ref__sleep", "-panic-tool", "ref__panic",
+		"--", binPath, "gateway", "-config", file)
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	kills := 0
+	for kills < 5 {
+		select {
+		case err := <-done:
+			t.Fatalf("the campaign ended after %d kills: %v\n%s", kills, err, out.String())
+		case <-time.After(100 * time.Millisecond):
+		}
+		if pids := f.procs("ref"); len(pids) == 1 {
+			if syscall.Kill(pids[0], syscall.SIGKILL) == nil {
+				kills++
+			}
+		}
+	}
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(2 * time.Minute):
+		cmd.Process.Kill()
+		t.Fatalf("the campaign did not end:\n%s", out.String())
+	}
+	if err != nil || !strings.Contains(out.String(), "PASS") {
+		t.Fatalf("chaos with %d backend kills: %v\n%s", kills, err, out.String())
+	}
+	t.Logf("%d kills:\n%s", kills, out.String())
+	f.waitProcs("", "no backend left", func(p []int) bool { return len(p) == 0 })
+}
+
 // TestGatewayChaos: mcprt chaos's seeded fault campaign against the
 // gateway (panics, hangs past the backend's timeout, cancels, malformed
 // lines, unread stdout, then stdin EOF or SIGTERM with calls in flight):

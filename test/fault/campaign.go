@@ -732,9 +732,11 @@ func (r *run) answer(key, who string, m *outMsg, raw []byte) (*req, bool) {
 	q.first = m
 	switch {
 	case q.text == "":
-	case m.isError:
-		// A deadline that passed under load, or a server refusing work
-		// once ended: an error is still an answer, and not a wrong one.
+	case m.isError || isToolError(m.result):
+		// A deadline that passed under load, a server refusing work once
+		// ended, a gateway whose backend died: an error, as a JSON-RPC
+		// error or a tool result with isError, is still an answer, and not
+		// a wrong one.
 		r.rep.EchoErrors++
 	default:
 		if got, err := echoText(m.result); err != nil || got != q.text {

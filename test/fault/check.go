@@ -151,6 +151,14 @@ func idKey(id json.RawMessage) string {
 	return "n:" + string(id)
 }
 
+// isToolError reports whether a tools/call result has isError set.
+func isToolError(result json.RawMessage) bool {
+	var r struct {
+		IsError bool `json:"isError"`
+	}
+	return json.Unmarshal(result, &r) == nil && r.IsError
+}
+
 // echoText returns the text of a tools/call result holding one text block.
 func echoText(result json.RawMessage) (string, error) {
 	var r struct {
