@@ -272,6 +272,10 @@ func (h *Handler) startSession(id string, restart supervisor.Restart) (*hsession
 	h.mu.Unlock()
 	if _, err := supervisor.StartChild(h.e, h.sessionsPID, supervisor.ChildSpec{
 		ID: child, Start: start, Restart: restart, Shutdown: 5 * time.Second,
+		// The session's work comes through its own Inbox; hollywood's
+		// carries only its start and stop, and its default ring of 1024
+		// slots (24 KiB) would be most of an idle session's memory.
+		Options: []actor.OptFunc{actor.WithInboxSize(16)},
 	}); err != nil {
 		h.ended(child, nil)
 		return nil, err
