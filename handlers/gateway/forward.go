@@ -143,9 +143,16 @@ func (b *backend) forward(parent context.Context, req *handlers.Request, method 
 		opts = append(opts, client.WithProgress(func(p client.Progress) { req.Progress(p.Progress, p.Total, p.Message) }))
 	}
 	err = cl.Call(&f.ctx, method, params, &f.raw, opts...)
-	if err == nil {
+	if err == nil && !f.c.needInput.Load() {
 		*result = f.raw
 		return nil
+	}
+	if err == nil {
+		// The backend asked the client a question that, in 2026-07-28,
+		// comes back as input_required, and answered its own request
+		// with the refusal before the abandon reached it: the answer
+		// is moot, the client retries with the input.
+		return handlers.ErrInputRequired
 	}
 	return b.forwardError(method, err, parent, waited, cl, &f.c)
 }
