@@ -38,9 +38,10 @@ func testServer(cancelled chan<- string) *handlers.Server {
 	srv.AddTool(handlers.Tool{
 		Name:        "sleep",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"ms":{"type":"integer"},"tag":{"type":"string"}}}`),
-	}, func(ctx context.Context, _ *handlers.Request, args json.RawMessage) (*handlers.CallToolResult, error) {
+	}, func(ctx context.Context, req *handlers.Request, args json.RawMessage) (*handlers.CallToolResult, error) {
 		ms, _ := handlers.IntArg(args, "ms")
 		tag, _ := handlers.StringArg(args, "tag")
+		req.Progress(0, float64(ms), "started") // sent only when the client gave a progressToken
 		select {
 		case <-time.After(time.Duration(ms) * time.Millisecond):
 			return handlers.TextResult("slept"), nil
@@ -388,23 +389,24 @@ func TestModernRequests(t *testing.T) {
 	}
 	// Closing the stream cancels the request.
 	ctx, cancel := context.WithCancel(context.Background())
-	req, _ := http.NewRequestWithContext(ctx, "POST", f.url, strings.NewReader(call("6", "sleep", `{"ms":60000,"tag":"gone"}`)))
+	body := `{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":60000,"tag":"gone"},` +
+		`"_meta":{"progressToken":"p","io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
+	req, _ := http.NewRequestWithContext(ctx, "POST", f.url, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	for k, v := range modernHeaders("tools/call", "sleep") {
 		req.Header.Set(k, v)
 	}
-	errc := make(chan error, 1)
-	go func() {
-		resp, err := http.DefaultClient.Do(req)
-		if err == nil {
-			resp.Body.Close()
-		}
-		errc <- err
-	}()
-	time.Sleep(100 * time.Millisecond) // let the call start; the check below does not depend on it
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The call runs once its first progress notification is in.
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() && !strings.HasPrefix(sc.Text(), "data: ") {
+	}
 	cancel()
-	<-errc
+	resp.Body.Close()
 	select {
 	case tag := <-cancelled:
 		if tag != "gone" {
@@ -567,28 +569,48 @@ func TestBatch2025_03_26(t *testing.T) {
 }
 
 // TestLegacyDuplicateID: a legacy client that reuses the id of a request
-// still in flight gets 400 for the second; the first is answered.
+// still in flight gets 400 for the second. The first, cancelled by the
+// client with its stream still open, ends its stream with no response.
 func TestLegacyDuplicateID(t *testing.T) {
 	f := start(t, testServer(nil), streamhttp.Options{})
 	sid := f.initialize(`{}`)
 	s := map[string]string{"Mcp-Session-Id": sid}
-	first := make(chan *reply, 1)
-	go func() {
-		first <- f.do("POST", `{"jsonrpc":"2.0","id":"d","method":"tools/call","params":{"name":"sleep","arguments":{"ms":1000}}}`, s)
-	}()
 	deadline := time.Now().Add(20 * time.Second)
-	for {
-		r := f.do("POST", `{"jsonrpc":"2.0","id":"d","method":"ping"}`, s)
-		if r.status == 400 && strings.Contains(string(r.last()["error"]), "already in use") {
-			break
+	// Either request may register the id first; a round in which the
+	// sleep lost the race (it got the 400) is tried again with a new id.
+	for round := 0; ; round++ {
+		id := fmt.Sprintf(`"d%d"`, round)
+		first := make(chan *reply, 1)
+		go func() {
+			first <- f.do("POST", `{"jsonrpc":"2.0","id":`+id+`,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":600000}}}`, s)
+		}()
+		for {
+			if time.Now().After(deadline) {
+				t.Fatal("never saw the id in use")
+			}
+			r := f.do("POST", `{"jsonrpc":"2.0","id":`+id+`,"method":"ping"}`, s)
+			if r.status == 400 && strings.Contains(string(r.last()["error"]), "already in use") {
+				if r := f.do("POST", `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":`+id+`}}`, s); r.status != http.StatusAccepted {
+					t.Fatalf("cancel: %d", r.status)
+				}
+				if r := <-first; r.status != 200 || len(r.msgs) != 0 {
+					t.Fatalf("cancelled first: %d %v, want its stream ended with no response", r.status, r.msgs)
+				}
+				return
+			}
+			if r.status != 200 {
+				t.Fatalf("ping: %d %v", r.status, r.msgs)
+			}
+			select {
+			case r := <-first:
+				if r.status != 400 {
+					t.Fatalf("sleep: %d %v", r.status, r.msgs)
+				}
+			default:
+				continue // the sleep is not registered yet
+			}
+			break // the ping held the id when the sleep came: again
 		}
-		if r.status != 200 || time.Now().After(deadline) {
-			t.Fatalf("second request with the id in flight: %d %v", r.status, r.msgs)
-		}
-		// The ping was answered: the sleep was not registered yet.
-	}
-	if r := <-first; r.status != 200 || !strings.Contains(string(r.last()["result"]), "slept") {
-		t.Fatalf("first: %d %v", r.status, r.msgs)
 	}
 }
 
@@ -600,20 +622,21 @@ func TestLegacyCancelAfterClose(t *testing.T) {
 	f := start(t, testServer(cancelled), streamhttp.Options{})
 	sid := f.initialize(`{}`)
 	ctx, cancel := context.WithCancel(context.Background())
-	req, _ := http.NewRequestWithContext(ctx, "POST", f.url, strings.NewReader(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":60000,"tag":"later"}}}`))
+	req, _ := http.NewRequestWithContext(ctx, "POST", f.url, strings.NewReader(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":60000,"tag":"later"},"_meta":{"progressToken":"p"}}}`))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set("Mcp-Session-Id", sid)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if resp, err := http.DefaultClient.Do(req); err == nil {
-			resp.Body.Close()
-		}
-	}()
-	time.Sleep(100 * time.Millisecond) // the call starts; nothing below depends on the timing
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The call runs once its first progress notification is in: then the
+	// client goes away.
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() && !strings.HasPrefix(sc.Text(), "data: ") {
+	}
 	cancel()
-	<-done
+	resp.Body.Close()
 	select {
 	case tag := <-cancelled:
 		t.Fatalf("closing a legacy stream cancelled %q", tag)
