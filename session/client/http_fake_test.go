@@ -212,7 +212,15 @@ func newLegacyFake(t *testing.T) *legacyFake {
 				<-r.Context().Done()
 				lf.slowClosed <- true
 			case <-r.Context().Done():
-				lf.slowClosed <- false
+				// Both may be ready by the time this goroutine runs: the
+				// cancellation is sent before its 202, so if it is there
+				// it came first.
+				select {
+				case <-lf.cancelled:
+					lf.slowClosed <- true
+				default:
+					lf.slowClosed <- false
+				}
 			}
 		default:
 			writeJSON(w, 200, result(m.ID, map[string]any{}))
