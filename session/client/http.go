@@ -356,7 +356,7 @@ func (h *httpConn) exchange(ctx context.Context, id int64, req *http.Request, si
 		return
 	}
 	defer resp.Body.Close()
-	err = h.answer(id, resp, sid, method)
+	err = h.answer(ctx, id, resp, sid, method)
 	switch {
 	case ctx.Err() != nil:
 	case err != nil:
@@ -369,7 +369,7 @@ func (h *httpConn) exchange(ctx context.Context, id int64, req *http.Request, si
 // answer reads the response to request id: one JSON message, or an SSE
 // stream read until the answer has come (the server should end the stream
 // then; a server that does not is not waited for).
-func (h *httpConn) answer(id int64, resp *http.Response, sid, method string) error {
+func (h *httpConn) answer(ctx context.Context, id int64, resp *http.Response, sid, method string) error {
 	c := h.c
 	switch {
 	case resp.StatusCode == http.StatusNotFound && sid != "":
@@ -401,7 +401,15 @@ func (h *httpConn) answer(id int64, resp *http.Response, sid, method string) err
 				return fmt.Errorf("reading the server's event stream: %w", err)
 			}
 			h.dispatch(id, data)
+			if _, msg := jsonrpc.Member(data, "method"); !msg {
+				return nil // the answer: the stream has served its purpose
+			}
 			if !c.isPending(id) {
+				// Abandoned by its caller, whose abandon closes the
+				// stream: in the legacy era only once the server has
+				// taken notifications/cancelled, since a closed stream
+				// is no cancellation there.
+				<-ctx.Done()
 				return nil
 			}
 		}
