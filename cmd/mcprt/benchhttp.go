@@ -12,7 +12,6 @@ import (
 	"log/slog"
 	"mime"
 	"net/http"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -465,30 +464,12 @@ func (w *benchWorker) call(ctx context.Context) error {
 	return nil
 }
 
-// procCPU is the user+system CPU time process pid has used (Linux,
-// /proc/PID/stat, 10 ms ticks); 0 and no error when pid is 0.
+// procCPU is ProcCPU, with 0 and no error when no pid was given.
 func procCPU(pid int) (time.Duration, error) {
 	if pid == 0 {
 		return 0, nil
 	}
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, err
-	}
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return 0, errors.New("unexpected /proc stat format")
-	}
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 13 {
-		return 0, errors.New("unexpected /proc stat format")
-	}
-	utime, err1 := strconv.ParseInt(f[11], 10, 64)
-	stime, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		return 0, errors.New("unexpected /proc stat format")
-	}
-	return time.Duration(utime+stime) * 10 * time.Millisecond, nil
+	return loadgen.ProcCPU(pid)
 }
 
 func writeHTTPTable(w io.Writer, res *HTTPBenchResult) error {

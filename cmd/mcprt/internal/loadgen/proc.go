@@ -192,8 +192,12 @@ const clockTick = 10 * time.Millisecond
 
 // cpu returns the user+system CPU time the server has used so far, summed
 // over its threads (10 ms resolution: phases must be long enough).
-func (p *proc) cpu() (time.Duration, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(p.pid) + "/stat")
+func (p *proc) cpu() (time.Duration, error) { return ProcCPU(p.pid) }
+
+// ProcCPU is the user+system CPU time process pid has used so far, from
+// /proc/PID/stat (Linux; 10 ms resolution).
+func ProcCPU(pid int) (time.Duration, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
 		return 0, err
 	}
