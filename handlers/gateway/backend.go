@@ -61,7 +61,7 @@ type backend struct {
 
 	stderrMu   sync.Mutex
 	stderrTail []string
-	thr        throttle
+	thr        client.Throttle
 
 	// Registration: what the current lists put in the gateway's server.
 	regMu sync.Mutex
@@ -79,7 +79,7 @@ func newBackend(g *Gateway, i int, cfg Backend) *backend {
 		state:   Starting,
 		follows: map[string]bool{},
 		changed: make(chan struct{}),
-		thr:     throttle{limit: g.opts.StderrLimit, window: g.opts.StderrWindow, now: time.Now},
+		thr:     client.Throttle{Limit: g.opts.StderrLimit, Window: g.opts.StderrWindow},
 	}
 	if cfg.Lazy {
 		b.state = Idle
@@ -544,17 +544,17 @@ func (b *backend) stderrLine(line string) {
 		b.stderrTail = append(b.stderrTail[:0], b.stderrTail[1:]...)
 	}
 	b.stderrTail = append(b.stderrTail, line)
-	show, dropped := b.thr.admit()
+	show, dropped := b.thr.Admit()
 	b.stderrMu.Unlock()
 	prefix := "[" + b.name + "] "
 	if dropped > 0 {
 		b.g.stderr.line(prefix, fmt.Sprintf("(%d stderr lines dropped)", dropped))
 	}
 	switch show {
-	case logLine:
+	case client.PassLine:
 		b.g.stderr.line(prefix, line)
-	case logThrottling:
-		b.g.stderr.line(prefix, fmt.Sprintf("(more than %d stderr lines in %v: dropping the rest of them)", b.thr.limit, b.thr.window))
+	case client.SayThrottled:
+		b.g.stderr.line(prefix, fmt.Sprintf("(more than %d stderr lines in %v: dropping the rest of them)", b.thr.Limit, b.thr.Window))
 	}
 }
 
@@ -563,42 +563,4 @@ func (b *backend) tail() []string {
 	b.stderrMu.Lock()
 	defer b.stderrMu.Unlock()
 	return append([]string(nil), b.stderrTail...)
-}
-
-type verdict int
-
-const (
-	logLine verdict = iota
-	logThrottling
-	dropLine
-)
-
-// throttle admits limit lines per fixed window, then one throttling line,
-// then nothing until the window ends; the first line of the next window
-// also reports how many were dropped.
-type throttle struct {
-	limit   int
-	window  time.Duration
-	now     func() time.Time
-	start   time.Time
-	count   int
-	dropped int
-}
-
-func (t *throttle) admit() (v verdict, droppedBefore int) {
-	now := t.now()
-	if t.start.IsZero() || now.Sub(t.start) >= t.window {
-		droppedBefore = t.dropped
-		t.start, t.count, t.dropped = now, 0, 0
-	}
-	t.count++
-	switch {
-	case t.count <= t.limit:
-		return logLine, droppedBefore
-	case t.count == t.limit+1:
-		t.dropped++
-		return logThrottling, droppedBefore
-	}
-	t.dropped++
-	return dropLine, droppedBefore
 }

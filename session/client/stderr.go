@@ -39,7 +39,7 @@ type stderrSink struct {
 	total int // lines seen, head included
 
 	pass func(string) // Options.OnStderr; nil: log through thr
-	thr  throttle
+	thr  Throttle
 	log  *slog.Logger
 }
 
@@ -47,7 +47,7 @@ func newStderrSink(keep, limit int, window time.Duration, log *slog.Logger, pass
 	return &stderrSink{
 		head: make([]string, 0, keep),
 		ring: make([]string, keep),
-		thr:  throttle{limit: limit, window: window, now: time.Now},
+		thr:  Throttle{Limit: limit, Window: window},
 		log:  log,
 		pass: pass,
 	}
@@ -106,18 +106,18 @@ func (s *stderrSink) add(line string) {
 		s.pass(line)
 		return
 	}
-	verdict, dropped := s.thr.admit()
+	verdict, dropped := s.thr.Admit()
 	s.mu.Unlock()
 	ctx := context.Background()
 	if dropped > 0 {
 		s.log.LogAttrs(ctx, slog.LevelWarn, "server stderr: lines were dropped by the throttle", slog.Int("dropped", dropped))
 	}
 	switch verdict {
-	case logLine:
+	case PassLine:
 		s.log.LogAttrs(ctx, slog.LevelInfo, "server stderr", slog.String("line", kept))
-	case logThrottling:
+	case SayThrottled:
 		s.log.LogAttrs(ctx, slog.LevelWarn, "server stderr: throttling",
-			slog.Int("limit", s.thr.limit), slog.Duration("window", s.thr.window))
+			slog.Int("limit", s.thr.Limit), slog.Duration("window", s.thr.Window))
 	}
 }
 
@@ -160,40 +160,49 @@ func (s *stderrSink) lines() []string {
 	return append(out, tail...)
 }
 
-type verdict int
+// Verdict is what a Throttle says of one line.
+type Verdict int
 
 const (
-	logLine verdict = iota
-	logThrottling
-	dropLine
+	PassLine     Verdict = iota // pass the line on
+	SayThrottled                // the window's limit is reached: say so, drop the line
+	DropLine                    // drop the line
 )
 
-// throttle admits limit lines per fixed window, then one throttling line,
+// Throttle admits Limit lines per fixed Window, then one SayThrottled,
 // then nothing until the window ends; the first line of the next window
-// also reports how many were dropped.
-type throttle struct {
-	limit   int
-	window  time.Duration
-	now     func() time.Time
+// also reports how many were dropped. The client passes a server's stderr
+// through one; a supervisor of servers (the gateway) uses the same for the
+// lines it prints. Now is the clock (nil: time.Now). Not safe for
+// concurrent use.
+type Throttle struct {
+	Limit   int
+	Window  time.Duration
+	Now     func() time.Time
 	start   time.Time
 	count   int
 	dropped int
 }
 
-func (t *throttle) admit() (v verdict, droppedBefore int) {
-	now := t.now()
-	if t.start.IsZero() || now.Sub(t.start) >= t.window {
+// Admit judges the next line, and says how many lines the window that
+// just ended dropped (0 unless this line starts a new window).
+func (t *Throttle) Admit() (v Verdict, droppedBefore int) {
+	now := time.Now()
+	if t.Now != nil {
+		now = t.Now()
+	}
+	if t.start.IsZero() || now.Sub(t.start) >= t.Window {
 		droppedBefore = t.dropped
 		t.start, t.count, t.dropped = now, 0, 0
 	}
 	t.count++
 	switch {
-	case t.count <= t.limit:
-		return logLine, droppedBefore
-	case t.count == t.limit+1:
+	case t.count <= t.Limit:
+		return PassLine, droppedBefore
+	case t.count == t.Limit+1:
 		t.dropped++
-		return logThrottling, droppedBefore
+		return SayThrottled, droppedBefore
 	}
 	t.dropped++
-	return dropLine, droppedBefore
+	return DropLine, droppedBefore
 }

@@ -15,23 +15,23 @@ import (
 // drops; the next window starts fresh and reports how many were dropped.
 func TestThrottle(t *testing.T) {
 	now := time.Unix(0, 0)
-	th := throttle{limit: 2, window: time.Second, now: func() time.Time { return now }}
+	th := Throttle{Limit: 2, Window: time.Second, Now: func() time.Time { return now }}
 	type step struct {
-		v       verdict
+		v       Verdict
 		dropped int
 	}
 	var got []step
 	for range 5 {
-		v, d := th.admit()
+		v, d := th.Admit()
 		got = append(got, step{v, d})
 	}
 	now = now.Add(999 * time.Millisecond)
-	v, d := th.admit()
+	v, d := th.Admit()
 	got = append(got, step{v, d})
 	now = now.Add(time.Millisecond)
-	v, d = th.admit()
+	v, d = th.Admit()
 	got = append(got, step{v, d})
-	want := []step{{logLine, 0}, {logLine, 0}, {logThrottling, 0}, {dropLine, 0}, {dropLine, 0}, {dropLine, 0}, {logLine, 4}}
+	want := []step{{PassLine, 0}, {PassLine, 0}, {SayThrottled, 0}, {DropLine, 0}, {DropLine, 0}, {DropLine, 0}, {PassLine, 4}}
 	if len(got) != len(want) {
 		t.Fatalf("got %v", got)
 	}
