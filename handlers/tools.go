@@ -381,7 +381,7 @@ func (s *Server) callTool(ctx context.Context, req *Request) (any, error) {
 		case errors.Is(err, ErrInputRequired):
 			return nil, err // the session answers input_required
 		case req.Modern && errors.As(err, &ce):
-			return nil, ce.RPCError()
+			return nil, err // the session answers -32021, as for any method
 		case errors.As(err, &je):
 			return nil, je
 		case errors.As(err, &ia):
