@@ -126,9 +126,11 @@ func (r *reply) last() map[string]json.RawMessage {
 	return r.msgs[len(r.msgs)-1]
 }
 
-func (f *fixture) do(method, body string, hdr map[string]string) *reply {
+// send makes a request with the headers every request carries and hdr,
+// and returns the response for the caller to read and close.
+func (f *fixture) send(ctx context.Context, method, body string, hdr map[string]string) *http.Response {
 	f.t.Helper()
-	req, err := http.NewRequest(method, f.url, strings.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, method, f.url, strings.NewReader(body))
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -141,6 +143,12 @@ func (f *fixture) do(method, body string, hdr map[string]string) *reply {
 	if err != nil {
 		f.t.Fatal(err)
 	}
+	return resp
+}
+
+func (f *fixture) do(method, body string, hdr map[string]string) *reply {
+	f.t.Helper()
+	resp := f.send(context.Background(), method, body, hdr)
 	defer resp.Body.Close()
 	return readReply(f.t, resp)
 }
@@ -260,14 +268,7 @@ func TestLegacySession(t *testing.T) {
 func TestLegacyElicitation(t *testing.T) {
 	f := start(t, testServer(nil), streamhttp.Options{})
 	sid := f.initialize(`{"elicitation":{}}`)
-	req, _ := http.NewRequest("POST", f.url, strings.NewReader(`{"jsonrpc":"2.0","id":"q","method":"tools/call","params":{"name":"ask"}}`))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Session-Id", sid)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := f.send(context.Background(), "POST", `{"jsonrpc":"2.0","id":"q","method":"tools/call","params":{"name":"ask"}}`, map[string]string{"Mcp-Session-Id": sid})
 	defer resp.Body.Close()
 	sc := bufio.NewScanner(resp.Body)
 	var got []map[string]json.RawMessage
@@ -391,16 +392,7 @@ func TestModernRequests(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	body := `{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":60000,"tag":"gone"},` +
 		`"_meta":{"progressToken":"p","io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
-	req, _ := http.NewRequestWithContext(ctx, "POST", f.url, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	for k, v := range modernHeaders("tools/call", "sleep") {
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := f.send(ctx, "POST", body, modernHeaders("tools/call", "sleep"))
 	// The call runs once its first progress notification is in.
 	sc := bufio.NewScanner(resp.Body)
 	for sc.Scan() && !strings.HasPrefix(sc.Text(), "data: ") {
@@ -425,16 +417,7 @@ func TestModernListen(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	body := `{"jsonrpc":"2.0","id":"sub-1","method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true},` + modernMeta + `}}`
-	req, _ := http.NewRequestWithContext(ctx, "POST", f.url, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	for k, v := range modernHeaders("subscriptions/listen", "") {
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := f.send(ctx, "POST", body, modernHeaders("subscriptions/listen", ""))
 	defer resp.Body.Close()
 	sc := bufio.NewScanner(resp.Body)
 	acked := false
@@ -535,15 +518,8 @@ func TestBatch2025_03_26(t *testing.T) {
 	sid := r.header.Get("Mcp-Session-Id")
 	s := map[string]string{"Mcp-Session-Id": sid}
 	f.do("POST", `{"jsonrpc":"2.0","method":"notifications/initialized"}`, s)
-	req, _ := http.NewRequest("POST", f.url, strings.NewReader(`[{"jsonrpc":"2.0","id":"x","method":"tools/call","params":{"name":"echo","arguments":{"text":"one"}}},`+
-		`{"jsonrpc":"2.0","method":"notifications/roots/list_changed"},{"jsonrpc":"2.0","id":2,"method":"ping"}]`))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Session-Id", sid)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := f.send(context.Background(), "POST", `[{"jsonrpc":"2.0","id":"x","method":"tools/call","params":{"name":"echo","arguments":{"text":"one"}}},`+
+		`{"jsonrpc":"2.0","method":"notifications/roots/list_changed"},{"jsonrpc":"2.0","id":2,"method":"ping"}]`, s)
 	b, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	var got []map[string]json.RawMessage
@@ -622,14 +598,7 @@ func TestLegacyCancelAfterClose(t *testing.T) {
 	f := start(t, testServer(cancelled), streamhttp.Options{})
 	sid := f.initialize(`{}`)
 	ctx, cancel := context.WithCancel(context.Background())
-	req, _ := http.NewRequestWithContext(ctx, "POST", f.url, strings.NewReader(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":60000,"tag":"later"},"_meta":{"progressToken":"p"}}}`))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Session-Id", sid)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := f.send(ctx, "POST", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":60000,"tag":"later"},"_meta":{"progressToken":"p"}}}`, map[string]string{"Mcp-Session-Id": sid})
 	// The call runs once its first progress notification is in: then the
 	// client goes away.
 	sc := bufio.NewScanner(resp.Body)
