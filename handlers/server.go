@@ -47,7 +47,12 @@ type Server struct {
 	bound struct {
 		listTools, callTool, listResources, listResourceTemplates, readResource,
 		listPrompts, getPrompt, complete MethodFunc
+		startTool StartFunc
 	}
+	// starters is set once a tool with a Start is registered, and never
+	// cleared: until then tools/call has no Start, and a request costs the
+	// session no second look at its params.
+	starters atomic.Bool
 }
 
 const (
@@ -68,6 +73,7 @@ func NewServer(info Implementation, instructions string) *Server {
 	b.listTools, b.callTool = s.listTools, s.callTool
 	b.listResources, b.listResourceTemplates, b.readResource = s.listResources, s.listResourceTemplates, s.readResource
 	b.listPrompts, b.getPrompt, b.complete = s.listPrompts, s.getPrompt, s.complete
+	b.startTool = s.startTool
 	return s
 }
 
@@ -115,6 +121,9 @@ func (s *Server) Capabilities() map[string]any {
 // Method is one server method as the session dispatches it.
 type Method struct {
 	Run MethodFunc
+	// Start, when set, is offered the request first (see StartFunc); Run
+	// runs it when Start does not take it.
+	Start StartFunc
 	// Cacheable marks results that carry ttlMs and cacheScope in 2026-07-28.
 	Cacheable bool
 }
@@ -123,6 +132,25 @@ type Method struct {
 // encoding/json, it must be a JSON object) or an error (a *jsonrpc.Error is
 // sent as is; any other error becomes -32603 with a generic message).
 type MethodFunc func(ctx context.Context, req *Request) (any, error)
+
+// StartFunc starts a request without holding a handler actor while it
+// runs: for requests that wait on something else (another process, an
+// actor) rather than compute. It runs on the session's goroutine, so it
+// must not block. It returns false to leave the request to the method's
+// Run, on a handler actor; or true once it has taken the request, which it
+// must then settle exactly once, from any goroutine, through d: with its
+// answer, or by handing it to Run after all (Deferred.Fallback). ctx is
+// the request's, cancelled as Run's would be.
+type StartFunc func(ctx context.Context, req *Request, d Deferred) bool
+
+// Deferred is a request a StartFunc took.
+type Deferred interface {
+	// Reply answers the request, as Run's return would.
+	Replier
+	// Fallback hands the request to the method's Run, on a handler actor,
+	// as if the StartFunc had not taken it.
+	Fallback()
+}
 
 // Method returns the implementation of a server method, if the server
 // offers it. Methods of capabilities the server does not have are absent.
@@ -133,6 +161,7 @@ type MethodFunc func(ctx context.Context, req *Request) (any, error)
 func (s *Server) Method(name string) (Method, bool) {
 	var (
 		run       MethodFunc
+		start     StartFunc
 		need      uint32
 		cacheable bool
 	)
@@ -142,6 +171,9 @@ func (s *Server) Method(name string) (Method, bool) {
 		run, need, cacheable = b.listTools, offerTools, true
 	case "tools/call":
 		run, need = b.callTool, offerTools
+		if s.starters.Load() {
+			start = b.startTool
+		}
 	case "resources/list":
 		run, need, cacheable = b.listResources, offerResources, true
 	case "resources/templates/list":
@@ -162,5 +194,5 @@ func (s *Server) Method(name string) (Method, bool) {
 	if s.offered.Load()&need == 0 {
 		return Method{}, false
 	}
-	return Method{Run: run, Cacheable: cacheable}, true
+	return Method{Run: run, Start: start, Cacheable: cacheable}, true
 }

@@ -43,7 +43,37 @@ type Tool struct {
 	// pattern with a lookahead, say) is then no obstacle, and the other
 	// party's validator, not this one, decides what fits.
 	Unchecked bool `json:"-"`
+	// Start, when set, is offered each call of the tool first, before
+	// the handler (see ToolStarter).
+	Start ToolStarter `json:"-"`
 }
+
+// ToolStarter starts a call of a tool without holding a handler actor
+// while it runs: for a tool that waits on something else, such as a
+// gateway's tool waiting for the server it forwards the call to. It runs
+// on the session's goroutine, once the arguments are checked, so it must
+// not block. It returns false to leave the call to the tool's handler, on
+// a handler actor; or true once it has taken the call, which it must then
+// settle exactly once, from any goroutine, through reply. ctx is cancelled
+// as the handler's would be: when the client cancels the request, when its
+// deadline passes, when the server shuts down, and once it is answered.
+type ToolStarter func(ctx context.Context, req *Request, args json.RawMessage, reply *ToolReply) bool
+
+// ToolReply settles a call that a ToolStarter took.
+type ToolReply struct {
+	t   *tool
+	req *Request
+	d   Deferred
+}
+
+// Done answers the call with what the tool's handler would have returned.
+func (r *ToolReply) Done(res *CallToolResult, err error) {
+	r.d.Reply(r.t.answer(r.req, res, err))
+}
+
+// Fallback gives the call to the tool's handler, on a handler actor, as if
+// the ToolStarter had not taken it.
+func (r *ToolReply) Fallback() { r.d.Fallback() }
 
 // ToolAnnotations are hints about a tool's behaviour; clients treat them as untrusted.
 type ToolAnnotations struct {
@@ -84,6 +114,18 @@ type CallToolResult struct {
 	// tool's result was shaped by the server (see tool.result): AppendJSON
 	// copies it rather than have encoding/json compact it again.
 	marshaled json.RawMessage
+	// encoded is the whole result, when it came encoded (EncodedResult).
+	encoded json.RawMessage
+}
+
+// EncodedResult returns a result that is already JSON, such as another
+// server's answer that a gateway relays: it is sent as it is, neither
+// decoded nor shaped for the client's revision nor checked against the
+// tool's output schema. raw must be a well-formed JSON object that every
+// revision the server speaks can read (text blocks, isError); the fields
+// of the result it returns are left empty.
+func EncodedResult(raw json.RawMessage) *CallToolResult {
+	return &CallToolResult{encoded: raw}
 }
 
 // AppendJSON appends the result as json.Marshal would write it. Results of
@@ -93,6 +135,9 @@ type CallToolResult struct {
 // structured content the server marshalled once already. Others go through
 // json.Marshal.
 func (r *CallToolResult) AppendJSON(dst []byte) ([]byte, error) {
+	if r.encoded != nil {
+		return append(dst, r.encoded...), nil
+	}
 	structured := r.marshaledContent()
 	fast := (r.StructuredContent == nil || structured != nil) && r.Content != nil
 	n := 32 + len(structured)
@@ -105,7 +150,7 @@ func (r *CallToolResult) AppendJSON(dst []byte) ([]byte, error) {
 		n += len(c.Text) + 24
 	}
 	if !fast {
-		b, err := json.Marshal(r)
+		b, err := json.Marshal((*plainResult)(r))
 		return append(dst, b...), err
 	}
 	dst = slices.Grow(dst, n)
@@ -129,13 +174,24 @@ func (r *CallToolResult) AppendJSON(dst []byte) ([]byte, error) {
 	return append(dst, '}'), nil
 }
 
+// plainResult is CallToolResult without its methods, for encoding/json.
+type plainResult CallToolResult
+
+// MarshalJSON implements json.Marshaler, for an EncodedResult's sake.
+func (r *CallToolResult) MarshalJSON() ([]byte, error) {
+	if r.encoded != nil {
+		return r.encoded, nil
+	}
+	return json.Marshal((*plainResult)(r))
+}
+
 // AppendJSONParts is AppendJSON for a result of a single text block of at
 // least min bytes that needs no escaping (jsonrpc.PlainString): head and
 // tail are the JSON before and after that text, so that a writer can send
 // the text itself rather than a copy of it (see stdio.Out). ok is false for
 // any other result, which AppendJSON writes whole.
 func (r *CallToolResult) AppendJSONParts(dst []byte, min int) (head []byte, text string, tail []byte, ok bool) {
-	if len(r.Content) != 1 || r.StructuredContent != nil {
+	if len(r.Content) != 1 || r.StructuredContent != nil || r.encoded != nil {
 		return dst, "", nil, false
 	}
 	c := &r.Content[0]
@@ -209,6 +265,9 @@ func (s *Server) AddTool(t Tool, h ToolHandler) {
 		panic(fmt.Sprintf("handlers: tool %q: inputSchema must be a schema of \"type\":\"object\"", t.Name))
 	}
 	tl := &tool{Tool: t, handler: h}
+	if t.Start != nil {
+		s.starters.Store(true)
+	}
 	var err error
 	if t.Unchecked {
 		if !json.Valid(t.InputSchema) || t.OutputSchema != nil && !json.Valid(t.OutputSchema) {
@@ -329,22 +388,24 @@ func invalidArgumentsAnswer(req *Request, name string, err error) (any, error) {
 	return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Invalid params: " + msg}
 }
 
-func (s *Server) callTool(ctx context.Context, req *Request) (any, error) {
+// toolCall finds the tool a tools/call names and reads its arguments. A
+// request that names no tool, or holds arguments that do not fit, gets its
+// answer instead (done).
+func (s *Server) toolCall(req *Request) (t *tool, args json.RawMessage, done bool, res any, err error) {
 	p, ok := readCallToolParams(req.Params)
 	if !ok {
-		return nil, invalidParams("tools/call needs a string name and an object of arguments")
+		return nil, nil, true, nil, invalidParams("tools/call needs a string name and an object of arguments")
 	}
 	if p.Arguments == nil || string(p.Arguments) == "null" {
 		p.Arguments = json.RawMessage("{}")
 	} else if p.Arguments[0] != '{' {
-		return nil, invalidParams("arguments must be an object")
+		return nil, nil, true, nil, invalidParams("arguments must be an object")
 	}
-	var t *tool
 	name, plain := p.name[1:len(p.name)-1], true
 	if bytes.IndexByte(name, '\\') >= 0 || !utf8.Valid(name) {
 		n, ok := jsonrpc.Unquote(p.name)
 		if !ok {
-			return nil, invalidParams("tools/call needs a string name and an object of arguments")
+			return nil, nil, true, nil, invalidParams("tools/call needs a string name and an object of arguments")
 		}
 		name, plain = []byte(n), false
 	}
@@ -355,13 +416,22 @@ func (s *Server) callTool(ctx context.Context, req *Request) (any, error) {
 		if plain {
 			name = bytes.Clone(name)
 		}
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("Unknown tool: %q", name)}
+		return nil, nil, true, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("Unknown tool: %q", name)}
 	}
 	// The arguments are a slice of params readCallToolParams checked.
 	if t.input != nil { // nil for an Unchecked tool
 		if err := t.input.ValidateWellFormed(p.Arguments); err != nil {
-			return invalidArgumentsAnswer(req, t.Name, err)
+			res, err := invalidArgumentsAnswer(req, t.Name, err)
+			return nil, nil, true, res, err
 		}
+	}
+	return t, p.Arguments, false, nil, nil
+}
+
+func (s *Server) callTool(ctx context.Context, req *Request) (any, error) {
+	t, args, done, res, err := s.toolCall(req)
+	if done {
+		return res, err
 	}
 	if t.Timeout > 0 {
 		if req.Peer != nil {
@@ -372,7 +442,29 @@ func (s *Server) callTool(ctx context.Context, req *Request) (any, error) {
 			defer cancel()
 		}
 	}
-	res, err := t.handler(ctx, req, p.Arguments)
+	out, err := t.handler(ctx, req, args)
+	return t.answer(req, out, err)
+}
+
+// startTool offers a tools/call to its tool's Start. Anything else (an
+// unknown tool, arguments that do not fit, a tool without Start) is left
+// to callTool, which answers it.
+func (s *Server) startTool(ctx context.Context, req *Request, d Deferred) bool {
+	t, args, done, _, _ := s.toolCall(req)
+	if done || t.Start == nil {
+		return false
+	}
+	if !t.Start(ctx, req, args, &ToolReply{t: t, req: req, d: d}) {
+		return false
+	}
+	if t.Timeout > 0 && req.Peer != nil {
+		req.Peer.SetTimeout(t.Timeout)
+	}
+	return true
+}
+
+// answer turns what a tool's handler returned into the tools/call answer.
+func (t *tool) answer(req *Request, res *CallToolResult, err error) (any, error) {
 	if err != nil {
 		var je *jsonrpc.Error
 		var ia *invalidArguments
@@ -398,6 +490,9 @@ func (s *Server) callTool(ctx context.Context, req *Request) (any, error) {
 func (t *tool) result(res *CallToolResult, req *Request) (any, error) {
 	if res == nil {
 		res = &CallToolResult{}
+	}
+	if res.encoded != nil {
+		return res, nil // sent as it came: see EncodedResult
 	}
 	if res.StructuredContent == nil && res.Content != nil && (t.output == nil || res.IsError) {
 		// Blocks only, each as every revision writes it: the result goes
