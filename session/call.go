@@ -219,6 +219,12 @@ type call struct {
 	req    handlers.Request
 	worker *worker // set once a worker runs it; session goroutine only
 	dl     int     // its entry in the session's deadlines, plus one (0: none); session goroutine only
+	// start is the method's Start, until it has been tried; deferred says
+	// that a Start took the call, so its Reply tells the session the call
+	// is over (no worker will). Both belong to the session goroutine until
+	// Start takes the call.
+	start    handlers.StartFunc
+	deferred bool
 
 	// mu orders what is sent for the call: a notification sent under it
 	// while the call is pending reaches the writer before the response,
@@ -261,7 +267,22 @@ func (cl *call) Reply(result any, err error) {
 	// The handler has returned: whatever it left running on its context
 	// stops now, not when the session next hears from the worker.
 	cl.cancel()
+	if cl.deferred {
+		// Posted, not sent: the session forgets the call with its next
+		// message rather than wake for it (see EndBatch).
+		cl.env.inbox.Post(deferredDone{cl})
+	}
 }
+
+// Fallback implements handlers.Deferred: the call goes to a worker after
+// all.
+func (cl *call) Fallback() { cl.env.post(fallback{cl}) }
+
+// Messages about calls a Start took (see Session.startCall).
+type (
+	deferredDone struct{ cl *call } // answered
+	fallback     struct{ cl *call } // handed back, for a worker
+)
 
 // fail answers the call with a protocol error if nothing else has. It
 // reports whether it did.

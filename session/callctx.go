@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -21,9 +22,11 @@ import (
 type callCtx struct {
 	done atomic.Value // chan struct{}, made by the first Done
 
-	mu     sync.Mutex
-	err    error
-	afters map[*afterFunc]struct{}
+	mu  sync.Mutex
+	err error
+	// afters are the funcs AfterFunc registered: a slice, as there are
+	// seldom more than one or two.
+	afters []*afterFunc
 }
 
 type afterFunc struct{ f func() }
@@ -77,18 +80,16 @@ func (cx *callCtx) AfterFunc(f func()) (stop func() bool) {
 		go f()
 		return func() bool { return false }
 	}
-	if cx.afters == nil {
-		cx.afters = map[*afterFunc]struct{}{}
-	}
-	cx.afters[a] = struct{}{}
+	cx.afters = append(cx.afters, a)
 	cx.mu.Unlock()
 	return func() bool {
 		cx.mu.Lock()
 		defer cx.mu.Unlock()
-		if _, ok := cx.afters[a]; !ok {
+		i := slices.Index(cx.afters, a)
+		if i < 0 {
 			return false
 		}
-		delete(cx.afters, a)
+		cx.afters = slices.Delete(cx.afters, i, i+1)
 		return true
 	}
 }
@@ -108,7 +109,7 @@ func (cx *callCtx) cancel() {
 	afters := cx.afters
 	cx.afters = nil
 	cx.mu.Unlock()
-	for a := range afters {
+	for _, a := range afters {
 		go a.f()
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -221,6 +222,11 @@ func (s *Session) Receive(lc *supervisor.LoopContext, msg any) {
 		s.drain()
 	case Drain:
 		s.drain()
+	case deferredDone:
+		s.forget(m.cl)
+		s.checkDrain()
+	case fallback:
+		s.fallback(m.cl)
 	case workerIdle:
 		s.workerIdle(m.w)
 	case workerCrashed:
@@ -805,6 +811,7 @@ func (s *Session) dispatch(m *jsonrpc.Message, t ticket, method handlers.Method,
 	}
 	cl.key, cl.id, cl.env, cl.ticket = key, m.ID, s.env, t
 	cl.modern, cl.cacheable, cl.method = cl.req.Modern, method.Cacheable, m.Method
+	cl.start = method.Start
 	cl.req.Peer = cl
 	cl.req.LocalLog = s.cfg.Logger
 	cl.hc = handlers.Call{Key: key, Ctx: &cl.cx, Req: &cl.req, Run: method.Run, Reply: cl}
@@ -884,8 +891,12 @@ func (s *Session) errBusy() *jsonrpc.Error {
 	}
 }
 
-// assign gives a call to an idle worker, or queues it and asks for one more.
+// assign offers a call to its method's Start, then gives it to an idle
+// worker, or queues it and asks for one more.
 func (s *Session) assign(cl *call) {
+	if cl.start != nil && s.startCall(cl) {
+		return
+	}
 	if n := len(s.idle); n > 0 {
 		w := s.idle[n-1]
 		s.idle = s.idle[:n-1]
@@ -894,6 +905,43 @@ func (s *Session) assign(cl *call) {
 	}
 	s.waiting = append(s.waiting, cl)
 	s.ensureWorkers()
+}
+
+// startCall offers a call to its method's Start, on the session's
+// goroutine, and reports whether Start took it: the call then holds its
+// slot, without a worker, until it is answered (deferredDone) or handed
+// back (fallback). A Start that panics fails the call as a handler's
+// panic does.
+func (s *Session) startCall(cl *call) (taken bool) {
+	start := cl.start
+	cl.start = nil // tried once: a call handed back goes to a worker
+	cl.deferred = true
+	defer func() {
+		if v := recover(); v != nil {
+			s.cfg.Logger.Error("a handler's Start panicked", "method", cl.method, "id", string(cl.id), "panic", v, "stack", string(debug.Stack()))
+			s.crashed(cl)
+			s.answerPanic(cl, v)
+			cl.cancel()
+			s.forget(cl)
+			taken = true
+		}
+	}()
+	if start(&cl.cx, &cl.req, cl) {
+		return true
+	}
+	cl.deferred = false
+	return false
+}
+
+// fallback gives a call that a Start handed back to a worker.
+func (s *Session) fallback(cl *call) {
+	if cl.state.Load() != statePending {
+		s.forget(cl) // answered meanwhile (a deadline, a cancel, a drain)
+		s.checkDrain()
+		return
+	}
+	cl.deferred = false
+	s.assign(cl)
 }
 
 // ensureWorkers asks for as many new workers as there are calls waiting
