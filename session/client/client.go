@@ -96,6 +96,12 @@ type pending struct {
 	ch          chan reply // capacity 1
 	progress    func(Progress)
 	cancellable bool
+	// For a request sent with Go: who takes its answer, its timeout, and
+	// its own timer when the timeout has no queue.
+	async   Answerer
+	timeout time.Duration
+	queued  bool // the timeout is in a queue (see addTimeout)
+	timer   *time.Timer
 }
 
 type reply struct {
@@ -288,8 +294,8 @@ func (c *Client) end(reason error) {
 	close(c.done)
 	c.stopTimeouts()
 	c.mu.Unlock()
-	for _, p := range ps {
-		p.ch <- reply{err: fmt.Errorf("%s: %w", p.method, reason)}
+	for id, p := range ps {
+		c.deliver(id, p, reply{err: fmt.Errorf("%s: %w", p.method, reason)})
 	}
 }
 
@@ -453,7 +459,7 @@ func (c *Client) overLong(prefix []byte) {
 	delete(c.pending, id)
 	c.mu.Unlock()
 	if p != nil {
-		p.ch <- reply{err: fmt.Errorf("%s: the response is longer than MaxLineBytes (%d)", p.method, c.opts.MaxLineBytes)}
+		c.deliver(id, p, reply{err: fmt.Errorf("%s: the response is longer than MaxLineBytes (%d)", p.method, c.opts.MaxLineBytes)})
 	}
 }
 
@@ -545,10 +551,10 @@ func (c *Client) response(m *jsonrpc.Message) {
 		if err := json.Unmarshal(m.Error, &e); err != nil {
 			e = jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "malformed error object: " + clip(m.Error)}
 		}
-		p.ch <- reply{err: &RPCError{Method: p.method, Err: &e}}
+		c.deliver(id, p, reply{err: &RPCError{Method: p.method, Err: &e}})
 		return
 	}
-	p.ch <- reply{result: m.Result}
+	c.deliver(id, p, reply{result: m.Result})
 }
 
 // RPCError is a JSON-RPC error response to a request. Unwrap gives the
@@ -689,50 +695,16 @@ func WithDone(done <-chan struct{}) CallOption {
 // the server/discover probe: before the handshake a legacy server should
 // see as little as possible).
 func (c *Client) roundTrip(ctx context.Context, method string, params []byte, extra, meta []member, o callOptions, cancellable bool) (json.RawMessage, error) {
-	id := c.nextID.Add(1)
-	if o.progress != nil {
-		meta = append([]member{{"progressToken", strconv.AppendInt(nil, id, 10)}}, meta...)
+	id, p, err := c.begin(method, params, extra, meta, o, cancellable, nil)
+	if err != nil {
+		return nil, err
 	}
-	size := 96 + len(method) + len(params)
-	for _, m := range meta {
-		size += len(m.key) + len(m.val) + 4
-	}
-	var bp *[]byte // the line's buffer, recycled once written (stdio only)
-	var line []byte
-	if c.h == nil {
-		bp = lineBuf(size)
-		line = *bp
-	} else {
-		line = make([]byte, 0, size)
-	}
-	line = appendRequest(line, id, method, params, extra, meta)
-	p := pendingPool.Get().(*pending)
-	p.method, p.progress, p.cancellable = method, o.progress, cancellable
-	timeout := c.opts.Timeout
-	if o.timeout != 0 {
-		timeout = o.timeout
-	}
-	c.mu.Lock()
-	if c.endErr != nil {
-		err := c.endErr
-		c.mu.Unlock()
-		recycle(p)
-		return nil, fmt.Errorf("%s: %w", method, err)
-	}
-	c.pending[id] = p
-	queued := timeout > 0 && c.addTimeout(id, timeout)
-	c.mu.Unlock()
-
+	timeout := p.timeout
 	var timer <-chan time.Time
-	if timeout > 0 && !queued {
+	if timeout > 0 && !p.queued {
 		t := time.NewTimer(timeout)
 		defer t.Stop()
 		timer = t.C
-	}
-	if c.h != nil {
-		c.h.send(id, line)
-	} else {
-		c.w.send(id, line, bp)
 	}
 
 	var r reply
@@ -774,9 +746,57 @@ func (c *Client) roundTrip(ctx context.Context, method string, params []byte, ex
 	return r.result, r.err
 }
 
+// begin sends a request: it builds the line, registers the pending entry
+// (answered through a, when set, rather than its channel) and starts the
+// request's timeout, in a queue when its duration has one (p.queued).
+func (c *Client) begin(method string, params []byte, extra, meta []member, o callOptions, cancellable bool, a Answerer) (int64, *pending, error) {
+	id := c.nextID.Add(1)
+	if o.progress != nil {
+		meta = append([]member{{"progressToken", strconv.AppendInt(nil, id, 10)}}, meta...)
+	}
+	size := 96 + len(method) + len(params)
+	for _, m := range meta {
+		size += len(m.key) + len(m.val) + 4
+	}
+	var bp *[]byte // the line's buffer, recycled once written (stdio only)
+	var line []byte
+	if c.h == nil {
+		bp = lineBuf(size)
+		line = *bp
+	} else {
+		line = make([]byte, 0, size)
+	}
+	line = appendRequest(line, id, method, params, extra, meta)
+	p := pendingPool.Get().(*pending)
+	p.method, p.progress, p.cancellable, p.async = method, o.progress, cancellable, a
+	p.timeout = c.opts.Timeout
+	if o.timeout != 0 {
+		p.timeout = o.timeout
+	}
+	c.mu.Lock()
+	if c.endErr != nil {
+		err := c.endErr
+		c.mu.Unlock()
+		recycle(p)
+		return 0, nil, fmt.Errorf("%s: %w", method, err)
+	}
+	c.pending[id] = p
+	p.queued = p.timeout > 0 && c.addTimeout(id, p.timeout)
+	if a != nil && p.timeout > 0 && !p.queued {
+		p.timer = time.AfterFunc(p.timeout, func() { c.timeOut(id) })
+	}
+	c.mu.Unlock()
+	if c.h != nil {
+		c.h.send(id, line)
+	} else {
+		c.w.send(id, line, bp)
+	}
+	return id, p, nil
+}
+
 // recycle puts a pending entry whose channel is empty back in the pool.
 func recycle(p *pending) {
-	p.method, p.progress = "", nil
+	*p = pending{ch: p.ch}
 	pendingPool.Put(p)
 }
 
@@ -811,7 +831,7 @@ func (c *Client) fail(id int64, err error) {
 	delete(c.pending, id)
 	c.mu.Unlock()
 	if p != nil {
-		p.ch <- reply{err: fmt.Errorf("%s: %w", p.method, err)}
+		c.deliver(id, p, reply{err: fmt.Errorf("%s: %w", p.method, err)})
 	}
 }
 

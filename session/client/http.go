@@ -485,7 +485,7 @@ func (c *Client) failRPC(id int64, raw []byte) {
 	delete(c.pending, id)
 	c.mu.Unlock()
 	if p != nil {
-		p.ch <- reply{err: &RPCError{Method: p.method, Err: &e}}
+		c.deliver(id, p, reply{err: &RPCError{Method: p.method, Err: &e}})
 	}
 }
 

@@ -74,7 +74,11 @@ func (q *timeoutQueue) compact(pending map[int64]*pending) {
 // which is still pending is told so (its caller abandons it), and the
 // timer is set for the earliest one left.
 func (c *Client) expire(q *timeoutQueue) {
-	var due []*pending
+	type entry struct {
+		id int64
+		p  *pending
+	}
+	var due []entry
 	c.mu.Lock()
 	q.armed = false
 	now := time.Since(c.epoch)
@@ -86,7 +90,7 @@ func (c *Client) expire(q *timeoutQueue) {
 		q.head++
 		if p := c.pending[e.id]; p != nil {
 			delete(c.pending, e.id)
-			due = append(due, p)
+			due = append(due, entry{e.id, p})
 		}
 	}
 	if q.head == len(q.q) {
@@ -96,8 +100,8 @@ func (c *Client) expire(q *timeoutQueue) {
 		q.timer.Reset(q.q[q.head].at - now)
 	}
 	c.mu.Unlock()
-	for _, p := range due {
-		p.ch <- reply{timedOut: true}
+	for _, e := range due {
+		c.deliver(e.id, e.p, reply{timedOut: true})
 	}
 }
 

@@ -1,0 +1,122 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// Answerer takes the answer to a request sent with Go.
+type Answerer interface {
+	// Answer gets the request's result, or why there is none. It runs
+	// once, on whichever goroutine settles the request (the one reading
+	// the server, the timeout's, the one that ends the session or calls
+	// Abandon), and must not block: the next response waits for it.
+	Answer(result json.RawMessage, err error)
+}
+
+// ErrInputRequired is the error a request sent with Go gets when a
+// 2026-07-28 server answers it with input_required: Go does not ask the
+// client's questions (Options.Elicitation and the like); Call does.
+var ErrInputRequired = errors.New("the server asks for input first")
+
+// Go sends a request and returns without waiting for its answer, which
+// goes to a, exactly once, unless Go returns an error (the session has
+// ended, or params are not a JSON object). It is Call for a caller that
+// must not hold a goroutine per request, such as a gateway forwarding
+// many: the result is the raw JSON the server sent, WithTimeout and
+// WithProgress apply, and Abandon, not a context or WithDone, gives up on
+// the request. The id it returns is the request's, for Abandon.
+func (c *Client) Go(method string, params json.RawMessage, a Answerer, opts ...CallOption) (id int64, err error) {
+	var o callOptions
+	if len(opts) > 0 {
+		po := new(callOptions) // as in call
+		for _, f := range opts {
+			f(po)
+		}
+		o = *po
+	}
+	base, err := paramsOf(method, params)
+	if err != nil {
+		return 0, fmt.Errorf("client: %w", err)
+	}
+	var meta []member
+	if c.era == EraModern {
+		meta = c.metaFor(c.version)
+	}
+	id, _, err = c.begin(method, base, nil, meta, o, true, a)
+	if err != nil {
+		return 0, fmt.Errorf("client: %w", err)
+	}
+	return id, nil
+}
+
+// Abandon gives up on request id, sent with Go, as a cancelled context
+// does for Call: unless its answer came first, the request's Answerer
+// gets an error wrapping context.Canceled, and the server is told
+// (notifications/cancelled) if the request was already written.
+func (c *Client) Abandon(id int64, reason string) {
+	c.mu.Lock()
+	p := c.pending[id]
+	if p != nil && p.async == nil {
+		p = nil // Call's: its caller abandons it
+	}
+	if p != nil {
+		delete(c.pending, id)
+	}
+	c.mu.Unlock()
+	if p == nil {
+		return
+	}
+	c.abandon(id, p.cancellable, reason)
+	c.deliver(id, p, reply{err: fmt.Errorf("%s: %w", p.method, context.Canceled)})
+}
+
+// deliver settles request id, already out of c.pending: Call's waits on
+// its channel; Go's Answerer is called here.
+func (c *Client) deliver(id int64, p *pending, r reply) {
+	if p.async == nil {
+		p.ch <- r
+		return
+	}
+	a, method, cancellable, timeout := p.async, p.method, p.cancellable, p.timeout
+	if p.timer != nil {
+		p.timer.Stop()
+	}
+	recycle(p)
+	switch {
+	case r.timedOut:
+		cause := fmt.Errorf("client: %s timed out after %v: %w", method, timeout, context.DeadlineExceeded)
+		c.abandon(id, cancellable, cause.Error())
+		a.Answer(nil, cause)
+		return
+	case r.err != nil:
+		a.Answer(nil, fmt.Errorf("client: %w", r.err))
+		return
+	}
+	if c.era == EraModern {
+		switch more, ok := inputRequired(r.result); {
+		case !ok:
+			a.Answer(nil, fmt.Errorf("client: %s: result is not an object with a string resultType", method))
+			return
+		case more:
+			a.Answer(nil, fmt.Errorf("client: %s: %w", method, ErrInputRequired))
+			return
+		}
+	}
+	a.Answer(r.result, nil)
+}
+
+// timeOut settles request id, sent with Go, whose timeout has no queue.
+func (c *Client) timeOut(id int64) {
+	c.mu.Lock()
+	p := c.pending[id]
+	if p != nil {
+		delete(c.pending, id)
+	}
+	c.mu.Unlock()
+	if p != nil {
+		c.deliver(id, p, reply{timedOut: true})
+	}
+}
