@@ -51,7 +51,7 @@ type backend struct {
 	failures []time.Time // within RestartWindow, for the backoff
 	restarts int
 	lastUsed time.Time
-	calls    []*call
+	calls    callList
 	// follows are the resource URIs the gateway's clients follow through
 	// this backend; upstream those the current incarnation has told it
 	// follows; resub pokes the current incarnation when follows changes.
@@ -369,7 +369,7 @@ func (b *backend) closing() {
 // waits for the stop and then starts it again.
 func (b *backend) goIdle(inc int, idleFor time.Duration) bool {
 	b.mu.Lock()
-	if inc != b.inc || b.state != Up || len(b.calls) > 0 || time.Since(b.lastUsed) < idleFor {
+	if inc != b.inc || b.state != Up || b.calls.n > 0 || time.Since(b.lastUsed) < idleFor {
 		b.mu.Unlock()
 		return false
 	}
@@ -463,6 +463,18 @@ func (b *backend) acquire(ctx context.Context) (*client.Client, error) {
 	}
 }
 
+// upClient returns the client of an up backend, nil if it is not up:
+// acquire without the waiting, for a call that must not wait.
+func (b *backend) upClient() *client.Client {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.state != Up {
+		return nil
+	}
+	b.lastUsed = time.Now()
+	return b.cl
+}
+
 // tailIfUseful gives the last stderr lines unless the error carries them
 // already (a client.ExitError does).
 func (b *backend) tailIfUseful(err error) []string {
@@ -507,33 +519,72 @@ type call struct {
 	// needInput says that the client must answer a question first
 	// (2026-07-28's input_required), so the call was abandoned.
 	needInput atomic.Bool
+	// prev and next link it in its backend's calls; guarded by backend.mu.
+	prev, next *call
 }
 
 func (b *backend) track(c *call) func() {
+	b.add(c)
+	return func() { b.remove(c) }
+}
+
+func (b *backend) add(c *call) {
 	b.mu.Lock()
-	b.calls = append(b.calls, c)
+	b.calls.push(c)
 	b.mu.Unlock()
-	return func() {
-		b.mu.Lock()
-		for i, x := range b.calls {
-			if x == c {
-				b.calls = append(b.calls[:i], b.calls[i+1:]...)
-				break
-			}
-		}
+}
+
+func (b *backend) remove(c *call) {
+	b.mu.Lock()
+	b.calls.remove(c)
+	if b.calls.n == 0 { // idle from now: see goIdle
 		b.lastUsed = time.Now()
-		b.mu.Unlock()
 	}
+	b.mu.Unlock()
 }
 
 // latestCall is the most recent call still in flight, nil if none.
 func (b *backend) latestCall() *call {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if len(b.calls) == 0 {
-		return nil
+	return b.calls.tail
+}
+
+// callList is the calls in flight to a backend, oldest first, linked
+// through the calls themselves: with hundreds in flight, taking one out of
+// a slice was a scan under the backend's lock for every call.
+type callList struct {
+	head, tail *call
+	n          int
+}
+
+func (l *callList) push(c *call) {
+	c.prev, c.next = l.tail, nil
+	if l.tail != nil {
+		l.tail.next = c
+	} else {
+		l.head = c
 	}
-	return b.calls[len(b.calls)-1]
+	l.tail = c
+	l.n++
+}
+
+func (l *callList) remove(c *call) {
+	if c.prev == nil && l.head != c {
+		return // not in the list
+	}
+	if c.prev != nil {
+		c.prev.next = c.next
+	} else {
+		l.head = c.next
+	}
+	if c.next != nil {
+		c.next.prev = c.prev
+	} else {
+		l.tail = c.prev
+	}
+	c.prev, c.next = nil, nil
+	l.n--
 }
 
 // stderrLine takes one line of the backend's stderr: kept for error

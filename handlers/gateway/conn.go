@@ -399,7 +399,7 @@ func (c *conn) pinger(cl *client.Client, fail func(error)) {
 		case <-t.C:
 		}
 		b.mu.Lock()
-		busy := len(b.calls) > 0
+		busy := b.calls.n > 0
 		b.mu.Unlock()
 		if busy {
 			continue

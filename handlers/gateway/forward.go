@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mcprt/mcprt/handlers"
 	"github.com/mcprt/mcprt/session/client"
@@ -219,24 +220,132 @@ func (b *backend) rpcError(err error) error {
 func (b *backend) toolHandler(name string) handlers.ToolHandler {
 	nameLit := jsonrpc.AppendString(nil, name)
 	return func(ctx context.Context, req *handlers.Request, args json.RawMessage) (*handlers.CallToolResult, error) {
-		// The arguments go on as they came (the session checked them),
-		// in params appended around them: no map, no second encoding.
-		params := make([]byte, 0, len(nameLit)+len(args)+24)
-		params = append(append(params, `{"name":`...), nameLit...)
-		params = append(append(append(params, `,"arguments":`...), args...), '}')
 		var raw json.RawMessage
-		if err := b.forward(ctx, req, "tools/call", json.RawMessage(params), &raw); err != nil {
+		if err := b.forward(ctx, req, "tools/call", toolParams(nameLit, args), &raw); err != nil {
 			return toolError(err)
 		}
-		if res, ok := textResult(raw); ok {
-			return res, nil
-		}
-		res, err := toolResult(raw)
-		if err != nil {
-			return &handlers.CallToolResult{Content: []handlers.Content{handlers.TextContent(
-				fmt.Sprintf("backend %q answered tools/call with a malformed result: %v", b.name, err))}, IsError: true}, nil
-		}
+		return b.toolAnswer(raw)
+	}
+}
+
+// toolParams makes a tools/call's params around the client's arguments,
+// which go on as they came (the session checked them): no map, no second
+// encoding.
+func toolParams(nameLit []byte, args json.RawMessage) json.RawMessage {
+	params := make([]byte, 0, len(nameLit)+len(args)+24)
+	params = append(append(params, `{"name":`...), nameLit...)
+	return append(append(append(params, `,"arguments":`...), args...), '}')
+}
+
+// toolAnswer reads a backend's tool result.
+func (b *backend) toolAnswer(raw json.RawMessage) (*handlers.CallToolResult, error) {
+	if res, ok := textResult(raw); ok {
 		return res, nil
+	}
+	res, err := toolResult(raw)
+	if err != nil {
+		return &handlers.CallToolResult{Content: []handlers.Content{handlers.TextContent(
+			fmt.Sprintf("backend %q answered tools/call with a malformed result: %v", b.name, err))}, IsError: true}, nil
+	}
+	return res, nil
+}
+
+// toolStarter forwards a tool call without a handler actor: the request
+// goes to the backend from the session's goroutine (client.Go), and the
+// backend's answer is relayed from the goroutine that reads it. A call is
+// started so only when nothing has to be waited for first: the backend is
+// up, and a legacy client's roots need not be asked. Anything else is left
+// to toolHandler (forward), which waits where it must, as are a remote
+// backend's calls and those a 2026-07-28 backend answers with
+// input_required (they are forwarded again by toolHandler, whose client
+// asks the questions: the backend sees the request twice).
+func (b *backend) toolStarter(name string) handlers.ToolStarter {
+	nameLit := jsonrpc.AppendString(nil, name)
+	return func(ctx context.Context, req *handlers.Request, args json.RawMessage, reply *handlers.ToolReply) bool {
+		if b.cfg.URL != "" || b.g.rootsDue(req) {
+			return false
+		}
+		cl := b.upClient()
+		if cl == nil {
+			return false
+		}
+		f := &started{b: b, cl: cl, reply: reply}
+		f.c.req, f.c.ctx, f.c.cancel = req, ctx, f.abandon
+		var opts []client.CallOption // the client's Timeout is the backend's
+		if req.ProgressToken != nil {
+			opts = []client.CallOption{client.WithProgress(func(p client.Progress) { req.Progress(p.Progress, p.Total, p.Message) })}
+		}
+		b.add(&f.c)
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		id, err := cl.Go("tools/call", toolParams(nameLit, args), f, opts...)
+		if err != nil {
+			b.remove(&f.c)
+			return false // toolHandler says why
+		}
+		f.id = id
+		if af, ok := ctx.(afterFuncer); ok {
+			// The session's context registers the func itself: no
+			// context made for it, as context.AfterFunc would.
+			f.stop = af.AfterFunc(f.abandon)
+		} else {
+			f.stop = context.AfterFunc(ctx, f.abandon)
+		}
+		return true
+	}
+}
+
+// afterFuncer is a context that runs a func once it is done, as the
+// session's request contexts do (the interface context.AfterFunc looks for).
+type afterFuncer interface {
+	AfterFunc(func()) (stop func() bool)
+}
+
+// started is a tool call toolStarter forwarded.
+type started struct {
+	c     call
+	b     *backend
+	cl    *client.Client
+	reply *handlers.ToolReply
+	// mu holds the answer back until toolStarter has the request's id and
+	// has registered abandon with the request's context.
+	mu   sync.Mutex
+	id   int64
+	stop func() bool
+}
+
+// abandon takes the backend's side of the call back: the client's request
+// ended (cancelled, past its deadline, the session draining), or the
+// backend asked a question the client answers by retrying the request.
+func (f *started) abandon() {
+	f.mu.Lock()
+	id := f.id
+	f.mu.Unlock()
+	f.cl.Abandon(id, "the client's request ended")
+}
+
+// Answer implements client.Answerer: the backend's answer, relayed.
+func (f *started) Answer(raw json.RawMessage, err error) {
+	f.mu.Lock()
+	stop := f.stop
+	f.stop = nil
+	f.mu.Unlock()
+	stop()
+	b := f.b
+	b.remove(&f.c)
+	needInput := f.c.needInput.Load()
+	switch {
+	case err == nil && !needInput && textBlocksOnly(raw):
+		// As it came: text blocks read the same in every revision.
+		f.reply.Done(handlers.EncodedResult(raw), nil)
+	case err == nil && !needInput:
+		f.reply.Done(b.toolAnswer(raw))
+	case needInput:
+		f.reply.Done(nil, handlers.ErrInputRequired)
+	case errors.Is(err, client.ErrInputRequired):
+		f.reply.Fallback()
+	default:
+		f.reply.Done(toolError(b.forwardError("tools/call", err, f.c.ctx, nil, f.cl, &f.c)))
 	}
 }
 
@@ -279,52 +388,12 @@ func toolError(err error) (*handlers.CallToolResult, error) {
 // not of the expected type, keys that encoding/json would match ignoring
 // case.
 func textResult(raw []byte) (res *handlers.CallToolResult, ok bool) {
-	var blocks []byte
-	isError, plain := false, true
-	if !jsonrpc.Members(raw, func(k string, v []byte) bool {
-		switch k {
-		case "content":
-			blocks = v
-		case "isError":
-			switch string(v) {
-			case "true":
-				isError = true
-			case "false":
-				isError = false
-			default:
-				plain = false
-			}
-		case "structuredContent":
-			plain = plain && string(v) == "null"
-		default:
-			plain = plain && !strings.EqualFold(k, "content") && !strings.EqualFold(k, "isError") && !strings.EqualFold(k, "structuredContent")
-		}
-		return plain
-	}) || !plain || blocks == nil {
-		return nil, false
-	}
 	var first string
 	var more []handlers.Content
 	n := 0
-	if !jsonrpc.Elements(blocks, func(v []byte) bool {
-		var typ, text []byte
-		if !jsonrpc.Members(v, func(k string, v []byte) bool {
-			switch k {
-			case "type":
-				typ = v
-			case "text":
-				text = v
-			default:
-				plain = false
-			}
-			return plain
-		}) || !plain || string(typ) != `"text"` || len(text) == 0 || text[0] != '"' {
-			plain = false
-			return false
-		}
+	isError, ok := scanTextResult(raw, func(text []byte) bool {
 		s, ok := jsonrpc.Unquote(text)
 		if !ok {
-			plain = false
 			return false
 		}
 		switch n {
@@ -337,7 +406,8 @@ func textResult(raw []byte) (res *handlers.CallToolResult, ok bool) {
 		}
 		n++
 		return true
-	}) || !plain {
+	})
+	if !ok {
 		return nil, false
 	}
 	switch n {
@@ -350,6 +420,76 @@ func textResult(raw []byte) (res *handlers.CallToolResult, ok bool) {
 	}
 	res.IsError = isError
 	return res, true
+}
+
+// scanTextResult checks that raw is a result of text blocks only (see
+// textResult) and gives each text's literal to text, which may refuse it.
+// With text nil it checks that raw can go to the client as it is
+// (textBlocksOnly): nothing but content and isError, each once (no
+// resultType or _meta of the backend's era), and each literal valid
+// UTF-8, as the client's would be once textResult's strings were encoded
+// again.
+func scanTextResult(raw []byte, text func([]byte) bool) (isError, ok bool) {
+	var blocks []byte
+	plain, strict := true, text == nil
+	nContent, nIsError := 0, 0
+	if !jsonrpc.Members(raw, func(k string, v []byte) bool {
+		switch k {
+		case "content":
+			blocks = v
+			nContent++
+		case "isError":
+			nIsError++
+			switch string(v) {
+			case "true":
+				isError = true
+			case "false":
+				isError = false
+			default:
+				plain = false
+			}
+		case "structuredContent":
+			plain = plain && !strict && string(v) == "null"
+		default:
+			plain = plain && !strict && !strings.EqualFold(k, "content") && !strings.EqualFold(k, "isError") && !strings.EqualFold(k, "structuredContent")
+		}
+		return plain
+	}) || !plain || blocks == nil || strict && (nContent > 1 || nIsError > 1) {
+		return false, false
+	}
+	if !jsonrpc.Elements(blocks, func(v []byte) bool {
+		var typ, lit []byte
+		if !jsonrpc.Members(v, func(k string, v []byte) bool {
+			switch k {
+			case "type":
+				typ = v
+			case "text":
+				lit = v
+			default:
+				plain = false
+			}
+			return plain
+		}) || !plain || string(typ) != `"text"` || len(lit) == 0 || lit[0] != '"' {
+			plain = false
+			return false
+		}
+		if text == nil {
+			plain = utf8.Valid(lit)
+		} else {
+			plain = text(lit)
+		}
+		return plain
+	}) || !plain {
+		return false, false
+	}
+	return isError, true
+}
+
+// textBlocksOnly reports whether textResult would read raw: a result of
+// text blocks (and isError) alone.
+func textBlocksOnly(raw []byte) bool {
+	_, ok := scanTextResult(raw, nil)
+	return ok
 }
 
 // content reads one content block; one of a type handlers does not know

@@ -11,31 +11,37 @@ import (
 // decode gives, and declines every result it might read differently.
 func TestTextResult(t *testing.T) {
 	for _, tc := range []struct {
-		raw  string
-		fast bool
+		raw    string
+		fast   bool
+		asItIs bool // textBlocksOnly: sent on as it came
 	}{
-		{`{"content":[{"type":"text","text":"hi"}]}`, true},
-		{`{"content":[{"type":"text","text":"a"},{"text":"b\u00e9\n\"","type":"text"},{"type":"text","text":""}],"isError":true}`, true},
-		{` { "content" : [ ] } `, true},
-		{`{"resultType":"complete","content":[],"structuredContent":null,"_meta":{"x":1},"isError":false}`, true},
-		{`{"content":[{"type":"text","text":"x"}],"isError":false,"isError":true}`, true},
-		{`{"content":[{"type":"text","text":"x","annotations":{"audience":["user"]}}]}`, false},
-		{`{"content":[{"type":"image","data":"AA==","mimeType":"image/png"}]}`, false},
-		{`{"content":[{"type":"text","text":"x"},{"type":"audio","data":"AA==","mimeType":"audio/wav"}]}`, false},
-		{`{"content":[{"type":"text","text":"x"}],"structuredContent":{"a":1}}`, false},
-		{`{"Content":[{"type":"text","text":"x"}]}`, false},
-		{`{"content":[{"type":"text","text":"x"}],"IsError":true}`, false},
-		{`{"content":[{"type":"text"}]}`, false},
-		{`{"content":[{"type":"text","text":1}]}`, false},
-		{`{"content":["text"]}`, false},
-		{`{"content":[],"isError":"yes"}`, false},
-		{`{"content":null}`, false},
-		{`{}`, false},
-		{`null`, false},
+		{`{"content":[{"type":"text","text":"hi"}]}`, true, true},
+		{`{"content":[{"type":"text","text":"a"},{"text":"b\u00e9\n\"","type":"text"},{"type":"text","text":""}],"isError":true}`, true, true},
+		{` { "content" : [ ] } `, true, true},
+		{`{"resultType":"complete","content":[],"structuredContent":null,"_meta":{"x":1},"isError":false}`, true, false},
+		{`{"content":[],"structuredContent":null}`, true, false},
+		{`{"content":[{"type":"text","text":"x"}],"isError":false,"isError":true}`, true, false},
+		{"{\"content\":[{\"type\":\"text\",\"text\":\"\xff\"}]}", true, false},
+		{`{"content":[{"type":"text","text":"x","annotations":{"audience":["user"]}}]}`, false, false},
+		{`{"content":[{"type":"image","data":"AA==","mimeType":"image/png"}]}`, false, false},
+		{`{"content":[{"type":"text","text":"x"},{"type":"audio","data":"AA==","mimeType":"audio/wav"}]}`, false, false},
+		{`{"content":[{"type":"text","text":"x"}],"structuredContent":{"a":1}}`, false, false},
+		{`{"Content":[{"type":"text","text":"x"}]}`, false, false},
+		{`{"content":[{"type":"text","text":"x"}],"IsError":true}`, false, false},
+		{`{"content":[{"type":"text"}]}`, false, false},
+		{`{"content":[{"type":"text","text":1}]}`, false, false},
+		{`{"content":["text"]}`, false, false},
+		{`{"content":[],"isError":"yes"}`, false, false},
+		{`{"content":null}`, false, false},
+		{`{}`, false, false},
+		{`null`, false, false},
 	} {
 		fast, ok := textResult([]byte(tc.raw))
 		if ok != tc.fast {
 			t.Errorf("%s: textResult ok=%v", tc.raw, ok)
+		}
+		if asItIs := textBlocksOnly([]byte(tc.raw)); asItIs != tc.asItIs {
+			t.Errorf("%s: textBlocksOnly=%v", tc.raw, asItIs)
 		}
 		if !ok {
 			continue

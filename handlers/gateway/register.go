@@ -180,6 +180,7 @@ func (b *backend) apply(l *lists, note string) {
 			continue
 		}
 		t.Name, t.Unchecked, t.Timeout, t.Description = ext, true, b.cfg.Timeout+toolMargin, describe(t.Description)
+		t.Start = b.toolStarter(name)
 		if !offer('t', "tool", name, ext, func() { srv.AddTool(t, b.toolHandler(name)) }) {
 			continue
 		}

@@ -126,6 +126,17 @@ func (g *Gateway) learnRoots(r []client.Root) {
 // refreshRoots asks a legacy client for its roots, within its request req,
 // unless the gateway knows them (see the top of this file). It does not
 // fail req: a client that does not answer leaves the roots as they were.
+// rootsDue reports whether refreshRoots would ask req's client for its
+// roots.
+func (g *Gateway) rootsDue(req *handlers.Request) bool {
+	if req.Modern || req.Peer == nil {
+		return false
+	}
+	g.rootsMu.Lock()
+	defer g.rootsMu.Unlock()
+	return !g.rootsKnown && !g.rootsFetching
+}
+
 func (g *Gateway) refreshRoots(ctx context.Context, req *handlers.Request) {
 	if req.Modern || req.Peer == nil {
 		return // 2026-07-28 clients give roots only when a request asks
