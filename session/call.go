@@ -217,8 +217,13 @@ type call struct {
 	cx     callCtx       // the handler's context
 	hc     handlers.Call // the worker gets &hc
 	req    handlers.Request
-	worker *worker // set once a worker runs it; session goroutine only
-	dl     int     // its entry in the session's deadlines, plus one (0: none); session goroutine only
+	worker *worker    // set once a worker runs it; session goroutine only
+	dl     int        // its entry in dlq, plus one (0: none); session goroutine only
+	dlq    *deadlines // the deadline queue it is in; session goroutine only
+	// startTimeout is a timeout set while Start runs (see startCall), in
+	// nanoseconds.
+	startTimeout atomic.Int64
+	inStart      atomic.Bool
 	// start is the method's Start, until it has been tried; deferred says
 	// that a Start took the call, so its Reply tells the session the call
 	// is over (no worker will). Both belong to the session goroutine until
@@ -336,7 +341,11 @@ func (cl *call) Notify(method string, params any) bool {
 
 // SetTimeout implements handlers.Peer.
 func (cl *call) SetTimeout(d time.Duration) {
-	if d > 0 {
+	switch {
+	case d <= 0:
+	case cl.inStart.Load():
+		cl.startTimeout.Store(int64(d)) // startCall queues it
+	default:
 		cl.startTimer(d)
 	}
 }

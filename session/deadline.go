@@ -37,13 +37,13 @@ type deadline struct {
 	cl *call
 }
 
-// deadlineTick is the timer's message to the session: the earliest deadline
-// has passed.
-type deadlineTick struct{}
+// deadlineTick is a queue's timer's message to the session: the earliest
+// deadline of dl has passed.
+type deadlineTick struct{ dl *deadlines }
 
 func newDeadlines(d time.Duration, post func(any)) *deadlines {
 	dl := &deadlines{d: d}
-	dl.timer = time.AfterFunc(time.Hour, func() { post(deadlineTick{}) })
+	dl.timer = time.AfterFunc(time.Hour, func() { post(deadlineTick{dl}) })
 	dl.timer.Stop()
 	return dl
 }
@@ -60,18 +60,18 @@ func (dl *deadlines) add(cl *call, live int) {
 		dl.now = time.Now()
 	}
 	dl.q = append(dl.q, deadline{dl.now.Add(dl.d), cl})
-	cl.dl = len(dl.q)
+	cl.dl, cl.dlq = len(dl.q), dl
 	if !dl.armed {
 		dl.armed = true
 		dl.timer.Reset(dl.d)
 	}
 }
 
-// remove drops cl's entry, if it still has one.
+// remove drops cl's entry, if it still has one in this queue.
 func (dl *deadlines) remove(cl *call) {
-	if cl.dl > 0 {
+	if cl.dl > 0 && cl.dlq == dl {
 		dl.q[cl.dl-1].cl = nil
-		cl.dl = 0
+		cl.dl, cl.dlq = 0, nil
 	}
 }
 
@@ -82,7 +82,7 @@ func (dl *deadlines) compact() {
 			continue
 		}
 		if e.cl.state.Load() != statePending {
-			e.cl.dl = 0
+			e.cl.dl, e.cl.dlq = 0, nil
 			continue
 		}
 		kept = append(kept, e)
@@ -104,7 +104,7 @@ func (dl *deadlines) expire() int {
 			if e.cl.state.Load() == statePending && e.at.After(now) {
 				break
 			}
-			e.cl.dl = 0
+			e.cl.dl, e.cl.dlq = 0, nil
 			if e.cl.expireAt(dl.d) {
 				n++
 			}
@@ -122,6 +122,33 @@ func (dl *deadlines) expire() int {
 }
 
 func (dl *deadlines) stop() { dl.timer.Stop() }
+
+// maxOwnDeadlines bounds the queues of timeouts other than the session's
+// (see Session.ownDeadline): past it, a call gets a timer of its own.
+const maxOwnDeadlines = 8
+
+// ownDeadline gives cl, a call a Start took and set its own timeout d
+// for (a gateway's tools do, every call), a deadline in a queue of that
+// duration rather than a timer of its own: the calls of one tool share
+// their timeout, as the session's calls share RequestTimeout.
+func (s *Session) ownDeadline(cl *call, d time.Duration) {
+	q := s.own[d]
+	if q == nil {
+		if len(s.own) >= maxOwnDeadlines {
+			cl.startTimer(d)
+			return
+		}
+		q = newDeadlines(d, s.env.post)
+		if s.own == nil {
+			s.own = map[time.Duration]*deadlines{}
+		}
+		s.own[d] = q
+	}
+	if cl.dlq != nil {
+		cl.dlq.remove(cl)
+	}
+	q.add(cl, len(s.calls))
+}
 
 // expireAt answers the call with a timeout error, unless a handler gave it
 // a deadline of its own.

@@ -160,7 +160,8 @@ type Session struct {
 	// wakeOnIdle: a worker's WorkerIdle wakes the session (see EndBatch).
 	wakeOnIdle bool
 
-	deadlines *deadlines // nil: no RequestTimeout
+	deadlines *deadlines                   // nil: no RequestTimeout
+	own       map[time.Duration]*deadlines // see ownDeadline
 
 	draining   bool
 	exiting    bool
@@ -249,7 +250,7 @@ func (s *Session) Receive(lc *supervisor.LoopContext, msg any) {
 	case settled:
 		s.checkDrain()
 	case deadlineTick:
-		if s.deadlines.expire() > 0 {
+		if m.dl.expire() > 0 {
 			s.checkDrain()
 		}
 	case drainExpired:
@@ -333,6 +334,9 @@ func (s *Session) EndBatch(lc *supervisor.LoopContext) {
 	if s.deadlines != nil {
 		s.deadlines.tick()
 	}
+	for _, q := range s.own {
+		q.tick()
+	}
 	if want := len(s.waiting) > 0 || s.draining; want != s.wakeOnIdle {
 		s.wakeOnIdle = want
 		lc.Inbox().WakeOnPost(want)
@@ -379,6 +383,9 @@ func (s *Session) stop() {
 	}
 	if s.deadlines != nil {
 		s.deadlines.stop()
+	}
+	for _, q := range s.own {
+		q.stop()
 	}
 	s.cancelAll()
 }
@@ -926,11 +933,18 @@ func (s *Session) startCall(cl *call) (taken bool) {
 			taken = true
 		}
 	}()
-	if start(&cl.cx, &cl.req, cl) {
-		return true
+	// A timeout Start sets (handlers.Tool.Timeout) goes in a queue, not
+	// a timer; one set later, from elsewhere, gets a timer as usual.
+	cl.inStart.Store(true)
+	taken = start(&cl.cx, &cl.req, cl)
+	cl.inStart.Store(false)
+	if d := cl.startTimeout.Swap(0); d > 0 && cl.state.Load() == statePending {
+		s.ownDeadline(cl, time.Duration(d))
 	}
-	cl.deferred = false
-	return false
+	if !taken {
+		cl.deferred = false
+	}
+	return taken
 }
 
 // fallback gives a call that a Start handed back to a worker.
@@ -1000,8 +1014,8 @@ func (s *Session) forget(cl *call) {
 	if s.calls[cl.key] == cl {
 		delete(s.calls, cl.key)
 	}
-	if s.deadlines != nil {
-		s.deadlines.remove(cl)
+	if cl.dlq != nil {
+		cl.dlq.remove(cl)
 	}
 }
 
