@@ -471,7 +471,7 @@ func (b *backend) upClient() *client.Client {
 	if b.state != Up {
 		return nil
 	}
-	b.lastUsed = time.Now()
+	// No lastUsed: the call is in b.calls until remove, which sets it.
 	return b.cl
 }
 

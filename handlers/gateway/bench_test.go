@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"testing"
 	"time"
@@ -62,4 +63,53 @@ func BenchmarkForward(b *testing.B) {
 			}
 		})
 	})
+	// start: the call as the session makes it when the tool's Start
+	// takes it (client.Go), answered on the goroutine that reads the
+	// backend.
+	if m.Start == nil {
+		b.Fatal("tools/call has no Start")
+	}
+	start := func(buf []byte) []byte {
+		r := req("tools/call", `{"name":"ref__echo","arguments":{"text":"hi"}}`, &peer{})
+		d := &deferred{done: make(chan struct{})}
+		if !m.Start(ctx, r, d) {
+			b.Fatal("Start did not take the call")
+		}
+		<-d.done
+		if d.err != nil {
+			b.Fatal(d.err)
+		}
+		buf, err := d.res.(*handlers.CallToolResult).AppendJSON(buf[:0])
+		if err != nil || string(buf) != `{"content":[{"type":"text","text":"hi"}]}` {
+			b.Fatalf("%s, %v", buf, err)
+		}
+		return buf
+	}
+	b.Run("start-seq", func(b *testing.B) {
+		b.ReportAllocs()
+		var buf []byte
+		for b.Loop() {
+			buf = start(buf)
+		}
+	})
+	b.Run("start-par", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetParallelism(64)
+		b.RunParallel(func(pb *testing.PB) {
+			var buf []byte
+			for pb.Next() {
+				buf = start(buf)
+			}
+		})
+	})
 }
+
+// deferred is a handlers.Deferred that hands the answer to the benchmark.
+type deferred struct {
+	res  any
+	err  error
+	done chan struct{}
+}
+
+func (d *deferred) Reply(res any, err error) { d.res, d.err = res, err; close(d.done) }
+func (d *deferred) Fallback()                { d.err = errors.New("fallback"); close(d.done) }

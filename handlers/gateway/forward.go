@@ -334,10 +334,14 @@ func (f *started) Answer(raw json.RawMessage, err error) {
 	b := f.b
 	b.remove(&f.c)
 	needInput := f.c.needInput.Load()
+	if err == nil && !needInput {
+		if relayed, ok := relayText(raw); ok {
+			// As it came: text blocks read the same in every revision.
+			f.reply.Done(handlers.EncodedResult(relayed), nil)
+			return
+		}
+	}
 	switch {
-	case err == nil && !needInput && textBlocksOnly(raw):
-		// As it came: text blocks read the same in every revision.
-		f.reply.Done(handlers.EncodedResult(raw), nil)
 	case err == nil && !needInput:
 		f.reply.Done(b.toolAnswer(raw))
 	case needInput:
@@ -391,7 +395,7 @@ func textResult(raw []byte) (res *handlers.CallToolResult, ok bool) {
 	var first string
 	var more []handlers.Content
 	n := 0
-	isError, ok := scanTextResult(raw, func(text []byte) bool {
+	r, ok := scanTextResult(raw, func(text []byte) bool {
 		s, ok := jsonrpc.Unquote(text)
 		if !ok {
 			return false
@@ -418,45 +422,57 @@ func textResult(raw []byte) (res *handlers.CallToolResult, ok bool) {
 	default:
 		res = &handlers.CallToolResult{Content: more}
 	}
-	res.IsError = isError
+	res.IsError = r.isError
 	return res, true
+}
+
+// textScan is what scanTextResult found.
+type textScan struct {
+	isError bool
+	blocks  []byte // the content array
+	// theirs: the result also holds a 2026-07-28 backend's resultType
+	// "complete" and _meta (with text nil only).
+	theirs bool
 }
 
 // scanTextResult checks that raw is a result of text blocks only (see
 // textResult) and gives each text's literal to text, which may refuse it.
-// With text nil it checks that raw can go to the client as it is
-// (textBlocksOnly): nothing but content and isError, each once (no
-// resultType or _meta of the backend's era), and each literal valid
+// With text nil it checks that raw can be relayed without decoding
+// (relayText): content and isError, each once, beside nothing but a
+// 2026-07-28 resultType "complete" and _meta, and each literal valid
 // UTF-8, as the client's would be once textResult's strings were encoded
 // again.
-func scanTextResult(raw []byte, text func([]byte) bool) (isError, ok bool) {
-	var blocks []byte
+func scanTextResult(raw []byte, text func([]byte) bool) (r textScan, ok bool) {
 	plain, strict := true, text == nil
 	nContent, nIsError := 0, 0
 	if !jsonrpc.Members(raw, func(k string, v []byte) bool {
 		switch k {
 		case "content":
-			blocks = v
+			r.blocks = v
 			nContent++
 		case "isError":
 			nIsError++
 			switch string(v) {
 			case "true":
-				isError = true
+				r.isError = true
 			case "false":
-				isError = false
+				r.isError = false
 			default:
 				plain = false
 			}
 		case "structuredContent":
 			plain = plain && !strict && string(v) == "null"
+		case "resultType", "_meta":
+			r.theirs = true
+			plain = plain && (!strict || k == "_meta" && v[0] == '{' || string(v) == `"complete"`)
 		default:
 			plain = plain && !strict && !strings.EqualFold(k, "content") && !strings.EqualFold(k, "isError") && !strings.EqualFold(k, "structuredContent")
 		}
 		return plain
-	}) || !plain || blocks == nil || strict && (nContent > 1 || nIsError > 1) {
-		return false, false
+	}) || !plain || r.blocks == nil || strict && (nContent > 1 || nIsError > 1) {
+		return r, false
 	}
+	blocks := r.blocks
 	if !jsonrpc.Elements(blocks, func(v []byte) bool {
 		var typ, lit []byte
 		if !jsonrpc.Members(v, func(k string, v []byte) bool {
@@ -480,16 +496,30 @@ func scanTextResult(raw []byte, text func([]byte) bool) (isError, ok bool) {
 		}
 		return plain
 	}) || !plain {
-		return false, false
+		return r, false
 	}
-	return isError, true
+	return r, true
 }
 
-// textBlocksOnly reports whether textResult would read raw: a result of
-// text blocks (and isError) alone.
-func textBlocksOnly(raw []byte) bool {
-	_, ok := scanTextResult(raw, nil)
-	return ok
+// relayText returns a text-only result as the client may get it without
+// its texts being decoded and encoded again: raw itself, or, when raw also
+// holds a 2026-07-28 backend's resultType and _meta (which are the
+// backend's, not the gateway's), its content and isError copied out. ok
+// is false for any other result.
+func relayText(raw []byte) (json.RawMessage, bool) {
+	r, ok := scanTextResult(raw, nil)
+	switch {
+	case !ok:
+		return nil, false
+	case !r.theirs:
+		return raw, true
+	}
+	out := make([]byte, 0, len(r.blocks)+32)
+	out = append(append(out, `{"content":`...), r.blocks...)
+	if r.isError {
+		out = append(out, `,"isError":true`...)
+	}
+	return append(out, '}'), true
 }
 
 // content reads one content block; one of a type handlers does not know

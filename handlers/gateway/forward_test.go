@@ -13,35 +13,51 @@ func TestTextResult(t *testing.T) {
 	for _, tc := range []struct {
 		raw    string
 		fast   bool
-		asItIs bool // textBlocksOnly: sent on as it came
+		relay  string // what relayText gives ("": not relayed; "=": raw itself)
 	}{
-		{`{"content":[{"type":"text","text":"hi"}]}`, true, true},
-		{`{"content":[{"type":"text","text":"a"},{"text":"b\u00e9\n\"","type":"text"},{"type":"text","text":""}],"isError":true}`, true, true},
-		{` { "content" : [ ] } `, true, true},
-		{`{"resultType":"complete","content":[],"structuredContent":null,"_meta":{"x":1},"isError":false}`, true, false},
-		{`{"content":[],"structuredContent":null}`, true, false},
-		{`{"content":[{"type":"text","text":"x"}],"isError":false,"isError":true}`, true, false},
-		{"{\"content\":[{\"type\":\"text\",\"text\":\"\xff\"}]}", true, false},
-		{`{"content":[{"type":"text","text":"x","annotations":{"audience":["user"]}}]}`, false, false},
-		{`{"content":[{"type":"image","data":"AA==","mimeType":"image/png"}]}`, false, false},
-		{`{"content":[{"type":"text","text":"x"},{"type":"audio","data":"AA==","mimeType":"audio/wav"}]}`, false, false},
-		{`{"content":[{"type":"text","text":"x"}],"structuredContent":{"a":1}}`, false, false},
-		{`{"Content":[{"type":"text","text":"x"}]}`, false, false},
-		{`{"content":[{"type":"text","text":"x"}],"IsError":true}`, false, false},
-		{`{"content":[{"type":"text"}]}`, false, false},
-		{`{"content":[{"type":"text","text":1}]}`, false, false},
-		{`{"content":["text"]}`, false, false},
-		{`{"content":[],"isError":"yes"}`, false, false},
-		{`{"content":null}`, false, false},
-		{`{}`, false, false},
-		{`null`, false, false},
+		{`{"content":[{"type":"text","text":"hi"}]}`, true, "="},
+		{`{"content":[{"type":"text","text":"a"},{"text":"b\u00e9\n\"","type":"text"},{"type":"text","text":""}],"isError":true}`, true, "="},
+		{` { "content" : [ ] } `, true, "="},
+		{`{"resultType":"complete","content":[{"type":"text","text":"x"}],"_meta":{"x":1},"isError":true}`, true, `{"content":[{"type":"text","text":"x"}],"isError":true}`},
+		{`{"resultType":"complete","content":[],"structuredContent":null,"_meta":{"x":1},"isError":false}`, true, ""},
+		{`{"resultType":"input_required","content":[]}`, true, ""},
+		{`{"content":[],"structuredContent":null}`, true, ""},
+		{`{"content":[{"type":"text","text":"x"}],"isError":false,"isError":true}`, true, ""},
+		{"{\"content\":[{\"type\":\"text\",\"text\":\"\xff\"}]}", true, ""},
+		{`{"content":[{"type":"text","text":"x","annotations":{"audience":["user"]}}]}`, false, ""},
+		{`{"content":[{"type":"image","data":"AA==","mimeType":"image/png"}]}`, false, ""},
+		{`{"content":[{"type":"text","text":"x"},{"type":"audio","data":"AA==","mimeType":"audio/wav"}]}`, false, ""},
+		{`{"content":[{"type":"text","text":"x"}],"structuredContent":{"a":1}}`, false, ""},
+		{`{"Content":[{"type":"text","text":"x"}]}`, false, ""},
+		{`{"content":[{"type":"text","text":"x"}],"IsError":true}`, false, ""},
+		{`{"content":[{"type":"text"}]}`, false, ""},
+		{`{"content":[{"type":"text","text":1}]}`, false, ""},
+		{`{"content":["text"]}`, false, ""},
+		{`{"content":[],"isError":"yes"}`, false, ""},
+		{`{"content":null}`, false, ""},
+		{`{}`, false, ""},
+		{`null`, false, ""},
 	} {
 		fast, ok := textResult([]byte(tc.raw))
 		if ok != tc.fast {
 			t.Errorf("%s: textResult ok=%v", tc.raw, ok)
 		}
-		if asItIs := textBlocksOnly([]byte(tc.raw)); asItIs != tc.asItIs {
-			t.Errorf("%s: textBlocksOnly=%v", tc.raw, asItIs)
+		relayed, rok := relayText([]byte(tc.raw))
+		switch want := tc.relay; {
+		case want == "" && rok, want != "" && !rok,
+			want == "=" && string(relayed) != tc.raw,
+			want != "=" && want != "" && string(relayed) != want:
+			t.Errorf("%s: relayText %s %v, want %s", tc.raw, relayed, rok, want)
+		}
+		if rok {
+			// What is relayed reads as the decode of it does.
+			full, err := toolResult(relayed)
+			if err != nil {
+				t.Fatalf("%s: relayed %s: %v", tc.raw, relayed, err)
+			}
+			if a, b := encode(t, full), encode(t, mustText(t, tc.raw)); a != b {
+				t.Errorf("%s: relayed reads as %s, the result as %s", tc.raw, a, b)
+			}
 		}
 		if !ok {
 			continue
@@ -54,6 +70,15 @@ func TestTextResult(t *testing.T) {
 			t.Errorf("%s:\nscan %s\nfull %s", tc.raw, a, b)
 		}
 	}
+}
+
+func mustText(t *testing.T, raw string) *handlers.CallToolResult {
+	t.Helper()
+	r, ok := textResult([]byte(raw))
+	if !ok {
+		t.Fatalf("%s: not a text result", raw)
+	}
+	return r
 }
 
 func encode(t *testing.T, r *handlers.CallToolResult) string {
