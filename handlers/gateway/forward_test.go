@@ -11,9 +11,9 @@ import (
 // decode gives, and declines every result it might read differently.
 func TestTextResult(t *testing.T) {
 	for _, tc := range []struct {
-		raw    string
-		fast   bool
-		relay  string // what relayText gives ("": not relayed; "=": raw itself)
+		raw   string
+		fast  bool
+		relay string // what relayText gives ("": not relayed; "=": raw itself)
 	}{
 		{`{"content":[{"type":"text","text":"hi"}]}`, true, "="},
 		{`{"content":[{"type":"text","text":"a"},{"text":"b\u00e9\n\"","type":"text"},{"type":"text","text":""}],"isError":true}`, true, "="},
