@@ -57,9 +57,10 @@ type Tool struct {
 // settle exactly once, from any goroutine, through reply. ctx is cancelled
 // as the handler's would be: when the client cancels the request, when its
 // deadline passes, when the server shuts down, and once it is answered.
-type ToolStarter func(ctx context.Context, req *Request, args json.RawMessage, reply *ToolReply) bool
+type ToolStarter func(ctx context.Context, req *Request, args json.RawMessage, reply ToolReply) bool
 
-// ToolReply settles a call that a ToolStarter took.
+// ToolReply settles a call that a ToolStarter took. It is a small value,
+// to keep beside whatever else the starter keeps for the call.
 type ToolReply struct {
 	t   *tool
 	req *Request
@@ -67,13 +68,13 @@ type ToolReply struct {
 }
 
 // Done answers the call with what the tool's handler would have returned.
-func (r *ToolReply) Done(res *CallToolResult, err error) {
+func (r ToolReply) Done(res *CallToolResult, err error) {
 	r.d.Reply(r.t.answer(r.req, res, err))
 }
 
 // Fallback gives the call to the tool's handler, on a handler actor, as if
 // the ToolStarter had not taken it.
-func (r *ToolReply) Fallback() { r.d.Fallback() }
+func (r ToolReply) Fallback() { r.d.Fallback() }
 
 // ToolAnnotations are hints about a tool's behaviour; clients treat them as untrusted.
 type ToolAnnotations struct {
@@ -454,7 +455,7 @@ func (s *Server) startTool(ctx context.Context, req *Request, d Deferred) bool {
 	if done || t.Start == nil {
 		return false
 	}
-	if !t.Start(ctx, req, args, &ToolReply{t: t, req: req, d: d}) {
+	if !t.Start(ctx, req, args, ToolReply{t: t, req: req, d: d}) {
 		return false
 	}
 	if t.Timeout > 0 && req.Peer != nil {

@@ -25,8 +25,9 @@ type callCtx struct {
 	mu  sync.Mutex
 	err error
 	// afters are the funcs AfterFunc registered: a slice, as there are
-	// seldom more than one or two.
+	// seldom more than one or two, whose first element lives here.
 	afters []*afterFunc
+	first  [1]*afterFunc
 }
 
 type afterFunc struct{ f func() }
@@ -79,6 +80,9 @@ func (cx *callCtx) AfterFunc(f func()) (stop func() bool) {
 		cx.mu.Unlock()
 		go f()
 		return func() bool { return false }
+	}
+	if cx.afters == nil {
+		cx.afters = cx.first[:0]
 	}
 	cx.afters = append(cx.afters, a)
 	cx.mu.Unlock()

@@ -20,7 +20,7 @@ func deferredServer(t *testing.T, timeout time.Duration) *handlers.Server {
 	var wg sync.WaitGroup
 	t.Cleanup(wg.Wait)
 	srv := testServer()
-	start := func(ctx context.Context, req *handlers.Request, args json.RawMessage, reply *handlers.ToolReply) bool {
+	start := func(ctx context.Context, req *handlers.Request, args json.RawMessage, reply handlers.ToolReply) bool {
 		var a struct{ Mode, Text string }
 		_ = json.Unmarshal(args, &a)
 		switch a.Mode {

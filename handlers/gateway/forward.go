@@ -261,7 +261,7 @@ func (b *backend) toolAnswer(raw json.RawMessage) (*handlers.CallToolResult, err
 // asks the questions: the backend sees the request twice).
 func (b *backend) toolStarter(name string) handlers.ToolStarter {
 	nameLit := jsonrpc.AppendString(nil, name)
-	return func(ctx context.Context, req *handlers.Request, args json.RawMessage, reply *handlers.ToolReply) bool {
+	return func(ctx context.Context, req *handlers.Request, args json.RawMessage, reply handlers.ToolReply) bool {
 		if b.cfg.URL != "" || b.g.rootsDue(req) {
 			return false
 		}
@@ -306,7 +306,7 @@ type started struct {
 	c     call
 	b     *backend
 	cl    *client.Client
-	reply *handlers.ToolReply
+	reply handlers.ToolReply
 	// mu holds the answer back until toolStarter has the request's id and
 	// has registered abandon with the request's context.
 	mu   sync.Mutex
