@@ -43,7 +43,9 @@ by mcprt bench -url -pid with -k clients; then wrk on stateless
 2026-07-28 echo calls against mcprt and limit (wrk installed with apt-get
 when missing and run as root; skipped with a note otherwise).
 -gateway measures mcprt gateway (one mcprt serve backend) beside mcprt
-serve alone: sequential round trip and K=256 throughput, gateway ÷ direct.
+serve alone and beside a line relay in front of mcprt serve (the floor of
+any process in the path): sequential round trip and K=256 throughput,
+gateway ÷ direct.
 
 Flags:
 `
