@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	goruntime "runtime"
 	"runtime/pprof"
 	"slices"
 	"syscall"
@@ -98,12 +97,10 @@ LOG_FORMAT=json switches to JSON lines.
 
 The Go runtime gets a soft memory limit, -memory-limit, as mcprt serve's
 (default 20MiB; GOMEMLIMIT, when set, is used instead of the default),
-with the collector paced at GOGC=400 under it unless GOGC is set. Over
-stdio (without -http) the gateway runs on one processor unless GOMAXPROCS
-is set: its work is handing messages between its client and its backends,
-which one thread does with less CPU and higher throughput than two
-threads waking each other (with 256 calls in flight, about a fifth less
-CPU per call).
+with the collector paced at GOGC=400 under it unless GOGC is set.
+GOMAXPROCS=1 trades latency for CPU: one thread hands messages between
+the client and the backends with a fifth less CPU per call, but a call
+made alone takes about 15 µs longer than with Go's default.
 
 Flags:
 `
@@ -181,9 +178,6 @@ func runGateway(args []string, s streams) int {
 		o.MemoryLimit = limit
 	case os.Getenv("GOMEMLIMIT") == "":
 		o.MemoryLimit = gatewayMemoryLimit
-	}
-	if _, set := os.LookupEnv("GOMAXPROCS"); !set && hf.addr == "" {
-		defer goruntime.GOMAXPROCS(goruntime.GOMAXPROCS(stdioGatewayProcs))
 	}
 	if o.RequestTimeout == 0 {
 		o.RequestTimeout = gateway.DefaultTimeout
@@ -291,18 +285,10 @@ func (h defaultHandler) WithAttrs(as []slog.Attr) slog.Handler {
 func (h defaultHandler) WithGroup(string) slog.Handler { return h }
 
 // gatewayMemoryLimit is the gateway's default -memory-limit. At mcprt
-// serve's 14MiB the collector ran more often than the gateway's heap
-// needs: with 256 calls in flight through one backend, 20MiB gave 2.1-2.2
-// µs of the gateway's CPU per call against 2.3-2.4, and 8% more
-// throughput, for 25.3 MiB of peak RSS instead of 19.5 (two runs of each,
-// alternating, after tool calls stopped taking a handler actor; before,
-// the stacks of those made the difference larger still).
+// serve's 14MiB the collector runs more often than the gateway's heap
+// needs: with 256 calls in flight through one backend, 20MiB gave 8% more
+// throughput at a tenth less of the gateway's CPU per call, for 25.3 MiB
+// of peak RSS instead of 19.5 (two runs of each, alternating, once tool
+// calls no longer took a handler actor; before, when each held a stack,
+// 20MiB against 14MiB was 7.2-7.5 µs per call against 10.6-20).
 const gatewayMemoryLimit = 20 << 20
-
-// stdioGatewayProcs is GOMAXPROCS for the gateway over stdio, unless the
-// environment sets it: K=256 through one backend gave 325-343k calls/s at
-// 2.2-2.3 µs of the gateway's CPU each on one processor, against
-// 239-284k at 2.9-3.4 µs on two (three runs of each, alternating, on a
-// 2-CPU machine); the sequential round trip moved within its noise
-// (p50 72-85 µs against 75-77, p99 145-150 against 162-169).
-const stdioGatewayProcs = 1
