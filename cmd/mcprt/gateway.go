@@ -286,9 +286,9 @@ func (h defaultHandler) WithGroup(string) slog.Handler { return h }
 
 // gatewayMemoryLimit is the gateway's default -memory-limit. At mcprt
 // serve's 14MiB the collector runs more often than the gateway's heap
-// needs: with 256 calls in flight through one backend, 20MiB gave 8% more
-// throughput at a tenth less of the gateway's CPU per call, for 25.3 MiB
-// of peak RSS instead of 19.5 (two runs of each, alternating, once tool
-// calls no longer took a handler actor; before, when each held a stack,
-// 20MiB against 14MiB was 7.2-7.5 µs per call against 10.6-20).
+// needs: with 256 calls in flight through one backend, 20MiB gave 5% more
+// throughput at 2.8-2.9 µs of the gateway's CPU per call against 3.0-3.1,
+// for 25.1-25.4 MiB of peak RSS instead of 19.6-19.7 (two runs of each,
+// alternating, once tool calls no longer took a handler actor; before,
+// when each held a stack, it was 7.2-7.5 µs per call against 10.6-20).
 const gatewayMemoryLimit = 20 << 20
