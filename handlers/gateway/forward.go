@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -221,7 +222,7 @@ func (b *backend) toolHandler(name string) handlers.ToolHandler {
 	nameLit := jsonrpc.AppendString(nil, name)
 	return func(ctx context.Context, req *handlers.Request, args json.RawMessage) (*handlers.CallToolResult, error) {
 		var raw json.RawMessage
-		if err := b.forward(ctx, req, "tools/call", toolParams(nameLit, args), &raw); err != nil {
+		if err := b.forward(ctx, req, "tools/call", toolParams(nameLit, args, passMeta(req.Params)), &raw); err != nil {
 			return toolError(err)
 		}
 		return b.toolAnswer(raw)
@@ -229,12 +230,69 @@ func (b *backend) toolHandler(name string) handlers.ToolHandler {
 }
 
 // toolParams makes a tools/call's params around the client's arguments,
-// which go on as they came (the session checked them): no map, no second
-// encoding.
-func toolParams(nameLit []byte, args json.RawMessage) json.RawMessage {
-	params := make([]byte, 0, len(nameLit)+len(args)+24)
+// which go on as they came (the session checked them), and the _meta
+// passMeta kept, if any: no map, no second encoding.
+func toolParams(nameLit []byte, args, meta json.RawMessage) json.RawMessage {
+	params := make([]byte, 0, len(nameLit)+len(args)+len(meta)+32)
 	params = append(append(params, `{"name":`...), nameLit...)
-	return append(append(append(params, `,"arguments":`...), args...), '}')
+	params = append(append(params, `,"arguments":`...), args...)
+	if meta != nil {
+		params = append(append(params, `,"_meta":`...), meta...)
+	}
+	return append(params, '}')
+}
+
+// passMeta returns what the backend is to get of the _meta of the
+// client's request params: every member but progressToken (the gateway
+// asks the backend for progress itself, with a token of its own) and
+// those under a prefix the protocol reserves (io.modelcontextprotocol/,
+// dev.mcp/: the protocol version, capabilities and log level of the
+// client's hop, which the gateway's own hop to the backend has of its
+// own). A trace context (traceparent), or an application's keys, go on
+// as the client sent them. nil when nothing is left.
+func passMeta(params []byte) json.RawMessage {
+	if !bytes.Contains(params, []byte(`"_meta"`)) {
+		return nil
+	}
+	var meta []byte
+	jsonrpc.Members(params, func(k string, v []byte) bool {
+		if k == "_meta" {
+			meta = v
+		}
+		return true
+	})
+	if len(meta) == 0 || meta[0] != '{' {
+		return nil
+	}
+	var out []byte
+	jsonrpc.Members(meta, func(k string, v []byte) bool {
+		if k == "progressToken" || reservedMetaKey(k) {
+			return true
+		}
+		if out == nil {
+			out = append(make([]byte, 0, len(meta)), '{')
+		} else {
+			out = append(out, ',')
+		}
+		out = append(append(jsonrpc.AppendString(out, k), ':'), v...)
+		return true
+	})
+	if out == nil {
+		return nil
+	}
+	return append(out, '}')
+}
+
+// reservedMetaKey reports whether a _meta key's prefix is one the
+// protocol reserves: one whose second label is modelcontextprotocol or
+// mcp.
+func reservedMetaKey(k string) bool {
+	slash := strings.IndexByte(k, '/')
+	if slash < 0 {
+		return false
+	}
+	labels := strings.Split(k[:slash], ".")
+	return len(labels) >= 2 && (labels[1] == "modelcontextprotocol" || labels[1] == "mcp")
 }
 
 // toolAnswer reads a backend's tool result.
@@ -278,7 +336,7 @@ func (b *backend) toolStarter(name string) handlers.ToolStarter {
 		b.add(&f.c)
 		f.mu.Lock()
 		defer f.mu.Unlock()
-		id, err := cl.Go("tools/call", toolParams(nameLit, args), f, opts...)
+		id, err := cl.Go("tools/call", toolParams(nameLit, args, passMeta(req.Params)), f, opts...)
 		if err != nil {
 			b.remove(&f.c)
 			return false // toolHandler says why
@@ -293,6 +351,20 @@ func (b *backend) toolStarter(name string) handlers.ToolStarter {
 		}
 		return true
 	}
+}
+
+// withMeta adds to params what passMeta keeps of the client's _meta.
+func withMeta(params map[string]any, req *handlers.Request) map[string]any {
+	if meta := passMeta(req.Params); meta != nil {
+		params["_meta"] = meta
+	}
+	return params
+}
+
+// completeParams is completion/complete's params with the client's _meta.
+type completeParams struct {
+	client.CompleteParams
+	Meta json.RawMessage `json:"_meta,omitempty"`
 }
 
 // afterFuncer is a context that runs a func once it is done, as the
@@ -540,7 +612,7 @@ func content(raw json.RawMessage) handlers.Content {
 func (b *backend) promptHandler(name string) handlers.PromptHandler {
 	return func(ctx context.Context, req *handlers.Request, args map[string]string) (*handlers.GetPromptResult, error) {
 		var raw json.RawMessage
-		if err := b.forward(ctx, req, "prompts/get", map[string]any{"name": name, "arguments": args}, &raw); err != nil {
+		if err := b.forward(ctx, req, "prompts/get", withMeta(map[string]any{"name": name, "arguments": args}, req), &raw); err != nil {
 			return nil, b.rpcError(err)
 		}
 		var r struct {
@@ -564,7 +636,7 @@ func (b *backend) promptHandler(name string) handlers.PromptHandler {
 func (b *backend) resourceHandler() handlers.ResourceHandler {
 	return func(ctx context.Context, req *handlers.Request, uri string, _ map[string]string) ([]handlers.ResourceContents, error) {
 		var raw json.RawMessage
-		if err := b.forward(ctx, req, "resources/read", map[string]string{"uri": uri}, &raw); err != nil {
+		if err := b.forward(ctx, req, "resources/read", withMeta(map[string]any{"uri": uri}, req), &raw); err != nil {
 			return nil, b.rpcError(err)
 		}
 		var r struct {
@@ -586,7 +658,7 @@ func (b *backend) completer(ref client.CompletionRef, arg string) handlers.Compl
 			p.Context = &client.CompleteContext{Arguments: args}
 		}
 		var raw json.RawMessage
-		if err := b.forward(ctx, req, "completion/complete", p, &raw); err != nil {
+		if err := b.forward(ctx, req, "completion/complete", completeParams{p, passMeta(req.Params)}, &raw); err != nil {
 			return handlers.Completion{}, b.rpcError(err)
 		}
 		var r struct {

@@ -75,6 +75,13 @@ func runDynamicServer() int {
 		})
 		return handlers.TextResult("added " + name), nil
 	})
+	srv.AddTool(handlers.Tool{Name: "meta"}, func(_ context.Context, req *handlers.Request, _ json.RawMessage) (*handlers.CallToolResult, error) {
+		var p struct {
+			Meta json.RawMessage `json:"_meta"`
+		}
+		_ = json.Unmarshal(req.Params, &p)
+		return handlers.TextResult(string(p.Meta)), nil
+	})
 	srv.AddTool(handlers.Tool{Name: "shrink"}, func(context.Context, *handlers.Request, json.RawMessage) (*handlers.CallToolResult, error) {
 		mu.Lock()
 		defer mu.Unlock()
