@@ -23,7 +23,7 @@ type Implementation struct {
 // (or URI) keeps its place.
 type Server struct {
 	info         Implementation
-	instructions string
+	instructions atomic.Pointer[string]
 
 	mu        sync.RWMutex
 	tools     catalog[*tool]
@@ -68,7 +68,8 @@ func (s *Server) offer(bit uint32) { s.offered.Or(bit) }
 // NewServer returns an empty server with the given identity. instructions
 // are given to clients at initialize and server/discover ("" for none).
 func NewServer(info Implementation, instructions string) *Server {
-	s := &Server{info: info, instructions: instructions, pageSize: DefaultPageSize}
+	s := &Server{info: info, pageSize: DefaultPageSize}
+	s.instructions.Store(&instructions)
 	b := &s.bound
 	b.listTools, b.callTool = s.listTools, s.callTool
 	b.listResources, b.listResourceTemplates, b.readResource = s.listResources, s.listResourceTemplates, s.readResource
@@ -81,7 +82,18 @@ func NewServer(info Implementation, instructions string) *Server {
 func (s *Server) Info() Implementation { return s.info }
 
 // Instructions returns the guidance given to clients at initialize and server/discover.
-func (s *Server) Instructions() string { return s.instructions }
+func (s *Server) Instructions() string {
+	if p := s.instructions.Load(); p != nil {
+		return *p
+	}
+	return ""
+}
+
+// SetInstructions replaces the instructions. Clients that have initialized
+// keep what they were given (the protocol has no notification for it);
+// those that initialize, or send server/discover, later get the new ones.
+// A gateway sets them as its backends come up.
+func (s *Server) SetInstructions(instructions string) { s.instructions.Store(&instructions) }
 
 // SetPageSize sets how many items tools/list, resources/list,
 // resources/templates/list and prompts/list return per page; n <= 0

@@ -110,6 +110,7 @@ func (c *conn) start(e *actor.Engine, self *actor.PID) {
 		if !b.up(c.inc, cl, fail) {
 			return
 		}
+		b.g.learnInstructions(b, cl.Instructions())
 		b.settle()
 		where := []any{"pid", cl.PID()}
 		if b.cfg.URL != "" {

@@ -97,8 +97,14 @@
 // session is ended (DELETE, for a legacy one); its server is not ours to
 // stop.
 //
-// # Not (yet) done
+// # Instructions and _meta
 //
-// A backend's instructions are not passed on; the _meta of a client's
-// request, other than its progress token, is not forwarded.
+// The gateway's instructions are Options.Instructions followed by each
+// backend's own, under its name and prefix, once it has been up (clients
+// that initialized before keep what they got). The _meta of a client's
+// request goes on to the backend, except progressToken (the gateway asks
+// for progress with a token of its own) and the keys under prefixes the
+// protocol reserves (io.modelcontextprotocol/…), which belong to the
+// client's hop: a trace context (traceparent) or an application's keys
+// reach the backend as the client sent them.
 package gateway

@@ -27,7 +27,9 @@ type Options struct {
 	// Info is the gateway's serverInfo; default {Name: "mcprt-gateway",
 	// Version: "0.1.0"}.
 	Info handlers.Implementation
-	// Instructions are given to clients at initialize and server/discover.
+	// Instructions are given to clients at initialize and server/discover,
+	// followed by each backend's own, under its name and prefix, in the
+	// configuration's order, once it has been up.
 	Instructions string
 	// Logger receives the gateway's own diagnostics, and the log messages
 	// a backend sends when no request of the client is in flight to carry
@@ -86,9 +88,48 @@ type Gateway struct {
 	rootsKnown    bool
 	rootsFetching bool
 
+	// instructions are the backends' own, by backend, as they last gave
+	// them.
+	instrMu      sync.Mutex
+	instructions map[*backend]string
+
 	wg        sync.WaitGroup // timers and other goroutines of the gateway's own
 	closeOnce sync.Once
 	closeErr  error
+}
+
+// learnInstructions records the instructions backend b gave when it came
+// up, and gives the gateway's clients, from their next initialize or
+// server/discover on, the gateway's own followed by every backend's.
+func (g *Gateway) learnInstructions(b *backend, text string) {
+	text = strings.TrimSpace(text)
+	g.instrMu.Lock()
+	defer g.instrMu.Unlock()
+	if g.instructions[b] == text {
+		return
+	}
+	if g.instructions == nil {
+		g.instructions = map[*backend]string{}
+	}
+	g.instructions[b] = text
+	var all strings.Builder
+	all.WriteString(strings.TrimSpace(g.opts.Instructions))
+	for _, b := range g.backends {
+		t := g.instructions[b]
+		if t == "" {
+			continue
+		}
+		if all.Len() > 0 {
+			all.WriteString("\n\n")
+		}
+		fmt.Fprintf(&all, "## %s", b.name)
+		if !b.cfg.NoPrefix {
+			fmt.Fprintf(&all, " (its tools and prompts are named %s)", b.external("…"))
+		}
+		all.WriteString("\n\n")
+		all.WriteString(t)
+	}
+	g.srv.SetInstructions(all.String())
 }
 
 var gateways atomic.Int64

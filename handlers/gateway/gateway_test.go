@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/mcprt/mcprt/handlers"
 )
@@ -188,3 +190,42 @@ func testBackendListChanged(t *testing.T, protocol string) {
 		t.Errorf("after the changes: %v", tools)
 	}
 }
+
+// TestBackendInstructions: the gateway's instructions are its own
+// followed by each backend's, under the backend's name and prefix, in the
+// configuration's order; a backend without instructions adds nothing.
+func TestBackendInstructions(t *testing.T) {
+	d2 := dynamic("two")
+	d2.NoPrefix = true
+	g, err := New(&Config{Backends: []Backend{dynamic("one"), serve("plain"), d2}}, Options{
+		Instructions: "Tools of three servers.",
+		Logger:       slog.New(slog.DiscardHandler), Stderr: &syncBuffer{}, CloseGrace: time.Second, TermGrace: time.Second,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), hang)
+	defer cancel()
+	if err := g.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	got := g.Server().Instructions()
+	parts := []string{
+		"Tools of three servers.\n\n## one (its tools and prompts are named one__…)\n\nCall grow to add a tool.\n\n",
+		"## plain (its tools and prompts are named plain__…)\n\nReference server of the mcprt runtime",
+		"\n\n## two\n\nCall grow to add a tool.",
+	}
+	at := 0
+	for _, p := range parts {
+		i := strings.Index(got[at:], p)
+		if i < 0 || at == 0 && i != 0 {
+			t.Fatalf("instructions:\n%s\nlack, in order:\n%s", got, p)
+		}
+		at += i + len(p)
+	}
+	if at != len(got) {
+		t.Errorf("instructions end with more than two's: %q", got[at:])
+	}
+}
+

@@ -62,7 +62,7 @@ func dynamic(name string) Backend {
 }
 
 func runDynamicServer() int {
-	srv := handlers.NewServer(handlers.Implementation{Name: "dynamic", Version: "1"}, "")
+	srv := handlers.NewServer(handlers.Implementation{Name: "dynamic", Version: "1"}, "Call grow to add a tool.")
 	var mu sync.Mutex
 	var extra []string
 	srv.AddTool(handlers.Tool{Name: "grow"}, func(context.Context, *handlers.Request, json.RawMessage) (*handlers.CallToolResult, error) {
