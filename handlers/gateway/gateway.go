@@ -224,6 +224,23 @@ func (g *Gateway) subscription(uri string, on bool) {
 	}
 }
 
+// adoptSubscriptions makes the backend that now offers a resource follow
+// it for the clients that subscribed to it while no backend did (it was
+// not up yet, or did not list it then).
+func (g *Gateway) adoptSubscriptions() {
+	g.subMu.Lock()
+	defer g.subMu.Unlock()
+	for uri := range g.subs {
+		if g.subVia[uri] != nil {
+			continue
+		}
+		if b := g.resourceOwner(uri); b != nil {
+			g.subVia[uri] = b
+			b.follow(uri, true)
+		}
+	}
+}
+
 // resourceOwner is the backend that offers uri: as a resource, or else
 // by the first template that matches it, in configuration order.
 func (g *Gateway) resourceOwner(uri string) *backend {

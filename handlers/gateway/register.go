@@ -117,9 +117,10 @@ func (b *backend) external(name string) string {
 // what its earlier lists put there, as one change per kind.
 func (b *backend) register(l *lists) {
 	b.regMu.Lock()
-	defer b.regMu.Unlock()
 	b.reg.last = l
 	b.apply(l, "")
+	b.regMu.Unlock()
+	b.g.adoptSubscriptions()
 }
 
 // markUnavailable registers the backend's tools and prompts again with a

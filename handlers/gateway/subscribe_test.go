@@ -1,6 +1,8 @@
 package gateway
 
 import (
+	"context"
+	"log/slog"
 	"strings"
 	"syscall"
 	"testing"
@@ -116,4 +118,26 @@ func TestSubscriptionWithoutOwner(t *testing.T) {
 	if g.subVia["test://nobody"] != nil || g.subs["test://nobody"] != 1 {
 		t.Errorf("subs %v via %v", g.subs, g.subVia)
 	}
+}
+
+// A client that subscribes before the backend that offers the resource is
+// up (the gateway serves while backends still start) has it followed once
+// the backend comes up and lists it.
+func TestSubscriptionBeforeTheBackendIsUp(t *testing.T) {
+	t.Parallel()
+	g, err := New(&Config{Backends: []Backend{conformance("c", "legacy")}}, Options{
+		Logger: slog.New(slog.DiscardHandler), Stderr: &syncBuffer{}, CloseGrace: time.Second, TermGrace: time.Second,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	g.Server().Subscription(watchedURI, true)
+	ctx, cancel := context.WithTimeout(context.Background(), hang)
+	defer cancel()
+	if err := g.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	tg := &testGateway{Gateway: g, t: t, stderr: &syncBuffer{}}
+	waitFor(t, "the backend to follow the resource subscribed to before it was up", func() bool { return tg.state("c").Subscriptions == 1 })
 }
