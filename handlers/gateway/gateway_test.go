@@ -228,4 +228,3 @@ func TestBackendInstructions(t *testing.T) {
 		t.Errorf("instructions end with more than two's: %q", got[at:])
 	}
 }
-

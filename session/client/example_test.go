@@ -4,6 +4,7 @@ package client_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -52,4 +53,46 @@ func ExampleConnect_serverExits() {
 	// status: 2
 	// stderr: [error: DATABASE_URL is not set]
 	// client: connecting to sh -c echo 'error: DATABASE_URL is not set' >&2; exit 2: server/discover: server exited with status 2: error: DATABASE_URL is not set
+}
+
+// answerChan hands each answer to whoever waits on it.
+type answerChan chan string
+
+func (a answerChan) Answer(result json.RawMessage, err error) {
+	if err != nil {
+		a <- err.Error()
+		return
+	}
+	a <- string(result)
+}
+
+// Go sends requests without a goroutine waiting on each: the answers come
+// to an Answerer, on the goroutine that reads the server. A request given
+// up on with Abandon is answered with context.Canceled, and the server is
+// told.
+func ExampleClient_Go() {
+	ctx := context.Background()
+	c, err := client.Connect(ctx, client.Command{Path: mcprtPath, Args: []string{"serve"}},
+		&client.Options{Logger: slog.New(slog.DiscardHandler), Era: client.EraLegacy})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer c.Close()
+	answers := make(answerChan, 2)
+	if _, err := c.Go("tools/call", json.RawMessage(`{"name":"echo","arguments":{"text":"hi"}}`), answers); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(<-answers)
+	id, err := c.Go("tools/call", json.RawMessage(`{"name":"sleep","arguments":{"ms":60000}}`), answers)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	c.Abandon(id, "not needed any more")
+	fmt.Println(<-answers)
+	// Output:
+	// {"content":[{"type":"text","text":"hi"}]}
+	// client: tools/call: context canceled
 }
