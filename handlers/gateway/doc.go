@@ -34,6 +34,15 @@
 // request to the client, in 2026-07-28 an input_required answer whose
 // retry forwards the call again with the answer at hand.
 //
+// A tools/call holds no handler actor while its backend works on it when
+// nothing must be waited for first (the backend is up, a stdio one, and no
+// roots are to be asked of the client): its tool's Start (handlers.Tool)
+// sends it from the session's goroutine (client.Go), and the backend's
+// answer is relayed from the goroutine that reads the backend, a
+// text-only result as it came. Other calls, and a 2026-07-28 backend's
+// input_required, go to the tool's handler on a handler actor, which
+// waits where it must. Either way a call gets one answer.
+//
 // # Roots
 //
 // A backend's roots/list is answered through the client's request it
