@@ -34,9 +34,8 @@ func BenchmarkForward(b *testing.B) {
 	if !ok {
 		b.Fatal("no tools/call")
 	}
-	call := func(buf []byte) []byte {
-		r := req("tools/call", `{"name":"ref__echo","arguments":{"text":"hi"}}`, &peer{})
-		res, err := m.Run(ctx, r)
+	// Each way of calling returns the result; its encoding is checked.
+	check := func(buf []byte, res any, err error) []byte {
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -46,23 +45,12 @@ func BenchmarkForward(b *testing.B) {
 		}
 		return buf
 	}
-	b.Run("seq", func(b *testing.B) {
-		b.ReportAllocs()
-		var buf []byte
-		for b.Loop() {
-			buf = call(buf)
-		}
-	})
-	b.Run("par", func(b *testing.B) {
-		b.ReportAllocs()
-		b.SetParallelism(64)
-		b.RunParallel(func(pb *testing.PB) {
-			var buf []byte
-			for pb.Next() {
-				buf = call(buf)
-			}
-		})
-	})
+	const params = `{"name":"ref__echo","arguments":{"text":"hi"}}`
+	// run: the call on a handler actor, as the tool's handler runs it.
+	run := func(buf []byte) []byte {
+		res, err := m.Run(ctx, req("tools/call", params, &peer{}))
+		return check(buf, res, err)
+	}
 	// start: the call as the session makes it when the tool's Start
 	// takes it (client.Go), answered on the goroutine that reads the
 	// backend.
@@ -70,38 +58,35 @@ func BenchmarkForward(b *testing.B) {
 		b.Fatal("tools/call has no Start")
 	}
 	start := func(buf []byte) []byte {
-		r := req("tools/call", `{"name":"ref__echo","arguments":{"text":"hi"}}`, &peer{})
 		d := &deferred{done: make(chan struct{})}
-		if !m.Start(ctx, r, d) {
+		if !m.Start(ctx, req("tools/call", params, &peer{}), d) {
 			b.Fatal("Start did not take the call")
 		}
 		<-d.done
-		if d.err != nil {
-			b.Fatal(d.err)
-		}
-		buf, err := d.res.(*handlers.CallToolResult).AppendJSON(buf[:0])
-		if err != nil || string(buf) != `{"content":[{"type":"text","text":"hi"}]}` {
-			b.Fatalf("%s, %v", buf, err)
-		}
-		return buf
+		return check(buf, d.res, d.err)
 	}
-	b.Run("start-seq", func(b *testing.B) {
-		b.ReportAllocs()
-		var buf []byte
-		for b.Loop() {
-			buf = start(buf)
-		}
-	})
-	b.Run("start-par", func(b *testing.B) {
-		b.ReportAllocs()
-		b.SetParallelism(64)
-		b.RunParallel(func(pb *testing.PB) {
+	for _, way := range []struct {
+		name string
+		call func([]byte) []byte
+	}{{"", run}, {"start-", start}} {
+		b.Run(way.name+"seq", func(b *testing.B) {
+			b.ReportAllocs()
 			var buf []byte
-			for pb.Next() {
-				buf = start(buf)
+			for b.Loop() {
+				buf = way.call(buf)
 			}
 		})
-	})
+		b.Run(way.name+"par", func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetParallelism(64)
+			b.RunParallel(func(pb *testing.PB) {
+				var buf []byte
+				for pb.Next() {
+					buf = way.call(buf)
+				}
+			})
+		})
+	}
 }
 
 // deferred is a handlers.Deferred that hands the answer to the benchmark.

@@ -4,12 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/mcprt/mcprt/handlers"
 )
@@ -197,19 +195,8 @@ func testBackendListChanged(t *testing.T, protocol string) {
 func TestBackendInstructions(t *testing.T) {
 	d2 := dynamic("two")
 	d2.NoPrefix = true
-	g, err := New(&Config{Backends: []Backend{dynamic("one"), serve("plain"), d2}}, Options{
-		Instructions: "Tools of three servers.",
-		Logger:       slog.New(slog.DiscardHandler), Stderr: &syncBuffer{}, CloseGrace: time.Second, TermGrace: time.Second,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), hang)
-	defer cancel()
-	if err := g.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer g.Close()
+	g := unstarted(t, Options{Instructions: "Tools of three servers."}, dynamic("one"), serve("plain"), d2)
+	g.start()
 	got := g.Server().Instructions()
 	parts := []string{
 		"Tools of three servers.\n\n## one (its tools and prompts are named one__…)\n\nCall grow to add a tool.\n\n",

@@ -127,22 +127,25 @@ type testGateway struct {
 
 func start(t *testing.T, backends ...Backend) *testGateway {
 	t.Helper()
+	tg := unstarted(t, Options{}, backends...)
+	tg.start()
+	return tg
+}
+
+// unstarted makes a gateway of backends, closed at the end of the test,
+// and leaves it to the test to start (testGateway.start). opts' Logger and
+// Stderr go to the gateway's stderr buffer unless set.
+func unstarted(t *testing.T, opts Options, backends ...Backend) *testGateway {
+	t.Helper()
 	stderr := &syncBuffer{}
-	g, err := New(&Config{Backends: backends}, Options{
-		Logger:     slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelDebug})),
-		Stderr:     stderr,
-		CloseGrace: time.Second,
-		TermGrace:  time.Second,
-	})
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	opts.Stderr, opts.CloseGrace, opts.TermGrace = stderr, time.Second, time.Second
+	g, err := New(&Config{Backends: backends}, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), hang)
-	defer cancel()
-	if err := g.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	tg := &testGateway{Gateway: g, t: t, stderr: stderr}
 	t.Cleanup(func() {
 		if err := g.Close(); err != nil {
 			t.Errorf("Close: %v", err)
@@ -151,7 +154,16 @@ func start(t *testing.T, backends ...Backend) *testGateway {
 			t.Logf("gateway stderr:\n%s", stderr.String())
 		}
 	})
-	return tg
+	return &testGateway{Gateway: g, t: t, stderr: stderr}
+}
+
+func (g *testGateway) start() {
+	g.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), hang)
+	defer cancel()
+	if err := g.Start(ctx); err != nil {
+		g.t.Fatal(err)
+	}
 }
 
 // peer is the session's side of a request, as a test sees it: it records

@@ -1,8 +1,6 @@
 package gateway
 
 import (
-	"context"
-	"log/slog"
 	"strings"
 	"syscall"
 	"testing"
@@ -125,19 +123,8 @@ func TestSubscriptionWithoutOwner(t *testing.T) {
 // the backend comes up and lists it.
 func TestSubscriptionBeforeTheBackendIsUp(t *testing.T) {
 	t.Parallel()
-	g, err := New(&Config{Backends: []Backend{conformance("c", "legacy")}}, Options{
-		Logger: slog.New(slog.DiscardHandler), Stderr: &syncBuffer{}, CloseGrace: time.Second, TermGrace: time.Second,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer g.Close()
+	g := unstarted(t, Options{}, conformance("c", "legacy"))
 	g.Server().Subscription(watchedURI, true)
-	ctx, cancel := context.WithTimeout(context.Background(), hang)
-	defer cancel()
-	if err := g.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	tg := &testGateway{Gateway: g, t: t, stderr: &syncBuffer{}}
-	waitFor(t, "the backend to follow the resource subscribed to before it was up", func() bool { return tg.state("c").Subscriptions == 1 })
+	g.start()
+	waitFor(t, "the backend to follow the resource subscribed to before it was up", func() bool { return g.state("c").Subscriptions == 1 })
 }
