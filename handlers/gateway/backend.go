@@ -463,15 +463,17 @@ func (b *backend) acquire(ctx context.Context) (*client.Client, error) {
 	}
 }
 
-// upClient returns the client of an up backend, nil if it is not up:
-// acquire without the waiting, for a call that must not wait.
-func (b *backend) upClient() *client.Client {
+// takeUp returns the client of an up backend and adds c to its calls, or
+// returns nil if it is not up: acquire and add without the waiting, for a
+// call that must not wait.
+func (b *backend) takeUp(c *call) *client.Client {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.state != Up {
 		return nil
 	}
 	// No lastUsed: the call is in b.calls until remove, which sets it.
+	b.calls.push(c)
 	return b.cl
 }
 

@@ -323,17 +323,18 @@ func (b *backend) toolStarter(name string) handlers.ToolStarter {
 		if b.cfg.URL != "" || b.g.rootsDue(req) {
 			return false
 		}
-		cl := b.upClient()
+		f := &started{b: b, reply: reply}
+		abandon := f.abandon // one func value for both uses
+		f.c.req, f.c.ctx, f.c.cancel = req, ctx, abandon
+		cl := b.takeUp(&f.c)
 		if cl == nil {
 			return false
 		}
-		f := &started{b: b, cl: cl, reply: reply}
-		f.c.req, f.c.ctx, f.c.cancel = req, ctx, f.abandon
+		f.cl = cl
 		var opts []client.CallOption // the client's Timeout is the backend's
 		if req.ProgressToken != nil {
 			opts = []client.CallOption{client.WithProgress(func(p client.Progress) { req.Progress(p.Progress, p.Total, p.Message) })}
 		}
-		b.add(&f.c)
 		f.mu.Lock()
 		defer f.mu.Unlock()
 		id, err := cl.Go("tools/call", toolParams(nameLit, args, passMeta(req.Params)), f, opts...)
@@ -345,9 +346,9 @@ func (b *backend) toolStarter(name string) handlers.ToolStarter {
 		if af, ok := ctx.(afterFuncer); ok {
 			// The session's context registers the func itself: no
 			// context made for it, as context.AfterFunc would.
-			f.stop = af.AfterFunc(f.abandon)
+			f.stop = af.AfterFunc(abandon)
 		} else {
-			f.stop = context.AfterFunc(ctx, f.abandon)
+			f.stop = context.AfterFunc(ctx, abandon)
 		}
 		return true
 	}

@@ -87,6 +87,7 @@ type Gateway struct {
 	roots         []client.Root
 	rootsKnown    bool
 	rootsFetching bool
+	rootsDueNow   atomic.Bool // see rootsSettled
 
 	// instructions are the backends' own, by backend, as they last gave
 	// them.
@@ -188,6 +189,7 @@ func New(cfg *Config, opts Options) (*Gateway, error) {
 	}
 	g.srv.OnSubscription(g.subscription)
 	g.srv.OnRootsListChanged(g.rootsListChanged)
+	g.rootsDueNow.Store(true) // nothing known yet
 	return g, nil
 }
 

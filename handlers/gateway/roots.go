@@ -92,8 +92,13 @@ func (g *Gateway) knownRoots() []client.Root {
 func (g *Gateway) rootsListChanged() {
 	g.rootsMu.Lock()
 	g.rootsKnown = false
+	g.rootsSettled()
 	g.rootsMu.Unlock()
 }
+
+// rootsSettled mirrors in rootsDueNow whether refreshRoots would ask;
+// g.rootsMu is held.
+func (g *Gateway) rootsSettled() { g.rootsDueNow.Store(!g.rootsKnown && !g.rootsFetching) }
 
 // learnRoots records the client's roots; if they differ from what the
 // gateway knew, every legacy backend is told they changed.
@@ -101,6 +106,7 @@ func (g *Gateway) learnRoots(r []client.Root) {
 	g.rootsMu.Lock()
 	changed := !slices.Equal(g.roots, r)
 	g.roots, g.rootsKnown = slices.Clone(r), true
+	g.rootsSettled()
 	g.rootsMu.Unlock()
 	if !changed || g.closing.Load() {
 		return
@@ -132,9 +138,7 @@ func (g *Gateway) rootsDue(req *handlers.Request) bool {
 	if req.Modern || req.Peer == nil {
 		return false
 	}
-	g.rootsMu.Lock()
-	defer g.rootsMu.Unlock()
-	return !g.rootsKnown && !g.rootsFetching
+	return g.rootsDueNow.Load()
 }
 
 func (g *Gateway) refreshRoots(ctx context.Context, req *handlers.Request) {
@@ -147,6 +151,7 @@ func (g *Gateway) refreshRoots(ctx context.Context, req *handlers.Request) {
 		return
 	}
 	g.rootsFetching = true
+	g.rootsSettled()
 	old := slices.Clone(g.roots)
 	g.rootsMu.Unlock()
 	roots, learnt := []client.Root{}, true
@@ -169,6 +174,7 @@ func (g *Gateway) refreshRoots(ctx context.Context, req *handlers.Request) {
 	}
 	g.rootsMu.Lock()
 	g.rootsFetching = false
+	g.rootsSettled()
 	g.rootsMu.Unlock()
 	if learnt {
 		g.learnRoots(roots)
