@@ -28,6 +28,12 @@ func deferredServer(t *testing.T, timeout time.Duration) *handlers.Server {
 			return false
 		case "panic":
 			panic("in Start")
+		case "now": // answered before Start returns
+			reply.Done(handlers.TextResult("at once: "+a.Text), nil)
+			return true
+		case "fallback-now":
+			reply.Fallback()
+			return true
 		}
 		wg.Go(func() {
 			switch a.Mode {
@@ -62,6 +68,8 @@ func TestDeferredTool(t *testing.T) {
 		{`{"text":"hi"}`, `"text":"started: hi"`},
 		{`{"mode":"decline"}`, `"text":"handler"`},
 		{`{"mode":"fallback"}`, `"text":"handler"`},
+		{`{"mode":"now","text":"x"}`, `"text":"at once: x"`},
+		{`{"mode":"fallback-now"}`, `"text":"handler"`},
 		{`{"mode":"panic"}`, `"text":"Tool \"relay\" failed with an internal error."}],"isError":true`},
 		{`{"text":"after the panic"}`, `"text":"started: after the panic"`},
 	} {
