@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 const ctxHang = 5 * time.Second // only turns a hang into a failure
@@ -159,5 +160,32 @@ func TestCallCtxConcurrent(t *testing.T) {
 		case <-time.After(ctxHang):
 			t.Fatal("a waiter was never released")
 		}
+	}
+}
+
+// stringIn reads what json.Unmarshal into a string reads, and gives the
+// known value itself when the literal is one.
+func TestStringIn(t *testing.T) {
+	known := []string{"2026-07-28", "debug"}
+	for raw, want := range map[string]struct {
+		s  string
+		ok bool
+	}{
+		`"2026-07-28"`:      {"2026-07-28", true},
+		`"2026\u002d07-28"`: {"2026-07-28", true},
+		`"2099-01-01"`:      {"2099-01-01", true},
+		`null`:              {"", true},
+		`7`:                 {"", false},
+		`"unterminated`:     {"", false},
+		`{"a":1}`:           {"", false},
+	} {
+		s, ok := stringIn([]byte(raw), known)
+		if s != want.s || ok != want.ok {
+			t.Errorf("stringIn(%s) = %q, %v; want %q, %v", raw, s, ok, want.s, want.ok)
+		}
+	}
+	lit := []byte(`"debug"`)
+	if s, _ := stringIn(lit, known); unsafe.StringData(s) != unsafe.StringData(known[1]) {
+		t.Error("a known value was copied")
 	}
 }

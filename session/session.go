@@ -723,8 +723,8 @@ func (s *Session) modernRequest(m *jsonrpc.Message, rp *requestParams, t ticket)
 		s.answerError(t, m.ID, errInvalidParams(`_meta["`+metaProtocolVersion+`"] is required`))
 		return
 	}
-	var version string
-	if json.Unmarshal(rawVersion, &version) != nil {
+	version, ok := stringIn(rawVersion, ModernVersions)
+	if !ok {
 		s.answerError(t, m.ID, errInvalidParams(`_meta["`+metaProtocolVersion+`"] must be a string`))
 		return
 	}
@@ -743,7 +743,7 @@ func (s *Session) modernRequest(m *jsonrpc.Message, rp *requestParams, t ticket)
 	}
 	var level string
 	if lv := rp.logLevel; lv != nil {
-		if json.Unmarshal(lv, &level) != nil || !slices.Contains(logLevels, level) {
+		if level, ok = stringIn(lv, logLevels); !ok || !slices.Contains(logLevels, level) {
 			s.answerError(t, m.ID, errInvalidParams(`_meta["`+metaLogLevel+`"] must be one of `+fmt.Sprint(logLevels)))
 			return
 		}
@@ -788,6 +788,26 @@ func (s *Session) modernRequest(m *jsonrpc.Message, rp *requestParams, t ticket)
 		LogLevel:           level,
 	}
 	s.dispatch(m, t, method, cl)
+}
+
+// stringIn reads raw, a JSON string (or null, which reads as "", as
+// json.Unmarshal into a string has it), as one of known when it is: the
+// string known holds, not a copy, so that the values every 2026-07-28
+// request carries (its version, its log level) cost no allocation. ok is
+// false when raw is neither a string nor null.
+func stringIn(raw []byte, known []string) (string, bool) {
+	if len(raw) >= 2 && raw[0] == '"' && raw[len(raw)-1] == '"' {
+		lit := raw[1 : len(raw)-1]
+		for _, k := range known {
+			if string(lit) == k {
+				return k, true
+			}
+		}
+	}
+	if string(raw) == "null" {
+		return "", true
+	}
+	return jsonrpc.Unquote(raw)
 }
 
 // dispatch hands a request to a handler actor. The caller has filled in
