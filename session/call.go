@@ -393,7 +393,7 @@ type partsAppender interface {
 func (cl *call) encodeWhole(result any, err error) []byte {
 	if err != nil && cl.modern && isInputRequired(err) {
 		if raw, ok := cl.inputRequired(&cl.req); ok {
-			return jsonrpc.AppendResult(nil, cl.id, cl.env.modernResult(raw, false))
+			return cl.env.modernResponse(cl.id, raw, false)
 		}
 	}
 	if err != nil {
@@ -412,11 +412,18 @@ func (cl *call) encodeWhole(result any, err error) []byte {
 		}
 		return jsonrpc.AppendError(nil, cl.id, je)
 	}
-	raw, merr := appendJSON(nil, result)
+	sp := resultScratch.Get().(*[]byte)
+	raw, merr := appendJSON((*sp)[:0], result)
+	defer func() {
+		if cap(raw) <= 64<<10 { // a large one is not kept
+			*sp = raw[:0]
+			resultScratch.Put(sp)
+		}
+	}()
 	if merr != nil || len(raw) == 0 || raw[0] != '{' {
 		return cl.badResult(merr)
 	}
-	return jsonrpc.AppendResult(nil, cl.id, cl.env.modernResult(raw, cl.cacheable))
+	return cl.env.modernResponse(cl.id, raw, cl.cacheable)
 }
 
 // badResult answers for a handler whose result is not a JSON object.
@@ -440,31 +447,43 @@ type appender interface {
 	AppendJSON(dst []byte) ([]byte, error)
 }
 
-// modernResult adds what 2026-07-28 requires of every result (resultType),
-// of cacheable ones (ttlMs, cacheScope) and what it recommends
-// (_meta serverInfo). raw is a JSON object.
-func (e *env) modernResult(raw []byte, cacheable bool) []byte {
-	if bytes.Contains(raw, []byte(`"_meta"`)) || bytes.Contains(raw, []byte(`"resultType"`)) {
-		return e.modernResultMerge(raw, cacheable)
-	}
-	out := make([]byte, 0, len(raw)+len(e.serverInfo)+128)
-	out = append(out, `{"resultType":"complete",`...)
-	if cacheable {
-		out = append(out, `"ttlMs":`...)
-		out = strconv.AppendInt(out, e.cacheTTL, 10)
-		out = append(out, `,"cacheScope":"public",`...)
-	}
-	out = append(out, `"_meta":{"`+metaServerInfo+`":`...)
-	out = append(out, e.serverInfo...)
-	out = append(out, '}')
-	if body := bytes.TrimSpace(raw[1:]); len(body) > 1 { // not just "}"
-		out = append(out, ',')
-		out = append(out, body...)
-	} else {
-		out = append(out, '}')
-	}
-	return out
+// modernResponse is the response to request id of a 2026-07-28 result
+// raw, a JSON object, in one buffer: with what 2026-07-28 requires of
+// every result (resultType), of cacheable ones (ttlMs, cacheScope) and
+// what it recommends (_meta serverInfo).
+func (e *env) modernResponse(id json.RawMessage, raw []byte, cacheable bool) []byte {
+	out := make([]byte, 0, len(raw)+len(e.serverInfo)+len(id)+160)
+	out = jsonrpc.AppendResult(out, id, nil)
+	out = e.appendModernResult(out[:len(out)-1], raw, cacheable) // the result in place of AppendResult's closing brace
+	return append(out, '}')
 }
+
+// appendModernResult appends raw with modernResponse's members to dst.
+func (e *env) appendModernResult(dst, raw []byte, cacheable bool) []byte {
+	if bytes.Contains(raw, []byte(`"_meta"`)) || bytes.Contains(raw, []byte(`"resultType"`)) {
+		return append(dst, e.modernResultMerge(raw, cacheable)...)
+	}
+	dst = append(dst, `{"resultType":"complete",`...)
+	if cacheable {
+		dst = append(dst, `"ttlMs":`...)
+		dst = strconv.AppendInt(dst, e.cacheTTL, 10)
+		dst = append(dst, `,"cacheScope":"public",`...)
+	}
+	dst = append(dst, `"_meta":{"`+metaServerInfo+`":`...)
+	dst = append(dst, e.serverInfo...)
+	dst = append(dst, '}')
+	if body := bytes.TrimSpace(raw[1:]); len(body) > 1 { // not just "}"
+		dst = append(dst, ',')
+		dst = append(dst, body...)
+	} else {
+		dst = append(dst, '}')
+	}
+	return dst
+}
+
+// resultScratch recycles the buffers a result is encoded into before it is
+// copied into its 2026-07-28 response.
+var resultScratch = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
 
 // modernResultMerge is the slow path for results that set _meta or
 // resultType themselves: their keys are kept, ours are added.

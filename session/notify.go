@@ -265,7 +265,7 @@ func (s *Session) listen(m *jsonrpc.Message, t ticket) {
 func (s *Session) endListeners(reason string) {
 	for key, ln := range s.listeners {
 		raw, _ := json.Marshal(map[string]any{"_meta": ln.meta()})
-		ln.ticket.answer(jsonrpc.AppendResult(nil, ln.id, s.env.modernResult(raw, false)))
+		ln.ticket.answer(s.env.modernResponse(ln.id, raw, false))
 		b, _ := encodeNotification("notifications/cancelled", map[string]any{"requestId": ln.id, "reason": reason})
 		s.env.outFor(key, b)
 		delete(s.listeners, key)

@@ -756,7 +756,7 @@ func (s *Session) modernRequest(m *jsonrpc.Message, rp *requestParams, t ticket)
 			Instructions      string         `json:"instructions,omitempty"`
 		}{supportedVersions, s.capabilities(version), s.cfg.Server.Instructions()}
 		raw, _ := json.Marshal(res)
-		t.answer(jsonrpc.AppendResult(nil, m.ID, s.env.modernResult(raw, true)))
+		t.answer(s.env.modernResponse(m.ID, raw, true))
 		return
 	case "ping", "initialize", "logging/setLevel", "resources/subscribe", "resources/unsubscribe":
 		// Gone in 2026-07-28 (ping) or legacy-only.
