@@ -42,6 +42,13 @@ func (s *benchSink) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// count is how many lines have been written.
+func (s *benchSink) count() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lines
+}
+
 // expect returns a channel closed once n lines in all have been written.
 func (s *benchSink) expect(n int) <-chan struct{} {
 	s.mu.Lock()
@@ -64,6 +71,12 @@ type benchTree struct {
 	writer  *supervisor.Inbox
 	backlog *stdio.Backlog
 	sink    *benchSink
+	// k bounds the requests in flight, sent the requests sent: line waits
+	// for answers to keep the loop closed at depth k. The reader's backlog
+	// does not (it waits only on answers not yet written), so without it
+	// a benchmark would outrun the session's queue (MaxQueued) and get
+	// "server busy" errors.
+	k, sent int
 }
 
 var benchTrees int
@@ -77,7 +90,7 @@ func startBenchTree(b *testing.B, maxInFlight int) *benchTree {
 	benchTrees++
 	name := "bench-" + strconv.Itoa(benchTrees)
 	root := supervisor.RootPID(e, name)
-	t := &benchTree{e: e, session: supervisor.NewInbox(), writer: supervisor.NewInbox(), backlog: stdio.NewBacklog(maxInFlight), sink: &benchSink{}}
+	t := &benchTree{e: e, session: supervisor.NewInbox(), writer: supervisor.NewInbox(), backlog: stdio.NewBacklog(maxInFlight), sink: &benchSink{}, k: maxInFlight}
 	srv := handlers.NewServer(handlers.Implementation{Name: "bench", Version: "1"}, "")
 	srv.AddTool(handlers.Tool{
 		Name:        "echo",
@@ -111,10 +124,19 @@ func startBenchTree(b *testing.B, maxInFlight int) *benchTree {
 	return t
 }
 
-// line hands one input line to the session, counting it in the backlog as
-// the reader does: with a bound of maxInFlight this is a closed loop of
-// that depth.
+// line hands one request line to the session, once fewer than k are
+// unanswered, counting it in the backlog as the reader does: a closed loop
+// of depth k.
 func (t *benchTree) line(data []byte) {
+	if n := t.sent - t.k + 1; n > 0 && t.sink.count() < n {
+		<-t.sink.expect(n)
+	}
+	t.sent++
+	t.notify(data)
+}
+
+// notify hands the session a line that gets no answer.
+func (t *benchTree) notify(data []byte) {
 	t.backlog.Wait(nil)
 	t.backlog.Add(1)
 	t.session.Send(&stdio.Line{Data: data})
@@ -142,7 +164,7 @@ func (t *benchTree) stop() {
 // It is the runtime's per-request cost without the reader goroutine and
 // without pipes. K is the number of requests in flight. One op is one
 // request; the allocs include the line itself (1 per op), as the reader
-// makes it.
+// makes it, and at K=1 the channel the benchmark waits on for each answer.
 func BenchmarkSessionCall(b *testing.B) {
 	modernMeta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}},`
 	for _, bc := range []struct {
@@ -160,7 +182,7 @@ func BenchmarkSessionCall(b *testing.B) {
 			t := startBenchTree(b, bc.k)
 			t.line([]byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}`))
 			t.wait(b, 1)
-			t.line([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
+			t.notify([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
 			b.ReportAllocs()
 			g0 := benchGoroutinesCreated()
 			b.ResetTimer()
