@@ -39,6 +39,7 @@ type fakeHTTP struct {
 	mu       sync.Mutex
 	sessions map[string]*fakeSession
 	calls    int
+	dropped  int           // echo calls answered with an empty stream (drop)
 	down     chan struct{} // closed on shutdown: sleeps answer with an error
 	downOnce sync.Once
 	writeMu  sync.Mutex // mode stall
@@ -225,6 +226,9 @@ func (f *fakeHTTP) call(w http.ResponseWriter, r *http.Request, s *fakeSession, 
 			w.Header().Set("Content-Type", "text/event-stream")
 			fmt.Fprintf(w, "data: %s\n\ndata: %s\n\n", res, res)
 		case f.mode == "drop" && n%9 == 0:
+			f.mu.Lock()
+			f.dropped++
+			f.mu.Unlock()
 			w.Header().Set("Content-Type", "text/event-stream")
 			w.WriteHeader(200)
 		case f.mode == "getresp" && n%5 == 0 && s != nil:
@@ -313,7 +317,7 @@ func (f *fakeHTTP) call(w http.ResponseWriter, r *http.Request, s *fakeSession, 
 }
 
 // startFakeHTTP serves a fake in-process, on a loopback port, at /mcp.
-func startFakeHTTP(t *testing.T, mode string, maxBody int64) string {
+func startFakeHTTP(t *testing.T, mode string, maxBody int64) (string, *fakeHTTP) {
 	t.Helper()
 	f := newFakeHTTP(mode, maxBody)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -326,7 +330,14 @@ func startFakeHTTP(t *testing.T, mode string, maxBody int64) string {
 		f.shutdown()
 		srv.Close()
 	})
-	return "http://" + ln.Addr().String() + "/mcp"
+	return "http://" + ln.Addr().String() + "/mcp", f
+}
+
+// drops is how many echo calls the fake dropped.
+func (f *fakeHTTP) drops() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.dropped
 }
 
 // fakeHTTPEnv runs this test binary as the fake HTTP server, in a mode.
