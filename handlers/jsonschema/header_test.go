@@ -41,3 +41,25 @@ func TestHeaderParams(t *testing.T) {
 		}
 	}
 }
+
+// TestEncodeHeaderValue: the Value Encoding examples of the 2026-07-28
+// Streamable HTTP page.
+func TestEncodeHeaderValue(t *testing.T) {
+	for in, want := range map[string]string{
+		"us-west1":            "us-west1",
+		"Hello, 世界":           "=?base64?SGVsbG8sIOS4lueVjA==?=",
+		" padded ":            "=?base64?IHBhZGRlZCA=?=",
+		"line1\nline2":        "=?base64?bGluZTEKbGluZTI=?=",
+		"=?base64?literal?=":  "=?base64?PT9iYXNlNjQ/bGl0ZXJhbD89?=",
+		"tab\tinside":         "tab\tinside",
+		"file:///a/b.txt?x=1": "file:///a/b.txt?x=1",
+		"":                    "",
+	} {
+		if got := EncodeHeaderValue(in); got != want {
+			t.Errorf("EncodeHeaderValue(%q) = %q, want %q", in, got, want)
+		}
+		if back, ok := DecodeHeaderValue(want); !ok || back != in {
+			t.Errorf("DecodeHeaderValue(%q) = %q, %v; want %q", want, back, ok, in)
+		}
+	}
+}

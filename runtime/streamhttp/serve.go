@@ -3,7 +3,6 @@ package streamhttp
 import (
 	"bytes"
 	"crypto/subtle"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"io"
@@ -343,7 +342,7 @@ func (h *Handler) headerMismatch(r *http.Request, m *jsonrpc.Message, pv string,
 	if !present || len(raw) != 1 {
 		return "the Mcp-Name header is required for " + m.Method
 	}
-	got, ok := decodeHeaderValue(raw[0])
+	got, ok := jsonschema.DecodeHeaderValue(raw[0])
 	switch {
 	case !ok:
 		return "the Mcp-Name header is not valid"
@@ -386,7 +385,7 @@ func (h *Handler) paramMismatch(r *http.Request, m *jsonrpc.Message, tool string
 		case len(vals) > 1:
 			return "the " + header + " header is given more than once"
 		}
-		got, valid := decodeHeaderValue(vals[0])
+		got, valid := jsonschema.DecodeHeaderValue(vals[0])
 		switch {
 		case !valid:
 			return "the " + header + " header is not valid"
@@ -404,28 +403,6 @@ func sameNumber(a, b string) bool {
 	x, err1 := strconv.ParseFloat(a, 64)
 	y, err2 := strconv.ParseFloat(b, 64)
 	return err1 == nil && err2 == nil && x == y
-}
-
-// decodeHeaderValue undoes the =?base64?…?= sentinel encoding.
-func decodeHeaderValue(v string) (string, bool) {
-	inner, ok := strings.CutPrefix(v, "=?base64?")
-	if !ok {
-		for i := 0; i < len(v); i++ {
-			if c := v[i]; (c < 0x20 || c > 0x7e) && c != '\t' {
-				return "", false
-			}
-		}
-		return v, true
-	}
-	inner, ok = strings.CutSuffix(inner, "?=")
-	if !ok {
-		return "", false
-	}
-	b, err := base64.StdEncoding.DecodeString(inner)
-	if err != nil {
-		return "", false
-	}
-	return string(b), true
 }
 
 // exchange runs one request: it gives the request an id of the session's,

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcprt/mcprt/handlers/jsonschema"
 	"github.com/mcprt/mcprt/session/jsonrpc"
 )
 
@@ -242,9 +243,9 @@ func (h *httpConn) newRequest(ctx context.Context, method string, body []byte, m
 			req.Header.Set(hdrMethod, mi.method)
 			switch mi.method {
 			case "tools/call", "prompts/get":
-				req.Header.Set(hdrName, encodeHeaderValue(stringParam(mi.params, "name")))
+				req.Header.Set(hdrName, jsonschema.EncodeHeaderValue(stringParam(mi.params, "name")))
 			case "resources/read":
-				req.Header.Set(hdrName, encodeHeaderValue(stringParam(mi.params, "uri")))
+				req.Header.Set(hdrName, jsonschema.EncodeHeaderValue(stringParam(mi.params, "uri")))
 			}
 			if mi.method == "tools/call" {
 				h.c.setParamHeaders(req.Header, mi.params)

@@ -1,34 +1,14 @@
 package client
 
 import (
-	"encoding/base64"
 	"encoding/json"
 	"log/slog"
 	"net/http"
 	"slices"
-	"strings"
 
 	"github.com/mcprt/mcprt/handlers/jsonschema"
 	"github.com/mcprt/mcprt/session/jsonrpc"
 )
-
-// encodeHeaderValue is a value as 2026-07-28 puts it in an Mcp-Name or
-// Mcp-Param header: as is when it is plain ASCII (visible characters,
-// space and tab, no space at either end), otherwise, or when it looks like
-// the sentinel itself, =?base64?…?= around its UTF-8 in base64.
-func encodeHeaderValue(s string) string {
-	plain := !(strings.HasPrefix(s, "=?base64?") && strings.HasSuffix(s, "?=")) &&
-		strings.TrimSpace(s) == s
-	for i := 0; plain && i < len(s); i++ {
-		if c := s[i]; (c < 0x20 || c > 0x7e) && c != '\t' {
-			plain = false
-		}
-	}
-	if plain {
-		return s
-	}
-	return "=?base64?" + base64.StdEncoding.EncodeToString([]byte(s)) + "?="
-}
 
 // validTools leaves out, with a warning, the tools whose x-mcp-header
 // annotations are invalid: a 2026-07-28 client over HTTP must not offer
@@ -76,7 +56,7 @@ func (c *Client) setParamHeaders(h http.Header, params []byte) {
 			continue
 		}
 		if s, ok := jsonschema.HeaderText(v); ok {
-			h.Set(hdrParamPrefix+b.Name, encodeHeaderValue(s))
+			h.Set(hdrParamPrefix+b.Name, jsonschema.EncodeHeaderValue(s))
 		}
 	}
 }

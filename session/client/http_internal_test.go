@@ -60,25 +60,6 @@ func TestSSEReader(t *testing.T) {
 	}
 }
 
-// TestEncodeHeaderValue: the Value Encoding examples of the 2026-07-28
-// Streamable HTTP page.
-func TestEncodeHeaderValue(t *testing.T) {
-	for in, want := range map[string]string{
-		"us-west1":            "us-west1",
-		"Hello, 世界":           "=?base64?SGVsbG8sIOS4lueVjA==?=",
-		" padded ":            "=?base64?IHBhZGRlZCA=?=",
-		"line1\nline2":        "=?base64?bGluZTEKbGluZTI=?=",
-		"=?base64?literal?=":  "=?base64?PT9iYXNlNjQ/bGl0ZXJhbD89?=",
-		"tab\tinside":         "tab\tinside",
-		"file:///a/b.txt?x=1": "file:///a/b.txt?x=1",
-		"":                    "",
-	} {
-		if got := encodeHeaderValue(in); got != want {
-			t.Errorf("encodeHeaderValue(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 // TestSetParamHeaders: values are mirrored as the specification converts
 // them; absent, null and non-primitive values get no header.
 func TestSetParamHeaders(t *testing.T) {

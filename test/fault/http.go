@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,6 +18,8 @@ import (
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
+
+	"github.com/mcprt/mcprt/handlers/jsonschema"
 )
 
 // The Streamable HTTP campaign. The plan is the stdio campaign's, request
@@ -1238,23 +1239,8 @@ func modernHeaders(hd http.Header, body []byte) {
 		name = m.Params.URI
 	}
 	if name != nil {
-		hd.Set("Mcp-Name", headerValue(*name))
+		hd.Set("Mcp-Name", jsonschema.EncodeHeaderValue(*name))
 	}
-}
-
-// headerValue is s as 2026-07-28 puts it in a header: as is when it is
-// visible ASCII (space and tab inside), otherwise =?base64?…?=.
-func headerValue(s string) string {
-	plain := strings.TrimSpace(s) == s && !strings.HasPrefix(s, "=?base64?")
-	for i := 0; plain && i < len(s); i++ {
-		if c := s[i]; (c < 0x20 || c > 0x7e) && c != '\t' {
-			plain = false
-		}
-	}
-	if plain {
-		return s
-	}
-	return "=?base64?" + base64.StdEncoding.EncodeToString([]byte(s)) + "?="
 }
 
 // errStopped is readSSE's error when its callback asked it to stop.
