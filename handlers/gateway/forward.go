@@ -385,6 +385,9 @@ type started struct {
 	mu   sync.Mutex
 	id   int64
 	stop func() bool
+	// res is the relayed result: part of this allocation rather than one
+	// more per call.
+	res handlers.CallToolResult
 }
 
 // abandon takes the backend's side of the call back: the client's request
@@ -410,7 +413,8 @@ func (f *started) Answer(raw json.RawMessage, err error) {
 	if err == nil && !needInput {
 		if relayed, ok := relayText(raw); ok {
 			// As it came: text blocks read the same in every revision.
-			f.reply.Done(handlers.EncodedResult(relayed), nil)
+			f.res = *handlers.EncodedResult(relayed)
+			f.reply.Done(&f.res, nil)
 			return
 		}
 	}
