@@ -31,9 +31,15 @@ const stderrKept = 10
 type backend struct {
 	g     *Gateway
 	cfg   Backend
-	name  string
-	index int    // its place in the configuration
-	id    string // the child ID of its supervisor under the root
+	name string
+	// index ranks it among the backends where two offer one name: the
+	// lower keeps it. It is its place in the configuration the gateway
+	// started with; a backend Reload adds comes after all those, and one
+	// it replaces (its configuration changed) keeps the index it had.
+	index int
+	id    string // the child ID of its supervisor under the root, never reused
+	// removed says Reload took it out: it registers nothing any more.
+	removed atomic.Bool
 
 	settled     chan struct{} // closed once it first was up or first failed
 	settledOnce sync.Once
@@ -68,13 +74,13 @@ type backend struct {
 	reg   registered
 }
 
-func newBackend(g *Gateway, i int, cfg Backend) *backend {
+func newBackend(g *Gateway, index, id int, cfg Backend) *backend {
 	b := &backend{
 		g:       g,
 		cfg:     cfg,
 		name:    cfg.Name,
-		index:   i,
-		id:      fmt.Sprintf("b%d", i),
+		index:   index,
+		id:      fmt.Sprintf("b%d", id),
 		settled: make(chan struct{}),
 		state:   Starting,
 		follows: map[string]bool{},
@@ -103,7 +109,10 @@ func (b *backend) settle() { b.settledOnce.Do(func() { close(b.settled) }) }
 // configuration's order whichever backend was quickest. Once Start has
 // returned nobody waits.
 func (b *backend) waitPredecessors(ctx context.Context) {
-	for _, p := range b.g.backends[:b.index] {
+	for _, p := range b.g.all() {
+		if p.index >= b.index {
+			continue
+		}
 		select {
 		case <-p.settled:
 		case <-b.g.startDone:

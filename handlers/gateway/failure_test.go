@@ -234,7 +234,7 @@ func TestStderrPrefixedThrottledKept(t *testing.T) {
 	if !strings.HasPrefix(out, "[noisy] line 1\n[noisy] line 2\n") || !strings.Contains(out, "[noisy] line 5\n") || strings.Contains(out, "line 6\n") {
 		t.Errorf("gateway stderr:\n%s", out)
 	}
-	tail := g.backends[0].tail()
+	tail := g.all()[0].tail()
 	if len(tail) != stderrKept || tail[len(tail)-1] != "line 100" {
 		t.Errorf("kept lines: %q", tail)
 	}

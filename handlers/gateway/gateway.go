@@ -59,8 +59,16 @@ type Gateway struct {
 	log      *slog.Logger
 	srv      *handlers.Server
 	e        *actor.Engine
-	backends []*backend
 	stderr   *lineWriter
+
+	// backends are the backends in configuration order (see all). Reload
+	// puts a new slice in place, never changes one, and holds reloadMu,
+	// as Close does, so that the two do not cross. nextIndex and nextID
+	// number the backends Reload adds (see backend.index and backend.id).
+	backends  atomic.Pointer[[]*backend]
+	reloadMu  sync.Mutex
+	nextIndex int
+	nextID    int
 
 	rootName  string
 	root      *supervisor.Root
@@ -113,9 +121,25 @@ func (g *Gateway) learnInstructions(b *backend, text string) {
 		g.instructions = map[*backend]string{}
 	}
 	g.instructions[b] = text
+	g.setInstructions()
+}
+
+// forgetInstructions drops the instructions of a backend Reload removed.
+func (g *Gateway) forgetInstructions(b *backend) {
+	g.instrMu.Lock()
+	defer g.instrMu.Unlock()
+	if _, ok := g.instructions[b]; ok {
+		delete(g.instructions, b)
+		g.setInstructions()
+	}
+}
+
+// setInstructions gives the server the gateway's instructions followed by
+// those of each backend in the configuration. The caller holds instrMu.
+func (g *Gateway) setInstructions() {
 	var all strings.Builder
 	all.WriteString(strings.TrimSpace(g.opts.Instructions))
-	for _, b := range g.backends {
+	for _, b := range g.all() {
 		t := g.instructions[b]
 		if t == "" {
 			continue
@@ -133,13 +157,42 @@ func (g *Gateway) learnInstructions(b *backend, text string) {
 	g.srv.SetInstructions(all.String())
 }
 
+// all is the backends, in configuration order.
+func (g *Gateway) all() []*backend {
+	if l := g.backends.Load(); l != nil {
+		return *l
+	}
+	return nil
+}
+
 var gateways atomic.Int64
 
-// New returns a gateway for cfg. Nothing is started until Start.
-func New(cfg *Config, opts Options) (*Gateway, error) {
+// checkBackends checks the backends of cfg as New and Reload take them,
+// and returns them with their defaults.
+func checkBackends(cfg *Config) ([]Backend, error) {
 	if cfg == nil || len(cfg.Backends) == 0 {
 		return nil, errors.New("gateway: no backends")
 	}
+	seen := map[string]bool{}
+	out := make([]Backend, 0, len(cfg.Backends))
+	for i, bc := range cfg.Backends {
+		if bc.Name == "" || (bc.Command == "") == (bc.URL == "") {
+			return nil, fmt.Errorf("gateway: backend %d needs a name, and a command or a URL (not both)", i)
+		}
+		if seen[bc.Name] {
+			return nil, fmt.Errorf("gateway: two backends are named %q", bc.Name)
+		}
+		if _, _, err := protocolOf(bc.Protocol); err != nil {
+			return nil, fmt.Errorf("gateway: backend %q: protocol %w", bc.Name, err)
+		}
+		seen[bc.Name] = true
+		out = append(out, bc.withDefaults())
+	}
+	return out, nil
+}
+
+// New returns a gateway for cfg. Nothing is started until Start.
+func New(cfg *Config, opts Options) (*Gateway, error) {
 	if opts.Info.Name == "" {
 		opts.Info = handlers.Implementation{Name: "mcprt-gateway", Version: "0.1.0"}
 	}
@@ -173,20 +226,16 @@ func New(cfg *Config, opts Options) (*Gateway, error) {
 		startDone: make(chan struct{}),
 		rootName:  fmt.Sprintf("mcprt-gateway-%d", gateways.Add(1)),
 	}
-	seen := map[string]bool{}
-	for i, bc := range cfg.Backends {
-		if bc.Name == "" || (bc.Command == "") == (bc.URL == "") {
-			return nil, fmt.Errorf("gateway: backend %d needs a name, and a command or a URL (not both)", i)
-		}
-		if seen[bc.Name] {
-			return nil, fmt.Errorf("gateway: two backends are named %q", bc.Name)
-		}
-		if _, _, err := protocolOf(bc.Protocol); err != nil {
-			return nil, fmt.Errorf("gateway: backend %q: protocol %w", bc.Name, err)
-		}
-		seen[bc.Name] = true
-		g.backends = append(g.backends, newBackend(g, i, bc.withDefaults()))
+	bcs, err := checkBackends(cfg)
+	if err != nil {
+		return nil, err
 	}
+	list := make([]*backend, len(bcs))
+	for i, bc := range bcs {
+		list[i] = newBackend(g, i, i, bc)
+	}
+	g.backends.Store(&list)
+	g.nextIndex, g.nextID = len(list), len(list)
 	g.srv.OnSubscription(g.subscription)
 	g.srv.OnRootsListChanged(g.rootsListChanged)
 	g.rootsDueNow.Store(true) // nothing known yet
@@ -311,24 +360,30 @@ func (g *Gateway) Start(ctx context.Context) error {
 		return fmt.Errorf("gateway: %w", err)
 	}
 	g.root = root
-	for _, b := range g.backends {
+	for _, b := range g.all() {
 		b.start()
 	}
-	for _, b := range g.backends {
+	waitSettled(ctx, g.all())
+	return nil
+}
+
+// waitSettled waits until each of bs has been up or failed once, or ctx
+// ends.
+func waitSettled(ctx context.Context, bs []*backend) {
+	for _, b := range bs {
 		select {
 		case <-b.settled:
 		case <-ctx.Done():
-			return nil
+			return
 		}
 	}
-	return nil
 }
 
 // onRootEvent learns that a backend's supervisor is gone (it gave up, or
 // was stopped), so that the backend may be started again.
 func (g *Gateway) onRootEvent(ev supervisor.Event) {
 	if ex, ok := ev.(supervisor.EventChildExited); ok {
-		for _, b := range g.backends {
+		for _, b := range g.all() {
 			if b.id == ex.Child {
 				b.supervisorExited(ex.Reason)
 			}
@@ -346,24 +401,17 @@ func (g *Gateway) Close() error {
 }
 
 func (g *Gateway) close() error {
+	g.reloadMu.Lock()
+	defer g.reloadMu.Unlock()
 	g.closing.Store(true)
-	for _, b := range g.backends {
+	for _, b := range g.all() {
 		b.closing()
 	}
 	if g.root == nil {
 		g.wg.Wait()
 		return nil
 	}
-	var wg sync.WaitGroup
-	for _, b := range g.backends {
-		wg.Go(func() {
-			err := supervisor.TerminateChild(g.e, g.root.PID(), b.id)
-			if err != nil && !errors.Is(err, supervisor.ErrUnknownChild) && !errors.Is(err, supervisor.ErrNotRunning) {
-				g.log.Warn("gateway: stopping a backend", "backend", b.name, "err", err)
-			}
-		})
-	}
-	wg.Wait()
+	g.stopBackends(g.all())
 	err := g.root.Stop(context.Background())
 	g.wg.Wait()
 	return err
@@ -412,8 +460,9 @@ type Status struct {
 
 // Backends reports the state of every backend, in configuration order.
 func (g *Gateway) Backends() []Status {
-	out := make([]Status, len(g.backends))
-	for i, b := range g.backends {
+	bs := g.all()
+	out := make([]Status, len(bs))
+	for i, b := range bs {
 		out[i] = b.status()
 	}
 	return out

@@ -117,6 +117,10 @@ func (b *backend) external(name string) string {
 // what its earlier lists put there, as one change per kind.
 func (b *backend) register(l *lists) {
 	b.regMu.Lock()
+	if b.removed.Load() {
+		b.regMu.Unlock()
+		return
+	}
 	b.reg.last = l
 	b.apply(l, "")
 	b.regMu.Unlock()
@@ -130,7 +134,7 @@ func (b *backend) register(l *lists) {
 func (b *backend) markUnavailable() {
 	b.regMu.Lock()
 	defer b.regMu.Unlock()
-	if b.reg.last == nil {
+	if b.reg.last == nil || b.removed.Load() {
 		return
 	}
 	b.mu.Lock()

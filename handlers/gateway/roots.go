@@ -112,7 +112,7 @@ func (g *Gateway) learnRoots(r []client.Root) {
 		return
 	}
 	g.log.Debug("gateway: the client's roots changed; telling the backends", "roots", len(r))
-	for _, b := range g.backends {
+	for _, b := range g.all() {
 		b.mu.Lock()
 		cl := b.cl
 		b.mu.Unlock()

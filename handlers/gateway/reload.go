@@ -1,0 +1,190 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"sync"
+
+	"github.com/mcprt/mcprt/supervisor"
+)
+
+// Changes is what Reload did, each list of backend names in the order of
+// the configuration it was given (Removed: of the one it replaced).
+type Changes struct {
+	// Added were not in the configuration before, and were started.
+	Added []string
+	// Removed are no longer in it, and were stopped.
+	Removed []string
+	// Restarted are in both with a configuration that changed: stopped,
+	// then started with the new one.
+	Restarted []string
+	// Unchanged were left running as they were, with their calls in
+	// flight.
+	Unchanged []string
+}
+
+// ErrClosed is Reload's error once Close has begun.
+var ErrClosed = errors.New("gateway: closed")
+
+// Reload makes the gateway serve the backends of cfg from now on, as a
+// supervisor's children change: a backend cfg no longer names is stopped
+// (as Close stops one: its calls in flight are answered with an error)
+// and what it offered is withdrawn; a new one is started; one whose
+// configuration changed is stopped and started again with the new one;
+// the others go on untouched, their calls in flight included. The
+// client's lists change with it (it gets list_changed). Names are ranked
+// as they were: where two backends offer one name, the one that was
+// there first keeps it, and a restarted backend keeps its rank.
+//
+// cfg is checked first, as New checks it: an error leaves the gateway as
+// it was. Reload then waits, as Start does, until each backend it started
+// has been up or failed once, or ctx ends (they go on starting in the
+// background). It must be called after Start; calls are serialised with
+// each other and with Close.
+func (g *Gateway) Reload(ctx context.Context, cfg *Config) (Changes, error) {
+	var ch Changes
+	bcs, err := checkBackends(cfg)
+	if err != nil {
+		return ch, err
+	}
+	select {
+	case <-g.startDone:
+	default:
+		return ch, errors.New("gateway: Reload before Start has returned")
+	}
+	g.reloadMu.Lock()
+	defer g.reloadMu.Unlock()
+	if g.closing.Load() || g.root == nil {
+		return ch, ErrClosed
+	}
+	old := g.all()
+	byName := make(map[string]*backend, len(old))
+	for _, b := range old {
+		byName[b.name] = b
+	}
+	next := make([]*backend, 0, len(bcs))
+	var started, gone []*backend
+	kept := map[*backend]bool{}
+	for _, bc := range bcs {
+		b := byName[bc.Name]
+		switch {
+		case b != nil && reflect.DeepEqual(b.cfg, bc):
+			kept[b] = true
+			next = append(next, b)
+			ch.Unchanged = append(ch.Unchanged, b.name)
+			continue
+		case b != nil:
+			ch.Restarted = append(ch.Restarted, bc.Name)
+			nb := newBackend(g, b.index, g.nextID, bc)
+			g.nextID++
+			next = append(next, nb)
+			started = append(started, nb)
+		default:
+			ch.Added = append(ch.Added, bc.Name)
+			nb := newBackend(g, g.nextIndex, g.nextID, bc)
+			g.nextIndex++
+			g.nextID++
+			next = append(next, nb)
+			started = append(started, nb)
+		}
+	}
+	for _, b := range old {
+		if kept[b] {
+			continue
+		}
+		gone = append(gone, b)
+		if !namedIn(bcs, b.name) {
+			ch.Removed = append(ch.Removed, b.name)
+		}
+	}
+	for _, b := range gone {
+		g.log.Info("gateway: reload: stopping a backend", "backend", b.name)
+		b.removed.Store(true)
+		b.closing()
+	}
+	g.stopBackends(gone)
+	for _, b := range gone {
+		b.withdraw()
+	}
+	g.backends.Store(&next)
+	if len(gone) > 0 {
+		// Names the gone ones held may now go to another backend that
+		// offers them too.
+		for _, b := range next {
+			if kept[b] {
+				b.reapply()
+			}
+		}
+		g.instrMu.Lock()
+		g.setInstructions()
+		g.instrMu.Unlock()
+	}
+	for _, b := range started {
+		g.log.Info("gateway: reload: starting a backend", "backend", b.name)
+		b.start()
+	}
+	waitSettled(ctx, started)
+	return ch, nil
+}
+
+func namedIn(bcs []Backend, name string) bool {
+	for _, bc := range bcs {
+		if bc.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// stopBackends stops the supervisors of bs, in parallel, and waits for
+// them: each closes its server as client.Client.Close does.
+func (g *Gateway) stopBackends(bs []*backend) {
+	var wg sync.WaitGroup
+	for _, b := range bs {
+		wg.Go(func() {
+			err := supervisor.TerminateChild(g.e, g.root.PID(), b.id)
+			if err != nil && !errors.Is(err, supervisor.ErrUnknownChild) && !errors.Is(err, supervisor.ErrNotRunning) {
+				g.log.Warn("gateway: stopping a backend", "backend", b.name, "err", err)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// withdraw takes out of the gateway's server everything a removed backend
+// put there, its instructions, and the resources it followed for the
+// clients (the backend that offers them next follows them instead).
+func (b *backend) withdraw() {
+	b.regMu.Lock()
+	b.apply(&lists{}, "")
+	b.reg.last = nil
+	b.regMu.Unlock()
+	b.g.forgetInstructions(b)
+	g := b.g
+	g.subMu.Lock()
+	for uri, via := range g.subVia {
+		if via == b {
+			delete(g.subVia, uri)
+		}
+	}
+	g.subMu.Unlock()
+}
+
+// reapply registers the backend's last lists again, so that it takes the
+// names a removed backend held before it.
+func (b *backend) reapply() {
+	b.mu.Lock()
+	failed := b.state == Failed
+	b.mu.Unlock()
+	if failed {
+		b.markUnavailable()
+		return
+	}
+	b.regMu.Lock()
+	if b.reg.last != nil && !b.removed.Load() {
+		b.apply(b.reg.last, "")
+	}
+	b.regMu.Unlock()
+	b.g.adoptSubscriptions()
+}
