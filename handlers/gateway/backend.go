@@ -29,8 +29,8 @@ const stderrKept = 10
 // intensity) under the gateway's root, as a temporary child: when it gives
 // up, the backend is failed and nothing else is touched.
 type backend struct {
-	g     *Gateway
-	cfg   Backend
+	g    *Gateway
+	cfg  Backend
 	name string
 	// index ranks it among the backends where two offer one name: the
 	// lower keeps it. It is its place in the configuration the gateway

@@ -55,11 +55,11 @@ type Options struct {
 // Gateway is one MCP server in front of many backend servers: Server is
 // what a runtime serves, Start starts the backends and Close stops them.
 type Gateway struct {
-	opts     Options
-	log      *slog.Logger
-	srv      *handlers.Server
-	e        *actor.Engine
-	stderr   *lineWriter
+	opts   Options
+	log    *slog.Logger
+	srv    *handlers.Server
+	e      *actor.Engine
+	stderr *lineWriter
 
 	// backends are the backends in configuration order (see all). Reload
 	// puts a new slice in place, never changes one, and holds reloadMu,
