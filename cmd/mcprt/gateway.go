@@ -5,11 +5,13 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/signal"
 	"runtime/pprof"
 	"slices"
+	"sync"
 	"syscall"
 	"time"
 
@@ -35,6 +37,14 @@ does (the same -http-* flags): many clients at once, each its own
 session. On SIGINT or SIGTERM it stops accepting, lets requests in flight
 finish (-http-shutdown-grace), ends every session, and then closes the
 backends as above.
+
+On SIGHUP it reads FILE again and puts it in place: a server that is no
+longer in it is stopped (its calls in flight are answered with an error)
+and what it offered is withdrawn, a new one is started, one whose entry
+changed is restarted with the new entry, and the others go on untouched;
+the client gets list_changed. A file with an error is refused, logged,
+and the gateway goes on as it was. (-request-timeout's default is taken
+from the file as it was at start.)
 
 Each backend runs under a supervisor of its own: when it exits, closes its
 stdout or stops answering pings it is restarted, after a backoff that
@@ -223,6 +233,11 @@ func runGateway(args []string, s streams) int {
 			return status
 		}
 	}
+	// SIGHUP reloads the file; one that comes while the backends start
+	// waits for them (its default would end the gateway).
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
 	// A signal while the backends start ends the gateway at once.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	startCtx, cancel := context.WithTimeout(ctx, *startTimeout)
@@ -247,7 +262,9 @@ func runGateway(args []string, s streams) int {
 	closing := make(chan os.Signal, 1)
 	signal.Notify(closing, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(closing)
+	stopReloads := reloadOn(hup, g, *file, *startTimeout, stderr)
 	closeBackends := func() {
+		stopReloads()
 		if cerr := g.Close(); cerr != nil {
 			slog.Warn("mcprt gateway: closing the backends", "err", cerr)
 		}
@@ -262,6 +279,45 @@ func runGateway(args []string, s streams) int {
 	err = runtime.Serve(context.Background(), g.Server(), o)
 	closeBackends()
 	return runtime.ExitCode(err)
+}
+
+// reloadOn reloads the configuration file into g each time hup fires
+// (SIGHUP), until the returned stop is called, which waits for a reload
+// under way. A file with an error is refused, and g goes on as it was.
+func reloadOn(hup <-chan os.Signal, g *gateway.Gateway, file string, startTimeout time.Duration, stderr io.Writer) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			select {
+			case <-done:
+				return
+			case <-hup:
+			}
+			cfg, err := gateway.LoadConfig(file)
+			if cfg != nil {
+				for _, w := range cfg.Warnings {
+					fmt.Fprintf(stderr, "mcprt gateway: %s\n", w)
+				}
+			}
+			if err != nil {
+				slog.Error("mcprt gateway: reload refused; the backends stay as they were", "err", err)
+				continue
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+			ch, err := g.Reload(ctx, cfg)
+			cancel()
+			if err != nil {
+				slog.Error("mcprt gateway: reload refused; the backends stay as they were", "err", err)
+				continue
+			}
+			slog.Info("mcprt gateway: reloaded "+file, "added", ch.Added, "removed", ch.Removed, "restarted", ch.Restarted, "unchanged", len(ch.Unchanged))
+		}
+	})
+	return sync.OnceFunc(func() {
+		close(done)
+		wg.Wait()
+	})
 }
 
 // defaultHandler sends each record to slog's default logger of the

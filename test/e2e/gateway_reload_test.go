@@ -1,0 +1,81 @@
+package e2e
+
+import (
+	"os"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestGatewayReload: SIGHUP makes mcprt gateway read its file again. A
+// server added to it is started and its tools offered, one taken out is
+// stopped (no process left) and its tools withdrawn, the client hearing
+// list_changed each time; a file with an error is refused and the
+// gateway serves on as it was.
+func TestGatewayReload(t *testing.T) {
+	t.Parallel()
+	f := newGateway(t)
+	file := f.config(map[string]any{"one": f.serve("one", nil)})
+	c := f.start(file, Options{})
+	c.Initialize("2025-11-25")
+	f.waitProcs("one", "backend one", func(p []int) bool { return len(p) == 1 })
+	hasPrefix := func(tools []string, prefix string) bool {
+		return slices.ContainsFunc(tools, func(n string) bool { return strings.HasPrefix(n, prefix) })
+	}
+	reload := func(servers map[string]any, reloads int) {
+		t.Helper()
+		notes := c.countNotes("notifications/tools/list_changed")
+		if servers != nil {
+			f.config(servers)
+		}
+		c.Signal(syscall.SIGHUP)
+		waitStderr(t, c, reloads, "mcprt gateway: reload")
+		if servers != nil {
+			deadline := time.Now().Add(callTimeout)
+			for c.countNotes("notifications/tools/list_changed") == notes {
+				if time.Now().After(deadline) {
+					t.Fatal("no notifications/tools/list_changed after the reload")
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+		}
+	}
+
+	reload(map[string]any{"one": f.serve("one", nil), "two": f.serve("two", nil)}, 1)
+	tools := namesOf(listAll(t, c, "tools/list", "tools"), "name")
+	if !hasPrefix(tools, "one__") || !slices.Contains(tools, "two__echo") {
+		t.Fatalf("tools after two was added: %v", tools)
+	}
+	if got := toolText(t, c.Call("tools/call", toolsCall("two__echo", map[string]any{"text": "hello two"}))); got != "hello two" {
+		t.Fatalf("two__echo: %q", got)
+	}
+	pidOne := f.procs("one")
+
+	reload(map[string]any{"two": f.serve("two", nil)}, 2)
+	f.waitProcs("one", "backend one to be gone", func(p []int) bool { return len(p) == 0 })
+	tools = namesOf(listAll(t, c, "tools/list", "tools"), "name")
+	if hasPrefix(tools, "one__") || !slices.Contains(tools, "two__echo") {
+		t.Fatalf("tools after one was removed: %v (one was %v)", tools, pidOne)
+	}
+	wantError(t, c.Call("tools/call", toolsCall("one__echo", map[string]any{"text": "x"})), -32602)
+
+	// A file with an error changes nothing.
+	if err := os.WriteFile(file, []byte(`{"mcpServers": {"two": {"command": 7}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	reload(nil, 3)
+	if !strings.Contains(c.Stderr(), "reload refused") {
+		t.Fatalf("stderr does not say the reload was refused:\n%s", tail(c.Stderr(), 2000))
+	}
+	if got := toolText(t, c.Call("tools/call", toolsCall("two__echo", map[string]any{"text": "still"}))); got != "still" {
+		t.Fatalf("two__echo after a refused reload: %q", got)
+	}
+
+	c.CloseStdin()
+	if code, ok := c.WaitExit(2 * exitTimeout); !ok || code != 0 {
+		t.Fatalf("exit %d (exited: %v)\n%s", code, ok, tail(c.Stderr(), 2000))
+	}
+	f.waitProcs("", "no backend left", func(p []int) bool { return len(p) == 0 })
+}
