@@ -89,6 +89,16 @@
 // prefixed with "[name] ", throttled, and its last lines are kept for
 // error messages.
 //
+// # Reload
+//
+// Reload puts a new configuration in place while the gateway serves, as a
+// supervisor's children change: a backend it no longer names is stopped
+// (its calls in flight answered with an error) and what it offered
+// withdrawn, a new one is started, one whose entry changed is restarted
+// with the new entry, and the others go on untouched, calls in flight
+// included; the client gets list_changed. A configuration with an error
+// is refused whole. mcprt gateway reloads its file on SIGHUP.
+//
 // # Failures are answers
 //
 // A request to a backend that is restarting, failed or stopping, or that

@@ -62,3 +62,43 @@ func Example() {
 	// ref up
 	// {"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"hello through the gateway"}]}}
 }
+
+// Reload puts a new configuration in place: here a second backend joins
+// the first, which goes on untouched; mcprt gateway does this on SIGHUP.
+func ExampleGateway_Reload() {
+	parse := func(file string) *gateway.Config {
+		cfg, err := gateway.ParseConfig([]byte(file), os.LookupEnv)
+		if err != nil {
+			panic(err)
+		}
+		return cfg
+	}
+	g, err := gateway.New(parse(`{"mcpServers": {
+		"one": {"command": "mcprt", "args": ["serve"], "env": {"LOG_LEVEL": "warn"}}
+	}}`), gateway.Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		panic(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := g.Start(ctx); err != nil {
+		panic(err)
+	}
+	defer g.Close()
+
+	changes, err := g.Reload(ctx, parse(`{"mcpServers": {
+		"one": {"command": "mcprt", "args": ["serve"], "env": {"LOG_LEVEL": "warn"}},
+		"two": {"command": "mcprt", "args": ["serve"], "env": {"LOG_LEVEL": "warn"}}
+	}}`))
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("added", changes.Added, "unchanged", changes.Unchanged)
+	for _, s := range g.Backends() {
+		fmt.Println(s.Name, s.State)
+	}
+	// Output:
+	// added [two] unchanged [one]
+	// one up
+	// two up
+}
