@@ -264,10 +264,12 @@ func runGateway(args []string, s streams) int {
 	defer signal.Stop(closing)
 	stopReloads := reloadOn(hup, g, *file, *startTimeout, stderr)
 	closeBackends := func() {
-		stopReloads()
+		// Close first: it ends a reload's wait for the backends it
+		// started, and one that comes after is refused.
 		if cerr := g.Close(); cerr != nil {
 			slog.Warn("mcprt gateway: closing the backends", "err", cerr)
 		}
+		stopReloads()
 	}
 	if hl != nil {
 		// HTTP drains first (serve returns once its sessions ended), then

@@ -43,20 +43,30 @@ var ErrClosed = errors.New("gateway: closed")
 // background). It must be called after Start; calls are serialised with
 // each other and with Close.
 func (g *Gateway) Reload(ctx context.Context, cfg *Config) (Changes, error) {
-	var ch Changes
 	bcs, err := checkBackends(cfg)
 	if err != nil {
-		return ch, err
+		return Changes{}, err
 	}
 	select {
 	case <-g.startDone:
 	default:
-		return ch, errors.New("gateway: Reload before Start has returned")
+		return Changes{}, errors.New("gateway: Reload before Start has returned")
 	}
+	started, ch, err := g.reload(bcs)
+	if err == nil {
+		// Outside reloadMu: Close ends the wait (it settles every backend).
+		waitSettled(ctx, started)
+	}
+	return ch, err
+}
+
+// reload is Reload's change, under reloadMu; it returns the backends it
+// started.
+func (g *Gateway) reload(bcs []Backend) (started []*backend, ch Changes, err error) {
 	g.reloadMu.Lock()
 	defer g.reloadMu.Unlock()
 	if g.closing.Load() || g.root == nil {
-		return ch, ErrClosed
+		return nil, ch, ErrClosed
 	}
 	old := g.all()
 	byName := make(map[string]*backend, len(old))
@@ -64,7 +74,7 @@ func (g *Gateway) Reload(ctx context.Context, cfg *Config) (Changes, error) {
 		byName[b.name] = b
 	}
 	next := make([]*backend, 0, len(bcs))
-	var started, gone []*backend
+	var gone []*backend
 	kept := map[*backend]bool{}
 	for _, bc := range bcs {
 		b := byName[bc.Name]
@@ -124,8 +134,7 @@ func (g *Gateway) Reload(ctx context.Context, cfg *Config) (Changes, error) {
 		g.log.Info("gateway: reload: starting a backend", "backend", b.name)
 		b.start()
 	}
-	waitSettled(ctx, started)
-	return ch, nil
+	return started, ch, nil
 }
 
 func namedIn(bcs []Backend, name string) bool {
