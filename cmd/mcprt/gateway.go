@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -43,8 +44,9 @@ longer in it is stopped (its calls in flight are answered with an error)
 and what it offered is withdrawn, a new one is started, one whose entry
 changed is restarted with the new entry, and the others go on untouched;
 the client gets list_changed. A file with an error is refused, logged,
-and the gateway goes on as it was. (-request-timeout's default is taken
-from the file as it was at start.)
+and the gateway goes on as it was. With -watch 2s it also looks at FILE
+every 2s and does the same when its contents changed. (-request-timeout's
+default is taken from the file as it was at start.)
 
 Each backend runs under a supervisor of its own: when it exits, closes its
 stdout or stops answering pings it is restarted, after a backoff that
@@ -124,6 +126,7 @@ func runGateway(args []string, s streams) int {
 	fs := flags("gateway", gatewayUsage, s)
 	file := fs.String("config", "", "the mcpServers `file` (JSON) naming the backends")
 	check := fs.Bool("check", false, "read the configuration, print the backends it runs, and exit (0, or 2 when it has an error)")
+	watch := fs.Duration("watch", 0, "check FILE this often and reload it when its contents change, as SIGHUP does (0: only on SIGHUP)")
 	startTimeout := fs.Duration("start-timeout", 30*time.Second, "how long to wait for the backends to start before serving; one that is not up by then joins later (the client gets list_changed)")
 	var o runtime.Options
 	fs.IntVar(&o.MaxLineBytes, "max-line", stdio.DefaultMaxLine, "largest input line in `bytes`; a longer one is answered with an error and skipped")
@@ -155,6 +158,7 @@ func runGateway(args []string, s streams) int {
 	case o.DefaultLogLevel != "" && !slices.Contains(handlers.LogLevels, o.DefaultLogLevel):
 		return usageErr("-client-log-level must be one of %v", handlers.LogLevels)
 	}
+	loaded, _ := os.ReadFile(*file) // what -watch compares with
 	cfg, err := gateway.LoadConfig(*file)
 	if cfg != nil {
 		for _, w := range cfg.Warnings {
@@ -262,7 +266,7 @@ func runGateway(args []string, s streams) int {
 	closing := make(chan os.Signal, 1)
 	signal.Notify(closing, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(closing)
-	stopReloads := reloadOn(hup, g, *file, *startTimeout, stderr)
+	stopReloads := reloadOn(hup, *watch, loaded, g, *file, *startTimeout, stderr)
 	closeBackends := func() {
 		// Close first: it ends a reload's wait for the backends it
 		// started, and one that comes after is refused.
@@ -284,17 +288,33 @@ func runGateway(args []string, s streams) int {
 }
 
 // reloadOn reloads the configuration file into g each time hup fires
-// (SIGHUP), until the returned stop is called, which waits for a reload
-// under way. A file with an error is refused, and g goes on as it was.
-func reloadOn(hup <-chan os.Signal, g *gateway.Gateway, file string, startTimeout time.Duration, stderr io.Writer) (stop func()) {
+// (SIGHUP) and, when watch is not 0, when a look every watch finds its
+// contents differ from the last seen (loaded, at first), until the
+// returned stop is called, which waits for a reload under way. A file
+// with an error is refused, and g goes on as it was.
+func reloadOn(hup <-chan os.Signal, watch time.Duration, loaded []byte, g *gateway.Gateway, file string, startTimeout time.Duration, stderr io.Writer) (stop func()) {
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {
+		var tick <-chan time.Time
+		if watch > 0 {
+			t := time.NewTicker(watch)
+			defer t.Stop()
+			tick = t.C
+		}
 		for {
 			select {
 			case <-done:
 				return
 			case <-hup:
+			case <-tick:
+				// An editor that writes in place may be caught halfway:
+				// that file is refused, and the next look sees it whole.
+				data, err := os.ReadFile(file)
+				if err != nil || bytes.Equal(data, loaded) {
+					continue
+				}
+				loaded = data
 			}
 			cfg, err := gateway.LoadConfig(file)
 			if cfg != nil {

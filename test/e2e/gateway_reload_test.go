@@ -33,13 +33,7 @@ func TestGatewayReload(t *testing.T) {
 		c.Signal(syscall.SIGHUP)
 		waitStderr(t, c, reloads, "mcprt gateway: reload")
 		if servers != nil {
-			deadline := time.Now().Add(callTimeout)
-			for c.countNotes("notifications/tools/list_changed") == notes {
-				if time.Now().After(deadline) {
-					t.Fatal("no notifications/tools/list_changed after the reload")
-				}
-				time.Sleep(10 * time.Millisecond)
-			}
+			waitNotes(t, c, "notifications/tools/list_changed", notes+1)
 		}
 	}
 
@@ -78,4 +72,52 @@ func TestGatewayReload(t *testing.T) {
 		t.Fatalf("exit %d (exited: %v)\n%s", code, ok, tail(c.Stderr(), 2000))
 	}
 	f.waitProcs("", "no backend left", func(p []int) bool { return len(p) == 0 })
+}
+
+// TestGatewayWatch: with -watch the gateway reloads its file when its
+// contents change, without a signal; a file that does not parse is
+// refused until it does.
+func TestGatewayWatch(t *testing.T) {
+	t.Parallel()
+	f := newGateway(t)
+	file := f.config(map[string]any{"one": f.serve("one", nil)})
+	c := f.start(file, Options{}, "-watch", "20ms")
+	c.Initialize("2025-11-25")
+	f.waitProcs("one", "backend one", func(p []int) bool { return len(p) == 1 })
+
+	// Half a file, as an editor writing in place may leave it for a moment.
+	if err := os.WriteFile(file, []byte(`{"mcpServers": {"one": `), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	waitStderr(t, c, 1, "reload refused")
+	notes := c.countNotes("notifications/tools/list_changed")
+	f.config(map[string]any{"one": f.serve("one", nil), "two": f.serve("two", nil)})
+	waitStderr(t, c, 1, "mcprt gateway: reloaded")
+	f.waitProcs("two", "backend two", func(p []int) bool { return len(p) == 1 })
+	waitNotes(t, c, "notifications/tools/list_changed", notes+1)
+	if got := toolText(t, c.Call("tools/call", toolsCall("two__echo", map[string]any{"text": "watched"}))); got != "watched" {
+		t.Fatalf("two__echo: %q", got)
+	}
+	// An unchanged file is not reloaded again.
+	time.Sleep(100 * time.Millisecond)
+	if n := strings.Count(c.Stderr(), "mcprt gateway: reloaded"); n != 1 {
+		t.Errorf("%d reloads for one change", n)
+	}
+	c.CloseStdin()
+	if code, ok := c.WaitExit(2 * exitTimeout); !ok || code != 0 {
+		t.Fatalf("exit %d (exited: %v)\n%s", code, ok, tail(c.Stderr(), 2000))
+	}
+	f.waitProcs("", "no backend left", func(p []int) bool { return len(p) == 0 })
+}
+
+// waitNotes waits until the client has had n notifications of method.
+func waitNotes(t *testing.T, c *Client, method string, n int) {
+	t.Helper()
+	deadline := time.Now().Add(callTimeout)
+	for c.countNotes(method) < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d %s, want %d", c.countNotes(method), method, n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
