@@ -278,7 +278,7 @@ func runGateway(args []string, s streams) int {
 	if hl != nil {
 		// HTTP drains first (serve returns once its sessions ended), then
 		// the backends close, as after stdin EOF.
-		status := hl.serve(g.Server())
+		status := hl.serve(g.Server(), gatewayHealth(g))
 		closeBackends()
 		return status
 	}
