@@ -58,6 +58,7 @@ type backend struct {
 	restarts int
 	lastUsed time.Time
 	calls    callList
+	stopWhy  string // what a request that finds it Stopped is told, if not shutdown
 	// follows are the resource URIs the gateway's clients follow through
 	// this backend; upstream those the current incarnation has told it
 	// follows; resub pokes the current incarnation when follows changes.
@@ -364,9 +365,13 @@ func (b *backend) connectionLost(cl *client.Client, reason error) {
 	}
 }
 
-// closing marks the backend stopped: requests waiting for it are answered.
-func (b *backend) closing() {
+// closing marks the backend stopped: requests waiting for it are
+// answered, and told why ("": the gateway is shutting down).
+func (b *backend) closing(why string) {
 	b.mu.Lock()
+	if why != "" {
+		b.stopWhy = why
+	}
 	b.cl = nil
 	b.setState(Stopped)
 	b.mu.Unlock()
@@ -429,8 +434,12 @@ func (b *backend) acquire(ctx context.Context) (*client.Client, error) {
 			b.mu.Unlock()
 			return cl, nil
 		case Stopped:
+			why := "is stopping: the gateway is shutting down"
+			if b.stopWhy != "" {
+				why = b.stopWhy
+			}
 			b.mu.Unlock()
-			return nil, &unavailable{backend: b.name, state: state, why: "is stopping: the gateway is shutting down"}
+			return nil, &unavailable{backend: b.name, state: state, why: why}
 		case Restarting:
 			err := &unavailable{backend: b.name, state: state, why: fmt.Sprintf("is restarting after it went away (%s); try again shortly", errString(b.lastErr)), stderr: b.tailIfUseful(b.lastErr)}
 			b.mu.Unlock()

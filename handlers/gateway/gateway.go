@@ -405,7 +405,7 @@ func (g *Gateway) close() error {
 	defer g.reloadMu.Unlock()
 	g.closing.Store(true)
 	for _, b := range g.all() {
-		b.closing()
+		b.closing("")
 	}
 	if g.root == nil {
 		g.wg.Wait()

@@ -52,21 +52,32 @@ func (g *Gateway) Reload(ctx context.Context, cfg *Config) (Changes, error) {
 	default:
 		return Changes{}, errors.New("gateway: Reload before Start has returned")
 	}
-	started, ch, err := g.reload(bcs)
-	if err == nil {
-		// Outside reloadMu: Close ends the wait (it settles every backend).
-		waitSettled(ctx, started)
+	started, replaced, ch, err := g.reload(bcs)
+	if err != nil {
+		return ch, err
 	}
-	return ch, err
+	// Outside reloadMu: Close ends the wait (it settles every backend).
+	waitSettled(ctx, started)
+	// A restarted backend's names stayed with its stopped predecessor,
+	// whose calls are told it is restarting, until its successor took
+	// them; those it did not take go now.
+	for _, b := range replaced {
+		b.withdraw()
+	}
+	if len(replaced) > 0 {
+		g.afterWithdraw()
+	}
+	return ch, nil
 }
 
-// reload is Reload's change, under reloadMu; it returns the backends it
-// started.
-func (g *Gateway) reload(bcs []Backend) (started []*backend, ch Changes, err error) {
+// reload is Reload's change, under reloadMu. It returns the backends it
+// started, and the stopped ones they replace, which Reload withdraws once
+// their successors have settled.
+func (g *Gateway) reload(bcs []Backend) (started, replaced []*backend, ch Changes, err error) {
 	g.reloadMu.Lock()
 	defer g.reloadMu.Unlock()
 	if g.closing.Load() || g.root == nil {
-		return nil, ch, ErrClosed
+		return nil, nil, ch, ErrClosed
 	}
 	old := g.all()
 	byName := make(map[string]*backend, len(old))
@@ -99,42 +110,49 @@ func (g *Gateway) reload(bcs []Backend) (started []*backend, ch Changes, err err
 			started = append(started, nb)
 		}
 	}
+	var removed []*backend
 	for _, b := range old {
 		if kept[b] {
 			continue
 		}
 		gone = append(gone, b)
-		if !namedIn(bcs, b.name) {
+		why := "was removed from the gateway's configuration"
+		if namedIn(bcs, b.name) {
+			replaced = append(replaced, b)
+			why = "is restarting with a new configuration; try again shortly"
+		} else {
+			removed = append(removed, b)
 			ch.Removed = append(ch.Removed, b.name)
 		}
-	}
-	for _, b := range gone {
 		g.log.Info("gateway: reload: stopping a backend", "backend", b.name)
 		b.removed.Store(true)
-		b.closing()
+		b.closing(why)
 	}
 	g.stopBackends(gone)
-	for _, b := range gone {
+	for _, b := range removed {
 		b.withdraw()
 	}
 	g.backends.Store(&next)
-	if len(gone) > 0 {
-		// Names the gone ones held may now go to another backend that
-		// offers them too.
-		for _, b := range next {
-			if kept[b] {
-				b.reapply()
-			}
-		}
-		g.instrMu.Lock()
-		g.setInstructions()
-		g.instrMu.Unlock()
+	if len(removed) > 0 {
+		g.afterWithdraw()
 	}
 	for _, b := range started {
 		g.log.Info("gateway: reload: starting a backend", "backend", b.name)
 		b.start()
 	}
-	return started, ch, nil
+	return started, replaced, ch, nil
+}
+
+// afterWithdraw lets the backends take the names that withdrawn ones held
+// (when two offer one), and gives the clients the instructions of those
+// left.
+func (g *Gateway) afterWithdraw() {
+	for _, b := range g.all() {
+		b.reapply()
+	}
+	g.instrMu.Lock()
+	g.setInstructions()
+	g.instrMu.Unlock()
 }
 
 func namedIn(bcs []Backend, name string) bool {

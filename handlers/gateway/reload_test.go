@@ -2,8 +2,10 @@ package gateway
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -137,5 +139,56 @@ func TestReloadHandsANameOver(t *testing.T) {
 	}
 	if o := g.owner('t', "echo"); o != "b" {
 		t.Fatalf("after a came back, echo belongs to %q, want b", o)
+	}
+}
+
+// A reload that restarts a backend during a burst of calls to it: every
+// call gets one answer, its result or an error that names the backend,
+// never an unknown tool; the restarted backend then serves.
+func TestReloadDuringBurst(t *testing.T) {
+	g := start(t, serve("one"))
+	ctx, cancel := context.WithTimeout(context.Background(), hang)
+	defer cancel()
+	const n = 200
+	var wg sync.WaitGroup
+	answers := make([]string, n)
+	for i := range n {
+		wg.Go(func() {
+			args := fmt.Sprintf(`{"name":"one__sleep","arguments":{"ms":%d}}`, i)
+			if i%2 == 0 {
+				args = fmt.Sprintf(`{"name":"one__echo","arguments":{"text":"call %d"}}`, i)
+			}
+			time.Sleep(time.Duration(i) * time.Millisecond / 2) // spread over the reload
+			out, err := g.run(nil, req("tools/call", args, nil))
+			if err != nil {
+				out = "error: " + err.Error()
+			}
+			answers[i] = out
+		})
+	}
+	time.Sleep(30 * time.Millisecond)
+	changed := serve("one")
+	changed.Env = append(changed.Env, "MCPRT_RELOAD_TEST=burst")
+	if ch, err := g.Reload(ctx, &Config{Backends: []Backend{changed}}); err != nil || !slices.Equal(ch.Restarted, []string{"one"}) {
+		t.Fatalf("Reload: %+v, %v", ch, err)
+	}
+	wg.Wait()
+	ok, told := 0, 0
+	for i, a := range answers {
+		switch {
+		case strings.Contains(a, `"text":"slept"`) || strings.Contains(a, fmt.Sprintf(`"text":"call %d"`, i)):
+			ok++
+		case strings.Contains(a, `"isError":true`) && strings.Contains(a, `backend \"one\"`) && !strings.Contains(a, "shutting down"):
+			told++
+		default:
+			t.Errorf("call %d: %s", i, a)
+		}
+	}
+	if ok == 0 {
+		t.Errorf("no call answered (%d told why not)", told)
+	}
+	t.Logf("%d answered, %d told the backend was restarting", ok, told)
+	if got := g.must("tools/call", `{"name":"one__echo","arguments":{"text":"after"}}`); !strings.Contains(got, "after") {
+		t.Fatalf("after the restart: %s", got)
 	}
 }
