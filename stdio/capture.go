@@ -15,56 +15,6 @@ import (
 	"unicode/utf8"
 )
 
-// Defaults for CaptureOptions' zero values.
-const (
-	DefaultCaptureIdle     = 50 * time.Millisecond
-	DefaultCaptureChunk    = 16 << 10
-	DefaultCaptureQueue    = 1024
-	DefaultCaptureMaxStall = time.Second
-	DefaultCaptureStopWait = time.Second
-)
-
-// ErrCaptureHeld is returned by Capture.Stop when the pipe behind fd 1 was
-// still open elsewhere (typically a child process that inherited fd 1 and
-// outlived it) after StopWait: what was in the pipe then was delivered, and
-// later writes by that holder fail with EPIPE.
-var ErrCaptureHeld = errors.New("stdio: captured stdout still held open by another process")
-
-// CaptureOptions tune CaptureStdout. The zero value is ready to use.
-type CaptureOptions struct {
-	// Idle is how long a line without its newline waits for more output
-	// before it is delivered as it is (0: DefaultCaptureIdle). A prompt
-	// printed without a newline still shows up.
-	Idle time.Duration
-	// Chunk is the longest delivery: longer lines are cut into pieces of at
-	// most Chunk bytes, on a UTF-8 boundary when there is one nearby
-	// (0: DefaultCaptureChunk; at least utf8.UTFMax).
-	Chunk int
-	// Queue is how many deliveries may wait for the callback
-	// (0: DefaultCaptureQueue).
-	Queue int
-	// MaxStall is how long reading waits for a full queue before it drops
-	// output instead (0: DefaultCaptureMaxStall; negative: never drop, let
-	// writers of fd 1 block until the callback catches up). Dropping lasts
-	// until the queue has room again; each run of drops is reported through
-	// Dropped and counted in Stats.
-	MaxStall time.Duration
-	// StopWait bounds how long Stop waits for other holders of the pipe,
-	// such as children that inherited fd 1, to close it
-	// (0: DefaultCaptureStopWait).
-	StopWait time.Duration
-	// Dropped, if set, is told how many lines and bytes were dropped, on the
-	// delivering goroutine, in order: right before the first delivery after
-	// the gap, or last of all.
-	Dropped func(lines, bytes int64)
-}
-
-// CaptureStats count what a Capture has handled so far.
-type CaptureStats struct {
-	Lines, Bytes               int64 // deliveries and their bytes
-	DroppedLines, DroppedBytes int64 // output dropped while the callback lagged
-}
-
 // Capture is a running capture of fd 1. Build it with CaptureStdout.
 type Capture struct {
 	fd      int
