@@ -51,7 +51,10 @@ default is taken from the file as it was at start.)
 Each backend runs under a supervisor of its own: when it exits, closes its
 stdout or stops answering pings it is restarted, after a backoff that
 doubles; past "maxRestarts" within "restartWindow" it is failed and stays
-down (its tools say so) until a request comes after "cooldown". A request
+down (its tools say so) until a request comes after "cooldown"; one that
+failed before it ever listed its tools is started again after "cooldown",
+as no request can reach it (a remote server down when the gateway
+started, say). A request
 to a backend that is down, restarting or past its "timeout" is answered at
 once: a tool result with isError, or an error, naming the backend and why,
 with its last stderr lines. Backends' stderr is shown on the gateway's,

@@ -58,7 +58,8 @@ type backend struct {
 	restarts int
 	lastUsed time.Time
 	calls    callList
-	stopWhy  string // what a request that finds it Stopped is told, if not shutdown
+	stopWhy  string      // what a request that finds it Stopped is told, if not shutdown
+	retry    *time.Timer // see retryUnseen
 	// follows are the resource URIs the gateway's clients follow through
 	// this backend; upstream those the current incarnation has told it
 	// follows; resub pokes the current incarnation when follows changes.
@@ -201,10 +202,46 @@ func (b *backend) onEvent(ev supervisor.Event) {
 		reason := b.lastErr
 		b.mu.Unlock()
 		b.settle()
+		if b.retryUnseen() {
+			b.g.log.Error("gateway: backend failed before it listed what it offers: it is started again after the cool-down",
+				"backend", b.name, "cooldown", b.cfg.Cooldown, "last", errString(reason))
+			return
+		}
 		b.g.log.Error("gateway: backend failed: it stays down until a request comes after the cool-down",
 			"backend", b.name, "cooldown", b.cfg.Cooldown, "last", errString(reason))
 		b.markUnavailable()
 	}
+}
+
+// retryUnseen starts a failed backend again after its cool-down, if it
+// never listed what it offers, and reports whether it will: no request
+// can reach such a backend to start it again, as one reaches a backend
+// whose tools say it is down (a remote server that was down when the
+// gateway started, a command that needed something not there yet).
+func (b *backend) retryUnseen() bool {
+	b.regMu.Lock()
+	seen := b.reg.last != nil
+	b.regMu.Unlock()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	// Under b.mu, where closing marks it Stopped: once Close has, no
+	// timer is added to the gateway's wg.
+	if seen || b.state != Failed || b.retry != nil || b.removed.Load() {
+		return false
+	}
+	b.g.wg.Add(1)
+	b.retry = time.AfterFunc(b.cfg.Cooldown, func() {
+		defer b.g.wg.Done()
+		b.mu.Lock()
+		b.retry = nil
+		failed := b.state == Failed
+		b.mu.Unlock()
+		if failed && !b.removed.Load() {
+			b.g.log.Info("gateway: starting again a backend that failed before it listed what it offers", "backend", b.name)
+			b.start()
+		}
+	})
+	return true
 }
 
 // supervisorExited runs (on the root's goroutine) when the backend's
@@ -226,6 +263,7 @@ func (b *backend) supervisorExited(reason error) {
 	}
 	b.mu.Unlock()
 	b.settle()
+	b.retryUnseen()
 }
 
 // beginIncarnation makes the calling conn actor the current one, poked on
@@ -372,6 +410,10 @@ func (b *backend) closing(why string) {
 	if why != "" {
 		b.stopWhy = why
 	}
+	if b.retry != nil && b.retry.Stop() {
+		b.g.wg.Done()
+	}
+	b.retry = nil
 	b.cl = nil
 	b.setState(Stopped)
 	b.mu.Unlock()

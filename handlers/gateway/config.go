@@ -65,7 +65,9 @@ type Backend struct {
 	// MaxRestarts restarts are allowed within RestartWindow (defaults
 	// DefaultMaxRestarts, DefaultRestartWindow); past them the backend is
 	// failed and stays down until a call comes after Cooldown (default
-	// DefaultCooldown). MaxRestarts < 0 allows none.
+	// DefaultCooldown); one that failed before it ever listed what it
+	// offers, which no call can reach, is started again after Cooldown.
+	// MaxRestarts < 0 allows none.
 	MaxRestarts   int
 	RestartWindow time.Duration
 	Cooldown      time.Duration

@@ -85,7 +85,9 @@
 // connection is its going away: restarting it is connecting again. Past its intensity it
 // is Failed: it stays down (its tools and prompts say so in their
 // descriptions) and the other backends are untouched; a request after the
-// cool-down starts it again. Its stderr goes to Options.Stderr, each line
+// cool-down starts it again. One that failed before it ever listed what it
+// offers, which no request can reach, is started again once the
+// cool-down has passed. Its stderr goes to Options.Stderr, each line
 // prefixed with "[name] ", throttled, and its last lines are kept for
 // error messages.
 //

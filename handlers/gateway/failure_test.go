@@ -257,3 +257,22 @@ func TestBackendTimeout(t *testing.T) {
 		t.Errorf("a timeout restarted the backend: %+v", s)
 	}
 }
+
+// A backend that fails before it ever listed what it offers (no request
+// can reach it) is started again after its cool-down, and its tools then
+// join the gateway's.
+func TestUnseenBackendIsRetried(t *testing.T) {
+	count := filepath.Join(t.TempDir(), "starts")
+	// The first two starts fail; the third runs the reference server.
+	script := `n=$(cat "$1" 2>/dev/null || echo 0); n=$((n+1)); echo $n >"$1"; [ $n -ge 3 ] || { echo "not yet ($n)" >&2; exit 1; }; exec "$2" serve`
+	late := fast(Backend{Name: "late", Command: "sh", Args: []string{"-c", script, "sh", count, mcprtPath}, Env: []string{"LOG_LEVEL=warn"}})
+	late.MaxRestarts, late.Cooldown = -1, 50*time.Millisecond
+	g := start(t, serve("good"), late)
+	waitFor(t, "late to come up", func() bool { return g.state("late").State == Up })
+	if got := g.must("tools/call", `{"name":"late__echo","arguments":{"text":"at last"}}`); !strings.Contains(got, "at last") {
+		t.Fatalf("late__echo: %s", got)
+	}
+	if !strings.Contains(g.stderr.String(), "failed before it listed what it offers") {
+		t.Errorf("the log does not say why it is started again:\n%s", g.stderr.String())
+	}
+}
