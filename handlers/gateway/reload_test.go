@@ -192,3 +192,26 @@ func TestReloadDuringBurst(t *testing.T) {
 		t.Fatalf("after the restart: %s", got)
 	}
 }
+
+// A resource a client follows is followed again by the backend a reload
+// restarts, and its updates go on reaching the clients.
+func TestReloadKeepsSubscriptions(t *testing.T) {
+	g := start(t, conformance("c", "legacy"))
+	srv := g.Server()
+	ch := updates(t, srv)
+	srv.Subscription(watchedURI, true)
+	waitFor(t, "the backend to follow the resource", func() bool { return g.state("c").Subscriptions == 1 })
+	wantUpdate(t, ch, watchedURI)
+
+	ctx, cancel := context.WithTimeout(context.Background(), hang)
+	defer cancel()
+	changed := conformance("c", "legacy")
+	changed.Env = append(changed.Env, "MCPRT_RELOAD_TEST=subscriptions")
+	if ch, err := g.Reload(ctx, &Config{Backends: []Backend{changed}}); err != nil || !slices.Equal(ch.Restarted, []string{"c"}) {
+		t.Fatalf("Reload: %+v, %v", ch, err)
+	}
+	waitFor(t, "the restarted backend to follow the resource", func() bool { return g.state("c").Subscriptions == 1 })
+	wantUpdate(t, ch, watchedURI) // told it may have changed meanwhile
+	g.must("tools/call", `{"name":"c__test_update_watched_resource","arguments":{}}`)
+	wantUpdate(t, ch, watchedURI)
+}
