@@ -293,8 +293,7 @@ func runGateway(args []string, s streams) int {
 // reloadOn reloads the configuration file into g each time hup fires
 // (SIGHUP) and, when watch is not 0, when a look every watch finds its
 // contents differ from the last seen (loaded, at first), until the
-// returned stop is called, which waits for a reload under way. A file
-// with an error is refused, and g goes on as it was.
+// returned stop is called, which waits for a reload under way.
 func reloadOn(hup <-chan os.Signal, watch time.Duration, loaded []byte, g *gateway.Gateway, file string, startTimeout time.Duration, stderr io.Writer) (stop func()) {
 	done := make(chan struct{})
 	var wg sync.WaitGroup
@@ -306,43 +305,56 @@ func reloadOn(hup <-chan os.Signal, watch time.Duration, loaded []byte, g *gatew
 			tick = t.C
 		}
 		for {
+			watched := false
 			select {
 			case <-done:
 				return
 			case <-hup:
 			case <-tick:
+				watched = true
+			}
+			data, err := os.ReadFile(file)
+			if watched && (err != nil || bytes.Equal(data, loaded)) {
+				continue
+			}
+			loaded = data
+			if err == nil {
+				err = reloadFile(g, file, data, startTimeout, stderr)
+			}
+			if err != nil {
 				// An editor that writes in place may be caught halfway:
 				// that file is refused, and the next look sees it whole.
-				data, err := os.ReadFile(file)
-				if err != nil || bytes.Equal(data, loaded) {
-					continue
-				}
-				loaded = data
-			}
-			cfg, err := gateway.LoadConfig(file)
-			if cfg != nil {
-				for _, w := range cfg.Warnings {
-					fmt.Fprintf(stderr, "mcprt gateway: %s\n", w)
-				}
-			}
-			if err != nil {
 				slog.Error("mcprt gateway: reload refused; the backends stay as they were", "err", err)
-				continue
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
-			ch, err := g.Reload(ctx, cfg)
-			cancel()
-			if err != nil {
-				slog.Error("mcprt gateway: reload refused; the backends stay as they were", "err", err)
-				continue
-			}
-			slog.Info("mcprt gateway: reloaded "+file, "added", ch.Added, "removed", ch.Removed, "restarted", ch.Restarted, "unchanged", len(ch.Unchanged))
 		}
 	})
 	return sync.OnceFunc(func() {
 		close(done)
 		wg.Wait()
 	})
+}
+
+// reloadFile puts data, the configuration file's contents, in place in g
+// (Gateway.Reload), waiting at most startTimeout for the backends it
+// starts. A configuration with an error changes nothing.
+func reloadFile(g *gateway.Gateway, file string, data []byte, startTimeout time.Duration, stderr io.Writer) error {
+	cfg, err := gateway.ParseConfig(data, os.LookupEnv)
+	if cfg != nil {
+		for _, w := range cfg.Warnings {
+			fmt.Fprintf(stderr, "mcprt gateway: %s\n", w)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", file, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+	defer cancel()
+	ch, err := g.Reload(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	slog.Info("mcprt gateway: reloaded "+file, "added", ch.Added, "removed", ch.Removed, "restarted", ch.Restarted, "unchanged", len(ch.Unchanged))
+	return nil
 }
 
 // defaultHandler sends each record to slog's default logger of the
