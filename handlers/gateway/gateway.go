@@ -193,6 +193,10 @@ func checkBackends(cfg *Config) ([]Backend, error) {
 
 // New returns a gateway for cfg. Nothing is started until Start.
 func New(cfg *Config, opts Options) (*Gateway, error) {
+	bcs, err := checkBackends(cfg)
+	if err != nil {
+		return nil, err
+	}
 	if opts.Info.Name == "" {
 		opts.Info = handlers.Implementation{Name: "mcprt-gateway", Version: "0.1.0"}
 	}
@@ -225,10 +229,6 @@ func New(cfg *Config, opts Options) (*Gateway, error) {
 		subVia:    map[string]*backend{},
 		startDone: make(chan struct{}),
 		rootName:  fmt.Sprintf("mcprt-gateway-%d", gateways.Add(1)),
-	}
-	bcs, err := checkBackends(cfg)
-	if err != nil {
-		return nil, err
 	}
 	list := make([]*backend, len(bcs))
 	for i, bc := range bcs {
