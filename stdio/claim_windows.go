@@ -16,6 +16,7 @@ type Claimed struct {
 
 	savedIn, savedOut syscall.Handle
 	savedStdout       *os.File
+	null              *os.File // the standard input handle until Restore
 }
 
 // Claim takes stdin and stdout for the protocol. After it returns, the
@@ -46,8 +47,10 @@ func Claim() (*Claimed, error) {
 	}
 	os.Stdout = os.Stderr
 	if null, err := os.Open(os.DevNull); err == nil {
+		// Kept, not just left open: an unreachable *os.File is closed by
+		// its finalizer, and the process's standard input with it.
+		c.null = null
 		_ = setStdHandle(syscall.STD_INPUT_HANDLE, syscall.Handle(null.Fd()))
-		// null stays open: the handle is the process's standard input now.
 	}
 	return c, nil
 }
@@ -61,6 +64,10 @@ func (c *Claimed) Restore() {
 		_ = setStdHandle(syscall.STD_INPUT_HANDLE, c.savedIn)
 		os.Stdout = c.savedStdout
 		c.savedStdout = nil
+	}
+	if c.null != nil {
+		c.null.Close()
+		c.null = nil
 	}
 	c.In.Close()
 	c.Out.Close()
