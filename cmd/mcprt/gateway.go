@@ -9,9 +9,12 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"runtime/pprof"
 	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -105,7 +108,9 @@ optional:
 
 Durations are strings ("30s", "1m") or numbers of seconds. Other keys are
 ignored with a warning. A file with any error is refused (exit status 2),
-every error naming the server and the key; -check reads it and says so.
+every error naming the server and the key; -check reads it, finds each
+command as the gateway would start it (on PATH, or relative to "cwd"),
+prints what each server runs, and exits 2 if anything is wrong.
 
 Logs go to stderr; LOG_LEVEL (debug, info, warn, error) sets the level and
 LOG_FORMAT=json switches to JSON lines.
@@ -128,7 +133,7 @@ func runGateway(args []string, s streams) int {
 	stderr := s.Stderr
 	fs := flags("gateway", gatewayUsage, s)
 	file := fs.String("config", "", "the mcpServers `file` (JSON) naming the backends")
-	check := fs.Bool("check", false, "read the configuration, print the backends it runs, and exit (0, or 2 when it has an error)")
+	check := fs.Bool("check", false, "read the configuration, find each backend's command, print what each runs, and exit (0, or 2 when anything is wrong)")
 	watch := fs.Duration("watch", 0, "check FILE this often and reload it when its contents change, as SIGHUP does (0: only on SIGHUP)")
 	startTimeout := fs.Duration("start-timeout", 30*time.Second, "how long to wait for the backends to start before serving; one that is not up by then joins later (the client gets list_changed)")
 	var o runtime.Options
@@ -173,14 +178,21 @@ func runGateway(args []string, s streams) int {
 		return runtime.ExitUsage
 	}
 	if *check {
+		status := runtime.ExitOK
 		for _, b := range cfg.Backends {
 			if b.URL != "" {
 				fmt.Fprintf(s.Stdout, "%s: %s (Streamable HTTP)\n", b.Name, b.URL)
 				continue
 			}
-			fmt.Fprintf(s.Stdout, "%s: %s %q\n", b.Name, b.Command, b.Args)
+			path, err := commandPath(b)
+			if err != nil {
+				fmt.Fprintf(stderr, "mcprt gateway: config: backend %q: key \"command\": %v\n", b.Name, err)
+				status = runtime.ExitUsage
+				continue
+			}
+			fmt.Fprintf(s.Stdout, "%s: %s %q\n", b.Name, path, b.Args)
 		}
-		return runtime.ExitOK
+		return status
 	}
 	// Unless given, the limit is the gateway's default, which GOMEMLIMIT
 	// overrides.
@@ -288,6 +300,19 @@ func runGateway(args []string, s streams) int {
 	err = runtime.Serve(context.Background(), g.Server(), o)
 	closeBackends()
 	return runtime.ExitCode(err)
+}
+
+// commandPath is the program a stdio backend's command starts, found as
+// os/exec finds it: on PATH when it is a bare name, else relative to the
+// backend's cwd.
+func commandPath(b gateway.Backend) (string, error) {
+	c := b.Command
+	if strings.ContainsRune(c, '/') || strings.ContainsRune(c, filepath.Separator) {
+		if !filepath.IsAbs(c) && b.Dir != "" {
+			c = filepath.Join(b.Dir, c)
+		}
+	}
+	return exec.LookPath(c)
 }
 
 // reloadOn reloads the configuration file into g each time hup fires

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"os"
+	"os/exec"
 	"slices"
 	"strings"
 	"syscall"
@@ -119,5 +120,33 @@ func waitNotes(t *testing.T, c *Client, method string, n int) {
 			t.Fatalf("%d %s, want %d", c.countNotes(method), method, n)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestGatewayCheck: -check finds each backend's command as the gateway
+// would start it and prints what each runs; a command that cannot be
+// found is an error naming the server (exit 2), and nothing starts.
+func TestGatewayCheck(t *testing.T) {
+	t.Parallel()
+	f := newGateway(t)
+	good := f.config(map[string]any{
+		"one":    f.serve("one", nil),
+		"remote": map[string]any{"type": "http", "url": "http://127.0.0.1:9/mcp"},
+	})
+	out, err := exec.Command(binPath, "gateway", "-config", good, "-check").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "one: "+f.mcprt("one")+` ["serve"]`) || !strings.Contains(string(out), "remote: http://127.0.0.1:9/mcp (Streamable HTTP)") {
+		t.Fatalf("-check of a good file: %v\n%s", err, out)
+	}
+	bad := f.config(map[string]any{
+		"one":     f.serve("one", nil),
+		"missing": map[string]any{"command": "no-such-mcp-server-" + f.marker},
+	})
+	out, err = exec.Command(binPath, "gateway", "-config", bad, "-check").CombinedOutput()
+	var ee *exec.ExitError
+	if !errorsAs(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(out), `backend "missing": key "command"`) {
+		t.Fatalf("-check of a missing command: %v\n%s", err, out)
+	}
+	if p := f.procs(""); len(p) != 0 {
+		t.Errorf("-check started backends: %v", p)
 	}
 }
