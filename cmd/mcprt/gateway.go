@@ -101,6 +101,7 @@ optional:
   lazy           true: started to learn what it offers, then stopped; started
                  again by a request, stopped after idleTimeout without one (10m)
   idleTimeout
+  allowTools     the only tool names, or patterns ("read_*"), to offer
   hideTools      tool names, or patterns ("delete_*"), not to offer
   protocol       how to connect: auto (probe server/discover, fall back to
                  initialize), legacy, modern, or one revision ("2025-06-18")

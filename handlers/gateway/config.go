@@ -87,9 +87,12 @@ type Backend struct {
 	// after IdleTimeout without one (default DefaultIdleTimeout).
 	Lazy        bool
 	IdleTimeout time.Duration
-	// HideTools are tool names, as the backend gives them, or path.Match
-	// patterns ("delete_*"), whose tools the gateway does not offer.
-	HideTools []string
+	// AllowTools, when not nil, are the only tools the gateway offers of
+	// the backend's: names, as the backend gives them, or path.Match
+	// patterns ("read_*"). HideTools are names or patterns whose tools it
+	// does not offer, allowed or not.
+	AllowTools []string
+	HideTools  []string
 	// Protocol is "" or "auto" (probe server/discover, fall back to
 	// initialize), "legacy" or "modern" (one era), or one revision
 	// ("2025-06-18"): how the gateway connects to the backend. Pinning
@@ -196,6 +199,7 @@ func (e *ConfigError) Error() string {
 //	"pingTimeout":   a ping not answered within it restarts the backend
 //	"lazy":          true: started by the first request routed to it, stopped after "idleTimeout" without one
 //	"idleTimeout":
+//	"allowTools":    the only tool names (or path.Match patterns) to offer
 //	"hideTools":     tool names (or path.Match patterns) not to offer
 //	"protocol":      "auto", "legacy", "modern" or a revision such as "2025-06-18"
 //	"disabled":      true: leave the server out
@@ -493,16 +497,23 @@ func parseBackend(name string, raw json.RawMessage, lookupEnv func(string) (stri
 			fail("lazy", "want true or false, got %s", clip(v))
 		}
 	}
-	if v, ok := m["hideTools"]; ok {
-		if err := json.Unmarshal(v, &b.HideTools); err != nil {
-			fail("hideTools", "want an array of tool names or patterns, got %s", clip(v))
+	patterns := func(key string, into *[]string) {
+		v, ok := m[key]
+		if !ok {
+			return
 		}
-		for i, p := range b.HideTools {
+		if err := json.Unmarshal(v, into); err != nil || *into == nil {
+			fail(key, "want an array of tool names or patterns, got %s", clip(v))
+			return
+		}
+		for i, p := range *into {
 			if _, err := path.Match(p, ""); err != nil {
-				fail(fmt.Sprintf("hideTools[%d]", i), "%q is not a valid pattern", p)
+				fail(fmt.Sprintf("%s[%d]", key, i), "%q is not a valid pattern", p)
 			}
 		}
 	}
+	patterns("allowTools", &b.AllowTools)
+	patterns("hideTools", &b.HideTools)
 	if p, ok := str("protocol", false); ok {
 		if _, _, err := protocolOf(p); err != nil {
 			fail("protocol", "%v", err)
@@ -575,7 +586,7 @@ func validHeaderName(s string) bool {
 
 var backendKeys = []string{"command", "args", "env", "cwd", "type", "url", "headers", "disabled",
 	"prefix", "timeout", "maxRestarts", "restartWindow", "cooldown", "backoff", "maxBackoff",
-	"pingInterval", "pingTimeout", "lazy", "idleTimeout", "hideTools", "protocol"}
+	"pingInterval", "pingTimeout", "lazy", "idleTimeout", "allowTools", "hideTools", "protocol"}
 
 // protocolOf reads a Backend's Protocol as the client's era and version.
 func protocolOf(p string) (client.Era, string, error) {
@@ -668,13 +679,20 @@ func validNameChar(c byte) bool {
 	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-' || c == '.'
 }
 
-// hidden reports whether a backend tool name is one HideTools hides.
+// hidden reports whether the gateway leaves a backend tool out: not in
+// AllowTools (when set), or in HideTools.
 func (b *Backend) hidden(tool string) bool {
-	for _, p := range b.HideTools {
-		if p == tool {
+	return b.AllowTools != nil && !matchAny(b.AllowTools, tool) || matchAny(b.HideTools, tool)
+}
+
+// matchAny reports whether name is one of names, or matches one of them
+// as a path.Match pattern.
+func matchAny(names []string, name string) bool {
+	for _, p := range names {
+		if p == name {
 			return true
 		}
-		if ok, _ := path.Match(p, tool); ok {
+		if ok, _ := path.Match(p, name); ok {
 			return true
 		}
 	}

@@ -124,7 +124,7 @@ func TestParseConfigGatewayKeys(t *testing.T) {
 	cfg, err := ParseConfig([]byte(`{"mcpServers": {
 		"a": {"command": "a", "prefix": "x", "timeout": "1.5s", "maxRestarts": 2, "restartWindow": 10,
 		      "cooldown": "1m", "backoff": "10ms", "maxBackoff": "1s", "pingInterval": "5s", "pingTimeout": "2s",
-		      "lazy": true, "idleTimeout": "30s", "hideTools": ["rm", "delete_*"], "protocol": "2025-06-18", "autoApprove": [], "colour": "red"},
+		      "lazy": true, "idleTimeout": "30s", "allowTools": ["read_*", "rm", "write"], "hideTools": ["rm", "delete_*"], "protocol": "2025-06-18", "autoApprove": [], "colour": "red"},
 		"b": {"command": "b", "prefix": "", "maxRestarts": 0, "pingInterval": 0},
 		"off": {"command": "c", "disabled": true}
 	}}`), nil)
@@ -135,12 +135,17 @@ func TestParseConfigGatewayKeys(t *testing.T) {
 	want := Backend{Name: "a", Command: "a", Prefix: "x", Timeout: 1500 * time.Millisecond, MaxRestarts: 2,
 		RestartWindow: 10 * time.Second, Cooldown: time.Minute, Backoff: 10 * time.Millisecond, MaxBackoff: time.Second,
 		PingInterval: 5 * time.Second, PingTimeout: 2 * time.Second, Lazy: true, IdleTimeout: 30 * time.Second,
-		HideTools: []string{"rm", "delete_*"}, Protocol: "2025-06-18"}
+		AllowTools: []string{"read_*", "rm", "write"}, HideTools: []string{"rm", "delete_*"}, Protocol: "2025-06-18"}
 	if !equalBackend(a, want) {
 		t.Errorf("a:\n got %+v\nwant %+v", a, want)
 	}
-	if !a.hidden("rm") || !a.hidden("delete_all") || a.hidden("remove") {
-		t.Error("hideTools does not hide what it says")
+	for tool, hidden := range map[string]bool{"read_file": false, "write": false, "rm": true, "remove": true, "delete_all": true} {
+		if a.hidden(tool) != hidden {
+			t.Errorf("allowTools and hideTools: hidden(%q) = %v", tool, !hidden)
+		}
+	}
+	if b.hidden("remove") {
+		t.Error("without allowTools or hideTools, a tool is hidden")
 	}
 	if !b.NoPrefix || b.Prefix != "" || b.MaxRestarts != -1 || b.PingInterval >= 0 {
 		t.Errorf("b: %+v", b)
@@ -160,6 +165,7 @@ func equalBackend(a, b Backend) bool {
 		a.MaxRestarts == b.MaxRestarts && a.RestartWindow == b.RestartWindow && a.Cooldown == b.Cooldown &&
 		a.Backoff == b.Backoff && a.MaxBackoff == b.MaxBackoff && a.PingInterval == b.PingInterval &&
 		a.PingTimeout == b.PingTimeout && a.Lazy == b.Lazy && a.IdleTimeout == b.IdleTimeout && slices.Equal(a.HideTools, b.HideTools) &&
+		slices.Equal(a.AllowTools, b.AllowTools) && (a.AllowTools == nil) == (b.AllowTools == nil) &&
 		a.Protocol == b.Protocol
 }
 
@@ -236,6 +242,8 @@ func TestParseConfigErrors(t *testing.T) {
 		{"disabled", `{"mcpServers": {"a": {"command": "x", "disabled": 1}}}`, []string{`backend "a": key "disabled": want true or false`}},
 		{"hide type", `{"mcpServers": {"a": {"command": "x", "hideTools": "rm"}}}`, []string{`backend "a": key "hideTools": want an array`}},
 		{"hide pattern", `{"mcpServers": {"a": {"command": "x", "hideTools": ["ok", "[bad"]}}}`, []string{`backend "a": key "hideTools[1]": "[bad" is not a valid pattern`}},
+		{"allow type", `{"mcpServers": {"a": {"command": "x", "allowTools": null}}}`, []string{`backend "a": key "allowTools": want an array`}},
+		{"allow pattern", `{"mcpServers": {"a": {"command": "x", "allowTools": ["[bad"]}}}`, []string{`backend "a": key "allowTools[0]": "[bad" is not a valid pattern`}},
 		{"unset variable", `{"mcpServers": {"a": {"command": "x", "env": {"T": "${TOKEN}"}}}}`, []string{`backend "a": key "env.T": ${TOKEN} is not set`}},
 		{"unset in args", `{"mcpServers": {"a": {"command": "x", "args": ["${NOPE}"]}}}`, []string{`backend "a": key "args[0]": ${NOPE} is not set`}},
 		{"bad variable", `{"mcpServers": {"a": {"command": "${HOME"}}}`, []string{`backend "a": key "command": "${HOME": unterminated ${`}},
