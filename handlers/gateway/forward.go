@@ -553,10 +553,12 @@ func scanTextResult(raw []byte, text func([]byte) bool) (r textScan, ok bool) {
 	if !jsonrpc.Elements(blocks, func(v []byte) bool {
 		var typ, lit []byte
 		if !jsonrpc.Members(v, func(k string, v []byte) bool {
-			switch k {
-			case "type":
+			// A key given twice is read as either by one reader or
+			// another (or refused): such a block is decoded instead.
+			switch {
+			case k == "type" && typ == nil:
 				typ = v
-			case "text":
+			case k == "text" && lit == nil:
 				lit = v
 			default:
 				plain = false

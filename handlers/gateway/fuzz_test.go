@@ -1,0 +1,136 @@
+package gateway
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/mcprt/mcprt/session/jsonrpc"
+)
+
+// FuzzRelayText: what relayText passes on as it came from a backend (any
+// JSON the client's decode let through) is a result of text blocks only,
+// valid UTF-8, with no key twice, that every JSON reader reads as the
+// gateway's own decode of the backend's result reads: the bytes reach the
+// gateway's client unchecked. And textResult, the scan that stands in for
+// that decode, reads the same as the decode.
+func FuzzRelayText(f *testing.F) {
+	for _, s := range []string{
+		`{"content":[{"type":"text","text":"hi"}]}`,
+		`{"content":[{"type":"text","text":"a"},{"text":"b\u00e9\n\"","type":"text"}],"isError":true}`,
+		`{"resultType":"complete","content":[{"type":"text","text":"x"}],"_meta":{"x":1},"isError":true}`,
+		`{"content":[{"type":"text","text":"x","text":"y"}]}`,
+		`{"content":[{"type":"text","type":"image","text":"x"}]}`,
+		`{"content":[],"isError":false,"isError":true}`,
+		` { "content" : [ ] } `,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		if !json.Valid(raw) {
+			return
+		}
+		// The scan that stands in for the decode reads what it reads.
+		if fast, ok := textResult(raw); ok {
+			full, err := toolResult(raw)
+			if err != nil {
+				t.Fatalf("%s: textResult took it, toolResult: %v", raw, err)
+			}
+			if a, b := encode(t, fast), encode(t, full); a != b {
+				t.Fatalf("%s: the scan reads %s, the decode %s", raw, a, b)
+			}
+		}
+		out, ok := relayText(raw)
+		if !ok {
+			return
+		}
+		if !json.Valid(out) || !utf8.Valid(out) {
+			t.Fatalf("%s relayed as %s: not valid UTF-8 JSON", raw, out)
+		}
+		if dup := duplicateKey(out); dup != "" {
+			t.Fatalf("%s relayed as %s: key %q twice, which readers may take either of", raw, out, dup)
+		}
+		keys := map[string]bool{}
+		jsonrpc.Members(out, func(k string, _ []byte) bool { keys[k] = true; return true })
+		for k := range keys {
+			if k != "content" && k != "isError" {
+				t.Fatalf("%s relayed as %s: key %q", raw, out, k)
+			}
+		}
+		relayed, err := toolResult(out)
+		if err != nil {
+			t.Fatalf("%s relayed as %s: %v", raw, out, err)
+		}
+		full, err := toolResult(raw)
+		if err != nil {
+			t.Fatalf("%s: %v", raw, err)
+		}
+		if a, b := encode(t, relayed), encode(t, full); a != b {
+			t.Fatalf("%s relayed as %s, which reads as %s; the result reads as %s", raw, out, a, b)
+		}
+	})
+}
+
+// duplicateKey returns a key that some object in the JSON value v holds
+// more than once, or "".
+func duplicateKey(v []byte) string {
+	dec := json.NewDecoder(bytes.NewReader(v))
+	type frame struct {
+		object bool
+		seen   map[string]bool
+		key    bool // the next string token is a key
+	}
+	var stack []*frame
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return ""
+		}
+		top := func() *frame {
+			if len(stack) == 0 {
+				return nil
+			}
+			return stack[len(stack)-1]
+		}
+		_, delim := tok.(json.Delim)
+		if fr := top(); fr != nil && fr.object && fr.key && !delim {
+			k, _ := tok.(string)
+			if fr.seen[k] {
+				return k
+			}
+			fr.seen[k] = true
+			fr.key = false
+			continue
+		}
+		switch tok {
+		case json.Delim('{'):
+			stack = append(stack, &frame{object: true, seen: map[string]bool{}, key: true})
+			continue
+		case json.Delim('['):
+			stack = append(stack, &frame{})
+			continue
+		case json.Delim('}'), json.Delim(']'):
+			stack = stack[:len(stack)-1]
+		}
+		// A value ended: in an object, a key comes next.
+		if fr := top(); fr != nil && fr.object {
+			fr.key = true
+		}
+	}
+}
+
+// The fuzz target's own checker finds what it says it finds.
+func TestDuplicateKey(t *testing.T) {
+	for v, want := range map[string]string{
+		`{"a":1,"b":{"a":2},"c":[{"x":1},{"x":2}]}`: "",
+		`{"a":1,"a":2}`:             "a",
+		`{"c":[{"x":1,"x":2}]}`:     "x",
+		`{"o":{"k":{"z":1},"k":2}}`: "k",
+		`[{"a":[1,{"b":2}],"b":3}]`: "",
+	} {
+		if got := duplicateKey([]byte(v)); got != want {
+			t.Errorf("duplicateKey(%s) = %q, want %q", v, got, want)
+		}
+	}
+}
