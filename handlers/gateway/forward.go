@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -251,8 +252,8 @@ func toolParams(nameLit []byte, args, meta json.RawMessage) json.RawMessage {
 // own). A trace context (traceparent), or an application's keys, go on
 // as the client sent them. nil when nothing is left.
 func passMeta(params []byte) json.RawMessage {
-	if !bytes.Contains(params, []byte(`"_meta"`)) {
-		return nil
+	if !bytes.Contains(params, []byte(`"_meta"`)) && !bytes.Contains(params, []byte(`\u`)) {
+		return nil // no _meta, not even one spelt with escapes
 	}
 	var meta []byte
 	jsonrpc.Members(params, func(k string, v []byte) bool {
@@ -264,21 +265,30 @@ func passMeta(params []byte) json.RawMessage {
 	if len(meta) == 0 || meta[0] != '{' {
 		return nil
 	}
-	var out []byte
+	type member struct {
+		k string
+		v []byte
+	}
+	var kept []member
 	jsonrpc.Members(meta, func(k string, v []byte) bool {
 		if k == "progressToken" || reservedMetaKey(k) {
 			return true
 		}
-		if out == nil {
-			out = append(make([]byte, 0, len(meta)), '{')
-		} else {
-			out = append(out, ',')
-		}
-		out = append(append(jsonrpc.AppendString(out, k), ':'), v...)
+		// A key given twice is the last one, as JSON readers mostly
+		// take it; the backend gets it once.
+		kept = slices.DeleteFunc(kept, func(m member) bool { return m.k == k })
+		kept = append(kept, member{k, v})
 		return true
 	})
-	if out == nil {
+	if kept == nil {
 		return nil
+	}
+	out := append(make([]byte, 0, len(meta)), '{')
+	for i, m := range kept {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(append(jsonrpc.AppendString(out, m.k), ':'), m.v...)
 	}
 	return append(out, '}')
 }

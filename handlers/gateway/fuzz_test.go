@@ -134,3 +134,80 @@ func TestDuplicateKey(t *testing.T) {
 		}
 	}
 }
+
+// FuzzPassMeta: what passMeta gives the backend of a client's params is
+// nothing, or a JSON object with no key twice, none of progressToken and
+// the reserved prefixes, and every other member of the client's _meta
+// with the value a reader of the client's params reads.
+func FuzzPassMeta(f *testing.F) {
+	for _, s := range []string{
+		`{"name":"t","_meta":{"traceparent":"00-ab","progressToken":1,"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}`,
+		`{"_meta":{"a":1,"a":2,"b":{"c":3}}}`,
+		`{"_meta":{"dev.mcp/x":1,"x.y/z":2}}`,
+		`{"_meta":1}`,
+		`{"_meta":{"a":1},"_meta":{"b":2}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, params []byte) {
+		if !json.Valid(params) {
+			return
+		}
+		out := passMeta(params)
+		// The reference: the last _meta, as JSON readers mostly take a
+		// key given twice (encoding/json would merge two objects).
+		var last []byte
+		jsonrpc.Members(params, func(k string, v []byte) bool {
+			if k == "_meta" {
+				last = v
+			}
+			return true
+		})
+		var p struct{ Meta map[string]json.RawMessage }
+		decoded := last != nil && json.Unmarshal(last, &p.Meta) == nil
+		if out == nil {
+			if decoded {
+				for k := range p.Meta {
+					if k != "progressToken" && !reservedMetaKey(k) {
+						t.Fatalf("%s: nothing passed, but %q is the client's", params, k)
+					}
+				}
+			}
+			return
+		}
+		if !json.Valid(out) || out[0] != '{' {
+			t.Fatalf("%s passes %s: not a JSON object", params, out)
+		}
+		if dup := duplicateKey(out); dup != "" {
+			t.Fatalf("%s passes %s: key %q twice", params, out, dup)
+		}
+		var got map[string]json.RawMessage
+		if err := json.Unmarshal(out, &got); err != nil {
+			t.Fatalf("%s passes %s: %v", params, out, err)
+		}
+		if !decoded {
+			return // the client's _meta is not an object of members encoding/json reads
+		}
+		for k, v := range got {
+			if k == "progressToken" || reservedMetaKey(k) {
+				t.Fatalf("%s passes %s: %q is the client's hop's", params, out, k)
+			}
+			if want, ok := p.Meta[k]; !ok || !bytes.Equal(compact(v), compact(want)) {
+				t.Fatalf("%s passes %s: %q is %s, the client's is %s", params, out, k, v, want)
+			}
+		}
+		for k := range p.Meta {
+			if _, ok := got[k]; !ok && k != "progressToken" && !reservedMetaKey(k) {
+				t.Fatalf("%s passes %s: %q is left out", params, out, k)
+			}
+		}
+	})
+}
+
+func compact(v []byte) []byte {
+	var b bytes.Buffer
+	if json.Compact(&b, v) != nil {
+		return v
+	}
+	return b.Bytes()
+}
