@@ -19,6 +19,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mcprt/mcprt/session/jsonrpc"
 )
@@ -464,6 +465,14 @@ func (c *Client) overLong(prefix []byte) {
 }
 
 func (c *Client) dispatchLine(line []byte) {
+	if !utf8.Valid(line) {
+		// JSON text is UTF-8 (RFC 8259). Bytes that are not, which only
+		// a string can hold in a line that parses, become U+FFFD, as
+		// encoding/json reads them: nothing this client hands on (a
+		// gateway relays results, logs and questions as they came)
+		// carries them further.
+		line = bytes.ToValidUTF8(line, []byte("\uFFFD"))
+	}
 	if jsonrpc.IsBatch(line) {
 		var parts []json.RawMessage
 		if err := json.Unmarshal(line, &parts); err != nil {

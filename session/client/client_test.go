@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mcprt/mcprt/session/client"
 	"github.com/mcprt/mcprt/session/jsonrpc"
@@ -379,6 +380,21 @@ func TestStdoutHygiene(t *testing.T) {
 	}
 	if n := h.count("server wrote a line that is not a JSON-RPC message"); n != 2 {
 		t.Errorf("%d warnings for 2 bad lines", n)
+	}
+	// Bytes that are not UTF-8, inside strings, reach the caller as
+	// U+FFFD, as encoding/json reads them: JSON text is UTF-8, and what a
+	// client passes on (a gateway relays results and logs as they came)
+	// must be.
+	var logs []string
+	stop := c.Subscribe("notifications/message", func(n client.Notification) { logs = append(logs, string(n.Params)) })
+	var raw json.RawMessage
+	err = c.Call(ctx(t), "tools/call", map[string]any{"name": "latin1"}, &raw)
+	stop()
+	if err != nil || !utf8.Valid(raw) || !strings.Contains(string(raw), "na\uFFFDve \uFFFD") {
+		t.Errorf("latin1: %q %v", raw, err)
+	}
+	if len(logs) != 1 || !utf8.Valid([]byte(logs[0])) || !strings.Contains(logs[0], "caf\uFFFD") {
+		t.Errorf("latin1 log: %q", logs)
 	}
 	var batched []string
 	c.Subscribe("notifications/message", func(n client.Notification) { batched = append(batched, string(n.Params)) })

@@ -36,7 +36,10 @@
 // # Failure contract
 //
 // The server's stdout is the protocol; a line on it that is not JSON-RPC is
-// logged and skipped. Its stderr is never an error signal: the first and
+// logged and skipped, and bytes that are not UTF-8 inside its strings
+// become U+FFFD before anything of the line is handed on (results,
+// notifications, the server's requests), as encoding/json reads them. Its
+// stderr is never an error signal: the first and
 // last lines are kept for error messages, and every line is logged through
 // a throttle (or handed to Options.OnStderr unthrottled). When the server
 // exits or closes its stdout, the session ends: every pending request fails

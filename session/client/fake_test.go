@@ -63,7 +63,7 @@ func runFake(mode string) int {
 		mode:    mode,
 		out:     bufio.NewWriter(os.Stdout),
 		modern:  strings.HasPrefix(mode, "modern"),
-		tools:   []string{"echo", "hang", "crash", "progress", "pid", "roots", "sample", "elicit", "change", "log", "ask", "shed", "exit0", "batch", "garbage", "huge"},
+		tools:   []string{"echo", "hang", "crash", "progress", "pid", "roots", "sample", "elicit", "change", "log", "ask", "shed", "exit0", "batch", "garbage", "huge", "latin1"},
 		waiting: map[string]chan json.RawMessage{},
 	}
 	if p := os.Getenv("MCPRT_FAKE_LOG"); p != "" {
@@ -290,6 +290,12 @@ func (f *fake) call(id json.RawMessage, name string, args map[string]any, meta, 
 		f.out.WriteString("Server v1.0 ready!\n{\"half\":\n")
 		f.outMu.Unlock()
 		f.result(id, text("after garbage"))
+	case "latin1": // invalid UTF-8 inside strings: a log message, then the answer
+		f.outMu.Lock()
+		f.out.WriteString("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":\"info\",\"data\":\"caf\xe9\"}}\n")
+		fmt.Fprintf(f.out, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"na\xefve \xff\"}]}}\n", id)
+		f.out.Flush()
+		f.outMu.Unlock()
 	case "log":
 		f.notify("notifications/message", map[string]any{"level": "info", "data": "hello from the server"})
 		f.result(id, text("logged"))
