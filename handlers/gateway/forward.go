@@ -10,7 +10,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/mcprt/mcprt/handlers"
 	"github.com/mcprt/mcprt/session/client"
@@ -526,9 +525,8 @@ type textScan struct {
 // textResult) and gives each text's literal to text, which may refuse it.
 // With text nil it checks that raw can be relayed without decoding
 // (relayText): content and isError, each once, beside nothing but a
-// 2026-07-28 resultType "complete" and _meta, and each literal valid
-// UTF-8, as the client's would be once textResult's strings were encoded
-// again.
+// 2026-07-28 resultType "complete" and _meta. (Its literals are valid
+// UTF-8: the client that read raw saw to it.)
 func scanTextResult(raw []byte, text func([]byte) bool) (r textScan, ok bool) {
 	plain, strict := true, text == nil
 	nContent, nIsError := 0, 0
@@ -578,9 +576,7 @@ func scanTextResult(raw []byte, text func([]byte) bool) (r textScan, ok bool) {
 			plain = false
 			return false
 		}
-		if text == nil {
-			plain = utf8.Valid(lit)
-		} else {
+		if text != nil {
 			plain = text(lit)
 		}
 		return plain

@@ -23,7 +23,8 @@ func TestTextResult(t *testing.T) {
 		{`{"resultType":"input_required","content":[]}`, true, ""},
 		{`{"content":[],"structuredContent":null}`, true, ""},
 		{`{"content":[{"type":"text","text":"x"}],"isError":false,"isError":true}`, true, ""},
-		{"{\"content\":[{\"type\":\"text\",\"text\":\"\xff\"}]}", true, ""},
+		// A backend's 0xff, as the client hands it on (session/client).
+		{"{\"content\":[{\"type\":\"text\",\"text\":\"\uFFFD\"}]}", true, "="},
 		{`{"content":[{"type":"text","text":"x","annotations":{"audience":["user"]}}]}`, false, ""},
 		{`{"content":[{"type":"image","data":"AA==","mimeType":"image/png"}]}`, false, ""},
 		{`{"content":[{"type":"text","text":"x"},{"type":"audio","data":"AA==","mimeType":"audio/wav"}]}`, false, ""},
