@@ -645,7 +645,7 @@ func TestListsAndRefresh(t *testing.T) {
 		}
 		return n
 	}
-	if got := names(tools); len(got) != 16 || got[0] != "echo" || got[15] != "huge" {
+	if got := names(tools); len(got) != 17 || got[0] != "echo" || got[16] != "latin1" {
 		t.Fatalf("tools over two pages: %v", got)
 	}
 	if _, err := c.CallTool(ctx(t), "change", nil); err != nil {
@@ -660,7 +660,7 @@ func TestListsAndRefresh(t *testing.T) {
 		t.Fatal("no refresh after list_changed")
 	}
 	cachedTools, _ := c.CachedTools()
-	if got := names(cachedTools); !slices.Contains(got, "new") || len(got) != 17 {
+	if got := names(cachedTools); !slices.Contains(got, "new") || len(got) != 18 {
 		t.Errorf("cache after refresh: %v", got)
 	}
 }
