@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mcprt/mcprt/handlers"
 	"github.com/mcprt/mcprt/session/client"
@@ -231,7 +232,9 @@ func (b *backend) toolHandler(name string) handlers.ToolHandler {
 
 // toolParams makes a tools/call's params around the client's arguments,
 // which go on as they came (the session checked them), and the _meta
-// passMeta kept, if any: no map, no second encoding.
+// passMeta kept, if any: no map, no second encoding. Bytes of the
+// client's that are not UTF-8 become U+FFFD, as an encoding of them
+// would make them: the backend gets JSON text.
 func toolParams(nameLit []byte, args, meta json.RawMessage) json.RawMessage {
 	params := make([]byte, 0, len(nameLit)+len(args)+len(meta)+32)
 	params = append(append(params, `{"name":`...), nameLit...)
@@ -239,7 +242,11 @@ func toolParams(nameLit []byte, args, meta json.RawMessage) json.RawMessage {
 	if meta != nil {
 		params = append(append(params, `,"_meta":`...), meta...)
 	}
-	return append(params, '}')
+	params = append(params, '}')
+	if !utf8.Valid(params) {
+		params = bytes.ToValidUTF8(params, []byte("\uFFFD"))
+	}
+	return params
 }
 
 // passMeta returns what the backend is to get of the _meta of the

@@ -94,3 +94,21 @@ func encode(t *testing.T, r *handlers.CallToolResult) string {
 	}
 	return string(b)
 }
+
+// TestToolParams: the client's arguments and _meta go on as they came,
+// but for bytes that are not UTF-8, which become U+FFFD.
+func TestToolParams(t *testing.T) {
+	for _, tc := range []struct{ args, meta, want string }{
+		{`{"text":"hi"}`, ``, `{"name":"t","arguments":{"text":"hi"}}`},
+		{`{"text":"hi"}`, `{"traceparent":"00-a"}`, `{"name":"t","arguments":{"text":"hi"},"_meta":{"traceparent":"00-a"}}`},
+		{"{\"text\":\"caf\xe9\"}", "{\"k\":\"\xff\"}", "{\"name\":\"t\",\"arguments\":{\"text\":\"caf\uFFFD\"},\"_meta\":{\"k\":\"\uFFFD\"}}"},
+	} {
+		var meta json.RawMessage
+		if tc.meta != "" {
+			meta = json.RawMessage(tc.meta)
+		}
+		if got := string(toolParams([]byte(`"t"`), json.RawMessage(tc.args), meta)); got != tc.want {
+			t.Errorf("toolParams(%q, %q) = %q, want %q", tc.args, tc.meta, got, tc.want)
+		}
+	}
+}
