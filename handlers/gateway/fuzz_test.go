@@ -212,3 +212,33 @@ func compact(v []byte) []byte {
 	}
 	return b.Bytes()
 }
+
+// FuzzParseConfig: any file is either refused with an error or gives
+// backends that New and Reload take; nothing panics (a reload reads the
+// file while the gateway serves).
+func FuzzParseConfig(f *testing.F) {
+	for _, s := range []string{
+		`{"mcpServers": {"a": {"command": "x", "args": ["serve"], "env": {"K": "v", "N": 1}, "timeout": "1s", "hideTools": ["rm*"]}}}`,
+		`{"servers": {"r": {"type": "http", "url": "http://127.0.0.1:1/mcp", "headers": {"Authorization": "Bearer ${T:-x}"}}}}`,
+		`// comment
+		{"mcpServers": {"a": {"command": "x", "prefix": "", "lazy": true, "allowTools": ["a"],},}}`,
+		`{"mcpServers": {"a": {"command": "${HOME}/x", "cwd": "${NOPE:-/tmp}", "protocol": "2025-06-18", "maxRestarts": -1}}}`,
+		`{"mcpServers": {"a": {"type": "sse", "url": "x"}, "b": {"command": ""}}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	env := map[string]string{"HOME": "/root", "T": "secret"}
+	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	f.Fuzz(func(t *testing.T, data []byte) {
+		cfg, err := ParseConfig(data, lookup)
+		if err != nil {
+			if cfg != nil && len(cfg.Backends) > 0 {
+				t.Fatalf("%q: an error, and backends %+v", data, cfg.Backends)
+			}
+			return
+		}
+		if _, err := checkBackends(cfg); err != nil {
+			t.Fatalf("%q parses, but New would refuse it: %v", data, err)
+		}
+	})
+}
