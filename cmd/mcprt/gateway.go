@@ -167,12 +167,10 @@ func runGateway(args []string, s streams) int {
 	case o.DefaultLogLevel != "" && !slices.Contains(handlers.LogLevels, o.DefaultLogLevel):
 		return usageErr("-client-log-level must be one of %v", handlers.LogLevels)
 	}
-	loaded, _ := os.ReadFile(*file) // what -watch compares with
-	cfg, err := gateway.LoadConfig(*file)
-	if cfg != nil {
-		for _, w := range cfg.Warnings {
-			fmt.Fprintf(stderr, "mcprt gateway: %s\n", w)
-		}
+	loaded, err := os.ReadFile(*file) // and what -watch compares with
+	var cfg *gateway.Config
+	if err == nil {
+		cfg, err = parseConfig(*file, loaded, stderr)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "mcprt gateway: %v\n", err)
@@ -360,10 +358,9 @@ func reloadOn(hup <-chan os.Signal, watch time.Duration, loaded []byte, g *gatew
 	})
 }
 
-// reloadFile puts data, the configuration file's contents, in place in g
-// (Gateway.Reload), waiting at most startTimeout for the backends it
-// starts. A configuration with an error changes nothing.
-func reloadFile(g *gateway.Gateway, file string, data []byte, startTimeout time.Duration, stderr io.Writer) error {
+// parseConfig reads data, the contents of the configuration file, and
+// says on stderr what it ignores.
+func parseConfig(file string, data []byte, stderr io.Writer) (*gateway.Config, error) {
 	cfg, err := gateway.ParseConfig(data, os.LookupEnv)
 	if cfg != nil {
 		for _, w := range cfg.Warnings {
@@ -371,7 +368,18 @@ func reloadFile(g *gateway.Gateway, file string, data []byte, startTimeout time.
 		}
 	}
 	if err != nil {
-		return fmt.Errorf("%s: %w", file, err)
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	return cfg, nil
+}
+
+// reloadFile puts data, the configuration file's contents, in place in g
+// (Gateway.Reload), waiting at most startTimeout for the backends it
+// starts. A configuration with an error changes nothing.
+func reloadFile(g *gateway.Gateway, file string, data []byte, startTimeout time.Duration, stderr io.Writer) error {
+	cfg, err := parseConfig(file, data, stderr)
+	if err != nil {
+		return err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 	defer cancel()

@@ -175,7 +175,7 @@ func (l *httpListener) serve(srv *handlers.Server, health func() (int, any)) int
 	}
 	mux := http.NewServeMux()
 	mux.Handle(hf.path, h)
-	if hf.health != "" && hf.health != hf.path {
+	if hf.health != "" { // a path of its own: listenHTTP checked
 		mux.Handle(hf.health, healthHandler(health))
 	}
 	var fresh freshConns
