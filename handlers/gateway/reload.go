@@ -87,7 +87,9 @@ func (g *Gateway) reload(bcs []Backend) (started, replaced []*backend, ch Change
 	next := make([]*backend, 0, len(bcs))
 	var gone []*backend
 	kept := map[*backend]bool{}
+	named := make(map[string]bool, len(bcs))
 	for _, bc := range bcs {
+		named[bc.Name] = true
 		b := byName[bc.Name]
 		switch {
 		case b != nil && reflect.DeepEqual(b.cfg, bc):
@@ -117,7 +119,7 @@ func (g *Gateway) reload(bcs []Backend) (started, replaced []*backend, ch Change
 		}
 		gone = append(gone, b)
 		why := "was removed from the gateway's configuration"
-		if namedIn(bcs, b.name) {
+		if named[b.name] {
 			replaced = append(replaced, b)
 			why = "is restarting with a new configuration; try again shortly"
 		} else {
@@ -153,15 +155,6 @@ func (g *Gateway) afterWithdraw() {
 	g.instrMu.Lock()
 	g.setInstructions()
 	g.instrMu.Unlock()
-}
-
-func namedIn(bcs []Backend, name string) bool {
-	for _, bc := range bcs {
-		if bc.Name == name {
-			return true
-		}
-	}
-	return false
 }
 
 // stopBackends stops the supervisors of bs, in parallel, and waits for
