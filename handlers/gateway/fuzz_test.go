@@ -76,49 +76,27 @@ func FuzzRelayText(f *testing.F) {
 // duplicateKey returns a key that some object in the JSON value v holds
 // more than once, or "".
 func duplicateKey(v []byte) string {
-	dec := json.NewDecoder(bytes.NewReader(v))
-	type frame struct {
-		object bool
-		seen   map[string]bool
-		key    bool // the next string token is a key
-	}
-	var stack []*frame
-	for {
-		tok, err := dec.Token()
-		if err != nil {
-			return ""
-		}
-		top := func() *frame {
-			if len(stack) == 0 {
-				return nil
+	v = bytes.TrimSpace(v)
+	dup := ""
+	switch {
+	case len(v) > 0 && v[0] == '{':
+		seen := map[string]bool{}
+		jsonrpc.Members(v, func(k string, val []byte) bool {
+			if seen[k] {
+				dup = k
+				return false
 			}
-			return stack[len(stack)-1]
-		}
-		_, delim := tok.(json.Delim)
-		if fr := top(); fr != nil && fr.object && fr.key && !delim {
-			k, _ := tok.(string)
-			if fr.seen[k] {
-				return k
-			}
-			fr.seen[k] = true
-			fr.key = false
-			continue
-		}
-		switch tok {
-		case json.Delim('{'):
-			stack = append(stack, &frame{object: true, seen: map[string]bool{}, key: true})
-			continue
-		case json.Delim('['):
-			stack = append(stack, &frame{})
-			continue
-		case json.Delim('}'), json.Delim(']'):
-			stack = stack[:len(stack)-1]
-		}
-		// A value ended: in an object, a key comes next.
-		if fr := top(); fr != nil && fr.object {
-			fr.key = true
-		}
+			seen[k] = true
+			dup = duplicateKey(val)
+			return dup == ""
+		})
+	case len(v) > 0 && v[0] == '[':
+		jsonrpc.Elements(v, func(val []byte) bool {
+			dup = duplicateKey(val)
+			return dup == ""
+		})
 	}
+	return dup
 }
 
 // The fuzz target's own checker finds what it says it finds.
