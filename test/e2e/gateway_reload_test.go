@@ -34,7 +34,7 @@ func TestGatewayReload(t *testing.T) {
 		c.Signal(syscall.SIGHUP)
 		waitStderr(t, c, reloads, "mcprt gateway: reload")
 		if servers != nil {
-			waitNotes(t, c, "notifications/tools/list_changed", notes+1)
+			c.waitNotes(t, "notifications/tools/list_changed", notes+1)
 		}
 	}
 
@@ -95,7 +95,7 @@ func TestGatewayWatch(t *testing.T) {
 	f.config(map[string]any{"one": f.serve("one", nil), "two": f.serve("two", nil)})
 	waitStderr(t, c, 1, "mcprt gateway: reloaded")
 	f.waitProcs("two", "backend two", func(p []int) bool { return len(p) == 1 })
-	waitNotes(t, c, "notifications/tools/list_changed", notes+1)
+	c.waitNotes(t, "notifications/tools/list_changed", notes+1)
 	if got := toolText(t, c.Call("tools/call", toolsCall("two__echo", map[string]any{"text": "watched"}))); got != "watched" {
 		t.Fatalf("two__echo: %q", got)
 	}
@@ -109,18 +109,6 @@ func TestGatewayWatch(t *testing.T) {
 		t.Fatalf("exit %d (exited: %v)\n%s", code, ok, tail(c.Stderr(), 2000))
 	}
 	f.waitProcs("", "no backend left", func(p []int) bool { return len(p) == 0 })
-}
-
-// waitNotes waits until the client has had n notifications of method.
-func waitNotes(t *testing.T, c *Client, method string, n int) {
-	t.Helper()
-	deadline := time.Now().Add(callTimeout)
-	for c.countNotes(method) < n {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d %s, want %d", c.countNotes(method), method, n)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }
 
 // TestGatewayCheck: -check finds each backend's command as the gateway

@@ -168,10 +168,15 @@ func (f *gwFixture) start(config string, o Options, args ...string) *Client {
 	return c
 }
 
-// notes counts the notifications with method the client has received.
+// countNotes counts the notifications with method the client has received.
 func (c *Client) countNotes(method string) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	return c.notesOf(method)
+}
+
+// notesOf is countNotes with c.mu held.
+func (c *Client) notesOf(method string) int {
 	n := 0
 	for _, m := range c.notes {
 		if m.Method == method {
@@ -179,6 +184,14 @@ func (c *Client) countNotes(method string) int {
 		}
 	}
 	return n
+}
+
+// waitNotes waits until the client has had n notifications of method.
+func (c *Client) waitNotes(t *testing.T, method string, n int) {
+	t.Helper()
+	if !c.waitUntil(callTimeout, func() bool { return c.notesOf(method) >= n }) {
+		t.Fatalf("%d %s, want %d", c.countNotes(method), method, n)
+	}
 }
 
 func toolsCall(name string, args any) map[string]any {
