@@ -12,7 +12,6 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -178,13 +177,14 @@ func (l *httpListener) serve(srv *handlers.Server, health func() (int, any)) int
 	if hf.health != "" { // a path of its own: listenHTTP checked
 		mux.Handle(hf.health, healthHandler(health))
 	}
-	var fresh freshConns
+	var quiet quietConns
+	ln = quiet.listen(ln)
 	hs := &http.Server{
 		Handler:           mux,
 		ReadHeaderTimeout: hf.readHeaderTimeout,
 		IdleTimeout:       hf.idleTimeout,
 		MaxHeaderBytes:    64 << 10,
-		ConnState:         fresh.track,
+		ConnState:         quiet.track,
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
@@ -204,14 +204,14 @@ func (l *httpListener) serve(srv *handlers.Server, health func() (int, any)) int
 	}
 	grace, cancel := context.WithTimeout(context.Background(), hf.shutdownGrace)
 	defer cancel()
+	// Requests that reached the socket but not yet a handler are let in
+	// first: Shutdown would close their connections as idle, leaving
+	// their clients with no response at all.
+	quiet.settle(time.Second)
 	// Stop accepting and let requests in flight finish, while the sessions
 	// drain and answer them.
 	shut := make(chan error, 1)
 	go func() { shut <- hs.Shutdown(grace) }()
-	// Shutdown closes idle connections but waits up to 5 s for one that
-	// was opened and never used (clients' pools open them ahead): such a
-	// connection has nothing in flight to finish.
-	fresh.closeAll()
 	if err := h.Shutdown(grace); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		log.Warn("mcprt: sessions did not all end cleanly", "err", err)
 	}
@@ -224,34 +224,6 @@ func (l *httpListener) serve(srv *handlers.Server, health func() (int, any)) int
 		}
 	}
 	return status
-}
-
-// freshConns tracks the connections that have not sent a request yet.
-type freshConns struct {
-	mu sync.Mutex
-	m  map[net.Conn]struct{}
-}
-
-func (f *freshConns) track(c net.Conn, st http.ConnState) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if st == http.StateNew {
-		if f.m == nil {
-			f.m = map[net.Conn]struct{}{}
-		}
-		f.m[c] = struct{}{}
-		return
-	}
-	delete(f.m, c)
-}
-
-func (f *freshConns) closeAll() {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for c := range f.m {
-		c.Close()
-	}
-	clear(f.m)
 }
 
 func readSecret(path string) (string, error) {

@@ -1,0 +1,9 @@
+//go:build !unix
+
+package main
+
+import "net"
+
+// hasPending cannot peek at a socket here: only what net/http has read
+// shows a request on its way (quietConns' count), as with Shutdown alone.
+func hasPending(net.Conn) bool { return false }
