@@ -12,6 +12,7 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"strconv"
 	"strings"
 	"sync"
@@ -131,7 +132,11 @@ type hrun struct {
 	episodes sync.WaitGroup
 	gets     sync.WaitGroup
 	cancels  sync.WaitGroup // calls to cancel whose cancellation is not yet sent
-	noted    map[string]bool
+	// unwritten: the plan's calls not yet written to a connection. The
+	// ending waits for them: a call still on its way when the server
+	// shuts down is one it never had, not one it failed to answer.
+	unwritten sync.WaitGroup
+	noted     map[string]bool
 }
 
 // runHTTP executes a campaign over Streamable HTTP.
@@ -259,6 +264,10 @@ func (h *hrun) awaitQuick(ctx context.Context) {
 // flight: each call must be answered, each stream end cleanly, and the
 // server exit with status 0.
 func (h *hrun) endProcess() {
+	// Every call is on the wire before the server is told to stop.
+	if !waitFor(&h.unwritten, new(sync.WaitGroup), h.cfg.ExitTimeout) {
+		h.note("calls still unwritten %v after the last was sent", h.cfg.ExitTimeout)
+	}
 	// Connections with nothing in flight are closed first: a server's
 	// graceful shutdown may wait for them (net/http waits 5s for a
 	// connection that has not sent a request, as a transport may leave
@@ -558,6 +567,7 @@ func (h *hrun) send(ctx context.Context, steps []step) (timedOut bool) {
 		body, cancelMsg, _ := bytes.Cut(s.line, []byte("\n"))
 		cancelMsg = bytes.TrimRight(cancelMsg, "\n")
 		h.posts.Add(1)
+		h.unwritten.Add(1)
 		if s.kind == kindCancel {
 			h.cancels.Add(1)
 		}
@@ -591,7 +601,7 @@ func (h *hrun) call(c *hclient, s *step, key string, body, cancelMsg []byte) {
 		h.cancelCall(c, s, key, who, body, cancelMsg)
 		return
 	}
-	rp := h.do(h.callCtx, post{c: c, body: body, what: who})
+	rp := h.do(h.callCtx, post{c: c, body: body, what: who, wrote: h.unwritten.Done})
 	h.settleCall(key, who, s.key, rp)
 }
 
@@ -605,7 +615,7 @@ func (h *hrun) cancelCall(c *hclient, s *step, key, who string, body, cancelMsg 
 	cancelled := sync.OnceFunc(h.cancels.Done)
 	defer cancelled()
 	res := make(chan *reply, 1)
-	go func() { res <- h.do(ctx, post{c: c, body: body, what: who}) }()
+	go func() { res <- h.do(ctx, post{c: c, body: body, what: who, wrote: h.unwritten.Done}) }()
 	var rp *reply
 	t := time.NewTimer(cancelAfter)
 	defer t.Stop()
@@ -1037,6 +1047,8 @@ type post struct {
 	// onMsg sees each event's message as it comes (the GET stream's).
 	onMsg func(*outMsg, []byte)
 	quiet bool // report nothing about the wire: a probe
+	// wrote runs once, when the request has been written or has failed.
+	wrote func()
 }
 
 // reply is what one exchange got back. Every message in it was valid.
@@ -1081,6 +1093,13 @@ func (rp *reply) firstRaw() string {
 // body, or an SSE stream of them. What the messages mean is for the
 // caller.
 func (h *hrun) do(ctx context.Context, p post) *reply {
+	if p.wrote != nil {
+		wrote := sync.OnceFunc(p.wrote)
+		defer wrote()
+		ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+			WroteRequest: func(httptrace.WroteRequestInfo) { wrote() },
+		})
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel() // after a cut, this closes the connection
 	method := cmp.Or(p.method, http.MethodPost)
