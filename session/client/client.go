@@ -324,8 +324,8 @@ func (c *Client) PID() int {
 
 // Close ends the session the way the stdio transport asks: close the
 // server's stdin, wait CloseGrace for it to exit, send SIGTERM (to its
-// process group), wait TermGrace, send SIGKILL; then reap it and stop
-// every client goroutine. Pending requests fail at once with ErrClosed.
+// process group), wait TermGrace, send SIGKILL; then reap it, kill what
+// is left in its process group, and stop every client goroutine. Pending requests fail at once with ErrClosed.
 // It returns nil when the server ended cleanly (status 0, or by the
 // SIGTERM), and otherwise the *ExitError saying how it ended, also when it
 // had exited by itself before. Over HTTP it cancels the requests in flight
@@ -374,6 +374,10 @@ func (c *Client) shutdown() error {
 			<-c.procDone
 		}
 	}
+	// What the server started and left behind in its process group (a
+	// wrapper's child that ignores stdin EOF, a shell's background job)
+	// goes with it: nothing of the server outlives Close.
+	signalGroup(c.cmd, syscall.SIGKILL)
 	// A grandchild may still hold the pipes; ours are closed so the
 	// readers return now.
 	waitAny(drainWait, c.errDone, nil)

@@ -46,9 +46,10 @@
 // at once with an error wrapping an *ExitError (status or signal, and the
 // first and last stderr lines), Done is closed, and later requests
 // fail the same way. Close closes stdin, waits CloseGrace, sends SIGTERM to
-// the process group, waits TermGrace, sends SIGKILL, reaps the process and
-// stops every goroutine the client started; it must be called even after
-// the server went away.
+// the process group, waits TermGrace, sends SIGKILL, reaps the process,
+// kills what is left in its process group (a wrapper's child that ignores
+// stdin EOF) and stops every goroutine the client started; it must be
+// called even after the server went away.
 //
 // # Under a supervisor
 //
