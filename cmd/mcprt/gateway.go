@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	goruntime "runtime"
 	"runtime/pprof"
 	"slices"
 	"strings"
@@ -145,6 +146,7 @@ func runGateway(args []string, s streams) int {
 	fs.DurationVar(&o.DrainTimeout, "drain-timeout", 5e9, "how long in-flight requests may still run after stdin EOF or a signal, before the backends are closed")
 	closeGrace := fs.Duration("close-grace", time.Second, "how long a backend may take to exit after its stdin is closed, before it gets SIGTERM")
 	termGrace := fs.Duration("term-grace", time.Second, "how long a backend may take to exit after SIGTERM, before it gets SIGKILL")
+	useGuard := fs.Bool("guard", true, "run each stdio backend through mcprt guard, so that all it started dies with the gateway, even a killed one (not on Windows)")
 	fs.StringVar(&o.DefaultLogLevel, "client-log-level", "", "lowest level of the gateway's logs sent to a legacy client that has not sent logging/setLevel (\"\": none)")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to `file` (for go tool pprof)")
 	memLimit := fs.String("memory-limit", fmt.Sprintf("%dMiB", gatewayMemoryLimit>>20), "soft limit on the Go runtime's memory: a `size` in bytes, or with a unit (KiB, MiB, GiB), or off; GOMEMLIMIT, when set, overrides the default")
@@ -239,6 +241,7 @@ func runGateway(args []string, s streams) int {
 		Stderr:     stderr,
 		CloseGrace: *closeGrace,
 		TermGrace:  *termGrace,
+		Guard:      guardCommand(*useGuard),
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "mcprt gateway: %v\n", err)
@@ -419,3 +422,16 @@ func (h defaultHandler) WithGroup(string) slog.Handler { return h }
 // alternating, once tool calls no longer took a handler actor; before,
 // when each held a stack, it was 7.2-7.5 µs per call against 10.6-20).
 const gatewayMemoryLimit = 20 << 20
+
+// guardCommand is the gateway's Options.Guard: this very binary's guard
+// verb, where it has one to offer.
+func guardCommand(use bool) []string {
+	if !use || goruntime.GOOS == "windows" {
+		return nil
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return nil
+	}
+	return []string{exe, "guard", "--"}
+}

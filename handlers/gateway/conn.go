@@ -8,7 +8,10 @@ import (
 	"maps"
 	"net/http"
 	"net/url"
+	"os/exec"
+	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -169,8 +172,12 @@ func (c *conn) connect() (*client.Client, error) {
 		}
 		cl, err = client.ConnectURL(ctx, b.cfg.URL, o)
 	} else {
+		cmd := client.Command{Path: b.cfg.Command, Args: b.cfg.Args, Env: b.cfg.Env, Dir: b.cfg.Dir}
 		o.OnStderr, o.SysProcAttr = b.stderrLine, dieWithParent
-		cl, err = client.Connect(ctx, client.Command{Path: b.cfg.Command, Args: b.cfg.Args, Env: b.cfg.Env, Dir: b.cfg.Dir}, o)
+		if gc, ok := guarded(g.opts.Guard, cmd); ok {
+			cmd, o.SysProcAttr = gc, guardDiesWithParent
+		}
+		cl, err = client.Connect(ctx, cmd, o)
 	}
 	if err != nil && context.Cause(ctx) != nil && c.ctx.Err() == nil {
 		err = fmt.Errorf("%w (%w)", context.Cause(ctx), err)
@@ -471,4 +478,23 @@ func redacted(u string) string {
 		return pu.Redacted()
 	}
 	return u
+}
+
+// guarded is cmd run through guard (Options.Guard). The command is looked
+// up on PATH here, as it would be without the guard; one that cannot be
+// found is started without it, to fail with the error it would give.
+func guarded(guard []string, cmd client.Command) (client.Command, bool) {
+	if len(guard) == 0 {
+		return cmd, false
+	}
+	path := cmd.Path
+	if !strings.ContainsRune(path, '/') && !strings.ContainsRune(path, filepath.Separator) {
+		p, err := exec.LookPath(path)
+		if err != nil {
+			return cmd, false
+		}
+		path = p
+	}
+	args := append(append(slices.Clip(guard[1:]), path), cmd.Args...)
+	return client.Command{Path: guard[0], Args: args, Env: cmd.Env, Dir: cmd.Dir}, true
 }

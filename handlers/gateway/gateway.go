@@ -50,6 +50,14 @@ type Options struct {
 	// Engine runs the backends' supervision tree (nil: an engine of the
 	// gateway's own).
 	Engine *actor.Engine
+	// Guard, when set, is a command line that runs a stdio backend (its
+	// command's path and arguments appended) so that the backend's whole
+	// process group dies with the gateway, even when the gateway is
+	// killed and no Close runs: mcprt gateway sets {mcprt, "guard", "--"}
+	// (see mcprt guard). Without it, on Linux, only the backend's own
+	// process is sure to (Pdeathsig): a wrapper's child that ignores
+	// stdin EOF (npx's node, a shell's job) would outlive a killed gateway.
+	Guard []string
 }
 
 // Gateway is one MCP server in front of many backend servers: Server is

@@ -103,7 +103,7 @@ func (f *gwFixture) startGatewayHTTP(config string, args ...string) *httpProc {
 	f.t.Helper()
 	// No backend outlives the test (registered first: it runs last).
 	f.t.Cleanup(func() {
-		for _, pid := range f.procs("") {
+		for _, pid := range append(f.guards(""), f.procs("")...) {
 			syscall.Kill(pid, syscall.SIGKILL)
 		}
 	})

@@ -87,8 +87,14 @@ func (f *gwFixture) config(servers map[string]any) string {
 
 // procs lists the live processes whose command line holds the marker and
 // tag ("" for any tag), or whose environment has MCPRT_GWMARK set to them
-// (for servers started through an interpreter).
-func (f *gwFixture) procs(tag string) []int {
+// (for servers started through an interpreter): the backends, not the
+// mcprt guard each is started through (see guards).
+func (f *gwFixture) procs(tag string) []int { return f.scan(tag, false) }
+
+// guards lists the live mcprt guard processes of the backends procs lists.
+func (f *gwFixture) guards(tag string) []int { return f.scan(tag, true) }
+
+func (f *gwFixture) scan(tag string, guards bool) []int {
 	entries, _ := os.ReadDir("/proc")
 	var pids []int
 	for _, e := range entries {
@@ -99,6 +105,9 @@ func (f *gwFixture) procs(tag string) []int {
 		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
 		environ, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
 		if err != nil || !strings.Contains(string(cmdline), f.marker+"-"+tag) && !strings.Contains(string(environ), "MCPRT_GWMARK="+f.marker+"-"+tag) {
+			continue
+		}
+		if argv := strings.Split(string(cmdline), "\x00"); (len(argv) > 2 && argv[1] == "guard" && argv[2] == "--") != guards {
 			continue
 		}
 		if stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat")); err == nil {
@@ -142,7 +151,7 @@ func (f *gwFixture) start(config string, o Options, args ...string) *Client {
 	// Whatever happens to the test, no backend outlives it (registered
 	// first, so it runs after the client's cleanup has killed the gateway).
 	t.Cleanup(func() {
-		for _, pid := range f.procs("") {
+		for _, pid := range append(f.guards(""), f.procs("")...) {
 			syscall.Kill(pid, syscall.SIGKILL)
 		}
 	})
@@ -480,7 +489,10 @@ func errorsAs(err error, ee **exec.ExitError) bool {
 
 // TestGatewayLeavesNoProcess: after stdin EOF the gateway drains, closes
 // every backend (also one that ignores stdin EOF and SIGTERM) and exits 0;
-// after SIGKILL of the gateway, the kernel kills its backends.
+// after SIGKILL of the gateway, the kernel kills its backends. Either way
+// nothing a backend started is left: not a wrapper's child that ignores
+// stdin EOF, SIGTERM and SIGHUP, and not the mcprt guard each backend was
+// started through.
 func TestGatewayLeavesNoProcess(t *testing.T) {
 	t.Parallel()
 	for _, how := range []string{"eof", "sigkill"} {
@@ -489,14 +501,19 @@ func TestGatewayLeavesNoProcess(t *testing.T) {
 			f := newGateway(t)
 			// Ignores SIGTERM and stdin EOF: only SIGKILL ends it.
 			stubborn := f.script("stubborn", "trap '' TERM\n\"$1\" serve\nwhile :; do sleep 1; done\n")
+			// Leaves a job behind that ignores everything but SIGKILL, and
+			// becomes a server that exits at stdin EOF.
+			wrapper := f.script("wrapper", "(trap '' TERM HUP; while :; do sleep 1; done) &\nexec \"$1\" serve\n")
 			c := f.start(f.config(map[string]any{
 				"alpha":    f.serve("alpha", nil),
 				"beta":     f.serve("beta", nil),
 				"stubborn": map[string]any{"command": stubborn, "args": []string{f.mcprt("stubchild")}, "env": map[string]string{"LOG_LEVEL": "warn"}},
+				"wrapper":  map[string]any{"command": wrapper, "args": []string{f.mcprt("wrapped")}},
 			}), Options{})
 			c.Initialize("2025-11-25")
 			key := c.Request("inflight", "tools/call", toolsCall("alpha__sleep", map[string]any{"ms": 300}))
-			f.waitProcs("", "every backend", func(p []int) bool { return len(p) == 4 })
+			f.waitProcs("", "every backend", func(p []int) bool { return len(p) == 6 })
+			f.waitProcs("wrapper", "the wrapper's job", func(p []int) bool { return len(p) == 1 })
 			switch how {
 			case "eof":
 				c.CloseStdin()
@@ -511,6 +528,12 @@ func TestGatewayLeavesNoProcess(t *testing.T) {
 				c.WaitExit(exitTimeout)
 			}
 			f.waitProcs("", "no backend left", func(p []int) bool { return len(p) == 0 })
+			for deadline := time.Now().Add(exitTimeout); len(f.guards("")) != 0; {
+				if time.Now().After(deadline) {
+					t.Fatalf("guards left: %v", f.guards(""))
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
 		})
 	}
 }
@@ -638,6 +661,12 @@ func TestGatewayChaos(t *testing.T) {
 				t.Fatalf("chaos: %v\n%s", err, out)
 			}
 			f.waitProcs("", "no backend left", func(p []int) bool { return len(p) == 0 })
+			for deadline := time.Now().Add(exitTimeout); len(f.guards("")) != 0; {
+				if time.Now().After(deadline) {
+					t.Fatalf("guards left: %v", f.guards(""))
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
 		})
 	}
 }
