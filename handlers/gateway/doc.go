@@ -112,11 +112,14 @@
 // # No orphans
 //
 // Close closes every backend in parallel (stdin EOF, a grace, SIGTERM to
-// its process group, a grace, SIGKILL, reap). On Linux each backend is
-// started with Pdeathsig SIGKILL, so that it dies with the gateway even
-// when the gateway is killed and no Close runs. A remote backend's
-// session is ended (DELETE, for a legacy one); its server is not ours to
-// stop.
+// its process group, a grace, SIGKILL, reap, SIGKILL to what is left in
+// its group). On Linux each backend is started with Pdeathsig SIGKILL, so
+// that it dies with the gateway even when the gateway is killed and no
+// Close runs; what it started does not, unless it exits at stdin EOF.
+// Options.Guard closes that gap: each backend runs through a guard process
+// (mcprt guard) that kills the backend's whole group when the gateway
+// dies. A remote backend's session is ended (DELETE, for a legacy one);
+// its server is not ours to stop.
 //
 // # Instructions and _meta
 //
