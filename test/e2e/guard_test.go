@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -49,12 +50,7 @@ func TestGuard(t *testing.T) {
 	}
 	job := waitPID(t, left)
 	t.Cleanup(func() { syscall.Kill(job, syscall.SIGKILL) })
-	for deadline := time.Now().Add(exitTimeout); running(job); {
-		if time.Now().After(deadline) {
-			t.Fatalf("the job %d the command left outlived the guard", job)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitExited(t, "the job the command left, after the guard", job)
 
 	// SIGTERM to the guard reaches the command, and the guard ends as the
 	// command did.
@@ -83,9 +79,15 @@ func TestGuard(t *testing.T) {
 	}
 	parent.Process.Kill()
 	parent.Wait()
-	for deadline := time.Now().Add(exitTimeout); running(pids[0]) || running(pids[1]); {
+	waitExited(t, "the job and the guard, after the parent's SIGKILL", pids...)
+}
+
+// waitExited waits until none of pids is running.
+func waitExited(t *testing.T, what string, pids ...int) {
+	t.Helper()
+	for deadline := time.Now().Add(exitTimeout); slices.ContainsFunc(pids, running); {
 		if time.Now().After(deadline) {
-			t.Fatalf("after the parent's SIGKILL: job %d running %v, guard %d running %v", pids[0], running(pids[0]), pids[1], running(pids[1]))
+			t.Fatalf("%s: still running among %v", what, pids)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
