@@ -242,6 +242,8 @@ func runGateway(args []string, s streams) int {
 		CloseGrace: *closeGrace,
 		TermGrace:  *termGrace,
 		Guard:      guardCommand(*useGuard),
+		// Over stdio the gateway has one client; over HTTP, many.
+		SingleClient: hf.addr == "",
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "mcprt gateway: %v\n", err)

@@ -605,11 +605,20 @@ func (b *backend) remove(c *call) {
 	b.mu.Unlock()
 }
 
-// latestCall is the most recent call still in flight, nil if none.
-func (b *backend) latestCall() *call {
+// callAsking is the call a legacy backend's question (elicitation,
+// sampling, roots) or log message is taken to come from, since nothing in
+// it says: the latest call still in flight, when that cannot be another
+// client's. With one client (Options.SingleClient) any call in flight is
+// that client's; with many, only a call alone in flight is sure to be the
+// one that asks, and with several (ambiguous) none is chosen, as any
+// choice could show one client what another's call caused.
+func (b *backend) callAsking() (c *call, ambiguous bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.calls.tail
+	if b.calls.n > 1 && !b.g.opts.SingleClient {
+		return nil, true
+	}
+	return b.calls.tail, false
 }
 
 // callList is the calls in flight to a backend, oldest first, linked

@@ -450,8 +450,8 @@ func (c *conn) idleWatch() {
 }
 
 // logMessage carries a backend's notifications/message to the client, by
-// the latest request in flight to the backend when there is one (and the
-// client asked for that level), else to the gateway's log.
+// the request callAsking finds (when the client asked for that level),
+// else to the gateway's log.
 func (b *backend) logMessage(params json.RawMessage) {
 	var m struct {
 		Level  string          `json:"level"`
@@ -465,7 +465,7 @@ func (b *backend) logMessage(params json.RawMessage) {
 	if m.Logger != "" {
 		logger += "/" + m.Logger
 	}
-	if c := b.latestCall(); c != nil && c.req.Log(m.Level, logger, m.Data) {
+	if c, _ := b.callAsking(); c != nil && c.req.Log(m.Level, logger, m.Data) {
 		return
 	}
 	b.g.log.Log(context.Background(), handlers.SlogLevel(m.Level), "backend log message",

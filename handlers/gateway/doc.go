@@ -32,7 +32,11 @@
 // backend asks about (elicitation, sampling, roots) is asked of the
 // client through the request being served: in the legacy revisions a
 // request to the client, in 2026-07-28 an input_required answer whose
-// retry forwards the call again with the answer at hand.
+// retry forwards the call again with the answer at hand. A legacy backend
+// asks, and logs, beside its requests, naming none: unless the gateway
+// has one client (Options.SingleClient), that goes through a request
+// only when it is the one in flight to the backend, so that no client is
+// asked, or shown, what another's call caused.
 //
 // A tools/call holds no handler actor while its backend works on it when
 // nothing must be waited for first (the backend is up, a stdio one, and no

@@ -698,18 +698,23 @@ func (b *backend) completer(ref client.CompletionRef, arg string) handlers.Compl
 // askHandler answers a backend's request for the client's input
 // (sampling, elicitation) by asking the gateway's client, through the
 // request that the backend is serving: the one whose context the question
-// came in (2026-07-28 backends ask inside a request), or else the latest
-// request in flight to it (legacy backends ask on the side). In
+// came in (2026-07-28 backends ask inside a request), or else the one
+// callAsking finds (legacy backends ask on the side). In
 // 2026-07-28 the client answers by retrying its request (input_required),
 // so the backend's request is abandoned and the retry forwards it again,
 // this time with the answer at hand.
 func (b *backend) askHandler(method string) client.InputHandler {
 	return func(ctx context.Context, params json.RawMessage) (any, error) {
 		c, _ := ctx.Value(callKey{}).(*call)
+		ambiguous := false
 		if c == nil {
-			c = b.latestCall()
+			c, ambiguous = b.callAsking()
 		}
-		if c == nil {
+		switch {
+		case ambiguous:
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError,
+				Message: fmt.Sprintf("%s: the gateway cannot tell which of its clients to ask: several of their requests are in flight to %q, and this one names none", method, b.name)}
+		case c == nil:
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError,
 				Message: fmt.Sprintf("%s: the gateway has no request of its client in flight to ask through", method)}
 		}

@@ -50,6 +50,16 @@ type Options struct {
 	// Engine runs the backends' supervision tree (nil: an engine of the
 	// gateway's own).
 	Engine *actor.Engine
+	// SingleClient says the gateway's Server serves one client (over
+	// stdio, as mcprt gateway does without -http). A legacy backend's
+	// question (elicitation, sampling, roots) or log message says nothing
+	// of the request it comes from: it goes through the latest request in
+	// flight to that backend. With many clients (the default) that is done
+	// only when one request is in flight to it; with several, the question
+	// is refused (an error to the backend naming the reason), roots are
+	// the last known, and the log message goes to Logger, so that no
+	// client is shown what another's call caused.
+	SingleClient bool
 	// Guard, when set, is a command line that runs a stdio backend (its
 	// command's path and arguments appended) so that the backend's whole
 	// process group dies with the gateway, even when the gateway is

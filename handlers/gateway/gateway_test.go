@@ -130,7 +130,7 @@ func TestCancellationEndsTheCall(t *testing.T) {
 		}
 		done <- err
 	}()
-	waitFor(t, "the call to be in flight", func() bool { return g.Gateway.all()[0].latestCall() != nil })
+	waitFor(t, "the call to be in flight", func() bool { return g.Gateway.all()[0].inFlight() > 0 })
 	cancel()
 	// The session drops the answer of a cancelled request; what matters
 	// is that the gateway gave up at once (the backend was sent

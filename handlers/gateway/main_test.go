@@ -276,3 +276,10 @@ func (g *testGateway) state(name string) Status {
 	g.t.Fatalf("no backend %q", name)
 	return Status{}
 }
+
+// inFlight is how many calls are in flight to the backend.
+func (b *backend) inFlight() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.calls.n
+}

@@ -49,7 +49,7 @@ func TestReload(t *testing.T) {
 	waitFor(t, "the call to be in flight", func() bool {
 		for _, b := range g.all() {
 			if b.name == "two" {
-				return b.latestCall() != nil
+				return b.inFlight() > 0
 			}
 		}
 		return false

@@ -38,9 +38,9 @@ const rootsAskTimeout = 10 * time.Second
 func (b *backend) roots(ctx context.Context) ([]client.Root, error) {
 	c, _ := ctx.Value(callKey{}).(*call)
 	if c == nil {
-		c = b.latestCall()
+		c, _ = b.callAsking()
 	}
-	if c == nil {
+	if c == nil { // none in flight, or which client's is not known
 		return b.g.knownRoots(), nil
 	}
 	if !declares(c.req, "roots") {
