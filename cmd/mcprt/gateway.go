@@ -142,7 +142,7 @@ func runGateway(args []string, s streams) int {
 	fs.IntVar(&o.MaxLineBytes, "max-line", stdio.DefaultMaxLine, "largest input line in `bytes`; a longer one is answered with an error and skipped")
 	fs.IntVar(&o.MaxInFlight, "max-in-flight", runtime.DefaultMaxInFlight, "requests in progress at once; past it requests wait (see -max-queued)")
 	fs.IntVar(&o.MaxQueued, "max-queued", runtime.DefaultMaxQueued, "requests waiting for one in progress to finish; past it a request is refused at once with error -32000 (server busy)")
-	fs.DurationVar(&o.RequestTimeout, "request-timeout", 0, "deadline of each request other than a tool call (a tool call's is its backend's timeout); 0: the longest backend timeout, plus a little")
+	fs.DurationVar(&o.RequestTimeout, "request-timeout", 0, "deadline of each request the gateway answers itself (one it forwards has its backend's timeout, plus a little); 0: the longest backend timeout, plus a little")
 	fs.DurationVar(&o.DrainTimeout, "drain-timeout", 5e9, "how long in-flight requests may still run after stdin EOF or a signal, before the backends are closed")
 	closeGrace := fs.Duration("close-grace", time.Second, "how long a backend may take to exit after its stdin is closed, before it gets SIGTERM")
 	termGrace := fs.Duration("term-grace", time.Second, "how long a backend may take to exit after SIGTERM, before it gets SIGKILL")

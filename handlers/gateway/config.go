@@ -57,10 +57,10 @@ type Backend struct {
 	Prefix   string
 	NoPrefix bool
 	// Timeout bounds each request forwarded to the backend, the connect
-	// included (default DefaultTimeout). A tool call's deadline in the
-	// gateway's server is set a little longer, so that the client hears
-	// the backend named; other requests are bounded by the runtime's
-	// RequestTimeout, which should then be longer than every Timeout.
+	// included (default DefaultTimeout). The request's deadline in the
+	// gateway's server is set a little longer (Tool.Timeout for a tool,
+	// Peer.SetTimeout for the others), so that the client hears the
+	// backend named, whatever the runtime's RequestTimeout.
 	Timeout time.Duration
 	// MaxRestarts restarts are allowed within RestartWindow (defaults
 	// DefaultMaxRestarts, DefaultRestartWindow); past them the backend is

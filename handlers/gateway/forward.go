@@ -21,9 +21,9 @@ import (
 // backend's Timeout passed.
 var errTimeout = errors.New("backend timeout")
 
-// toolMargin is how much longer the gateway's own deadline for a tool
-// call is than the backend's Timeout, so that the backend's timeout is
-// what the client hears about (it names the backend).
+// toolMargin is how much longer the gateway's own deadline for a request
+// it forwards is than the backend's Timeout, so that the backend's
+// timeout is what the client hears about (it names the backend).
 const toolMargin = 2 * time.Second
 
 type callKey struct{}
@@ -121,6 +121,12 @@ var noTimeout = client.WithTimeout(-1)
 // handlers.ErrInputRequired (the client must answer a question first), or
 // ctx's error when the client's request ended.
 func (b *backend) forward(parent context.Context, req *handlers.Request, method string, params any, result *json.RawMessage) error {
+	if method != "tools/call" && req.Peer != nil {
+		// The backend's Timeout, not the runtime's RequestTimeout, as for
+		// its tools (whose Tool.Timeout says so): a backend a reload added
+		// may have a longer one than the runtime was started with.
+		req.Peer.SetTimeout(b.cfg.Timeout + toolMargin)
+	}
 	f := &forwarding{wait: startWait{parent: parent, d: b.cfg.Timeout}}
 	defer f.wait.stop()
 	b.g.refreshRoots(&f.wait, req)

@@ -169,9 +169,10 @@ func (g *testGateway) start() {
 // peer is the session's side of a request, as a test sees it: it records
 // notifications and answers Ask with ask.
 type peer struct {
-	mu    sync.Mutex
-	notes []string
-	ask   func(method string, params any) (json.RawMessage, error)
+	mu       sync.Mutex
+	notes    []string
+	timeouts []time.Duration
+	ask      func(method string, params any) (json.RawMessage, error)
 }
 
 func (p *peer) Notify(method string, params any) bool {
@@ -182,7 +183,11 @@ func (p *peer) Notify(method string, params any) bool {
 	return true
 }
 
-func (p *peer) SetTimeout(time.Duration) {}
+func (p *peer) SetTimeout(d time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.timeouts = append(p.timeouts, d)
+}
 
 func (p *peer) Ask(_ context.Context, method string, params any) (json.RawMessage, error) {
 	if p.ask == nil {

@@ -215,3 +215,31 @@ func TestReloadKeepsSubscriptions(t *testing.T) {
 	g.must("tools/call", `{"name":"c__test_update_watched_resource","arguments":{}}`)
 	wantUpdate(t, ch, watchedURI)
 }
+
+// TestForwardedRequestHasItsBackendsTimeout: a prompt, resource or
+// completion request forwarded to a backend has its deadline set from
+// that backend's Timeout, as its tool calls do, and not from the runtime's
+// RequestTimeout (which a backend added by a reload may outlast).
+func TestForwardedRequestHasItsBackendsTimeout(t *testing.T) {
+	one := serve("one")
+	one.Timeout = 7 * time.Minute
+	g := start(t, one)
+	p := &peer{}
+	if _, err := g.run(nil, req("resources/read", `{"uri":"mcprt://reference/readme"}`, p)); err != nil {
+		t.Fatal(err)
+	}
+	two := serve("two")
+	two.Timeout = 9 * time.Minute
+	ctx, cancel := context.WithTimeout(context.Background(), hang)
+	defer cancel()
+	if _, err := g.Reload(ctx, &Config{Backends: []Backend{one, two}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.run(nil, req("prompts/get", `{"name":"two__review","arguments":{"code":"x := 1"}}`, p)); err != nil {
+		t.Fatal(err)
+	}
+	want := []time.Duration{7*time.Minute + toolMargin, 9*time.Minute + toolMargin}
+	if got := p.timeouts; !slices.Equal(got, want) {
+		t.Errorf("deadlines set: %v, want %v", got, want)
+	}
+}
