@@ -86,9 +86,11 @@ session the server forgot) is a backend that went away, and restarting it
 is connecting again, with the same backoff and limits. The deprecated
 HTTP+SSE transport ("type": "sse") is not supported.
 
-"${VAR}" and "${VAR:-default}" in command, args, env, cwd, url and headers
-are taken from the environment. The gateway's own keys, per server, all
-optional:
+"envFile" (as VS Code writes it) names a file of KEY=value lines added to
+the server's environment ("env" wins); a relative path is taken from
+FILE's folder. "${VAR}" and "${VAR:-default}" in command, args, env,
+envFile, cwd, url and headers are taken from the environment. The
+gateway's own keys, per server, all optional:
 
   prefix         namespace of its names ("" for none); default: its name
   timeout        bound on each request forwarded to it, connect included (60s)
@@ -371,6 +373,9 @@ func parseConfig(file string, data []byte, stderr io.Writer) (*gateway.Config, e
 		for _, w := range cfg.Warnings {
 			fmt.Fprintf(stderr, "mcprt gateway: %s\n", w)
 		}
+	}
+	if err == nil {
+		err = cfg.LoadEnvFiles(filepath.Dir(file))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -38,6 +39,9 @@ type Backend struct {
 	Args    []string
 	Env     []string
 	Dir     string
+	// EnvFile ("envFile", as VS Code writes it) names a file of KEY=value
+	// lines that LoadEnvFiles adds to Env, below Env's own entries.
+	EnvFile string
 	// URL, instead of Command, is a remote server's Streamable HTTP
 	// endpoint (http:// or https://), which the gateway connects to
 	// (client.ConnectURL) instead of starting a process; Headers go on
@@ -149,10 +153,101 @@ func LoadConfig(file string) (*Config, error) {
 		return nil, err
 	}
 	cfg, err := ParseConfig(data, os.LookupEnv)
+	if err == nil {
+		err = cfg.LoadEnvFiles(filepath.Dir(file))
+	}
 	if err != nil {
 		return cfg, fmt.Errorf("%s: %w", file, err)
 	}
 	return cfg, nil
+}
+
+// LoadEnvFiles reads each backend's EnvFile (a relative path is taken
+// from dir, the configuration file's folder) and puts its variables in
+// the backend's Env, ahead of the entries Env had: "env" wins over
+// "envFile", as in VS Code. The file holds KEY=value lines; blank lines
+// and lines that start with # are skipped, "export " before a key is
+// allowed, and a value may be quoted ("..." with \n, \t, \" and \\, or
+// '...' as written); an unquoted value ends at " #". A file that cannot
+// be read or has a line of another shape is a *ConfigError for its
+// backend's "envFile"; every one is reported.
+func (c *Config) LoadEnvFiles(dir string) error {
+	var errs []error
+	for i := range c.Backends {
+		b := &c.Backends[i]
+		if b.EnvFile == "" {
+			continue
+		}
+		path := b.EnvFile
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(dir, path)
+		}
+		data, err := os.ReadFile(path)
+		if err == nil {
+			var vars []string
+			if vars, err = parseEnvFile(data); err == nil {
+				b.Env = append(vars, b.Env...)
+				continue
+			}
+			err = fmt.Errorf("%s: %w", path, err)
+		}
+		errs = append(errs, &ConfigError{Backend: b.Name, Key: "envFile", Problem: err.Error()})
+	}
+	return errors.Join(errs...)
+}
+
+// parseEnvFile reads a dotenv file's KEY=value lines (see LoadEnvFiles).
+func parseEnvFile(data []byte) ([]string, error) {
+	var vars []string
+	for n, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimSpace(strings.TrimSuffix(line, "\r"))
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		line = strings.TrimPrefix(line, "export ")
+		k, v, ok := strings.Cut(line, "=")
+		k = strings.TrimSpace(k)
+		if !ok || k == "" || strings.ContainsAny(k, " \t\x00\"'") {
+			return nil, fmt.Errorf("line %d: want KEY=value", n+1)
+		}
+		v = strings.TrimSpace(v)
+		switch {
+		case strings.HasPrefix(v, `"`):
+			end := closingQuote(v)
+			if end < 0 {
+				return nil, fmt.Errorf("line %d: a value opened with \" is not closed on its line", n+1)
+			}
+			v = strings.NewReplacer(`\n`, "\n", `\t`, "\t", `\"`, `"`, `\\`, `\`).Replace(v[1:end])
+		case strings.HasPrefix(v, "'"):
+			end := strings.IndexByte(v[1:], '\'')
+			if end < 0 {
+				return nil, fmt.Errorf("line %d: a value opened with ' is not closed on its line", n+1)
+			}
+			v = v[1 : end+1]
+		default:
+			if i := strings.Index(v, " #"); i >= 0 {
+				v = strings.TrimSpace(v[:i])
+			}
+		}
+		if strings.IndexByte(v, 0) >= 0 {
+			return nil, fmt.Errorf("line %d: a value holds a NUL byte", n+1)
+		}
+		vars = append(vars, k+"="+v)
+	}
+	return vars, nil
+}
+
+// closingQuote is the index of the " that closes the value v opens, or -1.
+func closingQuote(v string) int {
+	for i := 1; i < len(v); i++ {
+		switch v[i] {
+		case '\\':
+			i++
+		case '"':
+			return i
+		}
+	}
+	return -1
 }
 
 // ConfigError is one problem of a configuration file, naming the backend
@@ -460,6 +555,12 @@ func parseBackend(name string, raw json.RawMessage, lookupEnv func(string) (stri
 	if c, ok := str("cwd", false); ok {
 		b.Dir = expand("cwd", c)
 	}
+	if f, ok := str("envFile", false); ok {
+		if f == "" {
+			fail("envFile", "must not be empty")
+		}
+		b.EnvFile = expand("envFile", f)
+	}
 	if p, ok := str("prefix", false); ok {
 		switch {
 		case p == "":
@@ -529,7 +630,7 @@ func parseBackend(name string, raw json.RawMessage, lookupEnv func(string) (stri
 // parseRemote reads a remote server's "url" and "headers", and refuses
 // the keys of a process.
 func parseRemote(b *Backend, m map[string]json.RawMessage, str func(string, bool) (string, bool), expand func(string, string) string, fail func(string, string, ...any)) {
-	for _, k := range []string{"args", "env", "cwd"} {
+	for _, k := range []string{"args", "env", "envFile", "cwd"} {
 		if _, ok := m[k]; ok {
 			fail(k, `a remote server ("url") takes no %q`, k)
 		}
@@ -584,7 +685,7 @@ func validHeaderName(s string) bool {
 	return true
 }
 
-var backendKeys = []string{"command", "args", "env", "cwd", "type", "url", "headers", "disabled",
+var backendKeys = []string{"command", "args", "env", "envFile", "cwd", "type", "url", "headers", "disabled",
 	"prefix", "timeout", "maxRestarts", "restartWindow", "cooldown", "backoff", "maxBackoff",
 	"pingInterval", "pingTimeout", "lazy", "idleTimeout", "allowTools", "hideTools", "protocol"}
 

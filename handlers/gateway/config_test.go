@@ -308,3 +308,50 @@ func TestParseConfigWarnsAlongErrors(t *testing.T) {
 		t.Fatalf("config with the error: %+v", cfg)
 	}
 }
+
+// TestLoadEnvFiles: "envFile" (VS Code's key) adds a dotenv file's
+// variables to the backend's environment, below its "env"; a relative
+// path is the configuration file's folder's; a file that is missing or
+// malformed is an error naming the backend and the key.
+func TestLoadEnvFiles(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(".env", "# comment\n\nexport TOKEN=abc\nPLAIN = two words # a comment\r\nQUOTED=\"a \\\"b\\\"\\n#c\" # after\nSINGLE='x\\n # y'\nEMPTY=\nLEVEL=debug\n")
+	write("bad.env", "OK=1\nnot a variable\n")
+	write("gw.json", `{"mcpServers": {
+		"one": {"command": "x", "envFile": ".env", "env": {"LEVEL": "warn"}},
+		"two": {"command": "x"}
+	}}`)
+	cfg, err := LoadConfig(filepath.Join(dir, "gw.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"TOKEN=abc", "PLAIN=two words", "QUOTED=a \"b\"\n#c", `SINGLE=x\n # y`, "EMPTY=", "LEVEL=debug", "LEVEL=warn"}
+	if got := cfg.Backends[0].Env; !slices.Equal(got, want) {
+		t.Errorf("env:\n got %q\nwant %q", got, want)
+	}
+	if cfg.Backends[1].Env != nil {
+		t.Errorf("a backend without envFile got %q", cfg.Backends[1].Env)
+	}
+
+	for _, tc := range []struct{ file, want string }{
+		{"missing.env", `backend "one": key "envFile": open ` + filepath.Join(dir, "missing.env")},
+		{"bad.env", "bad.env: line 2: want KEY=value"},
+	} {
+		write("gw.json", `{"mcpServers": {"one": {"command": "x", "envFile": "`+tc.file+`"}}}`)
+		_, err := LoadConfig(filepath.Join(dir, "gw.json"))
+		var ce *ConfigError
+		if !errors.As(err, &ce) || ce.Key != "envFile" || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want a ConfigError on envFile saying %q", tc.file, err, tc.want)
+		}
+	}
+	for _, bad := range []string{`A="open`, `A='open`, "=1", "A B=1"} {
+		if _, err := parseEnvFile([]byte(bad)); err == nil {
+			t.Errorf("parseEnvFile(%q): no error", bad)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package e2e
 import (
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -136,5 +137,38 @@ func TestGatewayCheck(t *testing.T) {
 	}
 	if p := f.procs(""); len(p) != 0 {
 		t.Errorf("-check started backends: %v", p)
+	}
+}
+
+// TestGatewayEnvFile: a backend's "envFile", relative to the configuration
+// file, reaches its environment, below its "env"; a missing one is refused
+// before anything starts (exit 2, naming the backend and the key).
+func TestGatewayEnvFile(t *testing.T) {
+	t.Parallel()
+	f := newGateway(t)
+	if err := os.WriteFile(filepath.Join(f.dir, "one.env"), []byte("TOKEN=from-file\nLEVEL=file\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	says := f.script("says", "echo \"token=$TOKEN level=$LEVEL\" >&2\nexec \"$1\" serve\n")
+	c := f.start(f.config(map[string]any{
+		"one": map[string]any{"command": says, "args": []string{f.mcprt("one")}, "envFile": "one.env", "env": map[string]string{"LEVEL": "env"}},
+	}), Options{})
+	c.Initialize("2025-11-25")
+	for deadline := time.Now().Add(exitTimeout); !strings.Contains(c.Stderr(), "[one] token=from-file level=env"); {
+		if time.Now().After(deadline) {
+			t.Fatalf("the backend's environment is not as the files say:\n%s", tail(c.Stderr(), 2000))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	c.CloseStdin()
+	if code, ok := c.WaitExit(exitTimeout); !ok || code != 0 {
+		t.Fatalf("exit %d (exited: %v)", code, ok)
+	}
+
+	missing := f.config(map[string]any{"one": map[string]any{"command": says, "envFile": "nowhere.env"}})
+	out, err := exec.Command(binPath, "gateway", "-config", missing).CombinedOutput()
+	var ee *exec.ExitError
+	if !errorsAs(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(out), `backend "one": key "envFile"`) {
+		t.Fatalf("a missing envFile: %v\n%s", err, out)
 	}
 }
