@@ -305,7 +305,9 @@ func (e *ConfigError) Error() string {
 // Other keys are ignored, each with a warning in Config.Warnings. Every problem
 // is a *ConfigError naming the backend and the key; all of them are
 // reported, joined; the Config returned with them holds only the
-// Warnings (a misspelt key is often why one is missing).
+// Warnings (a misspelt key is often why one is missing). ParseConfig
+// reads no file: "envFile" is kept in Backend.EnvFile for
+// Config.LoadEnvFiles (LoadConfig calls it).
 func ParseConfig(data []byte, lookupEnv func(string) (string, bool)) (*Config, error) {
 	data = stripJSONC(data)
 	var top map[string]json.RawMessage
