@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -708,6 +709,22 @@ func (c *Client) AllowRepeat(key string) {
 
 // Stderr returns what the server wrote to stderr so far.
 func (c *Client) Stderr() string { return c.stderr.String() }
+
+// WaitStderr waits until the server's stderr holds every one of want, and
+// reports whether it did within timeout.
+func (c *Client) WaitStderr(timeout time.Duration, want ...string) bool {
+	deadline := time.Now().Add(timeout)
+	for {
+		s := c.Stderr()
+		if !slices.ContainsFunc(want, func(w string) bool { return !strings.Contains(s, w) }) {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
 
 // ---- helpers on results ----
 

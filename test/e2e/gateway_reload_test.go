@@ -154,11 +154,8 @@ func TestGatewayEnvFile(t *testing.T) {
 		"one": map[string]any{"command": says, "args": []string{f.mcprt("one")}, "envFile": "one.env", "env": map[string]string{"LEVEL": "env"}},
 	}), Options{})
 	c.Initialize("2025-11-25")
-	for deadline := time.Now().Add(exitTimeout); !strings.Contains(c.Stderr(), "[one] token=from-file level=env"); {
-		if time.Now().After(deadline) {
-			t.Fatalf("the backend's environment is not as the files say:\n%s", tail(c.Stderr(), 2000))
-		}
-		time.Sleep(10 * time.Millisecond)
+	if !c.WaitStderr(exitTimeout, "[one] token=from-file level=env") {
+		t.Fatalf("the backend's environment is not as the files say:\n%s", tail(c.Stderr(), 2000))
 	}
 	c.CloseStdin()
 	if code, ok := c.WaitExit(exitTimeout); !ok || code != 0 {

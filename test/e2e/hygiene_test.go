@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestStdoutHygiene: a tool that prints with fmt.Println must not corrupt
@@ -31,13 +30,9 @@ func TestStdoutHygiene(t *testing.T) {
 	if got := toolText(t, c.Call("tools/call", echoParams("after print"))); got != "after print" {
 		t.Errorf("echo: got %q", got)
 	}
-	deadline := time.Now().Add(callTimeout)
 	// The text handler quotes the record's message, so look for the id.
-	for !strings.Contains(c.Stderr(), marker) || !strings.Contains(c.Stderr(), `forged`) {
-		if time.Now().After(deadline) {
-			t.Fatalf("printed text never reached stderr; stderr:\n%s", tail(c.Stderr(), 2000))
-		}
-		time.Sleep(10 * time.Millisecond)
+	if !c.WaitStderr(callTimeout, marker, `forged`) {
+		t.Fatalf("printed text never reached stderr; stderr:\n%s", tail(c.Stderr(), 2000))
 	}
 	c.CloseStdin()
 	if code, ok := c.WaitExit(exitTimeout); !ok || code != 0 {
