@@ -293,6 +293,13 @@ func TestListenModern(t *testing.T) {
 		t.Fatalf("the listen id is in use: got %s", got)
 	}
 	c.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"L"}}`)
+	// A request after the cancellation is answered after the session has
+	// read it: only then is the stream surely closed (a tool added before
+	// could reach the session first, and the open stream rightly tell).
+	c.send(`{"jsonrpc":"2.0","id":"sync","method":"server/discover","params":{` + modernMeta + `}}`)
+	if got := c.recv(); !strings.HasPrefix(got, `{"jsonrpc":"2.0","id":"sync","result":`) {
+		t.Fatalf("server/discover after the cancellation: got %s", got)
+	}
 	srv.AddTool(handlers.Tool{Name: "after"}, noopTool)
 	c.send(`{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{` + modernMeta + `}}`)
 	if got := c.recv(); !strings.HasPrefix(got, `{"jsonrpc":"2.0","id":2,"result":`) {
