@@ -148,6 +148,7 @@ func runGateway(args []string, s streams) int {
 	fs.DurationVar(&o.DrainTimeout, "drain-timeout", 5e9, "how long in-flight requests may still run after stdin EOF or a signal, before the backends are closed")
 	closeGrace := fs.Duration("close-grace", time.Second, "how long a backend may take to exit after its stdin is closed, before it gets SIGTERM")
 	termGrace := fs.Duration("term-grace", time.Second, "how long a backend may take to exit after SIGTERM, before it gets SIGKILL")
+	logCalls := fs.Bool("log-calls", false, "log each tool call forwarded (backend, tool, time taken, outcome) to stderr, whatever LOG_LEVEL says")
 	useGuard := fs.Bool("guard", true, "run each stdio backend through mcprt guard, so that all it started dies with the gateway, even a killed one (not on Windows)")
 	fs.StringVar(&o.DefaultLogLevel, "client-log-level", "", "lowest level of the gateway's logs sent to a legacy client that has not sent logging/setLevel (\"\": none)")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to `file` (for go tool pprof)")
@@ -244,6 +245,7 @@ func runGateway(args []string, s streams) int {
 		CloseGrace: *closeGrace,
 		TermGrace:  *termGrace,
 		Guard:      guardCommand(*useGuard),
+		OnCall:     callLogger(*logCalls, stderr),
 		// Over stdio the gateway has one client; over HTTP, many.
 		SingleClient: hf.addr == "",
 	})
@@ -429,6 +431,28 @@ func (h defaultHandler) WithGroup(string) slog.Handler { return h }
 // alternating, once tool calls no longer took a handler actor; before,
 // when each held a stack, it was 7.2-7.5 µs per call against 10.6-20).
 const gatewayMemoryLimit = 20 << 20
+
+// callLogger is the gateway's Options.OnCall for -log-calls: one line per
+// call on stderr, in LOG_FORMAT, whatever LOG_LEVEL says, and only there
+// (the default logger also tells the client).
+func callLogger(on bool, stderr io.Writer) func(gateway.CallRecord) {
+	if !on {
+		return nil
+	}
+	lo, _ := runtime.LogOptionsFromEnv() // a bad value is said at start
+	lo.Level = slog.LevelInfo
+	log := slog.New(runtime.NewLogHandler(stderr, lo))
+	return func(r gateway.CallRecord) {
+		outcome := "ok"
+		switch {
+		case r.Err != nil:
+			outcome = "error: " + r.Err.Error()
+		case r.IsError:
+			outcome = "isError"
+		}
+		log.Info("gateway: call", "backend", r.Backend, "tool", r.Tool, "took", r.Took.Round(time.Microsecond), "outcome", outcome)
+	}
+}
 
 // guardCommand is the gateway's Options.Guard: this very binary's guard
 // verb, where it has one to offer.

@@ -227,13 +227,28 @@ func (b *backend) rpcError(err error) error {
 
 func (b *backend) toolHandler(name string) handlers.ToolHandler {
 	nameLit := jsonrpc.AppendString(nil, name)
-	return func(ctx context.Context, req *handlers.Request, args json.RawMessage) (*handlers.CallToolResult, error) {
+	call := func(ctx context.Context, req *handlers.Request, args json.RawMessage) (*handlers.CallToolResult, error) {
 		var raw json.RawMessage
 		if err := b.forward(ctx, req, "tools/call", toolParams(nameLit, args, passMeta(req.Params)), &raw); err != nil {
 			return toolError(err)
 		}
 		return b.toolAnswer(raw)
 	}
+	return func(ctx context.Context, req *handlers.Request, args json.RawMessage) (*handlers.CallToolResult, error) {
+		on := b.g.opts.OnCall
+		if on == nil {
+			return call(ctx, req, args)
+		}
+		at := time.Now()
+		res, err := call(ctx, req, args)
+		on(callRecord(b.name, name, at, res, err))
+		return res, err
+	}
+}
+
+// callRecord is what Options.OnCall is told of a call started at at.
+func callRecord(backend, tool string, at time.Time, res *handlers.CallToolResult, err error) CallRecord {
+	return CallRecord{Backend: backend, Tool: tool, Took: time.Since(at), IsError: err == nil && res != nil && res.IsError, Err: err}
 }
 
 // toolParams makes a tools/call's params around the client's arguments,
@@ -345,7 +360,10 @@ func (b *backend) toolStarter(name string) handlers.ToolStarter {
 		if b.cfg.URL != "" || b.g.rootsDue(req) {
 			return false
 		}
-		f := &started{b: b, reply: reply}
+		f := &started{b: b, reply: reply, tool: name}
+		if b.g.opts.OnCall != nil {
+			f.at = time.Now()
+		}
 		abandon := f.abandon // one func value for both uses
 		f.c.req, f.c.ctx, f.c.cancel = req, ctx, abandon
 		cl := b.takeUp(&f.c)
@@ -410,6 +428,17 @@ type started struct {
 	// res is the relayed result: part of this allocation rather than one
 	// more per call.
 	res handlers.CallToolResult
+	// tool and at (set only for Options.OnCall) make its CallRecord.
+	tool string
+	at   time.Time
+}
+
+// done answers the call, and tells Options.OnCall.
+func (f *started) done(res *handlers.CallToolResult, err error) {
+	if on := f.b.g.opts.OnCall; on != nil {
+		on(callRecord(f.b.name, f.tool, f.at, res, err))
+	}
+	f.reply.Done(res, err)
 }
 
 // abandon takes the backend's side of the call back: the client's request
@@ -433,22 +462,23 @@ func (f *started) Answer(raw json.RawMessage, err error) {
 	b.remove(&f.c)
 	needInput := f.c.needInput.Load()
 	if err == nil && !needInput {
-		if relayed, ok := relayText(raw); ok {
+		if relayed, isError, ok := relayText(raw); ok {
 			// As it came: text blocks read the same in every revision.
 			f.res = *handlers.EncodedResult(relayed)
-			f.reply.Done(&f.res, nil)
+			f.res.IsError = isError // for OnCall; the encoded bytes say it too
+			f.done(&f.res, nil)
 			return
 		}
 	}
 	switch {
 	case err == nil && !needInput:
-		f.reply.Done(b.toolAnswer(raw))
+		f.done(b.toolAnswer(raw))
 	case needInput:
-		f.reply.Done(nil, handlers.ErrInputRequired)
+		f.done(nil, handlers.ErrInputRequired)
 	case errors.Is(err, client.ErrInputRequired):
-		f.reply.Fallback()
+		f.reply.Fallback() // toolHandler answers, and tells OnCall
 	default:
-		f.reply.Done(toolError(b.forwardError("tools/call", err, f.c.ctx, nil, f.cl, &f.c)))
+		f.done(toolError(b.forwardError("tools/call", err, f.c.ctx, nil, f.cl, &f.c)))
 	}
 }
 
@@ -602,22 +632,22 @@ func scanTextResult(raw []byte, text func([]byte) bool) (r textScan, ok bool) {
 // relayText returns a text-only result as the client may get it without
 // its texts being decoded and encoded again: raw itself, or, when raw also
 // holds a 2026-07-28 backend's resultType and _meta (which are the
-// backend's, not the gateway's), its content and isError copied out. ok
-// is false for any other result.
-func relayText(raw []byte) (json.RawMessage, bool) {
+// backend's, not the gateway's), its content and isError copied out; and
+// whether it is an isError result. ok is false for any other result.
+func relayText(raw []byte) (relayed json.RawMessage, isError, ok bool) {
 	r, ok := scanTextResult(raw, nil)
 	switch {
 	case !ok:
-		return nil, false
+		return nil, false, false
 	case !r.theirs:
-		return raw, true
+		return raw, r.isError, true
 	}
 	out := make([]byte, 0, len(r.blocks)+32)
 	out = append(append(out, `{"content":`...), r.blocks...)
 	if r.isError {
 		out = append(out, `,"isError":true`...)
 	}
-	return append(out, '}'), true
+	return append(out, '}'), r.isError, true
 }
 
 // content reads one content block; one of a type handlers does not know

@@ -43,7 +43,10 @@ func TestTextResult(t *testing.T) {
 		if ok != tc.fast {
 			t.Errorf("%s: textResult ok=%v", tc.raw, ok)
 		}
-		relayed, rok := relayText([]byte(tc.raw))
+		relayed, isError, rok := relayText([]byte(tc.raw))
+		if full, err := toolResult([]byte(tc.raw)); rok && err == nil && isError != full.IsError {
+			t.Errorf("%s: relayText says isError %v, the decode %v", tc.raw, isError, full.IsError)
+		}
 		switch want := tc.relay; {
 		case want == "" && rok, want != "" && !rok,
 			want == "=" && string(relayed) != tc.raw,

@@ -42,9 +42,12 @@ func FuzzRelayText(f *testing.F) {
 				t.Fatalf("%s: the scan reads %s, the decode %s", raw, a, b)
 			}
 		}
-		out, ok := relayText(raw)
+		out, isError, ok := relayText(raw)
 		if !ok {
 			return
+		}
+		if full, err := toolResult(raw); err == nil && isError != full.IsError {
+			t.Fatalf("%s: relayText says isError %v, the decode %v", raw, isError, full.IsError)
 		}
 		if !json.Valid(out) || !utf8.Valid(out) {
 			t.Fatalf("%s relayed as %s: not valid UTF-8 JSON", raw, out)

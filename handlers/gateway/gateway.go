@@ -60,6 +60,11 @@ type Options struct {
 	// the last known, and the log message goes to Logger, so that no
 	// client is shown what another's call caused.
 	SingleClient bool
+	// OnCall, when set, is told of each tool call the gateway forwarded,
+	// once it is answered (or given up: the client cancelled it), on the
+	// goroutine that answers it: it must be quick. mcprt gateway's
+	// -log-calls logs them; an embedder may count them.
+	OnCall func(CallRecord)
 	// Guard, when set, is a command line that runs a stdio backend (its
 	// command's path and arguments appended) so that the backend's whole
 	// process group dies with the gateway, even when the gateway is
@@ -68,6 +73,20 @@ type Options struct {
 	// process is sure to (Pdeathsig): a wrapper's child that ignores
 	// stdin EOF (npx's node, a shell's job) would outlive a killed gateway.
 	Guard []string
+}
+
+// CallRecord is one tool call the gateway forwarded (Options.OnCall).
+type CallRecord struct {
+	Backend string        // the backend's name in the configuration
+	Tool    string        // the tool's name at the backend
+	Took    time.Duration // from the call's start at the gateway to its answer
+	// IsError is a result with isError, the backend's or the gateway's
+	// own (a backend down, restarting, past its timeout); Err is an
+	// error answer instead of a result (handlers.ErrInputRequired for a
+	// 2026-07-28 client's question, the context's error for a call its
+	// client ended).
+	IsError bool
+	Err     error
 }
 
 // Gateway is one MCP server in front of many backend servers: Server is

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -167,5 +168,35 @@ func TestGatewayEnvFile(t *testing.T) {
 	var ee *exec.ExitError
 	if !errorsAs(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(out), `backend "one": key "envFile"`) {
 		t.Fatalf("a missing envFile: %v\n%s", err, out)
+	}
+}
+
+// TestGatewayLogCalls: with -log-calls each tool call is one line on
+// stderr, naming the backend and the tool and how it ended, whichever way
+// the gateway forwarded it; the client is not sent them.
+func TestGatewayLogCalls(t *testing.T) {
+	t.Parallel()
+	f := newGateway(t)
+	c := f.start(f.config(map[string]any{"one": f.serve("one", nil)}), Options{}, "-log-calls")
+	c.Initialize("2025-11-25")
+	c.Call("logging/setLevel", map[string]any{"level": "debug"})
+	const n = 20
+	for i := range n {
+		if got := toolText(t, c.Call("tools/call", toolsCall("one__echo", map[string]any{"text": fmt.Sprint(i)}))); got != fmt.Sprint(i) {
+			t.Fatalf("echo %d: %q", i, got)
+		}
+	}
+	c.Call("tools/call", toolsCall("one__add", map[string]any{"a": "x"}))
+	stderr := c.Stderr()
+	if got := strings.Count(stderr, `msg="gateway: call" backend=one tool=echo took=`); got != n {
+		t.Errorf("%d echo lines, want %d:\n%s", got, n, tail(stderr, 3000))
+	}
+	if got := strings.Count(stderr, "tool=add took="); got != 1 || !strings.Contains(stderr, "outcome=isError") {
+		t.Errorf("%d add lines, want 1 with outcome=isError:\n%s", got, tail(stderr, 3000))
+	}
+	for i := range c.LineCount() {
+		if m := c.Line(i); m.Method == "notifications/message" && strings.Contains(string(m.Params), "gateway: call") {
+			t.Errorf("a call line reached the client: %s", m.Raw)
+		}
 	}
 }
