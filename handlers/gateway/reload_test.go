@@ -224,7 +224,7 @@ func TestForwardedRequestHasItsBackendsTimeout(t *testing.T) {
 	one := serve("one")
 	one.Timeout = 7 * time.Minute
 	g := start(t, one)
-	p := &peer{}
+	p := &peer{recordTimeouts: true}
 	if _, err := g.run(nil, req("resources/read", `{"uri":"mcprt://reference/readme"}`, p)); err != nil {
 		t.Fatal(err)
 	}
