@@ -360,9 +360,9 @@ func (b *backend) toolStarter(name string) handlers.ToolStarter {
 		if b.cfg.URL != "" || b.g.rootsDue(req) {
 			return false
 		}
-		f := &started{b: b, reply: reply, tool: name}
+		f := &started{b: b, reply: reply}
 		if b.g.opts.OnCall != nil {
-			f.at = time.Now()
+			f.record = &callStart{tool: name, at: time.Now()}
 		}
 		abandon := f.abandon // one func value for both uses
 		f.c.req, f.c.ctx, f.c.cancel = req, ctx, abandon
@@ -428,15 +428,21 @@ type started struct {
 	// res is the relayed result: part of this allocation rather than one
 	// more per call.
 	res handlers.CallToolResult
-	// tool and at (set only for Options.OnCall) make its CallRecord.
+	// record is set only for Options.OnCall: a pointer, so that a call
+	// without it stays in a smaller size class.
+	record *callStart
+}
+
+// callStart is what a CallRecord needs from a call's start.
+type callStart struct {
 	tool string
 	at   time.Time
 }
 
 // done answers the call, and tells Options.OnCall.
 func (f *started) done(res *handlers.CallToolResult, err error) {
-	if on := f.b.g.opts.OnCall; on != nil {
-		on(callRecord(f.b.name, f.tool, f.at, res, err))
+	if r := f.record; r != nil {
+		f.b.g.opts.OnCall(callRecord(f.b.name, r.tool, r.at, res, err))
 	}
 	f.reply.Done(res, err)
 }
