@@ -187,6 +187,8 @@ func TestGatewayLogCalls(t *testing.T) {
 		}
 	}
 	c.Call("tools/call", toolsCall("one__add", map[string]any{"a": "x"}))
+	// Written before each answer, but read from the pipe on its own time.
+	c.WaitStderr(exitTimeout, "tool=add took=")
 	stderr := c.Stderr()
 	if got := strings.Count(stderr, `msg="gateway: call" backend=one tool=echo took=`); got != n {
 		t.Errorf("%d echo lines, want %d:\n%s", got, n, tail(stderr, 3000))
