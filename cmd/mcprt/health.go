@@ -12,16 +12,7 @@ import (
 // balancers. A request with an Origin header is refused (403): probes send
 // none, and a page in a browser (DNS rebinding) has no business there.
 func healthHandler(report func() (int, any)) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch {
-		case r.Header.Get("Origin") != "":
-			http.Error(w, "Forbidden", http.StatusForbidden)
-			return
-		case r.Method != http.MethodGet && r.Method != http.MethodHead:
-			w.Header().Set("Allow", "GET, HEAD")
-			http.Error(w, "Method Not Allowed", http.StatusMethodNotAllowed)
-			return
-		}
+	return probe(func(w http.ResponseWriter, r *http.Request) {
 		code, body := report()
 		b, _ := json.Marshal(body)
 		w.Header().Set("Content-Type", "application/json")
@@ -29,6 +20,23 @@ func healthHandler(report func() (int, any)) http.Handler {
 		w.WriteHeader(code)
 		if r.Method == http.MethodGet {
 			w.Write(append(b, '\n'))
+		}
+	})
+}
+
+// probe serves h to GET and HEAD requests without an Origin header (a
+// probe, a load balancer, a scraper); a page in a browser (DNS
+// rebinding) gets 403, other methods 405.
+func probe(h http.HandlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.Header.Get("Origin") != "":
+			http.Error(w, "Forbidden", http.StatusForbidden)
+		case r.Method != http.MethodGet && r.Method != http.MethodHead:
+			w.Header().Set("Allow", "GET, HEAD")
+			http.Error(w, "Method Not Allowed", http.StatusMethodNotAllowed)
+		default:
+			h(w, r)
 		}
 	})
 }

@@ -46,7 +46,13 @@ func versionVerb(args []string, s streams) int {
 // versionLine is what mcprt version prints, from the build information
 // the go command embedded in the binary.
 func versionLine() string {
-	v, goVersion := "(devel)", goruntime.Version()
+	v, goVersion := buildVersions()
+	return fmt.Sprintf("mcprt %s (%s, %s/%s)", v, goVersion, goruntime.GOOS, goruntime.GOARCH)
+}
+
+// buildVersions are mcprt's version and the Go version it was built with.
+func buildVersions() (v, goVersion string) {
+	v, goVersion = "(devel)", goruntime.Version()
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		if bi.Main.Version != "" {
 			v = bi.Main.Version
@@ -58,7 +64,7 @@ func versionLine() string {
 			v += buildRevision(bi.Settings)
 		}
 	}
-	return fmt.Sprintf("mcprt %s (%s, %s/%s)", v, goVersion, goruntime.GOOS, goruntime.GOARCH)
+	return v, goVersion
 }
 
 // buildRevision is " <commit>" (12 digits) and "+dirty" when the build

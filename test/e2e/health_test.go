@@ -101,3 +101,51 @@ func TestHTTPHealth(t *testing.T) {
 		t.Errorf("-http-health /mcp: %v\n%s", err, out)
 	}
 }
+
+// TestHTTPMetrics: -http-metrics answers a scraper in Prometheus's text
+// format: mcprt serve its process's figures; mcprt gateway also each
+// backend's state and its tool calls by outcome. A browser's request
+// (Origin) is refused, as is a path that is already another's.
+func TestHTTPMetrics(t *testing.T) {
+	t.Parallel()
+	p := startHTTP(t, binPath, "serve", "-http", "127.0.0.1:0", "-http-metrics", "/metrics")
+	metrics := strings.TrimSuffix(p.url, "/mcp") + "/metrics"
+	if code, body := get(t, "GET", metrics, ""); code != 200 || !strings.Contains(body, "# TYPE go_goroutines gauge\ngo_goroutines ") || !strings.Contains(body, "mcprt_info{version=") {
+		t.Fatalf("serve: %d %s", code, body)
+	}
+	if code, _ := get(t, "GET", metrics, "http://evil.example"); code != 403 {
+		t.Errorf("with an Origin: %d", code)
+	}
+	if code := p.stop(syscall.SIGTERM); code != 0 {
+		t.Errorf("serve exit %d", code)
+	}
+
+	f := newGateway(t)
+	gw := f.startGatewayHTTP(f.config(map[string]any{"good": f.serve("good", nil)}), "-http-metrics", "/metrics")
+	for _, args := range []string{`{"text":"hi"}`, `{"text":"again"}`} {
+		if out, err := exec.Command(binPath, "call", "-url", gw.url, "good__echo", args).CombinedOutput(); err != nil {
+			t.Fatalf("call: %v\n%s", err, out)
+		}
+	}
+	exec.Command(binPath, "call", "-url", gw.url, "good__add", `{"a":"x"}`).Run() // an isError result
+	metrics = strings.TrimSuffix(gw.url, "/mcp") + "/metrics"
+	code, body := get(t, "GET", metrics, "")
+	for _, want := range []string{
+		`mcprt_gateway_backend_state{backend="good",state="up"} 1`,
+		`mcprt_gateway_tool_calls_total{backend="good",tool="echo",outcome="ok"} 2`,
+		`mcprt_gateway_tool_calls_total{backend="good",tool="add",outcome="is_error"} 1`,
+		`mcprt_gateway_tool_call_seconds_total{backend="good",tool="echo",outcome="ok"} `,
+	} {
+		if code != 200 || !strings.Contains(body, want) {
+			t.Errorf("gateway metrics: want %q in %d:\n%s", want, code, body)
+		}
+	}
+	if code := gw.stop(syscall.SIGTERM); code != 0 {
+		t.Errorf("gateway exit %d", code)
+	}
+
+	out, err := exec.Command(binPath, "serve", "-http", "127.0.0.1:0", "-http-health", "/h", "-http-metrics", "/h").CombinedOutput()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 || !strings.Contains(string(out), "-http-metrics") {
+		t.Errorf("-http-metrics on the health path: %v\n%s", err, out)
+	}
+}

@@ -1,0 +1,166 @@
+package main
+
+import (
+	"bufio"
+	"cmp"
+	"fmt"
+	"io"
+	"net/http"
+	"runtime/metrics"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcprt/mcprt/handlers/gateway"
+)
+
+// metricsHandler answers -http-metrics: GET (or HEAD) gets the metrics
+// write writes, in Prometheus's text format (version 0.0.4), on the terms
+// of the health endpoint (no authentication; an Origin header gets 403).
+func metricsHandler(write func(w io.Writer)) http.Handler {
+	return probe(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-store")
+		if r.Method == http.MethodGet {
+			bw := bufio.NewWriter(w)
+			write(bw)
+			bw.Flush()
+		}
+	})
+}
+
+// processMetrics are what every serving verb reports: its version, how
+// long it has run, and the Go runtime's goroutines, heap and collections.
+func processMetrics(start time.Time) func(io.Writer) {
+	samples := []metrics.Sample{
+		{Name: "/sched/goroutines:goroutines"},
+		{Name: "/memory/classes/heap/objects:bytes"},
+		{Name: "/gc/cycles/total:gc-cycles"},
+	}
+	var mu sync.Mutex // samples is read into
+	v, goVersion := buildVersions()
+	return func(w io.Writer) {
+		mu.Lock()
+		metrics.Read(samples)
+		g, heap, gc := samples[0].Value.Uint64(), samples[1].Value.Uint64(), samples[2].Value.Uint64()
+		mu.Unlock()
+		family(w, "mcprt_info", "gauge", "mcprt's version and the Go version it was built with, as labels.")
+		sample(w, "mcprt_info", labels("version", v, "go", goVersion), 1)
+		family(w, "mcprt_uptime_seconds", "gauge", "Seconds since the process started serving.")
+		sample(w, "mcprt_uptime_seconds", "", time.Since(start).Seconds())
+		family(w, "go_goroutines", "gauge", "Goroutines that exist.")
+		sample(w, "go_goroutines", "", float64(g))
+		family(w, "go_heap_objects_bytes", "gauge", "Bytes of heap memory held by objects, live or not yet swept.")
+		sample(w, "go_heap_objects_bytes", "", float64(heap))
+		family(w, "go_gc_cycles_total", "counter", "Garbage collection cycles completed.")
+		sample(w, "go_gc_cycles_total", "", float64(gc))
+	}
+}
+
+// callStats counts the gateway's forwarded tool calls (Options.OnCall).
+type callStats struct {
+	mu sync.Mutex
+	m  map[callKey]*callStat
+}
+
+type callKey struct{ backend, tool, outcome string }
+
+type callStat struct {
+	n       uint64
+	seconds float64
+}
+
+func (s *callStats) record(r gateway.CallRecord) {
+	outcome := "ok"
+	switch {
+	case r.Err != nil:
+		outcome = "error"
+	case r.IsError:
+		outcome = "is_error"
+	}
+	k := callKey{r.Backend, r.Tool, outcome}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.m == nil {
+		s.m = map[callKey]*callStat{}
+	}
+	st := s.m[k]
+	if st == nil {
+		st = &callStat{}
+		s.m[k] = st
+	}
+	st.n++
+	st.seconds += r.Took.Seconds()
+}
+
+// gatewayMetrics adds to processMetrics each backend's state and restarts
+// and the tool calls counted in calls.
+func gatewayMetrics(g *gateway.Gateway, calls *callStats, start time.Time) func(io.Writer) {
+	process := processMetrics(start)
+	return func(w io.Writer) {
+		process(w)
+		backends := g.Backends()
+		family(w, "mcprt_gateway_backend_state", "gauge", "1 for each backend's present state.")
+		for _, b := range backends {
+			sample(w, "mcprt_gateway_backend_state", labels("backend", b.Name, "state", string(b.State)), 1)
+		}
+		family(w, "mcprt_gateway_backend_restarts", "gauge", "Restarts of each backend within its restart window.")
+		for _, b := range backends {
+			sample(w, "mcprt_gateway_backend_restarts", labels("backend", b.Name), float64(b.Restarts))
+		}
+		if calls == nil {
+			return
+		}
+		calls.mu.Lock()
+		keys := make([]callKey, 0, len(calls.m))
+		for k := range calls.m {
+			keys = append(keys, k)
+		}
+		slices.SortFunc(keys, func(a, b callKey) int {
+			return cmp.Or(strings.Compare(a.backend, b.backend), strings.Compare(a.tool, b.tool), strings.Compare(a.outcome, b.outcome))
+		})
+		stats := make([]callStat, len(keys))
+		for i, k := range keys {
+			stats[i] = *calls.m[k]
+		}
+		calls.mu.Unlock()
+		family(w, "mcprt_gateway_tool_calls_total", "counter", "Tool calls forwarded, by backend, tool and outcome (ok, is_error, error).")
+		for i, k := range keys {
+			sample(w, "mcprt_gateway_tool_calls_total", labels("backend", k.backend, "tool", k.tool, "outcome", k.outcome), float64(stats[i].n))
+		}
+		family(w, "mcprt_gateway_tool_call_seconds_total", "counter", "Seconds spent in tool calls forwarded, by backend, tool and outcome.")
+		for i, k := range keys {
+			sample(w, "mcprt_gateway_tool_call_seconds_total", labels("backend", k.backend, "tool", k.tool, "outcome", k.outcome), stats[i].seconds)
+		}
+	}
+}
+
+func family(w io.Writer, name, kind, help string) {
+	fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, kind)
+}
+
+func sample(w io.Writer, name, labels string, v float64) {
+	fmt.Fprintf(w, "%s%s %s\n", name, labels, strconv.FormatFloat(v, 'g', -1, 64))
+}
+
+// labels writes {k="v",...}, each value escaped as the text format asks
+// (backslash, double quote, line feed).
+func labels(kv ...string) string {
+	var b strings.Builder
+	b.WriteByte('{')
+	for i := 0; i+1 < len(kv); i += 2 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(kv[i])
+		b.WriteString(`="`)
+		b.WriteString(labelEscaper.Replace(kv[i+1]))
+		b.WriteByte('"')
+	}
+	b.WriteByte('}')
+	return b.String()
+}
+
+var labelEscaper = strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
