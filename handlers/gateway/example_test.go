@@ -102,3 +102,29 @@ func ExampleGateway_Reload() {
 	// one up
 	// two up
 }
+
+// A configuration as VS Code writes it, with an envFile beside it:
+// LoadConfig reads the file, and "env" wins over it.
+func ExampleConfig_LoadEnvFiles() {
+	dir, err := os.MkdirTemp("", "gateway-example-")
+	if err != nil {
+		panic(err)
+	}
+	defer os.RemoveAll(dir)
+	write := func(name, body string) {
+		if err := os.WriteFile(dir+"/"+name, []byte(body), 0o600); err != nil {
+			panic(err)
+		}
+	}
+	write(".env", "# the server's secrets\nAPI_TOKEN=s3cret\nLOG_LEVEL=debug\n")
+	write("mcp.json", `{"servers": {
+		"api": {"command": "api-server", "envFile": ".env", "env": {"LOG_LEVEL": "warn"}}
+	}}`)
+	cfg, err := gateway.LoadConfig(dir + "/mcp.json")
+	if err != nil {
+		panic(err)
+	}
+	// The process gets both; of two values for a key, the last.
+	fmt.Println(cfg.Backends[0].Env)
+	// Output: [API_TOKEN=s3cret LOG_LEVEL=debug LOG_LEVEL=warn]
+}
