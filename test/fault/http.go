@@ -265,7 +265,7 @@ func (h *hrun) awaitQuick(ctx context.Context) {
 // server exit with status 0.
 func (h *hrun) endProcess() {
 	// Every call is on the wire before the server is told to stop.
-	if !waitFor(&h.unwritten, new(sync.WaitGroup), h.cfg.ExitTimeout) {
+	if !waitFor(h.cfg.ExitTimeout, &h.unwritten) {
 		h.note("calls still unwritten %v after the last was sent", h.cfg.ExitTimeout)
 	}
 	// Connections with nothing in flight are closed first: a server's
@@ -291,7 +291,7 @@ func (h *hrun) endProcess() {
 		h.tg.kill()
 	}
 	// The server is gone: every exchange has ended, or ends now.
-	if !waitFor(&h.posts, &h.gets, 5*time.Second) {
+	if !waitFor(5*time.Second, &h.posts, &h.gets) {
 		h.note("exchanges still open 5s after the server exited (a child process holding its socket?): closed")
 		h.stopAll()
 		h.posts.Wait()
@@ -320,7 +320,7 @@ func (h *hrun) endNone() {
 			h.stopCall() // a session the server would not end: its calls' streams are closed
 		}
 	}
-	if !waitFor(&h.posts, &h.gets, h.cfg.ExitTimeout) {
+	if !waitFor(h.cfg.ExitTimeout, &h.posts, &h.gets) {
 		h.mu.Lock()
 		h.violate("exchanges still open %v after the campaign ended its sessions: calls in flight must be answered, or their streams end, when their session ends", h.cfg.ExitTimeout)
 		h.mu.Unlock()
@@ -330,12 +330,13 @@ func (h *hrun) endNone() {
 	}
 }
 
-// waitFor waits for both groups, at most d; it reports whether they ended.
-func waitFor(a, b *sync.WaitGroup, d time.Duration) bool {
+// waitFor waits for every group, at most d; it reports whether they ended.
+func waitFor(d time.Duration, wgs ...*sync.WaitGroup) bool {
 	done := make(chan struct{})
 	go func() {
-		a.Wait()
-		b.Wait()
+		for _, wg := range wgs {
+			wg.Wait()
+		}
 		close(done)
 	}()
 	t := time.NewTimer(d)
@@ -911,7 +912,7 @@ func (h *hrun) deleteEpisode(i int) {
 			wg.Wait()
 			return
 		}
-		if !waitFor(&wg, new(sync.WaitGroup), h.cfg.ExitTimeout) {
+		if !waitFor(h.cfg.ExitTimeout, &wg) {
 			h.mu.Lock()
 			h.violate("%s: calls still open %v after the DELETE: they must be answered, or their streams end", name, h.cfg.ExitTimeout)
 			h.mu.Unlock()
