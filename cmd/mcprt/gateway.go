@@ -462,14 +462,11 @@ func callLogger(on bool, stderr io.Writer) func(gateway.CallRecord) {
 	lo.Level = slog.LevelInfo
 	log := slog.New(runtime.NewLogHandler(stderr, lo))
 	return func(r gateway.CallRecord) {
-		outcome := "ok"
-		switch {
-		case r.Err != nil:
-			outcome = "error: " + r.Err.Error()
-		case r.IsError:
-			outcome = "isError"
+		attrs := []any{"backend", r.Backend, "tool", r.Tool, "took", r.Took.Round(time.Microsecond), "outcome", r.Outcome()}
+		if r.Err != nil {
+			attrs = append(attrs, "err", r.Err)
 		}
-		log.Info("gateway: call", "backend", r.Backend, "tool", r.Tool, "took", r.Took.Round(time.Microsecond), "outcome", outcome)
+		log.Info("gateway: call", attrs...)
 	}
 }
 

@@ -73,14 +73,7 @@ type callStat struct {
 }
 
 func (s *callStats) record(r gateway.CallRecord) {
-	outcome := "ok"
-	switch {
-	case r.Err != nil:
-		outcome = "error"
-	case r.IsError:
-		outcome = "is_error"
-	}
-	k := callKey{r.Backend, r.Tool, outcome}
+	k := callKey{r.Backend, r.Tool, r.Outcome()}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.m == nil {

@@ -89,6 +89,17 @@ type CallRecord struct {
 	Err     error
 }
 
+// Outcome names how the call ended: "ok", "is_error" or "error".
+func (r CallRecord) Outcome() string {
+	switch {
+	case r.Err != nil:
+		return "error"
+	case r.IsError:
+		return "is_error"
+	}
+	return "ok"
+}
+
 // Gateway is one MCP server in front of many backend servers: Server is
 // what a runtime serves, Start starts the backends and Close stops them.
 type Gateway struct {

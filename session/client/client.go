@@ -325,7 +325,8 @@ func (c *Client) PID() int {
 // Close ends the session the way the stdio transport asks: close the
 // server's stdin, wait CloseGrace for it to exit, send SIGTERM (to its
 // process group), wait TermGrace, send SIGKILL; then reap it, kill what
-// is left in its process group, and stop every client goroutine. Pending requests fail at once with ErrClosed.
+// is left in its process group, and stop every client goroutine. Pending
+// requests fail at once with ErrClosed.
 // It returns nil when the server ended cleanly (status 0, or by the
 // SIGTERM), and otherwise the *ExitError saying how it ended, also when it
 // had exited by itself before. Over HTTP it cancels the requests in flight

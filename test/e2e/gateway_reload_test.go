@@ -193,8 +193,8 @@ func TestGatewayLogCalls(t *testing.T) {
 	if got := strings.Count(stderr, `msg="gateway: call" backend=one tool=echo took=`); got != n {
 		t.Errorf("%d echo lines, want %d:\n%s", got, n, tail(stderr, 3000))
 	}
-	if got := strings.Count(stderr, "tool=add took="); got != 1 || !strings.Contains(stderr, "outcome=isError") {
-		t.Errorf("%d add lines, want 1 with outcome=isError:\n%s", got, tail(stderr, 3000))
+	if got := strings.Count(stderr, "tool=add took="); got != 1 || !strings.Contains(stderr, "outcome=is_error") {
+		t.Errorf("%d add lines, want 1 with outcome=is_error:\n%s", got, tail(stderr, 3000))
 	}
 	for i := range c.LineCount() {
 		if m := c.Line(i); m.Method == "notifications/message" && strings.Contains(string(m.Params), "gateway: call") {
