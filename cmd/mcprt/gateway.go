@@ -49,8 +49,9 @@ and what it offered is withdrawn, a new one is started, one whose entry
 changed is restarted with the new entry, and the others go on untouched;
 the client gets list_changed. A file with an error is refused, logged,
 and the gateway goes on as it was. With -watch 2s it also looks at FILE
-every 2s and does the same when its contents changed. (-request-timeout's
-default is taken from the file as it was at start.)
+every 2s and does the same when its contents changed. A request forwarded
+to a backend has that backend's "timeout", also for a backend a reload
+added.
 
 Each backend runs under a supervisor of its own: when it exits, closes its
 stdout or stops answering pings it is restarted, after a backoff that
