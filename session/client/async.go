@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Answerer takes the answer to a request sent with Go.
@@ -108,11 +109,18 @@ func (c *Client) deliver(id int64, p *pending, r reply) {
 	a.Answer(r.result, nil)
 }
 
-// timeOut settles request id, sent with Go, whose timeout has no queue.
+// timeOut settles request id, whose timeout has a timer of its own (a Go
+// request's timeout with no queue, or one its progress extended), unless
+// its progress has moved the deadline again.
 func (c *Client) timeOut(id int64) {
 	c.mu.Lock()
 	p := c.pending[id]
 	if p != nil {
+		if wait := p.extended(time.Since(c.epoch)); wait > 0 {
+			p.timer.Reset(wait)
+			c.mu.Unlock()
+			return
+		}
 		delete(c.pending, id)
 	}
 	c.mu.Unlock()

@@ -103,6 +103,10 @@ type pending struct {
 	timeout time.Duration
 	queued  bool // the timeout is in a queue (see addTimeout)
 	timer   *time.Timer
+	// For a request whose progress restarts its timeout (MaxTimeout), as
+	// time since Client.epoch: its last progress (0: none yet), and the
+	// latest its timeout may reach.
+	progressAt, maxAt time.Duration
 }
 
 type reply struct {
@@ -643,6 +647,9 @@ func (c *Client) progress(params json.RawMessage) {
 	c.mu.Lock()
 	if pr := c.pending[id]; pr != nil {
 		fn = pr.progress
+		if pr.maxAt > 0 {
+			pr.progressAt = time.Since(c.epoch)
+		}
 	}
 	c.mu.Unlock()
 	if fn != nil {
@@ -715,7 +722,7 @@ func (c *Client) roundTrip(ctx context.Context, method string, params []byte, ex
 	}
 	timeout := p.timeout
 	var timer <-chan time.Time
-	if timeout > 0 && !p.queued {
+	if timeout > 0 && !p.queued && p.maxAt == 0 { // else begin made p.timer
 		t := time.NewTimer(timeout)
 		defer t.Stop()
 		timer = t.C
@@ -746,6 +753,9 @@ func (c *Client) roundTrip(ctx context.Context, method string, params []byte, ex
 			r = <-p.ch
 			answered = !r.timedOut
 		}
+	}
+	if p.timer != nil {
+		p.timer.Stop()
 	}
 	recycle(p) // out of c.pending, its reply taken: nobody sends to it
 	switch {
@@ -795,8 +805,11 @@ func (c *Client) begin(method string, params []byte, extra, meta []member, o cal
 		return 0, nil, fmt.Errorf("%s: %w", method, err)
 	}
 	c.pending[id] = p
+	if p.timeout > 0 && o.progress != nil && c.opts.MaxTimeout > p.timeout {
+		p.maxAt = time.Since(c.epoch) + c.opts.MaxTimeout
+	}
 	p.queued = p.timeout > 0 && c.addTimeout(id, p.timeout)
-	if a != nil && p.timeout > 0 && !p.queued {
+	if p.timeout > 0 && !p.queued && (a != nil || p.maxAt > 0) {
 		p.timer = time.AfterFunc(p.timeout, func() { c.timeOut(id) })
 	}
 	c.mu.Unlock()

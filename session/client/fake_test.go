@@ -266,6 +266,19 @@ func (f *fake) call(id json.RawMessage, name string, args map[string]any, meta, 
 			}
 		}
 		f.result(id, text("done"))
+	case "ticks": // n progress notifications ms apart, then the answer (or none: hang)
+		n, _ := args["n"].(float64)
+		ms, _ := args["ms"].(float64)
+		tok, ok := meta["progressToken"]
+		for i := 1; i <= int(n); i++ {
+			time.Sleep(time.Duration(ms) * time.Millisecond)
+			if ok {
+				f.notify("notifications/progress", map[string]any{"progressToken": tok, "progress": i})
+			}
+		}
+		if hang, _ := args["hang"].(bool); !hang {
+			f.result(id, text("ticked"))
+		}
 	case "pid":
 		f.result(id, text(strconv.Itoa(os.Getpid())))
 	case "roots", "sample", "elicit":

@@ -59,6 +59,12 @@ type Options struct {
 	// Timeout bounds each request (handshake included) unless its context
 	// ends earlier; negative means no bound. Default DefaultTimeout.
 	Timeout time.Duration
+	// MaxTimeout, when longer than a request's timeout, lets the server's
+	// notifications/progress for the request (sent only for requests that
+	// ask for progress, WithProgress) start its timeout again, up to
+	// MaxTimeout after it was sent: a long request that reports progress
+	// is not cut, one that falls silent still is.
+	MaxTimeout time.Duration
 
 	// CloseGrace is how long Close waits for the server to exit after its
 	// stdin is closed, and TermGrace how long after SIGTERM, before it

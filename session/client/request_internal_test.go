@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -193,4 +194,91 @@ func BenchmarkAppendRequest(b *testing.B) {
 	for b.Loop() {
 		line = appendRequest(line[:0], 12345, "tools/call", params, nil, meta)
 	}
+}
+
+// answerChan is an Answerer that hands the answer to a channel.
+type answerChan chan error
+
+func (a answerChan) Answer(_ json.RawMessage, err error) { a <- err }
+
+// TestProgressExtendsTimeout: with Options.MaxTimeout, a request's
+// progress starts its timeout again, so a long request that reports
+// progress is answered; one that falls silent still times out, and none
+// outlives MaxTimeout. Both Call and Go, in a queue and with a timer of
+// their own.
+func TestProgressExtendsTimeout(t *testing.T) {
+	const timeout, maxTimeout = 500 * time.Millisecond, 1500 * time.Millisecond
+	c, err := Connect(context.Background(), Command{Path: os.Args[0], Env: []string{"MCPRT_FAKE=legacy", "GORACE=atexit_sleep_ms=0"}},
+		&Options{Era: EraLegacy, Timeout: timeout, MaxTimeout: maxTimeout, CloseGrace: 2 * time.Second, TermGrace: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+	// The default timeout has its queue; every other queue taken leaves
+	// timeout+1ms a timer of its own.
+	if _, err := c.CallTool(ctx, "echo", map[string]any{"text": "x"}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range maxTimeoutQueues {
+		if _, err := c.CallTool(ctx, "echo", map[string]any{"text": "x"}, WithTimeout(time.Hour+time.Duration(i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	noop := WithProgress(func(Progress) {})
+
+	call := func(args map[string]any, opts ...CallOption) error {
+		_, err := c.CallTool(ctx, "ticks", args, opts...)
+		return err
+	}
+	goCall := func(args map[string]any, opts ...CallOption) error {
+		a := make(answerChan, 1)
+		params, _ := json.Marshal(map[string]any{"name": "ticks", "arguments": args})
+		if _, err := c.Go("tools/call", params, a, opts...); err != nil {
+			return err
+		}
+		select {
+		case err := <-a:
+			return err
+		case <-time.After(time.Minute):
+			return errors.New("no answer within a minute")
+		}
+	}
+	// Parallel subtests run once their group returns: before Close.
+	t.Run("group", func(t *testing.T) { progressCases(t, call, goCall, noop, timeout, maxTimeout) })
+}
+
+func progressCases(t *testing.T, call, goCall func(map[string]any, ...CallOption) error, noop CallOption, timeout, maxTimeout time.Duration) {
+	long := map[string]any{"n": 10, "ms": 100} // twice the timeout
+	silent := map[string]any{"n": 2, "ms": 100, "hang": true}
+	endless := map[string]any{"n": 1000, "ms": 100, "hang": true}
+	for _, own := range []bool{false, true} {
+		opts := []CallOption{noop}
+		if own {
+			opts = append(opts, WithTimeout(timeout+time.Millisecond))
+		}
+		for name, send := range map[string]func(map[string]any, ...CallOption) error{"Call": call, "Go": goCall} {
+			t.Run(fmt.Sprintf("%s/own timer %v", name, own), func(t *testing.T) {
+				t.Parallel()
+				if err := send(long, opts...); err != nil {
+					t.Errorf("a call reporting progress for twice its timeout: %v", err)
+				}
+				if err := send(silent, opts...); !errors.Is(err, context.DeadlineExceeded) {
+					t.Errorf("a call that falls silent: %v", err)
+				}
+				start := time.Now()
+				if err := send(endless, opts...); !errors.Is(err, context.DeadlineExceeded) {
+					t.Errorf("a call reporting progress forever: %v", err)
+				} else if d := time.Since(start); d < maxTimeout {
+					t.Errorf("a call reporting progress ended after %v, before MaxTimeout", d)
+				}
+			})
+		}
+	}
+	t.Run("no progress asked", func(t *testing.T) {
+		t.Parallel()
+		if err := call(long); !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("a call without WithProgress: %v", err)
+		}
+	})
 }

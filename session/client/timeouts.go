@@ -89,6 +89,13 @@ func (c *Client) expire(q *timeoutQueue) {
 		}
 		q.head++
 		if p := c.pending[e.id]; p != nil {
+			if wait := p.extended(now); wait > 0 {
+				// Its progress moved its deadline past the queue's
+				// order: it gets a timer of its own.
+				id := e.id
+				p.timer = time.AfterFunc(wait, func() { c.timeOut(id) })
+				continue
+			}
 			delete(c.pending, e.id)
 			due = append(due, entry{e.id, p})
 		}
@@ -111,4 +118,16 @@ func (c *Client) stopTimeouts() {
 		q.timer.Stop()
 		q.armed = false
 	}
+}
+
+// extended says how long request p may still wait at now, when its
+// progress has moved its deadline (Options.MaxTimeout); 0 when it is due.
+func (p *pending) extended(now time.Duration) time.Duration {
+	if p.maxAt == 0 || p.progressAt == 0 {
+		return 0
+	}
+	if until := min(p.progressAt+p.timeout, p.maxAt); until > now {
+		return until - now
+	}
+	return 0
 }
