@@ -108,7 +108,8 @@ func (s *Server) RemovePrompt(name string) bool {
 	return ok
 }
 
-func (s *Server) listPrompts(_ context.Context, req *Request) (any, error) {
+func (s *Server) listPrompts(ctx context.Context, req *Request) (any, error) {
+	s.awaitLists(ctx)
 	s.mu.RLock()
 	after, err := parseCursor(req.Params, 'p', s.prompts.next)
 	if err != nil {

@@ -209,7 +209,8 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-func (s *Server) listResources(_ context.Context, req *Request) (any, error) {
+func (s *Server) listResources(ctx context.Context, req *Request) (any, error) {
+	s.awaitLists(ctx)
 	s.mu.RLock()
 	after, err := parseCursor(req.Params, 'r', s.resources.next)
 	if err != nil {
@@ -232,7 +233,8 @@ func (s *Server) listResources(_ context.Context, req *Request) (any, error) {
 	return res, nil
 }
 
-func (s *Server) listResourceTemplates(_ context.Context, req *Request) (any, error) {
+func (s *Server) listResourceTemplates(ctx context.Context, req *Request) (any, error) {
+	s.awaitLists(ctx)
 	s.mu.RLock()
 	after, err := parseCursor(req.Params, 'u', s.templates.next)
 	if err != nil {

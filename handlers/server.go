@@ -41,6 +41,10 @@ type Server struct {
 	// OnRootsListChanged hooks.
 	subscription atomic.Pointer[func(uri string, on bool)]
 	rootsChanged atomic.Pointer[func()]
+	// listsReady and unknownTool are the WaitBeforeListing and
+	// OnUnknownTool hooks.
+	listsReady  atomic.Pointer[<-chan struct{}]
+	unknownTool atomic.Pointer[func(name string) *CallToolResult]
 
 	// bound holds the method implementations as func values, made once: a
 	// method value made in Method would be an allocation per request.
@@ -76,6 +80,57 @@ func NewServer(info Implementation, instructions string) *Server {
 	b.listPrompts, b.getPrompt, b.complete = s.listPrompts, s.getPrompt, s.complete
 	b.startTool = s.startTool
 	return s
+}
+
+// OfferEverything advertises tools (and resources, prompts and
+// completions) before anything of their kind is registered, for a server
+// whose offers arrive after its first clients: a gateway whose backends
+// are still starting answers a client's initialize at once, and the
+// client must be told of what will come. Until it comes, lists are empty.
+func (s *Server) OfferEverything() {
+	s.offered.Or(offerTools | offerResources | offerPrompts | offerCompletions)
+}
+
+// WaitBeforeListing makes tools/list, prompts/list, resources/list and
+// resources/templates/list wait until ready is closed (or the request
+// ends), and a tools/call of a tool not registered yet wait for it too:
+// for a server whose offers arrive shortly after it starts, so that a
+// client that lists once and never listens for list_changed still sees
+// them. A nil ready waits for nothing.
+func (s *Server) WaitBeforeListing(ready <-chan struct{}) {
+	if ready == nil {
+		s.listsReady.Store(nil)
+		return
+	}
+	s.listsReady.Store(&ready)
+}
+
+// awaitLists waits as WaitBeforeListing says, and reports whether it had
+// to: false when nothing was to be waited for.
+func (s *Server) awaitLists(ctx context.Context) bool {
+	p := s.listsReady.Load()
+	if p == nil {
+		return false
+	}
+	select {
+	case <-*p:
+		s.listsReady.CompareAndSwap(p, nil) // later requests need not look
+		return false
+	default:
+	}
+	select {
+	case <-*p:
+	case <-ctx.Done():
+	}
+	return true
+}
+
+// OnUnknownTool sets what a tools/call of a name no tool has is answered
+// with: fn's result, or the protocol's "Unknown tool" error when fn
+// returns nil. A gateway says why a backend's tool is not there (the
+// backend never started, and its error). fn must not block.
+func (s *Server) OnUnknownTool(fn func(name string) *CallToolResult) {
+	s.unknownTool.Store(&fn)
 }
 
 // Info returns the server's identity.

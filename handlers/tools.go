@@ -340,7 +340,8 @@ func isObjectSchema(raw json.RawMessage) bool {
 	return json.Unmarshal(raw, &s) == nil && s.Type == "object"
 }
 
-func (s *Server) listTools(_ context.Context, req *Request) (any, error) {
+func (s *Server) listTools(ctx context.Context, req *Request) (any, error) {
+	s.awaitLists(ctx)
 	s.mu.RLock()
 	after, err := parseCursor(req.Params, 't', s.tools.next)
 	if err != nil {
@@ -417,6 +418,11 @@ func (s *Server) toolCall(req *Request) (t *tool, args json.RawMessage, done boo
 		if plain {
 			name = bytes.Clone(name)
 		}
+		if fn := s.unknownTool.Load(); fn != nil {
+			if res := (*fn)(string(name)); res != nil {
+				return nil, nil, true, res, nil
+			}
+		}
 		return nil, nil, true, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("Unknown tool: %q", name)}
 	}
 	// The arguments are a slice of params readCallToolParams checked.
@@ -431,6 +437,10 @@ func (s *Server) toolCall(req *Request) (t *tool, args json.RawMessage, done boo
 
 func (s *Server) callTool(ctx context.Context, req *Request) (any, error) {
 	t, args, done, res, err := s.toolCall(req)
+	if done && t == nil && s.awaitLists(ctx) {
+		// Not there yet, perhaps: look again once the offers are in.
+		t, args, done, res, err = s.toolCall(req)
+	}
 	if done {
 		return res, err
 	}
