@@ -37,6 +37,12 @@ statuses), and then closes every backend: stdin EOF, -close-grace,
 SIGTERM, -term-grace, SIGKILL. On Linux a backend is killed with the gateway even when the
 gateway is killed with SIGKILL.
 
+The client is answered at once, while the backends start: its first
+lists wait up to -list-grace (5s) for them, and a backend that comes up
+later joins with list_changed. One that hangs while it starts is
+restarted, then failed, like one that crashes; a call of a tool of a
+backend that never came up says which backend and why.
+
 With -http ADDR it serves Streamable HTTP instead, as mcprt serve -http
 does (the same -http-* flags): many clients at once, each its own
 session. On SIGINT or SIGTERM it stops accepting, lets requests in flight
@@ -94,7 +100,10 @@ envFile, cwd, url and headers are taken from the environment. The
 gateway's own keys, per server, all optional:
 
   prefix         namespace of its names ("" for none); default: its name
-  timeout        bound on each request forwarded to it, connect included (60s)
+  timeout        bound on each request forwarded to it, connect included,
+                 while it reports no progress (30s)
+  maxTimeout     bound on a request whose progress keeps extending its
+                 timeout (10m)
   maxRestarts    restarts allowed within restartWindow before it is failed (5; 0: none)
   restartWindow  (60s)
   backoff        first wait before a restart; doubles up to maxBackoff (250ms, 30s)
@@ -140,7 +149,8 @@ func runGateway(args []string, s streams) int {
 	file := fs.String("config", "", "the mcpServers `file` (JSON) naming the backends")
 	check := fs.Bool("check", false, "read the configuration, find each backend's command, print what each runs, and exit (0, or 2 when anything is wrong)")
 	watch := fs.Duration("watch", 0, "check FILE this often and reload it when its contents change, as SIGHUP does (0: only on SIGHUP)")
-	startTimeout := fs.Duration("start-timeout", 30*time.Second, "how long to wait for the backends to start before serving; one that is not up by then joins later (the client gets list_changed)")
+	startTimeout := fs.Duration("start-timeout", 30*time.Second, "how long a reload waits for the backends it starts before it reports them")
+	listGrace := fs.Duration("list-grace", gateway.DefaultListGrace, "how long a client's first lists wait for backends still starting; one not up by then joins later (the client gets list_changed)")
 	var o runtime.Options
 	fs.IntVar(&o.MaxLineBytes, "max-line", stdio.DefaultMaxLine, "largest input line in `bytes`; a longer one is answered with an error and skipped")
 	fs.IntVar(&o.MaxInFlight, "max-in-flight", runtime.DefaultMaxInFlight, "requests in progress at once; past it requests wait (see -max-queued)")
@@ -253,6 +263,7 @@ func runGateway(args []string, s streams) int {
 		OnCall:     onCall(callLogger(*logCalls, stderr), calls),
 		// Over stdio the gateway has one client; over HTTP, many.
 		SingleClient: hf.addr == "",
+		ListGrace:    *listGrace,
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "mcprt gateway: %v\n", err)
@@ -265,28 +276,18 @@ func runGateway(args []string, s streams) int {
 			return status
 		}
 	}
-	// SIGHUP reloads the file; one that comes while the backends start
-	// waits for them (its default would end the gateway).
+	// SIGHUP reloads the file (its default would end the gateway).
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
-	// A signal while the backends start ends the gateway at once.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	startCtx, cancel := context.WithTimeout(ctx, *startTimeout)
-	err = g.Start(startCtx)
-	cancel()
-	signalled := ctx.Err() != nil
-	stop()
-	if err != nil || signalled {
+	// The client is served at once: the backends start in the
+	// background, and its first lists wait -list-grace for them.
+	if err := g.Launch(); err != nil {
 		if hl != nil {
 			hl.close()
 		}
-		if err != nil {
-			fmt.Fprintf(stderr, "mcprt gateway: %v\n", err)
-			return runtime.ExitFailure
-		}
-		g.Close()
-		return runtime.ExitOK
+		fmt.Fprintf(stderr, "mcprt gateway: %v\n", err)
+		return runtime.ExitFailure
 	}
 	// A client that has closed our stdin may signal us while the
 	// backends close (-close-grace, -term-grace): we are exiting already,

@@ -43,6 +43,10 @@ type backend struct {
 
 	settled     chan struct{} // closed once it first was up or first failed
 	settledOnce sync.Once
+	// listed is closed once it first has its lists, before it waits for
+	// the backends before it to register theirs (waitPredecessors).
+	listed     chan struct{}
+	listedOnce sync.Once
 	discovered  atomic.Bool // a lazy backend has listed what it offers once
 
 	mu       sync.Mutex
@@ -84,6 +88,7 @@ func newBackend(g *Gateway, index, id int, cfg Backend) *backend {
 		index:   index,
 		id:      fmt.Sprintf("b%d", id),
 		settled: make(chan struct{}),
+		listed:  make(chan struct{}),
 		state:   Starting,
 		follows: map[string]bool{},
 		changed: make(chan struct{}),
@@ -105,11 +110,14 @@ func (b *backend) setState(s State) {
 
 func (b *backend) settle() { b.settledOnce.Do(func() { close(b.settled) }) }
 
+func (b *backend) setListed() { b.listedOnce.Do(func() { close(b.listed) }) }
+
 // waitPredecessors waits, while the gateway starts, until the backends
 // before this one in the configuration have registered what they offer
 // (or failed once), so that the client's first lists come in the
-// configuration's order whichever backend was quickest. Once Start has
-// returned nobody waits.
+// configuration's order whichever backend was quickest. Once the list
+// grace has passed (Gateway.orderFree) nobody waits: a backend that hangs
+// while it starts holds up the others no longer than that.
 func (b *backend) waitPredecessors(ctx context.Context) {
 	for _, p := range b.g.all() {
 		if p.index >= b.index {
@@ -117,7 +125,7 @@ func (b *backend) waitPredecessors(ctx context.Context) {
 		}
 		select {
 		case <-p.settled:
-		case <-b.g.startDone:
+		case <-b.g.orderFree:
 			return
 		case <-ctx.Done():
 			return

@@ -66,6 +66,12 @@ type Backend struct {
 	// Peer.SetTimeout for the others), so that the client hears the
 	// backend named, whatever the runtime's RequestTimeout.
 	Timeout time.Duration
+	// MaxTimeout bounds a request whose backend reports progress: each
+	// notifications/progress starts its Timeout again, up to MaxTimeout
+	// after it was sent (default DefaultMaxTimeout; one not longer than
+	// Timeout lets no progress extend it). The gateway asks every backend
+	// request for progress, whether its client did or not.
+	MaxTimeout time.Duration
 	// MaxRestarts restarts are allowed within RestartWindow (defaults
 	// DefaultMaxRestarts, DefaultRestartWindow); past them the backend is
 	// failed and stays down until a call comes after Cooldown (default
@@ -106,7 +112,11 @@ type Backend struct {
 
 // Defaults for the zero fields of a Backend.
 const (
-	DefaultTimeout       = 60 * time.Second
+	// DefaultTimeout answers a stalled request well before common
+	// clients give up on their own (60 s for the TypeScript SDK's), so
+	// that the client hears which backend stalled, and its stderr.
+	DefaultTimeout       = 30 * time.Second
+	DefaultMaxTimeout    = 10 * time.Minute
 	DefaultMaxRestarts   = 5
 	DefaultRestartWindow = 60 * time.Second
 	DefaultCooldown      = 60 * time.Second
@@ -132,6 +142,8 @@ func (b Backend) withDefaults() Backend {
 		}
 	}
 	set(&b.Timeout, DefaultTimeout)
+	set(&b.MaxTimeout, DefaultMaxTimeout)
+	b.MaxTimeout = max(b.MaxTimeout, b.Timeout)
 	set(&b.RestartWindow, DefaultRestartWindow)
 	set(&b.Cooldown, DefaultCooldown)
 	set(&b.Backoff, DefaultBackoff)
@@ -284,7 +296,8 @@ func (e *ConfigError) Error() string {
 // The gateway's own keys, per server, all optional:
 //
 //	"prefix":        namespace of its tools, prompts, resources and templates ("" for none; default: the name)
-//	"timeout":       bound on each request, e.g. "30s" (a number is seconds)
+//	"timeout":       bound on each request without progress, e.g. "30s" (a number is seconds)
+//	"maxTimeout":    bound on a request whose progress extends its "timeout"
 //	"maxRestarts":   restarts allowed within "restartWindow" before it is failed (0: none)
 //	"restartWindow": e.g. "60s"
 //	"backoff":       first wait before a restart, doubling up to "maxBackoff"
@@ -574,6 +587,7 @@ func parseBackend(name string, raw json.RawMessage, lookupEnv func(string) (stri
 		}
 	}
 	dur("timeout", &b.Timeout, false)
+	dur("maxTimeout", &b.MaxTimeout, false)
 	dur("restartWindow", &b.RestartWindow, false)
 	dur("cooldown", &b.Cooldown, false)
 	dur("backoff", &b.Backoff, false)
@@ -688,7 +702,7 @@ func validHeaderName(s string) bool {
 }
 
 var backendKeys = []string{"command", "args", "env", "envFile", "cwd", "type", "url", "headers", "disabled",
-	"prefix", "timeout", "maxRestarts", "restartWindow", "cooldown", "backoff", "maxBackoff",
+	"prefix", "timeout", "maxTimeout", "maxRestarts", "restartWindow", "cooldown", "backoff", "maxBackoff",
 	"pingInterval", "pingTimeout", "lazy", "idleTimeout", "allowTools", "hideTools", "protocol"}
 
 // protocolOf reads a Backend's Protocol as the client's era and version.

@@ -108,6 +108,7 @@ func (c *conn) start(e *actor.Engine, self *actor.PID) {
 			fail(fmt.Errorf("listing what it offers: %w", err))
 			return
 		}
+		b.setListed()
 		b.waitPredecessors(c.ctx)
 		b.register(l)
 		if !b.up(c.inc, cl, fail) {
@@ -154,6 +155,7 @@ func (c *conn) connect() (*client.Client, error) {
 		Era:         era,
 		Version:     version,
 		Timeout:     b.cfg.Timeout,
+		MaxTimeout:  b.cfg.MaxTimeout,
 		CloseGrace:  g.opts.CloseGrace,
 		TermGrace:   g.opts.TermGrace,
 		Logger:      g.log.With("backend", b.name),

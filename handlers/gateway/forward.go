@@ -111,6 +111,25 @@ func (w *startWait) stop() {
 	}
 }
 
+// progress is what the backend's progress on a request forwarded for req
+// does: it goes on to the client, when the client asked for progress, and
+// it starts the request's deadline in the gateway's server again, as the
+// backend's client does its Timeout (up to MaxTimeout, Options.MaxTimeout),
+// so that a long call that reports progress is not cut. nil when the
+// backend's progress would do neither.
+func (b *backend) progress(req *handlers.Request) func(client.Progress) {
+	extends := b.cfg.MaxTimeout > b.cfg.Timeout && req.Peer != nil
+	if !extends && req.ProgressToken == nil {
+		return nil
+	}
+	return func(p client.Progress) {
+		if extends {
+			req.Peer.SetTimeout(b.cfg.Timeout + toolMargin)
+		}
+		req.Progress(p.Progress, p.Total, p.Message)
+	}
+}
+
 // noTimeout leaves a request to its context's deadline.
 var noTimeout = client.WithTimeout(-1)
 
@@ -148,8 +167,8 @@ func (b *backend) forward(parent context.Context, req *handlers.Request, method 
 	f.ctx = callContext{base, &f.c}
 	defer b.track(&f.c)()
 	opts := append(make([]client.CallOption, 0, 3), timeout, client.WithDone(f.abandon))
-	if req.ProgressToken != nil {
-		opts = append(opts, client.WithProgress(func(p client.Progress) { req.Progress(p.Progress, p.Total, p.Message) }))
+	if fn := b.progress(req); fn != nil {
+		opts = append(opts, client.WithProgress(fn))
 	}
 	err = cl.Call(&f.ctx, method, params, &f.raw, opts...)
 	if err == nil && !f.c.needInput.Load() {
@@ -181,7 +200,7 @@ func (b *backend) forwardError(method string, err error, parent, waited context.
 		return parent.Err()
 	case waited != nil && errors.Is(context.Cause(waited), errTimeout),
 		waited == nil && errors.Is(err, context.DeadlineExceeded): // the client's timeout
-		return &unavailable{backend: b.name, why: fmt.Sprintf("did not answer %s within %v", method, b.cfg.Timeout), stderr: b.tail()}
+		return &unavailable{backend: b.name, why: b.timedOut(method), stderr: b.tail()}
 	case errors.As(err, &ee):
 		return &unavailable{backend: b.name, why: fmt.Sprintf("went away during %s: %v", method, ee)}
 	case errors.Is(err, client.ErrClosed):
@@ -372,8 +391,8 @@ func (b *backend) toolStarter(name string) handlers.ToolStarter {
 		}
 		f.cl = cl
 		var opts []client.CallOption // the client's Timeout is the backend's
-		if req.ProgressToken != nil {
-			opts = []client.CallOption{client.WithProgress(func(p client.Progress) { req.Progress(p.Progress, p.Total, p.Message) })}
+		if fn := b.progress(req); fn != nil {
+			opts = []client.CallOption{client.WithProgress(fn)}
 		}
 		f.mu.Lock()
 		defer f.mu.Unlock()
@@ -785,4 +804,12 @@ func (b *backend) askHandler(method string) client.InputHandler {
 		}
 		return raw, nil
 	}
+}
+
+// timedOut says why a request to the backend ended at its timeout.
+func (b *backend) timedOut(method string) string {
+	if b.cfg.MaxTimeout > b.cfg.Timeout {
+		return fmt.Sprintf("did not answer %s within %v without progress (within %v with it)", method, b.cfg.Timeout, b.cfg.MaxTimeout)
+	}
+	return fmt.Sprintf("did not answer %s within %v", method, b.cfg.Timeout)
 }

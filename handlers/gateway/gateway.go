@@ -73,7 +73,17 @@ type Options struct {
 	// process is sure to (Pdeathsig): a wrapper's child that ignores
 	// stdin EOF (npx's node, a shell's job) would outlive a killed gateway.
 	Guard []string
+	// ListGrace is how long, after Launch, a client's list requests (and
+	// a call of a tool not listed yet) wait for the backends still
+	// starting before they are answered with what is up (default
+	// DefaultListGrace; negative: no wait). A backend that comes up later
+	// joins with list_changed.
+	ListGrace time.Duration
 }
+
+// DefaultListGrace is Options.ListGrace's default: enough for most
+// servers to start, short of any client's handshake limit.
+const DefaultListGrace = 5 * time.Second
 
 // CallRecord is one tool call the gateway forwarded (Options.OnCall).
 type CallRecord struct {
@@ -121,7 +131,17 @@ type Gateway struct {
 	rootName  string
 	root      *supervisor.Root
 	started   atomic.Bool
-	startDone chan struct{} // closed when Start returns
+	startDone chan struct{} // closed when Launch (or Start) returns
+	// ready is closed once every backend has been up or failed once, or
+	// ListGrace has passed since Launch, or Start returned: the server's
+	// lists wait for it (handlers.Server.WaitBeforeListing), and so do
+	// backends that register after those before them (waitPredecessors).
+	ready     chan struct{}
+	readyOnce sync.Once
+	// orderFree is closed when the list grace has passed (or with ready):
+	// from then on a backend registers what it offers without waiting for
+	// those before it in the configuration (waitPredecessors).
+	orderFree chan struct{}
 	closing   atomic.Bool
 
 	// owners say which backend registered each name (tools, prompts) or
@@ -276,6 +296,8 @@ func New(cfg *Config, opts Options) (*Gateway, error) {
 		subs:      map[string]int{},
 		subVia:    map[string]*backend{},
 		startDone: make(chan struct{}),
+		ready:     make(chan struct{}),
+		orderFree: make(chan struct{}),
 		rootName:  fmt.Sprintf("mcprt-gateway-%d", gateways.Add(1)),
 	}
 	list := make([]*backend, len(bcs))
@@ -284,6 +306,12 @@ func New(cfg *Config, opts Options) (*Gateway, error) {
 	}
 	g.backends.Store(&list)
 	g.nextIndex, g.nextID = len(list), len(list)
+	// The client is answered before the backends are up: it is told of
+	// every capability, its lists wait a little for them, and a call of a
+	// tool of a backend that never came up says why.
+	g.srv.OfferEverything()
+	g.srv.WaitBeforeListing(g.ready)
+	g.srv.OnUnknownTool(g.unknownTool)
 	g.srv.OnSubscription(g.subscription)
 	g.srv.OnRootsListChanged(g.rootsListChanged)
 	g.rootsDueNow.Store(true) // nothing known yet
@@ -385,8 +413,101 @@ func (g *Gateway) Server() *handlers.Server { return g.srv }
 // stopped once it has told; a request routed to it starts it again.
 //
 // Start returns an error only if the tree cannot start; the gateway then
-// needs no Close. It must be called once.
+// needs no Close. Start, or Launch, must be called once.
 func (g *Gateway) Start(ctx context.Context) error {
+	if err := g.launch(); err != nil {
+		return err
+	}
+	waitSettled(ctx, g.all())
+	g.setReady()
+	return nil
+}
+
+// Launch is Start without the wait: it returns once the supervision tree
+// runs, with the backends starting in the background, so that the
+// gateway's clients are answered at once (mcprt gateway launches). Their
+// list requests wait, up to Options.ListGrace, for the backends to be up
+// or to have failed once; a backend that takes longer joins with
+// list_changed, and one that hangs is restarted, then failed, by its
+// supervisor, as one that crashes is.
+func (g *Gateway) Launch() error {
+	if err := g.launch(); err != nil {
+		return err
+	}
+	grace := g.opts.ListGrace
+	if grace == 0 {
+		grace = DefaultListGrace
+	}
+	if grace < 0 {
+		g.setReady()
+		return nil
+	}
+	bs := g.all()
+	g.wg.Go(func() {
+		t := time.NewTimer(grace)
+		defer t.Stop()
+		for _, b := range bs {
+			select {
+			case <-b.settled:
+			case <-t.C:
+				g.graceOver(bs, grace)
+				return
+			case <-g.ready:
+				return
+			}
+		}
+		g.setReady()
+	})
+	return nil
+}
+
+// unsettled names the backends of bs that have been neither up nor failed.
+func (g *Gateway) unsettled(bs []*backend) []string {
+	var names []string
+	for _, b := range bs {
+		select {
+		case <-b.settled:
+		default:
+			names = append(names, b.name)
+		}
+	}
+	return names
+}
+
+func (g *Gateway) setReady() {
+	g.readyOnce.Do(func() {
+		close(g.orderFree)
+		close(g.ready)
+	})
+}
+
+// graceOver ends the list grace: the backends that have their lists
+// register them, whatever those before them do, and the lists are
+// answered once they have (a registration is quick; a backend still
+// listing, or still connecting, joins later with list_changed).
+func (g *Gateway) graceOver(bs []*backend, grace time.Duration) {
+	g.readyOnce.Do(func() {
+		close(g.orderFree)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		for _, b := range bs {
+			select {
+			case <-b.listed:
+			default:
+				continue
+			}
+			select {
+			case <-b.settled:
+			case <-ctx.Done():
+			}
+		}
+		g.log.Warn("gateway: answering lists without the backends still starting; they join with list_changed",
+			"grace", grace, "starting", g.unsettled(bs))
+		close(g.ready)
+	})
+}
+
+func (g *Gateway) launch() error {
 	if !g.started.CompareAndSwap(false, true) {
 		return errors.New("gateway: Start called twice")
 	}
@@ -394,6 +515,7 @@ func (g *Gateway) Start(ctx context.Context) error {
 	if g.e == nil {
 		e, err := actor.NewEngine(actor.NewEngineConfig())
 		if err != nil {
+			g.setReady()
 			return fmt.Errorf("gateway: %w", err)
 		}
 		g.e = e
@@ -405,13 +527,13 @@ func (g *Gateway) Start(ctx context.Context) error {
 		EventHook: g.onRootEvent,
 	})
 	if err != nil {
+		g.setReady()
 		return fmt.Errorf("gateway: %w", err)
 	}
 	g.root = root
 	for _, b := range g.all() {
 		b.start()
 	}
-	waitSettled(ctx, g.all())
 	return nil
 }
 
@@ -452,6 +574,7 @@ func (g *Gateway) close() error {
 	g.reloadMu.Lock()
 	defer g.reloadMu.Unlock()
 	g.closing.Store(true)
+	g.setReady()
 	for _, b := range g.all() {
 		b.closing("")
 	}
@@ -567,4 +690,38 @@ func (l *lineWriter) line(prefix, text string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	_, _ = io.WriteString(l.w, prefix+text+"\n")
+}
+
+// unknownTool is the server's OnUnknownTool hook: a call of a tool named
+// with the prefix of a backend that has never listed what it offers (it
+// is starting, or could not start) is answered with why, rather than
+// "Unknown tool". Any other unknown name gets the protocol's error.
+func (g *Gateway) unknownTool(name string) *handlers.CallToolResult {
+	prefix, _, ok := strings.Cut(name, Separator)
+	if !ok {
+		return nil
+	}
+	for _, b := range g.all() {
+		if b.cfg.NoPrefix || b.cfg.Prefix != prefix {
+			continue
+		}
+		b.regMu.Lock()
+		seen := b.reg.last != nil
+		b.regMu.Unlock()
+		if seen {
+			return nil // up, or known down: the tool is not one of its
+		}
+		st := b.status()
+		why := "has not started yet"
+		switch {
+		case st.State == Starting && st.LastError == "":
+		case st.State == Starting, st.State == Restarting, st.State == Failed:
+			why = "could not start: " + st.LastError
+		default:
+			why = fmt.Sprintf("is %s", st.State)
+		}
+		u := &unavailable{backend: b.name, why: fmt.Sprintf("%s, so its tool %q is not offered", why, name), stderr: b.tail()}
+		return &handlers.CallToolResult{Content: []handlers.Content{handlers.TextContent(u.Error())}, IsError: true}
+	}
+	return nil
 }

@@ -9,8 +9,8 @@ import (
 // TestClientMetaReachesTheBackend: what the client puts in its request's
 // _meta reaches the backend, on both of the gateway's ways of forwarding a
 // tool call (started from the session, and on a handler actor), except
-// progressToken and the keys under the protocol's reserved prefixes,
-// which are the client's hop's.
+// progressToken (the gateway sends its own) and the keys under the
+// protocol's reserved prefixes, which are the client's hop's.
 func TestClientMetaReachesTheBackend(t *testing.T) {
 	g := start(t, dynamic("d"))
 	const params = `{"name":"d__meta","arguments":{},"_meta":{"traceparent":"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01","progressToken":7,` +
@@ -28,12 +28,16 @@ func TestClientMetaReachesTheBackend(t *testing.T) {
 			"example.com/app":                    `{"k":[1,2]}`,
 			"mcp":                                `"plain"`,
 			"io.modelcontextprotocol/clientInfo": `{"name":"mcprt-gateway","version":"0.1.0"}`,
-			"progressToken":                      "",
 			"dev.mcp/x":                          "",
 		} {
 			if string(m[k]) != want {
 				t.Errorf("%s: the backend got _meta[%q] = %s, want %s (all: %s)", how, k, m[k], want, got)
 			}
+		}
+		// The gateway asks for progress with a token of its own (a
+		// backend's progress extends the call's timeout).
+		if tok := string(m["progressToken"]); tok == "" || tok == "7" {
+			t.Errorf("%s: the backend got progressToken %s, want the gateway's own", how, tok)
 		}
 	}
 	m, _ := g.Server().Method("tools/call")
