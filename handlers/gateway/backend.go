@@ -47,7 +47,7 @@ type backend struct {
 	// the backends before it to register theirs (waitPredecessors).
 	listed     chan struct{}
 	listedOnce sync.Once
-	discovered  atomic.Bool // a lazy backend has listed what it offers once
+	discovered atomic.Bool // a lazy backend has listed what it offers once
 
 	mu       sync.Mutex
 	state    State
