@@ -1,6 +1,9 @@
 package handlers
 
-import "sync"
+import (
+	"encoding/json"
+	"sync"
+)
 
 // ChangeKind says what changed in a Server.
 type ChangeKind int
@@ -151,6 +154,27 @@ func (s *Server) OnRootsListChanged(fn func()) {
 		return
 	}
 	s.rootsChanged.Store(&fn)
+}
+
+// OnClientCapabilities sets fn to be told the capabilities a client
+// declares: at its initialize (legacy revisions), or with each request
+// (2026-07-28, where they travel in _meta). A gateway learns from it what
+// to declare to its backends (roots only when the client has them). fn
+// runs on the session's goroutine and must be quick; nil removes it.
+func (s *Server) OnClientCapabilities(fn func(capabilities json.RawMessage)) {
+	if fn == nil {
+		s.clientCaps.Store(nil)
+		return
+	}
+	s.clientCaps.Store(&fn)
+}
+
+// ClientCapabilities calls the OnClientCapabilities hook, if any. Package
+// session calls it.
+func (s *Server) ClientCapabilities(capabilities json.RawMessage) {
+	if fn := s.clientCaps.Load(); fn != nil {
+		(*fn)(capabilities)
+	}
 }
 
 // RootsListChanged calls the OnRootsListChanged hook, if any. Package

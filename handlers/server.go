@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"encoding/json"
 	"sync"
 	"sync/atomic"
 )
@@ -43,6 +44,7 @@ type Server struct {
 	rootsChanged atomic.Pointer[func()]
 	// listsReady and unknownTool are the WaitBeforeListing and
 	// OnUnknownTool hooks.
+	clientCaps  atomic.Pointer[func(json.RawMessage)]
 	listsReady  atomic.Pointer[<-chan struct{}]
 	unknownTool atomic.Pointer[func(name string) *CallToolResult]
 

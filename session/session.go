@@ -605,6 +605,7 @@ func (s *Session) initialize(m *jsonrpc.Message, t ticket) {
 		caps = json.RawMessage("{}")
 	}
 	s.legacy = &legacy{version: version, clientCaps: caps, subscribed: map[string]bool{}}
+	s.cfg.Server.ClientCapabilities(caps)
 	info := s.cfg.Server.Info()
 	if version < Version20250618 {
 		info.Title = "" // title arrived in 2025-06-18
@@ -741,6 +742,7 @@ func (s *Session) modernRequest(m *jsonrpc.Message, rp *requestParams, t ticket)
 		s.answerError(t, m.ID, errInvalidParams(`_meta["`+metaClientCapabilities+`"] is required and must be an object`))
 		return
 	}
+	s.cfg.Server.ClientCapabilities(caps)
 	var level string
 	if lv := rp.logLevel; lv != nil {
 		if level, ok = stringIn(lv, logLevels); !ok || !slices.Contains(logLevels, level) {
