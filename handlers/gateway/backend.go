@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"slices"
 	"strings"
@@ -180,7 +181,7 @@ func (b *backend) supervisorSpec() supervisor.Spec {
 		Strategy:  supervisor.OneForOne,
 		Intensity: intensity,
 		Period:    b.cfg.RestartWindow,
-		Logger:    b.g.log,
+		Logger:    b.g.quietLog,
 		EventHook: b.onEvent,
 		Children: []supervisor.ChildSpec{{
 			ID:       "conn",
@@ -330,7 +331,50 @@ func (b *backend) down(inc int, reason error) {
 	b.setState(Restarting)
 	b.mu.Unlock()
 	b.settle()
-	b.g.log.Warn("gateway: backend went away; restarting it", "backend", b.name, "reason", errString(reason))
+	n, most := len(b.failures), b.cfg.MaxRestarts
+	if n > most {
+		return // its supervisor gives up: onEvent says so, once
+	}
+	b.g.log.Warn("gateway: backend went away; restarting it", "backend", b.name, "reason", errString(reason),
+		"attempt", fmt.Sprintf("%d of %d within %v", n, most, b.cfg.RestartWindow))
+}
+
+// cannotStart fails incarnation inc at once: its program could not be
+// started, and restarting it would fail the same way. It is said once, at
+// Error; the same failure again, after a cool-down, only at Debug. The
+// backend's supervisor is stopped, and the backend started again after
+// its cool-down (retryUnseen), as a request after it would.
+func (b *backend) cannotStart(inc int, err error) {
+	b.mu.Lock()
+	if inc != b.inc || b.state == Stopped || b.state == Idle || b.state == Failed {
+		b.mu.Unlock()
+		return
+	}
+	again := errString(b.lastErr) == errString(err)
+	b.cl = nil
+	b.lastErr = err
+	b.failedAt = time.Now()
+	b.setState(Failed)
+	b.mu.Unlock()
+	b.settle()
+	level := slog.LevelError
+	if again {
+		level = slog.LevelDebug
+	}
+	b.g.log.Log(context.Background(), level, "gateway: backend cannot start; serving the others without it",
+		"backend", b.name, "err", errString(err), "retry_after", b.cfg.Cooldown)
+	b.regMu.Lock()
+	seen := b.reg.last != nil
+	b.regMu.Unlock()
+	if seen {
+		b.markUnavailable() // its tools say so, as a failed one's do
+	}
+	b.g.wg.Go(func() {
+		err := supervisor.TerminateChild(b.g.e, b.g.root.PID(), b.id)
+		if err != nil && !errors.Is(err, supervisor.ErrUnknownChild) && !errors.Is(err, supervisor.ErrNotRunning) {
+			b.g.log.Warn("gateway: stopping a backend that cannot start", "backend", b.name, "err", err)
+		}
+	})
 }
 
 // follow records that the gateway's clients follow (on) or no longer

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"net/http"
 	"net/url"
@@ -90,6 +91,14 @@ func (c *conn) start(e *actor.Engine, self *actor.PID) {
 			}
 		}
 		cl, err := c.connect()
+		if err != nil && cannotStart(err) {
+			// Restarting will not find the program: the backend is
+			// failed at once, and started again after its cool-down.
+			if c.ctx.Err() == nil {
+				b.cannotStart(c.inc, err)
+			}
+			return
+		}
 		if err != nil {
 			fail(err)
 			return
@@ -144,6 +153,10 @@ func (c *conn) start(e *actor.Engine, self *actor.PID) {
 
 func (c *conn) connect() (*client.Client, error) {
 	b, g := c.b, c.b.g
+	roots := b.roots
+	if !g.declareRoots(c.ctx) { // before the connect's Timeout starts
+		roots = nil
+	}
 	ctx, cancel := context.WithTimeoutCause(c.ctx, b.cfg.Timeout, fmt.Errorf("not connected within %v", b.cfg.Timeout))
 	defer cancel()
 	era, version, err := protocolOf(b.cfg.Protocol)
@@ -162,9 +175,9 @@ func (c *conn) connect() (*client.Client, error) {
 		LogLevel:    "debug",
 		Sampling:    b.askHandler("sampling/createMessage"),
 		Elicitation: b.askHandler("elicitation/create"),
-		Roots:       b.roots,
+		Roots:       roots,
 		// The client's roots change: the gateway tells (see roots.go).
-		RootsListChanged: true,
+		RootsListChanged: roots != nil,
 	}
 	var cl *client.Client
 	if b.cfg.URL != "" {
@@ -496,7 +509,26 @@ func guarded(guard []string, cmd client.Command) (client.Command, bool) {
 			return cmd, false
 		}
 		path = p
+	} else {
+		// One that cannot be run is started unguarded, so that the
+		// backend fails as its program is not found (cannotStart), not
+		// as a guard that exited 127.
+		check := path
+		if !filepath.IsAbs(check) && cmd.Dir != "" {
+			check = filepath.Join(cmd.Dir, check)
+		}
+		if _, err := exec.LookPath(check); err != nil {
+			return cmd, false
+		}
 	}
 	args := append(append(slices.Clip(guard[1:]), path), cmd.Args...)
 	return client.Command{Path: guard[0], Args: args, Env: cmd.Env, Dir: cmd.Dir}, true
+}
+
+// cannotStart says whether a backend's connect failed because its program
+// could not be started at all (not found, not executable, no such cwd):
+// no restart will change that, as one might a crash.
+func cannotStart(err error) bool {
+	return errors.Is(err, exec.ErrNotFound) || errors.Is(err, exec.ErrDot) ||
+		errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission)
 }

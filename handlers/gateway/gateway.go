@@ -3,6 +3,7 @@ package gateway
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -113,11 +114,14 @@ func (r CallRecord) Outcome() string {
 // Gateway is one MCP server in front of many backend servers: Server is
 // what a runtime serves, Start starts the backends and Close stops them.
 type Gateway struct {
-	opts   Options
-	log    *slog.Logger
-	srv    *handlers.Server
-	e      *actor.Engine
-	stderr *lineWriter
+	opts Options
+	log  *slog.Logger
+	// quietLog is log at Debug, for the supervisors': a backend's restart
+	// or failure is the gateway's to tell, once (see backend.down).
+	quietLog *slog.Logger
+	srv      *handlers.Server
+	e        *actor.Engine
+	stderr   *lineWriter
 
 	// backends are the backends in configuration order (see all). Reload
 	// puts a new slice in place, never changes one, and holds reloadMu,
@@ -142,7 +146,16 @@ type Gateway struct {
 	// from then on a backend registers what it offers without waiting for
 	// those before it in the configuration (waitPredecessors).
 	orderFree chan struct{}
-	closing   atomic.Bool
+	// With SingleClient, after Launch, backends connect once the client
+	// has said what it declares (clientKnown), or the list grace passed:
+	// roots are declared to them only when the client has roots
+	// (clientRoots), so that a server that falls back to its own
+	// arguments without them does so.
+	awaitClient bool
+	clientKnown chan struct{}
+	clientOnce  sync.Once
+	clientRoots atomic.Bool
+	closing     atomic.Bool
 
 	// owners say which backend registered each name (tools, prompts) or
 	// URI (resources, templates), so that the first keeps one two offer.
@@ -287,18 +300,20 @@ func New(cfg *Config, opts Options) (*Gateway, error) {
 		opts.TermGrace = 2 * time.Second
 	}
 	g := &Gateway{
-		opts:      opts,
-		log:       opts.Logger,
-		srv:       handlers.NewServer(opts.Info, opts.Instructions),
-		e:         opts.Engine,
-		stderr:    &lineWriter{w: opts.Stderr},
-		owners:    map[string]*backend{},
-		subs:      map[string]int{},
-		subVia:    map[string]*backend{},
-		startDone: make(chan struct{}),
-		ready:     make(chan struct{}),
-		orderFree: make(chan struct{}),
-		rootName:  fmt.Sprintf("mcprt-gateway-%d", gateways.Add(1)),
+		opts:        opts,
+		log:         opts.Logger,
+		quietLog:    slog.New(atDebug{opts.Logger.Handler()}),
+		srv:         handlers.NewServer(opts.Info, opts.Instructions),
+		e:           opts.Engine,
+		stderr:      &lineWriter{w: opts.Stderr},
+		owners:      map[string]*backend{},
+		subs:        map[string]int{},
+		subVia:      map[string]*backend{},
+		startDone:   make(chan struct{}),
+		ready:       make(chan struct{}),
+		orderFree:   make(chan struct{}),
+		clientKnown: make(chan struct{}),
+		rootName:    fmt.Sprintf("mcprt-gateway-%d", gateways.Add(1)),
 	}
 	list := make([]*backend, len(bcs))
 	for i, bc := range bcs {
@@ -312,6 +327,7 @@ func New(cfg *Config, opts Options) (*Gateway, error) {
 	g.srv.OfferEverything()
 	g.srv.WaitBeforeListing(g.ready)
 	g.srv.OnUnknownTool(g.unknownTool)
+	g.srv.OnClientCapabilities(g.clientCapabilities)
 	g.srv.OnSubscription(g.subscription)
 	g.srv.OnRootsListChanged(g.rootsListChanged)
 	g.rootsDueNow.Store(true) // nothing known yet
@@ -431,6 +447,7 @@ func (g *Gateway) Start(ctx context.Context) error {
 // list_changed, and one that hangs is restarted, then failed, by its
 // supervisor, as one that crashes is.
 func (g *Gateway) Launch() error {
+	g.awaitClient = g.opts.SingleClient
 	if err := g.launch(); err != nil {
 		return err
 	}
@@ -523,7 +540,7 @@ func (g *Gateway) launch() error {
 	root, err := supervisor.Start(g.e, g.rootName, supervisor.Spec{
 		Name:      "gateway",
 		Strategy:  supervisor.OneForOne,
-		Logger:    g.log,
+		Logger:    g.quietLog,
 		EventHook: g.onRootEvent,
 	})
 	if err != nil {
@@ -724,4 +741,61 @@ func (g *Gateway) unknownTool(name string) *handlers.CallToolResult {
 		return &handlers.CallToolResult{Content: []handlers.Content{handlers.TextContent(u.Error())}, IsError: true}
 	}
 	return nil
+}
+
+// atDebug is a slog.Handler that passes every record on at Debug.
+type atDebug struct{ h slog.Handler }
+
+func (d atDebug) Enabled(ctx context.Context, _ slog.Level) bool {
+	return d.h.Enabled(ctx, slog.LevelDebug)
+}
+
+func (d atDebug) Handle(ctx context.Context, r slog.Record) error {
+	r.Level = slog.LevelDebug
+	return d.h.Handle(ctx, r)
+}
+
+func (d atDebug) WithAttrs(as []slog.Attr) slog.Handler { return atDebug{d.h.WithAttrs(as)} }
+func (d atDebug) WithGroup(name string) slog.Handler    { return atDebug{d.h.WithGroup(name)} }
+
+// clientCapabilities is the server's OnClientCapabilities hook: the first
+// client's capabilities say whether the backends are told of roots (see
+// awaitClient). It runs on the session's goroutine, for every 2026-07-28
+// request: after the first, it returns at once.
+func (g *Gateway) clientCapabilities(caps json.RawMessage) {
+	select {
+	case <-g.clientKnown:
+		return
+	default:
+	}
+	g.clientOnce.Do(func() {
+		var m map[string]json.RawMessage
+		_ = json.Unmarshal(caps, &m)
+		_, roots := m["roots"]
+		g.clientRoots.Store(roots)
+		close(g.clientKnown)
+	})
+}
+
+// declareRoots says whether a backend connecting now is told of roots:
+// with many clients, yes (they are the last a client gave); with one,
+// once it has initialized, only when it declared roots, waiting for it up
+// to the list grace (then no).
+func (g *Gateway) declareRoots(ctx context.Context) bool {
+	if !g.awaitClient {
+		return true
+	}
+	grace := g.opts.ListGrace
+	if grace <= 0 {
+		grace = DefaultListGrace
+	}
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case <-g.clientKnown:
+		return g.clientRoots.Load()
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	return false
 }

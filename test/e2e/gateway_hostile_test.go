@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"os"
 	"os/exec"
 	"slices"
 	"strings"
@@ -140,5 +141,125 @@ func TestGatewayStalledCall(t *testing.T) {
 	_, err = toolTextErr(c.Call("tools/call", toolsCall("capped__sleep", map[string]any{"ms": 8000})))
 	if err == nil || !strings.Contains(err.Error(), `backend \"capped\" did not answer tools/call`) {
 		t.Errorf("a call reporting progress past maxTimeout: want an isError result naming the backend, got %v", err)
+	}
+}
+
+// TestGatewayBackendCannotStart: a backend whose command does not exist
+// is said once on stderr, at start, and the others are served; a call of
+// its tool names it and why; no restart storm is logged.
+func TestGatewayBackendCannotStart(t *testing.T) {
+	t.Parallel()
+	f := newGateway(t)
+	c := f.start(f.config(map[string]any{
+		"ref":  f.serve("ref", nil),
+		"nope": map[string]any{"command": f.dir + "/no-such-mcp-server"},
+	}), Options{})
+	c.Initialize("2025-11-25")
+	if tools := namesOf(listAll(t, c, "tools/list", "tools"), "name"); !slices.Contains(tools, "ref__echo") {
+		t.Errorf("tools: %v", tools)
+	}
+	_, err := toolTextErr(c.Call("tools/call", toolsCall("nope__anything", map[string]any{})))
+	if err == nil || !strings.Contains(err.Error(), `backend \"nope\" could not start`) || !strings.Contains(err.Error(), "no such file") {
+		t.Errorf("nope__anything: want an isError result naming the backend and why, got %v", err)
+	}
+	stderr := c.Stderr()
+	if n := strings.Count(stderr, "backend cannot start"); n != 1 || !strings.Contains(stderr, "backend=nope") {
+		t.Errorf("want one line saying nope cannot start, got %d:\n%s", n, tail(stderr, 3000))
+	}
+	if strings.Contains(stderr, "restarting") || strings.Contains(stderr, "child exited") {
+		t.Errorf("a backend that cannot start was restarted:\n%s", tail(stderr, 3000))
+	}
+}
+
+// TestGatewayRestartLoggedOnce: each restart of a crashing backend is one
+// WARN line naming it, the reason and the attempt; Error only when it is
+// given up.
+func TestGatewayRestartLoggedOnce(t *testing.T) {
+	t.Parallel()
+	f := newGateway(t)
+	c := f.start(f.config(map[string]any{
+		"ref":   f.serve("ref", nil),
+		"crash": map[string]any{"command": f.script("crash", "echo dying >&2\nexit 3\n"), "maxRestarts": 2, "backoff": "10ms"},
+	}), Options{})
+	c.Initialize("2025-11-25")
+	if !c.WaitStderr(callTimeout, "gateway: backend failed") {
+		t.Fatalf("crash was not given up:\n%s", tail(c.Stderr(), 3000))
+	}
+	var warns, errs []string
+	for _, line := range strings.Split(c.Stderr(), "\n") {
+		switch {
+		case strings.Contains(line, "level=WARN"):
+			warns = append(warns, line)
+		case strings.Contains(line, "level=ERROR"):
+			errs = append(errs, line)
+		}
+	}
+	if len(warns) != 2 || !strings.Contains(warns[0], "backend=crash") || !strings.Contains(warns[0], `attempt="1 of 2`) || !strings.Contains(warns[1], `attempt="2 of 2`) {
+		t.Errorf("want a WARN per restart (2), got:\n%s", strings.Join(warns, "\n"))
+	}
+	if len(errs) != 1 || !strings.Contains(errs[0], "gateway: backend failed") {
+		t.Errorf("want one ERROR, the giving up, got:\n%s", strings.Join(errs, "\n"))
+	}
+}
+
+// spyScript records what it reads in $SPY_LOG, and answers initialize and
+// the tool list.
+const spyScript = `while IFS= read -r line; do
+  printf '%s\n' "$line" >> "$SPY_LOG"
+  id=$(printf '%s' "$line" | sed -n 's/.*"id":\([0-9]*\).*/\1/p')
+  case "$line" in
+  *'"method":"initialize"'*)
+    printf '{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"spy","version":"1"}}}\n' "$id";;
+  *'"method":"tools/list"'*)
+    printf '{"jsonrpc":"2.0","id":%s,"result":{"tools":[]}}\n' "$id";;
+  esac
+done
+`
+
+// TestGatewayRootsOnlyWhenTheClientHasThem: behind mcprt gateway (one
+// client, over stdio) a backend is told of roots only when the client
+// declared them, so that a server that falls back to its arguments
+// without roots does so.
+func TestGatewayRootsOnlyWhenTheClientHasThem(t *testing.T) {
+	t.Parallel()
+	for name, caps := range map[string]map[string]any{
+		"without": {},
+		"with":    {"roots": map[string]any{"listChanged": true}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			f := newGateway(t)
+			log := f.dir + "/spy.log"
+			c := f.start(f.config(map[string]any{
+				"spy": map[string]any{"command": f.script("spy", spyScript), "protocol": "legacy", "env": map[string]string{"SPY_LOG": log}},
+			}), Options{AllowRequests: true})
+			c.InitializeWith("2025-11-25", caps)
+			listAll(t, c, "tools/list", "tools")
+			raw, err := os.ReadFile(log)
+			if err != nil {
+				t.Fatal(err)
+			}
+			init, _, _ := strings.Cut(string(raw), "\n")
+			if !strings.Contains(init, `"method":"initialize"`) {
+				t.Fatalf("the backend's first line: %s", init)
+			}
+			if got, want := strings.Contains(init, `"roots"`), name == "with"; got != want {
+				t.Errorf("the backend was told of roots: %v, want %v: %s", got, want, init)
+			}
+		})
+	}
+}
+
+// TestChaosBehindGateway: mcprt chaos -behind-gateway runs its campaign
+// through mcprt gateway with a wedged backend beside the server, over
+// stdio and Streamable HTTP, and passes.
+func TestChaosBehindGateway(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{nil, {"-http"}} {
+		cmd := exec.Command(binPath, append(append([]string{"chaos", "-behind-gateway", "-requests", "300", "-seed", "5",
+			"-echo-tool", "target__echo", "-slow-tool", "target__sleep", "-panic-tool", "target__panic"}, args...), "--", binPath, "serve")...)
+		out, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "PASS") || !strings.Contains(string(out), "0 never answered") {
+			t.Errorf("chaos -behind-gateway %v: %v\n%s", args, err, out)
+		}
 	}
 }
