@@ -3,12 +3,14 @@ package main
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 
@@ -101,6 +103,7 @@ func chaos(args []string, s streams) int {
 	fs.IntVar(&c.HugeSize, "huge", 0, "`bytes` of text in a huge line (default 1 MiB)")
 	fs.DurationVar(&c.Timeout, "timeout", 0, "bound on the handshake and the sending (default 2m)")
 	fs.DurationVar(&c.ExitTimeout, "exit-timeout", 0, "how long to wait for the exit before killing the server (default 30s)")
+	behind := fs.Bool("behind-gateway", false, "run CMD behind mcprt gateway, beside a wedged backend (one that never answers its lists): the campaign checks that one hung backend takes nothing from the others (tools are found by their \"<prefix>__\" names)")
 	verbose := fs.Bool("v", false, "also print the tail of the server's stderr")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -123,6 +126,19 @@ func chaos(args []string, s streams) int {
 		return runtime.ExitUsage
 	}
 	c.Command = fs.Args()
+	if *behind {
+		if c.URL != "" {
+			fmt.Fprintln(stderr, "mcprt chaos: -behind-gateway needs a server command, not -url")
+			return runtime.ExitUsage
+		}
+		cmd, cleanup, err := behindGateway(c.Command, c.HTTP)
+		if err != nil {
+			fmt.Fprintf(stderr, "mcprt chaos: -behind-gateway: %v\n", err)
+			return runtime.ExitFailure
+		}
+		defer cleanup()
+		c.Command = cmd
+	}
 	c.Header = http.Header(headers)
 	overHTTP := c.URL != "" || c.HTTP
 	era, pin, err := pf.settle()
@@ -196,4 +212,33 @@ func chaos(args []string, s streams) int {
 		return runtime.ExitFailure
 	}
 	return runtime.ExitOK
+}
+
+// behindGateway is the command that runs cmd behind mcprt gateway (over
+// Streamable HTTP when overHTTP), beside a wedged backend, from a
+// configuration file that cleanup removes.
+func behindGateway(cmd []string, overHTTP bool) (gw []string, cleanup func(), err error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, nil, err
+	}
+	dir, err := os.MkdirTemp("", "mcprt-chaos-")
+	if err != nil {
+		return nil, nil, err
+	}
+	cleanup = func() { os.RemoveAll(dir) }
+	cfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
+		"target": map[string]any{"command": cmd[0], "args": cmd[1:]},
+		"wedged": map[string]any{"command": self, "args": []string{"serve", "-fixture", "wedged"}, "env": map[string]string{"LOG_LEVEL": "error"}},
+	}})
+	file := filepath.Join(dir, "gateway.json")
+	if err := os.WriteFile(file, cfg, 0o600); err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	gw = []string{self, "gateway", "-config", file}
+	if overHTTP {
+		gw = append(gw, "-http", "127.0.0.1:0")
+	}
+	return gw, cleanup, nil
 }

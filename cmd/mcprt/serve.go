@@ -78,7 +78,7 @@ func serve(args []string, s streams) int {
 	fs.IntVar(&o.LogBuffer, "log-buffer", 1024, "notifications kept for a client until it sends notifications/initialized; past it the oldest are dropped and counted")
 	memLimit := fs.String("memory-limit", defaultMemoryLimit, "soft limit on the Go runtime's memory: a `size` in bytes, or with a unit (KiB, MiB, GiB), or off; GOMEMLIMIT, when set, overrides the default")
 	hf := addHTTPFlags(fs)
-	fixture := fs.String("fixture", "reference", "which built-in server to run: `name` is reference (the one listed above) or conformance (the tools, resources and prompts the official MCP conformance suite's server scenarios call; see test/conformance)")
+	fixture := fs.String("fixture", "reference", "which built-in server to run: `name` is reference (the one listed above) or conformance (the tools, resources and prompts the official MCP conformance suite's server scenarios call; see test/conformance) or wedged (answers the handshake and pings, never its lists: a hung backend for mcprt chaos -behind-gateway)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return runtime.ExitOK
@@ -106,8 +106,10 @@ func serve(args []string, s streams) int {
 	case "reference":
 	case "conformance":
 		srv = conformanceServer()
+	case "wedged":
+		srv = wedgedServer()
 	default:
-		fmt.Fprintf(stderr, "mcprt serve: -fixture must be reference or conformance, not %q\n", *fixture)
+		fmt.Fprintf(stderr, "mcprt serve: -fixture must be reference, conformance or wedged, not %q\n", *fixture)
 		return runtime.ExitUsage
 	}
 	// Unless given, the limit is the runtime's default, which GOMEMLIMIT
