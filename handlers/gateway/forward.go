@@ -118,17 +118,28 @@ func (w *startWait) stop() {
 // so that a long call that reports progress is not cut. nil when the
 // backend's progress would do neither.
 func (b *backend) progress(req *handlers.Request) func(client.Progress) {
-	extends := b.cfg.MaxTimeout > b.cfg.Timeout && req.Peer != nil
-	if !extends && req.ProgressToken == nil {
+	if !b.extends(req) && req.ProgressToken == nil {
 		return nil
 	}
-	return func(p client.Progress) {
-		if extends {
-			req.Peer.SetTimeout(b.cfg.Timeout + toolMargin)
-		}
-		req.Progress(p.Progress, p.Total, p.Message)
-	}
+	return func(p client.Progress) { b.relayProgress(req, p) }
 }
+
+// extends says whether the backend's progress on a request forwarded for
+// req moves req's deadline.
+func (b *backend) extends(req *handlers.Request) bool {
+	return b.cfg.MaxTimeout > b.cfg.Timeout && req.Peer != nil
+}
+
+func (b *backend) relayProgress(req *handlers.Request, p client.Progress) {
+	if b.extends(req) {
+		req.Peer.SetTimeout(b.cfg.Timeout + toolMargin)
+	}
+	req.Progress(p.Progress, p.Total, p.Message)
+}
+
+// Progress implements client.ProgressAnswerer: the backend's progress on
+// a started call, relayed (see backend.progress).
+func (f *started) Progress(p client.Progress) { f.b.relayProgress(f.c.req, p) }
 
 // noTimeout leaves a request to its context's deadline.
 var noTimeout = client.WithTimeout(-1)
@@ -390,13 +401,11 @@ func (b *backend) toolStarter(name string) handlers.ToolStarter {
 			return false
 		}
 		f.cl = cl
-		var opts []client.CallOption // the client's Timeout is the backend's
-		if fn := b.progress(req); fn != nil {
-			opts = []client.CallOption{client.WithProgress(fn)}
-		}
+		// The client's Timeout is the backend's; f, a ProgressAnswerer,
+		// asks for progress.
 		f.mu.Lock()
 		defer f.mu.Unlock()
-		id, err := cl.Go("tools/call", toolParams(nameLit, args, passMeta(req.Params)), f, opts...)
+		id, err := cl.Go("tools/call", toolParams(nameLit, args, passMeta(req.Params)), f)
 		if err != nil {
 			b.remove(&f.c)
 			return false // toolHandler says why

@@ -17,6 +17,17 @@ type Answerer interface {
 	Answer(result json.RawMessage, err error)
 }
 
+// ProgressAnswerer is an Answerer that also takes the request's progress:
+// a request sent with Go whose Answerer is one asks the server for
+// progress, and reports each notifications/progress to it, on the reading
+// goroutine, before its answer. It must not block. (A func per request,
+// WithProgress, would be an allocation per call for a gateway that
+// forwards many.)
+type ProgressAnswerer interface {
+	Answerer
+	Progress(Progress)
+}
+
 // ErrInputRequired is the error a request sent with Go gets when a
 // 2026-07-28 server answers it with input_required: Go does not ask the
 // client's questions (Options.Elicitation and the like); Call does.
@@ -37,6 +48,9 @@ func (c *Client) Go(method string, params json.RawMessage, a Answerer, opts ...C
 			f(po)
 		}
 		o = *po
+	}
+	if _, ok := a.(ProgressAnswerer); ok {
+		o.askProgress = true
 	}
 	base, err := paramsOf(method, params)
 	if err != nil {

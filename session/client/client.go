@@ -103,6 +103,10 @@ type pending struct {
 	timeout time.Duration
 	queued  bool // the timeout is in a queue (see addTimeout)
 	timer   *time.Timer
+	// token and metaBuf hold the progressToken member while begin writes
+	// the request (kept across the pool, as ch is).
+	token   [20]byte
+	metaBuf []member
 	// For a request whose progress restarts its timeout (MaxTimeout), as
 	// time since Client.epoch: its last progress (0: none yet), and the
 	// latest its timeout may reach.
@@ -647,6 +651,9 @@ func (c *Client) progress(params json.RawMessage) {
 	c.mu.Lock()
 	if pr := c.pending[id]; pr != nil {
 		fn = pr.progress
+		if pa, ok := pr.async.(ProgressAnswerer); ok && fn == nil {
+			fn = pa.Progress
+		}
 		if pr.maxAt > 0 {
 			pr.progressAt = time.Since(c.epoch)
 		}
@@ -682,9 +689,10 @@ func (c *Client) Subscribe(method string, fn func(Notification)) (unsubscribe fu
 type CallOption func(*callOptions)
 
 type callOptions struct {
-	timeout  time.Duration
-	progress func(Progress)
-	done     <-chan struct{}
+	timeout     time.Duration
+	progress    func(Progress)
+	askProgress bool // see ProgressAnswerer
+	done        <-chan struct{}
 }
 
 // WithTimeout bounds this request instead of Options.Timeout; negative
@@ -775,8 +783,13 @@ func (c *Client) roundTrip(ctx context.Context, method string, params []byte, ex
 // request's timeout, in a queue when its duration has one (p.queued).
 func (c *Client) begin(method string, params []byte, extra, meta []member, o callOptions, cancellable bool, a Answerer) (int64, *pending, error) {
 	id := c.nextID.Add(1)
-	if o.progress != nil {
-		meta = append([]member{{"progressToken", strconv.AppendInt(nil, id, 10)}}, meta...)
+	p := pendingPool.Get().(*pending)
+	askProgress := o.progress != nil || o.askProgress
+	if askProgress {
+		// The token and the members are written into the line below:
+		// buffers of the pooled entry spare two allocations per call.
+		p.metaBuf = append(append(p.metaBuf[:0], member{"progressToken", strconv.AppendInt(p.token[:0], id, 10)}), meta...)
+		meta = p.metaBuf
 	}
 	size := 96 + len(method) + len(params)
 	for _, m := range meta {
@@ -791,7 +804,7 @@ func (c *Client) begin(method string, params []byte, extra, meta []member, o cal
 		line = make([]byte, 0, size)
 	}
 	line = appendRequest(line, id, method, params, extra, meta)
-	p := pendingPool.Get().(*pending)
+	p.metaBuf = p.metaBuf[:0] // the line is written: let go of the members
 	p.method, p.progress, p.cancellable, p.async = method, o.progress, cancellable, a
 	p.timeout = c.opts.Timeout
 	if o.timeout != 0 {
@@ -805,7 +818,7 @@ func (c *Client) begin(method string, params []byte, extra, meta []member, o cal
 		return 0, nil, fmt.Errorf("%s: %w", method, err)
 	}
 	c.pending[id] = p
-	if p.timeout > 0 && o.progress != nil && c.opts.MaxTimeout > p.timeout {
+	if p.timeout > 0 && askProgress && c.opts.MaxTimeout > p.timeout {
 		p.maxAt = time.Since(c.epoch) + c.opts.MaxTimeout
 	}
 	p.queued = p.timeout > 0 && c.addTimeout(id, p.timeout)
@@ -823,7 +836,7 @@ func (c *Client) begin(method string, params []byte, extra, meta []member, o cal
 
 // recycle puts a pending entry whose channel is empty back in the pool.
 func recycle(p *pending) {
-	*p = pending{ch: p.ch}
+	*p = pending{ch: p.ch, metaBuf: p.metaBuf[:0]}
 	pendingPool.Put(p)
 }
 
