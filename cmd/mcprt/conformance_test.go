@@ -427,7 +427,7 @@ func TestConformanceFixtureModern(t *testing.T) {
 // usage error.
 func TestServeFixtureFlag(t *testing.T) {
 	_, errs, code := runMcprt("serve", "-fixture", "everything")
-	if code != runtime.ExitUsage || !strings.Contains(errs, "-fixture must be reference or conformance") {
+	if code != runtime.ExitUsage || !strings.Contains(errs, "-fixture must be reference, conformance or wedged") {
 		t.Errorf("serve -fixture everything: exit %d, stderr %q", code, errs)
 	}
 	out, _, code := runMcprt("serve", "-help")
