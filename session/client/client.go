@@ -63,6 +63,11 @@ type Client struct {
 
 	nextID atomic.Int64
 	meta   atomic.Pointer[eraMeta] // the 2026-07-28 _meta, encoded once
+	// handshook is set once Connect's handshake succeeded. A server that
+	// never completed it gets no stdin-EOF grace at Close: it has shown it
+	// is not listening, so waiting for it to notice EOF only makes a failed
+	// connect (a -timeout, a wrong command) slower by CloseGrace.
+	handshook atomic.Bool
 
 	mu       sync.Mutex
 	pending  map[int64]*pending
@@ -151,6 +156,7 @@ func Connect(ctx context.Context, cmd Command, opts *Options) (*Client, error) {
 		}
 		return nil, fmt.Errorf("client: connecting to %s: %w", cmd, err)
 	}
+	c.handshook.Store(true)
 	c.wg.Add(1)
 	go c.refresher()
 	return c, nil
@@ -334,7 +340,9 @@ func (c *Client) PID() int {
 // server's stdin, wait CloseGrace for it to exit, send SIGTERM (to its
 // process group), wait TermGrace, send SIGKILL; then reap it, kill what
 // is left in its process group, and stop every client goroutine. Pending
-// requests fail at once with ErrClosed.
+// requests fail at once with ErrClosed. A server that never completed the
+// handshake (Connect failing on its timeout, say) gets no CloseGrace: its
+// stdin is closed and SIGTERM follows at once.
 // It returns nil when the server ended cleanly (status 0, or by the
 // SIGTERM), and otherwise the *ExitError saying how it ended, also when it
 // had exited by itself before. Over HTTP it cancels the requests in flight
@@ -368,11 +376,19 @@ func (c *Client) shutdown() error {
 	}
 	c.bgCancel()
 	c.w.close(drainWait)
-	if !waitFor(c.procDone, c.opts.CloseGrace) {
+	closeGrace := c.opts.CloseGrace
+	if !c.handshook.Load() {
+		closeGrace = 0
+	}
+	if !waitFor(c.procDone, closeGrace) {
 		c.mu.Lock()
 		c.termSent = true
 		c.mu.Unlock()
-		c.log.Debug("server still running after stdin EOF; sending SIGTERM", slog.Duration("grace", c.opts.CloseGrace))
+		if closeGrace == 0 {
+			c.log.Debug("server never completed the handshake; sending SIGTERM without waiting for it to see stdin EOF")
+		} else {
+			c.log.Debug("server still running after stdin EOF; sending SIGTERM", slog.Duration("grace", closeGrace))
+		}
 		signalGroup(c.cmd, syscall.SIGTERM)
 		if !waitFor(c.procDone, c.opts.TermGrace) {
 			c.mu.Lock()
@@ -402,7 +418,16 @@ func (c *Client) shutdown() error {
 	return ee
 }
 
+// waitFor waits at most d for ch to close; with d 0 it only looks.
 func waitFor(ch <-chan struct{}, d time.Duration) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+	}
+	if d <= 0 {
+		return false
+	}
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {

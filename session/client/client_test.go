@@ -501,6 +501,33 @@ func TestCloseEscalation(t *testing.T) {
 	}
 }
 
+// TestCloseNeverHandshook: a server that never answered the handshake is
+// sent SIGTERM as soon as the connect gives up, without the stdin-EOF
+// grace: with CloseGrace and TermGrace of an hour, the failed Connect
+// returns at all only if Close did not wait for either.
+func TestCloseNeverHandshook(t *testing.T) {
+	t.Parallel()
+	cctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		c, err := client.Connect(cctx, client.Command{Path: "sleep", Args: []string{"100"}},
+			opts(client.Options{CloseGrace: time.Hour, TermGrace: time.Hour}))
+		if c != nil {
+			c.Close()
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("Connect: %v, want the deadline", err)
+		}
+	case <-time.After(hangTimeout):
+		t.Fatal("Connect to a silent server waited for the close graces after its deadline")
+	}
+}
+
 func assertReaped(t *testing.T, pid int) {
 	t.Helper()
 	// kill(pid, 0) succeeds on a zombie: ESRCH means reaped.

@@ -49,7 +49,9 @@
 // the process group, waits TermGrace, sends SIGKILL, reaps the process,
 // kills what is left in its process group (a wrapper's child that ignores
 // stdin EOF) and stops every goroutine the client started; it must be
-// called even after the server went away.
+// called even after the server went away. A server that never completed
+// the handshake gets SIGTERM right after its stdin closes, without
+// CloseGrace: a failed connect ends as soon as it failed.
 //
 // # Under a supervisor
 //
