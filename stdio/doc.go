@@ -15,7 +15,8 @@
 //     at stderr (so a stray print can never reach the protocol stream), stdin
 //     becomes a private, pollable descriptor (so reading can be interrupted)
 //     and fd 0 reads /dev/null, and SIGPIPE is ignored (a gone client is an
-//     EPIPE error, not death).
+//     EPIPE error, not death). Restore undoes all of it, SIGPIPE included,
+//     so an embedder can start and stop servers in one process.
 //   - CaptureStdout goes one step further: fd 1 becomes a pipe read line by
 //     line by one owned goroutine, so whatever the process prints
 //     (fmt.Println, C code, a child that inherited fd 1) is delivered as
