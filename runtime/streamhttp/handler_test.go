@@ -337,6 +337,27 @@ func TestLegacyGetStream(t *testing.T) {
 	t.Fatalf("the stream ended without list_changed: %v", sc.Err())
 }
 
+// TestHeaderMismatchNamesTheMetaKeys: a 2026-07-28 request whose headers
+// and body disagree on the version is told the full _meta key the body
+// needs (a curl user has nothing else to go by), and, when the body has
+// no _meta at all, the other keys a request carries.
+func TestHeaderMismatchNamesTheMetaKeys(t *testing.T) {
+	f := start(t, testServer(nil), streamhttp.Options{})
+	for name, c := range map[string]struct{ meta, want string }{
+		"no _meta": {"", `MCP-Protocol-Version header "2026-07-28" but no params._meta["io.modelcontextprotocol/protocolVersion"]: ` +
+			`a 2026-07-28 request carries, in params._meta, "io.modelcontextprotocol/protocolVersion", "io.modelcontextprotocol/clientCapabilities" and "io.modelcontextprotocol/clientInfo"`},
+		"other version": {`,"_meta":{"io.modelcontextprotocol/protocolVersion":"2025-11-25"}`,
+			`MCP-Protocol-Version header "2026-07-28" does not match params._meta["io.modelcontextprotocol/protocolVersion"] "2025-11-25"`},
+	} {
+		r := f.do("POST", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"x"}`+c.meta+`}}`, modernHeaders("tools/call", "echo"))
+		var e struct{ Message string }
+		_ = json.Unmarshal(r.last()["error"], &e)
+		if r.status != 400 || errCode(r.last()) != streamhttp.CodeHeaderMismatch || e.Message != "Header mismatch: "+c.want {
+			t.Errorf("%s: %d %q\nwant %q", name, r.status, e.Message, "Header mismatch: "+c.want)
+		}
+	}
+}
+
 func TestModernRequests(t *testing.T) {
 	cancelled := make(chan string, 1)
 	f := start(t, testServer(cancelled), streamhttp.Options{})

@@ -315,8 +315,14 @@ func (h *Handler) headerMismatch(r *http.Request, m *jsonrpc.Message, pv string,
 	switch {
 	case pv == "":
 		return "the MCP-Protocol-Version header is required"
+	case mv == nil:
+		// Most likely a hand-written request (curl) that has the headers
+		// but not the body's half: say what the body needs, by its keys.
+		return "MCP-Protocol-Version header " + strconv.Quote(pv) + " but no params._meta[\"" + metaKeyVersion +
+			"\"]: a 2026-07-28 request carries, in params._meta, \"" + metaKeyVersion + "\", \"" +
+			metaKeyPrefix + "clientCapabilities\" and \"" + metaKeyPrefix + "clientInfo\""
 	case pv != bodyVersion:
-		return "MCP-Protocol-Version header " + strconv.Quote(pv) + " does not match _meta protocolVersion " + strconv.Quote(bodyVersion)
+		return "MCP-Protocol-Version header " + strconv.Quote(pv) + " does not match params._meta[\"" + metaKeyVersion + "\"] " + strconv.Quote(bodyVersion)
 	}
 	method := r.Header.Get(hMethod)
 	switch {
@@ -618,13 +624,19 @@ func cancelLine(key string) []byte {
 	return []byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + key + `,"reason":"the client closed the stream"}}`)
 }
 
+// The 2026-07-28 _meta keys, as errors name them.
+const (
+	metaKeyPrefix  = "io.modelcontextprotocol/"
+	metaKeyVersion = metaKeyPrefix + "protocolVersion"
+)
+
 // metaVersion is _meta["io.modelcontextprotocol/protocolVersion"], raw.
 func metaVersion(params []byte) []byte {
 	meta, ok := jsonrpc.Member(params, "_meta")
 	if !ok {
 		return nil
 	}
-	v, ok := jsonrpc.Member(meta, "io.modelcontextprotocol/protocolVersion")
+	v, ok := jsonrpc.Member(meta, metaKeyVersion)
 	if !ok {
 		return nil
 	}
