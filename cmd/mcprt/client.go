@@ -59,12 +59,17 @@ array per kind.`,
 	},
 	{
 		name: "call", summary: "call a tool of another server",
-		args: "TOOL [JSON-ARGUMENTS]", min: 1, max: 2, check: checkCall, do: clientCall,
-		about: `Calls TOOL with the arguments (a JSON object, default none) and prints
-its content: text as is, other blocks as a one-line summary, or the
-structured content when there is no other. Progress the server reports is
-shown on stderr while the call runs. -json prints the whole result. A result
-with isError prints its content and exits 1.`,
+		args: "TOOL [JSON-OBJECT | NAME=VALUE...]", min: 1, max: -1, check: checkCall, do: clientCall,
+		about: `Calls TOOL with the arguments, default none, given as one JSON object
+('{"text":"hi"}') or as NAME=VALUE pairs (text=hi), and prints its
+content: text as is, other blocks as a one-line summary, or the
+structured content when there is no other. A pair's VALUE is sent as a
+string when the tool's input schema says the argument is one, and
+otherwise as the JSON value it spells (n=3, on=true, tags='["a","b"]'),
+or as a string when it spells none. Progress the server reports is
+shown on stderr while the call runs. -json prints the whole result. A
+result with isError prints its content and exits 1. A tool the server
+does not list is named, with the closest name it does list.`,
 	},
 	{
 		name: "read", summary: "read a resource of another server",
@@ -74,9 +79,12 @@ binary (blob) contents decoded, as cat would. -json prints the result.`,
 	},
 	{
 		name: "get", summary: "get a prompt of another server",
-		args: "PROMPT [NAME=VALUE...]", min: 1, max: -1, check: checkGet, do: clientGet,
-		about: `Gets PROMPT with the arguments given as NAME=VALUE and prints its
-messages, one "role: text" block each. -json prints the result.`,
+		args: "PROMPT [NAME=VALUE... | JSON-OBJECT]", min: 1, max: -1, check: checkGet, do: clientGet,
+		about: `Gets PROMPT with the arguments, given as NAME=VALUE pairs
+(language=Go) or as one JSON object of strings ('{"language":"Go"}'),
+and prints its messages, one "role: text" block each. -json prints the
+result. A prompt the server does not list is named, with the closest
+name it does list.`,
 	},
 	{
 		name: "ping", summary: "check that another server answers",
@@ -616,19 +624,26 @@ func firstLine(s string) string {
 }
 
 func checkCall(args []string) string {
-	if len(args) == 2 {
-		var obj map[string]json.RawMessage
-		if json.Unmarshal([]byte(args[1]), &obj) != nil || obj == nil {
-			return fmt.Sprintf("arguments %q: want a JSON object", args[1])
-		}
-	}
-	return ""
+	_, problem := parseVerbArgs(args[1:])
+	return problem
 }
 
 func clientCall(cv *clientRun, args []string) int {
+	a, _ := parseVerbArgs(args[1:])
 	params := map[string]any{"name": args[0]}
-	if len(args) == 2 {
-		params["arguments"] = json.RawMessage(args[1])
+	if len(a.pairs) > 0 {
+		// The schema says which pairs are strings; without it (a server
+		// that lists no such tool, or fails to list) they are read as JSON
+		// where they can be.
+		var schema json.RawMessage
+		if tools, err := cv.c.ListTools(cv.ctx); err == nil {
+			if i := slices.IndexFunc(tools, func(t client.Tool) bool { return t.Name == args[0] }); i >= 0 {
+				schema = tools[i].InputSchema
+			}
+		}
+		params["arguments"] = a.toolArguments(schema)
+	} else if a.object != nil {
+		params["arguments"] = a.object
 	}
 	var raw json.RawMessage
 	err := cv.c.Call(cv.ctx, "tools/call", params, &raw, client.WithProgress(func(p client.Progress) {
@@ -640,7 +655,7 @@ func clientCall(cv *clientRun, args []string) int {
 	}))
 	cv.stderr.setStatus("")
 	if err != nil {
-		return cv.fail(err)
+		return cv.failUnknown(err, "tool", args[0])
 	}
 	var res client.CallToolResult
 	if err := json.Unmarshal(raw, &res); err != nil {
@@ -665,6 +680,42 @@ func clientCall(cv *clientRun, args []string) int {
 		printContent(cv.stdout, c)
 	}
 	return code
+}
+
+// failUnknown reports a failed call or get. When the server answered
+// with an error and does not list the tool (or prompt) asked for, that is
+// what is said, once, with the name it lists that comes closest; any
+// other failure is reported as it is.
+func (cv *clientRun) failUnknown(err error, kind, name string) int {
+	var re *client.RPCError
+	if !errors.As(err, &re) {
+		return cv.fail(err)
+	}
+	var names []string
+	var listErr error
+	switch kind {
+	case "tool":
+		var ts []client.Tool
+		ts, listErr = cv.c.ListTools(cv.ctx)
+		for _, t := range ts {
+			names = append(names, t.Name)
+		}
+	case "prompt":
+		var ps []client.Prompt
+		ps, listErr = cv.c.ListPrompts(cv.ctx)
+		for _, p := range ps {
+			names = append(names, p.Name)
+		}
+	}
+	if listErr != nil || slices.Contains(names, name) {
+		return cv.fail(err)
+	}
+	msg := fmt.Sprintf("mcprt %s: the server has no %s %q", cv.verb, kind, name)
+	if c := closest(name, names); c != "" {
+		msg += fmt.Sprintf("; did you mean %q?", c)
+	}
+	fmt.Fprintf(cv.stderr, "%s (mcprt list %ss shows the %ss it has)\n", msg, kind, kind)
+	return runtime.ExitFailure
 }
 
 // progressText is one notifications/progress: "progress 3/10 message".
@@ -734,23 +785,19 @@ func clientRead(cv *clientRun, args []string) int {
 }
 
 func checkGet(args []string) string {
-	for _, kv := range args[1:] {
-		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
-			return fmt.Sprintf("argument %q: want NAME=VALUE", kv)
-		}
+	a, problem := parseVerbArgs(args[1:])
+	if problem == "" {
+		_, problem = a.promptArguments()
 	}
-	return ""
+	return problem
 }
 
 func clientGet(cv *clientRun, args []string) int {
-	pargs := map[string]string{}
-	for _, kv := range args[1:] {
-		k, v, _ := strings.Cut(kv, "=")
-		pargs[k] = v
-	}
+	a, _ := parseVerbArgs(args[1:])
+	pargs, _ := a.promptArguments()
 	var raw json.RawMessage
 	if err := cv.c.Call(cv.ctx, "prompts/get", map[string]any{"name": args[0], "arguments": pargs}, &raw); err != nil {
-		return cv.fail(err)
+		return cv.failUnknown(err, "prompt", args[0])
 	}
 	if cv.json {
 		return cv.printJSON(raw)

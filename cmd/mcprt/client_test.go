@@ -110,7 +110,7 @@ func TestClientCall(t *testing.T) {
 		t.Errorf("call with bad arguments: exit %d, stdout %q, stderr %q", code, out, errs)
 	}
 	_, errs, code = runVerb(t, "call", "no-such-tool")
-	if code != runtime.ExitFailure || !strings.Contains(errs, "server error -32602") {
+	if code != runtime.ExitFailure || errs != "mcprt call: the server has no tool \"no-such-tool\" (mcprt list tools shows the tools it has)\n" {
 		t.Errorf("unknown tool: exit %d, stderr %q", code, errs)
 	}
 	_, errs, code = runVerb(t, "call", "-timeout", "300ms", "sleep", `{"ms":20000}`)
@@ -141,7 +141,7 @@ func TestClientReadGetPing(t *testing.T) {
 	if code != runtime.ExitOK || !strings.HasPrefix(out, "user: Please review this Go code") || !strings.Contains(out, "x := 1") {
 		t.Errorf("get: exit %d, stdout %q, stderr %s", code, out, errs)
 	}
-	if _, errs, code = runVerb(t, "get", "review", "oops"); code != runtime.ExitUsage || !strings.Contains(errs, "want NAME=VALUE") {
+	if _, errs, code = runVerb(t, "get", "review", "oops"); code != runtime.ExitUsage || !strings.Contains(errs, "neither a JSON object nor NAME=VALUE") {
 		t.Errorf("get with a bad argument: exit %d, stderr %q", code, errs)
 	}
 
@@ -188,7 +188,11 @@ func TestClientUsage(t *testing.T) {
 		{"ping", []string{"-log-level", "loud", "--", "true"}, `-log-level "loud"`},
 		{"ping", []string{"extra", "--", "true"}, "want no arguments"},
 		{"call", []string{"--", "true"}, "want TOOL"},
-		{"call", []string{"echo", "[1]", "--", "true"}, "want a JSON object"},
+		{"call", []string{"echo", "[1]", "--", "true"}, "arguments [1] are a JSON array, not an object: want one JSON object ('{\"text\":\"hi\"}') or NAME=VALUE pairs (text=hi)"},
+		{"call", []string{"echo", "oops", "--", "true"}, `argument 1, "oops", is neither a JSON object nor NAME=VALUE`},
+		{"call", []string{"echo", "{}", "x=1", "--", "true"}, "a JSON object must be the only argument"},
+		{"call", []string{"echo", `{"text":"hi"`, "--", "true"}, "arguments are not valid JSON (unexpected end of JSON input) at column 13: want one JSON object"},
+		{"get", []string{"review", `{"code":1}`, "--", "true"}, `prompt arguments are strings, and "code" is 1`},
 		{"call", []string{"echo"}, "no server command"},
 		{"list", []string{"-bogus", "--", "true"}, "flag provided but not defined"},
 	} {
@@ -480,4 +484,77 @@ func processRuns(pid int) bool {
 	s := string(b)
 	i := strings.LastIndexByte(s, ')')
 	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
+}
+
+// TestClientArgumentForms: call and get both take a JSON object or
+// NAME=VALUE pairs; a pair is a string when the tool's schema says so and
+// a JSON value otherwise.
+func TestClientArgumentForms(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		verb string
+		args []string
+		want string
+	}{
+		{"call", []string{"echo", "text=hi there"}, "hi there\n"},
+		// echo's text is a string in its schema: 123 stays one.
+		{"call", []string{"echo", "text=123"}, "123\n"},
+		{"call", []string{"add", "a=1", "b=2.5"}, `{"sum":3.5}` + "\n"},
+		{"call", []string{"add", `{"a":1,"b":2}`}, `{"sum":3}` + "\n"},
+		{"get", []string{"review", `{"code":"x := 1","language":"Go"}`}, "user: Please review this Go code"},
+		{"get", []string{"review", "code=x := 1", "language=Go"}, "user: Please review this Go code"},
+	} {
+		out, errs, code := runVerb(t, tc.verb, tc.args...)
+		if code != runtime.ExitOK || !strings.HasPrefix(out, tc.want) {
+			t.Errorf("%s %q: exit %d, stdout %q, want %q; stderr %s", tc.verb, tc.args, code, out, tc.want, errs)
+		}
+	}
+}
+
+// TestClientUnknownName: a tool or prompt the server does not list is
+// said once, with the closest listed name and where to see them all.
+func TestClientUnknownName(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		verb string
+		args []string
+		want string
+	}{
+		{"call", []string{"ech", `{"text":"x"}`}, `mcprt call: the server has no tool "ech"; did you mean "echo"? (mcprt list tools shows the tools it has)` + "\n"},
+		{"call", []string{"Echo", "text=x"}, `mcprt call: the server has no tool "Echo"; did you mean "echo"? (mcprt list tools shows the tools it has)` + "\n"},
+		{"get", []string{"revue", "code=x"}, `mcprt get: the server has no prompt "revue"; did you mean "review"? (mcprt list prompts shows the prompts it has)` + "\n"},
+	} {
+		out, errs, code := runVerb(t, tc.verb, tc.args...)
+		if code != runtime.ExitFailure || errs != tc.want || out != "" {
+			t.Errorf("%s %q: exit %d, stdout %q, stderr %q, want %q", tc.verb, tc.args, code, out, errs, tc.want)
+		}
+	}
+}
+
+func TestClosestName(t *testing.T) {
+	names := []string{"echo", "sleep", "ref__panic", "ref__work", "review"}
+	for want, got := range map[string]string{
+		"ech": "echo", "ECHO": "echo", "slep": "sleep", "panic": "ref__panic", "pnic": "ref__panic",
+		"ref__wrk": "ref__work", "reviews": "review", "zzzzzz": "", "": "",
+	} {
+		if c := closest(want, names); c != got {
+			t.Errorf("closest(%q) = %q, want %q", want, c, got)
+		}
+	}
+}
+
+func TestToolArguments(t *testing.T) {
+	schema := json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"},"n":{"type":"integer"},"tags":{"type":"array"}}}`)
+	a, problem := parseVerbArgs([]string{"text=42", "n=3", "tags=[\"a\"]", "other=plain words", "on=true", "n=4", "eq=a=b", "empty="})
+	if problem != "" {
+		t.Fatal(problem)
+	}
+	want := `{"text":"42","n":4,"tags":["a"],"other":"plain words","on":true,"eq":"a=b","empty":""}`
+	if got := string(a.toolArguments(schema)); got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	// Without a schema, a value is JSON where it can be.
+	if got := string(a.toolArguments(nil)); !strings.HasPrefix(got, `{"text":42,`) {
+		t.Errorf("without a schema: %s", got)
+	}
 }
