@@ -23,7 +23,9 @@ const serveUsageFormat = `Usage: mcprt serve [flags]
 
 Runs the reference MCP server on stdin/stdout until stdin is closed, a
 SIGINT or SIGTERM arrives, or the client closes stdout. In-flight requests
-are answered before it exits (bounded by -drain-timeout).
+are answered before it exits (bounded by -drain-timeout). It is meant to
+be started by an MCP client (mcprt list -- mcprt serve); started in a
+terminal, it says so on stderr and waits for JSON-RPC lines on stdin.
 
 %s
 Logs go to stderr; LOG_LEVEL (debug, info, warn, error) sets the level and
@@ -140,7 +142,30 @@ func serve(args []string, s streams) int {
 	if hf.addr != "" {
 		return serveHTTP("mcprt serve", srv, o, hf, stderr)
 	}
+	if isTerminalInput(os.Stdin) {
+		// A person typed mcprt serve, and it would sit there silent,
+		// looking hung: it waits for a client that is not coming.
+		fmt.Fprintln(stderr, serveTerminalHint)
+	}
 	return runtime.ExitCode(runtime.Serve(context.Background(), srv, o))
+}
+
+// serveTerminalHint is what serve says, on stderr, when its stdin is a
+// terminal.
+const serveTerminalHint = "mcprt serve: waiting for an MCP client on stdin (JSON-RPC, one message a line); it is meant to be started by one: to try it, run mcprt list -- mcprt serve"
+
+// isTerminalInput reports whether f is a terminal: a character device
+// that is not the null device (mcprt serve </dev/null is no person).
+func isTerminalInput(f *os.File) bool {
+	if !isTerminal(f) {
+		return false
+	}
+	st, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	null, err := os.Stat(os.DevNull)
+	return err != nil || !os.SameFile(st, null)
 }
 
 // defaultMemoryLimit is runtime.DefaultMemoryLimit as -memory-limit

@@ -1,0 +1,102 @@
+//go:build linux
+
+package e2e
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// serveHint starts the line mcprt serve writes on stderr when a person
+// runs it in a terminal.
+const serveHint = "mcprt serve: waiting for an MCP client on stdin"
+
+// TestServeInATerminal: mcprt serve whose stdin is a terminal (a pty that
+// script(1) gives it) says once, on stderr, what it waits for and how to
+// try it; nothing reaches stdout.
+func TestServeInATerminal(t *testing.T) {
+	if _, err := exec.LookPath("script"); err != nil {
+		t.Skip("no script(1) to give mcprt serve a terminal")
+	}
+	dir := t.TempDir()
+	outFile, errFile := filepath.Join(dir, "out"), filepath.Join(dir, "err")
+	// stdin stays the pty; stdout and stderr go to files, told apart.
+	cmdline := shellQuote(binPath) + " serve >" + shellQuote(outFile) + " 2>" + shellQuote(errFile)
+	cmd := exec.Command("script", "-qec", cmdline, "/dev/null")
+	cmd.Env = append(os.Environ(), "GORACE=atexit_sleep_ms=0")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	scriptOut := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = scriptOut, scriptOut
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	defer func() {
+		select {
+		case <-done:
+		default:
+			_ = cmd.Process.Kill()
+			<-done
+		}
+	}()
+	deadline := time.Now().Add(callTimeout)
+	for {
+		b, _ := os.ReadFile(errFile)
+		if strings.Contains(string(b), "\n") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("mcprt serve in a terminal said nothing on stderr in %v (script: %q)", callTimeout, scriptOut.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	// The end of script's input hangs the terminal up: serve ends.
+	stdin.Close()
+	select {
+	case <-done:
+	case <-time.After(exitTimeout):
+		t.Fatalf("mcprt serve did not end when its terminal went away")
+	}
+	errText, _ := os.ReadFile(errFile)
+	lines := strings.Split(strings.TrimSuffix(string(errText), "\n"), "\n")
+	if !strings.HasPrefix(lines[0], serveHint) || !strings.Contains(lines[0], "mcprt list -- mcprt serve") {
+		t.Errorf("stderr's first line is %q, want the hint", lines[0])
+	}
+	if strings.Count(string(errText), serveHint) != 1 {
+		t.Errorf("the hint is not said exactly once:\n%s", errText)
+	}
+	if out, _ := os.ReadFile(outFile); len(out) != 0 {
+		t.Errorf("stdout got %q", out)
+	}
+}
+
+// TestServeNotInATerminal: from a pipe or /dev/null, serve says nothing
+// of the kind.
+func TestServeNotInATerminal(t *testing.T) {
+	for name, stdin := range map[string]func() *os.File{
+		"pipe":      func() *os.File { r, w, _ := os.Pipe(); w.Close(); return r },
+		"/dev/null": func() *os.File { f, _ := os.Open(os.DevNull); return f },
+	} {
+		in := stdin()
+		cmd := exec.Command(binPath, "serve")
+		cmd.Env = append(os.Environ(), "GORACE=atexit_sleep_ms=0")
+		var out, errb bytes.Buffer
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = in, &out, &errb
+		err := cmd.Run()
+		in.Close()
+		if err != nil || strings.Contains(errb.String(), serveHint) || out.Len() != 0 {
+			t.Errorf("%s: %v, stdout %q, stderr %q", name, err, out.String(), errb.String())
+		}
+	}
+}
+
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
