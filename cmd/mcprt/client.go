@@ -33,6 +33,7 @@ type clientVerb struct {
 	args          string // the positional arguments, for the usage line
 	about         string // what it does and prints
 	min, max      int    // positional argument count; max -1: unbounded
+	output        bool   // takes -o FILE
 	// check, if set, finds what is wrong with the arguments before the
 	// server is started ("" when nothing is).
 	check func(args []string) string
@@ -47,6 +48,10 @@ type clientRun struct {
 	stdout io.Writer
 	stderr *lockedWriter
 	json   bool
+	// tty: stdout is a terminal, which binary content would garble.
+	tty bool
+	// outFile is -o FILE: where the verb's output goes instead of stdout.
+	outFile string
 }
 
 var clientVerbs = []clientVerb{
@@ -73,9 +78,12 @@ does not list is named, with the closest name it does list.`,
 	},
 	{
 		name: "read", summary: "read a resource of another server",
-		args: "URI", min: 1, max: 1, do: clientRead,
+		args: "URI", min: 1, max: 1, do: clientRead, output: true,
 		about: `Reads the resource URI and writes its contents to stdout: text as is,
-binary (blob) contents decoded, as cat would. -json prints the result.`,
+ending with a newline; binary (blob) contents decoded into a file or a
+pipe, but on a terminal summarised in one line ([URI: image/png, 77
+bytes of binary content]). -o FILE writes the contents to FILE instead,
+exactly as they are (text, and binary decoded). -json prints the result.`,
 	},
 	{
 		name: "get", summary: "get a prompt of another server",
@@ -228,6 +236,10 @@ func runClientVerb(v clientVerb, args []string, stdout, stderr io.Writer) int {
 	var headers headerFlag
 	fs.Var(&headers, "header", "with -url, send `Name: value` with every HTTP request, e.g. \"Authorization: Bearer TOKEN\" (repeatable)")
 	cf := addConfigFlags(fs)
+	var outFile *string
+	if v.output {
+		outFile = fs.String("o", "", "write the contents to `file`, exactly as they are, instead of stdout")
+	}
 
 	before, command := args, []string(nil)
 	if i := slices.Index(args, "--"); i >= 0 {
@@ -268,6 +280,13 @@ func runClientVerb(v clientVerb, args []string, stdout, stderr io.Writer) int {
 	era, pin, err := pf.settle()
 	if err != nil {
 		return usageErr("%v", err)
+	}
+	cv := &clientRun{verb: v.name, stdout: stdout, stderr: lw, json: *asJSON, tty: isTerminal(stdout)}
+	if outFile != nil {
+		cv.outFile = *outFile
+	}
+	if cv.outFile != "" && cv.json {
+		return usageErr("-o writes the contents and -json prints the result: give one")
 	}
 	o := client.Options{Era: era, Version: pin, Timeout: *timeout, LogLevel: *logLevel,
 		ClientInfo: client.Implementation{Name: "mcprt", Version: version}}
@@ -327,7 +346,8 @@ func runClientVerb(v clientVerb, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "server log [%s] %s%s\n", m.Level, m.Logger, dataText(m.Data))
 		})
 	}
-	code := v.do(&clientRun{verb: v.name, ctx: ctx, c: c, stdout: stdout, stderr: lw, json: *asJSON}, pos)
+	cv.ctx, cv.c = ctx, c
+	code := v.do(cv, pos)
 	if err := c.Close(); err != nil && *verbose {
 		fmt.Fprintf(stderr, "mcprt %s: closing: %v\n", v.name, err)
 	}
@@ -770,16 +790,38 @@ func clientRead(cv *clientRun, args []string) int {
 	if err := json.Unmarshal(raw, &res); err != nil {
 		return cv.fail(fmt.Errorf("decoding the result: %w", err))
 	}
+	var file bytes.Buffer
 	for _, c := range res.Contents {
-		if c.Blob != "" {
-			b, err := base64.StdEncoding.DecodeString(c.Blob)
-			if err != nil {
-				return cv.fail(fmt.Errorf("%s: blob is not base64: %w", c.URI, err))
+		if c.Blob == "" {
+			if cv.outFile != "" {
+				file.WriteString(c.Text)
+				continue
 			}
-			cv.stdout.Write(b)
+			fmt.Fprint(cv.stdout, c.Text)
+			if c.Text != "" && !strings.HasSuffix(c.Text, "\n") {
+				fmt.Fprintln(cv.stdout)
+			}
 			continue
 		}
-		fmt.Fprint(cv.stdout, c.Text)
+		b, err := base64.StdEncoding.DecodeString(c.Blob)
+		if err != nil {
+			return cv.fail(fmt.Errorf("%s: blob is not base64: %w", c.URI, err))
+		}
+		switch {
+		case cv.outFile != "":
+			file.Write(b)
+		case cv.tty:
+			// Raw bytes would garble the terminal; a file or a pipe gets them.
+			fmt.Fprintf(cv.stdout, "[%s: %s, %d bytes of binary content; -o FILE writes them]\n", c.URI, cmp.Or(c.MIMEType, "no MIME type"), len(b))
+		default:
+			cv.stdout.Write(b)
+		}
+	}
+	if cv.outFile != "" {
+		if err := os.WriteFile(cv.outFile, file.Bytes(), 0o666); err != nil {
+			return cv.fail(err)
+		}
+		fmt.Fprintf(cv.stderr, "mcprt read: wrote %d bytes to %s\n", file.Len(), cv.outFile)
 	}
 	return runtime.ExitOK
 }

@@ -558,3 +558,58 @@ func TestToolArguments(t *testing.T) {
 		t.Errorf("without a schema: %s", got)
 	}
 }
+
+// TestClientReadOutput: text ends with a newline on stdout; -o FILE gets
+// the contents exactly, binary decoded, and stdout nothing.
+func TestClientReadOutput(t *testing.T) {
+	t.Parallel()
+	out, errs, code := runVerb(t, "read", "mcprt://reference/greeting/bob")
+	if code != runtime.ExitOK || out != "Hello, bob!\n" {
+		t.Errorf("read text: exit %d, stdout %q, stderr %s", code, out, errs)
+	}
+	dir := t.TempDir()
+	for uri, want := range map[string]string{"mcprt://reference/pixel.png": "\x89PNG\r\n", "mcprt://reference/greeting/bob": "Hello, bob!"} {
+		file := filepath.Join(dir, "out")
+		out, errs, code := runVerb(t, "read", "-o", file, uri)
+		got, err := os.ReadFile(file)
+		if code != runtime.ExitOK || out != "" || err != nil || !strings.HasPrefix(string(got), want) ||
+			uri == "mcprt://reference/greeting/bob" && string(got) != want ||
+			errs != fmt.Sprintf("mcprt read: wrote %d bytes to %s\n", len(got), file) {
+			t.Errorf("read -o %s: exit %d, stdout %q, stderr %q, file %q (%v)", uri, code, out, errs, got, err)
+		}
+	}
+	var o, e bytes.Buffer
+	if code := runClientVerb(clientVerbByName(t, "read"), []string{"-o", "f", "-json", "x", "--", "true"}, &o, &e); code != runtime.ExitUsage || !strings.Contains(e.String(), "give one") {
+		t.Errorf("read -o -json: exit %d, stderr %q", code, e.String())
+	}
+}
+
+// TestVersionIsOne: the reference server says the version mcprt version
+// says, and the client verbs introduce themselves with it.
+func TestVersionIsOne(t *testing.T) {
+	t.Parallel()
+	v, _ := buildVersions()
+	out, errs, code := runVerb(t, "ping", "-json")
+	var p struct{ Server struct{ Version string } }
+	if code != runtime.ExitOK || json.Unmarshal([]byte(out), &p) != nil || p.Server.Version != v || !strings.Contains(versionLine(), " "+v+" ") {
+		t.Errorf("mcprt version says %q, the server %q (exit %d, %s)", versionLine(), p.Server.Version, code, errs)
+	}
+}
+
+// TestVersionStamped: a build stamped with -ldflags -X main.version says
+// that version, as mcprt version and as the server's.
+func TestVersionStamped(t *testing.T) {
+	t.Parallel()
+	bin := filepath.Join(t.TempDir(), "mcprt")
+	if out, err := exec.Command(benchGoTool(), "build", "-o", bin, "-ldflags", "-X main.version=v9.8.7-stamped", ".").CombinedOutput(); err != nil {
+		t.Fatalf("building mcprt: %v\n%s", err, out)
+	}
+	out, err := exec.Command(bin, "version").Output()
+	if err != nil || !strings.HasPrefix(string(out), "mcprt v9.8.7-stamped (") {
+		t.Errorf("mcprt version: %q (%v)", out, err)
+	}
+	out, err = exec.Command(bin, "ping", "--", bin, "serve").Output()
+	if err != nil || !strings.HasPrefix(string(out), "ok: mcprt-reference v9.8.7-stamped, ") {
+		t.Errorf("mcprt ping: %q (%v)", out, err)
+	}
+}

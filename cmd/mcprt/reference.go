@@ -14,9 +14,6 @@ import (
 	"github.com/mcprt/mcprt/handlers"
 )
 
-// version is the reference server's version, reported in serverInfo.
-var version = "0.1.0"
-
 // referenceServer is the server `mcprt serve` runs: the tools the benchmark
 // and fault-injection harnesses drive, each small enough to read at a glance.
 func referenceServer() *handlers.Server {

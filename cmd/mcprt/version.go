@@ -16,12 +16,28 @@ Prints mcprt's version, the Go version it was built with, and the platform:
 
 	mcprt v0.1.0 (go1.26.0, linux/amd64)
 
-The version is the module's, as go install recorded it: a release tag for
-go install github.com/mcprt/mcprt/cmd/mcprt@latest, or a pseudo-version for
-a build from a clone. A build that recorded none says (devel), followed by
-the commit it was built from and +dirty for uncommitted changes, when the
-build recorded those. Also: mcprt --version.
+The version is the one a release build stamped (go build -ldflags
+"-X main.version=v0.1.0"), or else the module's, as go install recorded
+it: a release tag for go install github.com/mcprt/mcprt/cmd/mcprt@latest,
+or a pseudo-version for a build from a clone. A build that recorded none
+says (devel), followed by the commit it was built from and +dirty for
+uncommitted changes, when the build recorded those. The servers mcprt
+runs (serve, gateway) give the same version in their serverInfo, and its
+client verbs in their clientInfo. Also: mcprt --version.
 `
+
+// version is mcprt's version, the one place every other says it from:
+// mcprt version, the serverInfo of serve and gateway, the clientInfo of
+// the client verbs, the metrics. A release build stamps it with
+// -ldflags "-X main.version=v0.1.0"; otherwise init fills it in from the
+// build information the go command recorded.
+var version string
+
+func init() {
+	if version == "" {
+		version = recordedVersion()
+	}
+}
 
 func init() {
 	register(verb{name: "version", summary: "print mcprt's version (also: mcprt --version)", run: versionVerb})
@@ -52,19 +68,26 @@ func versionLine() string {
 
 // buildVersions are mcprt's version and the Go version it was built with.
 func buildVersions() (v, goVersion string) {
-	v, goVersion = "(devel)", goruntime.Version()
+	goVersion = goruntime.Version()
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.GoVersion != "" {
+		goVersion = bi.GoVersion
+	}
+	return version, goVersion
+}
+
+// recordedVersion is the module version the go command recorded in the
+// binary, or (devel) with the commit when it recorded none.
+func recordedVersion() string {
+	v := "(devel)"
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		if bi.Main.Version != "" {
 			v = bi.Main.Version
-		}
-		if bi.GoVersion != "" {
-			goVersion = bi.GoVersion
 		}
 		if v == "(devel)" {
 			v += buildRevision(bi.Settings)
 		}
 	}
-	return v, goVersion
+	return v
 }
 
 // buildRevision is " <commit>" (12 digits) and "+dirty" when the build

@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -100,3 +101,34 @@ func TestServeNotInATerminal(t *testing.T) {
 }
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// TestReadInATerminal: mcprt read of a binary resource to a terminal
+// prints a one-line summary, not the bytes; to a pipe it writes the bytes.
+func TestReadInATerminal(t *testing.T) {
+	if _, err := exec.LookPath("script"); err != nil {
+		t.Skip("no script(1) to give mcprt read a terminal")
+	}
+	read := []string{binPath, "read", "mcprt://reference/pixel.png", "--", binPath, "serve"}
+	var quoted []string
+	for _, a := range read {
+		quoted = append(quoted, shellQuote(a))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "script", "-qec", strings.Join(quoted, " "), "/dev/null")
+	cmd.Env = append(os.Environ(), "GORACE=atexit_sleep_ms=0")
+	cmd.Stdin = nil // /dev/null: script passes its end on, after the read is done
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%v: %q", err, out)
+	}
+	want := "[mcprt://reference/pixel.png: image/png, 84 bytes of binary content; -o FILE writes them]\r\n"
+	if string(out) != want {
+		t.Errorf("on a terminal, read printed %q, want %q", out, want)
+	}
+
+	piped, err := exec.CommandContext(ctx, read[0], read[1:]...).Output()
+	if err != nil || !bytes.HasPrefix(piped, []byte("\x89PNG\r\n")) || len(piped) != 84 {
+		t.Errorf("to a pipe, read wrote %q (%v), want the 84 bytes of the PNG", piped, err)
+	}
+}
