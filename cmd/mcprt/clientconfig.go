@@ -3,6 +3,9 @@ package main
 import (
 	"flag"
 	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/mcprt/mcprt/handlers/gateway"
@@ -37,24 +40,40 @@ func (cf configFlags) apply(command, env []string, dir, endpoint string) ([]stri
 	case endpoint != "":
 		return nil, nil, "", fmt.Errorf("-config and -url are two servers: give one")
 	}
-	cfg, err := gateway.LoadConfig(*cf.file)
+	// Only the server used is checked: another's problem in the same
+	// file (a missing "command", an unset variable) is not this one's.
+	file := *cf.file
+	data, err := os.ReadFile(file)
 	if err != nil {
 		return nil, nil, "", err
 	}
-	var names []string
-	for _, b := range cfg.Backends {
-		names = append(names, b.Name)
-		if b.Name != *cf.server && (*cf.server != "" || len(cfg.Backends) > 1) {
-			continue
-		}
-		if dir == "" {
-			dir = b.Dir
-		}
-		return append([]string{b.Command}, b.Args...), append(append([]string(nil), b.Env...), env...), dir, nil
+	names, err := gateway.ConfigServerNames(data)
+	if err != nil {
+		return nil, nil, "", fmt.Errorf("%s: %w", file, err)
 	}
-	if *cf.server == "" {
+	name := *cf.server
+	switch {
+	case name != "" && !slices.Contains(names, name):
+		return nil, nil, "", fmt.Errorf("%s has no server %q (it has %s)", file, name, strings.Join(names, ", "))
+	case name == "" && len(names) == 1:
+		name = names[0]
+	case name == "":
 		return nil, nil, "", fmt.Errorf("%s has %d servers (%s): name one with -server, or run them all as one with -- mcprt gateway -config %s",
-			*cf.file, len(names), strings.Join(names, ", "), *cf.file)
+			file, len(names), strings.Join(names, ", "), file)
 	}
-	return nil, nil, "", fmt.Errorf("%s has no server %q (it has %s)", *cf.file, *cf.server, strings.Join(names, ", "))
+	cfg, err := gateway.ParseConfigServer(data, name, os.LookupEnv)
+	if err == nil {
+		err = cfg.LoadEnvFiles(filepath.Dir(file))
+	}
+	if err != nil {
+		return nil, nil, "", fmt.Errorf("%s: %w", file, err)
+	}
+	b := cfg.Backends[0]
+	if b.URL != "" {
+		return nil, nil, "", fmt.Errorf("%s: server %q is a remote one (\"url\"): give -url %s instead of -config", file, name, b.URL)
+	}
+	if dir == "" {
+		dir = b.Dir
+	}
+	return append([]string{b.Command}, b.Args...), append(append([]string(nil), b.Env...), env...), dir, nil
 }

@@ -66,3 +66,41 @@ func TestClientVerbsConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestClientVerbsConfigOneServer: a client verb checks only the server it
+// runs; another server of the file that is broken, disabled or remote
+// does not stop it, and the one it runs is still checked.
+func TestClientVerbsConfigOneServer(t *testing.T) {
+	t.Parallel()
+	ref, err := json.Marshal(map[string]any{"command": os.Args[0],
+		"env": map[string]string{clientTestServe: "1", "GORACE": "atexit_sleep_ms=0", "LOG_LEVEL": "warn"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "servers.jsonc")
+	os.WriteFile(file, []byte(`{
+  // as VS Code writes it: comments and trailing commas
+  "mcpServers": {
+    "ref": `+string(ref)+`,
+    "nocommand": {"args": ["x"]},
+    "unset": {"command": "${MCPRT_TEST_UNSET_VARIABLE}"},
+    "off": {"command": "x", "disabled": true},
+    "remote": {"url": "http://127.0.0.1:1/mcp"},
+  },
+}`), 0o600)
+	if out, errs, code := runVerbArgs(t, "list", "tools", "-config", file, "-server", "ref"); code != runtime.ExitOK || !strings.Contains(out, "echo(text: string)") {
+		t.Errorf("list -server ref beside broken servers: exit %d, %q, %s", code, out, errs)
+	}
+	for _, tc := range []struct{ server, want string }{
+		{"nocommand", `backend "nocommand": key "command": missing`},
+		{"unset", `MCPRT_TEST_UNSET_VARIABLE`},
+		{"off", `backend "off": key "disabled": the server is disabled in this file`},
+		{"remote", `server "remote" is a remote one ("url"): give -url http://127.0.0.1:1/mcp instead of -config`},
+		{"", `has 5 servers (ref, nocommand, unset, off, remote): name one with -server`},
+	} {
+		_, errs, code := runVerbArgs(t, "ping", "-config", file, "-server", tc.server)
+		if code != runtime.ExitUsage || !strings.Contains(errs, tc.want) || tc.server != "" && strings.Contains(errs, "nocommand") != (tc.server == "nocommand") {
+			t.Errorf("ping -server %q: exit %d, stderr %q; want 2 and %q, about that server alone", tc.server, code, errs, tc.want)
+		}
+	}
+}
