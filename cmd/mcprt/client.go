@@ -112,12 +112,12 @@ func init() {
 
 const clientFlagsAbout = `
 Common to the client verbs: the server command comes after -- (or
--config FILE -server NAME takes it from an mcpServers file, or -url names
-a Streamable HTTP endpoint instead), and flags may come before or after
-the arguments of the verb. The session is opened in the era -era
-asks for: auto probes server/discover (2026-07-28) and falls back to
-initialize; legacy and modern pin one. -protocol pins one revision
-(and so its era). -timeout bounds the whole connect (starting the server,
+-config FILE -server NAME takes it from an mcpServers file, checking only
+that server's entry, or -url names a Streamable HTTP endpoint instead),
+and flags may come before or after the arguments of the verb. The
+session is opened in the era -era asks for: auto probes server/discover
+(2026-07-28) and falls back to initialize; legacy and modern pin one.
+-protocol pins one revision (and so its era). -timeout bounds the whole connect (starting the server,
 the era probe, the handshake) and then each request. With -v the server's
 stderr is shown as it comes, each line prefixed with [its name]; when the
 server dies, its first and last stderr lines are in the error.
