@@ -59,9 +59,12 @@ still be answered) or disconnect in the middle of one (-disconnect), and
 -delete starts sessions that are DELETEd with calls in flight. -era auto
 asks server/discover first, and speaks 2026-07-28 if it is answered.
 
-The tools are found with tools/list ("echo", "sleep" taking {"ms"}, "panic")
-unless named with -echo-tool, -slow-tool and -panic-tool; faults needing a
-tool the server lacks are skipped. The same -seed gives the same plan.
+The tools are found with tools/list ("echo", "sleep" taking {"ms"},
+"panic"; behind a gateway, their prefixed names, "ref__echo" and so on,
+of the prefix that has the most of them) unless named with -echo-tool,
+-slow-tool and -panic-tool; faults needing a tool the server lacks are
+skipped, and the report's "tools:" line says which tools were called.
+The same -seed gives the same plan.
 
 Flags:
 `

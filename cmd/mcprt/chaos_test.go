@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -194,4 +195,23 @@ func TestChaosFakeServer(t *testing.T) {
 	out.Flush()
 	// Exit here: the testing package must not print PASS on the protocol stream.
 	os.Exit(0)
+}
+
+// TestChaosThroughAGateway: against mcprt gateway, whose tools are
+// "ref__echo" and so on, chaos finds them by their prefixed names, calls
+// them (panic faults are injected, not plain requests), and says which.
+func TestChaosThroughAGateway(t *testing.T) {
+	t.Parallel()
+	bin := buildChaos(t)
+	cfg := filepath.Join(t.TempDir(), "gateway.json")
+	b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
+		"ref": map[string]any{"command": bin, "args": []string{"serve"}, "env": map[string]string{"GORACE": "atexit_sleep_ms=0"}}}})
+	if err := os.WriteFile(cfg, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, code := runChaos(t, bin, nil, "-requests", "200", "-hang", "0", "--", bin, "gateway", "-config", cfg)
+	if code != 0 || !strings.Contains(out, "\nPASS\n") ||
+		!strings.Contains(out, "\ntools: echo ref__echo, slow ref__sleep, panic ref__panic\n") || !strings.Contains(out, " panic=") {
+		t.Errorf("mcprt chaos through a gateway: status %d, want 0, PASS, the prefixed tools named and panics injected:\n%s", code, out)
+	}
 }

@@ -2,15 +2,18 @@ package fault
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -122,9 +125,12 @@ func (r Rates) validate() error {
 
 // Tools names the tools a campaign calls. Empty names are looked up in
 // tools/list: "echo", "sleep" and "panic", the tools of mcprt's reference
-// server and of the benchmark contract. Without an echo tool, quick requests
-// are pings (tools/list in 2026-07-28); without a slow or panic tool, the
-// faults that need it are not injected (see Report.Notes).
+// server and of the benchmark contract, or, behind a gateway that prefixes
+// its backends' names, "<prefix>__echo" and so on (of the one prefix that
+// has the most of the three). Without an echo tool, quick requests are
+// pings (tools/list in 2026-07-28); without a slow or panic tool, the
+// faults that need it are not injected (see Report.Notes). Report.Tools
+// says which were used.
 type Tools struct {
 	Echo  string // returns its "text" argument as a text block; answers are checked
 	Slow  string // sleeps "ms" milliseconds, and stops when cancelled
@@ -272,6 +278,8 @@ type Report struct {
 	// CPU is the user and system time the server process used (0 in-process).
 	CPU     time.Duration
 	Elapsed time.Duration
+	// Tools are the tools the campaign called ("" for none).
+	Tools Tools
 	// Notes explain faults that could not be injected and other remarks
 	// that are not failures.
 	Notes      []string
@@ -336,6 +344,7 @@ func (r *Report) String() string {
 		b = fmt.Appendf(b, ", %v CPU", r.CPU.Round(time.Millisecond))
 	}
 	b = append(b, '\n')
+	b = fmt.Appendf(b, "tools: echo %s, slow %s, panic %s\n", toolOrNone(r.Tools.Echo), toolOrNone(r.Tools.Slow), toolOrNone(r.Tools.Panic))
 	for _, n := range r.Notes {
 		b = fmt.Appendf(b, "note: %s\n", n)
 	}
@@ -567,6 +576,7 @@ func (r *run) run(ctx context.Context) (*Report, error) {
 		return nil, err
 	}
 	steps := r.plan()
+	r.rep.Tools = r.cfg.Tools
 	timedOut := r.send(ctx, steps)
 	if !timedOut {
 		r.checkHealth(ctx)
@@ -899,19 +909,44 @@ func (r *run) fillTools(m *outMsg) {
 	if !m.isError {
 		_ = json.Unmarshal(m.result, &list)
 	}
-	has := map[string]bool{}
-	for _, tl := range list.Tools {
-		has[tl.Name] = true
+	names := make([]string, len(list.Tools))
+	for i, tl := range list.Tools {
+		names[i] = tl.Name
 	}
-	for _, f := range []struct {
-		name *string
-		want string
-	}{{&t.Echo, "echo"}, {&t.Slow, "sleep"}, {&t.Panic, "panic"}} {
-		if *f.name == "" && has[f.want] {
-			*f.name = f.want
+	t.Echo, t.Slow, t.Panic = cmp.Or(t.Echo, findTool(names, "echo")), cmp.Or(t.Slow, findTool(names, "sleep")), cmp.Or(t.Panic, findTool(names, "panic"))
+}
+
+// findTool is the tool of names called want, or, when there is none (as
+// behind a gateway), the one called "<prefix>__"+want of the prefix that
+// has the most of echo, sleep and panic (the first such prefix in sorted
+// order on a tie), so that one backend's tools are called together; ""
+// when there is neither.
+func findTool(names []string, want string) string {
+	if slices.Contains(names, want) {
+		return want
+	}
+	const sep = "__"
+	count := map[string]int{}
+	for _, n := range names {
+		for _, w := range []string{"echo", "sleep", "panic"} {
+			if p, ok := strings.CutSuffix(n, sep+w); ok && p != "" {
+				count[p]++
+			}
 		}
 	}
+	best := ""
+	for _, p := range slices.Sorted(maps.Keys(count)) {
+		if slices.Contains(names, p+sep+want) && (best == "" || count[p] > count[best]) {
+			best = p
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return best + sep + want
 }
+
+func toolOrNone(name string) string { return cmp.Or(name, "none") }
 
 // step is one planned request, with the faults around it.
 type step struct {

@@ -197,6 +197,7 @@ func (h *hrun) runCampaign(parent context.Context, start time.Time) (*Report, er
 		return nil, err
 	}
 	steps := h.plan()
+	h.rep.Tools = h.cfg.Tools
 	timedOut := h.send(ctx, steps)
 	if !timedOut {
 		h.checkHealth(ctx)
