@@ -74,7 +74,7 @@ func TestClientURL(t *testing.T) {
 				t.Errorf("call panic: exit %d, stdout %q, stderr %q", code, out, errs)
 			}
 			out, errs, code = runURLVerb(t, "read", with("mcprt://reference/greeting/Ada")...)
-			if code != runtime.ExitOK || out != "Hello, Ada!" {
+			if code != runtime.ExitOK || out != "Hello, Ada!\n" {
 				t.Errorf("read: exit %d, stdout %q, stderr %q", code, out, errs)
 			}
 			out, errs, code = runURLVerb(t, "get", with("review", "code=x := 1")...)
