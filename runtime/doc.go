@@ -35,4 +35,56 @@
 // slog to stderr, forwarded to the client at the level it asked for) and
 // the stdout capture; Start runs it inside a caller's hollywood engine over
 // any reader and writer, touching no file descriptor and no global state.
+//
+// # Failures, by design
+//
+// The flags named are mcprt serve's; an embedding server sets the same in
+// Options.
+//
+//   - A tool whose handler panics gets a tool error: a result with isError
+//     and a generic text, which the model can read (SDK-based clients treat
+//     a JSON-RPC error as a failure of the host application). -panic-detail
+//     adds the panic value to that text; the stack never leaves stderr. A
+//     prompt, resource or completion handler that panics gets -32603, as
+//     no result of theirs can carry an error. Either way the actor is
+//     replaced, and one failed request spends no restart budget.
+//   - A handler that needs a client capability the request did not declare
+//     returns handlers.RequireCapability("elicitation") (Ask does so
+//     itself): in 2026-07-28 the client gets -32021 with
+//     data.requiredCapabilities.
+//   - A tool that keeps panicking (more than -crash-intensity times within
+//     -crash-period) is suspended for one period: its calls fail fast with
+//     retryAfterMs. With -crash-loop escalate the handler supervisor fails
+//     instead and is restarted (requests running in it are answered at
+//     once); past the root's -intensity within -period the process exits 1.
+//   - A handler past its deadline (-request-timeout, or Tool.Timeout) has
+//     its context cancelled and the client gets an error at once. A request
+//     the client cancels (notifications/cancelled) has its context
+//     cancelled and gets no answer.
+//   - Overload: past -max-in-flight requests wait in arrival order, past
+//     -max-queued they are refused at once with -32000 (server busy). The
+//     client's notifications and answers are never held back, so a
+//     saturated server can always be told to drop work. The reader stops
+//     only while the client does not read its answers.
+//   - stdin EOF, SIGINT, SIGTERM: no new requests; in-flight ones are
+//     answered (bounded by -drain-timeout); listen streams end; exit 0. A
+//     client that closes stdout: exit 0 at once, quietly.
+//
+// Exit statuses: 0 after stdin EOF, SIGINT or SIGTERM, or a client that
+// closed stdout (in-flight requests answered first); 1 when the root
+// supervisor gave up (a restart intensity was exceeded; one line on stderr
+// says which child and why) or the runtime could not start; 2 for a bad
+// command line (ExitCode).
+//
+// # Stdout and logs
+//
+// stdout is the protocol: the writer holds a private duplicate of fd 1, and
+// fd 1 becomes a pipe the runtime reads (stdio.Claim). Whatever is printed
+// there (fmt.Println, a library, C code, a child process) is logged to
+// stderr and sent to a legacy client as notifications/message when its
+// level admits it (logging/setLevel, default -client-log-level info; before
+// notifications/initialized it waits in a bounded -log-buffer). slog's
+// default logger writes to stderr (LOG_LEVEL, LOG_FORMAT=json) and is
+// forwarded the same way. In 2026-07-28 nothing is sent unasked. On
+// Windows there is no capture: stray prints go to stderr.
 package runtime

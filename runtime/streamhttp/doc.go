@@ -41,4 +41,130 @@
 // notifications from the client are never held back. Each request's stream
 // keeps at most a bounded number of undelivered notifications, so a client
 // that does not read cannot grow the server's memory without bound.
+//
+// # Serving it safely
+//
+// mcprt serve -http ADDR (and mcprt gateway -http) serve one endpoint, /mcp;
+// a bare port or :PORT means 127.0.0.1, and 0.0.0.0:PORT must be asked
+// for. Safe by default: loopback origins only (-http-allow-origin adds
+// others; any other Origin gets 403, the DNS-rebinding rule); an optional
+// bearer token (-http-token-file; 401 with WWW-Authenticate without it);
+// bounds on sessions (-http-max-sessions), idle sessions
+// (-http-session-idle), body size (-http-max-body, 413), header time and
+// idle connections. SIGINT or SIGTERM: stop accepting, answer what is in
+// flight (bounded), end every session, exit 0; a request already sent on
+// a connection the server had not read yet counts as in flight. The
+// collector runs at GOGC=200 unless GOGC is set. stdin is not read.
+// -http-health /healthz answers probes on a path of its own (200 and
+// {"status":"ok"}; mcprt gateway -http lists each backend's state there,
+// "degraded" while one is failed, 503 when all are); -http-metrics
+// /metrics serves Prometheus's text format (version, uptime, goroutines,
+// heap, collections; for the gateway each backend's state and restarts
+// and its tool calls).
+//
+// # Scaling out
+//
+// Behind a load balancer every replica must be given the same
+// -http-state-key-file: a 2026-07-28 input_required result carries a
+// requestState signed by the replica that asked, and the retry may land on
+// any replica; one with another key refuses it (-32602, "requestState is
+// not one this server issued"). Legacy sessions live in the memory of the
+// replica that created them, so each replica gets its own
+// -http-session-tag (session ids become TAG.<hex>) and the balancer routes
+// on it.
+//
+//	head -c 48 /dev/urandom | base64 > state.key      # the same file on every replica
+//	mcprt serve -http 127.0.0.1:8081 -http-state-key-file state.key -http-session-tag a
+//	mcprt serve -http 127.0.0.1:8082 -http-state-key-file state.key -http-session-tag b
+//
+// For 2026-07-28 clients only, plain round robin (nginx, in the http
+// context; test/e2e/testdata/nginx-modern.conf):
+//
+//	# 2026-07-28 clients only: every request stands alone, so any replica
+//	# serves it. Plain round robin; the replicas share -http-state-key-file so
+//	# that an input_required retry may land on any of them.
+//	upstream mcprt {
+//	    server 127.0.0.1:8081;
+//	    server 127.0.0.1:8082;
+//	    keepalive 16;
+//	}
+//
+//	server {
+//	    listen 127.0.0.1:8080;
+//
+//	    location /mcp {
+//	        proxy_pass http://mcprt;
+//	        proxy_http_version 1.1;
+//	        proxy_set_header Connection "";
+//	        proxy_buffering off;            # SSE: pass each event at once
+//	        proxy_read_timeout 1h;          # long streams (mcprt sends a keep-alive every 25s)
+//	        proxy_connect_timeout 5s;
+//	        client_max_body_size 16m;       # mcprt's own -http-max-body
+//	    }
+//	}
+//
+// With legacy clients too, a map on the session id's tag; requests without
+// a session id (initialize, and every 2026-07-28 request) go round robin
+// (test/e2e/testdata/nginx-legacy.conf):
+//
+//	# Legacy sessions (2025-03-26 … 2025-11-25) and 2026-07-28 alike. Replica A
+//	# runs with -http-session-tag a, B with -http-session-tag b: a session's
+//	# requests go to the replica that created it; requests without a session
+//	# (initialize, 2026-07-28) go round robin.
+//	map $http_mcp_session_id $mcprt_upstream {
+//	    default  mcprt;
+//	    ~^a\.    mcprt_a;
+//	    ~^b\.    mcprt_b;
+//	}
+//
+//	upstream mcprt {
+//	    server 127.0.0.1:8081;
+//	    server 127.0.0.1:8082;
+//	    keepalive 16;
+//	}
+//	upstream mcprt_a {
+//	    server 127.0.0.1:8081;
+//	    keepalive 16;
+//	}
+//	upstream mcprt_b {
+//	    server 127.0.0.1:8082;
+//	    keepalive 16;
+//	}
+//
+//	server {
+//	    listen 127.0.0.1:8080;
+//
+//	    location /mcp {
+//	        proxy_pass http://$mcprt_upstream;
+//	        proxy_http_version 1.1;
+//	        proxy_set_header Connection "";
+//	        proxy_buffering off;            # SSE: pass each event at once
+//	        proxy_read_timeout 1h;          # long streams (mcprt sends a keep-alive every 25s)
+//	        proxy_connect_timeout 5s;
+//	        client_max_body_size 16m;       # mcprt's own -http-max-body
+//	        # The session's replica is gone: answer as mcprt does for a session
+//	        # it does not know, 404, and the client initializes again.
+//	        error_page 502 = @mcprt_session_gone;
+//	    }
+//
+//	    location @mcprt_session_gone {
+//	        if ($http_mcp_session_id = "") {
+//	            return 502;
+//	        }
+//	        default_type application/json;
+//	        return 404 '{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Not Found: the replica of this session is gone; send initialize again"}}\n';
+//	    }
+//	}
+//
+// When a replica dies: 2026-07-28 requests go to the survivors (a refused
+// connection is tried on the next server), and a retry of an
+// input_required the dead replica issued completes on any of them; a
+// request in flight on it gets nginx's 502, and the client may send it
+// again. A legacy session of the dead replica gets 404 with a JSON-RPC
+// error on every request, including one in flight, as mcprt answers a
+// session it does not know; its GET stream ends; the client initializes
+// again and round robin puts the new session on a survivor. Sessions of
+// the other replicas notice nothing. With no replica left, initialize gets
+// 502. go test ./test/e2e -run Nginx runs both files, as quoted here, in
+// front of two replicas and checks all of this (it skips without nginx).
 package streamhttp

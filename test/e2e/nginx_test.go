@@ -3,7 +3,7 @@
 package e2e
 
 // Horizontal scale behind a real load balancer: two `mcprt serve -http`
-// replicas behind nginx, configured with the very files README.md quotes
+// replicas behind nginx, configured with the very files runtime/streamhttp's doc quotes
 // (testdata/nginx-modern.conf and testdata/nginx-legacy.conf; only their
 // example addresses are replaced with the ports of this run). Skipped when
 // nginx is not installed; CI installs it (.ci/run). Linux only: every child
@@ -1035,27 +1035,33 @@ func TestNginxLegacySessionAffinity(t *testing.T) {
 	}
 }
 
-// TestNginxReadmeQuotesTestdata: the section "Scaling out over HTTP" of
-// README.md quotes the configurations these tests run, verbatim.
-func TestNginxReadmeQuotesTestdata(t *testing.T) {
-	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+// TestNginxDocQuotesTestdata: the package doc of runtime/streamhttp
+// (section "Scaling out", shown by go doc) quotes the configurations these
+// tests run, verbatim, as indented blocks.
+func TestNginxDocQuotesTestdata(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "runtime", "streamhttp", "doc.go"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, section, ok := strings.Cut(string(readme), "\n## Scaling out over HTTP\n")
+	_, section, ok := strings.Cut(string(doc), "\n// # Scaling out\n")
 	if !ok {
-		t.Fatal(`README.md has no section "## Scaling out over HTTP"`)
-	}
-	if i := strings.Index(section, "\n## "); i >= 0 {
-		section = section[:i]
+		t.Fatal(`runtime/streamhttp/doc.go has no section "# Scaling out"`)
 	}
 	for _, name := range []string{"nginx-modern.conf", "nginx-legacy.conf"} {
 		conf, err := os.ReadFile(filepath.Join("testdata", name))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !strings.Contains(section, "```nginx\n"+string(conf)+"```\n") {
-			t.Errorf("README.md's section \"Scaling out over HTTP\" does not quote test/e2e/testdata/%s verbatim in a ```nginx block", name)
+		var quoted strings.Builder
+		for _, line := range strings.Split(strings.TrimSuffix(string(conf), "\n"), "\n") {
+			if line == "" {
+				quoted.WriteString("//\n")
+			} else {
+				quoted.WriteString("//\t" + line + "\n")
+			}
+		}
+		if !strings.Contains(section, "//\n"+quoted.String()+"//\n") {
+			t.Errorf("runtime/streamhttp/doc.go's section \"Scaling out\" does not quote test/e2e/testdata/%s verbatim", name)
 		}
 	}
 }
