@@ -111,7 +111,26 @@
 // does not answer within its Timeout, is answered at once: a tool result
 // with isError, or a -32603 error, naming the backend and why, with its
 // last stderr lines. Requests in flight when a backend dies are answered
-// at once. A backend's own errors reach the client as it sent them.
+// at once. A backend's own errors reach the client as it sent them. The
+// gateway asks every backend request for progress: each progress the
+// backend reports starts the request's Timeout again, up to MaxTimeout, so
+// a long call that reports progress is not cut and a silent one is.
+//
+// # Starting
+//
+// Launch answers the client at once, while the backends start: the
+// client is told of every capability, and its lists (and a call of a tool
+// not listed yet) wait up to Options.ListGrace for the backends to be up
+// or to have failed once; one that takes longer joins with list_changed,
+// and one that hangs is restarted, then failed, like one that crashes. A
+// call of a tool of a backend that has never listed what it offers says
+// which backend and why. A backend whose program cannot be started (not
+// found, not executable) is failed at once, said once at Error, and tried
+// again after its cool-down. Each restart is one Warn line naming the
+// backend, the reason and the attempt; giving up is one Error line. With
+// one client (SingleClient), backends wait for its initialize (up to the
+// list grace) and are told of roots only when it declared roots, so that
+// a server that falls back to its own arguments without roots does so.
 //
 // # No orphans
 //
