@@ -485,8 +485,23 @@ func TestBounds(t *testing.T) {
 		}
 		sids = append(sids, r.header.Get("Mcp-Session-Id"))
 	}
+	// At the cap an initialize closes an idle session; with both in use
+	// (their GET streams open) it is refused.
+	var streams []*http.Response
+	for _, sid := range sids {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		resp := f.send(ctx, "GET", "", with("Mcp-Session-Id", sid))
+		if resp.StatusCode != 200 {
+			t.Fatalf("GET stream: %d", resp.StatusCode)
+		}
+		streams = append(streams, resp)
+	}
 	if r := f.do("POST", init, auth); r.status != http.StatusServiceUnavailable {
 		t.Errorf("third session: %d, want 503", r.status)
+	}
+	for _, resp := range streams {
+		resp.Body.Close()
 	}
 	// Idle sessions end: their ids get 404, and room is made for new ones.
 	deadline := time.Now().Add(20 * time.Second)

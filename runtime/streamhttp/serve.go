@@ -172,11 +172,13 @@ func (h *Handler) postLegacy(w http.ResponseWriter, r *http.Request, hs *hsessio
 			w.WriteHeader(http.StatusAccepted)
 			return
 		}
+		hs.heard()
 		hs.feed(rebuild(m, ""))
 		w.WriteHeader(http.StatusAccepted)
 	case jsonrpc.KindRequest:
 		h.exchange(w, r, hs, m, false, nil)
 	default: // a response to one of the server's requests
+		hs.heard()
 		hs.feed(rebuildResponse(m))
 		w.WriteHeader(http.StatusAccepted)
 	}
@@ -247,13 +249,10 @@ func (h *Handler) postBatch(w http.ResponseWriter, r *http.Request, body []byte)
 
 // initialize starts a legacy session; its id goes out with the result.
 func (h *Handler) initialize(w http.ResponseWriter, r *http.Request, m *jsonrpc.Message) {
-	h.mu.Lock()
-	full := len(h.sessions) >= h.opts.MaxSessions
-	h.mu.Unlock()
-	if full {
+	if !h.reserve() {
 		w.Header().Set("Retry-After", "5")
 		writeError(w, http.StatusServiceUnavailable, m.ID, jsonrpc.CodeServerBusy,
-			"Server busy: "+strconv.Itoa(h.opts.MaxSessions)+" sessions are open; retry later")
+			"Server busy: all "+strconv.Itoa(h.opts.MaxSessions)+" sessions are in use; retry later")
 		return
 	}
 	hs, err := h.startSession(h.newSessionID(), supervisor.Temporary)
