@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcprt/mcprt/handlers/gateway"
+	"github.com/mcprt/mcprt/runtime/streamhttp"
 )
 
 // metricsHandler answers -http-metrics: GET (or HEAD) gets the metrics
@@ -56,6 +57,18 @@ func processMetrics(start time.Time) func(io.Writer) {
 		sample(w, "go_heap_objects_bytes", "", float64(heap))
 		family(w, "go_gc_cycles_total", "counter", "Garbage collection cycles completed.")
 		sample(w, "go_gc_cycles_total", "", float64(gc))
+	}
+}
+
+// httpMetrics adds to metrics the Streamable HTTP endpoint's sessions.
+func httpMetrics(h *streamhttp.Handler, metrics func(io.Writer)) func(io.Writer) {
+	return func(w io.Writer) {
+		metrics(w)
+		st := h.Stats()
+		family(w, "mcprt_http_sessions", "gauge", "Legacy Streamable HTTP sessions open.")
+		sample(w, "mcprt_http_sessions", "", float64(st.Sessions))
+		family(w, "mcprt_http_sessions_evicted_total", "counter", "Idle legacy sessions closed to make room for a new one at -http-max-sessions.")
+		sample(w, "mcprt_http_sessions_evicted_total", "", float64(st.Evicted))
 	}
 }
 

@@ -49,7 +49,7 @@ func addHTTPFlags(fs *flag.FlagSet) *httpFlags {
 	fs.StringVar(&hf.tokenFile, "http-token-file", "", "require Authorization: Bearer <token>, the token read from `file` (others get 401)")
 	fs.StringVar(&hf.stateKeyFile, "http-state-key-file", "", "sign 2026-07-28 requestState with the key in `file` (32 bytes or more); replicas behind one load balancer must share it")
 	fs.StringVar(&hf.tag, "http-session-tag", "", "prefix legacy session ids with `tag.` so a proxy can route each session to this replica")
-	fs.IntVar(&hf.maxSessions, "http-max-sessions", 1000, "legacy sessions open at once; an initialize past it gets 503")
+	fs.IntVar(&hf.maxSessions, "http-max-sessions", 1000, "legacy sessions open at once; an initialize past it closes the session idle the longest (its client gets 404 and initializes again), or gets 503 when every session is in use")
 	fs.DurationVar(&hf.sessionIdle, "http-session-idle", 10*time.Minute, "end a legacy session idle this long (its id then gets 404)")
 	fs.Int64Var(&hf.maxBody, "http-max-body", 16<<20, "largest request body in `bytes` (larger: 413)")
 	fs.DurationVar(&hf.readHeaderTimeout, "http-header-timeout", 10*time.Second, "how long a client may take to send a request's headers")
@@ -184,7 +184,7 @@ func (l *httpListener) serve(srv *handlers.Server, health func() (int, any), met
 		mux.Handle(hf.health, healthHandler(health))
 	}
 	if hf.metrics != "" {
-		mux.Handle(hf.metrics, metricsHandler(metrics))
+		mux.Handle(hf.metrics, metricsHandler(httpMetrics(h, metrics)))
 	}
 	var quiet quietConns
 	ln = quiet.listen(ln)
