@@ -199,6 +199,7 @@ func (h *hrun) runCampaign(parent context.Context, start time.Time) (*Report, er
 	steps := h.plan()
 	timedOut := h.send(ctx, steps)
 	if !timedOut {
+		h.flood(ctx)
 		h.checkHealth(ctx)
 	}
 	select {
