@@ -60,7 +60,8 @@ func processMetrics(start time.Time) func(io.Writer) {
 	}
 }
 
-// httpMetrics adds to metrics the Streamable HTTP endpoint's sessions.
+// httpMetrics adds to metrics the Streamable HTTP endpoint's sessions and
+// refusals.
 func httpMetrics(h *streamhttp.Handler, metrics func(io.Writer)) func(io.Writer) {
 	return func(w io.Writer) {
 		metrics(w)
@@ -69,6 +70,8 @@ func httpMetrics(h *streamhttp.Handler, metrics func(io.Writer)) func(io.Writer)
 		sample(w, "mcprt_http_sessions", "", float64(st.Sessions))
 		family(w, "mcprt_http_sessions_evicted_total", "counter", "Idle legacy sessions closed to make room for a new one at -http-max-sessions.")
 		sample(w, "mcprt_http_sessions_evicted_total", "", float64(st.Evicted))
+		family(w, "mcprt_http_origin_refused_total", "counter", "Requests refused (403) for an Origin not allowed (-http-allow-origin).")
+		sample(w, "mcprt_http_origin_refused_total", "", float64(st.OriginRefused))
 	}
 }
 

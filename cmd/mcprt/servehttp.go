@@ -73,6 +73,24 @@ func httpAddr(a string) string {
 	return net.JoinHostPort("127.0.0.1", port)
 }
 
+// shownAddr is where the server listens, as said at start: the host as
+// given (0.0.0.0 stays 0.0.0.0, where Go reports [::]), the port as bound.
+func shownAddr(given string, bound net.Addr) string {
+	host, _, err := net.SplitHostPort(httpAddr(given))
+	_, port, err2 := net.SplitHostPort(bound.String())
+	if err != nil || err2 != nil {
+		return bound.String()
+	}
+	return net.JoinHostPort(host, port)
+}
+
+// loopback reports whether a is a loopback address: reachable from this
+// machine only.
+func loopback(a net.Addr) bool {
+	ta, ok := a.(*net.TCPAddr)
+	return ok && ta.IP.IsLoopback()
+}
+
 // httpGCPercent is the collector's pace when serving HTTP.
 const httpGCPercent = 200
 
@@ -114,6 +132,8 @@ func listenHTTP(verb string, o runtime.Options, hf *httpFlags, stderr io.Writer)
 		CacheTTL:       o.CacheTTL,
 		PanicDetail:    o.PanicDetail,
 		SessionTag:     hf.tag,
+		// A refused browser is told which flag would let it in.
+		AllowOriginHint: "-http-allow-origin",
 	}
 	for _, origin := range strings.Split(hf.allowOrigins, ",") {
 		if origin = strings.TrimSpace(origin); origin != "" {
@@ -199,8 +219,13 @@ func (l *httpListener) serve(srv *handlers.Server, health func() (int, any), met
 	defer stop()
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
-	// The address as bound, for a port of 0; tests and scripts read it.
-	fmt.Fprintf(l.stderr, "mcprt: serving Streamable HTTP on http://%s%s\n", ln.Addr(), hf.path)
+	// The host as given, the port as bound (for a port of 0); tests and
+	// scripts read it.
+	addr := shownAddr(hf.addr, ln.Addr())
+	fmt.Fprintf(l.stderr, "mcprt: serving Streamable HTTP on http://%s%s\n", addr, hf.path)
+	if l.ho.Authorize == nil && !loopback(ln.Addr()) {
+		log.Warn("mcprt: serving beyond loopback with no -http-token-file: anyone who can reach this address can use the server; require a token with -http-token-file, or listen on 127.0.0.1", "addr", addr)
+	}
 	status := runtime.ExitOK
 	select {
 	case <-ctx.Done():

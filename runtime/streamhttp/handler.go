@@ -58,7 +58,13 @@ type Options struct {
 	// loopback ones (http(s)://localhost, 127.0.0.1, [::1], any port). A
 	// request with any other Origin gets 403: the DNS-rebinding rule.
 	// Requests without an Origin (not from a browser) are accepted.
+	// The 403 names the origin; refusals are logged at debug level, at
+	// most one line every 10 seconds.
 	AllowedOrigins []string
+	// AllowOriginHint names, in the 403's message, how this server's
+	// operator allows an origin: a command-line flag, say
+	// ("-http-allow-origin"). Empty: "the server as allowed origins".
+	AllowOriginHint string
 	// Authorize, when set, vets every request before anything else; an
 	// error is answered with 401 and a WWW-Authenticate: Bearer challenge
 	// (see BearerToken).
@@ -97,6 +103,8 @@ type Handler struct {
 	idle      idleList // the legacy sessions idle, the longest first
 	evicted   atomic.Uint64
 	evictLog  logLimit
+	refused   atomic.Uint64 // requests refused for their Origin
+	originLog logLimit
 
 	nextID   atomic.Int64 // request ids inside
 	nextSess atomic.Int64
@@ -136,6 +144,7 @@ func New(e *actor.Engine, srv *handlers.Server, opts Options) (*Handler, error) 
 		stopSweep: make(chan struct{}),
 		swept:     make(chan struct{}),
 		evictLog:  logLimit{every: time.Minute},
+		originLog: logLimit{every: 10 * time.Second},
 	}
 	rootPID := supervisor.RootPID(e, h.name)
 	h.handlersPID = supervisor.ChildPID(rootPID, "handlers")
@@ -421,6 +430,8 @@ type Stats struct {
 	// Evicted counts the idle legacy sessions closed to make room for new
 	// ones at MaxSessions.
 	Evicted uint64
+	// OriginRefused counts the requests refused (403) for their Origin.
+	OriginRefused uint64
 }
 
 // Stats returns the handler's counts now.
@@ -428,7 +439,7 @@ func (h *Handler) Stats() Stats {
 	h.mu.Lock()
 	n := len(h.sessions)
 	h.mu.Unlock()
-	return Stats{Sessions: n, Evicted: h.evicted.Load()}
+	return Stats{Sessions: n, Evicted: h.evicted.Load(), OriginRefused: h.refused.Load()}
 }
 
 // forget makes a legacy session unknown to new requests (they get 404).

@@ -470,6 +470,11 @@ func TestBounds(t *testing.T) {
 			t.Errorf("Origin %s: %d, want %d", origin, r.status, want)
 		}
 	}
+	// The refusal names the origin and where origins are allowed.
+	if r := f.do("POST", ping, with("Origin", "http://evil.example")); !strings.Contains(string(r.last()["error"]), `\"http://evil.example\" is not allowed`) ||
+		!strings.Contains(string(r.last()["error"]), "allowed origins") {
+		t.Errorf("403: %s", r.last()["error"])
+	}
 	if r := f.do("POST", `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"`+strings.Repeat("x", 2000)+`"}}`, auth); r.status != http.StatusRequestEntityTooLarge {
 		t.Errorf("big body: %d", r.status)
 	}

@@ -6,6 +6,8 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -154,5 +156,83 @@ func TestHTTPSessionFlood(t *testing.T) {
 	}
 	if code := p.stop(syscall.SIGTERM); code != 0 {
 		t.Errorf("exit %d after the flood:\n%s", code, tail(p.stderr.String(), 3000))
+	}
+}
+
+// TestHTTPOriginRefused (issue 27): a request from a browser page of an
+// origin not allowed gets 403 naming the origin and -http-allow-origin; the
+// refusal is logged at debug level, once for a burst of them, and counted
+// in -http-metrics.
+func TestHTTPOriginRefused(t *testing.T) {
+	t.Parallel()
+	p := startHTTPEnv(t, []string{"LOG_LEVEL=debug"}, binPath, "serve", "-http", "127.0.0.1:0", "-http-metrics", "/metrics")
+	const origin = "http://evil.example:8080"
+	began := time.Now()
+	for i := range 50 {
+		code, _, body := rawPost(t, http.DefaultClient, p.url, `{"jsonrpc":"2.0","id":1,"method":"ping"}`, map[string]string{"Origin": origin})
+		if code != http.StatusForbidden {
+			t.Fatalf("Origin %s: %d, want 403", origin, code)
+		}
+		if i == 0 && (!strings.Contains(body, `\"`+origin+`\"`) || !strings.Contains(body, "-http-allow-origin")) {
+			t.Errorf("the 403 names neither the origin nor -http-allow-origin: %s", body)
+		}
+	}
+	burst := time.Since(began)
+	_, body := get(t, "GET", strings.TrimSuffix(p.url, "/mcp")+"/metrics", "")
+	if n := metric(body, "mcprt_http_origin_refused_total"); n != 50 {
+		t.Errorf("mcprt_http_origin_refused_total %v, want 50", n)
+	}
+	// An allowed origin is served: the refusals were for this one.
+	if code, _, _ := rawPost(t, http.DefaultClient, p.url, `{"jsonrpc":"2.0","id":1,"method":"ping"}`, map[string]string{"Origin": "http://localhost:3000"}); code == http.StatusForbidden {
+		t.Errorf("a loopback origin: 403")
+	}
+	if code := p.stop(syscall.SIGTERM); code != 0 {
+		t.Errorf("exit %d", code)
+	}
+	logs := p.stderr.String()
+	lines := 0
+	for line := range strings.SplitSeq(logs, "\n") {
+		if strings.Contains(line, "level=DEBUG") && strings.Contains(line, "origin="+origin) {
+			lines++
+		}
+	}
+	// One line every 10 seconds at most.
+	if lines < 1 || lines > 1+int(burst/(10*time.Second)) {
+		t.Errorf("%d debug lines for 50 refusals in %v, want 1:\n%s", lines, burst, tail(logs, 3000))
+	}
+}
+
+// TestHTTPBeyondLoopback (issue 27): -http 0.0.0.0:PORT says where it
+// serves as given (not [::]) and warns that it is reachable beyond
+// loopback with no token; with -http-token-file, or on loopback, no
+// warning.
+func TestHTTPBeyondLoopback(t *testing.T) {
+	t.Parallel()
+	tok := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(tok, []byte("s3cret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		host string
+		warn bool
+	}{
+		{[]string{"-http", "0.0.0.0:0"}, "0.0.0.0", true},
+		{[]string{"-http", "0.0.0.0:0", "-http-token-file", tok}, "0.0.0.0", false},
+		{[]string{"-http", "127.0.0.1:0"}, "127.0.0.1", false},
+		{[]string{"-http", "0"}, "127.0.0.1", false},
+	} {
+		p := startHTTP(t, binPath, append([]string{"serve"}, tc.args...)...)
+		code := p.stop(syscall.SIGTERM)
+		logs := p.stderr.String()
+		warned := strings.Contains(logs, "level=WARN") && strings.Contains(logs, "-http-token-file")
+		switch {
+		case !strings.HasPrefix(p.url, "http://"+tc.host+":") || strings.HasSuffix(p.url, ":0/mcp"):
+			t.Errorf("%v: serving on %s, want http://%s:PORT/mcp", tc.args, p.url, tc.host)
+		case warned != tc.warn:
+			t.Errorf("%v: warned %v, want %v:\n%s", tc.args, warned, tc.warn, logs)
+		case code != 0:
+			t.Errorf("%v: exit %d", tc.args, code)
+		}
 	}
 }
