@@ -1,11 +1,9 @@
 package main
 
 import (
-	"bufio"
 	"cmp"
 	"fmt"
 	"io"
-	"net/http"
 	"runtime/metrics"
 	"slices"
 	"strconv"
@@ -14,23 +12,7 @@ import (
 	"time"
 
 	"github.com/mcprt/mcprt/handlers/gateway"
-	"github.com/mcprt/mcprt/runtime/streamhttp"
 )
-
-// metricsHandler answers -http-metrics: GET (or HEAD) gets the metrics
-// write writes, in Prometheus's text format (version 0.0.4), on the terms
-// of the health endpoint (no authentication; an Origin header gets 403).
-func metricsHandler(write func(w io.Writer)) http.Handler {
-	return probe(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-		w.Header().Set("Cache-Control", "no-store")
-		if r.Method == http.MethodGet {
-			bw := bufio.NewWriter(w)
-			write(bw)
-			bw.Flush()
-		}
-	})
-}
 
 // processMetrics are what every serving verb reports: its version, how
 // long it has run, and the Go runtime's goroutines, heap and collections.
@@ -57,21 +39,6 @@ func processMetrics(start time.Time) func(io.Writer) {
 		sample(w, "go_heap_objects_bytes", "", float64(heap))
 		family(w, "go_gc_cycles_total", "counter", "Garbage collection cycles completed.")
 		sample(w, "go_gc_cycles_total", "", float64(gc))
-	}
-}
-
-// httpMetrics adds to metrics the Streamable HTTP endpoint's sessions and
-// refusals.
-func httpMetrics(h *streamhttp.Handler, metrics func(io.Writer)) func(io.Writer) {
-	return func(w io.Writer) {
-		metrics(w)
-		st := h.Stats()
-		family(w, "mcprt_http_sessions", "gauge", "Legacy Streamable HTTP sessions open.")
-		sample(w, "mcprt_http_sessions", "", float64(st.Sessions))
-		family(w, "mcprt_http_sessions_evicted_total", "counter", "Idle legacy sessions closed to make room for a new one at -http-max-sessions.")
-		sample(w, "mcprt_http_sessions_evicted_total", "", float64(st.Evicted))
-		family(w, "mcprt_http_origin_refused_total", "counter", "Requests refused (403) for an Origin not allowed (-http-allow-origin).")
-		sample(w, "mcprt_http_origin_refused_total", "", float64(st.OriginRefused))
 	}
 }
 

@@ -35,6 +35,13 @@
 // response. input_required and its signed requestState work as on stdio:
 // replicas that share Options.StateKey accept each other's retries.
 //
+// Serve is the whole server, as runtime.Serve is for stdio: it serves a
+// listener until a context ends, with the HTTP server's timeouts and
+// optional health and metrics endpoints, and then drains as mcprt serve
+// -http does on SIGTERM (a request already sent but not yet read is let
+// in, requests in flight are answered, every session ends). New and the
+// Handler are for mounting the endpoint in a server of your own.
+//
 // Request ids are the client's own only on the wire: inside, each request
 // gets a fresh id, so that many clients of the one stateless session (or a
 // client reusing an id) never collide, and the client's id is put back on
