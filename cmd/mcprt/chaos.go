@@ -56,7 +56,9 @@ sessions or headers, 404 for unknown or deleted sessions, 413 past
 -max-body, 415 for a body that is not application/json. Instead of pauses
 on stdout, clients leave a large response unread (the others' calls must
 still be answered) or disconnect in the middle of one (-disconnect), and
--delete starts sessions that are DELETEd with calls in flight. -era auto
+-delete starts sessions that are DELETEd with calls in flight, and -flood N
+sends N legacy handshakes that are never used again (a new client must
+still be served after them, and no session in use closed). -era auto
 asks server/discover first, and speaks 2026-07-28 if it is answered.
 
 The tools are found with tools/list ("echo", "sleep" taking {"ms"},
@@ -87,6 +89,7 @@ func chaos(args []string, s streams) int {
 	fs.Float64Var(&c.Rates.Pause, "pause", c.Rates.Pause, "chance, after each request, that stdout goes unread for -pause-for (over HTTP: a client leaves a large response unread)")
 	fs.Float64Var(&c.Rates.Disconnect, "disconnect", c.Rates.Disconnect, "over HTTP, chance after each request of a client that disconnects in the middle of a response")
 	fs.Float64Var(&c.Rates.Delete, "delete", c.Rates.Delete, "over HTTP (legacy), chance after each request of a session DELETEd with calls in flight")
+	fs.IntVar(&c.Flood, "flood", 0, "over HTTP (legacy), `N` initialize handshakes abandoned after the requests, past the server's cap on sessions (mcprt serve: -http-max-sessions, 1000): a new client must still be served")
 	fs.StringVar(&c.Tools.Echo, "echo-tool", "", "tool that returns its \"text\" argument (default: \"echo\" if listed)")
 	fs.StringVar(&c.Tools.Slow, "slow-tool", "", "cancellable tool that sleeps \"ms\" milliseconds (default: \"sleep\" if listed)")
 	fs.StringVar(&c.Tools.Panic, "panic-tool", "", "tool that fails on every call (default: \"panic\" if listed)")

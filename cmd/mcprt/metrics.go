@@ -1,11 +1,9 @@
 package main
 
 import (
-	"bufio"
 	"cmp"
 	"fmt"
 	"io"
-	"net/http"
 	"runtime/metrics"
 	"slices"
 	"strconv"
@@ -15,21 +13,6 @@ import (
 
 	"github.com/mcprt/mcprt/handlers/gateway"
 )
-
-// metricsHandler answers -http-metrics: GET (or HEAD) gets the metrics
-// write writes, in Prometheus's text format (version 0.0.4), on the terms
-// of the health endpoint (no authentication; an Origin header gets 403).
-func metricsHandler(write func(w io.Writer)) http.Handler {
-	return probe(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-		w.Header().Set("Cache-Control", "no-store")
-		if r.Method == http.MethodGet {
-			bw := bufio.NewWriter(w)
-			write(bw)
-			bw.Flush()
-		}
-	})
-}
 
 // processMetrics are what every serving verb reports: its version, how
 // long it has run, and the Go runtime's goroutines, heap and collections.

@@ -7,15 +7,12 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
-
-	"github.com/anthdm/hollywood/actor"
 
 	"github.com/mcprt/mcprt/handlers"
 	"github.com/mcprt/mcprt/runtime"
@@ -49,7 +46,7 @@ func addHTTPFlags(fs *flag.FlagSet) *httpFlags {
 	fs.StringVar(&hf.tokenFile, "http-token-file", "", "require Authorization: Bearer <token>, the token read from `file` (others get 401)")
 	fs.StringVar(&hf.stateKeyFile, "http-state-key-file", "", "sign 2026-07-28 requestState with the key in `file` (32 bytes or more); replicas behind one load balancer must share it")
 	fs.StringVar(&hf.tag, "http-session-tag", "", "prefix legacy session ids with `tag.` so a proxy can route each session to this replica")
-	fs.IntVar(&hf.maxSessions, "http-max-sessions", 1000, "legacy sessions open at once; an initialize past it gets 503")
+	fs.IntVar(&hf.maxSessions, "http-max-sessions", 1000, "legacy sessions open at once; an initialize past it closes the session idle the longest (its client gets 404 and initializes again), or gets 503 when every session is in use")
 	fs.DurationVar(&hf.sessionIdle, "http-session-idle", 10*time.Minute, "end a legacy session idle this long (its id then gets 404)")
 	fs.Int64Var(&hf.maxBody, "http-max-body", 16<<20, "largest request body in `bytes` (larger: 413)")
 	fs.DurationVar(&hf.readHeaderTimeout, "http-header-timeout", 10*time.Second, "how long a client may take to send a request's headers")
@@ -73,6 +70,24 @@ func httpAddr(a string) string {
 	return net.JoinHostPort("127.0.0.1", port)
 }
 
+// shownAddr is where the server listens, as said at start: the host as
+// given (0.0.0.0 stays 0.0.0.0, where Go reports [::]), the port as bound.
+func shownAddr(given string, bound net.Addr) string {
+	host, _, err := net.SplitHostPort(httpAddr(given))
+	_, port, err2 := net.SplitHostPort(bound.String())
+	if err != nil || err2 != nil {
+		return bound.String()
+	}
+	return net.JoinHostPort(host, port)
+}
+
+// loopback reports whether a is a loopback address: reachable from this
+// machine only.
+func loopback(a net.Addr) bool {
+	ta, ok := a.(*net.TCPAddr)
+	return ok && ta.IP.IsLoopback()
+}
+
 // httpGCPercent is the collector's pace when serving HTTP.
 const httpGCPercent = 200
 
@@ -85,14 +100,14 @@ func serveHTTP(verb string, srv *handlers.Server, o runtime.Options, hf *httpFla
 	if l == nil {
 		return status
 	}
-	return l.serve(srv, serving, processMetrics(time.Now()))
+	return l.serve(srv, nil, processMetrics(time.Now()))
 }
 
 // httpListener is a bound Streamable HTTP endpoint, not yet serving.
 type httpListener struct {
 	verb   string
 	hf     *httpFlags
-	ho     streamhttp.Options
+	so     streamhttp.ServeOptions
 	ln     net.Listener
 	stderr io.Writer
 }
@@ -114,6 +129,8 @@ func listenHTTP(verb string, o runtime.Options, hf *httpFlags, stderr io.Writer)
 		CacheTTL:       o.CacheTTL,
 		PanicDetail:    o.PanicDetail,
 		SessionTag:     hf.tag,
+		// A refused browser is told which flag would let it in.
+		AllowOriginHint: "-http-allow-origin",
 	}
 	for _, origin := range strings.Split(hf.allowOrigins, ",") {
 		if origin = strings.TrimSpace(origin); origin != "" {
@@ -149,16 +166,25 @@ func listenHTTP(verb string, o runtime.Options, hf *httpFlags, stderr io.Writer)
 		fmt.Fprintf(stderr, "%s: %v\n", verb, err)
 		return nil, runtime.ExitFailure
 	}
-	return &httpListener{verb: verb, hf: hf, ho: ho, ln: ln, stderr: stderr}, runtime.ExitOK
+	so := streamhttp.ServeOptions{
+		Options:           ho,
+		Path:              hf.path,
+		ReadHeaderTimeout: hf.readHeaderTimeout,
+		IdleTimeout:       hf.idleTimeout,
+		ShutdownGrace:     hf.shutdownGrace,
+		HealthPath:        hf.health,
+		MetricsPath:       hf.metrics,
+	}
+	return &httpListener{verb: verb, hf: hf, so: so, ln: ln, stderr: stderr}, runtime.ExitOK
 }
 
 // close gives the address back without serving.
 func (l *httpListener) close() { l.ln.Close() }
 
-// serve serves srv until SIGINT or SIGTERM, as serveHTTP says, and
-// health's report on -http-health.
+// serve serves srv with streamhttp.Serve until SIGINT or SIGTERM, as
+// serveHTTP says, health's report on -http-health (nil: "ok") and
+// metrics on -http-metrics.
 func (l *httpListener) serve(srv *handlers.Server, health func() (int, any), metrics func(io.Writer)) int {
-	hf, ln, log := l.hf, l.ln, l.ho.Logger
 	// The collector paced at GOGC=200 unless GOGC says otherwise: at 256
 	// clients it cut the CPU per request by about a tenth for 6 MiB more
 	// peak RSS (test/bench/RESULTS.md). No memory limit: an HTTP server's
@@ -166,73 +192,24 @@ func (l *httpListener) serve(srv *handlers.Server, health func() (int, any), met
 	if _, set := os.LookupEnv("GOGC"); !set {
 		defer debug.SetGCPercent(debug.SetGCPercent(httpGCPercent))
 	}
-	engine, err := actor.NewEngine(actor.NewEngineConfig())
-	if err != nil {
-		ln.Close()
-		fmt.Fprintf(l.stderr, "%s: %v\n", l.verb, err)
-		return runtime.ExitFailure
-	}
-	h, err := streamhttp.New(engine, srv, l.ho)
-	if err != nil {
-		ln.Close()
-		fmt.Fprintf(l.stderr, "%s: %v\n", l.verb, err)
-		return runtime.ExitFailure
-	}
-	mux := http.NewServeMux()
-	mux.Handle(hf.path, h)
-	if hf.health != "" { // a path of its own: listenHTTP checked
-		mux.Handle(hf.health, healthHandler(health))
-	}
-	if hf.metrics != "" {
-		mux.Handle(hf.metrics, metricsHandler(metrics))
-	}
-	var quiet quietConns
-	ln = quiet.listen(ln)
-	hs := &http.Server{
-		Handler:           mux,
-		ReadHeaderTimeout: hf.readHeaderTimeout,
-		IdleTimeout:       hf.idleTimeout,
-		MaxHeaderBytes:    64 << 10,
-		ConnState:         quiet.track,
+	so, log := l.so, l.so.Logger
+	so.Health, so.Metrics = health, metrics
+	// The host as given, the port as bound (for a port of 0); tests and
+	// scripts read it.
+	addr := shownAddr(l.hf.addr, l.ln.Addr())
+	so.OnServing = func() {
+		fmt.Fprintf(l.stderr, "mcprt: serving Streamable HTTP on http://%s%s\n", addr, l.hf.path)
+		if so.Authorize == nil && !loopback(l.ln.Addr()) {
+			log.Warn("mcprt: serving beyond loopback with no -http-token-file: anyone who can reach this address can use the server; require a token with -http-token-file, or listen on 127.0.0.1", "addr", addr)
+		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	served := make(chan error, 1)
-	go func() { served <- hs.Serve(ln) }()
-	// The address as bound, for a port of 0; tests and scripts read it.
-	fmt.Fprintf(l.stderr, "mcprt: serving Streamable HTTP on http://%s%s\n", ln.Addr(), hf.path)
-	status := runtime.ExitOK
-	select {
-	case <-ctx.Done():
-	case err := <-served:
-		log.Error("mcprt: HTTP server failed", "err", err)
-		status = runtime.ExitFailure
-	case <-h.Done():
-		log.Error("mcprt: the server's supervision tree gave up")
-		status = runtime.ExitFailure
+	if err := streamhttp.Serve(ctx, l.ln, srv, so); err != nil {
+		log.Error("mcprt: "+strings.TrimPrefix(err.Error(), "streamhttp: "), "verb", l.verb)
+		return runtime.ExitFailure
 	}
-	grace, cancel := context.WithTimeout(context.Background(), hf.shutdownGrace)
-	defer cancel()
-	// Requests that reached the socket but not yet a handler are let in
-	// first: Shutdown would close their connections as idle, leaving
-	// their clients with no response at all.
-	quiet.settle(time.Second)
-	// Stop accepting and let requests in flight finish, while the sessions
-	// drain and answer them.
-	shut := make(chan error, 1)
-	go func() { shut <- hs.Shutdown(grace) }()
-	if err := h.Shutdown(grace); err != nil && !errors.Is(err, context.DeadlineExceeded) {
-		log.Warn("mcprt: sessions did not all end cleanly", "err", err)
-	}
-	if err := <-shut; err != nil {
-		hs.Close() // streams still open past the grace
-	}
-	if status == runtime.ExitOK {
-		if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
-			status = runtime.ExitFailure
-		}
-	}
-	return status
+	return runtime.ExitOK
 }
 
 func readSecret(path string) (string, error) {

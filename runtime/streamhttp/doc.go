@@ -18,7 +18,11 @@
 // Legacy revisions (2025-03-26 … 2025-11-25; batches in 2025-03-26 only): initialize creates a session
 // and its Mcp-Session-Id (from crypto/rand, optionally prefixed with a
 // replica tag); later requests must carry it (404 once it has ended, so
-// the client initializes again); DELETE ends it; GET opens the stream for
+// the client initializes again); DELETE ends it; at Options.MaxSessions an
+// initialize closes the session idle the longest (no request in flight, no
+// open stream; O(1), from a list kept in the order sessions went idle) and
+// is refused (503) only when every session is in use, so that abandoned
+// sessions cannot lock new clients out; GET opens the stream for
 // messages unrelated to a request (list_changed, resource updates,
 // server-to-client requests sent outside a call). A request is answered
 // with a JSON body, or with an SSE stream when notifications or requests
@@ -30,6 +34,13 @@
 // stream cancels the request; subscriptions/listen is a long-lived SSE
 // response. input_required and its signed requestState work as on stdio:
 // replicas that share Options.StateKey accept each other's retries.
+//
+// Serve is the whole server, as runtime.Serve is for stdio: it serves a
+// listener until a context ends, with the HTTP server's timeouts and
+// optional health and metrics endpoints, and then drains as mcprt serve
+// -http does on SIGTERM (a request already sent but not yet read is let
+// in, requests in flight are answered, every session ends). New and the
+// Handler are for mounting the endpoint in a server of your own.
 //
 // Request ids are the client's own only on the wire: inside, each request
 // gets a fresh id, so that many clients of the one stateless session (or a

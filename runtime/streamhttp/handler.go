@@ -35,7 +35,10 @@ type Options struct {
 	// slog.Default()).
 	Logger *slog.Logger
 	// MaxSessions bounds the legacy sessions open at once (0:
-	// DefaultMaxSessions); an initialize past it gets 503.
+	// DefaultMaxSessions). An initialize past it closes the session idle
+	// the longest (no request in flight, no open stream), whose next
+	// request gets 404 so that its client initializes again; only when
+	// every session is in use does it get 503.
 	MaxSessions int
 	// SessionIdle ends a legacy session that has had no request and no
 	// open stream for this long (0: DefaultSessionIdle; negative: never).
@@ -55,7 +58,13 @@ type Options struct {
 	// loopback ones (http(s)://localhost, 127.0.0.1, [::1], any port). A
 	// request with any other Origin gets 403: the DNS-rebinding rule.
 	// Requests without an Origin (not from a browser) are accepted.
+	// The 403 names the origin; refusals are logged at debug level, at
+	// most one line every 10 seconds.
 	AllowedOrigins []string
+	// AllowOriginHint names, in the 403's message, how this server's
+	// operator allows an origin: a command-line flag, say
+	// ("-http-allow-origin"). Empty: "the server as allowed origins".
+	AllowOriginHint string
 	// Authorize, when set, vets every request before anything else; an
 	// error is answered with 401 and a WWW-Authenticate: Bearer challenge
 	// (see BearerToken).
@@ -89,6 +98,13 @@ type Handler struct {
 	byChild   map[string]*hsession // every session, by child ID
 	stateless *hsession
 	closing   bool
+	starting  int // legacy sessions given a place under MaxSessions, not yet in sessions
+
+	idle      idleList // the legacy sessions idle, the longest first
+	evicted   atomic.Uint64
+	evictLog  logLimit
+	refused   atomic.Uint64 // requests refused for their Origin
+	originLog logLimit
 
 	nextID   atomic.Int64 // request ids inside
 	nextSess atomic.Int64
@@ -127,6 +143,8 @@ func New(e *actor.Engine, srv *handlers.Server, opts Options) (*Handler, error) 
 		byChild:   map[string]*hsession{},
 		stopSweep: make(chan struct{}),
 		swept:     make(chan struct{}),
+		evictLog:  logLimit{every: time.Minute},
+		originLog: logLimit{every: 10 * time.Second},
 	}
 	rootPID := supervisor.RootPID(e, h.name)
 	h.handlersPID = supervisor.ChildPID(rootPID, "handlers")
@@ -268,6 +286,7 @@ func (h *Handler) startSession(id string, restart supervisor.Restart) (*hsession
 	h.byChild[child] = hs
 	if id != "" {
 		h.sessions[id] = hs
+		h.starting-- // its place, taken by reserve
 	}
 	h.mu.Unlock()
 	if _, err := supervisor.StartChild(h.e, h.sessionsPID, supervisor.ChildSpec{
@@ -341,15 +360,94 @@ func (h *Handler) sweep() {
 		}
 		h.mu.Unlock()
 		for _, hs := range idle {
-			h.log.Debug("legacy session idle: ending it", "session", hs.child, "idle", h.opts.SessionIdle)
-			h.forget(hs)
-			hs.in.Send(session.Drain{})
+			if h.closeIfIdle(hs, false) {
+				h.log.Debug("legacy session idle: ending it", "session", hs.child, "idle", h.opts.SessionIdle)
+			}
 		}
 	}
 }
 
+// closeIfIdle closes hs if it still has no request in flight and no open
+// stream: a request that finds it first is refused with 404 as one that
+// comes after, it is forgotten, and drained. It reports whether it closed
+// hs; a session in use is never closed here. With reserve, its place
+// under MaxSessions is given to a new session at once.
+func (h *Handler) closeIfIdle(hs *hsession, reserve bool) bool {
+	hs.mu.Lock()
+	if !hs.inIdle {
+		hs.mu.Unlock()
+		return false
+	}
+	h.idle.remove(hs)
+	hs.closed, hs.ended = true, true
+	hs.mu.Unlock()
+	h.mu.Lock()
+	if h.sessions[hs.id] == hs {
+		delete(h.sessions, hs.id)
+	}
+	if reserve {
+		h.starting++
+	}
+	h.mu.Unlock()
+	hs.in.Send(session.Drain{})
+	return true
+}
+
+// reserve gives a new legacy session a place under MaxSessions, closing the
+// session idle the longest when there is none; false when every session
+// is in use. O(1): the idle list's front, unless it is taken into use
+// meanwhile. The place is taken when the session is started.
+func (h *Handler) reserve() bool {
+	for {
+		h.mu.Lock()
+		if len(h.sessions)+h.starting < h.opts.MaxSessions {
+			h.starting++
+			h.mu.Unlock()
+			return true
+		}
+		h.mu.Unlock()
+		hs := h.idle.first()
+		if hs == nil {
+			return false
+		}
+		idle := time.Duration(time.Now().UnixNano() - hs.last.Load())
+		if !h.closeIfIdle(hs, true) {
+			continue // taken into use, or closed, since: it left the list
+		}
+		n := h.evicted.Add(1)
+		if ok, _ := h.evictLog.allow(); ok {
+			h.log.Warn("the cap on sessions is reached: the session idle the longest is closed for each new one (its client must initialize again)",
+				"max_sessions", h.opts.MaxSessions, "session", hs.child, "idle", idle.Round(time.Millisecond), "evicted_total", n)
+		}
+		return true
+	}
+}
+
+// Stats are the handler's counts, for metrics.
+type Stats struct {
+	// Sessions is the number of legacy sessions open.
+	Sessions int
+	// Evicted counts the idle legacy sessions closed to make room for new
+	// ones at MaxSessions.
+	Evicted uint64
+	// OriginRefused counts the requests refused (403) for their Origin.
+	OriginRefused uint64
+}
+
+// Stats returns the handler's counts now.
+func (h *Handler) Stats() Stats {
+	h.mu.Lock()
+	n := len(h.sessions)
+	h.mu.Unlock()
+	return Stats{Sessions: n, Evicted: h.evicted.Load(), OriginRefused: h.refused.Load()}
+}
+
 // forget makes a legacy session unknown to new requests (they get 404).
 func (h *Handler) forget(hs *hsession) {
+	hs.mu.Lock()
+	hs.closed = true
+	h.idle.remove(hs)
+	hs.mu.Unlock()
 	h.mu.Lock()
 	if h.sessions[hs.id] == hs {
 		delete(h.sessions, hs.id)

@@ -491,6 +491,11 @@ func TestBounds(t *testing.T) {
 			t.Errorf("Origin %s: %d, want %d", origin, r.status, want)
 		}
 	}
+	// The refusal names the origin and where origins are allowed.
+	if r := f.do("POST", ping, with("Origin", "http://evil.example")); !strings.Contains(string(r.last()["error"]), `\"http://evil.example\" is not allowed`) ||
+		!strings.Contains(string(r.last()["error"]), "allowed origins") {
+		t.Errorf("403: %s", r.last()["error"])
+	}
 	if r := f.do("POST", `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"`+strings.Repeat("x", 2000)+`"}}`, auth); r.status != http.StatusRequestEntityTooLarge {
 		t.Errorf("big body: %d", r.status)
 	}
@@ -506,8 +511,23 @@ func TestBounds(t *testing.T) {
 		}
 		sids = append(sids, r.header.Get("Mcp-Session-Id"))
 	}
+	// At the cap an initialize closes an idle session; with both in use
+	// (their GET streams open) it is refused.
+	var streams []*http.Response
+	for _, sid := range sids {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		resp := f.send(ctx, "GET", "", with("Mcp-Session-Id", sid))
+		if resp.StatusCode != 200 {
+			t.Fatalf("GET stream: %d", resp.StatusCode)
+		}
+		streams = append(streams, resp)
+	}
 	if r := f.do("POST", init, auth); r.status != http.StatusServiceUnavailable {
 		t.Errorf("third session: %d, want 503", r.status)
+	}
+	for _, resp := range streams {
+		resp.Body.Close()
 	}
 	// Idle sessions end: their ids get 404, and room is made for new ones.
 	deadline := time.Now().Add(20 * time.Second)

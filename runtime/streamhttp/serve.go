@@ -38,8 +38,8 @@ const keepAliveEvery = 25 * time.Second
 
 // ServeHTTP implements http.Handler.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if !h.originAllowed(r.Header.Get("Origin")) {
-		writeError(w, http.StatusForbidden, nil, jsonrpc.CodeInvalidRequest, "Forbidden: origin not allowed")
+	if origin := r.Header.Get("Origin"); !h.originAllowed(origin) {
+		h.refuseOrigin(w, origin)
 		return
 	}
 	if h.opts.Authorize != nil {
@@ -89,6 +89,26 @@ func (h *Handler) originAllowed(origin string) bool {
 		return true
 	}
 	return false
+}
+
+// refuseOrigin answers 403, naming the origin and how to allow it, and
+// says so at debug level (at most once per originLog's interval, with the
+// count of refusals since).
+func (h *Handler) refuseOrigin(w http.ResponseWriter, origin string) {
+	h.refused.Add(1)
+	if len(origin) > 200 {
+		origin = origin[:200] + "…"
+	}
+	hint := h.opts.AllowOriginHint
+	if hint == "" {
+		hint = "the server as allowed origins"
+	}
+	if ok, held := h.originLog.allow(); ok {
+		h.log.Debug("refused a request from a browser page of another origin (the DNS-rebinding rule)",
+			"origin", origin, "allow_with", hint, "refused_since_last_line", held)
+	}
+	writeError(w, http.StatusForbidden, nil, jsonrpc.CodeInvalidRequest,
+		"Forbidden: origin "+strconv.Quote(origin)+" is not allowed (only loopback origins are, and those given to "+hint+")")
 }
 
 func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
@@ -172,11 +192,13 @@ func (h *Handler) postLegacy(w http.ResponseWriter, r *http.Request, hs *hsessio
 			w.WriteHeader(http.StatusAccepted)
 			return
 		}
+		hs.heard()
 		hs.feed(rebuild(m, ""))
 		w.WriteHeader(http.StatusAccepted)
 	case jsonrpc.KindRequest:
 		h.exchange(w, r, hs, m, false, nil)
 	default: // a response to one of the server's requests
+		hs.heard()
 		hs.feed(rebuildResponse(m))
 		w.WriteHeader(http.StatusAccepted)
 	}
@@ -247,13 +269,10 @@ func (h *Handler) postBatch(w http.ResponseWriter, r *http.Request, body []byte)
 
 // initialize starts a legacy session; its id goes out with the result.
 func (h *Handler) initialize(w http.ResponseWriter, r *http.Request, m *jsonrpc.Message) {
-	h.mu.Lock()
-	full := len(h.sessions) >= h.opts.MaxSessions
-	h.mu.Unlock()
-	if full {
+	if !h.reserve() {
 		w.Header().Set("Retry-After", "5")
 		writeError(w, http.StatusServiceUnavailable, m.ID, jsonrpc.CodeServerBusy,
-			"Server busy: "+strconv.Itoa(h.opts.MaxSessions)+" sessions are open; retry later")
+			"Server busy: all "+strconv.Itoa(h.opts.MaxSessions)+" sessions are in use; retry later")
 		return
 	}
 	hs, err := h.startSession(h.newSessionID(), supervisor.Temporary)

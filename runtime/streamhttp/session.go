@@ -32,6 +32,13 @@ type hsession struct {
 	byClient map[string]string    // legacy: the client's id → the id used inside
 	gets     []*exchange          // legacy: the open GET streams, oldest first
 	ended    bool
+	// closed: forgotten (DELETEd, idle, evicted, failed to initialize) or
+	// ended; such a session never enters the idle list again.
+	closed bool
+
+	// Its place in Handler.idle (see idleList).
+	inIdle             bool
+	prevIdle, nextIdle *hsession
 }
 
 func newSession(h *Handler, id, child string) *hsession {
@@ -100,6 +107,7 @@ func (hs *hsession) register(x *exchange) error {
 			hs.byClient[string(clientID)] = key
 		}
 	})
+	hs.h.idle.remove(hs) // in use
 	return nil
 }
 
@@ -121,6 +129,28 @@ func (hs *hsession) unregister(x *exchange) {
 			delete(hs.byClient, string(clientID))
 		}
 	})
+	hs.settle()
+}
+
+// settle puts a legacy session left with no request in flight and no open
+// stream at the back of the idle list, idle from now; hs.mu is held.
+func (hs *hsession) settle() {
+	if hs.id == "" || hs.closed || hs.ended || len(hs.ex) > 0 || len(hs.gets) > 0 {
+		return
+	}
+	hs.touch()
+	hs.h.idle.pushBack(hs)
+}
+
+// heard notes a message from the client that is not a request (a
+// notification, a response): an idle session goes to the back of the idle
+// list, as recently used.
+func (hs *hsession) heard() {
+	hs.mu.Lock()
+	if hs.inIdle {
+		hs.h.idle.pushBack(hs)
+	}
+	hs.mu.Unlock()
 }
 
 // abandon forgets an exchange whose client went away before its answer.
@@ -172,12 +202,14 @@ func (hs *hsession) openGet(x *exchange) bool {
 		return false
 	}
 	hs.gets = append(hs.gets, x)
+	hs.h.idle.remove(hs) // in use
 	return true
 }
 
 func (hs *hsession) closeGet(x *exchange) {
 	hs.mu.Lock()
 	hs.gets = slices.DeleteFunc(hs.gets, func(g *exchange) bool { return g == x })
+	hs.settle()
 	hs.mu.Unlock()
 	hs.touch()
 }
@@ -217,7 +249,8 @@ func (hs *hsession) deliver(key string, final bool, data []byte) {
 func (hs *hsession) end() {
 	hs.goneOnce.Do(func() {
 		hs.mu.Lock()
-		hs.ended = true
+		hs.ended, hs.closed = true, true
+		hs.h.idle.remove(hs)
 		waiting := make([]*exchange, 0, len(hs.ex)+1)
 		for _, x := range hs.ex {
 			waiting = append(waiting, x)

@@ -36,8 +36,15 @@ type httpProc struct {
 // when the test ends.
 func startHTTP(t *testing.T, path string, args ...string) *httpProc {
 	t.Helper()
+	return startHTTPEnv(t, nil, path, args...)
+}
+
+// startHTTPEnv is startHTTP with env added to the process's environment
+// (LOG_LEVEL=debug, say).
+func startHTTPEnv(t *testing.T, env []string, path string, args ...string) *httpProc {
+	t.Helper()
 	cmd := exec.Command(path, args...)
-	cmd.Env = append(os.Environ(), "GORACE=atexit_sleep_ms=0", "LOG_LEVEL=info")
+	cmd.Env = append(append(os.Environ(), "GORACE=atexit_sleep_ms=0", "LOG_LEVEL=info"), env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	pr, err := cmd.StderrPipe()
 	if err != nil {

@@ -181,6 +181,14 @@ type Campaign struct {
 	// buffers of a loopback connection hold (Linux lets a socket's send
 	// buffer grow to 4 MiB), so that the server's writes do block.
 	PauseSize int
+	// Flood (HTTP, legacy era) is a number of initialize handshakes sent
+	// once the plan's requests are, never used again nor deleted: each
+	// must be served or refused as busy (503), a new client must then be
+	// served at once, and every session in use (the clients', their GET
+	// streams open) must still answer. Past its cap on sessions a server
+	// must close idle ones, not lock new clients out (mcprt serve's cap is
+	// -http-max-sessions, 1000 by default). 0: no flood.
+	Flood int
 	// AutoEra (HTTP only) settles the era first, as a 2026-07-28 client
 	// does: server/discover, and the initialize handshake if the server
 	// does not answer it. Modern is then ignored.
@@ -247,8 +255,14 @@ type Report struct {
 	// Faults counts what was injected, by name: panic, hang, slow, cancel,
 	// garbage, truncated, invalid-utf8, deep, huge, pause; over HTTP also
 	// media-type, no-session, unknown-session, header-mismatch,
-	// notification, unknown-method, disconnect and delete.
+	// notification, unknown-method, disconnect, delete and flood (the
+	// handshakes of Campaign.Flood).
 	Faults map[string]int
+	// FloodServed and FloodRefused count the flood's handshakes served and
+	// refused as busy; FloodNewClient is true when a new client was served
+	// after them.
+	FloodServed, FloodRefused int
+	FloodNewClient            bool
 	// NullIDErrors are error responses with a null id (answers to lines
 	// whose id could not be read); Notifications and ServerRequests count
 	// the other messages the server sent.
@@ -328,6 +342,10 @@ func (r *Report) String() string {
 			b = fmt.Appendf(b, " %s=%d", k, n)
 		}
 	}
+	if n := r.Faults["flood"]; n > 0 {
+		b = fmt.Appendf(b, "\nsession flood: %d handshakes abandoned, %d served, %d refused as busy; a new client served after them: %v",
+			n, r.FloodServed, r.FloodRefused, r.FloodNewClient)
+	}
 	b = fmt.Appendf(b, "\nother output: %d echo errors, %d null-id errors, %d notifications, %d server requests\n",
 		r.EchoErrors, r.NullIDErrors, r.Notifications, r.ServerRequests)
 	switch {
@@ -365,7 +383,7 @@ func (r *Report) String() string {
 }
 
 var faultNames = []string{"panic", "hang", "slow", "cancel", "garbage", "truncated", "invalid-utf8", "deep", "huge", "pause",
-	"media-type", "no-session", "unknown-session", "header-mismatch", "notification", "unknown-method", "disconnect", "delete"}
+	"media-type", "no-session", "unknown-session", "header-mismatch", "notification", "unknown-method", "disconnect", "delete", "flood"}
 
 const maxViolations = 100
 
@@ -439,6 +457,9 @@ func (c *Campaign) defaults() error {
 	}
 	if c.MaxBody < 0 {
 		return fmt.Errorf("%w: MaxBody %d is negative", ErrBadCampaign, c.MaxBody)
+	}
+	if c.Flood < 0 || (c.Flood > 0 && !c.HTTP && c.URL == "") {
+		return fmt.Errorf("%w: Flood %d: a flood of sessions is for Streamable HTTP, and not negative", ErrBadCampaign, c.Flood)
 	}
 	if c.Clients <= 0 {
 		c.Clients = 4

@@ -33,12 +33,17 @@ import (
 //	          does not read stalls all the others
 //	nocancel  answers cancelled calls anyway
 //	exit1     exits with status 1 on SIGTERM (run as a process)
+//	lockout   refuses initialize with 503 once fakeMaxSessions are open,
+//	          however long they have been idle
+//	evictbusy closes the oldest session, in use or not, to make room for
+//	          a new one past fakeMaxSessions
 type fakeHTTP struct {
 	mode    string
 	maxBody int64
 
 	mu       sync.Mutex
 	sessions map[string]*fakeSession
+	order    []string // session ids, oldest first (evictbusy)
 	calls    int
 	dropped  []string      // ids of echo calls answered with an empty stream (drop)
 	down     chan struct{} // closed on shutdown: sleeps answer with an error
@@ -51,6 +56,9 @@ type fakeSession struct {
 	live   map[string]chan struct{} // sleeps, by the client's id; closed: cancelled
 	getMsg chan []byte              // mode getresp
 }
+
+// fakeMaxSessions is the cap of modes lockout and evictbusy.
+const fakeMaxSessions = 16
 
 func newFakeHTTP(mode string, maxBody int64) *fakeHTTP {
 	return &fakeHTTP{mode: mode, maxBody: maxBody, sessions: map[string]*fakeSession{}, down: make(chan struct{})}
@@ -166,6 +174,20 @@ func (f *fakeHTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rand.Read(b[:])
 		sid = hex.EncodeToString(b[:])
 		f.mu.Lock()
+		if len(f.sessions) >= fakeMaxSessions && f.mode == "lockout" {
+			f.mu.Unlock()
+			f.jsonReply(w, 503, rpcError(m.ID, -32000, "Server busy"))
+			return
+		}
+		for len(f.sessions) >= fakeMaxSessions && f.mode == "evictbusy" {
+			old := f.order[0]
+			f.order = f.order[1:]
+			if s := f.sessions[old]; s != nil {
+				delete(f.sessions, old)
+				close(s.gone)
+			}
+		}
+		f.order = append(f.order, sid)
 		f.sessions[sid] = &fakeSession{gone: make(chan struct{}), live: map[string]chan struct{}{}, getMsg: make(chan []byte, 64)}
 		f.mu.Unlock()
 		w.Header().Set("Mcp-Session-Id", sid)

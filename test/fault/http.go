@@ -200,6 +200,7 @@ func (h *hrun) runCampaign(parent context.Context, start time.Time) (*Report, er
 	h.rep.Tools = h.cfg.Tools
 	timedOut := h.send(ctx, steps)
 	if !timedOut {
+		h.flood(ctx)
 		h.checkHealth(ctx)
 	}
 	select {
