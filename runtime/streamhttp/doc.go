@@ -58,14 +58,17 @@
 // mcprt serve -http ADDR (and mcprt gateway -http) serve one endpoint, /mcp;
 // a bare port or :PORT means 127.0.0.1, and 0.0.0.0:PORT must be asked
 // for. Safe by default: loopback origins only (-http-allow-origin adds
-// others; any other Origin gets 403, the DNS-rebinding rule); an optional
-// bearer token (-http-token-file; 401 with WWW-Authenticate without it);
-// bounds on sessions (-http-max-sessions), idle sessions
+// others; any other Origin gets 403 naming it, the DNS-rebinding rule,
+// and a debug log line); an optional bearer token (-http-token-file; 401
+// with WWW-Authenticate without it; serving beyond loopback without one
+// is warned of at start); bounds on sessions (-http-max-sessions: at the
+// cap the one idle the longest is closed), idle sessions
 // (-http-session-idle), body size (-http-max-body, 413), header time and
 // idle connections. SIGINT or SIGTERM: stop accepting, answer what is in
 // flight (bounded), end every session, exit 0; a request already sent on
-// a connection the server had not read yet counts as in flight. The
-// collector runs at GOGC=200 unless GOGC is set. stdin is not read.
+// a connection the server had not read yet counts as in flight. Serve
+// does all of this for an embedder in one call. The collector runs at
+// GOGC=200 unless GOGC is set. stdin is not read.
 // -http-health /healthz answers probes on a path of its own (200 and
 // {"status":"ok"}; mcprt gateway -http lists each backend's state there,
 // "degraded" while one is failed, 503 when all are); -http-metrics
