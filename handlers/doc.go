@@ -18,4 +18,12 @@
 // Progress and Log/Logger (sent only when the client asked, never after the
 // response), and Ask/Elicit/CreateMessage/Roots to ask the client back, with
 // one API in both eras (see ErrInputRequired).
+//
+// # Where it sits
+//
+// Below session in the stack cmd → runtime → session → handlers
+// (test/layers writes it out whole and checks it): handlers imports
+// handlers/jsonschema, handlers/uritemplate and session/jsonrpc, and
+// neither hollywood nor supervisor. handlers/gateway, a Server whose offers
+// are other servers', sits higher, beside runtime and above session/client.
 package handlers
