@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"sort"
@@ -109,6 +110,34 @@ func (c *catalog[T]) values() []T {
 		out = append(out, e.val)
 	}
 	return out
+}
+
+// listPage serves one page of a list method (tools/list, prompts/list,
+// resources/list, resources/templates/list): it waits until the lists are
+// ready (WaitBeforeListing), reads the request's cursor for the list named
+// by letter, takes the page from c under the server's lock, and shows each
+// item as the request's revision has it (view, run after the lock is
+// released: entries are immutable). It returns the items and the cursor of
+// the next page, "" on the last.
+func listPage[E, T any](ctx context.Context, s *Server, req *Request, c *catalog[E], letter byte, view func(E, *Request) T) ([]T, string, error) {
+	s.awaitLists(ctx)
+	s.mu.RLock()
+	after, err := parseCursor(req.Params, letter, c.next)
+	if err != nil {
+		s.mu.RUnlock()
+		return nil, "", err
+	}
+	page, next := c.page(after, s.pageSize)
+	s.mu.RUnlock()
+	list := make([]T, len(page))
+	for i, e := range page {
+		list[i] = view(e, req)
+	}
+	cursor := ""
+	if next != 0 {
+		cursor = makeCursor(letter, next)
+	}
+	return list, cursor, nil
 }
 
 // A cursor is base64url("<letter><seq>"): the letter names the list, so a

@@ -109,27 +109,14 @@ func (s *Server) RemovePrompt(name string) bool {
 }
 
 func (s *Server) listPrompts(ctx context.Context, req *Request) (any, error) {
-	s.awaitLists(ctx)
-	s.mu.RLock()
-	after, err := parseCursor(req.Params, 'p', s.prompts.next)
+	list, next, err := listPage(ctx, s, req, &s.prompts, 'p', func(p *prompt, req *Request) Prompt { return p.Prompt.forVersion(req) })
 	if err != nil {
-		s.mu.RUnlock()
 		return nil, err
 	}
-	page, next := s.prompts.page(after, s.pageSize)
-	s.mu.RUnlock()
-	list := make([]Prompt, len(page))
-	for i, p := range page {
-		list[i] = p.Prompt.forVersion(req)
-	}
-	res := struct {
+	return struct {
 		Prompts    []Prompt `json:"prompts"`
 		NextCursor string   `json:"nextCursor,omitempty"`
-	}{Prompts: list}
-	if next != 0 {
-		res.NextCursor = makeCursor('p', next)
-	}
-	return res, nil
+	}{list, next}, nil
 }
 
 func (s *Server) getPrompt(ctx context.Context, req *Request) (any, error) {

@@ -210,51 +210,25 @@ func contains(list []string, s string) bool {
 }
 
 func (s *Server) listResources(ctx context.Context, req *Request) (any, error) {
-	s.awaitLists(ctx)
-	s.mu.RLock()
-	after, err := parseCursor(req.Params, 'r', s.resources.next)
+	list, next, err := listPage(ctx, s, req, &s.resources, 'r', func(r *resource, req *Request) Resource { return r.Resource.forVersion(req) })
 	if err != nil {
-		s.mu.RUnlock()
 		return nil, err
 	}
-	page, next := s.resources.page(after, s.pageSize)
-	s.mu.RUnlock()
-	list := make([]Resource, len(page))
-	for i, r := range page {
-		list[i] = r.Resource.forVersion(req)
-	}
-	res := struct {
+	return struct {
 		Resources  []Resource `json:"resources"`
 		NextCursor string     `json:"nextCursor,omitempty"`
-	}{Resources: list}
-	if next != 0 {
-		res.NextCursor = makeCursor('r', next)
-	}
-	return res, nil
+	}{list, next}, nil
 }
 
 func (s *Server) listResourceTemplates(ctx context.Context, req *Request) (any, error) {
-	s.awaitLists(ctx)
-	s.mu.RLock()
-	after, err := parseCursor(req.Params, 'u', s.templates.next)
+	list, next, err := listPage(ctx, s, req, &s.templates, 'u', func(t *template, req *Request) ResourceTemplate { return t.ResourceTemplate.forVersion(req) })
 	if err != nil {
-		s.mu.RUnlock()
 		return nil, err
 	}
-	page, next := s.templates.page(after, s.pageSize)
-	s.mu.RUnlock()
-	list := make([]ResourceTemplate, len(page))
-	for i, t := range page {
-		list[i] = t.ResourceTemplate.forVersion(req)
-	}
-	res := struct {
+	return struct {
 		ResourceTemplates []ResourceTemplate `json:"resourceTemplates"`
 		NextCursor        string             `json:"nextCursor,omitempty"`
-	}{ResourceTemplates: list}
-	if next != 0 {
-		res.NextCursor = makeCursor('u', next)
-	}
-	return res, nil
+	}{list, next}, nil
 }
 
 // resourceNotFound is -32002 in the legacy era and -32602 in 2026-07-28,

@@ -215,7 +215,7 @@ type StartFunc func(ctx context.Context, req *Request, d Deferred) bool
 // Deferred is a request a StartFunc took.
 type Deferred interface {
 	// Reply answers the request, as Run's return would.
-	Replier
+	Reply(result any, err error)
 	// Fallback hands the request to the method's Run, on a handler actor,
 	// as if the StartFunc had not taken it.
 	Fallback()

@@ -341,27 +341,14 @@ func isObjectSchema(raw json.RawMessage) bool {
 }
 
 func (s *Server) listTools(ctx context.Context, req *Request) (any, error) {
-	s.awaitLists(ctx)
-	s.mu.RLock()
-	after, err := parseCursor(req.Params, 't', s.tools.next)
+	list, next, err := listPage(ctx, s, req, &s.tools, 't', func(t *tool, req *Request) *Tool { return t.Tool.forVersion(req) })
 	if err != nil {
-		s.mu.RUnlock()
 		return nil, err
 	}
-	page, next := s.tools.page(after, s.pageSize)
-	s.mu.RUnlock()
-	list := make([]*Tool, len(page))
-	for i, t := range page {
-		list[i] = t.Tool.forVersion(req)
-	}
-	res := struct {
+	return struct {
 		Tools      []*Tool `json:"tools"`
 		NextCursor string  `json:"nextCursor,omitempty"`
-	}{Tools: list}
-	if next != 0 {
-		res.NextCursor = makeCursor('t', next)
-	}
-	return res, nil
+	}{list, next}, nil
 }
 
 type callToolParams struct {

@@ -87,4 +87,13 @@
 // default logger writes to stderr (LOG_LEVEL, LOG_FORMAT=json) and is
 // forwarded the same way. In 2026-07-28 nothing is sent unasked. On
 // Windows there is no capture: stray prints go to stderr.
+//
+// # Where it sits
+//
+// mcprt's packages are a stack, cmd → runtime → session → handlers, with
+// stdio and supervisor beneath and session/jsonrpc a leaf every floor may
+// use; test/layers writes it out whole and fails on any import against it.
+// runtime and runtime/streamhttp are the floor under the command: they
+// import session, handlers, stdio and supervisor, and only the command and
+// the test harnesses import them.
 package runtime

@@ -214,8 +214,8 @@ type call struct {
 	method    string
 
 	state  atomic.Int32
-	cx     callCtx       // the handler's context
-	hc     handlers.Call // the worker gets &hc
+	cx     callCtx             // the handler's context
+	run    handlers.MethodFunc // the method's Run, which a worker calls
 	req    handlers.Request
 	worker *worker    // set once a worker runs it; session goroutine only
 	dl     int        // its entry in dlq, plus one (0: none); session goroutine only
@@ -263,8 +263,8 @@ func (cl *call) settle(to int32, m stdio.Out) bool {
 	return true
 }
 
-// Reply implements handlers.Replier: the handler's answer. It runs on the
-// worker's goroutine.
+// Reply implements handlers.Deferred: the handler's answer. It runs on the
+// worker's goroutine, or on whichever one a Start's request answers from.
 func (cl *call) Reply(result any, err error) {
 	if cl.state.Load() == statePending { // else spare the encoding of an answer nobody wants
 		cl.settle(stateClaimed, cl.encode(result, err))

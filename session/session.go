@@ -157,7 +157,7 @@ type Session struct {
 	gen      int              // the handler supervisor's incarnation (WorkersLost)
 	nextW    int
 	retrying bool // a retryWorkers is on its way
-	// wakeOnIdle: a worker's WorkerIdle wakes the session (see EndBatch).
+	// wakeOnIdle: a worker's workerIdle wakes the session (see EndBatch).
 	wakeOnIdle bool
 
 	deadlines *deadlines                   // nil: no RequestTimeout
@@ -290,43 +290,6 @@ func (s *Session) start(lc *supervisor.LoopContext) {
 	s.suspendedUntil = map[string]time.Time{}
 	post := s.env.post
 	s.stopWatch = s.cfg.Server.Watch(func(ch handlers.Change) { post(changed{ch}) })
-}
-
-// worker is the session's record of one handler actor it started. Its
-// reports carry the record itself, so the session finds the worker's call
-// without a lookup.
-type worker struct {
-	slot     chan *handlers.Call
-	busy     *call // the call it runs; nil when idle
-	starting bool  // started, not yet reported idle
-	gen      int   // the handler supervisor's incarnation it belongs to
-}
-
-// Worker reports, as the session's inbox carries them: one pointer each,
-// so sending one allocates nothing.
-type (
-	workerIdle    struct{ w *worker }
-	workerCrashed struct {
-		w     *worker
-		value any // what the handler panicked with
-	}
-)
-
-// workerReport returns how the worker w tells the session about itself. A
-// worker that is free is news only when a call waits for one or a drain
-// waits for the last answer (EndBatch tells the inbox which): otherwise it
-// waits, queued, for the next line, and a request costs one thread wake-up
-// less.
-func (s *Session) workerReport(w *worker) func(any) {
-	in := s.env.inbox
-	return func(m any) {
-		switch m := m.(type) {
-		case handlers.WorkerIdle:
-			in.Post(workerIdle{w})
-		case handlers.WorkerCrashed:
-			in.Send(workerCrashed{w, m.Value})
-		}
-	}
 }
 
 // EndBatch implements supervisor.BatchEnder.
@@ -843,7 +806,7 @@ func (s *Session) dispatch(m *jsonrpc.Message, t ticket, method handlers.Method,
 	cl.start = method.Start
 	cl.req.Peer = cl
 	cl.req.LocalLog = s.cfg.Logger
-	cl.hc = handlers.Call{Key: key, Ctx: &cl.cx, Req: &cl.req, Run: method.Run, Reply: cl}
+	cl.run = method.Run
 	s.calls[key] = cl
 	if s.deadlines != nil {
 		s.deadlines.add(cl, len(s.calls))
@@ -986,10 +949,10 @@ func (s *Session) ensureWorkers() {
 	for s.starting < len(s.waiting) {
 		s.nextW++
 		id := s.cfg.WorkerPrefix + "w" + strconv.Itoa(s.nextW)
-		w := &worker{slot: make(chan *handlers.Call, 1), gen: s.gen}
+		w := &worker{slot: make(chan *call, 1), gen: s.gen}
 		_, err := supervisor.StartChild(s.env.engine, s.cfg.Handlers, supervisor.ChildSpec{
 			ID:       id,
-			Start:    handlers.NewWorker(s.workerReport(w), w.slot),
+			Start:    newHandlerActor(w, s.env.inbox),
 			Restart:  supervisor.Temporary,
 			Shutdown: 200 * time.Millisecond,
 			Options:  []actor.OptFunc{actor.WithInboxSize(8)},
@@ -1027,7 +990,7 @@ func (s *Session) run(cl *call, w *worker) {
 	cl.worker = w
 	w.busy = cl
 	// Straight to the worker's goroutine: an idle worker's slot is empty.
-	w.slot <- &cl.hc
+	w.slot <- cl
 }
 
 // forget drops a call that is over from the session's tables. Nothing may
@@ -1076,11 +1039,11 @@ func (s *Session) workerCrashed(w *worker, value any) {
 // tool error, a result with isError set: the model reads it and can act on
 // it, where SDK-based clients treat a JSON-RPC error as a failure of the
 // host application. No other result type carries errors, so the other
-// methods get ErrHandlerPanic. The panic value goes to the client only with
+// methods get errHandlerPanic. The panic value goes to the client only with
 // Config.PanicDetail; the stack never does.
 func (s *Session) answerPanic(cl *call, value any) {
 	if cl.method != "tools/call" {
-		cl.fail(handlers.ErrHandlerPanic)
+		cl.fail(errHandlerPanic)
 		return
 	}
 	name := strings.TrimPrefix(crashKey(cl.method, cl.req.Params), "tools/call ")

@@ -27,4 +27,7 @@
 // Backlog gives the reader back-pressure from the client alone: the reader
 // waits while the lines it handed on and the answers not yet written are
 // too many, which happens only when the client stops reading.
+//
+// In the stack (test/layers) stdio is under session and handlers and over
+// supervisor: it knows lines, not JSON-RPC or MCP.
 package stdio

@@ -83,4 +83,9 @@
 // at run time from any goroutine, except the supervisor's own (a child's
 // Initialized or Started, or an EventHook), where they return an error
 // rather than deadlock.
+//
+// # Where it sits
+//
+// Near the bottom of mcprt's stack (test/layers): supervisor imports only
+// hollywood and the standard library, and knows nothing of MCP.
 package supervisor

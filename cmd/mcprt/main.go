@@ -9,6 +9,9 @@
 // Exit statuses: 0 after stdin EOF, SIGINT/SIGTERM or a client that closed
 // stdout; 1 when the server failed (its supervisor gave up) or a verb found
 // a failure; 2 for a bad command line.
+//
+// The command is the top of mcprt's package stack, cmd → runtime → session
+// → handlers (test/layers writes it out whole and checks it).
 package main
 
 import (

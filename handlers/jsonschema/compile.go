@@ -244,23 +244,57 @@ func sortedKeys(m map[string]any) []string {
 	return keys
 }
 
+// compileObject compiles the object schema m, found at ptr, into n. It
+// goes through the keywords in named steps, in a fixed order, so that of a
+// schema's several faults the same one is reported every time: what the
+// schema refers to ($defs, $ref), the assertions on any instance (type,
+// enum, const), then those on objects, the size bounds of every kind,
+// dependentRequired, those on arrays, numbers and strings, and last the
+// combinators. Keywords it does not know are ignored, as the specification
+// asks; those it knows and cannot honour ($dynamicRef, $recursiveRef) are
+// errors.
 func (c *compiler) compileObject(n *node, ptr string, m map[string]any) error {
-	at := func(k string) string { return ptr + "/" + escapeToken(k) }
-	var err error
+	for _, step := range [...]func(*compiler, *node, schemaPtr, map[string]any) error{
+		(*compiler).compileRefs,
+		(*compiler).compileAnyType,
+		(*compiler).compileProperties,
+		(*compiler).compileCounts,
+		(*compiler).compileDependentRequired,
+		(*compiler).compileItems,
+		(*compiler).compileNumbers,
+		(*compiler).compileStringPattern,
+		(*compiler).compileCombinators,
+	} {
+		if err := step(c, n, schemaPtr(ptr), m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
+// schemaPtr is the JSON pointer of a schema object in its document.
+type schemaPtr string
+
+// at is the pointer of the schema's keyword k.
+func (p schemaPtr) at(k string) string { return string(p) + "/" + escapeToken(k) }
+
+// compileRefs refuses the dynamic references, compiles $defs and
+// definitions (so that each is compiled, and its faults found, even when
+// nothing refers to it), and resolves $ref.
+func (c *compiler) compileRefs(n *node, p schemaPtr, m map[string]any) error {
 	for _, k := range []string{"$dynamicRef", "$recursiveRef"} {
 		if _, ok := m[k]; ok {
-			return schemaErr(at(k), "%s is not supported", k)
+			return schemaErr(p.at(k), "%s is not supported", k)
 		}
 	}
 	for _, k := range []string{"$defs", "definitions"} {
 		if v, ok := m[k]; ok {
-			defs, err := schemaMap(at(k), v)
+			defs, err := schemaMap(p.at(k), v)
 			if err != nil {
 				return err
 			}
 			for _, name := range sortedKeys(defs) {
-				if _, err := c.sub(at(k)+"/"+escapeToken(name), defs[name]); err != nil {
+				if _, err := c.sub(p.at(k)+"/"+escapeToken(name), defs[name]); err != nil {
 					return err
 				}
 			}
@@ -269,42 +303,48 @@ func (c *compiler) compileObject(n *node, ptr string, m map[string]any) error {
 	if v, ok := m["$ref"]; ok {
 		s, ok := v.(string)
 		if !ok {
-			return schemaErr(at("$ref"), "must be a string")
+			return schemaErr(p.at("$ref"), "must be a string")
 		}
 		n.refStr = s
-		if n.ref, err = c.resolve(at("$ref"), s); err != nil {
+		var err error
+		if n.ref, err = c.resolve(p.at("$ref"), s); err != nil {
 			return err
 		}
 	}
+	return nil
+}
 
+// compileAnyType compiles the keywords that apply to an instance of any
+// type: type, enum and const.
+func (c *compiler) compileAnyType(n *node, p schemaPtr, m map[string]any) error {
 	if v, ok := m["type"]; ok {
 		switch t := v.(type) {
 		case string:
 			b, ok := typeBits[t]
 			if !ok {
-				return schemaErr(at("type"), "unknown type %q", t)
+				return schemaErr(p.at("type"), "unknown type %q", t)
 			}
 			n.types = b
 		case []any:
 			if len(t) == 0 {
-				return schemaErr(at("type"), "must not be empty")
+				return schemaErr(p.at("type"), "must not be empty")
 			}
 			for _, e := range t {
 				s, _ := e.(string)
 				b, ok := typeBits[s]
 				if !ok {
-					return schemaErr(at("type"), "unknown type %v", e)
+					return schemaErr(p.at("type"), "unknown type %v", e)
 				}
 				n.types |= b
 			}
 		default:
-			return schemaErr(at("type"), "must be a string or an array of strings")
+			return schemaErr(p.at("type"), "must be a string or an array of strings")
 		}
 	}
 	if v, ok := m["enum"]; ok {
 		arr, ok := v.([]any)
 		if !ok {
-			return schemaErr(at("enum"), "must be an array")
+			return schemaErr(p.at("enum"), "must be an array")
 		}
 		n.enum = make([]any, len(arr))
 		texts := make([]string, 0, len(arr))
@@ -322,16 +362,22 @@ func (c *compiler) compileObject(n *node, ptr string, m map[string]any) error {
 	if v, ok := m["const"]; ok {
 		n.hasConst, n.constVal, n.constTxt = true, normalize(v), compactText(v)
 	}
+	return nil
+}
 
-	// Objects.
+// compileProperties compiles what an object's members must be:
+// properties, required, additionalProperties, patternProperties and
+// propertyNames.
+func (c *compiler) compileProperties(n *node, p schemaPtr, m map[string]any) error {
+	var err error
 	if v, ok := m["properties"]; ok {
-		props, err := schemaMap(at("properties"), v)
+		props, err := schemaMap(p.at("properties"), v)
 		if err != nil {
 			return err
 		}
 		n.propIndex = make(map[string]*node, len(props))
 		for _, name := range sortedKeys(props) {
-			s, err := c.sub(at("properties")+"/"+escapeToken(name), props[name])
+			s, err := c.sub(p.at("properties")+"/"+escapeToken(name), props[name])
 			if err != nil {
 				return err
 			}
@@ -342,33 +388,33 @@ func (c *compiler) compileObject(n *node, ptr string, m map[string]any) error {
 	if v, ok := m["required"]; ok {
 		arr, ok := v.([]any)
 		if !ok {
-			return schemaErr(at("required"), "must be an array of strings")
+			return schemaErr(p.at("required"), "must be an array of strings")
 		}
 		for _, e := range arr {
 			s, ok := e.(string)
 			if !ok {
-				return schemaErr(at("required"), "must be an array of strings")
+				return schemaErr(p.at("required"), "must be an array of strings")
 			}
 			n.required = append(n.required, s)
 		}
 	}
 	if v, ok := m["additionalProperties"]; ok {
-		if n.additional, err = c.sub(at("additionalProperties"), v); err != nil {
+		if n.additional, err = c.sub(p.at("additionalProperties"), v); err != nil {
 			return err
 		}
 	}
 	if v, ok := m["patternProperties"]; ok {
-		pp, err := schemaMap(at("patternProperties"), v)
+		pp, err := schemaMap(p.at("patternProperties"), v)
 		if err != nil {
 			return err
 		}
 		for _, src := range sortedKeys(pp) {
-			p := at("patternProperties") + "/" + escapeToken(src)
+			at := p.at("patternProperties") + "/" + escapeToken(src)
 			re, err := compilePattern(src)
 			if err != nil {
-				return schemaErr(p, "%v", err)
+				return schemaErr(at, "%v", err)
 			}
-			s, err := c.sub(p, pp[src])
+			s, err := c.sub(at, pp[src])
 			if err != nil {
 				return err
 			}
@@ -376,76 +422,103 @@ func (c *compiler) compileObject(n *node, ptr string, m map[string]any) error {
 		}
 	}
 	if v, ok := m["propertyNames"]; ok {
-		if n.propNames, err = c.sub(at("propertyNames"), v); err != nil {
+		if n.propNames, err = c.sub(p.at("propertyNames"), v); err != nil {
 			return err
 		}
 	}
+	return nil
+}
+
+// compileCounts compiles the size bounds of objects, arrays, strings and
+// contains matches, each a non-negative integer.
+func (c *compiler) compileCounts(n *node, p schemaPtr, m map[string]any) error {
 	for k, dst := range map[string]*int{"minProperties": &n.minProps, "maxProperties": &n.maxProps,
 		"minItems": &n.minItems, "maxItems": &n.maxItems, "minLength": &n.minLen, "maxLength": &n.maxLen,
 		"minContains": &n.minContains, "maxContains": &n.maxContains} {
 		if v, ok := m[k]; ok {
-			if *dst, err = count(at(k), v); err != nil {
+			var err error
+			if *dst, err = count(p.at(k), v); err != nil {
 				return err
 			}
 		}
 	}
-	if v, ok := m["dependentRequired"]; ok {
-		dr, err := schemaMap(at("dependentRequired"), v)
-		if err != nil {
-			return err
-		}
-		for _, prop := range sortedKeys(dr) {
-			arr, ok := dr[prop].([]any)
-			if !ok {
-				return schemaErr(at("dependentRequired"), "values must be arrays of strings")
-			}
-			d := dependent{prop: prop}
-			for _, e := range arr {
-				s, ok := e.(string)
-				if !ok {
-					return schemaErr(at("dependentRequired"), "values must be arrays of strings")
-				}
-				d.req = append(d.req, s)
-			}
-			n.dependentReq = append(n.dependentReq, d)
-		}
-	}
+	return nil
+}
 
-	// Arrays. Draft ≤2019 tuple form: "items": [...] plus "additionalItems".
+// compileDependentRequired compiles dependentRequired: the members an
+// object must have when it has a given one.
+func (c *compiler) compileDependentRequired(n *node, p schemaPtr, m map[string]any) error {
+	v, ok := m["dependentRequired"]
+	if !ok {
+		return nil
+	}
+	dr, err := schemaMap(p.at("dependentRequired"), v)
+	if err != nil {
+		return err
+	}
+	for _, prop := range sortedKeys(dr) {
+		arr, ok := dr[prop].([]any)
+		if !ok {
+			return schemaErr(p.at("dependentRequired"), "values must be arrays of strings")
+		}
+		d := dependent{prop: prop}
+		for _, e := range arr {
+			s, ok := e.(string)
+			if !ok {
+				return schemaErr(p.at("dependentRequired"), "values must be arrays of strings")
+			}
+			d.req = append(d.req, s)
+		}
+		n.dependentReq = append(n.dependentReq, d)
+	}
+	return nil
+}
+
+// compileItems compiles what an array's elements must be: prefixItems,
+// items (in the tuple form of drafts up to 2019, "items": [...] with
+// additionalItems), uniqueItems and contains.
+func (c *compiler) compileItems(n *node, p schemaPtr, m map[string]any) error {
+	var err error
 	if v, ok := m["prefixItems"]; ok {
-		if n.prefix, err = c.subList(at("prefixItems"), v); err != nil {
+		if n.prefix, err = c.subList(p.at("prefixItems"), v); err != nil {
 			return err
 		}
 	}
 	if v, ok := m["items"]; ok {
 		if _, isArr := v.([]any); isArr {
-			if n.prefix, err = c.subList(at("items"), v); err != nil {
+			if n.prefix, err = c.subList(p.at("items"), v); err != nil {
 				return err
 			}
 			if ai, ok := m["additionalItems"]; ok {
-				if n.items, err = c.sub(at("additionalItems"), ai); err != nil {
+				if n.items, err = c.sub(p.at("additionalItems"), ai); err != nil {
 					return err
 				}
 			}
-		} else if n.items, err = c.sub(at("items"), v); err != nil {
+		} else if n.items, err = c.sub(p.at("items"), v); err != nil {
 			return err
 		}
 	}
 	if v, ok := m["uniqueItems"]; ok {
 		b, ok := v.(bool)
 		if !ok {
-			return schemaErr(at("uniqueItems"), "must be a boolean")
+			return schemaErr(p.at("uniqueItems"), "must be a boolean")
 		}
 		n.unique = b
 	}
 	if v, ok := m["contains"]; ok {
-		if n.contains, err = c.sub(at("contains"), v); err != nil {
+		if n.contains, err = c.sub(p.at("contains"), v); err != nil {
 			return err
 		}
 	}
+	return nil
+}
 
-	// Numbers. Draft-04 boolean exclusiveMinimum/exclusiveMaximum modify
-	// minimum/maximum.
+// compileNumbers compiles the bounds of numbers: minimum, maximum,
+// exclusiveMinimum, exclusiveMaximum and multipleOf (> 0). A boolean
+// exclusiveMinimum or exclusiveMaximum is draft-04's: true makes minimum
+// or maximum exclusive.
+func (c *compiler) compileNumbers(n *node, p schemaPtr, m map[string]any) error {
+	var draft04Min, draft04Max bool
 	for k, dst := range map[string]**number{"minimum": &n.minimum, "maximum": &n.maximum,
 		"exclusiveMinimum": &n.exclMin, "exclusiveMaximum": &n.exclMax, "multipleOf": &n.multOf} {
 		v, ok := m[k]
@@ -453,54 +526,72 @@ func (c *compiler) compileObject(n *node, ptr string, m map[string]any) error {
 			continue
 		}
 		if b, isBool := v.(bool); isBool && (k == "exclusiveMinimum" || k == "exclusiveMaximum") {
-			if b {
-				if k == "exclusiveMinimum" {
-					defer func() { n.exclMin, n.minimum = n.minimum, nil }()
-				} else {
-					defer func() { n.exclMax, n.maximum = n.maximum, nil }()
-				}
+			if k == "exclusiveMinimum" {
+				draft04Min = b
+			} else {
+				draft04Max = b
 			}
 			continue
 		}
-		if *dst, err = num(at(k), v); err != nil {
+		var err error
+		if *dst, err = num(p.at(k), v); err != nil {
 			return err
 		}
 	}
 	if n.multOf != nil && (n.multOf.info.zero || strings.HasPrefix(n.multOf.lit, "-")) {
-		return schemaErr(at("multipleOf"), "must be > 0")
+		return schemaErr(p.at("multipleOf"), "must be > 0")
 	}
-
-	// Strings.
-	if v, ok := m["pattern"]; ok {
-		s, ok := v.(string)
-		if !ok {
-			return schemaErr(at("pattern"), "must be a string")
-		}
-		if n.pattern, err = compilePattern(s); err != nil {
-			return schemaErr(at("pattern"), "%v", err)
-		}
-		n.patternSrc = s
+	// After the loop, which meets the keywords in no set order: minimum
+	// and maximum are in place by now.
+	if draft04Min {
+		n.exclMin, n.minimum = n.minimum, nil
 	}
+	if draft04Max {
+		n.exclMax, n.maximum = n.maximum, nil
+	}
+	return nil
+}
 
-	// Combinators.
+// compileStringPattern compiles pattern, in Go's RE2 syntax.
+func (c *compiler) compileStringPattern(n *node, p schemaPtr, m map[string]any) error {
+	v, ok := m["pattern"]
+	if !ok {
+		return nil
+	}
+	s, ok := v.(string)
+	if !ok {
+		return schemaErr(p.at("pattern"), "must be a string")
+	}
+	var err error
+	if n.pattern, err = compilePattern(s); err != nil {
+		return schemaErr(p.at("pattern"), "%v", err)
+	}
+	n.patternSrc = s
+	return nil
+}
+
+// compileCombinators compiles allOf, anyOf, oneOf, not and
+// if/then/else.
+func (c *compiler) compileCombinators(n *node, p schemaPtr, m map[string]any) error {
+	var err error
 	if v, ok := m["allOf"]; ok {
-		if n.allOf, err = c.subList(at("allOf"), v); err != nil {
+		if n.allOf, err = c.subList(p.at("allOf"), v); err != nil {
 			return err
 		}
 	}
 	if v, ok := m["anyOf"]; ok {
-		if n.anyOf, err = c.subList(at("anyOf"), v); err != nil {
+		if n.anyOf, err = c.subList(p.at("anyOf"), v); err != nil {
 			return err
 		}
 	}
 	if v, ok := m["oneOf"]; ok {
-		if n.oneOf, err = c.subList(at("oneOf"), v); err != nil {
+		if n.oneOf, err = c.subList(p.at("oneOf"), v); err != nil {
 			return err
 		}
 	}
 	for k, dst := range map[string]**node{"not": &n.not, "if": &n.ifN, "then": &n.thenN, "else": &n.elseN} {
 		if v, ok := m[k]; ok {
-			if *dst, err = c.sub(at(k), v); err != nil {
+			if *dst, err = c.sub(p.at(k), v); err != nil {
 				return err
 			}
 		}

@@ -2,6 +2,9 @@
 // newline-delimited stream: decoding one line into an envelope whose payload
 // stays raw JSON, and appending responses and notifications to byte slices so
 // that a result is marshalled exactly once.
+//
+// It is the leaf of mcprt's stack (test/layers): it imports only the
+// standard library, and every other package may use it.
 package jsonrpc
 
 import (

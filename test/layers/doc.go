@@ -1,0 +1,26 @@
+// Package layers holds the test that keeps mcprt's packages in the stack
+// their docs describe. It has no code of its own.
+//
+// The stack, top to bottom, as the code has it. A package imports only
+// packages of its own floor or of floors below it, never one above:
+//
+//	cmd/mcprt                     the command (and its internal packages)
+//	test/...                      harnesses: the fault kit, which mcprt serve -fixture uses
+//	runtime, runtime/streamhttp,  serving a server over stdio or HTTP;
+//	  handlers/gateway            a server whose offers are other servers'
+//	session, session/client       the MCP session: the server end, and the client end
+//	handlers                      what a server offers, as plain values and functions
+//	handlers/jsonschema,          what handlers are built from
+//	  handlers/uritemplate
+//	stdio                         bytes ↔ lines: the reader, the writer actor
+//	supervisor                    OTP-style supervision over hollywood
+//	session/jsonrpc               the JSON-RPC codec: a leaf everyone may use
+//
+// So the path of a request is cmd → runtime → session → handlers: the
+// runtime assembles the tree, the session runs the protocol and the
+// handler actors, and handlers says what there is to run. handlers imports
+// neither hollywood nor supervisor (nor anything that does): it starts no
+// actors. A new package is placed by its path (session/x is on session's
+// floor); one under a new top-level directory fails the test until it is
+// given a floor here and in the test.
+package layers
