@@ -113,8 +113,8 @@ func TestClientCall(t *testing.T) {
 	if code != runtime.ExitFailure || errs != "mcprt call: the server has no tool \"no-such-tool\" (mcprt list tools shows the tools it has)\n" {
 		t.Errorf("unknown tool: exit %d, stderr %q", code, errs)
 	}
-	_, errs, code = runVerb(t, "call", "-timeout", "300ms", "sleep", `{"ms":20000}`)
-	if code != runtime.ExitFailure || !strings.Contains(errs, "timed out after 300ms") {
+	_, errs, code = runVerb(t, "call", "-timeout", "3s", "sleep", `{"ms":20000}`) // -timeout bounds the handshake too: room for a loaded machine
+	if code != runtime.ExitFailure || !strings.Contains(errs, "timed out after 3s") {
 		t.Errorf("timeout: exit %d, stderr %q", code, errs)
 	}
 	_, errs, code = runVerb(t, "call", "-log-level", "info", "log", `{"levels":["debug","error"],"message":"psst"}`)
