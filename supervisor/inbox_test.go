@@ -200,8 +200,10 @@ func TestLoopStopWaitsAndPending(t *testing.T) {
 	})}
 	root := h.start("pending", Spec{Children: []ChildSpec{spec}})
 	h.waitFor("start", isStarted("loop"))
-	in.Send(loopBlock{nil, release})
+	entered := make(chan struct{})
+	in.Send(loopBlock{entered, release})
 	in.Send(loopRecord{"queued"})
+	<-entered // the message is in hand: a stop before it would find nothing to wait for
 	stopped := make(chan error, 1)
 	go func() { stopped <- stopRoot(t, root) }()
 	select {
