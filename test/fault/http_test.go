@@ -95,13 +95,13 @@ func TestHTTPCampaignMcprt(t *testing.T) {
 		rep, err := (&Campaign{
 			Command: []string{bin, "serve", "-http", "127.0.0.1:0", "-http-max-body", strconv.Itoa(maxBody),
 				"-request-timeout", "2s", "-drain-timeout", "1s"},
-			HTTP:        true,
-			Modern:      modern,
-			Seed:        7,
-			Requests:    400,
-			Rates:       httpRates,
-			MaxBody:     maxBody,
-			HugeSize:    maxBody + 1<<20,
+			HTTP:     true,
+			Modern:   modern,
+			Seed:     7,
+			Requests: 400,
+			Rates:    httpRates,
+			MaxBody:  maxBody,
+			HugeSize: maxBody + 1<<20,
 			// A bound on a hang, not a measure: with every package of
 			// the suite running beside it on two cores, 400 calls under
 			// -race took 75 s (20 s alone).
