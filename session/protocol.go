@@ -80,6 +80,42 @@ func (rp *requestParams) setMeta(k string, v []byte) bool {
 	return true
 }
 
+// malformed says what makes a 2026-07-28 request's _meta malformed: a
+// required member missing or of the wrong type (nil when none is). The
+// specification's answer is -32602, with HTTP 400 on Streamable HTTP; an
+// unknown version is not malformed (that is -32022).
+func (rp *requestParams) malformed() *jsonrpc.Error {
+	switch v := rp.version; {
+	case v == nil:
+		return errInvalidParams(`_meta["` + metaProtocolVersion + `"] is required`)
+	case len(v) < 2 || v[0] != '"':
+		return errInvalidParams(`_meta["` + metaProtocolVersion + `"] must be a string`)
+	}
+	if c := rp.clientCaps; len(c) == 0 || c[0] != '{' {
+		return errInvalidParams(`_meta["` + metaClientCapabilities + `"] is required and must be an object`)
+	}
+	return nil
+}
+
+// MalformedMeta checks the params of a 2026-07-28 request as the session
+// does before anything else: it returns the -32602 error the session would
+// answer for a missing or mistyped _meta member the revision requires, or
+// nil. A Streamable HTTP transport calls it before it compares headers with
+// the body, because a body without its version is malformed, not
+// mismatched, and answers 400 with the error.
+func MalformedMeta(params json.RawMessage) *jsonrpc.Error {
+	var rp requestParams
+	if params != nil {
+		if params[0] != '{' {
+			return errInvalidParams("params must be an object")
+		}
+		if !rp.read(params) {
+			return errInvalidParams("_meta must be an object")
+		}
+	}
+	return rp.malformed()
+}
+
 type initializeParams struct {
 	ProtocolVersion *string         `json:"protocolVersion"`
 	Capabilities    json.RawMessage `json:"capabilities"`

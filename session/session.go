@@ -530,7 +530,10 @@ func (s *Session) request(m *jsonrpc.Message, t ticket) {
 	}
 	modern := rp.version != nil
 	switch {
-	case m.Method == "initialize":
+	case m.Method == "initialize" && !modern:
+		// An initialize that carries a 2026-07-28 _meta version is a
+		// request of that revision, which has no initialize: it is
+		// answered -32601 below, as ping is, and starts no legacy state.
 		s.initialize(m, t)
 	case modern || m.Method == "server/discover":
 		s.modernRequest(m, &rp, t)
@@ -682,12 +685,11 @@ func (s *Session) modernRequest(m *jsonrpc.Message, rp *requestParams, t ticket)
 			s.backlog, s.dropped = nil, 0 // nobody will ever ask for these
 		}
 	}
-	rawVersion := rp.version
-	if rawVersion == nil {
-		s.answerError(t, m.ID, errInvalidParams(`_meta["`+metaProtocolVersion+`"] is required`))
+	if e := rp.malformed(); e != nil {
+		s.answerError(t, m.ID, e)
 		return
 	}
-	version, ok := stringIn(rawVersion, ModernVersions)
+	version, ok := stringIn(rp.version, ModernVersions)
 	if !ok {
 		s.answerError(t, m.ID, errInvalidParams(`_meta["`+metaProtocolVersion+`"] must be a string`))
 		return
@@ -701,10 +703,6 @@ func (s *Session) modernRequest(m *jsonrpc.Message, rp *requestParams, t ticket)
 		return
 	}
 	caps := rp.clientCaps
-	if len(caps) == 0 || caps[0] != '{' {
-		s.answerError(t, m.ID, errInvalidParams(`_meta["`+metaClientCapabilities+`"] is required and must be an object`))
-		return
-	}
 	s.cfg.Server.ClientCapabilities(caps)
 	var level string
 	if lv := rp.logLevel; lv != nil {

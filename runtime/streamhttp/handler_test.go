@@ -119,6 +119,12 @@ type reply struct {
 	sse    bool
 }
 
+// String shows the reply as the client read it.
+func (r *reply) String() string {
+	b, _ := json.Marshal(r.msgs)
+	return fmt.Sprintf("HTTP %d %s", r.status, b)
+}
+
 func (r *reply) last() map[string]json.RawMessage {
 	if len(r.msgs) == 0 {
 		return nil
@@ -715,5 +721,38 @@ func TestParamHeaders(t *testing.T) {
 		if got := r.status == 200; got != c.ok || !c.ok && errCode(r.last()) != streamhttp.CodeHeaderMismatch {
 			t.Errorf("%s: %d %v", name, r.status, r.msgs)
 		}
+	}
+}
+
+// TestModernMalformedMeta: a 2026-07-28 request whose _meta lacks a member
+// the revision requires is malformed, whatever its headers say: -32602 and
+// 400, before any header is compared with the body; an initialize sent as
+// a 2026-07-28 request names a method that revision does not have: -32601
+// and 404, as ping does.
+func TestModernMalformedMeta(t *testing.T) {
+	f := start(t, testServer(nil), streamhttp.Options{})
+	caps := `"io.modelcontextprotocol/clientCapabilities":{}`
+	version := `"io.modelcontextprotocol/protocolVersion":"2026-07-28"`
+	for name, params := range map[string]string{
+		"no params":       ``,
+		"no _meta":        `,"params":{}`,
+		"no version":      `,"params":{"_meta":{` + caps + `}}`,
+		"null version":    `,"params":{"_meta":{"io.modelcontextprotocol/protocolVersion":null,` + caps + `}}`,
+		"number version":  `,"params":{"_meta":{"io.modelcontextprotocol/protocolVersion":20260728,` + caps + `}}`,
+		"no capabilities": `,"params":{"_meta":{` + version + `}}`,
+		"array caps":      `,"params":{"_meta":{` + version + `,"io.modelcontextprotocol/clientCapabilities":[]}}`,
+	} {
+		r := f.do("POST", `{"jsonrpc":"2.0","id":7,"method":"server/discover"`+params+`}`, modernHeaders("server/discover", ""))
+		if r.status != http.StatusBadRequest || errCode(r.last()) != -32602 || string(r.last()["id"]) != "7" {
+			t.Errorf("%s: %v", name, r)
+		}
+	}
+	r := f.do("POST", `{"jsonrpc":"2.0","id":8,"method":"initialize","params":{`+modernMeta+`}}`, modernHeaders("initialize", ""))
+	if r.status != http.StatusNotFound || errCode(r.last()) != -32601 {
+		t.Errorf("initialize as a 2026-07-28 request: %v", r)
+	}
+	// It left nothing behind: the endpoint still serves 2026-07-28 alone.
+	if r := f.do("POST", `{"jsonrpc":"2.0","id":9,"method":"tools/list","params":{`+modernMeta+`}}`, modernHeaders("tools/list", "")); r.status != 200 || r.header.Get("Mcp-Session-Id") != "" {
+		t.Errorf("tools/list after: %v", r)
 	}
 }

@@ -316,6 +316,12 @@ func (h *Handler) postModern(w http.ResponseWriter, r *http.Request, m *jsonrpc.
 		writeError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest, "Invalid Request: 2026-07-28 clients send no responses; answer input requests with inputResponses")
 		return
 	}
+	// A body without the _meta members the revision requires is
+	// malformed before any header can disagree with it: -32602, and 400.
+	if e := session.MalformedMeta(m.Params); e != nil {
+		writeError(w, http.StatusBadRequest, m.ID, e.Code, e.Message)
+		return
+	}
 	if msg := h.headerMismatch(r, m, pv, mv); msg != "" {
 		writeError(w, http.StatusBadRequest, m.ID, CodeHeaderMismatch, "Header mismatch: "+msg)
 		return
