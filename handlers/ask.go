@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/mcprt/mcprt/session/jsonrpc"
@@ -55,6 +56,15 @@ func (e *CapabilityError) RPCError() *jsonrpc.Error {
 	}
 }
 
+// HasClientCapability reports whether the client declared the named
+// capability ("elicitation", "sampling", "roots", …) for this request: at
+// initialize in the legacy revisions, in the request's own _meta in
+// 2026-07-28.
+func (r *Request) HasClientCapability(name string) bool {
+	v, ok := jsonrpc.Member(r.ClientCapabilities, name)
+	return ok && string(v) != "null"
+}
+
 // InputRequest is one request to the client inside an input_required result.
 type InputRequest struct {
 	Method string `json:"method"`
@@ -75,39 +85,123 @@ var mrtrMethods = map[string]bool{"tools/call": true, "prompts/get": true, "reso
 // elicitation/create) on behalf of this request and returns its result, in
 // both protocol eras: see ErrInputRequired. It fails with a
 // *CapabilityError when the client did not declare the capability, with
-// the client's *jsonrpc.Error when it answered with one, and with ctx's
-// error when the request was cancelled or timed out meanwhile.
+// the client's *jsonrpc.Error when it answered with one, with an
+// invalid-params *jsonrpc.Error when a 2026-07-28 client's answer is not
+// a result of that method, and with ctx's error when the request was
+// cancelled or timed out meanwhile.
+//
+// In 2026-07-28 the request goes in the input_required result under a key
+// Ask chooses ("q1", "q2", … in the order of the handler's Ask calls); use
+// AskAs to choose it.
 func (r *Request) Ask(ctx context.Context, method string, params any) (json.RawMessage, error) {
-	capName, ok := askCapability[method]
-	if !ok {
-		return nil, fmt.Errorf("handlers: Ask cannot send %q", method)
+	r.mu.Lock()
+	r.asked++
+	key := "q" + strconv.Itoa(r.asked)
+	r.mu.Unlock()
+	return r.AskAs(ctx, key, method, params)
+}
+
+// AskAs is Ask with the key that the request goes by in a 2026-07-28
+// input_required result, and that the client's answer comes back under:
+// for a server whose clients expect particular keys. Keys must be unique
+// within the request (Ask's own are "q" and a number). In the legacy
+// revisions the key plays no part.
+func (r *Request) AskAs(ctx context.Context, key, method string, params any) (json.RawMessage, error) {
+	answers, err := r.AskAll(ctx, map[string]InputRequest{key: {Method: method, Params: params}})
+	if err != nil {
+		return nil, err
 	}
+	return answers[key], nil
+}
+
+// AskAll sends the client several requests at once, by key, and returns
+// its answers by the same keys. In 2026-07-28 the requests not yet
+// answered all go in one input_required result, so the client answers
+// them in one round rather than one round each; in the legacy revisions
+// they are sent one after the other, in key order. It fails as Ask does,
+// before anything is sent when the client lacks a capability one of the
+// requests needs.
+func (r *Request) AskAll(ctx context.Context, requests map[string]InputRequest) (map[string]json.RawMessage, error) {
 	var caps map[string]json.RawMessage
 	_ = json.Unmarshal(r.ClientCapabilities, &caps)
-	if _, ok := caps[capName]; !ok {
-		return nil, &CapabilityError{Method: method, Capability: capName}
+	keys := make([]string, 0, len(requests))
+	for key, q := range requests {
+		capName, ok := askCapability[q.Method]
+		if !ok {
+			return nil, fmt.Errorf("handlers: Ask cannot send %q", q.Method)
+		}
+		if _, ok := caps[capName]; !ok {
+			return nil, &CapabilityError{Method: q.Method, Capability: capName}
+		}
+		keys = append(keys, key)
 	}
+	slices.Sort(keys)
+	answers := make(map[string]json.RawMessage, len(requests))
 	if !r.Modern {
 		if r.Peer == nil {
 			return nil, errors.New("handlers: Ask needs a session (Request.Peer is nil)")
 		}
-		return r.Peer.Ask(ctx, method, params)
+		for _, key := range keys {
+			q := requests[key]
+			answer, err := r.Peer.Ask(ctx, q.Method, q.Params)
+			if err != nil {
+				return nil, err
+			}
+			answers[key] = answer
+		}
+		return answers, nil
 	}
 	if !mrtrMethods[r.Method] {
 		return nil, fmt.Errorf("handlers: in 2026-07-28 only tools/call, prompts/get and resources/read may ask the client, not %s", r.Method)
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.asked++
-	key := "q" + strconv.Itoa(r.asked)
-	if answer, ok := r.InputResponses[key]; ok {
-		return answer, nil
+	missing := false
+	for _, key := range keys {
+		q := requests[key]
+		answer, ok := r.InputResponses[key]
+		if !ok {
+			if r.inputRequests == nil {
+				r.inputRequests = map[string]InputRequest{}
+			}
+			r.inputRequests[key] = q
+			missing = true
+			continue
+		}
+		if !fitsResult(q.Method, answer) {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf(
+				"Invalid params: inputResponses[%q] is not a result of %s", key, q.Method)}
+		}
+		answers[key] = answer
 	}
-	if r.inputRequests == nil {
-		r.inputRequests = map[string]InputRequest{}
+	if missing {
+		return nil, ErrInputRequired
 	}
-	r.inputRequests[key] = InputRequest{Method: method, Params: params}
-	return nil, ErrInputRequired
+	return answers, nil
+}
+
+// fitsResult reports whether answer has the shape of a result of method,
+// the members a handler reads from it: an elicitation's action, a
+// sampled message's role and content, the roots list.
+func fitsResult(method string, answer json.RawMessage) bool {
+	var res struct {
+		Action  *string            `json:"action"`
+		Role    *string            `json:"role"`
+		Content json.RawMessage    `json:"content"`
+		Roots   *[]json.RawMessage `json:"roots"`
+	}
+	if len(answer) == 0 || answer[0] != '{' || json.Unmarshal(answer, &res) != nil {
+		return false
+	}
+	switch method {
+	case "elicitation/create":
+		return res.Action != nil && (*res.Action == "accept" || *res.Action == "decline" || *res.Action == "cancel")
+	case "sampling/createMessage":
+		return res.Role != nil && len(res.Content) > 0 && (res.Content[0] == '{' || res.Content[0] == '[')
+	case "roots/list":
+		return res.Roots != nil
+	}
+	return false
 }
 
 // PendingInputs returns what the handler asked for and did not get in this

@@ -233,11 +233,16 @@ func (s *Session) inputRound(m *jsonrpc.Message, rp *requestParams) (map[string]
 		}
 	}
 	if hasResp {
+		// An InputResponses object of results, each an object; null is
+		// no object (json.Unmarshal would take it as an empty map).
 		var resp map[string]json.RawMessage
-		if json.Unmarshal(rawResp, &resp) != nil {
+		if rawResp[0] != '{' || json.Unmarshal(rawResp, &resp) != nil {
 			return nil, errInvalidParams("inputResponses must be an object")
 		}
 		for k, v := range resp {
+			if len(v) == 0 || v[0] != '{' {
+				return nil, errInvalidParams("inputResponses[" + strconv.Quote(k) + "] must be an object, the result of the request of that key")
+			}
 			answers[k] = v
 		}
 	}

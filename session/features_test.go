@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"strings"
@@ -451,5 +452,110 @@ func TestRootsCached(t *testing.T) {
 	call("b", "file:///one", "") // cached: no request
 	c.send(`{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}`)
 	call("c", "file:///two", "file:///two")
+	c.finish()
+}
+
+// TestAskModernRounds: a handler's requests go out under the keys it
+// chose, several in one round (AskAll) and one round after another
+// (answers of earlier rounds come back in the requestState); answers that
+// are not results of the request asked, or inputResponses that are not an
+// object of objects, are invalid params.
+func TestAskModernRounds(t *testing.T) {
+	srv := testServer()
+	nameSchema := json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}}}`)
+	srv.AddTool(handlers.Tool{Name: "two"}, func(ctx context.Context, req *handlers.Request, _ json.RawMessage) (*handlers.CallToolResult, error) {
+		answers, err := req.AskAll(ctx, map[string]handlers.InputRequest{
+			"user_name":    {Method: "elicitation/create", Params: map[string]any{"message": "Name?", "requestedSchema": nameSchema}},
+			"client_roots": {Method: "roots/list"},
+		})
+		if err != nil {
+			return nil, err
+		}
+		var e handlers.ElicitResult
+		var r struct{ Roots []handlers.Root }
+		_ = json.Unmarshal(answers["user_name"], &e)
+		_ = json.Unmarshal(answers["client_roots"], &r)
+		return handlers.TextResult(fmt.Sprint(e.Content["name"], " ", r.Roots[0].URI)), nil
+	})
+	srv.AddTool(handlers.Tool{Name: "steps"}, func(ctx context.Context, req *handlers.Request, _ json.RawMessage) (*handlers.CallToolResult, error) {
+		var got []string
+		for _, step := range []string{"step1", "step2"} {
+			raw, err := req.AskAs(ctx, step, "elicitation/create", map[string]any{"message": step, "requestedSchema": nameSchema})
+			if err != nil {
+				return nil, err
+			}
+			var e handlers.ElicitResult
+			_ = json.Unmarshal(raw, &e)
+			got = append(got, fmt.Sprint(e.Content["name"]))
+		}
+		return handlers.TextResult(strings.Join(got, "+")), nil
+	})
+	c := startClientWith(t, srv, runtime.Options{})
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{},"roots":{}}}`
+	type round struct {
+		Result struct {
+			ResultType    string                     `json:"resultType"`
+			InputRequests map[string]json.RawMessage `json:"inputRequests"`
+			RequestState  string                     `json:"requestState"`
+			Content       []handlers.Content         `json:"content"`
+		} `json:"result"`
+		Error *struct{ Code int } `json:"error"`
+	}
+	call := func(id int, tool, extra string) round {
+		t.Helper()
+		c.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,%s%s}}`, id, tool, meta, extra))
+		got := c.recv()
+		var r round
+		if err := json.Unmarshal([]byte(got), &r); err != nil {
+			t.Fatalf("%s: %v", got, err)
+		}
+		return r
+	}
+	state := func(r round) string {
+		b, _ := json.Marshal(r.Result.RequestState)
+		return `,"requestState":` + string(b)
+	}
+	accept := func(name string) string { return `{"action":"accept","content":{"name":"` + name + `"}}` }
+
+	r := call(1, "two", "")
+	if r.Result.ResultType != "input_required" || len(r.Result.InputRequests) != 2 ||
+		r.Result.InputRequests["user_name"] == nil || r.Result.InputRequests["client_roots"] == nil {
+		t.Fatalf("want both requests in one round, got %+v", r)
+	}
+	done := call(2, "two", `,"inputResponses":{"user_name":`+accept("Ada")+`,"client_roots":{"roots":[{"uri":"file:///r"}]},"extra":{"x":1}}`+state(r))
+	if done.Result.ResultType != "complete" || len(done.Result.Content) != 1 || done.Result.Content[0].Text != "Ada file:///r" {
+		t.Fatalf("second round: %+v", done)
+	}
+	// One answer of two: asked again for the other alone.
+	again := call(3, "two", `,"inputResponses":{"user_name":`+accept("Ada")+`}`+state(r))
+	if again.Result.ResultType != "input_required" || len(again.Result.InputRequests) != 1 || again.Result.InputRequests["client_roots"] == nil {
+		t.Fatalf("partial answer: %+v", again)
+	}
+
+	r1 := call(4, "steps", "")
+	if r1.Result.InputRequests["step1"] == nil || len(r1.Result.InputRequests) != 1 {
+		t.Fatalf("round 1: %+v", r1)
+	}
+	r2 := call(5, "steps", `,"inputResponses":{"step1":`+accept("a")+`}`+state(r1))
+	if r2.Result.InputRequests["step2"] == nil || len(r2.Result.InputRequests) != 1 || r2.Result.RequestState == r1.Result.RequestState {
+		t.Fatalf("round 2: %+v", r2)
+	}
+	// The client sends this round's answer only; step1's is in the state.
+	r3 := call(6, "steps", `,"inputResponses":{"step2":`+accept("b")+`}`+state(r2))
+	if r3.Result.ResultType != "complete" || r3.Result.Content[0].Text != "a+b" {
+		t.Fatalf("round 3: %+v", r3)
+	}
+
+	for name, extra := range map[string]string{
+		"null inputResponses":    `,"inputResponses":null`,
+		"array inputResponses":   `,"inputResponses":[]`,
+		"number answer":          `,"inputResponses":{"step1":12345}`,
+		"elicitation no action":  `,"inputResponses":{"step1":{"content":{"name":"a"}}}`,
+		"elicitation bad action": `,"inputResponses":{"step1":{"action":"maybe"}}`,
+	} {
+		if r := call(7, "steps", extra); r.Error == nil || r.Error.Code != -32602 {
+			t.Errorf("%s: want -32602, got %+v", name, r)
+		}
+	}
 	c.finish()
 }
