@@ -171,10 +171,13 @@ func EncodeHeaderValue(s string) string {
 }
 
 // DecodeHeaderValue undoes EncodeHeaderValue; ok is false for a value
-// that is neither plain ASCII nor a well-formed =?base64?…?=.
+// that is neither plain ASCII nor a well-formed =?base64?…?=. Only a value
+// with both sentinels is Base64: one that starts with "=?base64?" and does
+// not end with "?=" (or the reverse) is plain text, as the specification's
+// sentinel pattern has it.
 func DecodeHeaderValue(v string) (s string, ok bool) {
-	inner, ok := strings.CutPrefix(v, "=?base64?")
-	if !ok {
+	const prefix, suffix = "=?base64?", "?="
+	if len(v) < len(prefix)+len(suffix) || !strings.HasPrefix(v, prefix) || !strings.HasSuffix(v, suffix) {
 		for i := 0; i < len(v); i++ {
 			if c := v[i]; (c < 0x20 || c > 0x7e) && c != '\t' {
 				return "", false
@@ -182,11 +185,7 @@ func DecodeHeaderValue(v string) (s string, ok bool) {
 		}
 		return v, true
 	}
-	inner, ok = strings.CutSuffix(inner, "?=")
-	if !ok {
-		return "", false
-	}
-	b, err := base64.StdEncoding.DecodeString(inner)
+	b, err := base64.StdEncoding.DecodeString(v[len(prefix) : len(v)-len(suffix)])
 	if err != nil {
 		return "", false
 	}

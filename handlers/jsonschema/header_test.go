@@ -63,3 +63,24 @@ func TestEncodeHeaderValue(t *testing.T) {
 		}
 	}
 }
+
+// TestDecodeHeaderValue: only a value with both sentinels is Base64, and
+// then it must be well-formed (SEP-2243's test-case table).
+func TestDecodeHeaderValue(t *testing.T) {
+	for in, want := range map[string]string{
+		"=?base64?SGVsbG8=?=": "Hello",
+		"=?base64?SGVsbG8=":   "=?base64?SGVsbG8=", // no suffix: literal
+		"SGVsbG8=?=":          "SGVsbG8=?=",        // no prefix: literal
+		"=?base64?=":          "=?base64?=",        // the sentinels overlap: literal
+		"=?base64??=":         "",
+	} {
+		if got, ok := DecodeHeaderValue(in); !ok || got != want {
+			t.Errorf("DecodeHeaderValue(%q) = %q, %v; want %q", in, got, ok, want)
+		}
+	}
+	for _, in := range []string{"=?base64?SGVsbG8?=", "=?base64?SGVs!!!bG8=?=", "caf\xc3\xa9", "a\nb"} {
+		if got, ok := DecodeHeaderValue(in); ok {
+			t.Errorf("DecodeHeaderValue(%q) = %q, accepted", in, got)
+		}
+	}
+}
