@@ -15,7 +15,7 @@ import (
 // conformanceServer is the server `mcprt serve -fixture conformance` runs:
 // the tools, resources, prompts and completions that the server scenarios
 // of the official MCP conformance suite (@modelcontextprotocol/conformance
-// 0.1.16, see test/conformance) call, by the names and with the behaviour
+// 0.2.0-alpha.12, see test/conformance) call, by the names and with the behaviour
 // each scenario checks. It mirrors the suite's own "everything server";
 // nothing else belongs here (the reference server is for everything else).
 func conformanceServer() *handlers.Server {
@@ -25,6 +25,8 @@ func conformanceServer() *handlers.Server {
 	addConformanceTools(s, w)
 	addConformanceResources(s, w)
 	addConformancePrompts(s)
+	addConformanceModernTools(s)
+	addConformanceModernPrompts(s)
 	return s
 }
 
@@ -83,12 +85,26 @@ func pause(ctx context.Context, d time.Duration) error {
 	}
 }
 
-func addConformanceTools(s *handlers.Server, w *watched) {
-	// tools-call-simple-text
+// addSimpleText registers test_simple_text (scenario
+// tools-call-simple-text), or registers it again.
+func addSimpleText(s *handlers.Server) {
 	s.AddTool(handlers.Tool{Name: "test_simple_text", Description: "Returns one text block (scenario tools-call-simple-text)."},
 		func(context.Context, *handlers.Request, json.RawMessage) (*handlers.CallToolResult, error) {
 			return handlers.TextResult(confSimpleText), nil
 		})
+}
+
+// addSimplePrompt registers test_simple_prompt (scenario
+// prompts-get-simple), or registers it again.
+func addSimplePrompt(s *handlers.Server) {
+	s.AddPrompt(handlers.Prompt{Name: "test_simple_prompt", Title: "Simple Test Prompt", Description: "A prompt without arguments (scenario prompts-get-simple)."},
+		func(context.Context, *handlers.Request, map[string]string) (*handlers.GetPromptResult, error) {
+			return &handlers.GetPromptResult{Messages: []handlers.PromptMessage{{Role: "user", Content: handlers.TextContent(confPromptText)}}}, nil
+		})
+}
+
+func addConformanceTools(s *handlers.Server, w *watched) {
+	addSimpleText(s)
 	// tools-call-image
 	s.AddTool(handlers.Tool{Name: "test_image_content", Description: "Returns one image block, a PNG (scenario tools-call-image)."},
 		func(context.Context, *handlers.Request, json.RawMessage) (*handlers.CallToolResult, error) {
@@ -182,11 +198,12 @@ func addConformanceTools(s *handlers.Server, w *watched) {
 		func(ctx context.Context, req *handlers.Request, _ json.RawMessage) (*handlers.CallToolResult, error) {
 			return elicitText(ctx, req, "Elicitation completed", "Please select options from the enum fields", confEnumsSchema)
 		})
-	// json-schema-2020-12 (a pending scenario): the input schema must be
-	// listed as written, $schema, $defs and additionalProperties included.
+	// json-schema-2020-12: the input schema must be listed as written:
+	// $schema, $defs, additionalProperties (SEP-1613), and allOf/anyOf,
+	// if/then/else and an $anchor (SEP-2106), all of which it enforces.
 	s.AddTool(handlers.Tool{
 		Name:        "json_schema_2020_12_tool",
-		Description: "Has an input schema of JSON Schema 2020-12 with $schema, $defs, $ref and additionalProperties, listed as written (scenario json-schema-2020-12, SEP-1613).",
+		Description: "Has an input schema of JSON Schema 2020-12 with $schema, $defs, $anchor, $ref, allOf/anyOf, if/then/else and additionalProperties, listed as written (scenario json-schema-2020-12, SEP-1613, SEP-2106).",
 		InputSchema: json.RawMessage(confJSONSchema202012),
 	}, func(_ context.Context, _ *handlers.Request, args json.RawMessage) (*handlers.CallToolResult, error) {
 		return handlers.TextResult("JSON Schema 2020-12 tool called with: " + string(args)), nil
@@ -253,8 +270,12 @@ const (
 		`"items":{"anyOf":[{"const":"value1","title":"First Choice"},{"const":"value2","title":"Second Choice"},{"const":"value3","title":"Third Choice"}]}}},` +
 		`"required":[]}`
 	confJSONSchema202012 = `{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object",` +
-		`"$defs":{"address":{"type":"object","properties":{"street":{"type":"string"},"city":{"type":"string"}}}},` +
-		`"properties":{"name":{"type":"string"},"address":{"$ref":"#/$defs/address"}},` +
+		`"$defs":{"address":{"$anchor":"addressDef","type":"object","properties":{"street":{"type":"string"},"city":{"type":"string"}}}},` +
+		`"properties":{"name":{"type":"string"},"address":{"$ref":"#/$defs/address"},` +
+		`"contactMethod":{"type":"string","enum":["phone","email"]},"phone":{"type":"string"},"email":{"type":"string"}},` +
+		`"allOf":[{"anyOf":[{"required":["phone"]},{"required":["email"]}]}],` +
+		`"if":{"properties":{"contactMethod":{"const":"phone"}},"required":["contactMethod"]},` +
+		`"then":{"required":["phone"]},"else":{"required":["email"]},` +
 		`"additionalProperties":false}`
 )
 
@@ -312,11 +333,7 @@ func addConformanceResources(s *handlers.Server, w *watched) {
 }
 
 func addConformancePrompts(s *handlers.Server) {
-	// prompts-get-simple
-	s.AddPrompt(handlers.Prompt{Name: "test_simple_prompt", Title: "Simple Test Prompt", Description: "A prompt without arguments (scenario prompts-get-simple)."},
-		func(context.Context, *handlers.Request, map[string]string) (*handlers.GetPromptResult, error) {
-			return &handlers.GetPromptResult{Messages: []handlers.PromptMessage{{Role: "user", Content: handlers.TextContent(confPromptText)}}}, nil
-		})
+	addSimplePrompt(s)
 	// prompts-get-with-args, completion-complete
 	s.AddPrompt(handlers.Prompt{
 		Name: "test_prompt_with_arguments", Title: "Prompt With Arguments",

@@ -356,7 +356,7 @@ func TestConformanceFixtureResourcesPrompts(t *testing.T) {
 
 	// prompts-list, -get-simple, -get-with-args, -get-embedded-resource, -get-with-image
 	prompts, err := c.ListPrompts(ctx)
-	if err != nil || len(prompts) != 4 {
+	if err != nil || len(prompts) != 5 {
 		t.Fatalf("prompts/list: %+v, %v", prompts, err)
 	}
 	for _, p := range prompts {
