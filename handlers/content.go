@@ -79,6 +79,22 @@ type Content struct {
 	Resource *ResourceContents
 	// Annotations of the block (for resource_link, set Link.Annotations).
 	Annotations *Annotations
+	// Meta is the block's _meta (2025-06-18 on), a JSON object sent as it
+	// is (for resource_link, set Link.Meta).
+	Meta json.RawMessage
+}
+
+// mustBeObject panics unless raw, the member of an item being registered,
+// is absent or a JSON object: what _meta and execution must be (the
+// caller reads null as absent first, with nullIsNone).
+func mustBeObject(kind, name, member string, raw json.RawMessage) {
+	if raw == nil {
+		return
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil || m == nil {
+		panic(fmt.Sprintf("handlers: %s %q: %s must be a JSON object", kind, name, member))
+	}
 }
 
 // TextContent returns a text block.
@@ -106,20 +122,22 @@ func (c Content) MarshalJSON() ([]byte, error) {
 	switch c.Type {
 	case "text":
 		return json.Marshal(struct {
-			Type        string       `json:"type"`
-			Text        string       `json:"text"`
-			Annotations *Annotations `json:"annotations,omitempty"`
-		}{c.Type, c.Text, c.Annotations})
+			Type        string          `json:"type"`
+			Text        string          `json:"text"`
+			Annotations *Annotations    `json:"annotations,omitempty"`
+			Meta        json.RawMessage `json:"_meta,omitempty"`
+		}{c.Type, c.Text, c.Annotations, c.Meta})
 	case "image", "audio":
 		if c.Data == nil {
 			c.Data = []byte{} // data is required: "" rather than null
 		}
 		return json.Marshal(struct {
-			Type        string       `json:"type"`
-			Data        []byte       `json:"data"`
-			MimeType    string       `json:"mimeType"`
-			Annotations *Annotations `json:"annotations,omitempty"`
-		}{c.Type, c.Data, c.MimeType, c.Annotations})
+			Type        string          `json:"type"`
+			Data        []byte          `json:"data"`
+			MimeType    string          `json:"mimeType"`
+			Annotations *Annotations    `json:"annotations,omitempty"`
+			Meta        json.RawMessage `json:"_meta,omitempty"`
+		}{c.Type, c.Data, c.MimeType, c.Annotations, c.Meta})
 	case "resource_link":
 		if c.Link == nil {
 			return nil, fmt.Errorf("handlers: resource_link content without Link")
@@ -136,7 +154,8 @@ func (c Content) MarshalJSON() ([]byte, error) {
 			Type        string            `json:"type"`
 			Resource    *ResourceContents `json:"resource"`
 			Annotations *Annotations      `json:"annotations,omitempty"`
-		}{c.Type, c.Resource, c.Annotations})
+			Meta        json.RawMessage   `json:"_meta,omitempty"`
+		}{c.Type, c.Resource, c.Annotations, c.Meta})
 	}
 	return nil, fmt.Errorf("handlers: unknown content type %q", c.Type)
 }
@@ -151,6 +170,7 @@ func (c *Content) UnmarshalJSON(b []byte) error {
 		MimeType    string            `json:"mimeType"`
 		Resource    *ResourceContents `json:"resource"`
 		Annotations *Annotations      `json:"annotations"`
+		Meta        json.RawMessage   `json:"_meta"`
 	}
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
@@ -158,15 +178,23 @@ func (c *Content) UnmarshalJSON(b []byte) error {
 	if w.Type == nil {
 		return fmt.Errorf("handlers: content block without a type")
 	}
-	*c = Content{Type: *w.Type, Text: w.Text, Data: w.Data, MimeType: w.MimeType, Resource: w.Resource, Annotations: w.Annotations}
+	*c = Content{Type: *w.Type, Text: w.Text, Data: w.Data, MimeType: w.MimeType, Resource: w.Resource, Annotations: w.Annotations, Meta: nullIsNone(w.Meta)}
 	if c.Type == "resource_link" {
 		var r Resource
 		if err := json.Unmarshal(b, &r); err != nil {
 			return err
 		}
-		c.Link, c.MimeType, c.Annotations = &r, "", nil
+		c.Link, c.MimeType, c.Annotations, c.Meta = &r, "", nil, nil
 	}
 	return nil
+}
+
+// nullIsNone reads a _meta of null as no _meta.
+func nullIsNone(raw json.RawMessage) json.RawMessage {
+	if string(raw) == "null" {
+		return nil
+	}
+	return raw
 }
 
 // forVersion adapts a block to what req's revision can carry.
@@ -179,8 +207,15 @@ func (c Content) forVersion(req *Request) Content {
 	case c.Type == "resource_link" && c.Link != nil:
 		l := c.Link.forVersion(req)
 		c.Link = &l
+	case c.Type == "resource" && c.Resource != nil && c.Resource.Meta != nil && !since(req, v20250618):
+		r := *c.Resource
+		r.Meta = nil
+		c.Resource = &r
 	}
 	c.Annotations = c.Annotations.forVersion(req)
+	if !since(req, v20250618) {
+		c.Meta = nil
+	}
 	return c
 }
 
@@ -191,7 +226,8 @@ func contentFor(cs []Content, req *Request) []Content {
 	plain := true
 	for i := range cs {
 		c := &cs[i]
-		plain = plain && c.Annotations == nil && c.Type != "audio" && c.Type != "resource_link"
+		plain = plain && c.Annotations == nil && c.Meta == nil && c.Type != "audio" && c.Type != "resource_link" &&
+			(c.Resource == nil || c.Resource.Meta == nil)
 	}
 	if plain {
 		return cs

@@ -17,6 +17,9 @@ type Prompt struct {
 	Arguments   []PromptArgument `json:"arguments,omitempty"`
 	// Icons are sent from 2025-11-25 on.
 	Icons []Icon `json:"icons,omitempty"`
+	// Meta is the prompt's _meta (2025-06-18 on), a JSON object sent as it
+	// is. Nil for none.
+	Meta json.RawMessage `json:"_meta,omitempty"`
 }
 
 // PromptArgument is one argument a prompt accepts. Prompt arguments are
@@ -34,7 +37,7 @@ type PromptArgument struct {
 
 func (p Prompt) forVersion(req *Request) Prompt {
 	if !since(req, v20250618) {
-		p.Title = ""
+		p.Title, p.Meta = "", nil
 		if p.Arguments != nil {
 			args := make([]PromptArgument, len(p.Arguments))
 			for i, a := range p.Arguments {
@@ -59,6 +62,8 @@ type PromptMessage struct {
 type GetPromptResult struct {
 	Description string          `json:"description,omitempty"`
 	Messages    []PromptMessage `json:"messages"`
+	// Meta is the result's _meta, a JSON object sent as it is (nil: none).
+	Meta json.RawMessage `json:"_meta,omitempty"`
 }
 
 // PromptHandler fills in a prompt. args holds the arguments the client gave
@@ -78,6 +83,8 @@ func (s *Server) AddPrompt(p Prompt, h PromptHandler) {
 	if p.Name == "" || h == nil {
 		panic("handlers: AddPrompt needs a name and a handler")
 	}
+	p.Meta = nullIsNone(p.Meta)
+	mustBeObject("prompt", p.Name, "_meta", p.Meta)
 	seen := map[string]bool{}
 	completes := false
 	for _, a := range p.Arguments {
@@ -161,7 +168,7 @@ func (s *Server) getPrompt(ctx context.Context, req *Request) (any, error) {
 	if res == nil {
 		res = &GetPromptResult{}
 	}
-	out := GetPromptResult{Description: res.Description, Messages: make([]PromptMessage, len(res.Messages))}
+	out := GetPromptResult{Description: res.Description, Messages: make([]PromptMessage, len(res.Messages)), Meta: res.Meta}
 	for i, m := range res.Messages {
 		out.Messages[i] = PromptMessage{Role: m.Role, Content: m.Content.forVersion(req)}
 	}

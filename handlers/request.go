@@ -42,11 +42,18 @@ type Request struct {
 	LocalLog *slog.Logger
 
 	mu            sync.Mutex
+	resultMeta    json.RawMessage // SetResultMeta
 	lastProgress  float64
 	progressed    bool
 	asked         int
 	inputRequests map[string]InputRequest
 }
+
+// SetResultMeta sets the _meta of the result of a resources/read, whose
+// ResourceHandler returns contents rather than a result: a JSON object,
+// sent as it is. (A tool's or a prompt's handler sets CallToolResult.Meta
+// or GetPromptResult.Meta instead.)
+func (r *Request) SetResultMeta(meta json.RawMessage) { r.resultMeta = meta }
 
 // Peer is the session's side of one request.
 type Peer interface {

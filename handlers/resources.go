@@ -26,11 +26,14 @@ type Resource struct {
 	Size int64 `json:"size,omitempty"`
 	// Icons are sent from 2025-11-25 on.
 	Icons []Icon `json:"icons,omitempty"`
+	// Meta is the resource's _meta (2025-06-18 on), a JSON object sent as
+	// it is, such as an MCP App's {"ui":{"csp":…}}. Nil for none.
+	Meta json.RawMessage `json:"_meta,omitempty"`
 }
 
 func (r Resource) forVersion(req *Request) Resource {
 	if !since(req, v20250618) {
-		r.Title = ""
+		r.Title, r.Meta = "", nil
 	}
 	r.Annotations = r.Annotations.forVersion(req)
 	r.Icons = iconsFor(r.Icons, req)
@@ -48,6 +51,9 @@ type ResourceTemplate struct {
 	MimeType    string       `json:"mimeType,omitempty"`
 	Annotations *Annotations `json:"annotations,omitempty"`
 	Icons       []Icon       `json:"icons,omitempty"`
+	// Meta is the template's _meta (2025-06-18 on), a JSON object sent as
+	// it is. Nil for none.
+	Meta json.RawMessage `json:"_meta,omitempty"`
 	// Complete suggests values for the template's variables, by variable
 	// name, for completion/complete with a ref/resource.
 	Complete map[string]CompletionHandler `json:"-"`
@@ -55,7 +61,7 @@ type ResourceTemplate struct {
 
 func (t ResourceTemplate) forVersion(req *Request) ResourceTemplate {
 	if !since(req, v20250618) {
-		t.Title = ""
+		t.Title, t.Meta = "", nil
 	}
 	t.Annotations = t.Annotations.forVersion(req)
 	t.Icons = iconsFor(t.Icons, req)
@@ -73,36 +79,42 @@ type ResourceContents struct {
 	// Blob holds binary content (base64 on the wire); when it is not nil,
 	// Text is ignored.
 	Blob []byte
+	// Meta is the contents' _meta (2025-06-18 on), a JSON object sent as
+	// it is: an MCP App's {"ui":{"csp":…,"permissions":…}} goes here.
+	Meta json.RawMessage
 }
 
 // MarshalJSON writes text or blob contents.
 func (c ResourceContents) MarshalJSON() ([]byte, error) {
 	if c.Blob != nil {
 		return json.Marshal(struct {
-			URI      string `json:"uri"`
-			MimeType string `json:"mimeType,omitempty"`
-			Blob     []byte `json:"blob"`
-		}{c.URI, c.MimeType, c.Blob})
+			URI      string          `json:"uri"`
+			MimeType string          `json:"mimeType,omitempty"`
+			Blob     []byte          `json:"blob"`
+			Meta     json.RawMessage `json:"_meta,omitempty"`
+		}{c.URI, c.MimeType, c.Blob, c.Meta})
 	}
 	return json.Marshal(struct {
-		URI      string `json:"uri"`
-		MimeType string `json:"mimeType,omitempty"`
-		Text     string `json:"text"`
-	}{c.URI, c.MimeType, c.Text})
+		URI      string          `json:"uri"`
+		MimeType string          `json:"mimeType,omitempty"`
+		Text     string          `json:"text"`
+		Meta     json.RawMessage `json:"_meta,omitempty"`
+	}{c.URI, c.MimeType, c.Text, c.Meta})
 }
 
 // UnmarshalJSON reads text or blob contents.
 func (c *ResourceContents) UnmarshalJSON(b []byte) error {
 	var w struct {
-		URI      string  `json:"uri"`
-		MimeType string  `json:"mimeType"`
-		Text     string  `json:"text"`
-		Blob     *[]byte `json:"blob"`
+		URI      string          `json:"uri"`
+		MimeType string          `json:"mimeType"`
+		Text     string          `json:"text"`
+		Blob     *[]byte         `json:"blob"`
+		Meta     json.RawMessage `json:"_meta"`
 	}
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	*c = ResourceContents{URI: w.URI, MimeType: w.MimeType, Text: w.Text}
+	*c = ResourceContents{URI: w.URI, MimeType: w.MimeType, Text: w.Text, Meta: nullIsNone(w.Meta)}
 	if w.Blob != nil {
 		c.Blob = *w.Blob
 		if c.Blob == nil {
@@ -141,6 +153,8 @@ func (s *Server) AddResource(r Resource, h ResourceHandler) {
 	if r.URI == "" || r.Name == "" || h == nil {
 		panic("handlers: AddResource needs a URI, a name and a handler")
 	}
+	r.Meta = nullIsNone(r.Meta)
+	mustBeObject("resource", r.URI, "_meta", r.Meta)
 	s.mu.Lock()
 	s.resources.put(r.URI, &resource{Resource: r, handler: h})
 	s.offer(offerResources)
@@ -168,6 +182,8 @@ func (s *Server) AddResourceTemplate(t ResourceTemplate, h ResourceHandler) {
 	if t.Name == "" || h == nil {
 		panic("handlers: AddResourceTemplate needs a name and a handler")
 	}
+	t.Meta = nullIsNone(t.Meta)
+	mustBeObject("resource template", t.URITemplate, "_meta", t.Meta)
 	parsed, err := uritemplate.Parse(t.URITemplate)
 	if err != nil {
 		panic(fmt.Sprintf("handlers: resource template %q: %v", t.URITemplate, err))
@@ -286,9 +302,13 @@ func (s *Server) readResource(ctx context.Context, req *Request) (any, error) {
 		if c.MimeType == "" {
 			c.MimeType = mimeType
 		}
+		if !since(req, v20250618) {
+			c.Meta = nil
+		}
 		out[i] = c
 	}
 	return struct {
 		Contents []ResourceContents `json:"contents"`
-	}{out}, nil
+		Meta     json.RawMessage    `json:"_meta,omitempty"`
+	}{out, req.resultMeta}, nil
 }

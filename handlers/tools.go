@@ -31,6 +31,13 @@ type Tool struct {
 	Annotations *ToolAnnotations `json:"annotations,omitempty"`
 	// Icons are sent from 2025-11-25 on.
 	Icons []Icon `json:"icons,omitempty"`
+	// Execution is the tool's execution object (2025-11-25 on), such as
+	// {"taskSupport":"optional"}, sent as it is: nil for none.
+	Execution json.RawMessage `json:"execution,omitempty"`
+	// Meta is the tool's _meta (2025-06-18 on), a JSON object sent as it
+	// is: how extensions describe a tool, such as an MCP App's
+	// {"ui":{"resourceUri":"ui://…"}}. Nil for none.
+	Meta json.RawMessage `json:"_meta,omitempty"`
 	// Timeout, if positive, replaces the session's request timeout for
 	// calls of this tool: the call is answered with a timeout error and its
 	// context cancelled once Timeout has passed.
@@ -90,9 +97,9 @@ func (t *Tool) forVersion(req *Request) *Tool {
 		return t
 	}
 	c := *t
-	c.Icons = nil
+	c.Icons, c.Execution = nil, nil
 	if !since(req, v20250618) {
-		c.Title, c.OutputSchema = "", nil
+		c.Title, c.OutputSchema, c.Meta = "", nil, nil
 	}
 	if !since(req, v20250326) {
 		c.Annotations = nil
@@ -110,6 +117,8 @@ type CallToolResult struct {
 	// has an OutputSchema, it must match it.
 	StructuredContent any  `json:"structuredContent,omitempty"`
 	IsError           bool `json:"isError,omitempty"`
+	// Meta is the result's _meta, a JSON object sent as it is (nil: none).
+	Meta json.RawMessage `json:"_meta,omitempty"`
 
 	// marshaled is StructuredContent as json.Marshal wrote it, when the
 	// tool's result was shaped by the server (see tool.result): AppendJSON
@@ -140,11 +149,11 @@ func (r *CallToolResult) AppendJSON(dst []byte) ([]byte, error) {
 		return append(dst, r.encoded...), nil
 	}
 	structured := r.marshaledContent()
-	fast := (r.StructuredContent == nil || structured != nil) && r.Content != nil
+	fast := (r.StructuredContent == nil || structured != nil) && r.Content != nil && r.Meta == nil
 	n := 32 + len(structured)
 	for i := range r.Content {
 		c := &r.Content[i]
-		if c.Type != "text" || c.Annotations != nil {
+		if c.Type != "text" || c.Annotations != nil || c.Meta != nil {
 			fast = false
 			break
 		}
@@ -192,11 +201,11 @@ func (r *CallToolResult) MarshalJSON() ([]byte, error) {
 // the text itself rather than a copy of it (see stdio.Out). ok is false for
 // any other result, which AppendJSON writes whole.
 func (r *CallToolResult) AppendJSONParts(dst []byte, min int) (head []byte, text string, tail []byte, ok bool) {
-	if len(r.Content) != 1 || r.StructuredContent != nil || r.encoded != nil {
+	if len(r.Content) != 1 || r.StructuredContent != nil || r.encoded != nil || r.Meta != nil {
 		return dst, "", nil, false
 	}
 	c := &r.Content[0]
-	if c.Type != "text" || c.Annotations != nil || len(c.Text) < min || !jsonrpc.PlainString(c.Text) {
+	if c.Type != "text" || c.Annotations != nil || c.Meta != nil || len(c.Text) < min || !jsonrpc.PlainString(c.Text) {
 		return dst, "", nil, false
 	}
 	head = append(dst, `{"content":[{"type":"text","text":"`...)
@@ -265,6 +274,9 @@ func (s *Server) AddTool(t Tool, h ToolHandler) {
 	if !isObjectSchema(t.InputSchema) {
 		panic(fmt.Sprintf("handlers: tool %q: inputSchema must be a schema of \"type\":\"object\"", t.Name))
 	}
+	t.Meta, t.Execution = nullIsNone(t.Meta), nullIsNone(t.Execution)
+	mustBeObject("tool", t.Name, "_meta", t.Meta)
+	mustBeObject("tool", t.Name, "execution", t.Execution)
 	tl := &tool{Tool: t, handler: h}
 	if t.Start != nil {
 		s.starters.Store(true)
@@ -500,7 +512,7 @@ func (t *tool) result(res *CallToolResult, req *Request) (any, error) {
 			return res, nil
 		}
 	}
-	out := &CallToolResult{Content: res.Content, IsError: res.IsError}
+	out := &CallToolResult{Content: res.Content, IsError: res.IsError, Meta: res.Meta}
 	var structured json.RawMessage
 	if res.StructuredContent != nil {
 		raw, err := json.Marshal(res.StructuredContent)

@@ -90,6 +90,10 @@ type Tool struct {
 	InputSchema  json.RawMessage `json:"inputSchema,omitempty"`
 	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
 	Annotations  json.RawMessage `json:"annotations,omitempty"`
+	Icons        json.RawMessage `json:"icons,omitempty"`
+	Execution    json.RawMessage `json:"execution,omitempty"`
+	// Meta is the tool's _meta, raw: an MCP App's ui.resourceUri, say.
+	Meta json.RawMessage `json:"_meta,omitempty"`
 }
 
 // Resource is one entry of resources/list.
@@ -100,15 +104,20 @@ type Resource struct {
 	Description string `json:"description,omitempty"`
 	MIMEType    string `json:"mimeType,omitempty"`
 	Size        *int64 `json:"size,omitempty"`
+	// Icons and Meta (_meta) are raw.
+	Icons json.RawMessage `json:"icons,omitempty"`
+	Meta  json.RawMessage `json:"_meta,omitempty"`
 }
 
 // ResourceTemplate is one entry of resources/templates/list.
 type ResourceTemplate struct {
-	URITemplate string `json:"uriTemplate"`
-	Name        string `json:"name"`
-	Title       string `json:"title,omitempty"`
-	Description string `json:"description,omitempty"`
-	MIMEType    string `json:"mimeType,omitempty"`
+	URITemplate string          `json:"uriTemplate"`
+	Name        string          `json:"name"`
+	Title       string          `json:"title,omitempty"`
+	Description string          `json:"description,omitempty"`
+	MIMEType    string          `json:"mimeType,omitempty"`
+	Icons       json.RawMessage `json:"icons,omitempty"`
+	Meta        json.RawMessage `json:"_meta,omitempty"`
 }
 
 // Prompt is one entry of prompts/list.
@@ -117,6 +126,8 @@ type Prompt struct {
 	Title       string           `json:"title,omitempty"`
 	Description string           `json:"description,omitempty"`
 	Arguments   []PromptArgument `json:"arguments,omitempty"`
+	Icons       json.RawMessage  `json:"icons,omitempty"`
+	Meta        json.RawMessage  `json:"_meta,omitempty"`
 }
 
 // PromptArgument is one argument a prompt takes.
@@ -137,6 +148,7 @@ type Content struct {
 	URI      string          `json:"uri,omitempty"`  // resource_link
 	Name     string          `json:"name,omitempty"` // resource_link
 	Resource json.RawMessage `json:"resource,omitempty"`
+	Meta     json.RawMessage `json:"_meta,omitempty"`
 }
 
 // CallToolResult is the result of tools/call. A tool that failed reports
@@ -145,20 +157,23 @@ type CallToolResult struct {
 	Content           []Content       `json:"content"`
 	StructuredContent json.RawMessage `json:"structuredContent,omitempty"`
 	IsError           bool            `json:"isError,omitempty"`
+	Meta              json.RawMessage `json:"_meta,omitempty"`
 }
 
 // ResourceContents is one item of a resources/read result: Text or Blob
 // (base64) is set.
 type ResourceContents struct {
-	URI      string `json:"uri"`
-	MIMEType string `json:"mimeType,omitempty"`
-	Text     string `json:"text,omitempty"`
-	Blob     string `json:"blob,omitempty"`
+	URI      string          `json:"uri"`
+	MIMEType string          `json:"mimeType,omitempty"`
+	Text     string          `json:"text,omitempty"`
+	Blob     string          `json:"blob,omitempty"`
+	Meta     json.RawMessage `json:"_meta,omitempty"`
 }
 
 // ReadResourceResult is the result of resources/read.
 type ReadResourceResult struct {
 	Contents []ResourceContents `json:"contents"`
+	Meta     json.RawMessage    `json:"_meta,omitempty"`
 }
 
 // PromptMessage is one message of a prompts/get result.
@@ -171,6 +186,7 @@ type PromptMessage struct {
 type GetPromptResult struct {
 	Description string          `json:"description,omitempty"`
 	Messages    []PromptMessage `json:"messages"`
+	Meta        json.RawMessage `json:"_meta,omitempty"`
 }
 
 // CompletionRef names what completion/complete completes: a prompt

@@ -1,0 +1,102 @@
+package handlers
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// TestMetaPerEra: every item and result that the specification gives a
+// _meta carries the one it was given, byte for byte, from 2025-06-18 on
+// (items) or in every revision (results); a tool's execution goes out from
+// 2025-11-25 on.
+func TestMetaPerEra(t *testing.T) {
+	const (
+		toolMeta = `{"ui":{"resourceUri":"ui://app/main.html","visibility":["model","app"]},"com.example/n":12345678901234567890}`
+		appMeta  = `{"ui":{"csp":{"connectDomains":["https://api.example.com"]},"prefersBorder":true}}`
+		itemMeta = `{"com.example/tag":"x"}`
+		execRaw  = `{"taskSupport":"optional"}`
+	)
+	s := NewServer(Implementation{Name: "t", Version: "1"}, "")
+	s.AddTool(Tool{Name: "app", Meta: json.RawMessage(toolMeta), Execution: json.RawMessage(execRaw)},
+		func(context.Context, *Request, json.RawMessage) (*CallToolResult, error) {
+			text := TextContent("hi")
+			text.Meta = json.RawMessage(itemMeta)
+			return &CallToolResult{
+				Content: []Content{text, EmbeddedResource(ResourceContents{URI: "ui://app/x", Text: "x", Meta: json.RawMessage(appMeta)})},
+				Meta:    json.RawMessage(itemMeta),
+			}, nil
+		})
+	s.AddTool(Tool{Name: "plain"}, func(context.Context, *Request, json.RawMessage) (*CallToolResult, error) {
+		return &CallToolResult{Content: []Content{TextContent("p")}, Meta: json.RawMessage(itemMeta)}, nil
+	})
+	s.AddResource(Resource{URI: "ui://app/main.html", Name: "main", MimeType: "text/html;profile=mcp-app", Meta: json.RawMessage(appMeta)},
+		func(_ context.Context, req *Request, _ string, _ map[string]string) ([]ResourceContents, error) {
+			req.SetResultMeta(json.RawMessage(itemMeta))
+			return []ResourceContents{{Text: "<html></html>", Meta: json.RawMessage(appMeta)}}, nil
+		})
+	s.AddResourceTemplate(ResourceTemplate{URITemplate: "ui://app/{page}", Name: "pages", Meta: json.RawMessage(itemMeta)},
+		func(context.Context, *Request, string, map[string]string) ([]ResourceContents, error) {
+			return []ResourceContents{{Text: "page"}}, nil
+		})
+	s.AddPrompt(Prompt{Name: "p", Meta: json.RawMessage(itemMeta)}, func(context.Context, *Request, map[string]string) (*GetPromptResult, error) {
+		return &GetPromptResult{Messages: []PromptMessage{{Role: "user", Content: TextContent("m")}}, Meta: json.RawMessage(itemMeta)}, nil
+	})
+
+	for _, v := range eras {
+		t.Run(v, func(t *testing.T) {
+			items := v >= "2025-06-18"
+			has := func(what, got, part string, want bool) {
+				t.Helper()
+				if strings.Contains(got, part) != want {
+					t.Errorf("%s: want %s present=%v in %s", what, part, want, got)
+				}
+			}
+			tools := run(t, s, v, "tools/list", `{}`).result
+			has("tools/list", tools, `"_meta":`+toolMeta, items)
+			has("tools/list", tools, `"execution":`+execRaw, v >= "2025-11-25")
+			call := run(t, s, v, "tools/call", `{"name":"app"}`).result
+			has("tools/call", call, `{"type":"text","text":"hi","_meta":`+itemMeta+`}`, items)
+			has("tools/call", call, `"text":"x","_meta":`+appMeta, items)
+			has("tools/call", call, `],"_meta":`+itemMeta+`}`, true) // the result's: every revision
+			has("tools/call plain", run(t, s, v, "tools/call", `{"name":"plain"}`).result, `"_meta":`+itemMeta, true)
+			has("resources/list", run(t, s, v, "resources/list", `{}`).result, `"_meta":`+appMeta, items)
+			has("resources/templates/list", run(t, s, v, "resources/templates/list", `{}`).result, `"_meta":`+itemMeta, items)
+			read := run(t, s, v, "resources/read", `{"uri":"ui://app/main.html"}`).result
+			has("resources/read", read, `"text":"\u003chtml\u003e\u003c/html\u003e","_meta":`+appMeta, items)
+			has("resources/read", read, `}],"_meta":`+itemMeta+`}`, true)
+			has("prompts/list", run(t, s, v, "prompts/list", `{}`).result, `"_meta":`+itemMeta, items)
+			has("prompts/get", run(t, s, v, "prompts/get", `{"name":"p"}`).result, `"_meta":`+itemMeta, true)
+		})
+	}
+}
+
+// TestMetaMustBeObject: a _meta or execution that is not a JSON object is
+// refused at registration, as a bad schema is; null is none.
+func TestMetaMustBeObject(t *testing.T) {
+	s := NewServer(Implementation{Name: "t", Version: "1"}, "")
+	read := func(context.Context, *Request, string, map[string]string) ([]ResourceContents, error) { return nil, nil }
+	get := func(context.Context, *Request, map[string]string) (*GetPromptResult, error) { return nil, nil }
+	for name, add := range map[string]func(){
+		"tool _meta":      func() { s.AddTool(Tool{Name: "x", Meta: json.RawMessage(`[1]`)}, textTool("x")) },
+		"tool execution":  func() { s.AddTool(Tool{Name: "x", Execution: json.RawMessage(`"optional"`)}, textTool("x")) },
+		"resource _meta":  func() { s.AddResource(Resource{URI: "a:b", Name: "b", Meta: json.RawMessage(`1`)}, read) },
+		"template _meta":  func() { s.AddResourceTemplate(ResourceTemplate{URITemplate: "a:{b}", Name: "b", Meta: json.RawMessage(`"x"`)}, read) },
+		"prompt _meta":    func() { s.AddPrompt(Prompt{Name: "p", Meta: json.RawMessage(`true`)}, get) },
+		"tool _meta json": func() { s.AddTool(Tool{Name: "x", Meta: json.RawMessage(`{`)}, textTool("x")) },
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s: accepted", name)
+				}
+			}()
+			add()
+		}()
+	}
+	s.AddTool(Tool{Name: "n", Meta: json.RawMessage(`null`)}, textTool("x"))
+	if got := run(t, s, "2025-11-25", "tools/list", `{}`).result; strings.Contains(got, "_meta") {
+		t.Errorf("a null _meta was listed: %s", got)
+	}
+}
