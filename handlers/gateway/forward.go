@@ -523,11 +523,12 @@ func toolResult(raw json.RawMessage) (*handlers.CallToolResult, error) {
 		Content           []json.RawMessage `json:"content"`
 		StructuredContent json.RawMessage   `json:"structuredContent"`
 		IsError           bool              `json:"isError"`
+		Meta              json.RawMessage   `json:"_meta"`
 	}
 	if err := json.Unmarshal(raw, &r); err != nil {
 		return nil, err
 	}
-	res := &handlers.CallToolResult{IsError: r.IsError, Content: make([]handlers.Content, 0, len(r.Content))}
+	res := &handlers.CallToolResult{IsError: r.IsError, Content: make([]handlers.Content, 0, len(r.Content)), Meta: resultMeta(r.Meta)}
 	for _, c := range r.Content {
 		res.Content = append(res.Content, content(c))
 	}
@@ -624,9 +625,14 @@ func scanTextResult(raw []byte, text func([]byte) bool) (r textScan, ok bool) {
 			}
 		case "structuredContent":
 			plain = plain && !strict && string(v) == "null"
-		case "resultType", "_meta":
+		case "_meta":
+			// The backend's serverInfo is the gateway's to replace; any
+			// other member is the result's, which the decode keeps.
 			r.theirs = true
-			plain = plain && (!strict || k == "_meta" && v[0] == '{' || string(v) == `"complete"`)
+			plain = plain && len(v) > 0 && v[0] == '{' && resultMeta(v) == nil
+		case "resultType":
+			r.theirs = true
+			plain = plain && (!strict || string(v) == `"complete"`)
 		default:
 			plain = plain && !strict && !strings.EqualFold(k, "content") && !strings.EqualFold(k, "isError") && !strings.EqualFold(k, "structuredContent")
 		}
@@ -684,6 +690,44 @@ func relayText(raw []byte) (relayed json.RawMessage, isError, ok bool) {
 	return append(out, '}'), r.isError, true
 }
 
+// resultMeta is what the client gets of the _meta of a backend's result:
+// all of it, as the backend wrote it, but the backend's serverInfo (a
+// 2026-07-28 result names its server there; the gateway's session puts
+// its own). Nil when nothing is left, or raw is not an object.
+func resultMeta(raw json.RawMessage) json.RawMessage {
+	const serverInfo = "io.modelcontextprotocol/serverInfo"
+	if len(raw) == 0 || raw[0] != '{' {
+		return nil
+	}
+	others, info := 0, false
+	jsonrpc.Members(raw, func(k string, _ []byte) bool {
+		if k == serverInfo {
+			info = true
+		} else {
+			others++
+		}
+		return true
+	})
+	switch {
+	case others == 0:
+		return nil
+	case !info:
+		return raw
+	}
+	out := []byte{'{'}
+	jsonrpc.Members(raw, func(k string, v []byte) bool {
+		if k != serverInfo {
+			if len(out) > 1 {
+				out = append(out, ',')
+			}
+			out = append(jsonrpc.AppendString(out, k), ':')
+			out = append(out, v...)
+		}
+		return true
+	})
+	return append(out, '}')
+}
+
 // content reads one content block; one of a type handlers does not know
 // (or a malformed one) is passed on as text holding its JSON, so that
 // nothing the backend said is lost.
@@ -711,11 +755,12 @@ func (b *backend) promptHandler(name string) handlers.PromptHandler {
 				Role    string          `json:"role"`
 				Content json.RawMessage `json:"content"`
 			} `json:"messages"`
+			Meta json.RawMessage `json:"_meta"`
 		}
 		if err := json.Unmarshal(raw, &r); err != nil {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("backend %q answered prompts/get with a malformed result: %v", b.name, err)}
 		}
-		res := &handlers.GetPromptResult{Description: r.Description, Messages: make([]handlers.PromptMessage, len(r.Messages))}
+		res := &handlers.GetPromptResult{Description: r.Description, Messages: make([]handlers.PromptMessage, len(r.Messages)), Meta: resultMeta(r.Meta)}
 		for i, m := range r.Messages {
 			res.Messages[i] = handlers.PromptMessage{Role: m.Role, Content: content(m.Content)}
 		}
@@ -731,10 +776,12 @@ func (b *backend) resourceHandler() handlers.ResourceHandler {
 		}
 		var r struct {
 			Contents []handlers.ResourceContents `json:"contents"`
+			Meta     json.RawMessage             `json:"_meta"`
 		}
 		if err := json.Unmarshal(raw, &r); err != nil {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("backend %q answered resources/read with a malformed result: %v", b.name, err)}
 		}
+		req.SetResultMeta(resultMeta(r.Meta))
 		return r.Contents, nil
 	}
 }

@@ -18,8 +18,11 @@ func TestTextResult(t *testing.T) {
 		{`{"content":[{"type":"text","text":"hi"}]}`, true, "="},
 		{`{"content":[{"type":"text","text":"a"},{"text":"b\u00e9\n\"","type":"text"},{"type":"text","text":""}],"isError":true}`, true, "="},
 		{` { "content" : [ ] } `, true, "="},
-		{`{"resultType":"complete","content":[{"type":"text","text":"x"}],"_meta":{"x":1},"isError":true}`, true, `{"content":[{"type":"text","text":"x"}],"isError":true}`},
-		{`{"resultType":"complete","content":[],"structuredContent":null,"_meta":{"x":1},"isError":false}`, true, ""},
+		{`{"resultType":"complete","content":[{"type":"text","text":"x"}],"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"b","version":"1"}},"isError":true}`, true, `{"content":[{"type":"text","text":"x"}],"isError":true}`},
+		{`{"resultType":"complete","content":[],"structuredContent":null,"_meta":{"io.modelcontextprotocol/serverInfo":{}},"isError":false}`, true, ""},
+		// A _meta of the result's own is kept: the decode reads it.
+		{`{"resultType":"complete","content":[{"type":"text","text":"x"}],"_meta":{"x":1},"isError":true}`, false, ""},
+		{`{"content":[{"type":"text","text":"x"}],"_meta":{"ui":{"a":1}}}`, false, ""},
 		{`{"resultType":"input_required","content":[]}`, true, ""},
 		{`{"content":[],"structuredContent":null}`, true, ""},
 		{`{"content":[{"type":"text","text":"x"}],"isError":false,"isError":true}`, true, ""},
@@ -113,5 +116,31 @@ func TestToolParams(t *testing.T) {
 		if got := string(toolParams([]byte(`"t"`), json.RawMessage(tc.args), meta)); got != tc.want {
 			t.Errorf("toolParams(%q, %q) = %q, want %q", tc.args, tc.meta, got, tc.want)
 		}
+	}
+}
+
+// TestResultMeta: a backend's result _meta reaches the client as the
+// backend wrote it, but for the backend's serverInfo, which is the
+// gateway's to give.
+func TestResultMeta(t *testing.T) {
+	for raw, want := range map[string]string{
+		`{"x":1}`: `{"x":1}`,
+		`{"io.modelcontextprotocol/serverInfo":{"name":"b"},"ui":{"k":[1,2]},"com.example/n":1.50}`: `{"ui":{"k":[1,2]},"com.example/n":1.50}`,
+		`{"io.modelcontextprotocol/serverInfo":{"name":"b"}}`:                                          "",
+		`{}`:   "",
+		`null`: "",
+		`[1]`:  "",
+		``:     "",
+	} {
+		if got := string(resultMeta(json.RawMessage(raw))); got != want {
+			t.Errorf("resultMeta(%s) = %s, want %s", raw, got, want)
+		}
+	}
+	res, err := toolResult(json.RawMessage(`{"content":[{"type":"text","text":"x","_meta":{"b":2}}],"_meta":{"io.modelcontextprotocol/serverInfo":{},"ui":{"a":1}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := encode(t, res), `{"content":[{"type":"text","text":"x","_meta":{"b":2}}],"_meta":{"ui":{"a":1}}}`; got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
 	}
 }

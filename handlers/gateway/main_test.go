@@ -31,6 +31,8 @@ func TestMain(m *testing.M) {
 		os.Exit(runDynamicServer())
 	case "roots":
 		os.Exit(runRootsServer())
+	case "app":
+		os.Exit(runAppServer())
 	}
 	slog.SetDefault(slog.New(slog.DiscardHandler)) // hollywood logs through it
 	dir, err := os.MkdirTemp("", "mcprt-gateway-test-")

@@ -3,7 +3,12 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"strings"
 	"testing"
+
+	"github.com/mcprt/mcprt/handlers"
+	mcprt "github.com/mcprt/mcprt/runtime"
 )
 
 // TestClientMetaReachesTheBackend: what the client puts in its request's
@@ -85,5 +90,96 @@ func TestReservedMetaKey(t *testing.T) {
 		if got := reservedMetaKey(k); got != want {
 			t.Errorf("reservedMetaKey(%q) = %v", k, got)
 		}
+	}
+}
+
+// The _meta, execution and icons of an MCP App server, as the app test
+// server (runAppServer) offers them.
+const (
+	appToolMeta     = `{"ui":{"resourceUri":"ui://app/main.html","visibility":["model","app"]},"com.example/big":12345678901234567890}`
+	appResourceMeta = `{"ui":{"csp":{"connectDomains":["https://api.example.com"]},"prefersBorder":true}}`
+	appContentsMeta = `{"ui":{"csp":{"resourceDomains":["https://cdn.example.com"]},"permissions":{"camera":{}}}}`
+	appExecution    = `{"taskSupport":"optional"}`
+	appIcons        = `[{"src":"data:image/png;base64,AA==","mimeType":"image/png","sizes":["48x48"],"theme":"dark"}]`
+	appOtherMeta    = `{"com.example/tag":"x"}`
+)
+
+// appBackend runs runAppServer, reached with protocol ("legacy" or
+// "modern").
+func appBackend(name, protocol string) Backend {
+	return Backend{Name: name, Command: os.Args[0], Protocol: protocol, Env: []string{testServerEnv + "=app", "LOG_LEVEL=warn", "GORACE=atexit_sleep_ms=0"}}
+}
+
+func runAppServer() int {
+	srv := handlers.NewServer(handlers.Implementation{Name: "app", Version: "1"}, "")
+	var icons []handlers.Icon
+	if err := json.Unmarshal([]byte(appIcons), &icons); err != nil {
+		panic(err)
+	}
+	srv.AddTool(handlers.Tool{Name: "show", Meta: json.RawMessage(appToolMeta), Execution: json.RawMessage(appExecution), Icons: icons},
+		func(context.Context, *handlers.Request, json.RawMessage) (*handlers.CallToolResult, error) {
+			text := handlers.TextContent("shown")
+			text.Meta = json.RawMessage(appOtherMeta)
+			return &handlers.CallToolResult{Content: []handlers.Content{text}, Meta: json.RawMessage(appOtherMeta)}, nil
+		})
+	srv.AddResource(handlers.Resource{URI: "ui://app/main.html", Name: "main", MimeType: "text/html;profile=mcp-app", Meta: json.RawMessage(appResourceMeta), Icons: icons},
+		func(_ context.Context, req *handlers.Request, _ string, _ map[string]string) ([]handlers.ResourceContents, error) {
+			req.SetResultMeta(json.RawMessage(appOtherMeta))
+			return []handlers.ResourceContents{{Text: "<html></html>", Meta: json.RawMessage(appContentsMeta)}}, nil
+		})
+	srv.AddResourceTemplate(handlers.ResourceTemplate{URITemplate: "ui://app/{page}.html", Name: "pages", Meta: json.RawMessage(appOtherMeta)},
+		func(context.Context, *handlers.Request, string, map[string]string) ([]handlers.ResourceContents, error) {
+			return []handlers.ResourceContents{{Text: "page"}}, nil
+		})
+	srv.AddPrompt(handlers.Prompt{Name: "p", Meta: json.RawMessage(appOtherMeta), Icons: icons},
+		func(context.Context, *handlers.Request, map[string]string) (*handlers.GetPromptResult, error) {
+			text := handlers.TextContent("m")
+			text.Meta = json.RawMessage(appOtherMeta)
+			return &handlers.GetPromptResult{Messages: []handlers.PromptMessage{{Role: "user", Content: text}}, Meta: json.RawMessage(appOtherMeta)}, nil
+		})
+	return mcprt.ExitCode(mcprt.Serve(context.Background(), srv, mcprt.Options{}))
+}
+
+// TestBackendMetaPassesThrough: an MCP App behind the gateway is intact:
+// the _meta, execution and icons of the backend's tools, resources,
+// templates and prompts, of its resource contents and content blocks, and
+// of its results reach the client as the backend wrote them (but the
+// backend's serverInfo), whichever era the backend and the client speak.
+func TestBackendMetaPassesThrough(t *testing.T) {
+	for _, protocol := range []string{"legacy", "modern"} {
+		t.Run(protocol, func(t *testing.T) {
+			g := start(t, appBackend("a", protocol))
+			for _, modern := range []bool{false, true} {
+				r := func(method, params string) *handlers.Request {
+					q := req(method, params, &peer{})
+					if modern {
+						q.Version, q.Modern = "2026-07-28", true
+					}
+					return q
+				}
+				has := func(method, params string, parts ...string) {
+					t.Helper()
+					got, err := g.run(nil, r(method, params))
+					if err != nil {
+						t.Fatalf("%s (client modern=%v): %v", method, modern, err)
+					}
+					for _, part := range parts {
+						if !strings.Contains(got, part) {
+							t.Errorf("%s (client modern=%v): want %s in %s", method, modern, part, got)
+						}
+					}
+					if strings.Contains(got, "serverInfo") {
+						t.Errorf("%s (client modern=%v): the backend's serverInfo came through: %s", method, modern, got)
+					}
+				}
+				has("tools/list", `{}`, `"_meta":`+appToolMeta, `"execution":`+appExecution, `"icons":`+appIcons)
+				has("tools/call", `{"name":"a__show"}`, `{"type":"text","text":"shown","_meta":`+appOtherMeta+`}`, `],"_meta":`+appOtherMeta)
+				has("resources/list", `{}`, `"_meta":`+appResourceMeta, `"icons":`+appIcons)
+				has("resources/templates/list", `{}`, `"_meta":`+appOtherMeta)
+				has("resources/read", `{"uri":"ui://app/main.html"}`, `"_meta":`+appContentsMeta, `}],"_meta":`+appOtherMeta)
+				has("prompts/list", `{}`, `"_meta":`+appOtherMeta, `"icons":`+appIcons)
+				has("prompts/get", `{"name":"a__p"}`, `"text":"m","_meta":`+appOtherMeta, `],"_meta":`+appOtherMeta)
+			}
+		})
 	}
 }
