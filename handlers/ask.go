@@ -61,8 +61,31 @@ func (e *CapabilityError) RPCError() *jsonrpc.Error {
 // initialize in the legacy revisions, in the request's own _meta in
 // 2026-07-28.
 func (r *Request) HasClientCapability(name string) bool {
+	if len(r.ClientCapabilities) == 0 {
+		return false
+	}
 	v, ok := jsonrpc.Member(r.ClientCapabilities, name)
 	return ok && string(v) != "null"
+}
+
+// ClientExtension reports whether the client declared the extension id
+// ("io.modelcontextprotocol/ui") for this request, and with what settings
+// object: in capabilities.extensions, at initialize in the legacy
+// revisions, in the request's own _meta in 2026-07-28. A server offering
+// an MCP App, say, returns its plain content to a client without it.
+func (r *Request) ClientExtension(id string) (settings json.RawMessage, ok bool) {
+	if len(r.ClientCapabilities) == 0 {
+		return nil, false
+	}
+	ext, ok := jsonrpc.Member(r.ClientCapabilities, "extensions")
+	if !ok {
+		return nil, false
+	}
+	settings, ok = jsonrpc.Member(ext, id)
+	if !ok || string(settings) == "null" {
+		return nil, false
+	}
+	return settings, true
 }
 
 // InputRequest is one request to the client inside an input_required result.
@@ -161,10 +184,11 @@ func (r *Request) AskAll(ctx context.Context, requests map[string]InputRequest) 
 		q := requests[key]
 		answer, ok := r.InputResponses[key]
 		if !ok {
-			if r.inputRequests == nil {
-				r.inputRequests = map[string]InputRequest{}
+			m := r.extra()
+			if m.inputRequests == nil {
+				m.inputRequests = map[string]InputRequest{}
 			}
-			r.inputRequests[key] = q
+			m.inputRequests[key] = q
 			missing = true
 			continue
 		}
@@ -209,7 +233,10 @@ func fitsResult(method string, answer json.RawMessage) bool {
 func (r *Request) PendingInputs() map[string]InputRequest {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.inputRequests
+	if r.more == nil {
+		return nil
+	}
+	return r.more.inputRequests
 }
 
 // ElicitResult is the client's answer to an elicitation.

@@ -76,13 +76,17 @@ func TestMetaPerEra(t *testing.T) {
 // refused at registration, as a bad schema is; null is none.
 func TestMetaMustBeObject(t *testing.T) {
 	s := NewServer(Implementation{Name: "t", Version: "1"}, "")
-	read := func(context.Context, *Request, string, map[string]string) ([]ResourceContents, error) { return nil, nil }
+	read := func(context.Context, *Request, string, map[string]string) ([]ResourceContents, error) {
+		return nil, nil
+	}
 	get := func(context.Context, *Request, map[string]string) (*GetPromptResult, error) { return nil, nil }
 	for name, add := range map[string]func(){
-		"tool _meta":      func() { s.AddTool(Tool{Name: "x", Meta: json.RawMessage(`[1]`)}, textTool("x")) },
-		"tool execution":  func() { s.AddTool(Tool{Name: "x", Execution: json.RawMessage(`"optional"`)}, textTool("x")) },
-		"resource _meta":  func() { s.AddResource(Resource{URI: "a:b", Name: "b", Meta: json.RawMessage(`1`)}, read) },
-		"template _meta":  func() { s.AddResourceTemplate(ResourceTemplate{URITemplate: "a:{b}", Name: "b", Meta: json.RawMessage(`"x"`)}, read) },
+		"tool _meta":     func() { s.AddTool(Tool{Name: "x", Meta: json.RawMessage(`[1]`)}, textTool("x")) },
+		"tool execution": func() { s.AddTool(Tool{Name: "x", Execution: json.RawMessage(`"optional"`)}, textTool("x")) },
+		"resource _meta": func() { s.AddResource(Resource{URI: "a:b", Name: "b", Meta: json.RawMessage(`1`)}, read) },
+		"template _meta": func() {
+			s.AddResourceTemplate(ResourceTemplate{URITemplate: "a:{b}", Name: "b", Meta: json.RawMessage(`"x"`)}, read)
+		},
 		"prompt _meta":    func() { s.AddPrompt(Prompt{Name: "p", Meta: json.RawMessage(`true`)}, get) },
 		"tool _meta json": func() { s.AddTool(Tool{Name: "x", Meta: json.RawMessage(`{`)}, textTool("x")) },
 	} {
@@ -98,5 +102,42 @@ func TestMetaMustBeObject(t *testing.T) {
 	s.AddTool(Tool{Name: "n", Meta: json.RawMessage(`null`)}, textTool("x"))
 	if got := run(t, s, "2025-11-25", "tools/list", `{}`).result; strings.Contains(got, "_meta") {
 		t.Errorf("a null _meta was listed: %s", got)
+	}
+}
+
+// TestExtensions: a server's extensions are in its capabilities; a
+// handler reads the client's own from the request's capabilities.
+func TestExtensions(t *testing.T) {
+	s := NewServer(Implementation{Name: "t", Version: "1"}, "")
+	s.SetExtension("io.modelcontextprotocol/ui", nil)
+	s.SetExtension("com.example/x", json.RawMessage(`{"v":1}`))
+	got, _ := json.Marshal(s.Capabilities()["extensions"])
+	if want := `{"com.example/x":{"v":1},"io.modelcontextprotocol/ui":{}}`; string(got) != want {
+		t.Errorf("extensions %s, want %s", got, want)
+	}
+	if !s.RemoveExtension("com.example/x") || s.RemoveExtension("com.example/x") {
+		t.Error("RemoveExtension")
+	}
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Error("SetExtension took settings that are not an object")
+			}
+		}()
+		s.SetExtension("com.example/bad", json.RawMessage(`[]`))
+	}()
+	req := &Request{ClientCapabilities: json.RawMessage(`{"extensions":{"io.modelcontextprotocol/ui":{"mimeTypes":["text/html;profile=mcp-app"]},"com.example/n":null}}`)}
+	if settings, ok := req.ClientExtension("io.modelcontextprotocol/ui"); !ok || string(settings) != `{"mimeTypes":["text/html;profile=mcp-app"]}` {
+		t.Errorf("ClientExtension(ui) = %s, %v", settings, ok)
+	}
+	for _, id := range []string{"com.example/n", "com.example/absent"} {
+		if _, ok := req.ClientExtension(id); ok {
+			t.Errorf("ClientExtension(%s) = ok", id)
+		}
+	}
+	for _, caps := range []string{`{}`, ``} {
+		if _, ok := (&Request{ClientCapabilities: json.RawMessage(caps)}).ClientExtension("io.modelcontextprotocol/ui"); ok {
+			t.Errorf("ClientExtension with capabilities %q = ok", caps)
+		}
 	}
 }

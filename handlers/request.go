@@ -41,19 +41,48 @@ type Request struct {
 	// The session sets it.
 	LocalLog *slog.Logger
 
-	mu            sync.Mutex
-	resultMeta    json.RawMessage // SetResultMeta
-	lastProgress  float64
-	progressed    bool
-	asked         int
-	inputRequests map[string]InputRequest
+	mu           sync.Mutex
+	lastProgress float64
+	progressed   bool
+	asked        int
+	// more holds what few requests need, so that the others do not pay
+	// for it in size.
+	more *requestMore
 }
 
 // SetResultMeta sets the _meta of the result of a resources/read, whose
 // ResourceHandler returns contents rather than a result: a JSON object,
 // sent as it is. (A tool's or a prompt's handler sets CallToolResult.Meta
 // or GetPromptResult.Meta instead.)
-func (r *Request) SetResultMeta(meta json.RawMessage) { r.resultMeta = meta }
+func (r *Request) SetResultMeta(meta json.RawMessage) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.extra().resultMeta = meta
+}
+
+// requestMore is the part of a Request few requests use.
+type requestMore struct {
+	inputRequests map[string]InputRequest // asked this round (2026-07-28)
+	resultMeta    json.RawMessage         // SetResultMeta
+}
+
+// extra returns r.more, made on first use. The caller holds r.mu.
+func (r *Request) extra() *requestMore {
+	if r.more == nil {
+		r.more = &requestMore{}
+	}
+	return r.more
+}
+
+// resultMeta is what SetResultMeta set.
+func (r *Request) resultMeta() json.RawMessage {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.more == nil {
+		return nil
+	}
+	return r.more.resultMeta
+}
 
 // Peer is the session's side of one request.
 type Peer interface {

@@ -310,5 +310,5 @@ func (s *Server) readResource(ctx context.Context, req *Request) (any, error) {
 	return struct {
 		Contents []ResourceContents `json:"contents"`
 		Meta     json.RawMessage    `json:"_meta,omitempty"`
-	}{out, req.resultMeta}, nil
+	}{out, req.resultMeta()}, nil
 }

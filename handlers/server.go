@@ -3,6 +3,7 @@ package handlers
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"sync"
 	"sync/atomic"
 )
@@ -55,6 +56,9 @@ type Server struct {
 		listPrompts, getPrompt, complete MethodFunc
 		startTool StartFunc
 	}
+	// extensions are the extensions the server offers, by identifier,
+	// each with its settings object (SetExtension).
+	extensions map[string]json.RawMessage
 	// starters is set once a tool with a Start is registered, and never
 	// cleared: until then tools/call has no Start, and a request costs the
 	// session no second look at its params.
@@ -184,7 +188,43 @@ func (s *Server) Capabilities() map[string]any {
 	if offered&offerCompletions != 0 {
 		caps["completions"] = map[string]any{}
 	}
+	s.mu.RLock()
+	if len(s.extensions) > 0 {
+		caps["extensions"] = maps.Clone(s.extensions)
+	}
+	s.mu.RUnlock()
 	return caps
+}
+
+// SetExtension offers the extension id ("io.modelcontextprotocol/ui"),
+// with its settings object (nil: {}), in capabilities.extensions: at
+// initialize and in server/discover. Clients that connect from then on
+// see it (the protocol has no notification for a change of capabilities).
+// Whether a client supports an extension is its own declaration, which a
+// handler reads with Request.ClientExtension. SetExtension panics if
+// settings is not a JSON object.
+func (s *Server) SetExtension(id string, settings json.RawMessage) {
+	settings = nullIsNone(settings)
+	if settings == nil {
+		settings = json.RawMessage("{}")
+	}
+	mustBeObject("extension", id, "settings", settings)
+	s.mu.Lock()
+	if s.extensions == nil {
+		s.extensions = map[string]json.RawMessage{}
+	}
+	s.extensions[id] = settings
+	s.mu.Unlock()
+}
+
+// RemoveExtension stops offering the extension id; it reports whether it
+// was offered.
+func (s *Server) RemoveExtension(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.extensions[id]
+	delete(s.extensions, id)
+	return ok
 }
 
 // Method is one server method as the session dispatches it.

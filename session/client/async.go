@@ -58,7 +58,7 @@ func (c *Client) Go(method string, params json.RawMessage, a Answerer, opts ...C
 	}
 	var meta []member
 	if c.era == EraModern {
-		meta = c.metaFor(c.version)
+		meta = c.metaWith(c.version, o.extensions)
 	}
 	id, _, err = c.begin(method, base, nil, meta, o, true, a)
 	if err != nil {

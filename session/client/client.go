@@ -68,6 +68,9 @@ type Client struct {
 	// is not listening, so waiting for it to notice EOF only makes a failed
 	// connect (a -timeout, a wrong command) slower by CloseGrace.
 	handshook atomic.Bool
+	// extMeta is the last _meta made for a request's own extensions
+	// (WithExtensions): a gateway's client mostly sends the same ones.
+	extMeta atomic.Pointer[extEraMeta]
 
 	mu       sync.Mutex
 	pending  map[int64]*pending
@@ -718,6 +721,7 @@ type callOptions struct {
 	progress    func(Progress)
 	askProgress bool // see ProgressAnswerer
 	done        <-chan struct{}
+	extensions  json.RawMessage // see WithExtensions
 }
 
 // WithTimeout bounds this request instead of Options.Timeout; negative
@@ -731,6 +735,16 @@ func WithTimeout(d time.Duration) CallOption {
 // before the request returns; fn must not block.
 func WithProgress(fn func(Progress)) CallOption {
 	return func(o *callOptions) { o.progress = fn }
+}
+
+// WithExtensions declares, on this request to a 2026-07-28 server, the
+// extensions object ext (a JSON object, by extension identifier) as the
+// client's capabilities.extensions, in place of Options.Extensions: for a
+// client that stands for others, such as a gateway telling a server what
+// the client it forwards for supports. It has no effect on a legacy
+// server, which learnt the client's extensions at initialize.
+func WithExtensions(ext json.RawMessage) CallOption {
+	return func(o *callOptions) { o.extensions = ext }
 }
 
 // WithDone abandons the request when done is closed, as a cancelled ctx
@@ -971,7 +985,7 @@ func (c *Client) call(ctx context.Context, method string, params, result any, op
 	for round := 0; ; round++ {
 		var meta []member
 		if c.era == EraModern {
-			meta = c.metaFor(c.version)
+			meta = c.metaWith(c.version, o.extensions)
 		}
 		raw, err := c.roundTrip(ctx, method, base, extra, meta, o, true)
 		if err != nil {

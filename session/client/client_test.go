@@ -900,3 +900,62 @@ func TestCloseCancelsInFlight(t *testing.T) {
 		t.Errorf("last message before EOF: %s %s", last.Method, last.Params)
 	}
 }
+
+// TestExtensions: Options.Extensions are declared as
+// capabilities.extensions, at initialize and on every 2026-07-28 request;
+// WithExtensions replaces them on one 2026-07-28 request.
+func TestExtensions(t *testing.T) {
+	t.Parallel()
+	ui := map[string]json.RawMessage{"io.modelcontextprotocol/ui": json.RawMessage(`{"mimeTypes":["text/html;profile=mcp-app"]}`), "com.example/x": nil}
+	const want = `{"com.example/x":{},"io.modelcontextprotocol/ui":{"mimeTypes":["text/html;profile=mcp-app"]}}`
+	extOf := func(caps json.RawMessage) string {
+		var c struct {
+			Extensions json.RawMessage `json:"extensions"`
+		}
+		_ = json.Unmarshal(caps, &c)
+		return string(c.Extensions)
+	}
+
+	cmd, log := fakeCmd(t, "legacy")
+	c := connect(t, cmd, opts(client.Options{Extensions: ui}))
+	if err := c.Ping(ctx(t)); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range sent(t, log) {
+		if m.Method != "initialize" {
+			continue
+		}
+		var init struct{ Capabilities json.RawMessage }
+		_ = json.Unmarshal(m.Params, &init)
+		if got := extOf(init.Capabilities); got != want {
+			t.Errorf("initialize extensions %s, want %s", got, want)
+		}
+	}
+
+	cmd, log = fakeCmd(t, "modern")
+	c = connect(t, cmd, opts(client.Options{Extensions: ui}))
+	if _, err := c.CallTool(ctx(t), "echo", map[string]string{"text": "a"}); err != nil {
+		t.Fatal(err)
+	}
+	const own = `{"com.example/y":{"v":2}}`
+	if _, err := c.CallTool(ctx(t), "echo", map[string]string{"text": "b"}, client.WithExtensions(json.RawMessage(own))); err != nil {
+		t.Fatal(err)
+	}
+	seen := 0
+	for _, m := range sent(t, log) {
+		if m.Method != "tools/call" {
+			continue
+		}
+		seen++
+		got, w := extOf(metaOf(t, m)["io.modelcontextprotocol/clientCapabilities"]), want
+		if strings.Contains(string(m.Params), `"text":"b"`) {
+			w = own
+		}
+		if got != w {
+			t.Errorf("%s: extensions %s, want %s", m.Params, got, w)
+		}
+	}
+	if seen != 2 {
+		t.Errorf("%d tools/call sent, want 2", seen)
+	}
+}

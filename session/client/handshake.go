@@ -210,6 +210,9 @@ func (c *Client) clientCapsFor(version string) json.RawMessage {
 	if c.opts.Sampling != nil {
 		caps["sampling"] = map[string]any{}
 	}
+	if ext := c.extensionsObject(); ext != nil {
+		caps["extensions"] = ext
+	}
 	if c.opts.Elicitation != nil && version >= "2025-06-18" {
 		if version >= "2025-11-25" {
 			caps["elicitation"] = map[string]any{"form": map[string]any{}}
@@ -218,6 +221,22 @@ func (c *Client) clientCapsFor(version string) json.RawMessage {
 		}
 	}
 	return mustMarshal(caps)
+}
+
+// extensionsObject is Options.Extensions as a capabilities member (nil
+// for none); a nil settings object is {}.
+func (c *Client) extensionsObject() map[string]json.RawMessage {
+	if len(c.opts.Extensions) == 0 {
+		return nil
+	}
+	ext := make(map[string]json.RawMessage, len(c.opts.Extensions))
+	for id, settings := range c.opts.Extensions {
+		if len(settings) == 0 || string(settings) == "null" {
+			settings = json.RawMessage("{}")
+		}
+		ext[id] = settings
+	}
+	return ext
 }
 
 // Era is the era the session speaks (EraLegacy or EraModern).

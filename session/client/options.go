@@ -109,6 +109,12 @@ type Options struct {
 	// Client.RootsListChanged.
 	RootsListChanged bool
 
+	// Extensions are the extensions the client supports, by identifier
+	// ("io.modelcontextprotocol/ui"), each with its settings object (nil:
+	// {}): declared in capabilities.extensions, at initialize and on every
+	// 2026-07-28 request (see WithExtensions for one request's own).
+	Extensions map[string]json.RawMessage
+
 	// LogLevel, if set, asks the server for notifications/message at that
 	// level and above ("debug" .. "emergency"): logging/setLevel after
 	// initialize (when the server declares logging), or the logLevel _meta

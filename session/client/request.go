@@ -215,6 +215,40 @@ func (c *Client) metaFor(version string) []member {
 	return ms
 }
 
+// extEraMeta is the _meta of requests that declare extensions of their
+// own (WithExtensions).
+type extEraMeta struct {
+	version, ext string
+	members      []member
+}
+
+// metaWith is metaFor with ext, when it is a JSON object, as the client's
+// capabilities.extensions.
+func (c *Client) metaWith(version string, ext json.RawMessage) []member {
+	if ext == nil {
+		return c.metaFor(version)
+	}
+	if m := c.extMeta.Load(); m != nil && m.version == version && m.ext == string(ext) {
+		return m.members
+	}
+	base := c.metaFor(version)
+	if len(ext) == 0 || ext[0] != '{' || !json.Valid(ext) {
+		return base // not an object: the Options' own
+	}
+	var caps map[string]json.RawMessage
+	_ = json.Unmarshal(c.clientCapsFor(version), &caps)
+	caps["extensions"] = ext
+	ms := make([]member, len(base))
+	for i, m := range base {
+		if m.key == "io.modelcontextprotocol/clientCapabilities" {
+			m.val = mustMarshal(caps)
+		}
+		ms[i] = m
+	}
+	c.extMeta.Store(&extEraMeta{version, string(ext), ms})
+	return ms
+}
+
 // inputRequired reports whether a 2026-07-28 result has the resultType
 // input_required; ok is false when the result is not an object (null
 // aside, which encoding/json let through as an empty one) or its
