@@ -176,6 +176,7 @@ func (c *conn) connect() (*client.Client, error) {
 		Sampling:    b.askHandler("sampling/createMessage"),
 		Elicitation: b.askHandler("elicitation/create"),
 		Roots:       roots,
+		Extensions:  g.declareExtensions(),
 		// The client's roots change: the gateway tells (see roots.go).
 		RootsListChanged: roots != nil,
 	}

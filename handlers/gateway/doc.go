@@ -153,5 +153,21 @@
 // for progress with a token of its own) and the keys under prefixes the
 // protocol reserves (io.modelcontextprotocol/…), which belong to the
 // client's hop: a trace context (traceparent) or an application's keys
-// reach the backend as the client sent them.
+// reach the backend as the client sent them. The other way, a backend's
+// _meta reaches the client as the backend wrote it: on its tools (with
+// their execution and icons), resources, templates and prompts, on its
+// results, content blocks and resource contents; only a 2026-07-28
+// backend's serverInfo in a result's _meta is replaced by the gateway's.
+// An MCP App behind the gateway (a tool's _meta.ui.resourceUri, its ui://
+// resource and the contents' _meta.ui) is the backend's app, intact.
+//
+// # Extensions
+//
+// The gateway offers its clients every extension (capabilities.extensions)
+// one of its backends offers, with the settings of the first in the
+// configuration. It tells each backend what the client declared: a
+// 2026-07-28 backend gets the requesting client's extensions on each
+// request; a legacy backend, which learns its client's capabilities once,
+// at initialize, gets those of the gateway's one client with SingleClient
+// (mcprt gateway over stdio), and none when it serves many.
 package gateway

@@ -178,6 +178,9 @@ func (b *backend) forward(parent context.Context, req *handlers.Request, method 
 	f.ctx = callContext{base, &f.c}
 	defer b.track(&f.c)()
 	opts := append(make([]client.CallOption, 0, 3), timeout, client.WithDone(f.abandon))
+	if ext, ok := extensionsOption(req); ok {
+		opts = append(opts, ext)
+	}
 	if fn := b.progress(req); fn != nil {
 		opts = append(opts, client.WithProgress(fn))
 	}
@@ -405,7 +408,11 @@ func (b *backend) toolStarter(name string) handlers.ToolStarter {
 		// asks for progress.
 		f.mu.Lock()
 		defer f.mu.Unlock()
-		id, err := cl.Go("tools/call", toolParams(nameLit, args, passMeta(req.Params)), f)
+		var opts []client.CallOption // none, mostly: no allocation
+		if ext, ok := extensionsOption(req); ok {
+			opts = []client.CallOption{ext}
+		}
+		id, err := cl.Go("tools/call", toolParams(nameLit, args, passMeta(req.Params)), f, opts...)
 		if err != nil {
 			b.remove(&f.c)
 			return false // toolHandler says why

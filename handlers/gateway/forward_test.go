@@ -126,7 +126,7 @@ func TestResultMeta(t *testing.T) {
 	for raw, want := range map[string]string{
 		`{"x":1}`: `{"x":1}`,
 		`{"io.modelcontextprotocol/serverInfo":{"name":"b"},"ui":{"k":[1,2]},"com.example/n":1.50}`: `{"ui":{"k":[1,2]},"com.example/n":1.50}`,
-		`{"io.modelcontextprotocol/serverInfo":{"name":"b"}}`:                                          "",
+		`{"io.modelcontextprotocol/serverInfo":{"name":"b"}}`:                                       "",
 		`{}`:   "",
 		`null`: "",
 		`[1]`:  "",

@@ -156,6 +156,7 @@ type Gateway struct {
 	clientOnce  sync.Once
 	clientRoots atomic.Bool
 	closing     atomic.Bool
+	ext         extOffers // extensions, offered and declared (extensions.go)
 
 	// owners say which backend registered each name (tools, prompts) or
 	// URI (resources, templates), so that the first keeps one two offer.
@@ -773,6 +774,7 @@ func (g *Gateway) clientCapabilities(caps json.RawMessage) {
 		_ = json.Unmarshal(caps, &m)
 		_, roots := m["roots"]
 		g.clientRoots.Store(roots)
+		g.noteClientExtensions(caps)
 		close(g.clientKnown)
 	})
 }

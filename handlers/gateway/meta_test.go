@@ -116,6 +116,15 @@ func runAppServer() int {
 	if err := json.Unmarshal([]byte(appIcons), &icons); err != nil {
 		panic(err)
 	}
+	srv.SetExtension("io.modelcontextprotocol/ui", nil)
+	srv.SetExtension("com.example/app", json.RawMessage(`{"v":2}`))
+	srv.AddTool(handlers.Tool{Name: "ext"}, func(_ context.Context, req *handlers.Request, _ json.RawMessage) (*handlers.CallToolResult, error) {
+		settings, ok := req.ClientExtension("io.modelcontextprotocol/ui")
+		if !ok {
+			return handlers.TextResult("no ui"), nil
+		}
+		return handlers.TextResult("ui " + string(settings)), nil
+	})
 	srv.AddTool(handlers.Tool{Name: "show", Meta: json.RawMessage(appToolMeta), Execution: json.RawMessage(appExecution), Icons: icons},
 		func(context.Context, *handlers.Request, json.RawMessage) (*handlers.CallToolResult, error) {
 			text := handlers.TextContent("shown")
@@ -181,5 +190,58 @@ func TestBackendMetaPassesThrough(t *testing.T) {
 				has("prompts/get", `{"name":"a__p"}`, `"text":"m","_meta":`+appOtherMeta, `],"_meta":`+appOtherMeta)
 			}
 		})
+	}
+}
+
+// TestBackendExtensions: the gateway offers its backends' extensions, and
+// tells a backend the client's: a 2026-07-28 backend on each request, the
+// requesting client's own; a legacy backend at initialize, the one
+// client's (SingleClient), and none with many clients.
+func TestBackendExtensions(t *testing.T) {
+	const ui = `{"mimeTypes":["text/html;profile=mcp-app"]}`
+	withUI := func(q *handlers.Request) *handlers.Request {
+		q.ClientCapabilities = json.RawMessage(`{"extensions":{"io.modelcontextprotocol/ui":` + ui + `}}`)
+		return q
+	}
+	call := func(g *testGateway, q *handlers.Request) string {
+		t.Helper()
+		got, err := g.run(nil, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var res handlers.CallToolResult
+		if err := json.Unmarshal([]byte(got), &res); err != nil || len(res.Content) != 1 {
+			t.Fatalf("%s: %v", got, err)
+		}
+		return res.Content[0].Text
+	}
+
+	g := start(t, appBackend("a", "modern"))
+	got, _ := json.Marshal(g.Server().Capabilities()["extensions"])
+	if want := `{"com.example/app":{"v":2},"io.modelcontextprotocol/ui":{}}`; string(got) != want {
+		t.Errorf("the gateway offers extensions %s, want %s", got, want)
+	}
+	for i := range 2 { // the second time from the client's cache of _meta
+		if got := call(g, withUI(req("tools/call", `{"name":"a__ext"}`, &peer{}))); got != "ui "+ui {
+			t.Errorf("modern backend, client with ui (%d): %s", i, got)
+		}
+		if got := call(g, req("tools/call", `{"name":"a__ext"}`, &peer{})); got != "no ui" {
+			t.Errorf("modern backend, client without ui (%d): %s", i, got)
+		}
+	}
+
+	for _, single := range []bool{true, false} {
+		g := unstarted(t, Options{SingleClient: single}, appBackend("l", "legacy"))
+		if err := g.Launch(); err != nil {
+			t.Fatal(err)
+		}
+		g.Server().ClientCapabilities(json.RawMessage(`{"extensions":{"io.modelcontextprotocol/ui":` + ui + `}}`))
+		want := "no ui"
+		if single {
+			want = "ui " + ui
+		}
+		if got := call(g, withUI(req("tools/call", `{"name":"l__ext"}`, &peer{}))); got != want {
+			t.Errorf("legacy backend, single client %v: %s, want %s", single, got, want)
+		}
 	}
 }

@@ -20,6 +20,7 @@ type lists struct {
 	resources   []handlers.Resource
 	templates   []handlers.ResourceTemplate
 	completions bool
+	extensions  map[string]json.RawMessage // capabilities.extensions
 }
 
 // registered is what a backend's lists put in the gateway's server.
@@ -40,6 +41,7 @@ func fetchLists(ctx context.Context, cl *client.Client) (*lists, error) {
 	caps := cl.Capabilities()
 	l := &lists{}
 	_, l.completions = caps["completions"]
+	l.extensions = extensionsOf(caps)
 	var err error
 	if _, ok := caps["tools"]; ok {
 		if l.tools, err = listAll[handlers.Tool](ctx, cl, "tools/list", "tools"); err != nil {
@@ -270,6 +272,7 @@ func (b *backend) apply(l *lists, note string) {
 		}
 	}
 	b.reg.templates = templates
+	g.offerExtensions(b, l.extensions)
 }
 
 func cmpOr(a, b string) string {
