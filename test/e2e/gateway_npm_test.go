@@ -10,12 +10,13 @@ import (
 
 // npmServersEnv names a directory where the official reference servers
 // were installed, pinned by test/e2e/npm/package-lock.json, for
-// TestGatewayNPMServers; test/e2e/npm/install.sh installs them and prints
+// TestGatewayNPMServers and TestGatewayMCPApp; test/e2e/npm/install.sh installs them and prints
 // it, as CI does:
 //
 //	MCPRT_NPM_SERVERS=$(bash test/e2e/npm/install.sh) go test ./test/e2e -run NPM
 //
-// Without it the test is skipped: it needs node and the npm registry.
+// Without it the tests that need them are skipped: they need node (20 or
+// later) and the npm registry.
 const npmServersEnv = "MCPRT_NPM_SERVERS"
 
 // TestGatewayNPMServers: the official TypeScript reference servers behind

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# Installs the pinned MCP reference servers (package-lock.json) that
-# TestGatewayNPMServers runs behind mcprt gateway, once per lock, into a
-# cache directory, and prints that directory: CI runs
+# Installs the pinned MCP reference servers and the TypeScript SDK v2 with
+# @modelcontextprotocol/ext-apps (package-lock.json), which
+# TestGatewayNPMServers and TestGatewayMCPApp run behind mcprt gateway,
+# once per lock, into a cache directory, and prints that directory: CI runs
 #
 #   MCPRT_NPM_SERVERS=$(bash test/e2e/npm/install.sh) go test -race ./...
 #
 # Environment: MCPRT_NPM_CACHE (default $HOME/.cache/mcprt-npm-servers).
-# Needs npm and Node.js 18 or later.
+# Needs npm and Node.js 20 or later.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 cache=${MCPRT_NPM_CACHE:-$HOME/.cache/mcprt-npm-servers}
