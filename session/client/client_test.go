@@ -959,3 +959,46 @@ func TestExtensions(t *testing.T) {
 		t.Errorf("%d tools/call sent, want 2", seen)
 	}
 }
+
+// TestCallToolNilArguments: arguments that are nil, even a nil map, are
+// left out rather than sent as null, which servers refuse (arguments are
+// an object).
+func TestCallToolNilArguments(t *testing.T) {
+	t.Parallel()
+	cmd, log := fakeCmd(t, "modern")
+	c := connect(t, cmd, opts(client.Options{}))
+	var none map[string]any
+	for _, args := range []any{nil, none, (*struct{})(nil)} {
+		if _, err := c.CallTool(ctx(t), "progress", args); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, m := range sent(t, log) {
+		if m.Method == "tools/call" && strings.Contains(string(m.Params), `"arguments"`) {
+			t.Errorf("sent arguments: %s", m.Params)
+		}
+	}
+}
+
+// TestRetryListedVersion: a server that refuses the probe's version with
+// -32022 but lists it (or another this client speaks) among those it
+// supports gets one retry with it, with EraAuto and with EraModern.
+func TestRetryListedVersion(t *testing.T) {
+	t.Parallel()
+	for _, era := range []client.Era{client.EraAuto, client.EraModern} {
+		cmd, log := fakeCmd(t, "modern-refuse-once")
+		c := connect(t, cmd, opts(client.Options{Era: era}))
+		if c.Era() != client.EraModern || c.ProtocolVersion() != "2026-07-28" {
+			t.Errorf("era option %v: connected in era %v, version %s", era, c.Era(), c.ProtocolVersion())
+		}
+		n := 0
+		for _, m := range sent(t, log) {
+			if m.Method == "server/discover" {
+				n++
+			}
+		}
+		if n != 2 {
+			t.Errorf("era option %v: %d server/discover sent, want 2", era, n)
+		}
+	}
+}

@@ -43,6 +43,7 @@ type fake struct {
 	log     *os.File
 	modern  bool
 	version string
+	refused bool // mode modern-refuse-once: the first server/discover was refused
 
 	mu      sync.Mutex
 	tools   []string
@@ -194,6 +195,11 @@ func (f *fake) handle(m fakeMsg) {
 	switch m.Method {
 	case "server/discover":
 		switch {
+		case f.mode == "modern-refuse-once" && !f.refused:
+			// As the conformance suite's request-metadata server does:
+			// -32022 for a version it lists as supported.
+			f.refused = true
+			f.error(m.ID, -32022, "Unsupported protocol version", map[string]any{"supported": []string{"2026-07-28"}, "requested": "2026-07-28"})
 		case f.modern:
 			f.result(m.ID, map[string]any{
 				"resultType": "complete", "supportedVersions": []string{"2026-07-28"},

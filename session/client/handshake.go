@@ -52,6 +52,11 @@ func (c *Client) handshake(ctx context.Context) error {
 			v = modernVersions[0]
 		}
 		res, err := c.discover(ctx, v, callOptions{})
+		if supported, refused := unsupportedVersion(err); refused && slices.Contains(supported, v) {
+			// Refused, yet listed among those the server supports: the
+			// client retries with a version from the list, once.
+			res, err = c.discover(ctx, v, callOptions{})
+		}
 		if err != nil {
 			return err
 		}
@@ -103,8 +108,20 @@ func (c *Client) handshake(ctx context.Context) error {
 		// hide why.
 		return err
 	}
-	if errors.As(err, &re) && re.Err.Code == jsonrpc.CodeUnsupportedProtocolVersion {
-		supported := supportedFrom(re.Err.Data)
+	if supported, refused := unsupportedVersion(err); refused {
+		// The server speaks the era and says which versions: retry with
+		// one of ours it lists (once), modern first.
+		if v := common(modernVersions, supported); v != "" {
+			res, err := c.discover(ctx, v, callOptions{})
+			if err != nil {
+				return err
+			}
+			if !slices.Contains(res.SupportedVersions, v) {
+				return fmt.Errorf("server/discover: server does not list %s (it supports %s)", v, strings.Join(res.SupportedVersions, ", "))
+			}
+			c.useDiscover(res, v)
+			return nil
+		}
 		if v := common(legacyVersions, supported); v != "" {
 			return c.initialize(ctx, v, false)
 		}
@@ -113,6 +130,16 @@ func (c *Client) handshake(ctx context.Context) error {
 	}
 	c.log.Debug("server/discover probe failed; falling back to initialize", "err", err)
 	return c.initialize(ctx, legacyVersions[0], false)
+}
+
+// unsupportedVersion reads err as an UnsupportedProtocolVersion error and
+// returns the versions it says the server supports.
+func unsupportedVersion(err error) (supported []string, ok bool) {
+	var re *RPCError
+	if !errors.As(err, &re) || re.Err.Code != jsonrpc.CodeUnsupportedProtocolVersion {
+		return nil, false
+	}
+	return supportedFrom(re.Err.Data), true
 }
 
 // common returns the first of ours (newest first) that theirs contains.

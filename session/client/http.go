@@ -102,8 +102,11 @@ func (e *HTTPError) Error() string {
 // The Options about processes (Command, CloseGrace's stdin EOF, TermGrace,
 // SysProcAttr, the stderr fields) do not apply; CloseGrace bounds the
 // cancellations and the DELETE that Close sends. HTTPClient and Header
-// apply only here. Resumable streams (Last-Event-ID) and the deprecated
-// HTTP+SSE transport of 2024-11-05 are not supported.
+// apply only here. A legacy response stream that the server closes before
+// the answer, after events with ids, is resumed as 2025-11-25 describes:
+// after the server's retry delay, with GET and Last-Event-ID, and again
+// when that stream ends too (2026-07-28 streams are not resumable). The
+// deprecated HTTP+SSE transport of 2024-11-05 is not supported.
 func ConnectURL(ctx context.Context, endpoint string, opts *Options) (*Client, error) {
 	o, err := opts.withDefaults()
 	if err != nil {
@@ -120,7 +123,7 @@ func ConnectURL(ctx context.Context, endpoint string, opts *Options) (*Client, e
 		c.Close()
 		return nil, fmt.Errorf("client: connecting to %s: %w", shown, err)
 	}
-	c.h.connected()
+	c.h.connected(ctx)
 	c.wg.Add(1)
 	go c.refresher()
 	return c, nil
@@ -168,19 +171,36 @@ func (h *httpConn) setVersion(v string) {
 }
 
 // connected runs once the handshake is done: a legacy session gets its
-// GET stream.
-func (h *httpConn) connected() {
+// GET stream, and the connect waits (up to getWait, or ctx) until the
+// server has answered the GET, so that the stream is there for the first
+// request: a server may send what belongs to no request only on it, and
+// some (the TypeScript SDK's) drop such a message when no GET stream is
+// open, such as the elicitation a tool call asks for outside its own
+// stream.
+func (h *httpConn) connected(ctx context.Context) {
 	if h.c.era != EraLegacy {
 		return
 	}
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	if h.closed {
+		h.mu.Unlock()
 		return
 	}
+	answered := make(chan struct{})
 	h.c.wg.Add(1)
-	go h.listen()
+	go h.listen(answered)
+	h.mu.Unlock()
+	t := time.NewTimer(getWait)
+	defer t.Stop()
+	select {
+	case <-answered:
+	case <-t.C:
+	case <-ctx.Done():
+	}
 }
+
+// getWait bounds how long a legacy connect waits for the GET stream.
+const getWait = 5 * time.Second
 
 // msgInfo is what the transport needs to know of a message it sends.
 type msgInfo struct {
@@ -301,7 +321,7 @@ func (h *httpConn) send(id int64, line []byte) {
 			h.mu.Unlock()
 			cancel()
 		}()
-		h.exchange(ctx, id, req, sid, mi.method)
+		h.exchange(ctx, id, req, sid, mi.method, mi.version != "")
 	}()
 }
 
@@ -346,8 +366,9 @@ func (h *httpConn) deliver(ctx context.Context, line []byte, mi *msgInfo) error 
 	return &HTTPError{Status: resp.StatusCode, Body: clip(body)}
 }
 
-// exchange POSTs request id and delivers what the server sends for it.
-func (h *httpConn) exchange(ctx context.Context, id int64, req *http.Request, sid, method string) {
+// exchange POSTs request id and delivers what the server sends for it
+// (modern: it is a 2026-07-28 request).
+func (h *httpConn) exchange(ctx context.Context, id int64, req *http.Request, sid, method string, modern bool) {
 	c := h.c
 	resp, err := h.hc.Do(req)
 	if err != nil {
@@ -356,8 +377,14 @@ func (h *httpConn) exchange(ctx context.Context, id int64, req *http.Request, si
 		}
 		return
 	}
-	defer resp.Body.Close()
-	err = h.answer(ctx, id, resp, sid, method)
+	var from resumePoint
+	err = h.answer(ctx, id, resp, sid, method, modern, &from)
+	resp.Body.Close()
+	if err == nil && c.isPending(id) && from.id != "" && ctx.Err() == nil {
+		// A legacy server closed a stream it made resumable (its events
+		// have ids) before the answer: resume it with GET.
+		err = h.resume(ctx, id, from)
+	}
 	switch {
 	case ctx.Err() != nil:
 	case err != nil:
@@ -367,10 +394,85 @@ func (h *httpConn) exchange(ctx context.Context, id int64, req *http.Request, si
 	}
 }
 
+// resumePoint is where a closed event stream may be resumed from: its last
+// event ID and the retry delay the server set (2025-11-25, Resumability
+// and Redelivery; 2026-07-28 has no resumable streams).
+type resumePoint struct {
+	id    string
+	retry time.Duration
+}
+
+// maxResumes bounds how many times in a row a stream is resumed without
+// the server sending anything new.
+const maxResumes = 5
+
+// resume waits the server's retry delay, then resumes the event stream of
+// request id with GET and Last-Event-ID, until the answer comes, the
+// stream ends again (then again, from its new last event), or the server
+// refuses. The messages of the resumed stream are handled as the
+// original stream's would have been.
+func (h *httpConn) resume(ctx context.Context, id int64, from resumePoint) error {
+	c := h.c
+	for idle := 0; idle < maxResumes; idle++ {
+		t := time.NewTimer(cmp.Or(from.retry, reopenDelay)) // the server's retry, which a client MUST respect
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil
+		case <-t.C:
+		}
+		req, sid, err := h.newRequest(ctx, http.MethodGet, nil, nil)
+		if err != nil {
+			return err
+		}
+		req.Header.Set("Last-Event-ID", from.id)
+		resp, err := h.hc.Do(req)
+		if err != nil {
+			return fmt.Errorf("resuming the event stream: %w", err)
+		}
+		mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+		switch {
+		case resp.StatusCode == http.StatusNotFound && sid != "":
+			resp.Body.Close()
+			h.sessionEnded()
+			return nil
+		case resp.StatusCode/100 != 2 || mt != "text/event-stream":
+			body, _ := readAtMost(resp.Body, maxErrorBody)
+			resp.Body.Close()
+			return fmt.Errorf("resuming the event stream: the server answered HTTP %d: %s", resp.StatusCode, clip(body))
+		}
+		r := newSSEReader(resp.Body, c.opts.MaxLineBytes)
+		for c.isPending(id) {
+			data, err := r.next()
+			if err != nil {
+				if !errors.Is(err, io.EOF) && ctx.Err() == nil {
+					resp.Body.Close()
+					return fmt.Errorf("reading the resumed event stream: %w", err)
+				}
+				break
+			}
+			h.dispatch(id, data)
+			idle = -1 // news: the count starts again
+		}
+		resp.Body.Close()
+		if !c.isPending(id) || ctx.Err() != nil {
+			return nil
+		}
+		if r.lastID != "" {
+			from.id = r.lastID
+		}
+		if r.retry > 0 {
+			from.retry = r.retry
+		}
+	}
+	return fmt.Errorf("the server's event stream ended %d times without the answer", maxResumes)
+}
+
 // answer reads the response to request id: one JSON message, or an SSE
 // stream read until the answer has come (the server should end the stream
-// then; a server that does not is not waited for).
-func (h *httpConn) answer(ctx context.Context, id int64, resp *http.Response, sid, method string) error {
+// then; a server that does not is not waited for). A legacy stream that
+// ends before the answer sets from, for exchange to resume it.
+func (h *httpConn) answer(ctx context.Context, id int64, resp *http.Response, sid, method string, modern bool, from *resumePoint) error {
 	c := h.c
 	switch {
 	case resp.StatusCode == http.StatusNotFound && sid != "":
@@ -397,6 +499,9 @@ func (h *httpConn) answer(ctx context.Context, id int64, resp *http.Response, si
 			data, err := r.next()
 			if err != nil {
 				if errors.Is(err, io.EOF) {
+					if !modern { // 2026-07-28 streams are not resumable
+						*from = resumePoint{id: r.lastID, retry: r.retry}
+					}
 					return nil
 				}
 				return fmt.Errorf("reading the server's event stream: %w", err)
@@ -530,12 +635,13 @@ func cancelledLine(id int64, reason string) []byte {
 // listen keeps a legacy session's GET stream open, for what the server
 // sends outside any request, until the Client closes, the session ends,
 // or the server says it offers no such stream.
-func (h *httpConn) listen() {
+func (h *httpConn) listen(answered chan struct{}) {
 	defer h.c.wg.Done()
 	bg := h.c.bg
 	backoff := reopenDelay
 	for {
-		wait, again := h.listenOnce()
+		wait, again := h.listenOnce(answered)
+		answered = nil // closed by the first attempt
 		if !again {
 			return
 		}
@@ -557,13 +663,23 @@ func (h *httpConn) listen() {
 
 // listenOnce opens the GET stream and reads it to its end. It says whether
 // to open it again, and after how long (0: after a failure, by backoff).
-func (h *httpConn) listenOnce() (time.Duration, bool) {
+func (h *httpConn) listenOnce(answered chan struct{}) (time.Duration, bool) {
+	// Once the server has answered (or the attempt failed), the connect
+	// waits no more.
+	settle := func() {
+		if answered != nil {
+			close(answered)
+			answered = nil
+		}
+	}
+	defer settle()
 	bg := h.c.bg
 	req, sid, err := h.newRequest(bg, http.MethodGet, nil, nil)
 	if err != nil {
 		return 0, false
 	}
 	resp, err := h.hc.Do(req)
+	settle()
 	if err != nil {
 		if bg.Err() == nil {
 			h.c.log.Debug("opening the GET stream", slog.Any("err", err))

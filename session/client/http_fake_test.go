@@ -696,3 +696,151 @@ func TestHTTPGetStreamReopened(t *testing.T) {
 		}
 	}
 }
+
+// TestHTTPGetStreamBeforeFirstRequest: a legacy connect returns once the
+// server has answered the GET stream, so that the first request finds it
+// open: a server that sends its question for a tool call only on the GET
+// stream, and drops it when none is open (as the TypeScript SDK does), is
+// answered.
+func TestHTTPGetStreamBeforeFirstRequest(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var getStream func(v any) // the open GET stream's sender, once there is one
+	answered := make(chan json.RawMessage, 1)
+	f := newHTTPFake(t, func(w http.ResponseWriter, r *http.Request, m fakeMsg) {
+		switch {
+		case m.Method == "initialize":
+			w.Header().Set("Mcp-Session-Id", "s")
+			writeJSON(w, 200, result(m.ID, initResult("2025-11-25")))
+		case m.Method == "server/discover":
+			http.Error(w, "no session", 400)
+		case r.Method == http.MethodGet:
+			time.Sleep(50 * time.Millisecond) // a server slow to answer the GET
+			var wmu sync.Mutex
+			mu.Lock()
+			getStream = func(v any) {
+				b, _ := json.Marshal(v)
+				wmu.Lock()
+				fmt.Fprintf(w, "event: message\ndata: %s\n\n", b)
+				w.(http.Flusher).Flush()
+				wmu.Unlock()
+			}
+			wmu.Lock() // the stream is open before the client hears of it
+			w.Header().Set("Content-Type", "text/event-stream")
+			w.WriteHeader(http.StatusOK)
+			w.(http.Flusher).Flush()
+			wmu.Unlock()
+			mu.Unlock()
+			<-r.Context().Done()
+		case m.Method == "tools/call":
+			mu.Lock()
+			send := getStream
+			mu.Unlock()
+			if send == nil {
+				writeJSON(w, 200, result(m.ID, map[string]any{"content": []any{}, "isError": true})) // dropped
+				return
+			}
+			send(map[string]any{"jsonrpc": "2.0", "id": "q", "method": "elicitation/create",
+				"params": map[string]any{"message": "ok?", "requestedSchema": map[string]any{"type": "object"}}})
+			writeJSON(w, 200, result(m.ID, map[string]any{"content": []any{map[string]any{"type": "text", "text": string(<-answered)}}}))
+		case m.Method == "" && string(m.ID) == `"q"`:
+			answered <- m.Result
+			w.WriteHeader(http.StatusAccepted)
+		default:
+			w.WriteHeader(http.StatusAccepted)
+		}
+	})
+	c := connectURL(t, f.url(), opts(client.Options{Elicitation: func(context.Context, json.RawMessage) (any, error) {
+		return map[string]any{"action": "decline"}, nil
+	}}))
+	r, err := c.CallTool(ctx(t), "ask", nil)
+	if err != nil || r.IsError || len(r.Content) != 1 || !strings.Contains(r.Content[0].Text, "decline") {
+		t.Fatalf("the question on the GET stream was not answered: %+v, %v", r, err)
+	}
+}
+
+// TestHTTPResumeStream: a legacy server that closes a request's event
+// stream before the answer, after an event with an id and a retry field,
+// gets a GET with Last-Event-ID once the retry delay has passed, and the
+// answer it sends there is the request's (2025-11-25, Resumability and
+// Redelivery). A 2026-07-28 stream is not resumed.
+func TestHTTPResumeStream(t *testing.T) {
+	t.Parallel()
+	const retry = 200 * time.Millisecond
+	var mu sync.Mutex
+	var closedAt time.Time
+	var pending json.RawMessage
+	resumed := make(chan string, 4) // Last-Event-ID of each resuming GET
+	f := newHTTPFake(t, func(w http.ResponseWriter, r *http.Request, m fakeMsg) {
+		switch {
+		case m.Method == "initialize":
+			w.Header().Set("Mcp-Session-Id", "s")
+			writeJSON(w, 200, result(m.ID, initResult("2025-11-25")))
+		case m.Method == "server/discover":
+			http.Error(w, "no session", 400)
+		case r.Method == http.MethodGet && r.Header.Get("Last-Event-ID") != "":
+			mu.Lock()
+			wait := time.Since(closedAt)
+			id := pending
+			mu.Unlock()
+			if wait < retry {
+				t.Errorf("resumed %v after the stream closed, before its retry of %v", wait, retry)
+			}
+			resumed <- r.Header.Get("Last-Event-ID")
+			send := sse(w)
+			send(result(id, map[string]any{"content": []any{map[string]any{"type": "text", "text": "resumed"}}}))
+		case r.Method == http.MethodGet:
+			sse(w)
+			<-r.Context().Done()
+		case m.Method == "tools/call":
+			mu.Lock()
+			pending = m.ID
+			mu.Unlock()
+			w.Header().Set("Content-Type", "text/event-stream")
+			w.WriteHeader(http.StatusOK)
+			fmt.Fprintf(w, "id: ev-7\nretry: %d\ndata: \n\n", retry.Milliseconds())
+			w.(http.Flusher).Flush()
+			mu.Lock()
+			closedAt = time.Now()
+			mu.Unlock()
+			// and the stream ends
+		default:
+			w.WriteHeader(http.StatusAccepted)
+		}
+	})
+	c := connectURL(t, f.url(), opts(client.Options{}))
+	r, err := c.CallTool(ctx(t), "slow", nil)
+	if err != nil || len(r.Content) != 1 || r.Content[0].Text != "resumed" {
+		t.Fatalf("call: %+v, %v", r, err)
+	}
+	if id := <-resumed; id != "ev-7" {
+		t.Errorf("resumed with Last-Event-ID %q, want ev-7", id)
+	}
+}
+
+// TestHTTPModernStreamNotResumed: 2026-07-28 has no resumable streams: a
+// response stream that ends without the answer fails the request, and no
+// GET follows.
+func TestHTTPModernStreamNotResumed(t *testing.T) {
+	t.Parallel()
+	f := newHTTPFake(t, func(w http.ResponseWriter, r *http.Request, m fakeMsg) {
+		switch {
+		case m.Method == "server/discover":
+			writeJSON(w, 200, result(m.ID, map[string]any{"resultType": "complete", "supportedVersions": []string{"2026-07-28"},
+				"capabilities": map[string]any{"tools": map[string]any{}}, "ttlMs": 0, "cacheScope": "public"}))
+		case m.Method == "tools/call":
+			w.Header().Set("Content-Type", "text/event-stream")
+			w.WriteHeader(http.StatusOK)
+			fmt.Fprint(w, "id: ev-1\nretry: 10\ndata: \n\n")
+		default:
+			http.Error(w, "no", http.StatusMethodNotAllowed)
+		}
+	})
+	c := connectURL(t, f.url(), opts(client.Options{}))
+	if _, err := c.CallTool(ctx(t), "slow", nil); err == nil || !strings.Contains(err.Error(), "without answering") {
+		t.Fatalf("call: %v", err)
+	}
+	if gets := f.requests("GET"); len(gets) != 0 {
+		t.Errorf("%d GET requests after a 2026-07-28 stream ended", len(gets))
+	}
+}

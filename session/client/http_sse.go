@@ -18,6 +18,9 @@ type sseReader struct {
 	sc    *bufio.Scanner
 	max   int
 	retry time.Duration // the last retry field, 0 if none
+	// lastID is the last event ID the stream set (its id field), which a
+	// client sends back as Last-Event-ID to resume the stream; "" if none.
+	lastID string
 }
 
 func newSSEReader(r io.Reader, max int) *sseReader {
@@ -61,6 +64,10 @@ func (r *sseReader) next() ([]byte, error) {
 			has = true
 		case "event":
 			event = string(value)
+		case "id":
+			if bytes.IndexByte(value, 0) < 0 { // an id with NULL is ignored
+				r.lastID = string(value)
+			}
 		case "retry":
 			if ms, err := strconv.Atoi(string(value)); err == nil && ms >= 0 {
 				r.retry = time.Duration(ms) * time.Millisecond

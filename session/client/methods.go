@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"slices"
 )
 
@@ -240,7 +241,7 @@ func (c *Client) refetch(k ListKind) error {
 // sends none). A tool that failed is a result with IsError, not an error.
 func (c *Client) CallTool(ctx context.Context, name string, args any, opts ...CallOption) (*CallToolResult, error) {
 	params := map[string]any{"name": name}
-	if args != nil {
+	if !isNil(args) {
 		params["arguments"] = args
 	}
 	var res CallToolResult
@@ -294,4 +295,18 @@ func (c *Client) Ping(ctx context.Context, opts ...CallOption) error {
 		return c.Call(ctx, "server/discover", nil, nil, opts...)
 	}
 	return c.Call(ctx, "ping", nil, nil, opts...)
+}
+
+// isNil reports whether v is nil, or a nil map, pointer or slice in an
+// interface: arguments that would be sent as null, which a server may
+// refuse (arguments are an object, or absent).
+func isNil(v any) bool {
+	if v == nil {
+		return true
+	}
+	switch r := reflect.ValueOf(v); r.Kind() {
+	case reflect.Map, reflect.Pointer, reflect.Slice, reflect.Interface:
+		return r.IsNil()
+	}
+	return false
 }
