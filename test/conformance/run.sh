@@ -1,18 +1,20 @@
 #!/usr/bin/env bash
-# Runs the official MCP conformance suite's server scenarios against
+# Runs the official MCP conformance suite: its server scenarios against
 # `mcprt serve -http 127.0.0.1:PORT -fixture conformance` over Streamable
-# HTTP, prints the suite's summaries, and exits non-zero when any check
-# failed or warned (or the server could not be built, started, or died
-# during the run).
+# HTTP, and its client scenarios against test/conformance/client (built on
+# session/client); prints the suite's summaries, and exits non-zero when
+# any check failed or warned (or the server could not be built, started,
+# or died during the run).
 #
 # Usage: test/conformance/run.sh [CONFORMANCE-SERVER-ARGS...]
-#   With no arguments three runs are made, each judged here: the scenarios
-#   2025-11-25 requires (--requirements 2025-11-25), those 2026-07-28
-#   requires (--requirements 2026-07-28), and every scenario the suite has
-#   (--suite all: pending, draft and extension ones too). A run passes when
-#   no check of any scenario it ran is FAILURE or WARNING, scored or not;
-#   the one exception is the tasks-* scenarios (the tasks extension), which
-#   are shown but not judged until mcprt serves tasks.
+#   With no arguments three runs are made, server and client, each judged
+#   here: the scenarios 2025-11-25 requires (--requirements 2025-11-25),
+#   those 2026-07-28 requires (--requirements 2026-07-28), and every
+#   scenario the suite has (--suite all: pending, draft and extension ones
+#   too). A run passes when no check of any scenario it ran is FAILURE or
+#   WARNING, scored or not; the exceptions are the server's tasks-*
+#   scenarios (the tasks extension) and the client's auth/* ones (OAuth),
+#   shown but not judged until mcprt has what they test.
 #   With arguments one run is made, `conformance server ARGS`, judged by the
 #   suite's own exit status: e.g. --scenario tools-call-image, --verbose.
 #
@@ -60,6 +62,9 @@ rm -rf "$run_dir"
 mkdir -p "$run_dir"
 bin="$run_dir/mcprt"
 (cd "$root" && go build -o "$bin" ./cmd/mcprt)
+# The client the client scenarios run (test/conformance/client).
+client_bin="$run_dir/client"
+(cd "$root" && go build -o "$client_bin" ./test/conformance/client)
 help=$("$bin" serve -help 2>&1 || true)
 grep -q -- '-fixture' <<<"$help" || die "this mcprt serve has no -fixture flag"
 grep -q -- '-http' <<<"$help" || die "this mcprt serve has no -http flag: Streamable HTTP serving is not built yet"
@@ -114,30 +119,41 @@ say "mcprt serve -fixture conformance listening at $url (pid $server_pid)"
 # 4. The scenarios. The suite prints each scenario's checks, then a
 # summary, and writes each scenario's checks to
 # OUTPUT/server-<scenario>-<time>/checks.json.
-unjudged='^tasks-' # the tasks extension: not served yet (its own issue)
+# Scenarios shown but not judged, until mcprt has what they test: the
+# tasks extension (server), OAuth (client). Each has its own issue.
+unjudged_server='^tasks-'
+unjudged_client='^auth/'
 
-# judge DIR: every check of every scenario in DIR is SUCCESS, INFO or
-# SKIPPED, except in unjudged scenarios; prints what is not.
+# judge DIR UNJUDGED: every check of every scenario under DIR is SUCCESS,
+# INFO or SKIPPED, except in the scenarios UNJUDGED (a regular expression)
+# matches; prints what is not.
 judge() {
-	"$node" - "$1" "$unjudged" <<'JS'
+	"$node" - "$1" "$2" <<'JS'
 const fs = require("fs"), path = require("path");
 const [dir, unjudged] = process.argv.slice(2);
 let bad = 0, scenarios = 0, passed = 0, waived = 0;
-for (const d of fs.readdirSync(dir).sort()) {
-	const f = path.join(dir, d, "checks.json");
-	if (!fs.existsSync(f)) continue;
-	const name = d.replace(/^server-/, "").replace(/-\d{4}-\d{2}-\d{2}T[\d-]+Z$/, "");
-	const checks = JSON.parse(fs.readFileSync(f, "utf8"));
-	scenarios++;
-	passed += checks.filter((c) => c.status === "SUCCESS").length;
-	const wrong = checks.filter((c) => c.status === "FAILURE" || c.status === "WARNING");
-	if (wrong.length === 0) continue;
-	if (new RegExp(unjudged).test(name)) { waived++; continue; }
-	for (const c of wrong) {
-		bad++;
-		console.error(`conformance: ${name}: ${c.status} ${c.id}: ${c.errorMessage || c.description}`);
+const walk = (d, prefix) => {
+	for (const e of fs.readdirSync(d, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
+		if (!e.isDirectory()) continue;
+		const f = path.join(d, e.name, "checks.json");
+		if (!fs.existsSync(f)) {
+			walk(path.join(d, e.name), prefix + e.name + "/"); // auth/…
+			continue;
+		}
+		const name = prefix + e.name.replace(/^server-/, "").replace(/-\d{4}-\d{2}-\d{2}T[\d-]+Z$/, "");
+		const checks = JSON.parse(fs.readFileSync(f, "utf8"));
+		scenarios++;
+		passed += checks.filter((c) => c.status === "SUCCESS").length;
+		const wrong = checks.filter((c) => c.status === "FAILURE" || c.status === "WARNING");
+		if (wrong.length === 0) continue;
+		if (new RegExp(unjudged).test(name)) { waived++; continue; }
+		for (const c of wrong) {
+			bad++;
+			console.error(`conformance: ${name}: ${c.status} ${c.id}: ${c.errorMessage || c.description}`);
+		}
 	}
-}
+};
+walk(dir, "");
 console.error(`conformance: ${scenarios} scenarios, ${passed} checks passed, ${bad} failed or warned` +
 	(waived ? ` (${waived} ${unjudged} scenarios failing, not judged)` : ""));
 process.exit(scenarios > 0 && bad === 0 ? 0 : 1);
@@ -160,16 +176,26 @@ if [ "$#" -gt 0 ]; then
 else
 	for run in "2025-11-25 --requirements 2025-11-25" "2026-07-28 --requirements 2026-07-28" "all --suite all"; do
 		set -- $run
-		out=results-$1
+		out=$1
 		shift
-		st=0
-		say "conformance server $*"
-		run_suite "$out" "$@" >"$run_dir/$out.log" 2>&1 || st=$?
-		grep -E '^(Total|Not scored)' "$run_dir/$out.log" >&2 || true
-		if [ "$st" -eq 124 ] || ! judge "$run_dir/$out"; then
-			say "FAILED: conformance server $* (the suite's output: $run_dir/$out.log)"
-			status=1
-		fi
+		for side in server client; do
+			st=0
+			if [ "$side" = server ]; then
+				say "conformance server $*"
+				run_suite "server-$out" "$@" >"$run_dir/server-$out.log" 2>&1 || st=$?
+				unjudged=$unjudged_server
+			else
+				say "conformance client $*"
+				timeout --kill-after=10 "$timeout_s" "$node" "$cli" client --command "$client_bin" --output-dir "$run_dir/client-$out" "$@" \
+					>"$run_dir/client-$out.log" 2>&1 || st=$?
+				unjudged=$unjudged_client
+			fi
+			grep -E '^(Total|Not scored)' "$run_dir/$side-$out.log" >&2 || true
+			if [ "$st" -eq 124 ] || ! judge "$run_dir/$side-$out" "$unjudged"; then
+				say "FAILED: conformance $side $* (the suite's output: $run_dir/$side-$out.log)"
+				status=1
+			fi
+		done
 	done
 fi
 if ! kill -0 "$server_pid" 2>/dev/null; then
