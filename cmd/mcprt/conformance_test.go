@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"os"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -318,7 +319,7 @@ func TestConformanceFixtureResourcesPrompts(t *testing.T) {
 		}
 		return res.Contents[0]
 	}
-	if got := read("test://static-text"); got != (client.ResourceContents{URI: "test://static-text", MIMEType: "text/plain", Text: "This is the content of the static text resource."}) {
+	if got := read("test://static-text"); !reflect.DeepEqual(got, client.ResourceContents{URI: "test://static-text", MIMEType: "text/plain", Text: "This is the content of the static text resource."}) {
 		t.Errorf("test://static-text: %+v", got)
 	}
 	if got := read("test://static-binary"); got.MIMEType != "image/png" || !decodesTo(got.Blob, "\x89PNG\r\n") {
