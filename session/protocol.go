@@ -87,7 +87,10 @@ func (rp *requestParams) setMeta(k string, v []byte) bool {
 func (rp *requestParams) malformed() *jsonrpc.Error {
 	switch v := rp.version; {
 	case v == nil:
-		return errInvalidParams(`_meta["` + metaProtocolVersion + `"] is required`)
+		// Most likely a hand-written request (curl): say what the body
+		// needs, by its keys.
+		return errInvalidParams(`_meta["` + metaProtocolVersion + `"] is required: a 2026-07-28 request carries, in params._meta, "` +
+			metaProtocolVersion + `", "` + metaClientCapabilities + `" and "` + metaClientInfo + `"`)
 	case len(v) < 2 || v[0] != '"':
 		return errInvalidParams(`_meta["` + metaProtocolVersion + `"] must be a string`)
 	}

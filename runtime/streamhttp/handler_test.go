@@ -349,17 +349,23 @@ func TestLegacyGetStream(t *testing.T) {
 // no _meta at all, the other keys a request carries.
 func TestHeaderMismatchNamesTheMetaKeys(t *testing.T) {
 	f := start(t, testServer(nil), streamhttp.Options{})
-	for name, c := range map[string]struct{ meta, want string }{
-		"no _meta": {"", `MCP-Protocol-Version header "2026-07-28" but no params._meta["io.modelcontextprotocol/protocolVersion"]: ` +
-			`a 2026-07-28 request carries, in params._meta, "io.modelcontextprotocol/protocolVersion", "io.modelcontextprotocol/clientCapabilities" and "io.modelcontextprotocol/clientInfo"`},
+	for name, c := range map[string]struct {
+		meta, want string
+		code       int
+	}{
+		// No version in the body: malformed (-32602), the spec says,
+		// before any header can mismatch it; the message says what the
+		// body needs.
+		"no _meta": {"", `Invalid params: _meta["io.modelcontextprotocol/protocolVersion"] is required: ` +
+			`a 2026-07-28 request carries, in params._meta, "io.modelcontextprotocol/protocolVersion", "io.modelcontextprotocol/clientCapabilities" and "io.modelcontextprotocol/clientInfo"`, -32602},
 		"other version": {`,"_meta":{"io.modelcontextprotocol/protocolVersion":"2025-11-25"}`,
-			`MCP-Protocol-Version header "2026-07-28" does not match params._meta["io.modelcontextprotocol/protocolVersion"] "2025-11-25"`},
+			`Header mismatch: MCP-Protocol-Version header "2026-07-28" does not match params._meta["io.modelcontextprotocol/protocolVersion"] "2025-11-25"`, streamhttp.CodeHeaderMismatch},
 	} {
 		r := f.do("POST", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"x"}`+c.meta+`}}`, modernHeaders("tools/call", "echo"))
 		var e struct{ Message string }
 		_ = json.Unmarshal(r.last()["error"], &e)
-		if r.status != 400 || errCode(r.last()) != streamhttp.CodeHeaderMismatch || e.Message != "Header mismatch: "+c.want {
-			t.Errorf("%s: %d %q\nwant %q", name, r.status, e.Message, "Header mismatch: "+c.want)
+		if r.status != 400 || errCode(r.last()) != c.code || e.Message != c.want {
+			t.Errorf("%s: %d %d %q\nwant %d %q", name, r.status, errCode(r.last()), e.Message, c.code, c.want)
 		}
 	}
 }

@@ -318,9 +318,13 @@ func (h *Handler) postModern(w http.ResponseWriter, r *http.Request, m *jsonrpc.
 	}
 	// A body without the _meta members the revision requires is
 	// malformed before any header can disagree with it: -32602, and 400.
-	if e := session.MalformedMeta(m.Params); e != nil {
-		writeError(w, http.StatusBadRequest, m.ID, e.Code, e.Message)
-		return
+	// One whose version (a string) the header contradicts is a
+	// mismatch first.
+	if bodyVersion, isString := jsonrpc.Unquote(mv); !isString || bodyVersion == pv {
+		if e := session.MalformedMeta(m.Params); e != nil {
+			writeError(w, http.StatusBadRequest, m.ID, e.Code, e.Message)
+			return
+		}
 	}
 	if msg := h.headerMismatch(r, m, pv, mv); msg != "" {
 		writeError(w, http.StatusBadRequest, m.ID, CodeHeaderMismatch, "Header mismatch: "+msg)
