@@ -141,3 +141,27 @@ func TestExtensions(t *testing.T) {
 		}
 	}
 }
+
+// TestAddMethod: an extension's method is found as the core ones are; a
+// core one cannot be replaced.
+func TestAddMethod(t *testing.T) {
+	s := NewServer(Implementation{Name: "t", Version: "1"}, "")
+	if _, ok := s.Method("x/y"); ok {
+		t.Fatal("x/y before AddMethod")
+	}
+	s.AddMethod("x/y", func(context.Context, *Request) (any, error) { return map[string]int{"n": 1}, nil }, true)
+	m, ok := s.Method("x/y")
+	if !ok || !m.Cacheable {
+		t.Fatalf("x/y: %+v %v", m, ok)
+	}
+	for _, core := range []string{"tools/call", "ping", "initialize"} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("AddMethod replaced %s", core)
+				}
+			}()
+			s.AddMethod(core, m.Run, false)
+		}()
+	}
+}

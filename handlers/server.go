@@ -3,6 +3,7 @@ package handlers
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"maps"
 	"sync"
 	"sync/atomic"
@@ -57,8 +58,10 @@ type Server struct {
 		startTool StartFunc
 	}
 	// extensions are the extensions the server offers, by identifier,
-	// each with its settings object (SetExtension).
+	// each with its settings object (SetExtension), and methods the
+	// methods they add (AddMethod).
 	extensions map[string]json.RawMessage
+	methods    map[string]Method
 	// starters is set once a tool with a Start is registered, and never
 	// cleared: until then tools/call has no Start, and a request costs the
 	// session no second look at its params.
@@ -217,6 +220,36 @@ func (s *Server) SetExtension(id string, settings json.RawMessage) {
 	s.mu.Unlock()
 }
 
+// AddMethod serves a method an extension adds (skills/list, say), which
+// the session dispatches as it does the core ones: on a handler actor,
+// with a Request, in both eras; a 2026-07-28 result of a cacheable method
+// carries ttlMs and cacheScope (unless run's result has its own). The
+// core methods are not replaced: AddMethod panics for one of them, or
+// without run.
+func (s *Server) AddMethod(name string, run MethodFunc, cacheable bool) {
+	if run == nil || name == "" {
+		panic("handlers: AddMethod needs a name and a func")
+	}
+	if coreMethods[name] {
+		panic(fmt.Sprintf("handlers: AddMethod cannot replace the core method %q", name))
+	}
+	s.mu.Lock()
+	if s.methods == nil {
+		s.methods = map[string]Method{}
+	}
+	s.methods[name] = Method{Run: run, Cacheable: cacheable}
+	s.mu.Unlock()
+}
+
+// coreMethods are the protocol's own: Method's switch, and those the
+// session answers itself.
+var coreMethods = map[string]bool{
+	"tools/list": true, "tools/call": true, "resources/list": true, "resources/templates/list": true,
+	"resources/read": true, "prompts/list": true, "prompts/get": true, "completion/complete": true,
+	"initialize": true, "ping": true, "server/discover": true, "logging/setLevel": true,
+	"resources/subscribe": true, "resources/unsubscribe": true, "subscriptions/listen": true,
+}
+
 // RemoveExtension stops offering the extension id; it reports whether it
 // was offered.
 func (s *Server) RemoveExtension(id string) bool {
@@ -298,7 +331,10 @@ func (s *Server) Method(name string) (Method, bool) {
 	case "completion/complete":
 		run, need = b.complete, offerCompletions
 	default:
-		return Method{}, false
+		s.mu.RLock()
+		m, ok := s.methods[name]
+		s.mu.RUnlock()
+		return m, ok
 	}
 	if s.offered.Load()&need == 0 {
 		return Method{}, false

@@ -2,15 +2,24 @@ package main
 
 import (
 	"context"
+	"embed"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"sync/atomic"
 	"time"
 
 	"github.com/mcprt/mcprt/handlers"
+	"github.com/mcprt/mcprt/handlers/skills"
 )
+
+// conformanceSkills are the skills the fixture serves (the skills
+// extension scenarios, sep-2640-*).
+//
+//go:embed conformance_skills
+var conformanceSkills embed.FS
 
 // conformanceServer is the server `mcprt serve -fixture conformance` runs:
 // the tools, resources, prompts and completions that the server scenarios
@@ -27,6 +36,15 @@ func conformanceServer() *handlers.Server {
 	addConformancePrompts(s)
 	addConformanceModernTools(s)
 	addConformanceModernPrompts(s)
+	// sep-2640-skills-*: the skills extension, served by the runtime
+	// (handlers/skills) from the skills in conformance_skills/.
+	skillsDir, err := fs.Sub(conformanceSkills, "conformance_skills")
+	if err == nil {
+		_, err = skills.Serve(s, skillsDir, skills.Options{})
+	}
+	if err != nil {
+		panic(err) // the fixture's own files
+	}
 	return s
 }
 

@@ -303,7 +303,7 @@ func TestConformanceFixtureResourcesPrompts(t *testing.T) {
 
 	// resources-list, -read-text, -read-binary, -templates-read
 	resources, err := c.ListResources(ctx)
-	if err != nil || len(resources) != 3 {
+	if err != nil || len(resources) != 5 { // three test:// ones, two skills' SKILL.md
 		t.Fatalf("resources/list: %+v, %v", resources, err)
 	}
 	for _, r := range resources {
