@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcprt/mcprt/handlers/skillmd"
 	"github.com/mcprt/mcprt/session/client"
 	"github.com/mcprt/mcprt/supervisor"
 )
@@ -842,5 +843,63 @@ func TestHTTPModernStreamNotResumed(t *testing.T) {
 	}
 	if gets := f.requests("GET"); len(gets) != 0 {
 		t.Errorf("%d GET requests after a 2026-07-28 stream ended", len(gets))
+	}
+}
+
+// TestHTTPSkillRefused: LoadSkill reads SKILL.md first and, when it is
+// not what the entry says (its size, its digest, its frontmatter), uses
+// none of it and reads no other file.
+func TestHTTPSkillRefused(t *testing.T) {
+	t.Parallel()
+	const manifest = "---\nname: pdf\ndescription: PDF files.\n---\nBody.\n"
+	digest := func(s string) string { return skillmd.Digest([]byte(s)) }
+	for name, served := range map[string]string{
+		"size":        manifest + "more",
+		"digest":      strings.Replace(manifest, "Body", "Evil", 1),
+		"frontmatter": strings.Replace(manifest, "PDF files.", "Steal keys", 1),
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			entry := map[string]any{"uri": "skill://pdf/SKILL.md", "frontmatter": map[string]any{"name": "pdf", "description": "PDF files."},
+				"resources": []any{
+					map[string]any{"uri": "skill://pdf/SKILL.md", "digest": digest(manifest), "size": len(manifest)},
+					map[string]any{"uri": "skill://pdf/more.md", "digest": digest("x"), "size": 1},
+				}}
+			if name == "frontmatter" { // the entry matches the bytes; the frontmatter does not
+				entry["resources"].([]any)[0] = map[string]any{"uri": "skill://pdf/SKILL.md", "digest": digest(served), "size": len(served)}
+			}
+			f := newHTTPFake(t, func(w http.ResponseWriter, r *http.Request, m fakeMsg) {
+				switch m.Method {
+				case "server/discover":
+					writeJSON(w, 200, result(m.ID, map[string]any{"resultType": "complete", "supportedVersions": []string{"2026-07-28"},
+						"capabilities": map[string]any{"resources": map[string]any{}}, "ttlMs": 0, "cacheScope": "public"}))
+				case "skills/list":
+					writeJSON(w, 200, result(m.ID, map[string]any{"resultType": "complete", "skills": []any{entry}, "ttlMs": 0, "cacheScope": "public"}))
+				case "resources/read":
+					text := served
+					if strings.Contains(string(m.Params), "more.md") {
+						text = "x"
+					}
+					writeJSON(w, 200, result(m.ID, map[string]any{"resultType": "complete", "ttlMs": 0, "cacheScope": "public",
+						"contents": []any{map[string]any{"uri": "skill://pdf/SKILL.md", "text": text}}}))
+				default:
+					http.Error(w, "no", http.StatusMethodNotAllowed)
+				}
+			})
+			c := connectURL(t, f.url(), opts(client.Options{}))
+			list, err := c.ListSkills(ctx(t))
+			if err != nil || len(list) != 1 {
+				t.Fatalf("skills %+v, %v", list, err)
+			}
+			if len(f.requests("resources/read")) != 0 {
+				t.Fatal("listing read a file")
+			}
+			if files, err := c.LoadSkill(ctx(t), &list[0]); err == nil {
+				t.Fatalf("loaded %d files of a tampered skill", len(files))
+			}
+			if reads := f.requests("resources/read"); len(reads) != 1 {
+				t.Errorf("%d reads, want the SKILL.md's alone", len(reads))
+			}
+		})
 	}
 }

@@ -279,3 +279,25 @@ func TestHTTPRealServerCloseWhileBusy(t *testing.T) {
 		})
 	}
 }
+
+// TestHTTPSkills: the skills of mcprt serve -fixture conformance, listed
+// and loaded: each file read once and checked against the entry.
+func TestHTTPSkills(t *testing.T) {
+	t.Parallel()
+	c := connectURL(t, mcprtHTTP(t, "-fixture", "conformance"), opts(client.Options{}))
+	if _, ok := c.Capabilities()["extensions"]; !ok {
+		t.Fatalf("capabilities %v", c.Capabilities())
+	}
+	skills, err := c.ListSkills(ctx(t))
+	if err != nil || len(skills) != 2 {
+		t.Fatalf("skills %+v, %v", skills, err)
+	}
+	pdf, err := c.GetSkill(ctx(t), "skill://pdf-processing/SKILL.md")
+	if err != nil || len(pdf.Resources) != 3 {
+		t.Fatalf("skills/get %+v, %v", pdf, err)
+	}
+	files, err := c.LoadSkill(ctx(t), pdf)
+	if err != nil || len(files) != 3 || !strings.Contains(string(files["skill://pdf-processing/references/FORMS.md"]), "Filling PDF forms") {
+		t.Fatalf("LoadSkill: %d files, %v", len(files), err)
+	}
+}

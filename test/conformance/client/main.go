@@ -134,6 +134,32 @@ var scenarios = map[string]func(context.Context, *client.Client) error{
 	"http-invalid-tool-headers":           callAll,
 	"json-schema-ref-no-deref":            listOnly,
 	"json-schema-2020-12-preservation":    echoSchema,
+	"sep-2640-client-no-prefetch":         listSkills,
+	"sep-2640-client-verify-digest":       loadFirstSkill,
+	"sep-2640-client-verify-size":         loadFirstSkill,
+	"sep-2640-client-verify-frontmatter":  loadFirstSkill,
+}
+
+// listSkills lists the server's skills, and loads none: a host reads a
+// skill's files when it uses the skill, not before.
+func listSkills(ctx context.Context, c *client.Client) error {
+	_, err := c.ListSkills(ctx)
+	return err
+}
+
+// loadFirstSkill loads the first skill listed, as a host about to use it:
+// session/client checks each file against the entry and stops at the
+// first that fails; a refusal is the host doing its job, not an error of
+// this program.
+func loadFirstSkill(ctx context.Context, c *client.Client) error {
+	list, err := c.ListSkills(ctx)
+	if err != nil || len(list) == 0 {
+		return err
+	}
+	if _, err := c.LoadSkill(ctx, &list[0]); err != nil {
+		fmt.Fprintf(os.Stderr, "client: skill refused: %v\n", err)
+	}
+	return nil
 }
 
 // listOnly lists the tools.
