@@ -207,7 +207,7 @@ func (a answerChan) Answer(_ json.RawMessage, err error) { a <- err }
 // outlives MaxTimeout. Both Call and Go, in a queue and with a timer of
 // their own.
 func TestProgressExtendsTimeout(t *testing.T) {
-	const timeout, maxTimeout = 500 * time.Millisecond, 1500 * time.Millisecond
+	const timeout, maxTimeout = time.Second, 3 * time.Second // a tick 100 ms late fails nothing, a stall of 900 ms would
 	c, err := Connect(context.Background(), Command{Path: os.Args[0], Env: []string{"MCPRT_FAKE=legacy", "GORACE=atexit_sleep_ms=0"}},
 		&Options{Era: EraLegacy, Timeout: timeout, MaxTimeout: maxTimeout, CloseGrace: 2 * time.Second, TermGrace: 2 * time.Second})
 	if err != nil {
@@ -249,7 +249,7 @@ func TestProgressExtendsTimeout(t *testing.T) {
 }
 
 func progressCases(t *testing.T, call, goCall func(map[string]any, ...CallOption) error, noop CallOption, timeout, maxTimeout time.Duration) {
-	long := map[string]any{"n": 10, "ms": 100} // twice the timeout
+	long := map[string]any{"n": 20, "ms": 100} // twice the timeout
 	silent := map[string]any{"n": 2, "ms": 100, "hang": true}
 	endless := map[string]any{"n": 1000, "ms": 100, "hang": true}
 	for _, own := range []bool{false, true} {
