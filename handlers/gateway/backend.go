@@ -65,6 +65,11 @@ type backend struct {
 	calls    callList
 	stopWhy  string      // what a request that finds it Stopped is told, if not shutdown
 	retry    *time.Timer // see retryUnseen
+	// retrying is set while a backend that has never listed what it
+	// offers is being started again after its cool-down, and cleared once
+	// it comes up: its failures were said the first time, and are logged
+	// again at Debug, so that one that never starts does not fill the log.
+	retrying bool
 	// follows are the resource URIs the gateway's clients follow through
 	// this backend; upstream those the current incarnation has told it
 	// follows; resub pokes the current incarnation when follows changes.
@@ -212,7 +217,7 @@ func (b *backend) onEvent(ev supervisor.Event) {
 		b.mu.Unlock()
 		b.settle()
 		if b.retryUnseen() {
-			b.g.log.Error("gateway: backend failed before it listed what it offers: it is started again after the cool-down",
+			b.g.log.Log(context.Background(), b.level(slog.LevelError), "gateway: backend failed before it listed what it offers: it is started again after the cool-down",
 				"backend", b.name, "cooldown", b.cfg.Cooldown, "last", errString(reason))
 			return
 		}
@@ -246,7 +251,10 @@ func (b *backend) retryUnseen() bool {
 		failed := b.state == Failed
 		b.mu.Unlock()
 		if failed && !b.removed.Load() {
-			b.g.log.Info("gateway: starting again a backend that failed before it listed what it offers", "backend", b.name)
+			b.g.log.Log(context.Background(), b.level(slog.LevelInfo), "gateway: starting again a backend that failed before it listed what it offers", "backend", b.name)
+			b.mu.Lock()
+			b.retrying = true
+			b.mu.Unlock()
 			b.start()
 		}
 	})
@@ -313,6 +321,7 @@ func (b *backend) up(inc int, cl *client.Client, lost func(error)) bool {
 	}
 	b.cl, b.lost = cl, lost
 	b.lastUsed = time.Now()
+	b.retrying = false
 	b.setState(Up)
 	return true
 }
@@ -335,8 +344,18 @@ func (b *backend) down(inc int, reason error) {
 	if n > most {
 		return // its supervisor gives up: onEvent says so, once
 	}
-	b.g.log.Warn("gateway: backend went away; restarting it", "backend", b.name, "reason", errString(reason),
+	b.g.log.Log(context.Background(), b.level(slog.LevelWarn), "gateway: backend went away; restarting it", "backend", b.name, "reason", errString(reason),
 		"attempt", fmt.Sprintf("%d of %d within %v", n, most, b.cfg.RestartWindow))
+}
+
+// level is lvl, or Debug while the backend is retrying (see retrying).
+func (b *backend) level(lvl slog.Level) slog.Level {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.retrying {
+		return slog.LevelDebug
+	}
+	return lvl
 }
 
 // cannotStart fails incarnation inc at once: its program could not be

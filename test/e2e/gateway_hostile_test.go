@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcprt/mcprt/session/client"
 )
@@ -173,17 +174,26 @@ func TestGatewayBackendCannotStart(t *testing.T) {
 
 // TestGatewayRestartLoggedOnce: each restart of a crashing backend is one
 // WARN line naming it, the reason and the attempt; Error only when it is
-// given up.
+// given up; and its retries after each cool-down say nothing more.
 func TestGatewayRestartLoggedOnce(t *testing.T) {
 	t.Parallel()
 	f := newGateway(t)
 	c := f.start(f.config(map[string]any{
 		"ref":   f.serve("ref", nil),
-		"crash": map[string]any{"command": f.script("crash", "echo dying >&2\nexit 3\n"), "maxRestarts": 2, "backoff": "10ms"},
+		"crash": map[string]any{"command": f.script("crash", "echo dying >&2\nexit 3\n"), "maxRestarts": 2, "backoff": "10ms", "cooldown": "200ms"},
 	}), Options{})
 	c.Initialize("2025-11-25")
 	if !c.WaitStderr(callTimeout, "gateway: backend failed") {
 		t.Fatalf("crash was not given up:\n%s", tail(c.Stderr(), 3000))
+	}
+	// It never listed its tools, so it is started again after each
+	// cool-down: what was said the first time is not said again.
+	deadline := time.Now().Add(callTimeout)
+	for strings.Count(c.Stderr(), "[crash] dying") < 9 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if strings.Count(c.Stderr(), "[crash] dying") < 9 {
+		t.Fatalf("crash was not started again after its cool-down:\n%s", tail(c.Stderr(), 3000))
 	}
 	var warns, errs []string
 	for _, line := range strings.Split(c.Stderr(), "\n") {
