@@ -311,10 +311,17 @@ func runGateway(args []string, s streams) int {
 		closeBackends()
 		return status
 	}
+	if isTerminalInput(os.Stdin) {
+		fmt.Fprintln(stderr, gatewayTerminalHint) // see serveTerminalHint
+	}
 	err = runtime.Serve(context.Background(), g.Server(), o)
 	closeBackends()
 	return runtime.ExitCode(err)
 }
+
+// gatewayTerminalHint is what gateway says, on stderr, when its stdin is
+// a terminal.
+const gatewayTerminalHint = "mcprt gateway: waiting for an MCP client on stdin (JSON-RPC, one message a line); it is meant to be started by one: to try it, run mcprt list -- mcprt gateway -config FILE"
 
 // commandPath is the program a stdio backend's command starts, found as
 // os/exec finds it: on PATH when it is a bare name, else relative to the

@@ -132,3 +132,54 @@ func TestReadInATerminal(t *testing.T) {
 		t.Errorf("to a pipe, read wrote %q (%v), want the 84 bytes of the PNG", piped, err)
 	}
 }
+
+// TestGatewayInATerminal: mcprt gateway whose stdin is a terminal says
+// once, on stderr, what it waits for and how to try it, as serve does.
+func TestGatewayInATerminal(t *testing.T) {
+	if _, err := exec.LookPath("script"); err != nil {
+		t.Skip("no script(1) to give mcprt gateway a terminal")
+	}
+	f := newGateway(t)
+	file := f.config(map[string]any{"ref": f.serve("ref", nil)})
+	errFile := filepath.Join(f.dir, "err")
+	cmd := exec.Command("script", "-qec", shellQuote(binPath)+" gateway -config "+shellQuote(file)+" >/dev/null 2>"+shellQuote(errFile), "/dev/null")
+	cmd.Env = append(os.Environ(), "GORACE=atexit_sleep_ms=0")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	defer func() {
+		select {
+		case <-done:
+		default:
+			_ = cmd.Process.Kill()
+			<-done
+		}
+	}()
+	const hint = "mcprt gateway: waiting for an MCP client on stdin"
+	deadline := time.Now().Add(callTimeout)
+	for {
+		b, _ := os.ReadFile(errFile)
+		if strings.Contains(string(b), hint) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("mcprt gateway in a terminal did not say what it waits for:\n%s", b)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	stdin.Close()
+	select {
+	case <-done:
+	case <-time.After(exitTimeout):
+		t.Fatalf("mcprt gateway did not end when its terminal went away")
+	}
+	if b, _ := os.ReadFile(errFile); strings.Count(string(b), hint) != 1 || !strings.Contains(string(b), "mcprt list -- mcprt gateway -config FILE") {
+		t.Errorf("the hint is not said exactly once, with how to try it:\n%s", b)
+	}
+}
