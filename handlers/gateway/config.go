@@ -439,113 +439,160 @@ func orderedObject(raw json.RawMessage) ([]string, []json.RawMessage, error) {
 var standardKeys = []string{"description", "autoApprove", "alwaysAllow", "transportType"}
 
 func parseBackend(name string, raw json.RawMessage, lookupEnv func(string) (string, bool)) (b Backend, disabled bool, warnings []string, errs []error) {
-	b.Name = name
-	fail := func(key, format string, a ...any) {
-		errs = append(errs, &ConfigError{Backend: name, Key: key, Problem: fmt.Sprintf(format, a...)})
+	p := &entryParser{name: name, lookupEnv: lookupEnv}
+	p.b.Name = name
+	if err := json.Unmarshal(raw, &p.m); err != nil || p.m == nil {
+		p.fail("", "must be an object with at least \"command\" (or, for a remote server, \"url\")")
+		return p.b, false, nil, p.errs
 	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
-		fail("", "must be an object with at least \"command\" (or, for a remote server, \"url\")")
-		return b, false, nil, errs
-	}
-	if v, ok := m["disabled"]; ok {
+	if v, ok := p.m["disabled"]; ok {
 		if err := json.Unmarshal(v, &disabled); err != nil {
-			fail("disabled", "want true or false")
+			p.fail("disabled", "want true or false")
 		} else if disabled {
-			return b, true, []string{fmt.Sprintf("config: backend %q is disabled; not started", name)}, errs
+			return p.b, true, []string{fmt.Sprintf("config: backend %q is disabled; not started", name)}, p.errs
 		}
 	}
-	expand := func(key, s string) string {
-		out, err := expandVars(s, lookupEnv)
-		if err != nil {
-			fail(key, "%v", err)
-		}
-		return out
-	}
-	str := func(key string, required bool) (string, bool) {
-		v, ok := m[key]
-		if !ok {
-			if required {
-				fail(key, "missing")
-			}
-			return "", false
-		}
-		var s string
-		if err := json.Unmarshal(v, &s); err != nil {
-			fail(key, "want a string, got %s", clip(v))
-			return "", false
-		}
-		return s, true
-	}
-	dur := func(key string, d *time.Duration, allowZero bool) {
-		v, ok := m[key]
-		if !ok {
-			return
-		}
-		got, err := parseDuration(v)
-		switch {
-		case err != nil:
-			fail(key, "%v", err)
-		case got < 0 || got == 0 && !allowZero:
-			fail(key, "must be positive, got %s", clip(v))
-		default:
-			*d = got
-		}
-	}
-	for _, k := range slices.Sorted(maps.Keys(m)) {
+	for _, k := range slices.Sorted(maps.Keys(p.m)) {
 		if !slices.Contains(backendKeys, k) && !slices.Contains(standardKeys, k) {
-			warnings = append(warnings, fmt.Sprintf("config: backend %q: key %q ignored", name, k))
+			p.warnings = append(p.warnings, fmt.Sprintf("config: backend %q: key %q ignored", name, k))
 		}
 	}
-	_, hasURL := m["url"]
-	_, hasCommand := m["command"]
+	if !p.transport() {
+		return p.b, false, p.warnings, p.errs
+	}
+	p.process()
+	p.naming()
+	p.policy()
+	p.patterns("allowTools", &p.b.AllowTools)
+	p.patterns("hideTools", &p.b.HideTools)
+	if pr, ok := p.str("protocol", false); ok {
+		if _, _, err := protocolOf(pr); err != nil {
+			p.fail("protocol", "%v", err)
+		}
+		p.b.Protocol = pr
+	}
+	return p.b, false, p.warnings, p.errs
+}
+
+// entryParser reads one server's entry of a configuration into a Backend,
+// in steps (transport, process, naming, policy, tools), collecting every
+// error, each naming the backend and the key, rather than stopping at the
+// first: a user fixes a file once.
+type entryParser struct {
+	name      string
+	m         map[string]json.RawMessage
+	lookupEnv func(string) (string, bool)
+	b         Backend
+	warnings  []string
+	errs      []error
+}
+
+func (p *entryParser) fail(key, format string, a ...any) {
+	p.errs = append(p.errs, &ConfigError{Backend: p.name, Key: key, Problem: fmt.Sprintf(format, a...)})
+}
+
+// expand replaces ${VAR} and ${VAR:-default} in the value of key.
+func (p *entryParser) expand(key, s string) string {
+	out, err := expandVars(s, p.lookupEnv)
+	if err != nil {
+		p.fail(key, "%v", err)
+	}
+	return out
+}
+
+// str reads a string member; ok is false when it is absent or not a string.
+func (p *entryParser) str(key string, required bool) (string, bool) {
+	v, ok := p.m[key]
+	if !ok {
+		if required {
+			p.fail(key, "missing")
+		}
+		return "", false
+	}
+	var s string
+	if err := json.Unmarshal(v, &s); err != nil {
+		p.fail(key, "want a string, got %s", clip(v))
+		return "", false
+	}
+	return s, true
+}
+
+// dur reads a duration member into d, when present.
+func (p *entryParser) dur(key string, d *time.Duration, allowZero bool) {
+	v, ok := p.m[key]
+	if !ok {
+		return
+	}
+	got, err := parseDuration(v)
+	switch {
+	case err != nil:
+		p.fail(key, "%v", err)
+	case got < 0 || got == 0 && !allowZero:
+		p.fail(key, "must be positive, got %s", clip(v))
+	default:
+		*d = got
+	}
+}
+
+// transport decides whether the server is started (stdio) or connected to
+// (a remote Streamable HTTP endpoint), and reads a remote one's url and
+// headers; false when the entry cannot be read further.
+func (p *entryParser) transport() bool {
+	_, hasURL := p.m["url"]
+	_, hasCommand := p.m["command"]
 	remote := hasURL && !hasCommand
-	if t, ok := str("type", false); ok {
+	if t, ok := p.str("type", false); ok {
 		switch t {
 		case "stdio":
 			remote = false
 		case "http", "streamable-http", "streamableHttp":
 			remote = true
 		case "sse":
-			fail("type", `"sse" (the HTTP+SSE transport of 2024-11-05) is not supported: give the server's Streamable HTTP endpoint, with "type": "http"`)
-			return b, false, warnings, errs
+			p.fail("type", `"sse" (the HTTP+SSE transport of 2024-11-05) is not supported: give the server's Streamable HTTP endpoint, with "type": "http"`)
+			return false
 		default:
-			fail("type", "%q is not supported: want stdio, http or streamable-http (set \"disabled\": true to keep it in the file)", t)
-			return b, false, warnings, errs
+			p.fail("type", "%q is not supported: want stdio, http or streamable-http (set \"disabled\": true to keep it in the file)", t)
+			return false
 		}
 	}
 	if hasURL && hasCommand {
-		fail("url", `give "command" (a server the gateway starts) or "url" (a remote one), not both`)
-		return b, false, warnings, errs
+		p.fail("url", `give "command" (a server the gateway starts) or "url" (a remote one), not both`)
+		return false
 	}
 	if remote {
-		parseRemote(&b, m, str, expand, fail)
-	} else {
-		if hasURL {
-			fail("url", `a stdio server takes "command", not "url"`)
-		}
-		if _, ok := m["headers"]; ok {
-			fail("headers", `only a remote server ("url") takes headers`)
-		}
+		p.remote()
+		return true
 	}
-	if c, ok := str("command", !remote); ok {
+	if hasURL {
+		p.fail("url", `a stdio server takes "command", not "url"`)
+	}
+	if _, ok := p.m["headers"]; ok {
+		p.fail("headers", `only a remote server ("url") takes headers`)
+	}
+	if c, ok := p.str("command", true); ok {
 		if c == "" {
-			fail("command", "must not be empty")
+			p.fail("command", "must not be empty")
 		}
-		b.Command = expand("command", c)
+		p.b.Command = p.expand("command", c)
 	}
-	if v, ok := m["args"]; ok {
+	return true
+}
+
+// process reads how a stdio server is started: args, env, cwd, envFile.
+func (p *entryParser) process() {
+	b := &p.b
+	if v, ok := p.m["args"]; ok {
 		if err := json.Unmarshal(v, &b.Args); err != nil {
-			fail("args", "want an array of strings, got %s", clip(v))
+			p.fail("args", "want an array of strings, got %s", clip(v))
 		}
 		for i, a := range b.Args {
-			b.Args[i] = expand(fmt.Sprintf("args[%d]", i), a)
+			b.Args[i] = p.expand(fmt.Sprintf("args[%d]", i), a)
 		}
 	}
-	if v, ok := m["env"]; ok {
+	if v, ok := p.m["env"]; ok {
 		var env map[string]any
 		if err := json.Unmarshal(v, &env); err != nil {
-			fail("env", "want an object of strings, got %s", clip(v))
+			p.fail("env", "want an object of strings, got %s", clip(v))
 		}
 		for _, k := range slices.Sorted(maps.Keys(env)) {
 			key := "env." + k
@@ -557,104 +604,107 @@ func parseBackend(name string, raw json.RawMessage, lookupEnv func(string) (stri
 				// Hand-written files say "PORT": 8080; the value is plain.
 				s = fmt.Sprint(x)
 			default:
-				fail(key, "want a string")
+				p.fail(key, "want a string")
 				continue
 			}
 			if k == "" || strings.ContainsAny(k, "=\x00") {
-				fail(key, "not a valid variable name")
+				p.fail(key, "not a valid variable name")
 				continue
 			}
-			b.Env = append(b.Env, k+"="+expand(key, s))
+			b.Env = append(b.Env, k+"="+p.expand(key, s))
 		}
 	}
-	if c, ok := str("cwd", false); ok {
-		b.Dir = expand("cwd", c)
+	if c, ok := p.str("cwd", false); ok {
+		b.Dir = p.expand("cwd", c)
 	}
-	if f, ok := str("envFile", false); ok {
+	if f, ok := p.str("envFile", false); ok {
 		if f == "" {
-			fail("envFile", "must not be empty")
+			p.fail("envFile", "must not be empty")
 		}
-		b.EnvFile = expand("envFile", f)
+		b.EnvFile = p.expand("envFile", f)
 	}
-	if p, ok := str("prefix", false); ok {
-		switch {
-		case p == "":
-			b.NoPrefix = true
-		case len(p) > 64 || sanitizeName(p) != p:
-			fail("prefix", "%q: use 1 to 64 of A-Z a-z 0-9 _ - . (it starts tool names)", p)
-		default:
-			b.Prefix = p
-		}
+}
+
+// naming reads the prefix of the backend's names.
+func (p *entryParser) naming() {
+	pr, ok := p.str("prefix", false)
+	switch {
+	case !ok:
+	case pr == "":
+		p.b.NoPrefix = true
+	case len(pr) > 64 || sanitizeName(pr) != pr:
+		p.fail("prefix", "%q: use 1 to 64 of A-Z a-z 0-9 _ - . (it starts tool names)", pr)
+	default:
+		p.b.Prefix = pr
 	}
-	dur("timeout", &b.Timeout, false)
-	dur("maxTimeout", &b.MaxTimeout, false)
-	dur("restartWindow", &b.RestartWindow, false)
-	dur("cooldown", &b.Cooldown, false)
-	dur("backoff", &b.Backoff, false)
-	dur("maxBackoff", &b.MaxBackoff, false)
-	dur("pingTimeout", &b.PingTimeout, false)
-	dur("idleTimeout", &b.IdleTimeout, false)
-	if v, ok := m["pingInterval"]; ok {
+}
+
+// policy reads the timeouts, the restart policy, the pings and laziness.
+func (p *entryParser) policy() {
+	b := &p.b
+	p.dur("timeout", &b.Timeout, false)
+	p.dur("maxTimeout", &b.MaxTimeout, false)
+	p.dur("restartWindow", &b.RestartWindow, false)
+	p.dur("cooldown", &b.Cooldown, false)
+	p.dur("backoff", &b.Backoff, false)
+	p.dur("maxBackoff", &b.MaxBackoff, false)
+	p.dur("pingTimeout", &b.PingTimeout, false)
+	p.dur("idleTimeout", &b.IdleTimeout, false)
+	if v, ok := p.m["pingInterval"]; ok {
 		if d, err := parseDuration(v); err == nil && d == 0 {
 			b.PingInterval = -1
 		} else {
-			dur("pingInterval", &b.PingInterval, false)
+			p.dur("pingInterval", &b.PingInterval, false)
 		}
 	}
-	if v, ok := m["maxRestarts"]; ok {
+	if v, ok := p.m["maxRestarts"]; ok {
 		var n float64
 		if err := json.Unmarshal(v, &n); err != nil || n < 0 || n != math.Trunc(n) || n > 1e6 {
-			fail("maxRestarts", "want a whole number >= 0, got %s", clip(v))
+			p.fail("maxRestarts", "want a whole number >= 0, got %s", clip(v))
 		} else if b.MaxRestarts = int(n); n == 0 {
 			b.MaxRestarts = -1
 		}
 	}
-	if v, ok := m["lazy"]; ok {
+	if v, ok := p.m["lazy"]; ok {
 		if err := json.Unmarshal(v, &b.Lazy); err != nil {
-			fail("lazy", "want true or false, got %s", clip(v))
+			p.fail("lazy", "want true or false, got %s", clip(v))
 		}
-	}
-	patterns := func(key string, into *[]string) {
-		v, ok := m[key]
-		if !ok {
-			return
-		}
-		if err := json.Unmarshal(v, into); err != nil || *into == nil {
-			fail(key, "want an array of tool names or patterns, got %s", clip(v))
-			return
-		}
-		for i, p := range *into {
-			if _, err := path.Match(p, ""); err != nil {
-				fail(fmt.Sprintf("%s[%d]", key, i), "%q is not a valid pattern", p)
-			}
-		}
-	}
-	patterns("allowTools", &b.AllowTools)
-	patterns("hideTools", &b.HideTools)
-	if p, ok := str("protocol", false); ok {
-		if _, _, err := protocolOf(p); err != nil {
-			fail("protocol", "%v", err)
-		}
-		b.Protocol = p
 	}
 	if b.MaxBackoff != 0 && b.Backoff > b.MaxBackoff {
-		fail("maxBackoff", "must not be less than \"backoff\"")
+		p.fail("maxBackoff", "must not be less than \"backoff\"")
 	}
-	return b, false, warnings, errs
 }
 
-// parseRemote reads a remote server's "url" and "headers", and refuses
-// the keys of a process.
-func parseRemote(b *Backend, m map[string]json.RawMessage, str func(string, bool) (string, bool), expand func(string, string) string, fail func(string, string, ...any)) {
-	for _, k := range []string{"args", "env", "envFile", "cwd"} {
-		if _, ok := m[k]; ok {
-			fail(k, `a remote server ("url") takes no %q`, k)
+// patterns reads a list of tool names or path.Match patterns.
+func (p *entryParser) patterns(key string, into *[]string) {
+	v, ok := p.m[key]
+	if !ok {
+		return
+	}
+	if err := json.Unmarshal(v, into); err != nil || *into == nil {
+		p.fail(key, "want an array of tool names or patterns, got %s", clip(v))
+		return
+	}
+	for i, pat := range *into {
+		if _, err := path.Match(pat, ""); err != nil {
+			p.fail(fmt.Sprintf("%s[%d]", key, i), "%q is not a valid pattern", pat)
 		}
 	}
-	if u, ok := str("url", true); ok {
-		b.URL = expand("url", u)
+}
+
+// remote reads a remote server's "url" and "headers", and refuses
+// the keys of a process.
+func (p *entryParser) remote() {
+	b, m := &p.b, p.m
+	for _, k := range []string{"args", "env", "envFile", "cwd"} {
+		if _, ok := m[k]; ok {
+			p.fail(k, `a remote server ("url") takes no %q`, k)
+		}
+	}
+	if u, ok := p.str("url", true); ok {
+		b.URL = p.expand("url", u)
 		if pu, err := url.Parse(b.URL); err != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" {
-			fail("url", "%q is not an http:// or https:// URL", b.URL)
+			p.fail("url", "%q is not an http:// or https:// URL", b.URL)
 		}
 	}
 	v, ok := m["headers"]
@@ -663,7 +713,7 @@ func parseRemote(b *Backend, m map[string]json.RawMessage, str func(string, bool
 	}
 	var hs map[string]any
 	if err := json.Unmarshal(v, &hs); err != nil {
-		fail("headers", "want an object of strings, got %s", clip(v))
+		p.fail("headers", "want an object of strings, got %s", clip(v))
 		return
 	}
 	b.Headers = map[string]string{}
@@ -671,16 +721,16 @@ func parseRemote(b *Backend, m map[string]json.RawMessage, str func(string, bool
 		key := "headers." + k
 		s, ok := hs[k].(string)
 		if !ok {
-			fail(key, "want a string")
+			p.fail(key, "want a string")
 			continue
 		}
 		if !validHeaderName(k) {
-			fail(key, "not a valid header name")
+			p.fail(key, "not a valid header name")
 			continue
 		}
-		val := expand(key, s)
+		val := p.expand(key, s)
 		if strings.ContainsAny(val, "\r\n\x00") {
-			fail(key, "the value holds a line break")
+			p.fail(key, "the value holds a line break")
 			continue
 		}
 		b.Headers[k] = val
