@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"cmp"
 	"context"
@@ -22,6 +21,7 @@ import (
 
 	"github.com/mcprt/mcprt/cmd/mcprt/internal/loadgen"
 	"github.com/mcprt/mcprt/session/client"
+	"github.com/mcprt/mcprt/session/sse"
 )
 
 // bench -url measures a Streamable HTTP server with its own load loop: the
@@ -356,25 +356,17 @@ func (w *benchWorker) post(ctx context.Context, body []byte, method, name string
 		return [][]byte{b}, resp.Header, err
 	}
 	var msgs [][]byte
-	var data []byte
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 0, 64<<10), 64<<20)
-	for sc.Scan() {
-		line := strings.TrimSuffix(sc.Text(), "\r")
-		switch {
-		case line == "":
-			if len(data) > 0 {
-				msgs = append(msgs, data)
-			}
-			data = nil
-		case strings.HasPrefix(line, "data:"):
-			if data != nil {
-				data = append(data, '\n')
-			}
-			data = append(data, strings.TrimPrefix(strings.TrimPrefix(line, "data:"), " ")...)
+	r := sse.NewReader(resp.Body, 64<<20)
+	for {
+		data, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			return msgs, resp.Header, nil
 		}
+		if err != nil {
+			return msgs, resp.Header, err
+		}
+		msgs = append(msgs, data)
 	}
-	return msgs, resp.Header, sc.Err()
 }
 
 // answer finds the response with id among msgs and checks it.

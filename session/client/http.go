@@ -17,6 +17,7 @@ import (
 
 	"github.com/mcprt/mcprt/handlers/jsonschema"
 	"github.com/mcprt/mcprt/session/jsonrpc"
+	"github.com/mcprt/mcprt/session/sse"
 )
 
 // The Streamable HTTP transport's headers.
@@ -441,9 +442,9 @@ func (h *httpConn) resume(ctx context.Context, id int64, from resumePoint) error
 			resp.Body.Close()
 			return fmt.Errorf("resuming the event stream: the server answered HTTP %d: %s", resp.StatusCode, clip(body))
 		}
-		r := newSSEReader(resp.Body, c.opts.MaxLineBytes)
+		r := sse.NewReader(resp.Body, c.opts.MaxLineBytes)
 		for c.isPending(id) {
-			data, err := r.next()
+			data, err := r.Next()
 			if err != nil {
 				if !errors.Is(err, io.EOF) && ctx.Err() == nil {
 					resp.Body.Close()
@@ -458,11 +459,11 @@ func (h *httpConn) resume(ctx context.Context, id int64, from resumePoint) error
 		if !c.isPending(id) || ctx.Err() != nil {
 			return nil
 		}
-		if r.lastID != "" {
-			from.id = r.lastID
+		if r.LastID != "" {
+			from.id = r.LastID
 		}
-		if r.retry > 0 {
-			from.retry = r.retry
+		if r.Retry > 0 {
+			from.retry = r.Retry
 		}
 	}
 	return fmt.Errorf("the server's event stream ended %d times without the answer", maxResumes)
@@ -494,13 +495,13 @@ func (h *httpConn) answer(ctx context.Context, id int64, resp *http.Response, si
 	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	switch mt {
 	case "text/event-stream":
-		r := newSSEReader(resp.Body, c.opts.MaxLineBytes)
+		r := sse.NewReader(resp.Body, c.opts.MaxLineBytes)
 		for {
-			data, err := r.next()
+			data, err := r.Next()
 			if err != nil {
 				if errors.Is(err, io.EOF) {
 					if !modern { // 2026-07-28 streams are not resumable
-						*from = resumePoint{id: r.lastID, retry: r.retry}
+						*from = resumePoint{id: r.LastID, retry: r.Retry}
 					}
 					return nil
 				}
@@ -699,9 +700,9 @@ func (h *httpConn) listenOnce(answered chan struct{}) (time.Duration, bool) {
 		h.c.log.Debug("the server refused the GET stream", slog.Int("status", resp.StatusCode), slog.String("body", clip(body)))
 		return 0, false
 	}
-	r := newSSEReader(resp.Body, h.c.opts.MaxLineBytes)
+	r := sse.NewReader(resp.Body, h.c.opts.MaxLineBytes)
 	for {
-		data, err := r.next()
+		data, err := r.Next()
 		if err != nil {
 			if bg.Err() != nil {
 				return 0, false
@@ -710,7 +711,7 @@ func (h *httpConn) listenOnce(answered chan struct{}) (time.Duration, bool) {
 				h.c.log.Debug("reading the GET stream", slog.Any("err", err))
 				return 0, true
 			}
-			return cmp.Or(r.retry, reopenDelay), true
+			return cmp.Or(r.Retry, reopenDelay), true
 		}
 		h.c.dispatchLine(data)
 	}

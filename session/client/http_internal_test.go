@@ -1,64 +1,11 @@
 package client
 
 import (
-	"errors"
-	"io"
 	"net/http"
-	"strings"
 	"testing"
-	"testing/iotest"
-	"time"
 
 	"github.com/mcprt/mcprt/handlers/jsonschema"
 )
-
-// TestSSEReader: the event-stream format as servers write it: any line
-// ending, comments, multi-line data, other event types, retry, and events
-// cut off by the end of the stream.
-func TestSSEReader(t *testing.T) {
-	stream := ": keep-alive\r\n\r\n" +
-		"id: 1\ndata:\n\n" + // a priming event: no data
-		"event: message\r\ndata: {\"a\":1}\r\n\r\n" +
-		"data: {\"b\":\rdata: 2}\r\r" + // lone CRs; two data lines joined by LF
-		"event: other\ndata: {\"skip\":1}\n\n" +
-		"retry: 2500\ndata:{\"c\":3}\n\n" +
-		"data: {\"cut\":1}\n" // no blank line: dropped
-	for name, r := range map[string]io.Reader{
-		"whole":      strings.NewReader(stream),
-		"byte-wise":  iotest.OneByteReader(strings.NewReader(stream)),
-		"half-reads": iotest.HalfReader(strings.NewReader(stream)),
-	} {
-		t.Run(name, func(t *testing.T) {
-			sr := newSSEReader(r, 1<<10)
-			var got []string
-			for {
-				data, err := sr.next()
-				if errors.Is(err, io.EOF) {
-					break
-				}
-				if err != nil {
-					t.Fatal(err)
-				}
-				got = append(got, string(data))
-			}
-			want := []string{`{"a":1}`, "{\"b\":\n2}", `{"c":3}`}
-			if strings.Join(got, "|") != strings.Join(want, "|") {
-				t.Errorf("events %q, want %q", got, want)
-			}
-			if sr.retry != 2500*time.Millisecond {
-				t.Errorf("retry %v", sr.retry)
-			}
-		})
-	}
-	sr := newSSEReader(strings.NewReader("data: "+strings.Repeat("x", 100)+"\n\n"), 50)
-	if _, err := sr.next(); err == nil || errors.Is(err, io.EOF) {
-		t.Errorf("an over-long event: %v", err)
-	}
-	sr = newSSEReader(strings.NewReader(strings.Repeat("data: 0123456789\n", 10)+"\n"), 50)
-	if _, err := sr.next(); err == nil || errors.Is(err, io.EOF) {
-		t.Errorf("an event over-long by its lines: %v", err)
-	}
-}
 
 // TestSetParamHeaders: values are mirrored as the specification converts
 // them; absent, null and non-primitive values get no header.

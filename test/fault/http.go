@@ -1,7 +1,6 @@
 package fault
 
 import (
-	"bufio"
 	"bytes"
 	"cmp"
 	"context"
@@ -18,9 +17,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"github.com/mcprt/mcprt/handlers/jsonschema"
+	"github.com/mcprt/mcprt/session/sse"
 )
 
 // The Streamable HTTP campaign. The plan is the stdio campaign's, request
@@ -1269,83 +1268,25 @@ func modernHeaders(hd http.Header, body []byte) {
 var errStopped = errors.New("stopped")
 
 // readSSE reads a text/event-stream, calling fn with the data of each
-// event that has some, until the stream ends, fn returns false (a
-// disconnect: errStopped) or it finds the stream broken. A clean end is
-// nil: EOF right after a whole event (or a comment).
+// message event that has some, until the stream ends, fn returns false (a
+// disconnect: errStopped) or it finds the stream broken (a line that is
+// not UTF-8, an event or a line the stream ends inside: sse.Reader's
+// Strict). A clean end is nil: EOF right after a whole event (or a
+// comment).
 func readSSE(r io.Reader, fn func(data []byte) bool) error {
-	br := bufio.NewReaderSize(r, 64<<10)
-	var data []byte
-	hasData := false
+	rd := sse.NewReader(r, maxReplyBody)
+	rd.Strict = true
 	for {
-		line, err := readLine(br)
-		if err == io.EOF && line == nil {
-			if hasData {
-				return errors.New("the stream ended in the middle of an event")
-			}
+		data, err := rd.Next()
+		if errors.Is(err, io.EOF) {
 			return nil
 		}
 		if err != nil {
-			if err == io.EOF {
-				return errors.New("the stream ended in the middle of a line")
-			}
 			return err
 		}
-		if !utf8.Valid(line) {
-			return fmt.Errorf("a line of the stream is not UTF-8: %s", clip(line))
+		if !fn(data) {
+			return errStopped
 		}
-		if len(line) == 0 {
-			// An event with empty data, such as the one 2025-11-25 servers
-			// may send first to prime resumption, carries no message.
-			if hasData && len(data) > 1 {
-				if !fn(data[:len(data)-1]) {
-					return errStopped
-				}
-			}
-			data, hasData = nil, false
-			continue
-		}
-		if line[0] == ':' {
-			continue // a comment: keep-alive
-		}
-		field, value, _ := bytes.Cut(line, []byte(":"))
-		value = bytes.TrimPrefix(value, []byte(" "))
-		if string(field) == "data" {
-			data = append(append(data, value...), '\n')
-			hasData = true
-		}
-		// event, id and retry say nothing the campaign checks; other
-		// fields are ignored, as the format says.
-	}
-}
-
-// readLine returns one line without its "\n" or "\r\n". At the end of the
-// stream it returns io.EOF, with what there was of an unfinished line (nil
-// when there was none).
-func readLine(br *bufio.Reader) ([]byte, error) {
-	var line []byte
-	for {
-		frag, err := br.ReadSlice('\n')
-		line = append(line, frag...)
-		if err == bufio.ErrBufferFull {
-			if len(line) > maxReplyBody {
-				return nil, errors.New("an SSE line longer than 64 MiB")
-			}
-			continue
-		}
-		if err != nil {
-			if len(line) == 0 {
-				return nil, err
-			}
-			return line, err
-		}
-		line = line[:len(line)-1]
-		if n := len(line); n > 0 && line[n-1] == '\r' {
-			line = line[:n-1]
-		}
-		if line == nil {
-			line = []byte{}
-		}
-		return line, nil
 	}
 }
 
