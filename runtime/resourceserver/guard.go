@@ -114,21 +114,9 @@ type Guard struct {
 // not at its first request), and starts refreshing them every o.Refresh
 // until Close.
 func New(ctx context.Context, o Options) (*Guard, error) {
-	iss, err := checkURL("issuer", o.Issuer, false)
+	iss, res, err := o.check()
 	if err != nil {
 		return nil, err
-	}
-	res, err := checkURL("resource", o.Resource, true)
-	if err != nil {
-		return nil, err
-	}
-	for _, s := range o.Scopes {
-		if !validScope(s) {
-			return nil, fmt.Errorf("scope %q: not a scope token", s)
-		}
-	}
-	if o.Introspection != nil && (o.Introspection.ClientID == "" || o.Introspection.ClientSecret == "") {
-		return nil, errors.New("introspection: client_id and client_secret are both needed")
 	}
 	if o.Leeway == 0 {
 		o.Leeway = DefaultLeeway
@@ -183,6 +171,32 @@ func New(ctx context.Context, o Options) (*Guard, error) {
 	g.refreshEnded = make(chan struct{})
 	go g.refreshLoop()
 	return g, nil
+}
+
+// Validate reports what New would refuse in o without fetching anything:
+// an issuer or resource that is not an https (or loopback http) URL, a
+// scope that is not a scope token, half of the introspection credentials.
+func (o Options) Validate() error {
+	_, _, err := o.check()
+	return err
+}
+
+func (o *Options) check() (iss, res *url.URL, err error) {
+	if iss, err = checkURL("issuer", o.Issuer, false); err != nil {
+		return nil, nil, err
+	}
+	if res, err = checkURL("resource", o.Resource, true); err != nil {
+		return nil, nil, err
+	}
+	for _, s := range o.Scopes {
+		if !validScope(s) {
+			return nil, nil, fmt.Errorf("scope %q: not a scope token", s)
+		}
+	}
+	if o.Introspection != nil && (o.Introspection.ClientID == "" || o.Introspection.ClientSecret == "") {
+		return nil, nil, errors.New("introspection: client_id and client_secret are both needed")
+	}
+	return iss, res, nil
 }
 
 // Close stops the refreshing and waits for it. The guard still verifies
