@@ -10,6 +10,17 @@ import (
 // a token, only what it was found to mean.
 type tokenKey [sha256.Size]byte
 
+// hashToken is tokenKey of token. Tokens of usual sizes are copied to a
+// buffer on the stack for hashing: the conversion to []byte would
+// otherwise allocate on every request.
+func hashToken(token string) tokenKey {
+	var buf [4096]byte
+	if len(token) <= len(buf) {
+		return sha256.Sum256(append(buf[:0], token...))
+	}
+	return sha256.Sum256([]byte(token))
+}
+
 type cached struct {
 	caller *Caller
 	until  time.Time

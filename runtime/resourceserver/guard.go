@@ -2,7 +2,6 @@ package resourceserver
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -316,7 +315,7 @@ func (g *Guard) Authenticate(ctx context.Context, token string) (*Caller, error)
 	if token == "" {
 		return nil, invalid("empty")
 	}
-	key := tokenKey(sha256.Sum256([]byte(token)))
+	key := hashToken(token)
 	now := g.now()
 	if c := g.cache.get(key, now); c != nil {
 		return c, nil
