@@ -304,16 +304,16 @@ func TestOAuthServeHTTP(t *testing.T) {
 	bare, withSig := rst.Unsigned(as.claims(nil), map[string]any{"kid": es.KID})
 	for name, tok := range map[string]string{
 		"wrong audience (issued for another resource)": as.token("c-es256", "https://other.example.test/mcp", "mcp:tools"),
-		"expired":        es.Sign(as.claims(map[string]any{"exp": now - 120, "iat": now - 420}), nil),
-		"not yet valid":  es.Sign(as.claims(map[string]any{"nbf": now + 120}), nil),
-		"wrong issuer":   es.Sign(as.claims(map[string]any{"iss": "https://evil.example.test"}), nil),
-		"audience-less":  es.Sign(as.claims(map[string]any{"aud": nil}), nil),
-		"re-signed":      attacker.Sign(as.claims(nil), nil),
-		"tampered":       parts[0] + "." + rst.Segment(as.claims(map[string]any{"sub": "admin"})) + "." + parts[2],
-		"alg none":       bare,
-		"alg none + sig": withSig,
-		"HMAC, PEM key":  rst.SignHMAC("HS256", rs.PublicKeyPEM(), as.claims(nil), map[string]any{"kid": rs.KID}),
-		"HMAC, n bytes":  rst.SignHMAC("HS256", rs.PublicKeyBytes(), as.claims(nil), map[string]any{"kid": rs.KID}),
+		"expired":         es.Sign(as.claims(map[string]any{"exp": now - 120, "iat": now - 420}), nil),
+		"not yet valid":   es.Sign(as.claims(map[string]any{"nbf": now + 120}), nil),
+		"wrong issuer":    es.Sign(as.claims(map[string]any{"iss": "https://evil.example.test"}), nil),
+		"audience-less":   es.Sign(as.claims(map[string]any{"aud": nil}), nil),
+		"re-signed":       attacker.Sign(as.claims(nil), nil),
+		"tampered":        parts[0] + "." + rst.Segment(as.claims(map[string]any{"sub": "admin"})) + "." + parts[2],
+		"alg none":        bare,
+		"alg none + sig":  withSig,
+		"HMAC, PEM key":   rst.SignHMAC("HS256", rs.PublicKeyPEM(), as.claims(nil), map[string]any{"kid": rs.KID}),
+		"HMAC, n bytes":   rst.SignHMAC("HS256", rs.PublicKeyBytes(), as.claims(nil), map[string]any{"kid": rs.KID}),
 		"opaque, made up": "bm90LWEtdG9rZW4tdGhlLXNlcnZlci1pc3N1ZWQ",
 	} {
 		status, challenge := postInitialize(t, srv.url, tok)
