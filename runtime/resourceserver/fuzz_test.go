@@ -72,9 +72,16 @@ func FuzzASMetadata(f *testing.F) {
 	})
 }
 
-// FuzzBearerHeader: whatever the Authorization header, the token read
-// from it has a bearer token's syntax, and only a Bearer header yields one.
+// FuzzBearerHeader: whatever the Authorization header, only a Bearer
+// header yields a token, and the guard accepts only a token of a bearer
+// token's syntax.
 func FuzzBearerHeader(f *testing.F) {
+	as := newFakeAS(f, rst.MustKey("ES256", "k1"))
+	g, err := New(context.Background(), Options{Issuer: as.URL, Resource: testResource, Logger: discard})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Cleanup(g.Close)
 	for _, s := range []string{"Bearer abc", "bearer a.b.c", "Bearer  x==", "Basic YTpi", "Bearer =x", "Bearer a b", "Bearer"} {
 		f.Add(s)
 	}
@@ -82,8 +89,13 @@ func FuzzBearerHeader(f *testing.F) {
 		r := httptest.NewRequest(http.MethodGet, "/", nil)
 		r.Header["Authorization"] = []string{v}
 		tok, status := bearerToken(r)
-		if tok != "" && (status != http.StatusOK || !token68(tok) || len(v) < 7 || !equalFoldASCII(v[:6], "bearer")) {
+		if tok != "" && (status != http.StatusOK || len(v) < 7 || !equalFoldASCII(v[:6], "bearer") || tok[0] == ' ') {
 			t.Fatalf("%q gave token %q, status %d", v, tok, status)
+		}
+		if tok != "" && !token68(tok) {
+			if _, err := g.Authenticate(context.Background(), tok); err == nil {
+				t.Fatalf("%q: accepted a token that is not token68", tok)
+			}
 		}
 	})
 }

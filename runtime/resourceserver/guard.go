@@ -320,6 +320,9 @@ func (g *Guard) Authenticate(ctx context.Context, token string) (*Caller, error)
 	if c := g.cache.get(key, now); c != nil {
 		return c, nil
 	}
+	if !token68(token) {
+		return nil, invalid("malformed")
+	}
 	var c *Caller
 	var until time.Time
 	var err error
