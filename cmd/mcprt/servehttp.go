@@ -181,6 +181,7 @@ func listenHTTP(verb string, o runtime.Options, hf *httpFlags, stderr io.Writer)
 			fmt.Fprintf(stderr, "%s: %s is where the protected resource metadata goes; serve the rest elsewhere\n", verb, p)
 			return nil, runtime.ExitUsage
 		}
+		ho.Principal = resourceserver.Principal
 	}
 	ln, err := net.Listen("tcp", httpAddr(hf.addr))
 	if err != nil {

@@ -2,6 +2,7 @@ package resourceserver
 
 import (
 	"context"
+	"net/http"
 	"slices"
 	"time"
 )
@@ -40,6 +41,24 @@ func (c *Caller) HasScopes(scopes []string) bool {
 		}
 	}
 	return true
+}
+
+// Principal names who c is, for binding state to it: "sub:" and its
+// subject, or, for a token without one, "client:" and its client id.
+func (c *Caller) Principal() string {
+	if c.Subject != "" {
+		return "sub:" + c.Subject
+	}
+	return "client:" + c.ClientID
+}
+
+// Principal is the principal of r's caller, "" when Guard.Wrap did not
+// let r through: a streamhttp.Options.Principal.
+func Principal(r *http.Request) string {
+	if c := CallerFrom(r.Context()); c != nil {
+		return c.Principal()
+	}
+	return ""
 }
 
 type callerKey struct{}

@@ -223,11 +223,21 @@ const initializeBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{
 // returns the status and the WWW-Authenticate header.
 func postInitialize(t *testing.T, endpoint, token string) (int, string) {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, endpoint, strings.NewReader(initializeBody))
+	resp := postLegacy(t, endpoint, token, "", initializeBody)
+	return resp.StatusCode, resp.Header.Get("WWW-Authenticate")
+}
+
+// postLegacy posts body with token and, unless "", the session id.
+func postLegacy(t *testing.T, endpoint, token, sid, body string) *http.Response {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, endpoint, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	if sid != "" {
+		req.Header.Set("Mcp-Session-Id", sid)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -235,7 +245,7 @@ func postInitialize(t *testing.T, endpoint, token string) (int, string) {
 	}
 	io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
-	return resp.StatusCode, resp.Header.Get("WWW-Authenticate")
+	return resp
 }
 
 func withToken(o client.Options, token string) client.Options {
@@ -325,6 +335,22 @@ func TestOAuthServeHTTP(t *testing.T) {
 	// so it is the claims above that were refused.
 	if status, _ := postInitialize(t, srv.url, es.Sign(as.claims(nil), nil)); status != 200 {
 		t.Errorf("a token signed with the server's key, good claims: %d", status)
+	}
+
+	// A legacy session belongs to the subject that opened it: another
+	// client's token with its id gets 404, its own goes on.
+	mine, theirs := as.token("c-es256", oauthResource, "mcp:tools"), as.token("c-eddsa", oauthResource, "mcp:tools")
+	sid := postLegacy(t, srv.url, mine, "", initializeBody).Header.Get("Mcp-Session-Id")
+	if sid == "" {
+		t.Fatal("no session")
+	}
+	postLegacy(t, srv.url, mine, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	const list = `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`
+	if resp := postLegacy(t, srv.url, theirs, sid, list); resp.StatusCode != 404 {
+		t.Errorf("another subject's token with the session: %d", resp.StatusCode)
+	}
+	if resp := postLegacy(t, srv.url, mine, sid, list); resp.StatusCode != 200 {
+		t.Errorf("the session's own subject: %d", resp.StatusCode)
 	}
 
 	status, challenge = postInitialize(t, srv.url, as.token("c-admin-only", oauthResource, "mcp:admin"))
