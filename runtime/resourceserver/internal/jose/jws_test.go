@@ -146,11 +146,8 @@ func TestParseMalformed(t *testing.T) {
 		}
 		sig[len(sig)-1] = c
 		alt := parts[0] + "." + parts[1] + "." + string(sig)
-		if tok, err := jose.Parse(alt); err == nil {
-			if verify(mustSet(t, rst.Set(false, k)), alt) == nil {
-				t.Errorf("signature spelled %q verified", sig[len(sig)-4:])
-			}
-			_ = tok
+		if verify(mustSet(t, rst.Set(false, k)), alt) == nil {
+			t.Errorf("signature spelled %q verified", sig[len(sig)-4:])
 		}
 	}
 	tok, err := jose.Parse(k.Sign(claims, map[string]any{"crit": []string{"b64"}, "b64": false}))
