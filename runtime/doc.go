@@ -95,5 +95,8 @@
 // use; test/layers writes it out whole and fails on any import against it.
 // runtime and runtime/streamhttp are the floor under the command: they
 // import session, handlers, stdio and supervisor, and only the command and
-// the test harnesses import them.
+// the test harnesses import them. runtime/resourceserver, on the same
+// floor, puts an HTTP endpoint behind OAuth 2.1 access tokens; it imports
+// only session/jsonrpc, and streamhttp does not import it (the command
+// puts one around the other).
 package runtime

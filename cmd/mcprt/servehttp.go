@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/mcprt/mcprt/handlers"
 	"github.com/mcprt/mcprt/runtime"
+	"github.com/mcprt/mcprt/runtime/resourceserver"
 	"github.com/mcprt/mcprt/runtime/streamhttp"
 )
 
@@ -35,6 +37,7 @@ type httpFlags struct {
 	shutdownGrace     time.Duration
 	health            string
 	metrics           string
+	oauth             oauthFlags
 }
 
 // addHTTPFlags defines the -http flags on fs.
@@ -54,6 +57,7 @@ func addHTTPFlags(fs *flag.FlagSet) *httpFlags {
 	fs.StringVar(&hf.health, "http-health", "", "also answer GET on `path` (e.g. /healthz) with 200 and a JSON status while serving, for probes and load balancers (the gateway's lists each backend's state)")
 	fs.StringVar(&hf.metrics, "http-metrics", "", "also answer GET on `path` (e.g. /metrics) with metrics in Prometheus's text format: the process's and, for the gateway, each backend's state and restarts and its tool calls by outcome")
 	fs.DurationVar(&hf.shutdownGrace, "http-shutdown-grace", 10*time.Second, "after SIGTERM, how long requests in flight may still run before connections are closed")
+	addOAuthFlags(fs, &hf.oauth)
 	return hf
 }
 
@@ -108,6 +112,7 @@ type httpListener struct {
 	verb   string
 	hf     *httpFlags
 	so     streamhttp.ServeOptions
+	guard  *resourceserver.Guard // nil: no -http-oauth-issuer
 	ln     net.Listener
 	stderr io.Writer
 }
@@ -161,8 +166,28 @@ func listenHTTP(verb string, o runtime.Options, hf *httpFlags, stderr io.Writer)
 		fmt.Fprintf(stderr, "%s: -http-metrics wants a path of its own, such as /metrics\n", verb)
 		return nil, runtime.ExitUsage
 	}
+	guard, usage, err := hf.oauth.guard(context.Background(), hf.tokenFile, ho.Logger)
+	switch {
+	case errors.Is(err, errNoOAuth):
+	case err != nil && usage:
+		fmt.Fprintf(stderr, "%s: %v\n", verb, err)
+		return nil, runtime.ExitUsage
+	case err != nil:
+		fmt.Fprintf(stderr, "%s: %v\n", verb, err)
+		return nil, runtime.ExitFailure
+	default:
+		if p := pathsClash(guard, hf.path, hf.health, hf.metrics); p != "" {
+			guard.Close()
+			fmt.Fprintf(stderr, "%s: %s is where the protected resource metadata goes; serve the rest elsewhere\n", verb, p)
+			return nil, runtime.ExitUsage
+		}
+		ho.Principal = resourceserver.Principal
+	}
 	ln, err := net.Listen("tcp", httpAddr(hf.addr))
 	if err != nil {
+		if guard != nil {
+			guard.Close()
+		}
 		fmt.Fprintf(stderr, "%s: %v\n", verb, err)
 		return nil, runtime.ExitFailure
 	}
@@ -175,11 +200,23 @@ func listenHTTP(verb string, o runtime.Options, hf *httpFlags, stderr io.Writer)
 		HealthPath:        hf.health,
 		MetricsPath:       hf.metrics,
 	}
-	return &httpListener{verb: verb, hf: hf, so: so, ln: ln, stderr: stderr}, runtime.ExitOK
+	if guard != nil {
+		so.Wrap = guard.Wrap
+		so.Extra = map[string]http.Handler{}
+		for _, p := range guard.MetadataPaths() {
+			so.Extra[p] = guard.MetadataHandler()
+		}
+	}
+	return &httpListener{verb: verb, hf: hf, so: so, guard: guard, ln: ln, stderr: stderr}, runtime.ExitOK
 }
 
 // close gives the address back without serving.
-func (l *httpListener) close() { l.ln.Close() }
+func (l *httpListener) close() {
+	l.ln.Close()
+	if l.guard != nil {
+		l.guard.Close()
+	}
+}
 
 // serve serves srv with streamhttp.Serve until SIGINT or SIGTERM, as
 // serveHTTP says, health's report on -http-health (nil: "ok") and
@@ -192,6 +229,9 @@ func (l *httpListener) serve(srv *handlers.Server, health func() (int, any), met
 	if _, set := os.LookupEnv("GOGC"); !set {
 		defer debug.SetGCPercent(debug.SetGCPercent(httpGCPercent))
 	}
+	if l.guard != nil {
+		defer l.guard.Close()
+	}
 	so, log := l.so, l.so.Logger
 	so.Health, so.Metrics = health, metrics
 	// The host as given, the port as bound (for a port of 0); tests and
@@ -199,8 +239,8 @@ func (l *httpListener) serve(srv *handlers.Server, health func() (int, any), met
 	addr := shownAddr(l.hf.addr, l.ln.Addr())
 	so.OnServing = func() {
 		fmt.Fprintf(l.stderr, "mcprt: serving Streamable HTTP on http://%s%s\n", addr, l.hf.path)
-		if so.Authorize == nil && !loopback(l.ln.Addr()) {
-			log.Warn("mcprt: serving beyond loopback with no -http-token-file: anyone who can reach this address can use the server; require a token with -http-token-file, or listen on 127.0.0.1", "addr", addr)
+		if so.Authorize == nil && l.guard == nil && !loopback(l.ln.Addr()) {
+			log.Warn("mcprt: serving beyond loopback with no -http-token-file or -http-oauth-issuer: anyone who can reach this address can use the server; require a token with one of them, or listen on 127.0.0.1", "addr", addr)
 		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)

@@ -61,7 +61,11 @@
 // others; any other Origin gets 403 naming it, the DNS-rebinding rule,
 // and a debug log line); an optional bearer token (-http-token-file; 401
 // with WWW-Authenticate without it; serving beyond loopback without one
-// is warned of at start); bounds on sessions (-http-max-sessions: at the
+// is warned of at start), or OAuth 2.1 access tokens of an authorization
+// server (-http-oauth-issuer and -http-oauth-resource:
+// runtime/resourceserver around the endpoint, through ServeOptions.Wrap
+// and Extra; Options.Principal binds each legacy session to its
+// token's subject); bounds on sessions (-http-max-sessions: at the
 // cap the one idle the longest is closed), idle sessions
 // (-http-session-idle), body size (-http-max-body, 413), header time and
 // idle connections. SIGINT or SIGTERM: stop accepting, answer what is in

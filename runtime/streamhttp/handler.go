@@ -69,6 +69,11 @@ type Options struct {
 	// error is answered with 401 and a WWW-Authenticate: Bearer challenge
 	// (see BearerToken).
 	Authorize func(*http.Request) error
+	// Principal, when set, names who sent a request (the subject of its
+	// access token: resourceserver.Principal). A legacy session then
+	// belongs to whoever initialized it: another principal presenting its
+	// Mcp-Session-Id gets 404, as for a session that never existed.
+	Principal func(*http.Request) string
 	// StateKey signs 2026-07-28 requestState (nil: random per process).
 	// Replicas behind one load balancer must share it, or a retry that
 	// lands on another replica is refused.
@@ -189,7 +194,7 @@ func New(e *actor.Engine, srv *handlers.Server, opts Options) (*Handler, error) 
 		return nil, err
 	}
 	h.root = root
-	st, err := h.startSession("", supervisor.Transient)
+	st, err := h.startSession("", "", supervisor.Transient)
 	if err != nil {
 		_ = root.Stop(context.Background())
 		return nil, err
@@ -259,12 +264,13 @@ func (h *Handler) each(fn func(*hsession)) {
 // startSession starts a session actor as a child of the sessions
 // supervisor. It has no writer: what it sends is handed, on the sending
 // goroutine, to the exchange waiting for it (hsession.route).
-func (h *Handler) startSession(id string, restart supervisor.Restart) (*hsession, error) {
+func (h *Handler) startSession(id, owner string, restart supervisor.Restart) (*hsession, error) {
 	child := "stateless"
 	if id != "" {
 		child = "s-" + strconv.FormatInt(h.nextSess.Add(1), 10)
 	}
 	hs := newSession(h, id, child)
+	hs.owner = owner
 	o := h.opts
 	start := session.New(session.Config{
 		Server:         h.srv,

@@ -762,3 +762,45 @@ func TestModernMalformedMeta(t *testing.T) {
 		t.Errorf("tools/list after: %v", r)
 	}
 }
+
+// TestLegacySessionOwner: with Options.Principal, a legacy session
+// answers only its opener: another principal presenting its id gets 404
+// on POST, GET and DELETE, as for a session that never existed, and the
+// session goes on for its owner.
+func TestLegacySessionOwner(t *testing.T) {
+	f := start(t, testServer(nil), streamhttp.Options{Principal: func(r *http.Request) string { return r.Header.Get("X-Who") }})
+	open := f.do("POST", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`, map[string]string{"X-Who": "alice"})
+	sid := open.header.Get("Mcp-Session-Id")
+	if open.status != 200 || sid == "" {
+		t.Fatalf("initialize: %d %q", open.status, sid)
+	}
+	as := func(who string) map[string]string { return map[string]string{"Mcp-Session-Id": sid, "X-Who": who} }
+	if r := f.do("POST", `{"jsonrpc":"2.0","method":"notifications/initialized"}`, as("alice")); r.status != http.StatusAccepted {
+		t.Fatalf("initialized: %d", r.status)
+	}
+	list := `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`
+	for _, who := range []string{"mallory", ""} {
+		if r := f.do("POST", list, as(who)); r.status != http.StatusNotFound {
+			t.Errorf("POST as %q: %d", who, r.status)
+		}
+		get := as(who)
+		get["Accept"] = "text/event-stream"
+		// Only the status is read: a stream opened in error would not end.
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		resp := f.send(ctx, "GET", "", get)
+		if resp.StatusCode != http.StatusNotFound {
+			t.Errorf("GET as %q: %d", who, resp.StatusCode)
+		}
+		resp.Body.Close()
+		cancel()
+		if r := f.do("DELETE", "", as(who)); r.status != http.StatusNotFound {
+			t.Errorf("DELETE as %q: %d", who, r.status)
+		}
+	}
+	if r := f.do("POST", list, as("alice")); r.status != 200 || r.last()["result"] == nil {
+		t.Errorf("the owner after the others: %d %v", r.status, r.msgs)
+	}
+	if r := f.do("DELETE", "", as("alice")); r.status != http.StatusNoContent {
+		t.Errorf("the owner's DELETE: %d", r.status)
+	}
+}

@@ -149,7 +149,7 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if sid := r.Header.Get(hSessionID); sid != "" {
-		if hs := h.session(w, sid); hs != nil {
+		if hs := h.session(w, r, sid); hs != nil {
 			h.postLegacy(w, r, hs, &m)
 		}
 		return
@@ -210,7 +210,7 @@ func (h *Handler) postLegacy(w http.ResponseWriter, r *http.Request, hs *hsessio
 func (h *Handler) postBatch(w http.ResponseWriter, r *http.Request, body []byte) {
 	var hs *hsession
 	if sid := r.Header.Get(hSessionID); sid != "" {
-		if hs = h.session(w, sid); hs == nil {
+		if hs = h.session(w, r, sid); hs == nil {
 			return
 		}
 	}
@@ -275,7 +275,7 @@ func (h *Handler) initialize(w http.ResponseWriter, r *http.Request, m *jsonrpc.
 			"Server busy: all "+strconv.Itoa(h.opts.MaxSessions)+" sessions are in use; retry later")
 		return
 	}
-	hs, err := h.startSession(h.newSessionID(), supervisor.Temporary)
+	hs, err := h.startSession(h.newSessionID(), h.principal(r), supervisor.Temporary)
 	if err != nil {
 		h.log.Error("cannot start a session", "err", err)
 		writeError(w, http.StatusServiceUnavailable, m.ID, jsonrpc.CodeInternalError, "Internal error: cannot start a session")
@@ -549,7 +549,7 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotAcceptable, nil, jsonrpc.CodeInvalidRequest, "Not Acceptable: GET opens a text/event-stream")
 		return
 	}
-	hs := h.session(w, sid)
+	hs := h.session(w, r, sid)
 	if hs == nil {
 		return
 	}
@@ -584,15 +584,27 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// session finds a legacy session by id, or answers 404.
-func (h *Handler) session(w http.ResponseWriter, sid string) *hsession {
+// session finds a legacy session by id, or answers 404: also when r is
+// from another principal than the session's.
+func (h *Handler) session(w http.ResponseWriter, r *http.Request, sid string) *hsession {
 	h.mu.Lock()
 	hs := h.sessions[sid]
 	h.mu.Unlock()
+	if hs != nil && hs.owner != h.principal(r) {
+		hs = nil
+	}
 	if hs == nil {
 		writeError(w, http.StatusNotFound, nil, jsonrpc.CodeInvalidRequest, "Not Found: no session "+strconv.Quote(sid)+" (it ended or never existed); send initialize again")
 	}
 	return hs
+}
+
+// principal is Options.Principal of r ("" without one).
+func (h *Handler) principal(r *http.Request) string {
+	if h.opts.Principal == nil {
+		return ""
+	}
+	return h.opts.Principal(r)
 }
 
 // startSSE sets the headers of an SSE response: no caching, and no
@@ -610,7 +622,7 @@ func (h *Handler) delete(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest, "Bad Request: DELETE needs an Mcp-Session-Id")
 		return
 	}
-	hs := h.session(w, sid)
+	hs := h.session(w, r, sid)
 	if hs == nil {
 		return
 	}

@@ -56,6 +56,13 @@ type ServeOptions struct {
 	// OnServing, when set, is called once requests are taken: the
 	// handler's tree is up and the listener accepts.
 	OnServing func()
+	// Wrap, when set, is put around the endpoint's handler: a layer that
+	// authorizes requests, such as runtime/resourceserver's Guard.Wrap.
+	Wrap func(http.Handler) http.Handler
+	// Extra are more handlers served beside the endpoint, by path (such
+	// as the Guard's metadata documents), on the same terms as the
+	// endpoint: no path of Path, HealthPath or MetricsPath.
+	Extra map[string]http.Handler
 }
 
 // Serve serves srv over Streamable HTTP on ln, at o.Path, until ctx ends,
@@ -82,7 +89,14 @@ func Serve(ctx context.Context, ln net.Listener, srv *handlers.Server, o ServeOp
 		ln.Close()
 		return err
 	}
-	mux.Handle(o.Path, h)
+	if o.Wrap != nil {
+		mux.Handle(o.Path, o.Wrap(h))
+	} else {
+		mux.Handle(o.Path, h)
+	}
+	for p, eh := range o.Extra {
+		mux.Handle(p, eh)
+	}
 	if o.HealthPath != "" {
 		mux.Handle(o.HealthPath, healthHandler(o.Health))
 	}
@@ -167,6 +181,11 @@ func (o *ServeOptions) endpoints() (*http.ServeMux, error) {
 	}
 	if o.MetricsPath != "" && (o.MetricsPath == o.Path || o.MetricsPath == o.HealthPath || !strings.HasPrefix(o.MetricsPath, "/")) {
 		return nil, fmt.Errorf("streamhttp: MetricsPath %q wants a path of its own, such as /metrics", o.MetricsPath)
+	}
+	for p := range o.Extra {
+		if p == o.Path || p == o.HealthPath || p == o.MetricsPath || !strings.HasPrefix(p, "/") {
+			return nil, fmt.Errorf("streamhttp: Extra path %q is taken, or not a path", p)
+		}
 	}
 	return http.NewServeMux(), nil
 }

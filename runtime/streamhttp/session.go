@@ -20,6 +20,7 @@ type hsession struct {
 	h        *Handler
 	id       string // Mcp-Session-Id; "" for the stateless session
 	child    string // its child ID under the sessions supervisor
+	owner    string // legacy: Options.Principal of its initialize
 	in       *supervisor.Inbox
 	backlog  *stdio.Backlog
 	gone     chan struct{}

@@ -6,7 +6,8 @@
 //
 //	cmd/mcprt                     the command (and its internal packages)
 //	test/...                      harnesses: the fault kit, which mcprt serve -fixture uses
-//	runtime, runtime/streamhttp,  serving a server over stdio or HTTP;
+//	runtime, runtime/streamhttp,  serving a server over stdio or HTTP
+//	  runtime/resourceserver      (behind OAuth 2.1 access tokens);
 //	  handlers/gateway            a server whose offers are other servers'
 //	session, session/client       the MCP session: the server end, and the client end
 //	handlers                      what a server offers, as plain values and functions

@@ -1,0 +1,80 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+
+	"github.com/mcprt/mcprt/runtime/resourceserver"
+)
+
+// oauthFlags make the HTTP endpoint an OAuth 2.1 resource server
+// (runtime/resourceserver).
+type oauthFlags struct {
+	issuer, resource, scopes string
+	introspectionFile        string
+	untypedJWT               bool
+}
+
+func addOAuthFlags(fs *flag.FlagSet, of *oauthFlags) {
+	fs.StringVar(&of.issuer, "http-oauth-issuer", "", "accept only access tokens of the authorization server whose issuer is `URL` (https, or http on loopback): JWTs verified with its published keys, others by introspection (-http-oauth-introspection-client); needs -http-oauth-resource. Protected resource metadata is served at /.well-known/oauth-protected-resource[/resource path], and a request without a valid token gets 401 naming it")
+	fs.StringVar(&of.resource, "http-oauth-resource", "", "this server's canonical `URL` as clients reach it (e.g. https://mcp.example.com/mcp): the audience every token must carry")
+	fs.StringVar(&of.scopes, "http-oauth-scopes", "", "comma- or space-separated `scopes` every token must carry (others get 403 insufficient_scope)")
+	fs.StringVar(&of.introspectionFile, "http-oauth-introspection-client", "", "accept opaque tokens by asking the issuer's introspection endpoint (RFC 7662), as the client whose credentials are in `file`: {\"client_id\": \"…\", \"client_secret\": \"…\"}")
+	fs.BoolVar(&of.untypedJWT, "http-oauth-untyped-jwt", false, "also accept JWT access tokens typed JWT or untyped, not only at+jwt (RFC 9068), for authorization servers that do not type them")
+}
+
+// errNoOAuth: the flags ask for no resource server.
+var errNoOAuth = errors.New("no -http-oauth-issuer")
+
+// guard builds the resource server the flags ask for, fetching the
+// issuer's metadata and keys; errNoOAuth when they ask for none. usage
+// says the error is the flags', not the issuer's.
+func (of *oauthFlags) guard(ctx context.Context, tokenFile string, log *slog.Logger) (g *resourceserver.Guard, usage bool, err error) {
+	if of.issuer == "" {
+		if of.resource != "" || of.scopes != "" || of.introspectionFile != "" || of.untypedJWT {
+			return nil, true, errors.New("the -http-oauth-* flags need -http-oauth-issuer")
+		}
+		return nil, false, errNoOAuth
+	}
+	if of.resource == "" {
+		return nil, true, errors.New("-http-oauth-issuer needs -http-oauth-resource, this server's URL as clients reach it")
+	}
+	if tokenFile != "" {
+		return nil, true, errors.New("-http-token-file and -http-oauth-issuer are two ways to authorize: choose one")
+	}
+	o := resourceserver.Options{
+		Issuer: of.issuer, Resource: of.resource, AcceptUntypedJWT: of.untypedJWT, Logger: log,
+		Scopes: strings.FieldsFunc(of.scopes, func(r rune) bool { return r == ',' || r == ' ' }),
+	}
+	if of.introspectionFile != "" {
+		c, err := resourceserver.LoadClientCredentials(of.introspectionFile)
+		if err != nil {
+			return nil, true, fmt.Errorf("-http-oauth-introspection-client: %v", err)
+		}
+		o.Introspection = c
+	}
+	if err := o.Validate(); err != nil {
+		return nil, true, err
+	}
+	g, err = resourceserver.New(ctx, o)
+	if err != nil {
+		return nil, false, fmt.Errorf("-http-oauth-issuer: %v", err)
+	}
+	return g, false, nil
+}
+
+// pathsClash reports a path of the MCP endpoint, -http-health or
+// -http-metrics that the metadata would also be served on.
+func pathsClash(g *resourceserver.Guard, paths ...string) string {
+	for _, p := range paths {
+		if p != "" && slices.Contains(g.MetadataPaths(), p) {
+			return p
+		}
+	}
+	return ""
+}

@@ -1,0 +1,145 @@
+package resourceserver
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"math"
+	"strings"
+	"time"
+)
+
+// TokenError is why a token was refused. Its reason is a fixed phrase,
+// never a value from the token (nor the token), so it is safe to log and
+// to put in a WWW-Authenticate error_description.
+type TokenError struct{ Reason string }
+
+func (e *TokenError) Error() string { return "invalid token: " + e.Reason }
+
+func invalid(reason string) error { return &TokenError{Reason: reason} }
+
+// ErrUnavailable: the token could not be checked because the authorization
+// server could not be asked (introspection failed); the request is worth
+// retrying, the token is not known to be bad.
+var ErrUnavailable = errors.New("the authorization server is unavailable")
+
+// claimSet is the members of a JWT claims set (RFC 9068 section 2.2) or an
+// introspection response (RFC 7662 section 2.2) that are checked or
+// carried. A member of the wrong JSON type fails decoding: the token is
+// malformed.
+type claimSet struct {
+	Iss       string     `json:"iss"`
+	Sub       string     `json:"sub"`
+	Aud       stringList `json:"aud"`
+	Exp       *float64   `json:"exp"`
+	Nbf       *float64   `json:"nbf"`
+	ClientID  string     `json:"client_id"`
+	Azp       string     `json:"azp"`
+	Scope     string     `json:"scope"`
+	Scp       stringList `json:"scp"`
+	Active    *bool      `json:"active"`     // introspection only
+	TokenType string     `json:"token_type"` // introspection only
+}
+
+// stringList is a JSON string or array of strings (aud, scp).
+type stringList []string
+
+func (l *stringList) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	if len(b) > 0 && b[0] == '"' {
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		*l = stringList{s}
+		return nil
+	}
+	if bytes.Equal(b, []byte("null")) {
+		*l = nil
+		return nil
+	}
+	var a []string
+	if err := json.Unmarshal(b, &a); err != nil {
+		return errors.New("want a string or an array of strings")
+	}
+	*l = a
+	return nil
+}
+
+// numericDate turns a NumericDate into a time; ok is false for a value no
+// clock reaches (negative, or past year 9999).
+func numericDate(v float64) (time.Time, bool) {
+	if v < 0 || v > 253402300799 || math.IsNaN(v) {
+		return time.Time{}, false
+	}
+	sec, frac := math.Modf(v)
+	return time.Unix(int64(sec), int64(frac*1e9)), true
+}
+
+// check applies the rules both token forms share: the issuer, the
+// audience (this resource, RFC 8707), exp and nbf within leeway. It
+// returns the caller and its expiry. A JWT must name its issuer and its
+// expiry; an introspection response may leave them out (the authorization
+// server has just said the token is active), but not contradict them.
+func (g *Guard) check(cs *claimSet, raw []byte, now time.Time, jwt bool) (*Caller, time.Time, error) {
+	if cs.Iss != "" || jwt {
+		if cs.Iss != g.issuer {
+			return nil, time.Time{}, invalid("issued by another authorization server")
+		}
+	}
+	if len(cs.Aud) == 0 {
+		return nil, time.Time{}, invalid("no audience")
+	}
+	if !g.forUs(cs.Aud) {
+		return nil, time.Time{}, invalid("issued for another resource")
+	}
+	var exp time.Time
+	if cs.Exp != nil {
+		t, ok := numericDate(*cs.Exp)
+		if !ok {
+			return nil, time.Time{}, invalid("bad exp")
+		}
+		if now.After(t.Add(g.leeway)) {
+			return nil, time.Time{}, invalid("expired")
+		}
+		exp = t
+	} else if jwt {
+		return nil, time.Time{}, invalid("no exp")
+	}
+	if cs.Nbf != nil {
+		t, ok := numericDate(*cs.Nbf)
+		if !ok {
+			return nil, time.Time{}, invalid("bad nbf")
+		}
+		if now.Add(g.leeway).Before(t) {
+			return nil, time.Time{}, invalid("not yet valid")
+		}
+	}
+	var all map[string]any
+	if err := json.Unmarshal(raw, &all); err != nil {
+		return nil, time.Time{}, invalid("malformed claims")
+	}
+	c := &Caller{Subject: cs.Sub, ClientID: cs.ClientID, Issuer: g.issuer, Expiry: exp, Claims: all}
+	if c.ClientID == "" {
+		c.ClientID = cs.Azp
+	}
+	for s := range strings.FieldsSeq(cs.Scope) {
+		c.Scopes = append(c.Scopes, s)
+	}
+	for _, s := range cs.Scp {
+		for s := range strings.FieldsSeq(s) {
+			c.Scopes = append(c.Scopes, s)
+		}
+	}
+	return c, exp, nil
+}
+
+// forUs: one of aud is this resource.
+func (g *Guard) forUs(aud []string) bool {
+	for _, a := range aud {
+		if a == g.resource || canonicalResource(a) == g.canonical {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,50 @@
+// Package resourceserver makes an HTTP endpoint an OAuth 2.1 resource
+// server, as the MCP authorization specification (2025-06-18, 2025-11-25,
+// 2026-07-28) has a protected MCP server be: a Guard wraps any
+// http.Handler (the streamhttp endpoint, say) and lets a request through
+// only with a bearer access token that its authorization server issued
+// for this resource.
+//
+//	g, err := resourceserver.New(ctx, resourceserver.Options{
+//		Issuer:   "https://auth.example.com",
+//		Resource: "https://mcp.example.com/mcp",
+//		Scopes:   []string{"mcp:tools"},
+//	})
+//	mux.Handle("/mcp", g.Wrap(endpoint))
+//	for _, p := range g.MetadataPaths() {
+//		mux.Handle(p, g.MetadataHandler())
+//	}
+//	defer g.Close()
+//
+// What it does:
+//
+//   - Protected resource metadata (RFC 9728) at the well-known path for the
+//     resource's path and at the root form, naming the issuer, the scopes
+//     and the header as the bearer method.
+//   - A request without a token: 401 with WWW-Authenticate: Bearer
+//     resource_metadata="…", scope="…". A token that does not verify: 401
+//     error="invalid_token" with a fixed-phrase error_description. A valid
+//     token without Options.Scopes: 403 error="insufficient_scope".
+//   - The issuer's metadata (RFC 8414, then OpenID Connect Discovery, in
+//     the order the MCP specification gives) fetched at New and every
+//     Options.Refresh; the issuer must be https, or http on loopback.
+//   - JWT access tokens (RFC 9068): typ at+jwt; signed RS256/384/512,
+//     PS256/384/512, ES256/384/512 or EdDSA with a key of the issuer's
+//     JWK Set of that type (never none, never HMAC: symmetric keys are
+//     dropped); iss the issuer; aud (a string or an array) naming
+//     Options.Resource; exp required and nbf honoured, with
+//     Options.Leeway. A kid the set lacks fetches the set once more (at
+//     most every Options.KeyRefetch), so a key rotation needs no restart;
+//     a key the issuer stops publishing stops vouching for remembered
+//     tokens at once.
+//   - Opaque tokens, with Options.Introspection: RFC 7662 introspection
+//     at the issuer's introspection_endpoint (client_secret_basic), active
+//     and for this audience; remembered until their exp.
+//   - Every verified token is remembered by its SHA-256 (never the token)
+//     in a bounded cache until it expires, so an authorized request costs
+//     a hash and a map look-up.
+//   - The token is never logged and never in an error message; the
+//     request reaches the wrapped handler without its Authorization header,
+//     and with the Caller (subject, client id, scopes, claims) on its
+//     context: CallerFrom(r.Context()).
+package resourceserver

@@ -1,0 +1,390 @@
+package resourceserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcprt/mcprt/runtime/resourceserver/internal/jose"
+)
+
+// Defaults for Options' zero values.
+const (
+	DefaultLeeway        = 30 * time.Second
+	DefaultRefresh       = time.Hour
+	DefaultKeyRefetch    = 10 * time.Second
+	DefaultCacheSize     = 10000
+	DefaultFetchTimeout  = 10 * time.Second
+	defaultMetadataCache = "public, max-age=300"
+)
+
+// Options configure a Guard.
+type Options struct {
+	// Issuer is the authorization server's issuer identifier (required):
+	// its metadata is fetched from the well-known URLs of RFC 8414 and
+	// OpenID Connect Discovery, and must name this same issuer. It must
+	// be https, or http on a loopback host.
+	Issuer string
+	// Resource is this server's canonical URI (required), as clients
+	// reach it, e.g. https://mcp.example.com/mcp: the audience every
+	// token must carry (RFC 8707), and what the protected resource
+	// metadata is named by. Same rule as Issuer for the scheme.
+	Resource string
+	// Scopes are required of every request's token; one without them
+	// all gets 403 insufficient_scope. They are also the metadata's
+	// scopes_supported and the scope of the 401 challenge.
+	Scopes []string
+	// Introspection, when set, lets opaque (non-JWT) tokens in: each is
+	// asked about once at the issuer's introspection endpoint (RFC 7662),
+	// with these client credentials, and remembered until it expires.
+	Introspection *ClientCredentials
+	// AcceptUntypedJWT accepts JWTs whose typ is "JWT" or absent besides
+	// RFC 9068's "at+jwt", for authorization servers that do not type
+	// their access tokens. The audience check still binds such a token to
+	// this resource; off, only typed access tokens are accepted (an ID
+	// token is never one).
+	AcceptUntypedJWT bool
+	// Leeway is the clock skew allowed on exp and nbf (0: DefaultLeeway;
+	// negative: none).
+	Leeway time.Duration
+	// Refresh is how often the issuer's metadata and key set are fetched
+	// again (0: DefaultRefresh). A token signed by a key the set does not
+	// have fetches the set at once, at most every KeyRefetch (0:
+	// DefaultKeyRefetch), so a key rotation needs no restart.
+	Refresh, KeyRefetch time.Duration
+	// CacheSize bounds the verified tokens remembered (0:
+	// DefaultCacheSize).
+	CacheSize int
+	// HTTPClient fetches metadata and keys and introspects (nil: a client
+	// with DefaultFetchTimeout). Redirects are not followed.
+	HTTPClient *http.Client
+	// Logger receives what the guard has to say: a refresh that failed,
+	// keys it skipped, tokens refused (at debug level, with the reason,
+	// never the token). Nil: slog.Default().
+	Logger *slog.Logger
+
+	now func() time.Time // tests
+}
+
+// Guard makes an HTTP endpoint an OAuth 2.1 resource server, as the MCP
+// authorization specification describes it. Build one with New, wrap the
+// endpoint's handler with Wrap, mount MetadataHandler on MetadataPaths,
+// and Close it when done.
+type Guard struct {
+	opts      Options
+	log       *slog.Logger
+	client    *http.Client
+	now       func() time.Time
+	leeway    time.Duration
+	issuer    string
+	issuerURL *url.URL
+	resource  string
+	canonical string
+	creds     *ClientCredentials
+
+	metadataURL string
+	paths       []string
+	metadataDoc []byte
+	challenge   string // the 401 challenge without an error
+
+	meta   atomic.Pointer[ASMetadata]
+	keys   atomic.Pointer[jose.KeySet]
+	keyGen atomic.Uint64
+
+	fetchMu      sync.Mutex
+	lastRefetch  time.Time // the last fetch for an unknown kid
+	cache        *tokenCache
+	ctx          context.Context
+	cancel       context.CancelFunc
+	refreshEnded chan struct{}
+}
+
+// New checks o, fetches the issuer's metadata and key set (an error if it
+// cannot: a server that cannot verify a token should say so at start,
+// not at its first request), and starts refreshing them every o.Refresh
+// until Close.
+func New(ctx context.Context, o Options) (*Guard, error) {
+	iss, res, err := o.check()
+	if err != nil {
+		return nil, err
+	}
+	if o.Leeway == 0 {
+		o.Leeway = DefaultLeeway
+	} else if o.Leeway < 0 {
+		o.Leeway = 0
+	}
+	if o.Refresh <= 0 {
+		o.Refresh = DefaultRefresh
+	}
+	if o.KeyRefetch <= 0 {
+		o.KeyRefetch = DefaultKeyRefetch
+	}
+	if o.CacheSize <= 0 {
+		o.CacheSize = DefaultCacheSize
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	client := o.HTTPClient
+	if client == nil {
+		client = &http.Client{Timeout: DefaultFetchTimeout}
+	}
+	c := *client
+	c.CheckRedirect = noRedirects
+	g := &Guard{
+		opts: o, log: o.Logger, client: &c, now: o.now, leeway: o.Leeway,
+		issuer: o.Issuer, issuerURL: iss, resource: o.Resource, canonical: canonicalResource(o.Resource),
+		creds: o.Introspection,
+		cache: newTokenCache(o.CacheSize),
+	}
+	if g.now == nil {
+		g.now = time.Now
+	}
+	g.metadataURL, g.paths = metadataURLs(res)
+	g.metadataDoc, err = json.Marshal(ProtectedResourceMetadata{
+		Resource:               o.Resource,
+		AuthorizationServers:   []string{o.Issuer},
+		ScopesSupported:        o.Scopes,
+		BearerMethodsSupported: []string{"header"},
+	})
+	if err != nil {
+		return nil, err
+	}
+	g.challenge = `Bearer resource_metadata="` + g.metadataURL + `"`
+	if len(o.Scopes) > 0 {
+		g.challenge += `, scope="` + strings.Join(o.Scopes, " ") + `"`
+	}
+	if err := g.refresh(ctx, true); err != nil {
+		return nil, err
+	}
+	g.ctx, g.cancel = context.WithCancel(context.Background())
+	g.refreshEnded = make(chan struct{})
+	go g.refreshLoop()
+	return g, nil
+}
+
+// Validate reports what New would refuse in o without fetching anything:
+// an issuer or resource that is not an https (or loopback http) URL, a
+// scope that is not a scope token, half of the introspection credentials.
+func (o Options) Validate() error {
+	_, _, err := o.check()
+	return err
+}
+
+func (o *Options) check() (iss, res *url.URL, err error) {
+	if iss, err = checkURL("issuer", o.Issuer, false); err != nil {
+		return nil, nil, err
+	}
+	if res, err = checkURL("resource", o.Resource, true); err != nil {
+		return nil, nil, err
+	}
+	for _, s := range o.Scopes {
+		if !validScope(s) {
+			return nil, nil, fmt.Errorf("scope %q: not a scope token", s)
+		}
+	}
+	if o.Introspection != nil && (o.Introspection.ClientID == "" || o.Introspection.ClientSecret == "") {
+		return nil, nil, errors.New("introspection: client_id and client_secret are both needed")
+	}
+	return iss, res, nil
+}
+
+// Close stops the refreshing and waits for it. The guard still verifies
+// tokens afterwards, with the keys it has. Closing twice is harmless.
+func (g *Guard) Close() {
+	g.cancel()
+	<-g.refreshEnded
+}
+
+func (g *Guard) refreshLoop() {
+	defer close(g.refreshEnded)
+	t := time.NewTicker(g.opts.Refresh)
+	defer t.Stop()
+	for {
+		select {
+		case <-g.ctx.Done():
+			return
+		case <-t.C:
+			if err := g.refresh(g.ctx, false); err != nil && g.ctx.Err() == nil {
+				g.log.Warn("resourceserver: refreshing the authorization server's metadata failed; keeping the last", "issuer", g.issuer, "err", err)
+			}
+		}
+	}
+}
+
+// refresh fetches the issuer's metadata, then its key set. At start both
+// must work; later a failure keeps what was fetched last.
+func (g *Guard) refresh(ctx context.Context, start bool) error {
+	m, err := g.discover(ctx)
+	if err != nil {
+		return err
+	}
+	if m.JWKSURI == "" && (g.creds == nil || m.IntrospectionEndpoint == "") {
+		return fmt.Errorf("%s has no jwks_uri (and no introspection endpoint to use instead)", g.issuer)
+	}
+	if start && g.creds != nil && m.IntrospectionEndpoint == "" {
+		return fmt.Errorf("introspection credentials given, but %s has no introspection_endpoint", g.issuer)
+	}
+	g.meta.Store(m)
+	if m.JWKSURI == "" {
+		g.keys.Store(&jose.KeySet{})
+		return nil
+	}
+	return g.fetchKeys(ctx)
+}
+
+// fetchKeys fetches the key set from the metadata's jwks_uri and puts it
+// in place. If a key was removed, remembered tokens are forgotten: a key
+// the issuer no longer publishes no longer vouches for anything.
+func (g *Guard) fetchKeys(ctx context.Context) error {
+	u := g.meta.Load().JWKSURI
+	doc, status, err := g.get(ctx, u)
+	if err != nil {
+		return err
+	}
+	if status != http.StatusOK {
+		return fmt.Errorf("%s: %d %s", u, status, http.StatusText(status))
+	}
+	ks, skipped, err := jose.ParseKeySet(doc)
+	if err != nil {
+		return fmt.Errorf("%s: %v", u, err)
+	}
+	if ks.Len() == 0 {
+		return fmt.Errorf("%s: no usable signature key (%s)", u, strings.Join(skipped, "; "))
+	}
+	if len(skipped) > 0 {
+		g.log.Debug("resourceserver: keys skipped", "jwks_uri", u, "skipped", strings.Join(skipped, "; "))
+	}
+	old := g.keys.Swap(ks)
+	g.keyGen.Add(1)
+	if old != nil {
+		kept := ks.KIDs()
+		for _, kid := range old.KIDs() {
+			if !slices.Contains(kept, kid) {
+				g.cache.purge()
+				break
+			}
+		}
+	}
+	return nil
+}
+
+// refetchKeys fetches the key set again for a token whose kid it lacks,
+// unless another request just did (seen is the generation the caller
+// verified against) or the last such fetch was less than KeyRefetch ago
+// (tokens with made-up kids must not make this server hammer the issuer).
+// It reports whether there is a newer set to try.
+func (g *Guard) refetchKeys(seen uint64) bool {
+	if g.meta.Load().JWKSURI == "" {
+		return false
+	}
+	g.fetchMu.Lock()
+	defer g.fetchMu.Unlock()
+	if g.keyGen.Load() != seen {
+		return true
+	}
+	now := g.now()
+	if !g.lastRefetch.IsZero() && now.Sub(g.lastRefetch) < g.opts.KeyRefetch {
+		return false
+	}
+	g.lastRefetch = now
+	ctx, cancel := context.WithTimeout(g.ctx, DefaultFetchTimeout)
+	defer cancel()
+	if err := g.fetchKeys(ctx); err != nil {
+		g.log.Warn("resourceserver: fetching the key set for an unknown kid failed", "issuer", g.issuer, "err", err)
+		return false
+	}
+	return true
+}
+
+// Authenticate verifies a bearer token: a JWT access token (RFC 9068)
+// against the issuer's keys, anything else by introspection when
+// Options.Introspection is set. A refused token is a *TokenError; an
+// issuer that could not be asked is ErrUnavailable. Results are
+// remembered by the token's hash until the token expires.
+func (g *Guard) Authenticate(ctx context.Context, token string) (*Caller, error) {
+	if token == "" {
+		return nil, invalid("empty")
+	}
+	key := hashToken(token)
+	now := g.now()
+	if c := g.cache.get(key, now); c != nil {
+		return c, nil
+	}
+	if !token68(token) {
+		return nil, invalid("malformed")
+	}
+	var c *Caller
+	var until time.Time
+	var err error
+	if strings.Count(token, ".") == 2 {
+		c, until, err = g.verifyJWT(token, now)
+	} else if g.creds != nil {
+		c, until, err = g.introspect(ctx, token, now)
+	} else {
+		err = invalid("not a JWT (opaque tokens need introspection)")
+	}
+	if err != nil {
+		return nil, err
+	}
+	g.cache.put(key, c, until, now)
+	return c, nil
+}
+
+func (g *Guard) verifyJWT(token string, now time.Time) (*Caller, time.Time, error) {
+	t, err := jose.Parse(token)
+	if err != nil {
+		return nil, time.Time{}, invalid("malformed JWT")
+	}
+	if !g.typeAccepted(t.Header.Typ) {
+		return nil, time.Time{}, invalid("not a JWT access token (typ)")
+	}
+	gen := g.keyGen.Load()
+	err = g.keys.Load().Verify(t)
+	if errors.Is(err, jose.ErrUnknownKey) && g.refetchKeys(gen) {
+		err = g.keys.Load().Verify(t)
+	}
+	switch {
+	case err == nil:
+	case errors.Is(err, jose.ErrAlgorithm):
+		return nil, time.Time{}, invalid("signature algorithm not accepted")
+	case errors.Is(err, jose.ErrUnknownKey):
+		return nil, time.Time{}, invalid("signed by an unknown key")
+	case errors.Is(err, jose.ErrCritical):
+		return nil, time.Time{}, invalid("critical header not understood")
+	default:
+		return nil, time.Time{}, invalid("bad signature")
+	}
+	var cs claimSet
+	if err := json.Unmarshal(t.Payload, &cs); err != nil {
+		return nil, time.Time{}, invalid("malformed claims")
+	}
+	if cs.Active != nil || cs.TokenType != "" {
+		// Not members of a JWT access token; the names only matter to
+		// introspection, and a JWT must not pass for a response.
+		cs.Active, cs.TokenType = nil, ""
+	}
+	return g.check(&cs, t.Payload, now, true)
+}
+
+// typeAccepted: RFC 9068 section 4 has resource servers check typ, so
+// that no other JWT the issuer signs (an ID token) passes for an access
+// token.
+func (g *Guard) typeAccepted(typ string) bool {
+	switch strings.ToLower(typ) {
+	case "at+jwt", "application/at+jwt":
+		return true
+	case "", "jwt":
+		return g.opts.AcceptUntypedJWT
+	}
+	return false
+}

@@ -1,0 +1,91 @@
+package resourceserver
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+)
+
+// DefaultIntrospectionTTL is how long an active token whose introspection
+// response has no exp is remembered.
+const DefaultIntrospectionTTL = time.Minute
+
+// ClientCredentials authenticate this server at the authorization
+// server's introspection endpoint (client_secret_basic).
+type ClientCredentials struct {
+	ClientID     string `json:"client_id"`
+	ClientSecret string `json:"client_secret"`
+}
+
+// LoadClientCredentials reads a JSON file {"client_id": "…",
+// "client_secret": "…"}.
+func LoadClientCredentials(path string) (*ClientCredentials, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var c ClientCredentials
+	if err := json.Unmarshal(b, &c); err != nil {
+		return nil, fmt.Errorf("%s: want {\"client_id\": \"…\", \"client_secret\": \"…\"}: %v", path, err)
+	}
+	if c.ClientID == "" || c.ClientSecret == "" {
+		return nil, fmt.Errorf("%s: client_id and client_secret are both needed", path)
+	}
+	return &c, nil
+}
+
+// introspect asks the authorization server about an opaque token (RFC
+// 7662). An answer it cannot get is ErrUnavailable, not a bad token.
+func (g *Guard) introspect(ctx context.Context, token string, now time.Time) (*Caller, time.Time, error) {
+	m := g.meta.Load()
+	if m.IntrospectionEndpoint == "" {
+		return nil, time.Time{}, invalid("not a JWT, and the authorization server has no introspection endpoint")
+	}
+	form := url.Values{"token": {token}, "token_type_hint": {"access_token"}}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, m.IntrospectionEndpoint, strings.NewReader(form.Encode()))
+	if err != nil {
+		return nil, time.Time{}, fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Accept", "application/json")
+	// RFC 6749 section 2.3.1: the id and secret are form-encoded first.
+	req.SetBasicAuth(url.QueryEscape(g.creds.ClientID), url.QueryEscape(g.creds.ClientSecret))
+	body, status, err := g.do(req)
+	if err != nil {
+		// The error names the endpoint, never the token (it is in the
+		// body, not the URL).
+		return nil, time.Time{}, fmt.Errorf("%w: introspection: %v", ErrUnavailable, err)
+	}
+	if status != http.StatusOK {
+		return nil, time.Time{}, fmt.Errorf("%w: introspection answered %d", ErrUnavailable, status)
+	}
+	if !isJSONObject(body) {
+		return nil, time.Time{}, fmt.Errorf("%w: introspection answered something not a JSON object", ErrUnavailable)
+	}
+	var cs claimSet
+	if err := json.Unmarshal(body, &cs); err != nil {
+		return nil, time.Time{}, fmt.Errorf("%w: introspection response: %v", ErrUnavailable, err)
+	}
+	if cs.Active == nil || !*cs.Active {
+		return nil, time.Time{}, invalid("not active")
+	}
+	if cs.TokenType != "" && !strings.EqualFold(cs.TokenType, "Bearer") {
+		// A sender-constrained token (DPoP) presented as a bearer one.
+		return nil, time.Time{}, invalid("not a bearer token")
+	}
+	c, exp, err := g.check(&cs, body, now, false)
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	delete(c.Claims, "active")
+	until := exp
+	if until.IsZero() {
+		until = now.Add(DefaultIntrospectionTTL)
+	}
+	return c, until, nil
+}

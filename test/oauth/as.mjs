@@ -1,0 +1,90 @@
+// A real OAuth 2.1 authorization server for mcprt's tests: oidc-provider
+// (pinned by package-lock.json), configured for the client_credentials
+// grant with resource indicators (RFC 8707), issuing JWT access tokens
+// (RFC 9068) for the resource a client names, or opaque ones that the
+// resource server introspects (RFC 7662).
+//
+//   node as.mjs CONFIG.json
+//
+// CONFIG: {
+//   "keysFile": "jwks.json",   // its signing keys, a private JWK Set
+//   "ttl": 300,                // access token lifetime, seconds
+//   "scope": "mcp:tools mcp:admin",   // the scopes a resource offers
+//   "clients": [{"client_id": "…", "client_secret": "…",
+//                "alg": "ES256",          // how its JWTs are signed
+//                "format": "jwt",         // or "opaque"
+//                "scope": "mcp:tools"}]   // the scopes it may ask for
+// }
+//
+// It listens on 127.0.0.1 (a free port) and prints one line,
+// "issuer http://127.0.0.1:PORT", when it serves. SIGHUP reads keysFile
+// again and serves with the new keys at the same address: a key
+// rotation, without a restart of the port (tokens issued before are
+// forgotten, as the in-memory adapter goes with the old instance).
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+
+import Provider from 'oidc-provider';
+
+const config = JSON.parse(readFileSync(process.argv[2], 'utf8'));
+
+function build(issuer) {
+  const jwks = JSON.parse(readFileSync(config.keysFile, 'utf8'));
+  const byId = new Map(config.clients.map((c) => [c.client_id, c]));
+  const provider = new Provider(issuer, {
+    jwks,
+    clients: config.clients.map((c) => ({
+      client_id: c.client_id,
+      client_secret: c.client_secret,
+      grant_types: ['client_credentials'],
+      response_types: [],
+      redirect_uris: [],
+      token_endpoint_auth_method: 'client_secret_basic',
+      scope: c.scope,
+    })),
+    scopes: config.scope.split(' '),
+    features: {
+      devInteractions: { enabled: false },
+      clientCredentials: { enabled: true },
+      introspection: { enabled: true },
+      resourceIndicators: {
+        enabled: true,
+        // A token is for the resource the client names, and only then a
+        // JWT (tests forge the audience-less one).
+        defaultResource: () => undefined,
+        useGrantedResource: () => true,
+        getResourceServerInfo(ctx, resource, client) {
+          const c = byId.get(client.clientId);
+          return {
+            scope: config.scope,
+            audience: resource,
+            accessTokenTTL: config.ttl,
+            accessTokenFormat: c.format || 'jwt',
+            jwt: { sign: { alg: c.alg || 'RS256' } },
+          };
+        },
+      },
+    },
+    enabledJWA: {
+      idTokenSigningAlgValues: ['RS256', 'PS256', 'ES256', 'EdDSA'],
+    },
+  });
+  provider.on('server_error', (ctx, err) => console.error('as: server_error', err));
+  return provider;
+}
+
+let handler = null;
+const server = createServer((req, res) => handler(req, res));
+server.listen(0, '127.0.0.1', () => {
+  const issuer = `http://127.0.0.1:${server.address().port}`;
+  handler = build(issuer).callback();
+  process.on('SIGHUP', () => {
+    try {
+      handler = build(issuer).callback();
+      console.log('rotated');
+    } catch (err) {
+      console.error('as: rotation failed', err);
+    }
+  });
+  console.log(`issuer ${issuer}`);
+});
