@@ -72,7 +72,7 @@ func TestReadmeCurlIsTested(t *testing.T) {
 	lines := strings.Split(string(readme), "\n")
 	for i, l := range lines {
 		trimmed := strings.TrimSpace(l)
-		if !strings.Contains(trimmed, "curl ") || !strings.Contains(trimmed, "/mcp") {
+		if !strings.Contains(trimmed, "curl ") || !strings.Contains(trimmed, "/mcp") || strings.Contains(trimmed, "/.well-known/") {
 			continue
 		}
 		// The command with its continuation lines.
