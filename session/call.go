@@ -121,25 +121,29 @@ type ticket struct {
 	env   *env
 	batch *batch
 	hold  hold
-	// to takes the response and what is sent for the request (In.Reply);
-	// nil: the session's sink. A batch's parts have the batch's.
-	to Replier
-	// key names the request inside the session (In.Key); "": its id.
-	key string
-	// values are the request's (In.Values); nil: none.
-	values valuer
+	// in is the transport's message (a batch's parts share the batch's):
+	// its Reply, Key and Values. Nil for a stdio line. A pointer, not the
+	// three, because a ticket lives in every call.
+	in *In
 }
 
-// keyOf is the key of the request with the given id.
+// to is what takes the response and what is sent for the request
+// (In.Reply); nil: the session's sink.
+func (t ticket) to() Replier {
+	if t.in == nil {
+		return nil
+	}
+	return t.in.Reply
+}
+
+// keyOf is the key of the request with the given id: In.Key, or the id
+// (always, for a batch's parts).
 func (t ticket) keyOf(id []byte) string {
-	if t.key != "" {
-		return t.key
+	if t.in != nil && t.in.Key != "" && t.batch == nil {
+		return t.in.Key
 	}
 	return string(id)
 }
-
-// valuer is the part of a context.Context that In.Values is used for.
-type valuer interface{ Value(key any) any }
 
 // answer sends the line's (or batch part's) one response, a result.
 func (t ticket) answer(b []byte) { t.answerIn(stdio.Out{Data: b}, nil, 0) }
@@ -152,8 +156,8 @@ func (t ticket) answerError(id []byte, e *jsonrpc.Error) {
 // notify sends a message on the request's behalf: to its Replier, or to
 // the session's sink.
 func (t ticket) notify(b []byte) {
-	if t.to != nil {
-		t.to.Notify(stdio.Out{Data: b})
+	if to := t.to(); to != nil {
+		to.Notify(stdio.Out{Data: b})
 		return
 	}
 	t.env.emit(&stdio.Out{Data: b})
@@ -169,10 +173,10 @@ func (t ticket) answerIn(m stdio.Out, slot *stdio.Out, code int) {
 	case t.batch != nil:
 		t.batch.add(m.Data, code)
 		return
-	case t.to != nil:
+	case t.in != nil && t.in.Reply != nil:
 		t.release()
 		m.Done = t.env.written
-		t.to.Respond(m, code)
+		t.in.Reply.Respond(m, code)
 		return
 	case slot == nil:
 		slot = &stdio.Out{}

@@ -22,8 +22,9 @@ import (
 // through a registered function rather than a goroutine that watches Done.
 type callCtx struct {
 	done atomic.Value // chan struct{}, made by the first Done
-	// values answer Value: the request's (In.Values), nil for none.
-	values valuer
+	// in is the transport's message (nil: a stdio line): Value reads its
+	// Values.
+	in *In
 
 	mu  sync.Mutex
 	err error
@@ -48,10 +49,10 @@ func (cx *callCtx) Deadline() (time.Time, bool) { return time.Time{}, false }
 // Value implements context.Context: the request's values (In.Values),
 // if its transport gave any.
 func (cx *callCtx) Value(key any) any {
-	if cx.values == nil {
+	if cx.in == nil || cx.in.Values == nil {
 		return nil
 	}
-	return cx.values.Value(key)
+	return cx.in.Values.Value(key)
 }
 
 // Done implements context.Context.

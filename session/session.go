@@ -377,7 +377,7 @@ func (s *Session) single() ticket { return ticket{env: s.env} }
 
 // in takes a message from a transport that decodes its own (see In).
 func (s *Session) in(m *In) {
-	t := ticket{env: s.env, to: m.Reply, key: m.Key, values: m.Values}
+	t := ticket{env: s.env, in: m}
 	if m.Batch != nil {
 		s.batch(m.Batch, t)
 		return
@@ -457,8 +457,8 @@ func (s *Session) batch(data []byte, whole ticket) {
 		whole.answerError(nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "Invalid Request: empty batch"})
 		return
 	}
-	b := &batch{env: s.env, to: whole.to, left: len(parts)}
-	t := ticket{env: s.env, batch: b, to: whole.to, values: whole.values}
+	b := &batch{env: s.env, to: whole.to(), left: len(parts)}
+	t := ticket{env: s.env, batch: b, in: whole.in}
 	for _, p := range parts {
 		var m jsonrpc.Message
 		id, jerr := jsonrpc.Decode(p, &m)
@@ -822,7 +822,7 @@ func (s *Session) dispatch(m *jsonrpc.Message, t ticket, method handlers.Method,
 		s.env.backlog.Done()
 	}
 	cl.key, cl.id, cl.env, cl.ticket = key, m.ID, s.env, t
-	cl.cx.values = t.values
+	cl.cx.in = t.in
 	cl.modern, cl.cacheable, cl.method = cl.req.Modern, method.Cacheable, m.Method
 	cl.start = method.Start
 	cl.req.Peer = cl
