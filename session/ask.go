@@ -126,7 +126,7 @@ func (cl *call) ask(ctx context.Context, method string, params any) (json.RawMes
 		cl.mu.Unlock()
 		return nil, context.Canceled
 	}
-	cl.env.outFor(cl.key, b)
+	cl.ticket.notify(b)
 	cl.mu.Unlock()
 	select {
 	case r := <-ch:
@@ -138,7 +138,7 @@ func (cl *call) ask(ctx context.Context, method string, params any) (json.RawMes
 		if n, err := encodeNotification("notifications/cancelled", map[string]any{
 			"requestId": json.RawMessage(key), "reason": ctx.Err().Error(),
 		}); err == nil {
-			cl.env.outFor(cl.key, n)
+			cl.ticket.notify(n)
 		}
 		return nil, ctx.Err()
 	}

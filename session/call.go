@@ -60,11 +60,6 @@ func (e *env) emit(m *stdio.Out) {
 	e.writer.Send(m)
 }
 
-// outFor sends a message that belongs to the request with id key.
-func (e *env) outFor(key string, b []byte) {
-	e.emit(&stdio.Out{Data: b, Ref: key})
-}
-
 // post sends the session a message, from any goroutine.
 func (e *env) post(msg any) { e.inbox.Send(msg) }
 
@@ -120,31 +115,81 @@ const (
 	holdNothing
 )
 
-// ticket is how one input line is answered: alone or as one part of a
-// batch (the batch's line holds the unit for all of its parts).
+// ticket is how one input message is answered: alone or as one part of a
+// batch (the batch's message holds the unit for all of its parts).
 type ticket struct {
 	env   *env
 	batch *batch
 	hold  hold
+	// in is the transport's message (a batch's parts share the batch's):
+	// its Reply, Key and Values. Nil for a stdio line. A pointer, not the
+	// three, because a ticket lives in every call.
+	in *In
 }
 
-// answer sends the line's (or batch part's) one response.
-func (t ticket) answer(b []byte) { t.answerIn(stdio.Out{Data: b}, nil) }
+// to is what takes the response and what is sent for the request
+// (In.Reply); nil: the session's sink.
+func (t ticket) to() Replier {
+	if t.in == nil {
+		return nil
+	}
+	return t.in.Reply
+}
+
+// keyOf is the key of the request with the given id: In.Key, or the id
+// (always, for a batch's parts).
+func (t ticket) keyOf(id []byte) string {
+	if t.in != nil && t.in.Key != "" && t.batch == nil {
+		return t.in.Key
+	}
+	return string(id)
+}
+
+// answer sends the line's (or batch part's) one response, a result.
+func (t ticket) answer(b []byte) { t.answerIn(stdio.Out{Data: b}, nil, 0) }
+
+// answerError sends the line's (or batch part's) one response, an error.
+func (t ticket) answerError(id []byte, e *jsonrpc.Error) {
+	t.answerIn(stdio.Out{Data: jsonrpc.AppendError(nil, id, e)}, nil, e.Code)
+}
+
+// notify sends a message on the request's behalf: to its Replier, or to
+// the session's sink.
+func (t ticket) notify(b []byte) {
+	if to := t.to(); to != nil {
+		to.Notify(stdio.Out{Data: b})
+		return
+	}
+	t.env.emit(&stdio.Out{Data: b})
+}
 
 // answerIn is answer for a response m, which may carry its text apart
 // (never in a batch: see call.encode), with a place for the writer's
 // message that outlives the send, so that the message is not boxed anew:
 // the writer takes a pointer to it. A call answers once, so its own slot
 // is never reused.
-func (t ticket) answerIn(m stdio.Out, slot *stdio.Out) {
+func (t ticket) answerIn(m stdio.Out, slot *stdio.Out, code int) {
 	switch {
 	case t.batch != nil:
-		t.batch.add(m.Data)
+		t.batch.add(m.Data, code)
+		return
+	case t.in != nil && t.in.Reply != nil:
+		t.release()
+		m.Done = t.env.written
+		t.in.Reply.Respond(m, code)
 		return
 	case slot == nil:
 		slot = &stdio.Out{}
 	}
 	*slot = m
+	t.release()
+	slot.Done = t.env.written
+	t.env.emit(slot)
+}
+
+// release gives back what the ticket holds as its answer goes out, which
+// takes a unit of backlog until it is written.
+func (t ticket) release() {
 	switch t.hold {
 	case holdSlot:
 		t.env.releaseSlot()
@@ -152,15 +197,13 @@ func (t ticket) answerIn(m stdio.Out, slot *stdio.Out) {
 	case holdNothing:
 		t.env.backlog.Add(1)
 	}
-	slot.Done = t.env.written
-	t.env.emit(slot)
 }
 
 // none records that no response is due (a notification, a cancelled request).
 func (t ticket) none() {
 	switch {
 	case t.batch != nil:
-		t.batch.add(nil)
+		t.batch.add(nil, 0)
 	case t.hold == holdLine:
 		t.env.backlog.Done()
 	case t.hold == holdSlot:
@@ -172,15 +215,20 @@ func (t ticket) none() {
 // them as one array once every part is settled.
 type batch struct {
 	env   *env
+	to    Replier // the batch's (In.Reply); nil: the session's sink
 	mu    sync.Mutex
 	parts [][]byte
+	code  int // the first error part's code
 	left  int
 }
 
-func (b *batch) add(p []byte) {
+func (b *batch) add(p []byte, code int) {
 	b.mu.Lock()
 	if p != nil {
 		b.parts = append(b.parts, p)
+		if b.code == 0 {
+			b.code = code
+		}
 	}
 	b.left--
 	last := b.left == 0
@@ -200,6 +248,10 @@ func (b *batch) add(p []byte) {
 		out = append(out, p...)
 	}
 	out = append(out, ']')
+	if b.to != nil {
+		b.to.Respond(stdio.Out{Data: out, Done: b.env.written}, b.code)
+		return
+	}
 	b.env.out(out, b.env.written)
 }
 
@@ -245,7 +297,7 @@ func (cl *call) cancel() { cl.cx.cancel() }
 
 // settle moves a pending call to state `to` and, when it gets there first,
 // sends m (none when cancelled). Runs on any goroutine.
-func (cl *call) settle(to int32, m stdio.Out) bool {
+func (cl *call) settle(to int32, m stdio.Out, code int) bool {
 	cl.mu.Lock()
 	defer cl.mu.Unlock()
 	if !cl.state.CompareAndSwap(statePending, to) {
@@ -258,7 +310,7 @@ func (cl *call) settle(to int32, m stdio.Out) bool {
 		cl.ticket.none()
 		return true
 	}
-	cl.ticket.answerIn(m, &cl.out)
+	cl.ticket.answerIn(m, &cl.out, code)
 	cl.state.Store(stateDelivered)
 	return true
 }
@@ -267,7 +319,8 @@ func (cl *call) settle(to int32, m stdio.Out) bool {
 // worker's goroutine, or on whichever one a Start's request answers from.
 func (cl *call) Reply(result any, err error) {
 	if cl.state.Load() == statePending { // else spare the encoding of an answer nobody wants
-		cl.settle(stateClaimed, cl.encode(result, err))
+		out, code := cl.encode(result, err)
+		cl.settle(stateClaimed, out, code)
 	}
 	// The handler has returned: whatever it left running on its context
 	// stops now, not when the session next hears from the worker.
@@ -292,7 +345,7 @@ type (
 // fail answers the call with a protocol error if nothing else has. It
 // reports whether it did.
 func (cl *call) fail(e *jsonrpc.Error) bool {
-	if !cl.settle(stateClaimed, stdio.Out{Data: jsonrpc.AppendError(nil, cl.id, e)}) {
+	if !cl.settle(stateClaimed, stdio.Out{Data: jsonrpc.AppendError(nil, cl.id, e)}, e.Code) {
 		return false
 	}
 	cl.cancel()
@@ -335,7 +388,7 @@ func (cl *call) Notify(method string, params any) bool {
 	if cl.state.Load() != statePending {
 		return false
 	}
-	cl.env.outFor(cl.key, b)
+	cl.ticket.notify(b)
 	return true
 }
 
@@ -356,9 +409,10 @@ type settled struct{}
 // encode makes the call's response. A legacy tool result of one long
 // text block that needs no escaping keeps that text apart (stdio.Out.Text);
 // anything else comes whole, from encodeWhole.
-func (cl *call) encode(result any, err error) stdio.Out {
+func (cl *call) encode(result any, err error) (stdio.Out, int) {
 	if err != nil || cl.modern {
-		return stdio.Out{Data: cl.encodeWhole(result, err)}
+		b, code := cl.encodeWhole(result, err)
+		return stdio.Out{Data: b}, code
 	}
 	// Legacy results go straight into the response: no copy of the result.
 	out := append(make([]byte, 0, 256), `{"jsonrpc":"2.0","id":`...)
@@ -366,15 +420,15 @@ func (cl *call) encode(result any, err error) stdio.Out {
 	out = append(out, `,"result":`...)
 	if p, ok := result.(partsAppender); ok && cl.ticket.batch == nil {
 		if head, text, tail, ok := p.AppendJSONParts(out, textApart); ok {
-			return stdio.Out{Data: head, Text: text, Tail: append(tail, '}')}
+			return stdio.Out{Data: head, Text: text, Tail: append(tail, '}')}, 0
 		}
 	}
 	at := len(out)
 	out, merr := appendJSON(out, result)
 	if merr != nil || len(out) == at || out[at] != '{' {
-		return stdio.Out{Data: cl.badResult(merr)}
+		return stdio.Out{Data: cl.badResult(merr)}, jsonrpc.CodeInternalError
 	}
-	return stdio.Out{Data: append(out, '}')}
+	return stdio.Out{Data: append(out, '}')}, 0
 }
 
 // textApart is the size from which a tool's one text block is sent apart
@@ -390,10 +444,10 @@ type partsAppender interface {
 }
 
 // encodeWhole makes an error response, or a 2026-07-28 result.
-func (cl *call) encodeWhole(result any, err error) []byte {
+func (cl *call) encodeWhole(result any, err error) ([]byte, int) {
 	if err != nil && cl.modern && isInputRequired(err) {
 		if raw, ok := cl.inputRequired(&cl.req); ok {
-			return cl.env.modernResponse(cl.id, raw, false)
+			return cl.env.modernResponse(cl.id, raw, false), 0
 		}
 	}
 	if err != nil {
@@ -410,7 +464,7 @@ func (cl *call) encodeWhole(result any, err error) []byte {
 			cl.env.logger.Error("handler error", "method", cl.method, "id", string(cl.id), "err", err)
 			je = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error"}
 		}
-		return jsonrpc.AppendError(nil, cl.id, je)
+		return jsonrpc.AppendError(nil, cl.id, je), je.Code
 	}
 	sp := resultScratch.Get().(*[]byte)
 	raw, merr := appendJSON((*sp)[:0], result)
@@ -421,9 +475,9 @@ func (cl *call) encodeWhole(result any, err error) []byte {
 		}
 	}()
 	if merr != nil || len(raw) == 0 || raw[0] != '{' {
-		return cl.badResult(merr)
+		return cl.badResult(merr), jsonrpc.CodeInternalError
 	}
-	return cl.env.modernResponse(cl.id, raw, cl.cacheable)
+	return cl.env.modernResponse(cl.id, raw, cl.cacheable), 0
 }
 
 // badResult answers for a handler whose result is not a JSON object.

@@ -13,14 +13,18 @@ import (
 // drained) or its handler has returned. It lives inside the call, where
 // context.WithCancel would cost two allocations per request and a cancel
 // that takes its own lock and walks its children; the channel is made only
-// for a handler that asks for it. It carries no values and no deadline (the
-// session enforces deadlines by cancelling), as context.Background did.
+// for a handler that asks for it. It carries no deadline (the session
+// enforces deadlines by cancelling), as context.Background did, and only
+// the values its transport attached to the request (In.Values).
 //
 // Contexts derived from it stay cheap: it implements the AfterFunc method
 // that the context package looks for on a parent, so a child is cancelled
 // through a registered function rather than a goroutine that watches Done.
 type callCtx struct {
 	done atomic.Value // chan struct{}, made by the first Done
+	// in is the transport's message (nil: a stdio line): Value reads its
+	// Values.
+	in *In
 
 	mu  sync.Mutex
 	err error
@@ -42,8 +46,14 @@ var closedDone = func() chan struct{} {
 // Deadline implements context.Context: none.
 func (cx *callCtx) Deadline() (time.Time, bool) { return time.Time{}, false }
 
-// Value implements context.Context: no values.
-func (cx *callCtx) Value(any) any { return nil }
+// Value implements context.Context: the request's values (In.Values),
+// if its transport gave any.
+func (cx *callCtx) Value(key any) any {
+	if cx.in == nil || cx.in.Values == nil {
+		return nil
+	}
+	return cx.in.Values.Value(key)
+}
 
 // Done implements context.Context.
 func (cx *callCtx) Done() <-chan struct{} {

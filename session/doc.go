@@ -1,6 +1,10 @@
-// Package session is the single implicit session of a stdio MCP server: an
-// actor that turns input lines into JSON-RPC messages, runs the MCP
-// lifecycle in both protocol eras, and hands each request to a handler actor.
+// Package session is one MCP session, whatever carries it: an actor that
+// takes the client's JSON-RPC messages (decoded by its transport, as In, or
+// lines from the stdio reader, which it decodes itself), runs the MCP
+// lifecycle in both protocol eras, and hands each request to a handler
+// actor. What it sends goes to its sink (the stdio writer, or
+// Config.Deliver) or, for a request that came with one, to the request's
+// Replier: seam.go has the whole seam.
 //
 // It is the one place that knows which requests are outstanding, so it is
 // the one place that guarantees every request exactly one response, or none

@@ -144,7 +144,7 @@ func (s *Session) onChanged(ch handlers.Change) {
 	}
 	for _, ln := range s.listeners {
 		if ln.wants(ch) {
-			s.env.outFor(string(ln.id), ln.notification(method, ch))
+			ln.ticket.notify(ln.notification(method, ch))
 		}
 	}
 }
@@ -211,9 +211,9 @@ func (ln *listener) notification(method string, ch handlers.Change) []byte {
 // subset the server honours, then open until the client cancels it or the
 // server drains.
 func (s *Session) listen(m *jsonrpc.Message, t ticket) {
-	key := string(m.ID)
+	key := t.keyOf(m.ID)
 	if s.inUse(key) {
-		s.answerError(t, m.ID, errIDInUse(key))
+		s.answerError(t, m.ID, errIDInUse(string(m.ID)))
 		return
 	}
 	var p struct {
@@ -257,7 +257,7 @@ func (s *Session) listen(m *jsonrpc.Message, t ticket) {
 		"notifications": want,
 		"_meta":         ln.meta(),
 	})
-	s.env.outFor(key, b)
+	t.notify(b)
 }
 
 // endListeners closes every listen stream from the server's side: a result
@@ -267,7 +267,7 @@ func (s *Session) endListeners(reason string) {
 		raw, _ := json.Marshal(map[string]any{"_meta": ln.meta()})
 		ln.ticket.answer(s.env.modernResponse(ln.id, raw, false))
 		b, _ := encodeNotification("notifications/cancelled", map[string]any{"requestId": ln.id, "reason": reason})
-		s.env.outFor(key, b)
+		ln.ticket.notify(b)
 		delete(s.listeners, key)
 		s.release(ln)
 	}

@@ -35,7 +35,8 @@ type Config struct {
 	// Writer is the stdio writer actor's inbox; Handlers is the supervisor
 	// under which the session starts its handler actors.
 	Writer *supervisor.Inbox
-	// Deliver, when set, takes every outgoing message in place of Writer,
+	// Deliver, when set, takes every outgoing message in place of Writer
+	// (but those of a request that came with a Replier: see In),
 	// on the goroutine that sends it (the session's, a handler's, a
 	// timer's), in the order each goroutine sends. It is for transports
 	// that hand each message to whoever waits for it (Streamable HTTP)
@@ -44,13 +45,14 @@ type Config struct {
 	// message's Done once it has taken the message.
 	Deliver  func(stdio.Out)
 	Handlers *actor.PID
-	// Inbox is the session's own: the reader sends it lines, and anything
-	// may send it messages (Drain, Log, Notify, WorkersLost) from any
+	// Inbox is the session's own: a transport sends it what the client
+	// sent (*In, or the stdio reader's lines: see In), and anything may
+	// send it messages (Drain, Cancel, Log, Notify, WorkersLost) from any
 	// goroutine. Nil: New makes one, reachable through the PID only.
 	Inbox *supervisor.Inbox
-	// Backlog, when set, is the reader's: each line it hands on carries one
-	// unit, which the session gives back once the line is dealt with or
-	// passes on to the line's answer (see stdio.Backlog).
+	// Backlog, when set, is the reader's: each line (or In) it hands on
+	// carries one unit, which the session gives back once the message is
+	// dealt with or passes on to its answer (see stdio.Backlog).
 	Backlog *stdio.Backlog
 	// MaxInFlight bounds the requests being worked on at once (0:
 	// DefaultMaxInFlight). A request past it waits, in arrival order,
@@ -211,6 +213,8 @@ func (s *Session) Receive(lc *supervisor.LoopContext, msg any) {
 	switch m := msg.(type) {
 	case actor.Started:
 		s.start(lc)
+	case *In:
+		s.in(m)
 	case *stdio.Line:
 		s.line(m.Data, s.single())
 	case *stdio.LineTooLong:
@@ -223,6 +227,10 @@ func (s *Session) Receive(lc *supervisor.LoopContext, msg any) {
 		s.drain()
 	case Drain:
 		s.drain()
+	case Cancel:
+		if !s.unlisten(m.Key) {
+			s.cancel(m.Key)
+		}
 	case deferredDone:
 		s.forget(m.cl)
 		s.checkDrain()
@@ -367,15 +375,27 @@ var errShuttingDown = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "
 
 func (s *Session) single() ticket { return ticket{env: s.env} }
 
+// in takes a message from a transport that decodes its own (see In).
+func (s *Session) in(m *In) {
+	t := ticket{env: s.env, in: m}
+	if m.Batch != nil {
+		s.batch(m.Batch, t)
+		return
+	}
+	s.message(&m.Msg, t)
+}
+
+// line takes a line from the stdio reader: the same path as In, once
+// decoded here.
 func (s *Session) line(data []byte, t ticket) {
 	if jsonrpc.IsBatch(data) {
-		s.batch(data)
+		s.batch(data, t)
 		return
 	}
 	var m jsonrpc.Message
 	id, jerr := jsonrpc.Decode(data, &m)
 	if jerr != nil {
-		t.answer(jsonrpc.AppendError(nil, id, jerr))
+		t.answerError(id, jerr)
 		return
 	}
 	s.message(&m, t)
@@ -387,7 +407,7 @@ func (s *Session) lineTooLong(m *stdio.LineTooLong) {
 		Message: fmt.Sprintf("Invalid Request: message of %d bytes exceeds the %d-byte line limit", m.Size, m.Max),
 		Data:    map[string]int{"size": m.Size, "limit": m.Max},
 	}
-	s.single().answer(jsonrpc.AppendError(nil, idFromHead(m.Head), e))
+	s.single().answerError(idFromHead(m.Head), e)
 }
 
 // idFromHead finds a top-level "id" in the first bytes of a line that was
@@ -419,34 +439,36 @@ func idFromHead(head []byte) json.RawMessage {
 
 // batch handles a JSON array line. Batches exist only in 2025-03-26; in
 // every other revision they are rejected whole.
-func (s *Session) batch(data []byte) {
+// whole is the ticket of the batch's message (its Replier, values); its
+// parts are keyed by their own ids.
+func (s *Session) batch(data []byte, whole ticket) {
 	if s.legacy == nil || s.legacy.version != Version20250326 {
-		s.single().answer(jsonrpc.AppendError(nil, nil, &jsonrpc.Error{
+		whole.answerError(nil, &jsonrpc.Error{
 			Code: jsonrpc.CodeInvalidRequest, Message: "Invalid Request: JSON-RPC batches are only accepted in protocol version 2025-03-26",
-		}))
+		})
 		return
 	}
 	var parts []json.RawMessage
 	if err := json.Unmarshal(data, &parts); err != nil {
-		s.single().answer(jsonrpc.AppendError(nil, nil, &jsonrpc.Error{Code: jsonrpc.CodeParseError, Message: "Parse error"}))
+		whole.answerError(nil, &jsonrpc.Error{Code: jsonrpc.CodeParseError, Message: "Parse error"})
 		return
 	}
 	if len(parts) == 0 {
-		s.single().answer(jsonrpc.AppendError(nil, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "Invalid Request: empty batch"}))
+		whole.answerError(nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "Invalid Request: empty batch"})
 		return
 	}
-	b := &batch{env: s.env, left: len(parts)}
-	t := ticket{env: s.env, batch: b}
+	b := &batch{env: s.env, to: whole.to(), left: len(parts)}
+	t := ticket{env: s.env, batch: b, in: whole.in}
 	for _, p := range parts {
 		var m jsonrpc.Message
 		id, jerr := jsonrpc.Decode(p, &m)
 		switch {
 		case jsonrpc.IsBatch(p):
-			t.answer(jsonrpc.AppendError(nil, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "Invalid Request: nested batch"}))
+			t.answerError(nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "Invalid Request: nested batch"})
 		case jerr != nil:
-			t.answer(jsonrpc.AppendError(nil, id, jerr))
+			t.answerError(id, jerr)
 		case m.Kind == jsonrpc.KindRequest && m.Method == "initialize":
-			t.answer(jsonrpc.AppendError(nil, m.ID, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "Invalid Request: initialize must not be part of a batch"}))
+			t.answerError(m.ID, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "Invalid Request: initialize must not be part of a batch"})
 		default:
 			s.message(&m, t)
 		}
@@ -492,7 +514,7 @@ func (s *Session) notification(m *jsonrpc.Message) {
 // cancel settles an in-flight call with no response at all.
 func (s *Session) cancel(key string) {
 	cl := s.calls[key]
-	if cl == nil || !cl.settle(stateCancelled, stdio.Out{}) {
+	if cl == nil || !cl.settle(stateCancelled, stdio.Out{}, 0) {
 		return // unknown or already answered: nothing to do
 	}
 	cl.cancel()
@@ -507,7 +529,7 @@ func errInvalidParams(msg string) *jsonrpc.Error {
 }
 
 func (s *Session) answerError(t ticket, id json.RawMessage, e *jsonrpc.Error) {
-	t.answer(jsonrpc.AppendError(nil, id, e))
+	t.answerError(id, e)
 }
 
 func (s *Session) request(m *jsonrpc.Message, t ticket) {
@@ -777,9 +799,9 @@ func stringIn(raw []byte, known []string) (string, bool) {
 // cl.req: the request and the worker's message live in the call, so one
 // allocation serves the three.
 func (s *Session) dispatch(m *jsonrpc.Message, t ticket, method handlers.Method, cl *call) {
-	key := string(m.ID)
+	key := t.keyOf(m.ID)
 	if s.inUse(key) {
-		s.answerError(t, m.ID, errIDInUse(key))
+		s.answerError(t, m.ID, errIDInUse(string(m.ID)))
 		return
 	}
 	if e := s.suspended(m); e != nil {
@@ -800,6 +822,7 @@ func (s *Session) dispatch(m *jsonrpc.Message, t ticket, method handlers.Method,
 		s.env.backlog.Done()
 	}
 	cl.key, cl.id, cl.env, cl.ticket = key, m.ID, s.env, t
+	cl.cx.in = t.in
 	cl.modern, cl.cacheable, cl.method = cl.req.Modern, method.Cacheable, m.Method
 	cl.start = method.Start
 	cl.req.Peer = cl
@@ -1050,7 +1073,7 @@ func (s *Session) answerPanic(cl *call, value any) {
 		msg = "Tool " + strconv.Quote(name) + " panicked: " + fmt.Sprint(value)
 	}
 	res := &handlers.CallToolResult{Content: []handlers.Content{handlers.TextContent(msg)}, IsError: true}
-	if cl.settle(stateClaimed, cl.encode(res, nil)) {
+	if out, code := cl.encode(res, nil); cl.settle(stateClaimed, out, code) {
 		cl.cancel()
 	}
 }

@@ -30,13 +30,6 @@ type Out struct {
 	Text string
 	Tail []byte
 	Done func()
-	// Ref is the id (raw JSON) of the request the message belongs to, for
-	// a notification or a server-to-client request sent on that request's
-	// behalf: transports that route by request (Streamable HTTP sends them
-	// on the request's own response stream) read it; the stdio writer
-	// does not. Empty for responses, whose id says it, and for messages
-	// unrelated to any request.
-	Ref string
 }
 
 // ErrClientGone is the cause of the writer's exit when the client closed its

@@ -69,7 +69,9 @@ func WithCaller(ctx context.Context, c *Caller) context.Context {
 }
 
 // CallerFrom returns the caller ctx carries (a request's context, after
-// Guard.Wrap let it through), or nil.
+// Guard.Wrap let it through, or the context of a handler serving an MCP
+// request that came in such a request: streamhttp passes the HTTP
+// request's values on, see session.In.Values), or nil.
 func CallerFrom(ctx context.Context) *Caller {
 	c, _ := ctx.Value(callerKey{}).(*Caller)
 	return c

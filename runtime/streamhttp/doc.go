@@ -42,10 +42,17 @@
 // in, requests in flight are answered, every session ends). New and the
 // Handler are for mounting the endpoint in a server of your own.
 //
-// Request ids are the client's own only on the wire: inside, each request
-// gets a fresh id, so that many clients of the one stateless session (or a
-// client reusing an id) never collide, and the client's id is put back on
-// everything sent for the request.
+// Each POST is decoded once and handed to its session as a session.In, with
+// itself as the request's session.Replier: the response and everything
+// sent on the request's behalf come back to that POST, under the client's
+// own id, and nothing is re-encoded or rewritten on the way. A legacy
+// request is known inside by its id (a session has one client); a
+// 2026-07-28 request, on the one session all clients share, by a key of
+// its own (session.In.Key), so that two clients' id 1 never collide. The
+// HTTP request's context goes along as the request's values
+// (session.In.Values): what a middleware wrapping the Handler attaches to
+// it (an authenticated caller) reaches the handler through its context's
+// Value.
 //
 // Flow control is the session's: past MaxInFlight requests of a session
 // wait, past MaxQueued they are refused (503 and -32000). Responses and

@@ -17,7 +17,6 @@ import (
 
 	"github.com/mcprt/mcprt/handlers"
 	"github.com/mcprt/mcprt/session"
-	"github.com/mcprt/mcprt/stdio"
 	"github.com/mcprt/mcprt/supervisor"
 )
 
@@ -111,7 +110,7 @@ type Handler struct {
 	refused   atomic.Uint64 // requests refused for their Origin
 	originLog logLimit
 
-	nextID   atomic.Int64 // request ids inside
+	nextID   atomic.Int64 // 2026-07-28 request keys inside (session.In.Key)
 	nextSess atomic.Int64
 
 	stopSweep chan struct{}
@@ -262,8 +261,9 @@ func (h *Handler) each(fn func(*hsession)) {
 }
 
 // startSession starts a session actor as a child of the sessions
-// supervisor. It has no writer: what it sends is handed, on the sending
-// goroutine, to the exchange waiting for it (hsession.route).
+// supervisor. It has no writer: what it sends for a request is handed, on
+// the sending goroutine, to the exchange waiting for it (the request's
+// session.Replier), and the rest to a GET stream (hsession.route).
 func (h *Handler) startSession(id, owner string, restart supervisor.Restart) (*hsession, error) {
 	child := "stateless"
 	if id != "" {
@@ -459,11 +459,4 @@ func (h *Handler) forget(hs *hsession) {
 		delete(h.sessions, hs.id)
 	}
 	h.mu.Unlock()
-}
-
-// feed hands the session one line, counted in its backlog as the stdio
-// reader counts its lines.
-func (hs *hsession) feed(line []byte) {
-	hs.backlog.Add(1)
-	hs.in.Send(&stdio.Line{Data: line})
 }

@@ -176,37 +176,30 @@ func (h *Handler) postLegacy(w http.ResponseWriter, r *http.Request, hs *hsessio
 	switch m.Kind {
 	case jsonrpc.KindNotification:
 		if m.Method == "notifications/cancelled" {
-			// The client names its own id; inside the request has another.
-			id, ok := jsonrpc.Member(m.Params, "requestId")
-			if !ok {
-				w.WriteHeader(http.StatusAccepted)
-				return
+			// A legacy request is keyed by the client's id: the session
+			// cancels it, and its stream, if still open, ends here.
+			hs.feed(&session.In{Msg: *m})
+			if id, ok := jsonrpc.Member(m.Params, "requestId"); ok {
+				hs.cancelled(string(id))
 			}
-			key, known := hs.inside(id)
-			if !known {
-				w.WriteHeader(http.StatusAccepted) // finished, or never seen: nothing to cancel
-				return
-			}
-			hs.feed(cancelLine(key))
-			hs.cancelled(key)
 			w.WriteHeader(http.StatusAccepted)
 			return
 		}
 		hs.heard()
-		hs.feed(rebuild(m, ""))
+		hs.feed(&session.In{Msg: *m})
 		w.WriteHeader(http.StatusAccepted)
 	case jsonrpc.KindRequest:
 		h.exchange(w, r, hs, m, false, nil)
 	default: // a response to one of the server's requests
 		hs.heard()
-		hs.feed(rebuildResponse(m))
+		hs.feed(&session.In{Msg: *m})
 		w.WriteHeader(http.StatusAccepted)
 	}
 }
 
-// postBatch serves a JSON-RPC batch, which only 2025-03-26 has: its
-// requests get ids of their own inside, and their responses come back as
-// one array (after the requests' notifications, as an SSE stream).
+// postBatch serves a JSON-RPC batch, which only 2025-03-26 has: the session
+// takes it whole, and its responses come back as one array (after the
+// requests' notifications, as an SSE stream).
 func (h *Handler) postBatch(w http.ResponseWriter, r *http.Request, body []byte) {
 	var hs *hsession
 	if sid := r.Header.Get(hSessionID); sid != "" {
@@ -224,47 +217,31 @@ func (h *Handler) postBatch(w http.ResponseWriter, r *http.Request, body []byte)
 		writeError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest, "Invalid Request: a batch is a non-empty array of messages")
 		return
 	}
-	x := newExchange("", nil, false)
-	x.batch = map[string][]byte{}
+	x := newExchange(hs, "", nil)
 	seen := map[string]bool{} // the client's ids
-	line := []byte{'['}
-	for i, p := range parts {
-		if i > 0 {
-			line = append(line, ',')
-		}
+	for _, p := range parts {
 		var m jsonrpc.Message
 		if _, jerr := jsonrpc.Decode(p, &m); jerr != nil || m.Kind != jsonrpc.KindRequest {
-			if jerr == nil && m.Kind == jsonrpc.KindNotification && m.Method == "notifications/cancelled" {
-				if id, ok := jsonrpc.Member(m.Params, "requestId"); ok {
-					if key, known := hs.inside(id); known {
-						p = cancelLine(key)
-					}
-				}
-			}
-			line = append(line, p...) // the session answers what is wrong with it
-			continue
+			continue // the session answers what is wrong with it
 		}
 		if seen[string(m.ID)] {
 			writeError(w, http.StatusBadRequest, m.ID, jsonrpc.CodeInvalidRequest, "Invalid Request: id "+string(m.ID)+" is already in use by a request in flight")
 			return
 		}
 		seen[string(m.ID)] = true
-		key := strconv.FormatInt(h.nextID.Add(1), 10)
 		if x.key == "" {
-			x.key, x.clientID = key, m.ID
+			x.key, x.id = string(m.ID), m.ID
 		}
-		x.batch[key] = m.ID
-		line = append(line, rebuild(&m, key)...)
+		x.keys = append(x.keys, string(m.ID))
 	}
-	line = append(line, ']')
 	if x.key == "" {
 		// Notifications and responses only: the session answers with
 		// nothing, unless a part is invalid, and that has no id to go by.
-		hs.feed(line)
+		hs.feed(&session.In{Batch: body, Values: r.Context()})
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
-	h.run(w, r, hs, x, line, false, nil)
+	h.run(w, r, hs, x, &session.In{Batch: body, Reply: x, Values: r.Context()}, false, nil)
 }
 
 // initialize starts a legacy session; its id goes out with the result.
@@ -440,27 +417,37 @@ func sameNumber(a, b string) bool {
 	return err1 == nil && err2 == nil && x == y
 }
 
-// exchange runs one request: it gives the request an id of the session's,
-// feeds it, and sends back what the session sends for it, as one JSON body
-// when the response comes first, otherwise as an SSE stream that the
-// response ends. onFinal may set headers from the response before it goes.
+// exchange runs one request: it feeds it, with itself as the request's
+// session.Replier, and sends back what the session sends for it, as one
+// JSON body when the response comes first, otherwise as an SSE stream that
+// the response ends. onFinal may set headers from the response before it
+// goes. A legacy request is keyed inside by its own id (its session has
+// one client); a 2026-07-28 one, on the session every client shares, by a
+// key of its own.
 func (h *Handler) exchange(w http.ResponseWriter, r *http.Request, hs *hsession, m *jsonrpc.Message, modern bool, onFinal func([]byte, http.Header)) {
-	key := strconv.FormatInt(h.nextID.Add(1), 10)
-	x := newExchange(key, m.ID, m.Method == "subscriptions/listen")
-	h.run(w, r, hs, x, rebuild(m, key), modern, onFinal)
+	in := &session.In{Msg: *m, Values: r.Context()}
+	key := string(m.ID)
+	if hs.id == "" {
+		key = strconv.FormatInt(h.nextID.Add(1), 10)
+		in.Key = key
+	}
+	x := newExchange(hs, key, m.ID)
+	in.Reply = x
+	h.run(w, r, hs, x, in, modern, onFinal)
 }
 
-// run feeds a request line and writes back what the session sends for it.
-func (h *Handler) run(w http.ResponseWriter, r *http.Request, hs *hsession, x *exchange, line []byte, modern bool, onFinal func([]byte, http.Header)) {
+// run feeds a request (or batch) and writes back what the session sends
+// for it.
+func (h *Handler) run(w http.ResponseWriter, r *http.Request, hs *hsession, x *exchange, in *session.In, modern bool, onFinal func([]byte, http.Header)) {
 	if err := hs.register(x); err != nil {
 		status := http.StatusNotFound
 		if _, dup := err.(*dupError); dup {
 			status = http.StatusBadRequest
 		}
-		writeError(w, status, x.clientID, jsonrpc.CodeInvalidRequest, err.Error())
+		writeError(w, status, x.id, jsonrpc.CodeInvalidRequest, err.Error())
 		return
 	}
-	hs.feed(line)
+	hs.feed(in)
 	key := x.key
 
 	ctx := r.Context()
@@ -472,7 +459,7 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request, hs *hsession, x *e
 			if modern {
 				// Closing the stream is the cancellation in 2026-07-28.
 				hs.abandon(x)
-				hs.feed(cancelLine(key))
+				hs.in.Send(session.Cancel{Key: key})
 			} else {
 				// In the legacy era it is not: the client may still
 				// cancel by its own id, which must keep meaning this
@@ -495,17 +482,17 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request, hs *hsession, x *e
 				return
 			}
 			if !sse {
-				writeError(w, http.StatusNotFound, x.clientID, jsonrpc.CodeInternalError, "The session ended before answering; send initialize again")
+				writeError(w, http.StatusNotFound, x.id, jsonrpc.CodeInternalError, "The session ended before answering; send initialize again")
 			}
 			return
 		}
 		if !sse && final && len(msgs) == 1 {
-			resp := x.outward(msgs[0], true)
+			resp := msgs[0]
 			if onFinal != nil {
 				onFinal(resp, w.Header())
 			}
 			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(statusOf(resp, modern))
+			w.WriteHeader(statusOf(x.responseCode(), modern))
 			_, _ = w.Write(resp)
 			return
 		}
@@ -514,7 +501,7 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request, hs *hsession, x *e
 			hdr := w.Header()
 			startSSE(hdr)
 			if onFinal != nil && final {
-				onFinal(x.outward(msgs[len(msgs)-1], true), hdr)
+				onFinal(msgs[len(msgs)-1], hdr)
 			}
 			w.WriteHeader(http.StatusOK)
 			t := time.NewTicker(keepAliveEvery)
@@ -524,8 +511,8 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request, hs *hsession, x *e
 		if len(msgs) == 0 {
 			_, _ = io.WriteString(w, ": keep-alive\n\n")
 		}
-		for i, b := range msgs {
-			writeEvent(w, x.outward(b, final && i == len(msgs)-1))
+		for _, b := range msgs {
+			writeEvent(w, b)
 		}
 		if f, ok := w.(http.Flusher); ok {
 			f.Flush()
@@ -553,7 +540,7 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 	if hs == nil {
 		return
 	}
-	x := newExchange("", nil, false)
+	x := newExchange(hs, "", nil)
 	if !hs.openGet(x) {
 		writeError(w, http.StatusNotFound, nil, jsonrpc.CodeInvalidRequest, "Not Found: the session has ended")
 		return
@@ -631,40 +618,6 @@ func (h *Handler) delete(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// rebuild writes m again with the id used inside ("" keeps none: a
-// notification).
-func rebuild(m *jsonrpc.Message, key string) []byte {
-	b := make([]byte, 0, 64+len(m.Method)+len(m.Params))
-	b = append(b, `{"jsonrpc":"2.0"`...)
-	if key != "" {
-		b = append(b, `,"id":`...)
-		b = append(b, key...)
-	}
-	b = append(b, `,"method":`...)
-	b = jsonrpc.AppendString(b, m.Method)
-	if m.Params != nil {
-		b = append(b, `,"params":`...)
-		b = append(b, m.Params...)
-	}
-	return append(b, '}')
-}
-
-func rebuildResponse(m *jsonrpc.Message) []byte {
-	b := append([]byte(`{"jsonrpc":"2.0","id":`), m.ID...)
-	if m.Error != nil {
-		b = append(b, `,"error":`...)
-		b = append(b, m.Error...)
-	} else {
-		b = append(b, `,"result":`...)
-		b = append(b, m.Result...)
-	}
-	return append(b, '}')
-}
-
-func cancelLine(key string) []byte {
-	return []byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + key + `,"reason":"the client closed the stream"}}`)
-}
-
 // The 2026-07-28 _meta keys, as errors name them.
 const (
 	metaKeyPrefix  = "io.modelcontextprotocol/"
@@ -684,20 +637,13 @@ func metaVersion(params []byte) []byte {
 	return v
 }
 
-// statusOf is the HTTP status of a JSON response: errors that the
-// specification (2026-07-28) or a bound gives a status get it.
-func statusOf(resp []byte, modern bool) int {
-	i := bytes.Index(resp, []byte(`,"error":{"code":`))
-	if i < 0 {
-		return http.StatusOK
-	}
-	rest := resp[i+len(`,"error":{"code":`):]
-	n := 0
-	for n < len(rest) && (rest[n] == '-' || rest[n] >= '0' && rest[n] <= '9') {
-		n++
-	}
-	code, _ := strconv.Atoi(string(rest[:n]))
+// statusOf is the HTTP status of a JSON response whose JSON-RPC error code
+// is code (0: a result): errors that the specification (2026-07-28) or a
+// bound gives a status get it.
+func statusOf(code int, modern bool) int {
 	switch {
+	case code == 0:
+		return http.StatusOK
 	case code == jsonrpc.CodeServerBusy:
 		return http.StatusServiceUnavailable
 	case !modern:

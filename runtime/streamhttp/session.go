@@ -1,15 +1,14 @@
 package streamhttp
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/mcprt/mcprt/session"
 	"github.com/mcprt/mcprt/stdio"
 	"github.com/mcprt/mcprt/supervisor"
 )
@@ -28,11 +27,10 @@ type hsession struct {
 	last     atomic.Int64 // UnixNano of the last request
 	version  atomic.Pointer[string]
 
-	mu       sync.Mutex
-	ex       map[string]*exchange // by the id used inside
-	byClient map[string]string    // legacy: the client's id → the id used inside
-	gets     []*exchange          // legacy: the open GET streams, oldest first
-	ended    bool
+	mu    sync.Mutex
+	ex    map[string]*exchange // by the request's key inside (session.In.Key; legacy: the client's id)
+	gets  []*exchange          // legacy: the open GET streams, oldest first
+	ended bool
 	// closed: forgotten (DELETEd, idle, evicted, failed to initialize) or
 	// ended; such a session never enters the idle list again.
 	closed bool
@@ -48,10 +46,9 @@ func newSession(h *Handler, id, child string) *hsession {
 		in: supervisor.NewInbox(),
 		// Nobody waits on it: HTTP requests are bounded by the session's
 		// slots and each exchange's queue, not by a reader.
-		backlog:  stdio.NewBacklog(1 << 30),
-		gone:     make(chan struct{}),
-		ex:       map[string]*exchange{},
-		byClient: map[string]string{},
+		backlog: stdio.NewBacklog(1 << 30),
+		gone:    make(chan struct{}),
+		ex:      map[string]*exchange{},
 	}
 	hs.touch()
 	return hs
@@ -91,43 +88,36 @@ func (hs *hsession) register(x *exchange) error {
 	if hs.ended {
 		return errEnded
 	}
-	if hs.id != "" {
-		var dup []byte
-		x.each(func(_ string, clientID []byte) {
-			if _, ok := hs.byClient[string(clientID)]; ok {
-				dup = clientID
-			}
-		})
-		if dup != nil {
-			return &dupError{id: dup}
-		}
-	}
-	x.each(func(key string, clientID []byte) {
-		hs.ex[key] = x
-		if hs.id != "" {
-			hs.byClient[string(clientID)] = key
+	// A legacy request is keyed by its client's id, which names it (for
+	// notifications/cancelled) until it is answered, even once its client
+	// has closed the stream; a 2026-07-28 one by a key of its own.
+	dup := ""
+	x.each(func(key string) {
+		if _, ok := hs.ex[key]; ok {
+			dup = key
 		}
 	})
+	if dup != "" {
+		return &dupError{id: dup}
+	}
+	x.each(func(key string) { hs.ex[key] = x })
 	hs.h.idle.remove(hs) // in use
 	return nil
 }
 
 var errEnded = errors.New("Not Found: the session has ended; send initialize again")
 
-type dupError struct{ id []byte }
+type dupError struct{ id string }
 
 func (e *dupError) Error() string {
-	return "Invalid Request: id " + string(e.id) + " is already in use by a request in flight"
+	return "Invalid Request: id " + e.id + " is already in use by a request in flight"
 }
 
 // unregister forgets x's requests; hs.mu is held.
 func (hs *hsession) unregister(x *exchange) {
-	x.each(func(key string, clientID []byte) {
+	x.each(func(key string) {
 		if hs.ex[key] == x {
 			delete(hs.ex, key)
-		}
-		if hs.byClient[string(clientID)] == key {
-			delete(hs.byClient, string(clientID))
 		}
 	})
 	hs.settle()
@@ -188,14 +178,6 @@ func (hs *hsession) cancelled(key string) {
 	hs.mu.Unlock()
 }
 
-// inside maps a legacy client's request id to the one used inside.
-func (hs *hsession) inside(clientID []byte) (string, bool) {
-	hs.mu.Lock()
-	defer hs.mu.Unlock()
-	k, ok := hs.byClient[string(clientID)]
-	return k, ok
-}
-
 func (hs *hsession) openGet(x *exchange) bool {
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
@@ -215,34 +197,14 @@ func (hs *hsession) closeGet(x *exchange) {
 	hs.touch()
 }
 
-// deliver hands one outgoing message to whoever should send it: the
-// exchange of the request it belongs to (key), or, in a legacy session, the
-// GET stream for a message that belongs to no open request. A response
-// (final) ends its exchange. Anything with no receiver is dropped: a
-// response whose client left, a notification nobody listens for.
-func (hs *hsession) deliver(key string, final bool, data []byte) {
-	hs.mu.Lock()
-	var x *exchange
-	if key != "" {
-		x = hs.ex[key]
+// stream is where a message that belongs to no open request goes: in a
+// legacy session the oldest open GET stream (each message on one stream
+// only), otherwise nowhere; hs.mu is held.
+func (hs *hsession) stream() *exchange {
+	if hs.id == "" || len(hs.gets) == 0 {
+		return nil
 	}
-	if x != nil && final {
-		hs.unregister(x)
-		if x.orphaned {
-			x = nil // its client left: the response goes nowhere
-		}
-	}
-	if (x == nil || x.orphaned) && !final && hs.id != "" {
-		// Each message on one stream only: the oldest open one.
-		x = nil
-		if len(hs.gets) > 0 {
-			x = hs.gets[0]
-		}
-	}
-	hs.mu.Unlock()
-	if x != nil {
-		x.push(data, final)
-	}
+	return hs.gets[0]
 }
 
 // end runs once the session's subtree has exited: whatever still waits is
@@ -276,47 +238,97 @@ func (hs *hsession) lost() {
 // does not read them; past it they are dropped (never the response).
 const maxPending = 1024
 
-// exchange is one request waiting for what the session sends for it, or a
-// legacy GET stream.
+// exchange is one request (or a batch of them) waiting for what the
+// session sends for it, or a legacy GET stream. It is the request's
+// session.Replier.
 type exchange struct {
-	key      string // the request id used inside
-	clientID []byte // the client's, put back on what is sent
-	listen   bool   // subscriptions/listen: its subscription id is key
-	// batch (2025-03-26): the ids inside of the batch's requests, and the
-	// client's for each; key is the first of them.
-	batch map[string][]byte
+	hs  *hsession
+	key string // the request's key inside (session.In.Key, or its id)
+	id  []byte // the client's id, for the errors the transport answers itself
+	// keys (a 2025-03-26 batch): the ids of its requests, key the first.
+	keys []string
 
 	orphaned bool // legacy: the client closed the stream (hsession.mu)
 
 	mu        sync.Mutex
 	q         [][]byte
 	final     bool
+	code      int // the response's JSON-RPC error code (0: a result)
 	aborted   bool
 	cancelled bool // by the client: no response will come
 	dropped   int
 	wake      chan struct{}
 }
 
-func newExchange(key string, clientID []byte, listen bool) *exchange {
-	return &exchange{key: key, clientID: clientID, listen: listen, wake: make(chan struct{}, 1)}
+func newExchange(hs *hsession, key string, id []byte) *exchange {
+	return &exchange{hs: hs, key: key, id: id, wake: make(chan struct{}, 1)}
 }
 
-// each calls fn for every request of the exchange.
-func (x *exchange) each(fn func(key string, clientID []byte)) {
-	if x.batch == nil {
-		fn(x.key, x.clientID)
+// each calls fn for the key of every request of the exchange.
+func (x *exchange) each(fn func(key string)) {
+	if x.keys == nil {
+		fn(x.key)
 		return
 	}
-	for k, id := range x.batch {
-		fn(k, id)
+	for _, k := range x.keys {
+		fn(k)
 	}
 }
 
-func (x *exchange) push(b []byte, final bool) {
+// Notify implements session.Replier: a message for the request goes on its
+// stream while the request is open and its client reads; otherwise it is
+// one that belongs to no open request (see hsession.stream).
+func (x *exchange) Notify(m stdio.Out) {
+	data := whole(m)
+	hs := x.hs
+	hs.mu.Lock()
+	to := x
+	if hs.ex[x.key] != x || x.orphaned {
+		to = hs.stream()
+	}
+	hs.mu.Unlock()
+	if to != nil {
+		to.push(data, false, 0)
+	}
+	if m.Done != nil {
+		m.Done()
+	}
+}
+
+// Respond implements session.Replier: the response ends the exchange. One
+// whose client left (cancelled, closed the stream) goes nowhere.
+func (x *exchange) Respond(m stdio.Out, code int) {
+	data := whole(m)
+	hs := x.hs
+	hs.mu.Lock()
+	open := hs.ex[x.key] == x
+	if open {
+		hs.unregister(x)
+	}
+	orphaned := x.orphaned
+	hs.mu.Unlock()
+	if open && !orphaned {
+		x.push(data, true, code)
+	}
+	if m.Done != nil {
+		m.Done()
+	}
+}
+
+// whole is m's bytes in one slice.
+func whole(m stdio.Out) []byte {
+	if m.Text == "" {
+		return m.Data
+	}
+	b := make([]byte, 0, len(m.Data)+len(m.Text)+len(m.Tail))
+	return append(append(append(b, m.Data...), m.Text...), m.Tail...)
+}
+
+func (x *exchange) push(b []byte, final bool, code int) {
 	x.mu.Lock()
 	switch {
 	case final:
-		x.final = true
+		x.final, x.code = true, code
 		x.q = append(x.q, b)
 	case len(x.q) < maxPending:
 		x.q = append(x.q, b)
@@ -325,6 +337,13 @@ func (x *exchange) push(b []byte, final bool) {
 	}
 	x.mu.Unlock()
 	x.signal()
+}
+
+// responseCode is the code Respond was given.
+func (x *exchange) responseCode() int {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.code
 }
 
 func (x *exchange) abort() {
@@ -361,86 +380,25 @@ func (x *exchange) next(ctx context.Context, keepAlive <-chan time.Time) (msgs [
 	}
 }
 
-// outward puts the client's id back on a message sent for the request.
-func (x *exchange) outward(b []byte, final bool) []byte {
-	if final && x.batch != nil {
-		var parts []json.RawMessage
-		if json.Unmarshal(b, &parts) != nil {
-			return b
-		}
-		out := []byte{'['}
-		for i, p := range parts {
-			if i > 0 {
-				out = append(out, ',')
-			}
-			if k, ok := responseKey(p); ok && x.batch[k] != nil {
-				out = append(out, responsePrefix...)
-				out = append(out, x.batch[k]...)
-				p = p[len(responsePrefix)+len(k):]
-			}
-			out = append(out, p...)
-		}
-		return append(out, ']')
-	}
-	if final {
-		if rest, ok := bytes.CutPrefix(b, []byte(responsePrefix)); ok {
-			if rest, ok = bytes.CutPrefix(rest, []byte(x.key)); ok {
-				out := make([]byte, 0, len(b)+len(x.clientID))
-				out = append(out, responsePrefix...)
-				out = append(out, x.clientID...)
-				return append(out, rest...)
-			}
-		}
-		return b
-	}
-	if x.listen {
-		inner := []byte(`"io.modelcontextprotocol/subscriptionId":` + x.key)
-		if bytes.Contains(b, inner) {
-			return bytes.ReplaceAll(b, inner, append([]byte(`"io.modelcontextprotocol/subscriptionId":`), x.clientID...))
-		}
-	}
-	return b
-}
-
-// responsePrefix starts every response the session writes.
-const responsePrefix = `{"jsonrpc":"2.0","id":`
-
-// responseKey returns the id of a response with one of the numeric ids
-// used inside; for a batch's array of responses, its first one's.
-func responseKey(b []byte) (string, bool) {
-	if len(b) > 0 && b[0] == '[' {
-		b = b[1:]
-	}
-	rest, ok := bytes.CutPrefix(b, []byte(responsePrefix))
-	if !ok {
-		return "", false
-	}
-	n := 0
-	for n < len(rest) && rest[n] >= '0' && rest[n] <= '9' {
-		n++
-	}
-	if n == 0 || n == len(rest) || rest[n] != ',' {
-		return "", false
-	}
-	return string(rest[:n]), true
-}
-
-// route takes one of the session's outgoing messages, on the goroutine that
-// sends it (session.Config.Deliver), and hands it to the exchange it
-// belongs to.
+// route takes one of the session's outgoing messages that belongs to no
+// request's Replier (session.Config.Deliver), on the goroutine that sends
+// it: list_changed, logs, the errors of a batch of notifications.
 func (hs *hsession) route(m stdio.Out) {
-	data := m.Data
-	if m.Text != "" {
-		whole := make([]byte, 0, len(m.Data)+len(m.Text)+len(m.Tail))
-		whole = append(append(append(whole, m.Data...), m.Text...), m.Tail...)
-		data = whole
+	data := whole(m)
+	hs.mu.Lock()
+	to := hs.stream()
+	hs.mu.Unlock()
+	if to != nil {
+		to.push(data, false, 0)
 	}
-	key, final := m.Ref, false
-	if key == "" {
-		key, final = responseKey(data)
-	}
-	hs.deliver(key, final, data)
 	if m.Done != nil {
 		m.Done()
 	}
+}
+
+// feed hands the session one message, counted in its backlog as the stdio
+// reader counts its lines.
+func (hs *hsession) feed(in *session.In) {
+	hs.backlog.Add(1)
+	hs.in.Send(in)
 }

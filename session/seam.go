@@ -1,0 +1,73 @@
+package session
+
+import (
+	"context"
+
+	"github.com/mcprt/mcprt/session/jsonrpc"
+	"github.com/mcprt/mcprt/stdio"
+)
+
+// The seam between a session and its transport: messages in, messages out.
+//
+// In: a transport sends the session's Inbox decoded messages (*In), each
+// holding one unit of Config.Backlog as a line does. stdio is the one
+// transport that sends lines instead (*stdio.Line, *stdio.LineTooLong,
+// *stdio.EOF from its reader goroutine): the reader never parses JSON, so
+// the session decodes a line into the same path an *In takes.
+//
+// Out: what belongs to no request in particular (list_changed, logs,
+// captured stdout) goes to the session's sink, Config.Writer (the stdio
+// writer actor) or Config.Deliver. A request that came with a Replier gets
+// its response, and everything sent on its behalf before it, there instead;
+// one without gets them on the sink, as every request on stdio does.
+//
+// Three transports use it: stdio (reader goroutine + writer actor, no
+// Replier), Streamable HTTP (one Replier per POST: the response goes back
+// on that POST), and tests (Pipe, in memory).
+
+// In is one decoded message for the session.
+type In struct {
+	// Msg is the message, as jsonrpc.Decode made it.
+	Msg jsonrpc.Message
+	// Batch, when set, is a JSON-RPC batch (a JSON array, 2025-03-26 only)
+	// in place of Msg, raw: the session decodes and answers each part.
+	Batch []byte
+	// Key names the request inside the session: in-flight ids, cancellation
+	// (Cancel), listen streams. "": the request's own id, as on stdio. A
+	// transport that feeds one session from several clients (the stateless
+	// 2026-07-28 session of Streamable HTTP) gives each request a key of
+	// its own, so that two clients' id 1 do not collide; the response and
+	// everything sent for the request still carry the client's id.
+	Key string
+	// Reply, when set, takes the request's response and what is sent on
+	// its behalf (see Replier); nil: the session's sink.
+	Reply Replier
+	// Values carries per-request values (the authenticated caller, say)
+	// to the request's handler: its context's Value looks here. Only
+	// Value is used, never Done, Err or Deadline, so a transport may pass
+	// its request's context as it is, even one that ends before the call.
+	Values context.Context
+}
+
+// Replier takes what the session sends for one request (or one batch). It
+// is called on whichever goroutine sends (the session's, a handler's, a
+// timer's), in the order each sends; it must not block, and it calls each
+// message's Done once it has taken the message, as Config.Deliver does.
+type Replier interface {
+	// Notify takes a message sent on the request's behalf: progress, a
+	// log record, a request to the client, a listen stream's
+	// notifications. It may also come after Respond (a listen stream's
+	// notifications/cancelled, a request to the client that gave up).
+	Notify(m stdio.Out)
+	// Respond takes the request's one response, or the batch's array of
+	// responses. code is the JSON-RPC error code of an error response (for
+	// a batch, its first part's that is one), 0 for a result. A request
+	// the client cancelled gets none.
+	Respond(m stdio.Out, code int)
+}
+
+// Cancel asks the session to settle the request (or end the listen stream)
+// keyed key with no response, as notifications/cancelled does by id: for
+// transports whose cancellation is not a message (a 2026-07-28 client
+// closing its HTTP stream). It holds no unit of Config.Backlog.
+type Cancel struct{ Key string }

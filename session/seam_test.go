@@ -1,0 +1,243 @@
+package session_test
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/anthdm/hollywood/actor"
+
+	"github.com/mcprt/mcprt/handlers"
+	"github.com/mcprt/mcprt/session"
+	"github.com/mcprt/mcprt/session/jsonrpc"
+	"github.com/mcprt/mcprt/stdio"
+	"github.com/mcprt/mcprt/supervisor"
+)
+
+// pipe is the in-memory transport: decoded messages in (session.In), and
+// out, each request's on its own replier and the rest on sink.
+type pipe struct {
+	t       *testing.T
+	inbox   *supervisor.Inbox
+	backlog *stdio.Backlog
+	sink    *replier // what belongs to no request's Replier (Config.Deliver)
+	root    *supervisor.Root
+}
+
+var pipes int
+
+func startPipe(t *testing.T, srv *handlers.Server) *pipe {
+	t.Helper()
+	e, err := actor.NewEngine(actor.NewEngineConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pipes++
+	name := "pipe-" + strconv.Itoa(pipes)
+	p := &pipe{t: t, inbox: supervisor.NewInbox(), backlog: stdio.NewBacklog(1 << 20), sink: newReplier()}
+	p.root, err = supervisor.Start(e, name, supervisor.Spec{
+		Name: name, Strategy: supervisor.OneForOne, Logger: quiet,
+		Children: []supervisor.ChildSpec{
+			{ID: "handlers", Start: supervisor.New(supervisor.Spec{Name: name + "/handlers", Strategy: supervisor.OneForOne, Logger: quiet}),
+				Restart: supervisor.Permanent, Shutdown: 2 * time.Second},
+			{ID: "session", Start: session.New(session.Config{
+				Server: srv, Deliver: func(m stdio.Out) { p.sink.Notify(m) }, Inbox: p.inbox,
+				Handlers: supervisor.ChildPID(supervisor.RootPID(e, name), "handlers"),
+				Backlog:  p.backlog, Logger: quiet,
+			}), Restart: supervisor.Transient, Significant: true, Shutdown: 2 * time.Second},
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		p.inbox.Send(session.Drain{})
+		select {
+		case <-p.root.Done():
+		case <-time.After(hang):
+			_ = p.root.Stop(context.Background())
+		}
+	})
+	return p
+}
+
+// send decodes line and hands it to the session as a transport would.
+func (p *pipe) send(line string, key string, r session.Replier, values context.Context) {
+	p.t.Helper()
+	in := &session.In{Key: key, Reply: r, Values: values}
+	if _, jerr := jsonrpc.Decode([]byte(line), &in.Msg); jerr != nil {
+		p.t.Fatalf("decode %s: %v", line, jerr)
+	}
+	p.backlog.Add(1)
+	p.inbox.Send(in)
+}
+
+// sent is one message a replier took.
+type sent struct {
+	data  string
+	final bool
+	code  int
+}
+
+// replier records what the session sends for one request.
+type replier struct{ ch chan sent }
+
+func newReplier() *replier { return &replier{ch: make(chan sent, 64)} }
+
+func (r *replier) Notify(m stdio.Out) {
+	r.ch <- sent{data: string(m.Data) + m.Text + string(m.Tail)}
+	if m.Done != nil {
+		m.Done()
+	}
+}
+
+func (r *replier) Respond(m stdio.Out, code int) {
+	r.ch <- sent{data: string(m.Data) + m.Text + string(m.Tail), final: true, code: code}
+	if m.Done != nil {
+		m.Done()
+	}
+}
+
+func (r *replier) next(t *testing.T) sent {
+	t.Helper()
+	select {
+	case s := <-r.ch:
+		return s
+	case <-time.After(hang):
+		t.Fatal("nothing sent")
+		return sent{}
+	}
+}
+
+func (r *replier) none(t *testing.T, within time.Duration) {
+	t.Helper()
+	select {
+	case s := <-r.ch:
+		t.Fatalf("unexpected: %+v", s)
+	case <-time.After(within):
+	}
+}
+
+// seamServer has a tool that reports progress, then waits for release (if
+// set) and answers with the value its context carries under callerKey.
+type callerKey struct{}
+
+func seamServer(release <-chan struct{}, started chan<- struct{}) *handlers.Server {
+	srv := handlers.NewServer(handlers.Implementation{Name: "seam", Version: "1"}, "")
+	srv.AddTool(handlers.Tool{Name: "who"}, func(ctx context.Context, req *handlers.Request, _ json.RawMessage) (*handlers.CallToolResult, error) {
+		req.Progress(1, 2, "half")
+		if started != nil {
+			started <- struct{}{}
+		}
+		if release != nil {
+			select {
+			case <-release:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
+		who, _ := ctx.Value(callerKey{}).(string)
+		return handlers.TextResult("caller=" + who), nil
+	})
+	return srv
+}
+
+// A request's response and what is sent on its behalf go to its Replier,
+// with the client's own id; nothing of it reaches the session's sink.
+func TestSeamReplierTakesItsRequest(t *testing.T) {
+	p := startPipe(t, seamServer(nil, nil))
+	r := newReplier()
+	p.send(`{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{`+modernMeta[:len(modernMeta)-1]+`,"progressToken":7},"name":"who"}}`, "k1", r, nil)
+	progress := r.next(t)
+	if progress.final || !strings.Contains(progress.data, `"notifications/progress"`) || !strings.Contains(progress.data, `"progressToken":7`) {
+		t.Fatalf("first message: %+v, want the progress notification", progress)
+	}
+	resp := r.next(t)
+	if !resp.final || resp.code != 0 || !strings.HasPrefix(resp.data, `{"jsonrpc":"2.0","id":"a",`) || !strings.Contains(resp.data, `caller=`) {
+		t.Fatalf("response: %+v", resp)
+	}
+	p.sink.none(t, 50*time.Millisecond)
+}
+
+// An error response says its code, so a transport need not read it back
+// out of the bytes (Streamable HTTP maps some to HTTP statuses).
+func TestSeamRespondCarriesErrorCode(t *testing.T) {
+	p := startPipe(t, seamServer(nil, nil))
+	r := newReplier()
+	p.send(`{"jsonrpc":"2.0","id":3,"method":"nope/nothing","params":{`+modernMeta+`}}`, "", r, nil)
+	resp := r.next(t)
+	if !resp.final || resp.code != jsonrpc.CodeMethodNotFound || !strings.HasPrefix(resp.data, `{"jsonrpc":"2.0","id":3,`) {
+		t.Fatalf("response: %+v, want code %d", resp, jsonrpc.CodeMethodNotFound)
+	}
+}
+
+// Two clients of one session may both use id 1 when their transport keys
+// their requests apart (In.Key); each gets its answer under its own id.
+func TestSeamKeysSeparateClients(t *testing.T) {
+	release, started := make(chan struct{}), make(chan struct{}, 2)
+	p := startPipe(t, seamServer(release, started))
+	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{` + modernMeta + `,"name":"who"}}`
+	a, b := newReplier(), newReplier()
+	p.send(call, "x1", a, nil)
+	p.send(call, "x2", b, nil)
+	for range 2 {
+		select {
+		case <-started:
+		case <-time.After(hang):
+			t.Fatal("both calls should run at once")
+		}
+	}
+	close(release)
+	for _, r := range []*replier{a, b} {
+		var resp sent
+		for resp = r.next(t); !resp.final; resp = r.next(t) {
+		}
+		if resp.code != 0 || !strings.HasPrefix(resp.data, `{"jsonrpc":"2.0","id":1,`) {
+			t.Fatalf("response: %+v", resp)
+		}
+	}
+}
+
+// What a transport attaches to a request (In.Values) reaches its handler
+// through the handler's context: how an authenticated caller travels.
+func TestSeamValuesReachHandler(t *testing.T) {
+	p := startPipe(t, seamServer(nil, nil))
+	r := newReplier()
+	values := context.WithValue(context.Background(), callerKey{}, "alice")
+	// A transport's request context may end before the call does: only
+	// its values are read.
+	ended, cancel := context.WithCancel(values)
+	cancel()
+	p.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{`+modernMeta+`,"name":"who"}}`, "", r, ended)
+	var resp sent
+	for resp = r.next(t); !resp.final; resp = r.next(t) {
+	}
+	if !strings.Contains(resp.data, `caller=alice`) {
+		t.Fatalf("response: %+v, want the caller the transport attached", resp)
+	}
+}
+
+// Cancel settles a request by its key with no response, and its handler's
+// context ends.
+func TestSeamCancelByKey(t *testing.T) {
+	release, started := make(chan struct{}), make(chan struct{}, 1)
+	defer close(release)
+	p := startPipe(t, seamServer(release, started))
+	r := newReplier()
+	p.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{`+modernMeta+`,"name":"who"}}`, "k9", r, nil)
+	select {
+	case <-started:
+	case <-time.After(hang):
+		t.Fatal("the call did not start")
+	}
+	p.inbox.Send(session.Cancel{Key: "k9"})
+	r.none(t, 100*time.Millisecond)
+	// The session still serves the key's next request.
+	p.send(`{"jsonrpc":"2.0","id":2,"method":"nope","params":{`+modernMeta+`}}`, "k9", r, nil)
+	if got := r.next(t); !got.final || got.code != jsonrpc.CodeMethodNotFound {
+		t.Fatalf("next response: %+v", got)
+	}
+}
