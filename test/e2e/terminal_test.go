@@ -5,6 +5,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -28,27 +29,7 @@ func TestServeInATerminal(t *testing.T) {
 	outFile, errFile := filepath.Join(dir, "out"), filepath.Join(dir, "err")
 	// stdin stays the pty; stdout and stderr go to files, told apart.
 	cmdline := shellQuote(binPath) + " serve >" + shellQuote(outFile) + " 2>" + shellQuote(errFile)
-	cmd := exec.Command("script", "-qec", cmdline, "/dev/null")
-	cmd.Env = append(os.Environ(), "GORACE=atexit_sleep_ms=0")
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	scriptOut := &syncBuffer{}
-	cmd.Stdout, cmd.Stderr = scriptOut, scriptOut
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(done) }()
-	defer func() {
-		select {
-		case <-done:
-		default:
-			_ = cmd.Process.Kill()
-			<-done
-		}
-	}()
+	stdin, done, scriptOut := inTerminal(t, cmdline)
 	deadline := time.Now().Add(callTimeout)
 	for {
 		b, _ := os.ReadFile(errFile)
@@ -142,25 +123,7 @@ func TestGatewayInATerminal(t *testing.T) {
 	f := newGateway(t)
 	file := f.config(map[string]any{"ref": f.serve("ref", nil)})
 	errFile := filepath.Join(f.dir, "err")
-	cmd := exec.Command("script", "-qec", shellQuote(binPath)+" gateway -config "+shellQuote(file)+" >/dev/null 2>"+shellQuote(errFile), "/dev/null")
-	cmd.Env = append(os.Environ(), "GORACE=atexit_sleep_ms=0")
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(done) }()
-	defer func() {
-		select {
-		case <-done:
-		default:
-			_ = cmd.Process.Kill()
-			<-done
-		}
-	}()
+	stdin, done, _ := inTerminal(t, shellQuote(binPath)+" gateway -config "+shellQuote(file)+" >/dev/null 2>"+shellQuote(errFile))
 	const hint = "mcprt gateway: waiting for an MCP client on stdin"
 	deadline := time.Now().Add(callTimeout)
 	for {
@@ -182,4 +145,34 @@ func TestGatewayInATerminal(t *testing.T) {
 	if b, _ := os.ReadFile(errFile); strings.Count(string(b), hint) != 1 || !strings.Contains(string(b), "mcprt list -- mcprt gateway -config FILE") {
 		t.Errorf("the hint is not said exactly once, with how to try it:\n%s", b)
 	}
+}
+
+// inTerminal runs the shell command line with a terminal (a pty that
+// script(1) gives it) as its stdin, which the returned pipe feeds; done is
+// closed when it has ended, what script printed is in out, and it is
+// killed, if still running, when the test ends.
+func inTerminal(t *testing.T, cmdline string) (stdin io.WriteCloser, done chan struct{}, out *syncBuffer) {
+	t.Helper()
+	cmd := exec.Command("script", "-qec", cmdline, "/dev/null")
+	cmd.Env = append(os.Environ(), "GORACE=atexit_sleep_ms=0")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out = &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done = make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	t.Cleanup(func() {
+		select {
+		case <-done:
+		default:
+			_ = cmd.Process.Kill()
+			<-done
+		}
+	})
+	return stdin, done, out
 }
