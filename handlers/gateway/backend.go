@@ -388,12 +388,21 @@ func (b *backend) cannotStart(inc int, err error) {
 	if seen {
 		b.markUnavailable() // its tools say so, as a failed one's do
 	}
-	b.g.wg.Go(func() {
-		err := supervisor.TerminateChild(b.g.e, b.g.root.PID(), b.id)
-		if err != nil && !errors.Is(err, supervisor.ErrUnknownChild) && !errors.Is(err, supervisor.ErrNotRunning) {
-			b.g.log.Warn("gateway: stopping a backend that cannot start", "backend", b.name, "err", err)
+	b.g.wg.Go(func() { b.stopSupervisor("that cannot start") })
+}
+
+// stopSupervisor stops the backend's supervisor and waits for it; what
+// says which backend it is, in the warning when that fails. One already
+// gone is no failure.
+func (b *backend) stopSupervisor(what string) {
+	err := supervisor.TerminateChild(b.g.e, b.g.root.PID(), b.id)
+	if err != nil && !errors.Is(err, supervisor.ErrUnknownChild) && !errors.Is(err, supervisor.ErrNotRunning) {
+		msg := "gateway: stopping a backend"
+		if what != "" {
+			msg += " " + what
 		}
-	})
+		b.g.log.Warn(msg, "backend", b.name, "err", err)
+	}
 }
 
 // follow records that the gateway's clients follow (on) or no longer
@@ -504,12 +513,7 @@ func (b *backend) goIdle(inc int, idleFor time.Duration) bool {
 	b.setState(Idle)
 	b.mu.Unlock()
 	b.g.log.Info("gateway: lazy backend idle; stopping it until a request needs it", "backend", b.name)
-	b.g.wg.Go(func() {
-		err := supervisor.TerminateChild(b.g.e, b.g.root.PID(), b.id)
-		if err != nil && !errors.Is(err, supervisor.ErrUnknownChild) && !errors.Is(err, supervisor.ErrNotRunning) {
-			b.g.log.Warn("gateway: stopping an idle backend", "backend", b.name, "err", err)
-		}
-	})
+	b.g.wg.Go(func() { b.stopSupervisor("that is idle") })
 	return true
 }
 

@@ -300,6 +300,9 @@ func New(cfg *Config, opts Options) (*Gateway, error) {
 	if opts.TermGrace <= 0 {
 		opts.TermGrace = 2 * time.Second
 	}
+	if opts.ListGrace == 0 {
+		opts.ListGrace = DefaultListGrace
+	}
 	g := &Gateway{
 		opts:        opts,
 		log:         opts.Logger,
@@ -453,9 +456,6 @@ func (g *Gateway) Launch() error {
 		return err
 	}
 	grace := g.opts.ListGrace
-	if grace == 0 {
-		grace = DefaultListGrace
-	}
 	if grace < 0 {
 		g.setReady()
 		return nil
@@ -788,7 +788,7 @@ func (g *Gateway) declareRoots(ctx context.Context) bool {
 		return true
 	}
 	grace := g.opts.ListGrace
-	if grace <= 0 {
+	if grace < 0 { // no wait for the lists; the client still gets its moment
 		grace = DefaultListGrace
 	}
 	t := time.NewTimer(grace)

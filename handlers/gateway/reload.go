@@ -5,8 +5,6 @@ import (
 	"errors"
 	"reflect"
 	"sync"
-
-	"github.com/mcprt/mcprt/supervisor"
 )
 
 // Changes is what Reload did, each list of backend names in the order of
@@ -162,12 +160,7 @@ func (g *Gateway) afterWithdraw() {
 func (g *Gateway) stopBackends(bs []*backend) {
 	var wg sync.WaitGroup
 	for _, b := range bs {
-		wg.Go(func() {
-			err := supervisor.TerminateChild(g.e, g.root.PID(), b.id)
-			if err != nil && !errors.Is(err, supervisor.ErrUnknownChild) && !errors.Is(err, supervisor.ErrNotRunning) {
-				g.log.Warn("gateway: stopping a backend", "backend", b.name, "err", err)
-			}
-		})
+		wg.Go(func() { b.stopSupervisor("") })
 	}
 	wg.Wait()
 }
