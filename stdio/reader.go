@@ -41,6 +41,29 @@ const headKeep = 4096
 // A last line without a newline is still delivered before EOF: a client that
 // forgets the final '\n' should not lose its last request.
 func ReadLines(r io.Reader, maxLine int, emit func(msg any) bool) {
+	stopped := false
+	err := ScanLines(r, maxLine, func(line []byte) bool {
+		stopped = !emit(&Line{Data: line})
+		return !stopped
+	}, func(t LineTooLong) bool {
+		stopped = !emit(&t)
+		return !stopped
+	})
+	switch {
+	case stopped:
+	case err == nil:
+		emit(&EOF{})
+	default:
+		emit(&ReadError{Err: err})
+	}
+}
+
+// ScanLines is ReadLines without the messages, for a reader that handles
+// each line where it is read (session/client reads a server's stdout so):
+// onLine gets each non-blank line, without its ending, in a fresh buffer the
+// receiver owns; onTooLong gets each line over the cap, discarded. It
+// returns nil at EOF or when a callback returns false, else the read error.
+func ScanLines(r io.Reader, maxLine int, onLine func([]byte) bool, onTooLong func(LineTooLong) bool) error {
 	if maxLine <= 0 {
 		maxLine = DefaultMaxLine
 	}
@@ -94,8 +117,8 @@ func ReadLines(r io.Reader, maxLine int, emit func(msg any) bool) {
 			if !over {
 				headBuf = keepHead(acc, chunk)
 			}
-			if !emit(&LineTooLong{Size: size, Max: maxLine, Head: headBuf}) {
-				return
+			if !onTooLong(LineTooLong{Size: size, Max: maxLine, Head: headBuf}) {
+				return nil
 			}
 		case len(acc) > 0:
 			line := append(growLine(acc, len(chunk), hint, maxLine), chunk...)
@@ -107,22 +130,20 @@ func ReadLines(r io.Reader, maxLine int, emit func(msg any) bool) {
 				// receiver (or the garbage collector) the difference.
 				line = append([]byte(nil), line...)
 			}
-			if !blank(line) && !emit(&Line{Data: line}) {
-				return
+			if !blank(line) && !onLine(line) {
+				return nil
 			}
 		case !blank(chunk):
-			if !emit(&Line{Data: append([]byte(nil), chunk...)}) {
-				return
+			if !onLine(append([]byte(nil), chunk...)) {
+				return nil
 			}
 		}
 		acc, over, size, headBuf, prevCR = nil, false, 0, nil, false
 		if err != nil {
 			if errors.Is(err, io.EOF) {
-				emit(&EOF{})
-			} else {
-				emit(&ReadError{Err: err})
+				return nil
 			}
-			return
+			return err
 		}
 	}
 }

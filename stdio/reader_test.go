@@ -466,3 +466,24 @@ func (r *repeatReader) Read(p []byte) (int, error) {
 	}
 	return c, nil
 }
+
+// TestScanLinesErrors: ScanLines returns nil at EOF and when told to stop,
+// and the read error otherwise, after the lines before it.
+func TestScanLinesErrors(t *testing.T) {
+	var got []string
+	onLine := func(b []byte) bool { got = append(got, string(b)); return true }
+	onTooLong := func(l LineTooLong) bool { got = append(got, "toolong"); return true }
+	if err := ScanLines(strings.NewReader("a\r\n123456\nb"), 5, onLine, onTooLong); err != nil {
+		t.Fatalf("at EOF: %v, want nil", err)
+	}
+	if !slicesEqual(got, []string{"a", "toolong", "b"}) {
+		t.Fatalf("got %q", got)
+	}
+	got = nil
+	if err := ScanLines(errAfter("a\n", errBoom), 0, onLine, onTooLong); !errors.Is(err, errBoom) {
+		t.Fatalf("got %v, want %v", err, errBoom)
+	}
+	if err := ScanLines(strings.NewReader("a\nb\n"), 0, func([]byte) bool { return false }, onTooLong); err != nil {
+		t.Fatalf("stopped: %v, want nil", err)
+	}
+}

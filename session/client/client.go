@@ -1,13 +1,11 @@
 package client
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"maps"
 	"os"
@@ -22,6 +20,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcprt/mcprt/session/jsonrpc"
+	"github.com/mcprt/mcprt/stdio"
 )
 
 // How long the end of a session waits for the rest of the evidence: after
@@ -442,36 +441,21 @@ func waitFor(ch <-chan struct{}, d time.Duration) bool {
 }
 
 // read decodes the server's stdout, one message (or 2025-03-26 batch) per
-// line, until EOF.
+// line, until EOF. stdio.ScanLines is the one line reader of the project:
+// what it guarantees for a server's stdin (a fresh buffer per line, "\r\n"
+// taken as "\n", a last line without its newline still delivered, an
+// over-long line skipped with its head kept) a client wants of a server's
+// stdout too.
 func (c *Client) read() {
-	br := bufio.NewReaderSize(c.stdout, 64<<10)
-	var line []byte
-	tooLong := false
-	for {
-		chunk, err := br.ReadSlice('\n')
-		switch {
-		case tooLong:
-		case len(line)+len(chunk) > c.opts.MaxLineBytes:
-			tooLong = true
-			c.overLong(append(line, chunk[:min(len(chunk), 256)]...))
-		default:
-			line = append(line, chunk...)
-		}
-		if errors.Is(err, bufio.ErrBufferFull) {
-			continue
-		}
-		if !tooLong && len(bytes.TrimSpace(line)) > 0 {
-			c.dispatchLine(line)
-		}
-		// A fresh buffer per line: what is dispatched (a notification's
-		// params, a result) keeps pointing into it.
-		line, tooLong = nil, false
-		if err != nil {
-			if !errors.Is(err, io.EOF) && !errors.Is(err, os.ErrClosed) {
-				c.log.Debug("reading server stdout", slog.Any("err", err))
-			}
-			return
-		}
+	err := stdio.ScanLines(c.stdout, c.opts.MaxLineBytes, func(line []byte) bool {
+		c.dispatchLine(line)
+		return true
+	}, func(t stdio.LineTooLong) bool {
+		c.overLong(t.Head)
+		return true
+	})
+	if err != nil && !errors.Is(err, os.ErrClosed) {
+		c.log.Debug("reading server stdout", slog.Any("err", err))
 	}
 }
 
