@@ -6,7 +6,9 @@
 //     trailing '\r' is dropped), skips blank lines, and has no fixed token
 //     limit: lines grow up to a configurable cap, and a line over the cap is
 //     discarded up to its newline and reported as LineTooLong, after which
-//     reading goes on. It never parses JSON.
+//     reading goes on. It never parses JSON. ScanLines is the same reader
+//     with callbacks instead of messages: session/client reads a server's
+//     stdout with it, so both ends of a pipe split lines alike.
 //   - Writer is the actor that owns the output. Every message it is given is
 //     written whole, followed by '\n', in one Write call; when several are
 //     queued they are coalesced into one write, but a message is never split.
