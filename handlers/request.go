@@ -36,6 +36,11 @@ type Request struct {
 	// InputResponses are the client's answers to earlier input_required
 	// rounds of this request (2026-07-28), by key; Ask returns them.
 	InputResponses map[string]json.RawMessage
+	// Caller is who the request comes from, as its transport vouched for
+	// it: over Streamable HTTP behind runtime/resourceserver, the holder of
+	// the verified access token. Nil over stdio, and wherever nobody
+	// vouched (HTTP without OAuth). The session sets it.
+	Caller *Caller
 	// LocalLog, when set, also receives every record of Logger(), whatever
 	// the client asked for: the server's own log (stderr, in mcprt serve).
 	// The session sets it.

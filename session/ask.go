@@ -145,12 +145,15 @@ func (cl *call) ask(ctx context.Context, method string, params any) (json.RawMes
 }
 
 // requestState is what an input_required result asks the client to echo
-// back: the answers gathered so far, bound to the request that asked and to
-// an expiry, and signed, because the client (or anyone between) may alter it.
+// back: the answers gathered so far, bound to the request that asked, to
+// who asked it (the caller's principal: a state minted for one subject is
+// refused to another, as an unknown one) and to an expiry, and signed,
+// because the client (or anyone between) may alter it.
 type requestState struct {
 	Method  string                     `json:"m"`
-	Digest  string                     `json:"d"` // of the params that matter
-	Expires int64                      `json:"x"` // unix seconds
+	Digest  string                     `json:"d"`           // of the params that matter
+	Caller  string                     `json:"p,omitempty"` // handlers.Caller.Principal, "" for nobody
+	Expires int64                      `json:"x"`           // unix seconds
 	Answers map[string]json.RawMessage `json:"a,omitempty"`
 }
 
@@ -210,9 +213,9 @@ func (e *env) verify(s string) (*requestState, bool) {
 }
 
 // inputRound reads a 2026-07-28 retry: the client's inputResponses and the
-// requestState of the previous round, checked. The answers of all rounds are
-// returned together.
-func (s *Session) inputRound(m *jsonrpc.Message, rp *requestParams) (map[string]json.RawMessage, *jsonrpc.Error) {
+// requestState of the previous round, checked, also against who sends it
+// (caller). The answers of all rounds are returned together.
+func (s *Session) inputRound(m *jsonrpc.Message, rp *requestParams, caller *handlers.Caller) (map[string]json.RawMessage, *jsonrpc.Error) {
 	rawState, rawResp := rp.requestState, rp.inputResponses
 	hasState, hasResp := rawState != nil, rawResp != nil
 	if !hasState && !hasResp {
@@ -225,7 +228,8 @@ func (s *Session) inputRound(m *jsonrpc.Message, rp *requestParams) (map[string]
 			return nil, errBadState
 		}
 		st, ok := s.env.verify(str)
-		if !ok || st.Method != m.Method || st.Digest != paramsDigest(m.Method, m.Params) || time.Now().Unix() > st.Expires {
+		if !ok || st.Method != m.Method || st.Digest != paramsDigest(m.Method, m.Params) ||
+			st.Caller != caller.Principal() || time.Now().Unix() > st.Expires {
 			return nil, errBadState
 		}
 		for k, v := range st.Answers {
@@ -259,6 +263,7 @@ func (cl *call) inputRequired(req *handlers.Request) ([]byte, bool) {
 	st := &requestState{
 		Method:  cl.method,
 		Digest:  paramsDigest(cl.method, req.Params),
+		Caller:  req.Caller.Principal(),
 		Expires: time.Now().Add(stateTTL).Unix(),
 		Answers: req.InputResponses,
 	}

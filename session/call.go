@@ -136,6 +136,16 @@ func (t ticket) to() Replier {
 	return t.in.Reply
 }
 
+// caller is who the transport vouched the request comes from (In.Values,
+// handlers.WithCaller), nil for a stdio line or a transport that vouched
+// for no one.
+func (t ticket) caller() *handlers.Caller {
+	if t.in == nil || t.in.Values == nil {
+		return nil
+	}
+	return handlers.CallerFrom(t.in.Values)
+}
+
 // keyOf is the key of the request with the given id: In.Key, or the id
 // (always, for a batch's parts).
 func (t ticket) keyOf(id []byte) string {

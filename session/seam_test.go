@@ -241,3 +241,88 @@ func TestSeamCancelByKey(t *testing.T) {
 		t.Fatalf("next response: %+v", got)
 	}
 }
+
+// final returns the response r takes, past what is sent before it.
+func (r *replier) final(t *testing.T) sent {
+	t.Helper()
+	resp := r.next(t)
+	for !resp.final {
+		resp = r.next(t)
+	}
+	return resp
+}
+
+// The caller a transport vouches for (handlers.WithCaller on In.Values)
+// is the handler's Request.Caller; a request without one has none.
+func TestSeamCallerOnRequest(t *testing.T) {
+	srv := handlers.NewServer(handlers.Implementation{Name: "seam", Version: "1"}, "")
+	srv.AddTool(handlers.Tool{Name: "whoami"}, func(ctx context.Context, req *handlers.Request, _ json.RawMessage) (*handlers.CallToolResult, error) {
+		if req.Caller == nil {
+			return handlers.TextResult("nobody"), nil
+		}
+		if handlers.CallerFrom(ctx) != req.Caller {
+			return handlers.TextResult("the context's caller is another"), nil
+		}
+		return handlers.TextResult(req.Caller.Principal() + " " + strings.Join(req.Caller.Scopes, ",")), nil
+	})
+	p := startPipe(t, srv)
+	alice := handlers.WithCaller(context.Background(), &handlers.Caller{Subject: "alice", Scopes: []string{"a", "b"}})
+	for _, tc := range []struct {
+		values context.Context
+		want   string
+	}{{alice, `sub:alice a,b`}, {nil, `nobody`}, {context.Background(), `nobody`}} {
+		for _, line := range []string{
+			`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{` + modernMeta + `,"name":"whoami"}}`,
+		} {
+			r := newReplier()
+			p.send(line, "", r, tc.values)
+			if resp := r.final(t); !strings.Contains(resp.data, `"text":"`+tc.want+`"`) {
+				t.Fatalf("response %s, want %q", resp.data, tc.want)
+			}
+		}
+	}
+}
+
+// A 2026-07-28 requestState is bound to the caller it was minted for:
+// another subject, or nobody, presenting it is refused as a state this
+// server never issued; its own subject gets the answer.
+func TestSeamRequestStateBoundToCaller(t *testing.T) {
+	srv := handlers.NewServer(handlers.Implementation{Name: "seam", Version: "1"}, "")
+	srv.AddTool(handlers.Tool{Name: "greet"}, func(ctx context.Context, req *handlers.Request, _ json.RawMessage) (*handlers.CallToolResult, error) {
+		res, err := req.Elicit(ctx, "Who are you?", json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}}}`))
+		if err != nil {
+			return nil, err
+		}
+		return handlers.TextResult("hello " + res.Content["name"].(string)), nil
+	})
+	p := startPipe(t, srv)
+	as := func(sub string) context.Context {
+		return handlers.WithCaller(context.Background(), &handlers.Caller{Subject: sub, ClientID: "c"})
+	}
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}`
+	r := newReplier()
+	p.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"greet",`+meta+`}}`, "", r, as("alice"))
+	var first struct {
+		Result struct {
+			RequestState string `json:"requestState"`
+		} `json:"result"`
+	}
+	if resp := r.final(t); json.Unmarshal([]byte(resp.data), &first) != nil || first.Result.RequestState == "" {
+		t.Fatalf("want input_required with a requestState, got %s", resp.data)
+	}
+	state, _ := json.Marshal(first.Result.RequestState)
+	retry := func(values context.Context) sent {
+		r := newReplier()
+		p.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"greet",`+meta+
+			`,"inputResponses":{"q1":{"action":"accept","content":{"name":"Bo"}}},"requestState":`+string(state)+`}}`, "", r, values)
+		return r.final(t)
+	}
+	for name, values := range map[string]context.Context{"bob": as("bob"), "nobody": nil} {
+		if resp := retry(values); resp.code != jsonrpc.CodeInvalidParams || !strings.Contains(resp.data, "requestState") {
+			t.Errorf("alice's state presented by %s: %+v, want -32602", name, resp)
+		}
+	}
+	if resp := retry(as("alice")); resp.code != 0 || !strings.Contains(resp.data, `hello Bo`) {
+		t.Errorf("alice's state presented by alice: %+v", resp)
+	}
+}

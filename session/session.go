@@ -644,6 +644,7 @@ func (s *Session) legacyRequest(m *jsonrpc.Message, rp *requestParams, t ticket)
 		ClientCapabilities: s.legacy.clientCaps,
 		ProgressToken:      rp.progressToken,
 		LogLevel:           s.legacy.logLevel,
+		Caller:             t.caller(),
 	}
 	s.dispatch(m, t, method, cl)
 }
@@ -756,7 +757,8 @@ func (s *Session) modernRequest(m *jsonrpc.Message, rp *requestParams, t ticket)
 		s.answerError(t, m.ID, methodNotFound(m.Method))
 		return
 	}
-	inputs, jerr := s.inputRound(m, rp)
+	caller := t.caller()
+	inputs, jerr := s.inputRound(m, rp, caller)
 	if jerr != nil {
 		s.answerError(t, m.ID, jerr)
 		return
@@ -771,6 +773,7 @@ func (s *Session) modernRequest(m *jsonrpc.Message, rp *requestParams, t ticket)
 		ClientCapabilities: caps,
 		ProgressToken:      rp.progressToken,
 		LogLevel:           level,
+		Caller:             caller,
 	}
 	s.dispatch(m, t, method, cl)
 }

@@ -119,7 +119,7 @@ func (g *Guard) check(cs *claimSet, raw []byte, now time.Time, jwt bool) (*Calle
 	if err := json.Unmarshal(raw, &all); err != nil {
 		return nil, time.Time{}, invalid("malformed claims")
 	}
-	c := &Caller{Subject: cs.Sub, ClientID: cs.ClientID, Issuer: g.issuer, Expiry: exp, Claims: all}
+	c := &Caller{Subject: cs.Sub, ClientID: cs.ClientID, Issuer: g.issuer, Audience: cs.Aud, Expiry: exp, Claims: all}
 	if c.ClientID == "" {
 		c.ClientID = cs.Azp
 	}
