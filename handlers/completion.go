@@ -68,7 +68,7 @@ func (s *Server) complete(ctx context.Context, req *Request) (any, error) {
 	switch p.Ref.Type {
 	case "ref/prompt":
 		pr, ok := s.prompts.get(p.Ref.Name)
-		if !ok {
+		if !ok || !pr.Access.Allows(req.Caller) { // one it may not use is as unknown
 			s.mu.RUnlock()
 			return nil, invalidParams(fmt.Sprintf("unknown prompt %q", p.Ref.Name))
 		}
@@ -83,6 +83,10 @@ func (s *Server) complete(ctx context.Context, req *Request) (any, error) {
 		}
 	case "ref/resource":
 		t, ok := s.templates.get(p.Ref.URI)
+		if ok && !t.Access.Allows(req.Caller) {
+			s.mu.RUnlock()
+			return nil, invalidParams(fmt.Sprintf("unknown resource template %q", p.Ref.URI))
+		}
 		if !ok {
 			_, static := s.resources.get(p.Ref.URI)
 			s.mu.RUnlock()

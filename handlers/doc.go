@@ -19,6 +19,19 @@
 // response), and Ask/Elicit/CreateMessage/Roots to ask the client back, with
 // one API in both eras (see ErrInputRequired).
 //
+// # Who calls
+//
+// Request.Caller is who the request comes from, as its transport vouched
+// for it: over Streamable HTTP behind runtime/resourceserver, what the
+// verified OAuth access token says (subject, client id, issuer, audience,
+// scopes, claims; never the token). Over stdio, and over HTTP without
+// OAuth, it is nil. An Access on a tool, prompt, resource or template
+// says which callers see it in their lists and may use it (scopes, claim
+// values); the others are refused, with CodeInsufficientScope (403 and a
+// step-up challenge over HTTP) when only a scope is missing, otherwise as
+// if the item did not exist. A request without a Caller meets no Access.
+// ExampleCaller shows both.
+//
 // # Where it sits
 //
 // Below session in the stack cmd → runtime → session → handlers

@@ -89,13 +89,26 @@ func (c *catalog[T]) index(seq uint64) int {
 
 // page returns up to n items after sequence number after (0: from the
 // start) and the sequence number to continue from, 0 when this is the last
-// page.
-func (c *catalog[T]) page(after uint64, n int) ([]T, uint64) {
+// page. keep, when set, leaves out the items it refuses: the page is
+// still filled with up to n items that it keeps.
+func (c *catalog[T]) page(after uint64, n int, keep func(T) bool) ([]T, uint64) {
 	i := c.index(after + 1)
 	j := min(i+n, len(c.list))
+	if keep == nil {
+		out := make([]T, 0, j-i)
+		for _, e := range c.list[i:j] {
+			out = append(out, e.val)
+		}
+		if j == len(c.list) || j == i {
+			return out, 0
+		}
+		return out, c.list[j-1].seq
+	}
 	out := make([]T, 0, j-i)
-	for _, e := range c.list[i:j] {
-		out = append(out, e.val)
+	for j = i; j < len(c.list) && len(out) < n; j++ {
+		if v := c.list[j].val; keep(v) {
+			out = append(out, v)
+		}
 	}
 	if j == len(c.list) || j == i {
 		return out, 0
@@ -117,9 +130,10 @@ func (c *catalog[T]) values() []T {
 // ready (WaitBeforeListing), reads the request's cursor for the list named
 // by letter, takes the page from c under the server's lock, and shows each
 // item as the request's revision has it (view, run after the lock is
-// released: entries are immutable). It returns the items and the cursor of
-// the next page, "" on the last.
-func listPage[E, T any](ctx context.Context, s *Server, req *Request, c *catalog[E], letter byte, view func(E, *Request) T) ([]T, string, error) {
+// released: entries are immutable). Items whose Access (access) does not
+// let the request's caller in are left out. It returns the items and the
+// cursor of the next page, "" on the last.
+func listPage[E, T any](ctx context.Context, s *Server, req *Request, c *catalog[E], letter byte, access func(E) *Access, view func(E, *Request) T) ([]T, string, error) {
 	s.awaitLists(ctx)
 	s.mu.RLock()
 	after, err := parseCursor(req.Params, letter, c.next)
@@ -127,7 +141,11 @@ func listPage[E, T any](ctx context.Context, s *Server, req *Request, c *catalog
 		s.mu.RUnlock()
 		return nil, "", err
 	}
-	page, next := c.page(after, s.pageSize)
+	var keep func(E) bool
+	if s.guarded.Load() {
+		keep = func(e E) bool { return access(e).Allows(req.Caller) }
+	}
+	page, next := c.page(after, s.pageSize, keep)
 	s.mu.RUnlock()
 	list := make([]T, len(page))
 	for i, e := range page {

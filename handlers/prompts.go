@@ -20,6 +20,9 @@ type Prompt struct {
 	// Meta is the prompt's _meta (2025-06-18 on), a JSON object sent as it
 	// is. Nil for none.
 	Meta json.RawMessage `json:"_meta,omitempty"`
+	// Access, when set, says which callers may see and use it (see
+	// Access); nil: everyone.
+	Access *Access `json:"-"`
 }
 
 // PromptArgument is one argument a prompt accepts. Prompt arguments are
@@ -95,6 +98,7 @@ func (s *Server) AddPrompt(p Prompt, h PromptHandler) {
 		completes = completes || a.Complete != nil
 	}
 	s.mu.Lock()
+	s.guard(p.Access)
 	s.prompts.put(p.Name, &prompt{Prompt: p, handler: h})
 	s.offer(offerPrompts)
 	if completes {
@@ -116,7 +120,7 @@ func (s *Server) RemovePrompt(name string) bool {
 }
 
 func (s *Server) listPrompts(ctx context.Context, req *Request) (any, error) {
-	list, next, err := listPage(ctx, s, req, &s.prompts, 'p', func(p *prompt, req *Request) Prompt { return p.Prompt.forVersion(req) })
+	list, next, err := listPage(ctx, s, req, &s.prompts, 'p', func(p *prompt) *Access { return p.Access }, func(p *prompt, req *Request) Prompt { return p.Prompt.forVersion(req) })
 	if err != nil {
 		return nil, err
 	}
@@ -137,6 +141,14 @@ func (s *Server) getPrompt(ctx context.Context, req *Request) (any, error) {
 	s.mu.RLock()
 	pr, ok := s.prompts.get(*p.Name)
 	s.mu.RUnlock()
+	if ok {
+		switch pr.Access.verdict(req.Caller) {
+		case unseen:
+			ok = false // answered as a prompt that does not exist
+		case needsScope:
+			return nil, insufficientScope("prompt", pr.Name, pr.Access, req.Caller)
+		}
+	}
 	if !ok {
 		return nil, invalidParams(fmt.Sprintf("unknown prompt %q", *p.Name))
 	}

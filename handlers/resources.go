@@ -29,6 +29,9 @@ type Resource struct {
 	// Meta is the resource's _meta (2025-06-18 on), a JSON object sent as
 	// it is, such as an MCP App's {"ui":{"csp":…}}. Nil for none.
 	Meta json.RawMessage `json:"_meta,omitempty"`
+	// Access, when set, says which callers may see and use it (see
+	// Access); nil: everyone.
+	Access *Access `json:"-"`
 }
 
 func (r Resource) forVersion(req *Request) Resource {
@@ -57,6 +60,9 @@ type ResourceTemplate struct {
 	// Complete suggests values for the template's variables, by variable
 	// name, for completion/complete with a ref/resource.
 	Complete map[string]CompletionHandler `json:"-"`
+	// Access, when set, says which callers may see and use it (see
+	// Access); nil: everyone.
+	Access *Access `json:"-"`
 }
 
 func (t ResourceTemplate) forVersion(req *Request) ResourceTemplate {
@@ -156,6 +162,7 @@ func (s *Server) AddResource(r Resource, h ResourceHandler) {
 	r.Meta = nullIsNone(r.Meta)
 	mustBeObject("resource", r.URI, "_meta", r.Meta)
 	s.mu.Lock()
+	s.guard(r.Access)
 	s.resources.put(r.URI, &resource{Resource: r, handler: h})
 	s.offer(offerResources)
 	s.mu.Unlock()
@@ -195,6 +202,7 @@ func (s *Server) AddResourceTemplate(t ResourceTemplate, h ResourceHandler) {
 		}
 	}
 	s.mu.Lock()
+	s.guard(t.Access)
 	s.templates.put(t.URITemplate, &template{ResourceTemplate: t, parsed: parsed, handler: h})
 	s.offer(offerResources)
 	if len(t.Complete) > 0 {
@@ -226,7 +234,7 @@ func contains(list []string, s string) bool {
 }
 
 func (s *Server) listResources(ctx context.Context, req *Request) (any, error) {
-	list, next, err := listPage(ctx, s, req, &s.resources, 'r', func(r *resource, req *Request) Resource { return r.Resource.forVersion(req) })
+	list, next, err := listPage(ctx, s, req, &s.resources, 'r', func(r *resource) *Access { return r.Access }, func(r *resource, req *Request) Resource { return r.Resource.forVersion(req) })
 	if err != nil {
 		return nil, err
 	}
@@ -237,7 +245,7 @@ func (s *Server) listResources(ctx context.Context, req *Request) (any, error) {
 }
 
 func (s *Server) listResourceTemplates(ctx context.Context, req *Request) (any, error) {
-	list, next, err := listPage(ctx, s, req, &s.templates, 'u', func(t *template, req *Request) ResourceTemplate { return t.ResourceTemplate.forVersion(req) })
+	list, next, err := listPage(ctx, s, req, &s.templates, 'u', func(t *template) *Access { return t.Access }, func(t *template, req *Request) ResourceTemplate { return t.ResourceTemplate.forVersion(req) })
 	if err != nil {
 		return nil, err
 	}
@@ -269,19 +277,26 @@ func (s *Server) readResource(ctx context.Context, req *Request) (any, error) {
 		h        ResourceHandler
 		vars     map[string]string
 		mimeType string
+		access   *Access
 	)
 	s.mu.RLock()
 	if r, ok := s.resources.get(uri); ok {
-		h, mimeType, vars = r.handler, r.MimeType, map[string]string{}
+		h, mimeType, vars, access = r.handler, r.MimeType, map[string]string{}, r.Access
 	} else {
 		for _, e := range s.templates.list {
 			if m, ok := e.val.parsed.Match(uri); ok {
-				h, mimeType, vars = e.val.handler, e.val.MimeType, m
+				h, mimeType, vars, access = e.val.handler, e.val.MimeType, m, e.val.Access
 				break
 			}
 		}
 	}
 	s.mu.RUnlock()
+	switch access.verdict(req.Caller) {
+	case unseen:
+		h = nil // answered as a resource that does not exist
+	case needsScope:
+		return nil, insufficientScope("resource", uri, access, req.Caller)
+	}
 	if h == nil {
 		return nil, resourceNotFound(req, uri)
 	}

@@ -66,6 +66,16 @@ type Server struct {
 	// cleared: until then tools/call has no Start, and a request costs the
 	// session no second look at its params.
 	starters atomic.Bool
+	// guarded is set once an item with an Access is registered, and never
+	// cleared: until then no list looks at who asks.
+	guarded atomic.Bool
+}
+
+// guard notes that an item with access a is being registered.
+func (s *Server) guard(a *Access) {
+	if a != nil {
+		s.guarded.Store(true)
+	}
 }
 
 const (

@@ -53,6 +53,9 @@ type Tool struct {
 	// Start, when set, is offered each call of the tool first, before
 	// the handler (see ToolStarter).
 	Start ToolStarter `json:"-"`
+	// Access, when set, says which callers may see and use it (see
+	// Access); nil: everyone.
+	Access *Access `json:"-"`
 }
 
 // ToolStarter starts a call of a tool without holding a handler actor
@@ -303,6 +306,7 @@ func (s *Server) AddTool(t Tool, h ToolHandler) {
 		tl.headers = nil
 	}
 	s.mu.Lock()
+	s.guard(t.Access)
 	s.tools.put(t.Name, tl)
 	s.offer(offerTools)
 	s.mu.Unlock()
@@ -353,7 +357,7 @@ func isObjectSchema(raw json.RawMessage) bool {
 }
 
 func (s *Server) listTools(ctx context.Context, req *Request) (any, error) {
-	list, next, err := listPage(ctx, s, req, &s.tools, 't', func(t *tool, req *Request) *Tool { return t.Tool.forVersion(req) })
+	list, next, err := listPage(ctx, s, req, &s.tools, 't', func(t *tool) *Access { return t.Access }, func(t *tool, req *Request) *Tool { return t.Tool.forVersion(req) })
 	if err != nil {
 		return nil, err
 	}
@@ -413,6 +417,14 @@ func (s *Server) toolCall(req *Request) (t *tool, args json.RawMessage, done boo
 	s.mu.RLock()
 	t, _ = s.tools.getBytes(name)
 	s.mu.RUnlock()
+	if t != nil && t.Access != nil {
+		switch t.Access.verdict(req.Caller) {
+		case unseen:
+			t = nil // answered as a tool that does not exist
+		case needsScope:
+			return nil, nil, true, nil, insufficientScope("tool", t.Name, t.Access, req.Caller)
+		}
+	}
 	if t == nil {
 		if plain {
 			name = bytes.Clone(name)

@@ -36,6 +36,14 @@ const (
 	// CodeUnsupportedProtocolVersion (2026-07-28): the request's
 	// _meta protocol version is not served here.
 	CodeUnsupportedProtocolVersion = -32022
+
+	// CodeInsufficientScope (mcprt's, outside the range the specification
+	// keeps, as 2026-07-28 asks of new codes): the caller's access token
+	// lacks a scope the request needs; data.scope names the scopes to ask
+	// for (handlers.Access). Over HTTP it comes with 403 and a
+	// WWW-Authenticate insufficient_scope challenge, the MCP authorization
+	// specification's step-up.
+	CodeInsufficientScope = 403
 )
 
 // Error is a JSON-RPC error object. It is also a Go error, so method handlers
