@@ -182,6 +182,7 @@ func listenHTTP(verb string, o runtime.Options, hf *httpFlags, stderr io.Writer)
 			return nil, runtime.ExitUsage
 		}
 		ho.Principal = resourceserver.Principal
+		ho.ScopeChallenge = guard.ScopeChallenge
 	}
 	ln, err := net.Listen("tcp", httpAddr(hf.addr))
 	if err != nil {

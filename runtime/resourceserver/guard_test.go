@@ -582,3 +582,17 @@ func TestRefreshFollowsKeys(t *testing.T) {
 		t.Error("Close returned with the refresh running")
 	}
 }
+
+// ScopeChallenge is the 403 step-up challenge streamhttp sends for what a
+// handlers.Access refuses: the metadata, and the scopes to ask for, minus
+// any a header cannot quote.
+func TestScopeChallengeHeader(t *testing.T) {
+	as := newFakeAS(t, rst.MustKey("ES256", "k1"))
+	g, _ := newGuard(t, as, Options{})
+	h := http.Header{}
+	g.ScopeChallenge(h, `read admin read bad"scope`)
+	want := `Bearer error="insufficient_scope", error_description="the token lacks a scope this needs", resource_metadata="` + g.MetadataURL() + `", scope="read admin"`
+	if got := h.Get("WWW-Authenticate"); got != want {
+		t.Fatalf("challenge\n%s\nwant\n%s", got, want)
+	}
+}

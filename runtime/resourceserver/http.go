@@ -100,6 +100,31 @@ func (g *Guard) Wrap(next http.Handler) http.Handler {
 	})
 }
 
+// ScopeChallenge sets h's WWW-Authenticate to the insufficient_scope
+// challenge (RFC 6750 section 3.1) for a request its caller's token lacks
+// a scope for, naming the metadata and scope (space-separated: the scopes
+// to ask for; ones a header cannot quote are left out), as the MCP
+// authorization specification has a 403 for step-up carry: a
+// streamhttp.Options.ScopeChallenge, for what handlers.Access refuses.
+func (g *Guard) ScopeChallenge(h http.Header, scope string) {
+	var b strings.Builder
+	b.WriteString(`Bearer error="insufficient_scope", error_description="the token lacks a scope this needs", resource_metadata="`)
+	b.WriteString(g.metadataURL)
+	b.WriteByte('"')
+	var scopes []string
+	for s := range strings.FieldsSeq(scope) {
+		if validScope(s) && !slices.Contains(scopes, s) {
+			scopes = append(scopes, s)
+		}
+	}
+	if len(scopes) > 0 {
+		b.WriteString(`, scope="`)
+		b.WriteString(strings.Join(scopes, " "))
+		b.WriteByte('"')
+	}
+	h.Set("WWW-Authenticate", b.String())
+}
+
 // refuse answers with status and a challenge carrying the error (RFC 6750
 // section 3). For insufficient_scope, scope is the required scopes and the
 // ones the token already has (so a client asking again loses none).

@@ -73,6 +73,15 @@ type Options struct {
 	// belongs to whoever initialized it: another principal presenting its
 	// Mcp-Session-Id gets 404, as for a session that never existed.
 	Principal func(*http.Request) string
+	// ScopeChallenge, when set, writes the WWW-Authenticate challenge of
+	// a 403 insufficient_scope naming scope (space-separated: the scopes
+	// to ask for) into h: resourceserver.Guard.ScopeChallenge. A request
+	// refused with jsonrpc.CodeInsufficientScope (a handlers.Access the
+	// caller's token lacks a scope of), answered as one JSON body, then
+	// gets 403 and that challenge, in both eras, so that its client can
+	// ask its authorization server for more (the MCP authorization
+	// specification's step-up).
+	ScopeChallenge func(h http.Header, scope string)
 	// StateKey signs 2026-07-28 requestState (nil: random per process).
 	// Replicas behind one load balancer must share it, or a retry that
 	// lands on another replica is refused.

@@ -492,7 +492,13 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request, hs *hsession, x *e
 				onFinal(resp, w.Header())
 			}
 			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(statusOf(x.responseCode(), modern))
+			code := x.responseCode()
+			status := statusOf(code, modern)
+			if code == jsonrpc.CodeInsufficientScope && h.opts.ScopeChallenge != nil {
+				h.opts.ScopeChallenge(w.Header(), errorScope(resp))
+				status = http.StatusForbidden
+			}
+			w.WriteHeader(status)
 			_, _ = w.Write(resp)
 			return
 		}
@@ -654,6 +660,20 @@ func statusOf(code int, modern bool) int {
 		return http.StatusBadRequest
 	}
 	return http.StatusOK
+}
+
+// errorScope is the data.scope of an error response (handlers.Access's
+// insufficient-scope error): the scopes its client should ask for.
+func errorScope(resp []byte) string {
+	var r struct {
+		Error struct {
+			Data struct {
+				Scope string `json:"scope"`
+			} `json:"data"`
+		} `json:"error"`
+	}
+	_ = json.Unmarshal(resp, &r)
+	return r.Error.Data.Scope
 }
 
 func writeEvent(w io.Writer, b []byte) {
