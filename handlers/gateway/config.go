@@ -12,9 +12,11 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/mcprt/mcprt/handlers"
 	"github.com/mcprt/mcprt/session/client"
 )
 
@@ -103,6 +105,17 @@ type Backend struct {
 	// does not offer, allowed or not.
 	AllowTools []string
 	HideTools  []string
+	// Access, when set, is what a caller needs to see and use each of
+	// the backend's tools, prompts, resources and templates: the scopes of
+	// its access token, and claim values (handlers.Access). ToolAccess
+	// adds, for the tools whose names (as the backend gives them) match a
+	// key (a name or a path.Match pattern), what that key's Access asks
+	// besides: every matching key's. They matter only to callers an
+	// authorization server vouched for (mcprt gateway -http
+	// -http-oauth-issuer): a request without a caller, such as stdio's,
+	// meets no Access, so what has one is offered to none.
+	Access     *handlers.Access
+	ToolAccess map[string]*handlers.Access
 	// Protocol is "" or "auto" (probe server/discover, fall back to
 	// initialize), "legacy" or "modern" (one era), or one revision
 	// ("2025-06-18"): how the gateway connects to the backend. Pinning
@@ -309,6 +322,11 @@ func (e *ConfigError) Error() string {
 //	"idleTimeout":
 //	"allowTools":    the only tool names (or path.Match patterns) to offer
 //	"hideTools":     tool names (or path.Match patterns) not to offer
+//	"access":        who may see and use its tools, prompts, resources and templates, by the
+//	                 caller's OAuth access token: {"scopes": ["notes:read"], "claims": {"groups": ["ops"]}}
+//	                 (every scope; for each claim one of its values); see Backend.Access
+//	"toolAccess":    the same per tool name or path.Match pattern, demanded besides "access":
+//	                 {"delete_*": {"scopes": ["notes:admin"]}}
 //	"protocol":      "auto", "legacy", "modern" or a revision such as "2025-06-18"
 //	"disabled":      true: leave the server out
 //
@@ -465,6 +483,7 @@ func parseBackend(name string, raw json.RawMessage, lookupEnv func(string) (stri
 	p.policy()
 	p.patterns("allowTools", &p.b.AllowTools)
 	p.patterns("hideTools", &p.b.HideTools)
+	p.access()
 	if pr, ok := p.str("protocol", false); ok {
 		if _, _, err := protocolOf(pr); err != nil {
 			p.fail("protocol", "%v", err)
@@ -692,6 +711,104 @@ func (p *entryParser) patterns(key string, into *[]string) {
 	}
 }
 
+// access reads "access" and "toolAccess".
+func (p *entryParser) access() {
+	if v, ok := p.m["access"]; ok {
+		p.b.Access = p.accessValue("access", v)
+	}
+	v, ok := p.m["toolAccess"]
+	if !ok {
+		return
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(v, &m); err != nil || m == nil {
+		p.fail("toolAccess", `want an object of tool names or patterns to {"scopes": […], "claims": {…}}, got %s`, clip(v))
+		return
+	}
+	p.b.ToolAccess = map[string]*handlers.Access{}
+	for _, pat := range slices.Sorted(maps.Keys(m)) {
+		key := "toolAccess[" + strconv.Quote(pat) + "]"
+		if _, err := path.Match(pat, ""); err != nil || pat == "" {
+			p.fail(key, "%q is not a valid pattern", pat)
+			continue
+		}
+		if a := p.accessValue(key, m[pat]); a != nil {
+			p.b.ToolAccess[pat] = a
+		}
+	}
+}
+
+// accessValue reads {"scopes": ["a", …], "claims": {"name": "value" or
+// ["value", …]}}: scopes are scope tokens (RFC 6749: no space, quote or
+// backslash), and a claim needs at least one value.
+func (p *entryParser) accessValue(key string, v json.RawMessage) *handlers.Access {
+	var raw struct {
+		Scopes []string                   `json:"scopes"`
+		Claims map[string]json.RawMessage `json:"claims"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(v))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&raw); err != nil || bytes.Equal(bytes.TrimSpace(v), []byte("null")) {
+		p.fail(key, `want {"scopes": ["…"], "claims": {"name": ["value", …]}}, got %s`, clip(v))
+		return nil
+	}
+	a := &handlers.Access{}
+	for _, s := range raw.Scopes {
+		if !scopeToken(s) {
+			p.fail(key, "scope %q is not a scope token (no spaces, quotes or backslashes)", s)
+			return nil
+		}
+		if !slices.Contains(a.Scopes, s) {
+			a.Scopes = append(a.Scopes, s)
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(raw.Claims)) {
+		cv := raw.Claims[name]
+		var one string
+		var values []string
+		if json.Unmarshal(cv, &one) == nil {
+			values = []string{one}
+		} else if json.Unmarshal(cv, &values) != nil || len(values) == 0 {
+			p.fail(key, "claim %q: want a string or a non-empty array of strings, got %s", name, clip(cv))
+			return nil
+		}
+		if a.Claims == nil {
+			a.Claims = map[string][]string{}
+		}
+		a.Claims[name] = values
+	}
+	if len(a.Scopes) == 0 && len(a.Claims) == 0 {
+		p.fail(key, "names no scope and no claim: leave it out to let every caller in")
+		return nil
+	}
+	return a
+}
+
+// scopeToken reports whether s is a scope token (RFC 6749 section 3.3).
+func scopeToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x21 || c == '"' || c == '\\' || c > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+// toolAccess is what a caller needs for the backend's tool of this name
+// (the backend's own): Access, and every matching ToolAccess entry's.
+func (b *Backend) toolAccess(tool string) *handlers.Access {
+	a := b.Access
+	for _, pat := range slices.Sorted(maps.Keys(b.ToolAccess)) {
+		if matchAny([]string{pat}, tool) {
+			a = a.Join(b.ToolAccess[pat])
+		}
+	}
+	return a
+}
+
 // remote reads a remote server's "url" and "headers", and refuses
 // the keys of a process.
 func (p *entryParser) remote() {
@@ -753,7 +870,7 @@ func validHeaderName(s string) bool {
 
 var backendKeys = []string{"command", "args", "env", "envFile", "cwd", "type", "url", "headers", "disabled",
 	"prefix", "timeout", "maxTimeout", "maxRestarts", "restartWindow", "cooldown", "backoff", "maxBackoff",
-	"pingInterval", "pingTimeout", "lazy", "idleTimeout", "allowTools", "hideTools", "protocol"}
+	"pingInterval", "pingTimeout", "lazy", "idleTimeout", "allowTools", "hideTools", "access", "toolAccess", "protocol"}
 
 // protocolOf reads a Backend's Protocol as the client's era and version.
 func protocolOf(p string) (client.Era, string, error) {

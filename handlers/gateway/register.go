@@ -188,6 +188,7 @@ func (b *backend) apply(l *lists, note string) {
 		}
 		t.Name, t.Unchecked, t.Timeout, t.Description = ext, true, b.cfg.Timeout+toolMargin, describe(t.Description)
 		t.Start = b.toolStarter(name)
+		t.Access = b.cfg.toolAccess(name)
 		if !offer('t', "tool", name, ext, func() { srv.AddTool(t, b.toolHandler(name)) }) {
 			continue
 		}
@@ -207,7 +208,7 @@ func (b *backend) apply(l *lists, note string) {
 		if name == "" || prompts[ext] != "" {
 			continue
 		}
-		p.Name, p.Description = ext, describe(p.Description)
+		p.Name, p.Description, p.Access = ext, describe(p.Description), b.cfg.Access
 		p.Arguments = slices.Clone(p.Arguments)
 		if l.completions {
 			for i := range p.Arguments {
@@ -231,7 +232,7 @@ func (b *backend) apply(l *lists, note string) {
 		if r.URI == "" || resources[r.URI] {
 			continue
 		}
-		r.Name = b.external(cmpOr(r.Name, r.URI))
+		r.Name, r.Access = b.external(cmpOr(r.Name, r.URI)), b.cfg.Access
 		if !offer('r', "resource", r.URI, r.URI, func() { srv.AddResource(r, b.resourceHandler()) }) {
 			continue
 		}
@@ -254,7 +255,7 @@ func (b *backend) apply(l *lists, note string) {
 			skip("resource template", t.URITemplate, err.Error())
 			continue
 		}
-		t.Name = b.external(cmpOr(t.Name, t.URITemplate))
+		t.Name, t.Access = b.external(cmpOr(t.Name, t.URITemplate)), b.cfg.Access
 		if l.completions {
 			t.Complete = map[string]handlers.CompletionHandler{}
 			for _, v := range parsed.Vars() {
