@@ -116,6 +116,14 @@ gateway's own keys, per server, all optional:
   idleTimeout
   allowTools     the only tool names, or patterns ("read_*"), to offer
   hideTools      tool names, or patterns ("delete_*"), not to offer
+  access         who may see and use its tools, prompts and resources, by the
+                 caller's OAuth access token (-http -http-oauth-issuer):
+                 {"scopes": ["notes:read"], "claims": {"groups": ["ops"]}}
+                 (every scope, and one value of each claim); others do not
+                 see them, and a call with too few scopes gets 403
+                 insufficient_scope (step-up). Without OAuth nobody meets it.
+  toolAccess     the same per tool name or pattern, besides access:
+                 {"delete_*": {"scopes": ["notes:admin"]}}
   protocol       how to connect: auto (probe server/discover, fall back to
                  initialize), legacy, modern, or one revision ("2025-06-18")
   disabled       true: leave it out
@@ -191,6 +199,15 @@ func runGateway(args []string, s streams) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "mcprt gateway: %v\n", err)
 		return runtime.ExitUsage
+	}
+	if hf.addr == "" || hf.oauth.issuer == "" {
+		// Access rules are met only by callers an authorization server
+		// vouched for: say so, or the tools they guard seem to vanish.
+		for _, b := range cfg.Backends {
+			if b.Access != nil || len(b.ToolAccess) > 0 {
+				fmt.Fprintf(stderr, "mcprt gateway: backend %q: \"access\" and \"toolAccess\" are met only by callers with an OAuth access token (-http with -http-oauth-issuer); what they guard is offered to no one here\n", b.Name)
+			}
+		}
 	}
 	if *check {
 		status := runtime.ExitOK
