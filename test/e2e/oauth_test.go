@@ -59,6 +59,7 @@ var asClients = []map[string]string{
 	{"client_id": "c-eddsa", "alg": "EdDSA", "scope": "mcp:tools"},
 	{"client_id": "c-opaque", "format": "opaque", "scope": "mcp:tools"},
 	{"client_id": "c-admin-only", "alg": "ES256", "scope": "mcp:admin"},
+	{"client_id": "c-admin-es", "alg": "ES256", "scope": "mcp:tools mcp:admin"},
 	{"client_id": "mcprt-rs", "alg": "ES256", "scope": "mcp:tools"},
 }
 
