@@ -100,3 +100,62 @@ func BenchmarkToolsList(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkAccess: the cost of handlers.Access per request, against
+// BenchmarkToolsList and BenchmarkToolsCall/echo: the same ten tools, half
+// of them (echo among them) needing a scope the caller has, listed (five
+// left out for a caller without it) and called.
+func BenchmarkAccess(b *testing.B) {
+	s := handlers.NewServer(handlers.Implementation{Name: "bench", Version: "1"}, "")
+	admin := &handlers.Access{Scopes: []string{"admin"}}
+	s.AddTool(handlers.Tool{
+		Name:        "echo",
+		Description: "Returns its text argument unchanged.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`),
+		Access:      admin,
+	}, benchEcho)
+	s.AddTool(handlers.Tool{Name: "echo-noschema", Description: "echo, no input schema"}, benchEcho)
+	for i := range 8 {
+		var a *handlers.Access
+		if i%2 == 0 {
+			a = admin
+		}
+		s.AddTool(handlers.Tool{
+			Name:        fmt.Sprintf("tool%d", i),
+			Description: "A tool that is listed and never called.",
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer","minimum":0}}}`),
+			Access:      a,
+		}, benchEcho)
+	}
+	allowed := &handlers.Caller{Subject: "a", Scopes: []string{"read", "admin"}}
+	reader := &handlers.Caller{Subject: "r", Scopes: []string{"read"}}
+	list, _ := s.Method("tools/list")
+	call, _ := s.Method("tools/call")
+	ctx := context.Background()
+	for _, bc := range []struct {
+		name   string
+		m      handlers.Method
+		params string
+		caller *handlers.Caller
+	}{
+		{"list/all", list, `{}`, allowed},
+		{"list/half", list, `{}`, reader},
+		{"call/echo", call, `{"name":"echo","arguments":{"text":"hello, world"}}`, allowed},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			params := json.RawMessage(bc.params)
+			for b.Loop() {
+				res, err := bc.m.Run(ctx, &handlers.Request{Method: "tools/x", Params: params, Version: "2025-06-18", Caller: bc.caller})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if strings.HasPrefix(bc.name, "list") {
+					if _, err := json.Marshal(res); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+		})
+	}
+}

@@ -45,6 +45,10 @@
 //     a hash and a map look-up.
 //   - The token is never logged and never in an error message; the
 //     request reaches the wrapped handler without its Authorization header,
-//     and with the Caller (subject, client id, scopes, claims) on its
-//     context: CallerFrom(r.Context()).
+//     and with the Caller (subject, client id, audience, scopes, claims)
+//     on its context: CallerFrom(r.Context()). Caller is handlers.Caller:
+//     behind streamhttp, a handler finds it as Request.Caller, and
+//     handlers.Access (which tools, prompts and resources each caller
+//     sees and uses) decides on it; ScopeChallenge is the 403 step-up
+//     challenge streamhttp sends for what Access refuses for a scope.
 package resourceserver

@@ -11,6 +11,7 @@ import (
 
 	"github.com/anthdm/hollywood/actor"
 
+	"github.com/mcprt/mcprt/handlers"
 	"github.com/mcprt/mcprt/runtime/streamhttp"
 )
 
@@ -32,8 +33,14 @@ func BenchmarkHandler(b *testing.B) {
 		defer cancel()
 		_ = h.Shutdown(ctx)
 	})
-	post := func(body string, hdr map[string]string) *httptest.ResponseRecorder {
+	// A caller on the request's context, as resourceserver's Guard puts
+	// it there: the session makes it the handler's Request.Caller.
+	withCaller := handlers.WithCaller(context.Background(), &handlers.Caller{Subject: "bench", Scopes: []string{"mcp:tools"}})
+	post := func(body string, hdr map[string]string, ctx context.Context) *httptest.ResponseRecorder {
 		r := httptest.NewRequest("POST", "/mcp", strings.NewReader(body))
+		if ctx != nil {
+			r = r.WithContext(ctx)
+		}
 		r.Header.Set("Content-Type", "application/json")
 		r.Header.Set("Accept", "application/json, text/event-stream")
 		for k, v := range hdr {
@@ -43,26 +50,32 @@ func BenchmarkHandler(b *testing.B) {
 		h.ServeHTTP(w, r)
 		return w
 	}
-	w := post(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"b","version":"1"}}}`, nil)
+	w := post(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"b","version":"1"}}}`, nil, nil)
 	sid := w.Header().Get("Mcp-Session-Id")
 	if w.Code != 200 || sid == "" {
 		b.Fatalf("initialize: %d", w.Code)
 	}
-	post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`, map[string]string{"Mcp-Session-Id": sid})
+	post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`, map[string]string{"Mcp-Session-Id": sid}, nil)
 	legacy := map[string]string{"Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-11-25"}
 	modern := modernHeaders("tools/call", "echo")
 	for _, bc := range []struct {
 		name, params string
 		hdr          map[string]string
 		parallel     bool
+		caller       bool
 	}{
-		{"modern/serial", `{` + modernMeta + `,"name":"echo","arguments":{"text":"hello, world"}}`, modern, false},
-		{"modern/parallel", `{` + modernMeta + `,"name":"echo","arguments":{"text":"hello, world"}}`, modern, true},
-		{"legacy/serial", `{"name":"echo","arguments":{"text":"hello, world"}}`, legacy, false},
+		{"modern/serial", `{` + modernMeta + `,"name":"echo","arguments":{"text":"hello, world"}}`, modern, false, false},
+		{"modern/parallel", `{` + modernMeta + `,"name":"echo","arguments":{"text":"hello, world"}}`, modern, true, false},
+		{"legacy/serial", `{"name":"echo","arguments":{"text":"hello, world"}}`, legacy, false, false},
+		{"modern/serial/caller", `{` + modernMeta + `,"name":"echo","arguments":{"text":"hello, world"}}`, modern, false, true},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
+			var ctx context.Context
+			if bc.caller {
+				ctx = withCaller
+			}
 			call := func(i int) {
-				w := post(`{"jsonrpc":"2.0","id":`+strconv.Itoa(i)+`,"method":"tools/call","params":`+bc.params+`}`, bc.hdr)
+				w := post(`{"jsonrpc":"2.0","id":`+strconv.Itoa(i)+`,"method":"tools/call","params":`+bc.params+`}`, bc.hdr, ctx)
 				if w.Code != 200 || !strings.Contains(w.Body.String(), `"text":"hello, world"`) {
 					b.Fatalf("%d %s", w.Code, w.Body)
 				}

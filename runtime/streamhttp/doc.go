@@ -52,7 +52,10 @@
 // HTTP request's context goes along as the request's values
 // (session.In.Values): what a middleware wrapping the Handler attaches to
 // it (an authenticated caller) reaches the handler through its context's
-// Value.
+// Value, and a handlers.Caller put there with handlers.WithCaller (as
+// runtime/resourceserver's Guard does) is the handler's Request.Caller:
+// what handlers.Access decides on, and what a 2026-07-28 requestState is
+// bound to.
 //
 // Flow control is the session's: past MaxInFlight requests of a session
 // wait, past MaxQueued they are refused (503 and -32000). Responses and
@@ -72,7 +75,9 @@
 // server (-http-oauth-issuer and -http-oauth-resource:
 // runtime/resourceserver around the endpoint, through ServeOptions.Wrap
 // and Extra; Options.Principal binds each legacy session to its
-// token's subject); bounds on sessions (-http-max-sessions: at the
+// token's subject, and Options.ScopeChallenge answers a call that
+// handlers.Access refuses for a missing scope with 403 and the
+// insufficient_scope challenge, for the client to step up); bounds on sessions (-http-max-sessions: at the
 // cap the one idle the longest is closed), idle sessions
 // (-http-session-idle), body size (-http-max-body, 413), header time and
 // idle connections. SIGINT or SIGTERM: stop accepting, answer what is in
