@@ -113,3 +113,26 @@ func insufficientScope(kind, name string, a *Access, c *Caller) *jsonrpc.Error {
 		Data:    map[string]string{"error": "insufficient_scope", "scope": strings.Join(scopes, " ")},
 	}
 }
+
+// MayRead reports whether c may read the resource at uri, as
+// resources/read decides: false when the resource, or else the first
+// template that matches uri, has an Access that does not let c in; true
+// for a URI nothing here serves. The session consults it for
+// subscriptions, so that a caller hears no updates of what it may not
+// read.
+func (s *Server) MayRead(uri string, c *Caller) bool {
+	if !s.guarded.Load() {
+		return true
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if r, ok := s.resources.get(uri); ok {
+		return r.Access.Allows(c)
+	}
+	for _, e := range s.templates.list {
+		if _, ok := e.val.parsed.Match(uri); ok {
+			return e.val.Access.Allows(c)
+		}
+	}
+	return true
+}

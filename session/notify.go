@@ -243,8 +243,11 @@ func (s *Session) listen(m *jsonrpc.Message, t ticket) {
 		s.env.backlog.Done()
 	}
 	ln := &listener{id: m.ID, ticket: t, want: want, uris: map[string]bool{}}
+	caller := t.caller()
 	for _, u := range want.ResourceSubscriptions {
-		if !ln.uris[u] {
+		// One it may not read is acknowledged and never updated, as
+		// one nothing serves.
+		if !ln.uris[u] && s.cfg.Server.MayRead(u, caller) {
 			ln.uris[u] = true
 			s.cfg.Server.Subscription(u, true)
 		}

@@ -3,6 +3,7 @@ package session_test
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -324,5 +325,46 @@ func TestSeamRequestStateBoundToCaller(t *testing.T) {
 	}
 	if resp := retry(as("alice")); resp.code != 0 || !strings.Contains(resp.data, `hello Bo`) {
 		t.Errorf("alice's state presented by alice: %+v", resp)
+	}
+}
+
+// A subscription to a resource the caller may not read (handlers.Access)
+// is answered as one to a URI nothing serves: the server's hook never
+// hears of it, so no update reaches the caller; a caller it lets in
+// subscribes.
+func TestSeamSubscriptionNeedsAccess(t *testing.T) {
+	srv, subs := subscriptionServer()
+	srv.AddResource(handlers.Resource{URI: "test://secret", Name: "secret", Access: &handlers.Access{Scopes: []string{"admin"}}},
+		func(context.Context, *handlers.Request, string, map[string]string) ([]handlers.ResourceContents, error) {
+			return []handlers.ResourceContents{{URI: "test://secret", Text: "s"}}, nil
+		})
+	p := startPipe(t, srv)
+	as := func(scopes ...string) context.Context {
+		return handlers.WithCaller(context.Background(), &handlers.Caller{Subject: "x", Scopes: scopes})
+	}
+	listen := func(id string, values context.Context) {
+		r := newReplier()
+		p.send(`{"jsonrpc":"2.0","id":"`+id+`","method":"subscriptions/listen","params":{`+modernMeta+
+			`,"notifications":{"resourceSubscriptions":["test://secret","test://a"]}}}`, id, r, values)
+		if got := r.next(t); !strings.Contains(got.data, "notifications/subscriptions/acknowledged") {
+			t.Fatalf("ack: %+v", got)
+		}
+		p.inbox.Send(session.Cancel{Key: id})
+	}
+	listen("L1", as("read"))
+	listen("L2", nil)
+	listen("L3", as("admin"))
+	// Each stream's hook calls come before its acknowledgment, the
+	// cancels' after: take the subscriptions only.
+	var got []string
+	for _, c := range subs.snapshot() {
+		if strings.HasSuffix(c, " true") {
+			got = append(got, c)
+		}
+	}
+	slices.Sort(got)
+	want := []string{"test://a true", "test://a true", "test://a true", "test://secret true"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("subscriptions %q, want %q: only the admin caller's to test://secret", got, want)
 	}
 }

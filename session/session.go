@@ -677,6 +677,12 @@ func (s *Session) subscribe(m *jsonrpc.Message, t ticket) {
 		return
 	}
 	on, was := m.Method == "resources/subscribe", s.legacy.subscribed[*p.URI]
+	if on && !s.cfg.Server.MayRead(*p.URI, t.caller()) {
+		// Answered as a subscription to a URI nothing serves: it hears
+		// of no update, as it may not read the resource.
+		t.answer(jsonrpc.AppendResult(nil, m.ID, []byte("{}")))
+		return
+	}
 	if on {
 		s.legacy.subscribed[*p.URI] = true
 	} else {

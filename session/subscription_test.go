@@ -25,6 +25,13 @@ func (s *subscriptions) hook(uri string, on bool) {
 	s.calls = append(s.calls, fmt.Sprintf("%s %v", uri, on))
 }
 
+// snapshot returns the calls since the last take, leaving them.
+func (s *subscriptions) snapshot() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.calls)
+}
+
 // take returns the calls since the last take.
 func (s *subscriptions) take() []string {
 	s.mu.Lock()
@@ -130,5 +137,28 @@ func TestRootsListChangedHook(t *testing.T) {
 	if len(changed) != 1 {
 		t.Fatalf("hook called %d times, want 1", len(changed))
 	}
+	c.finish()
+}
+
+// TestSubscriptionNeedsAccessLegacy: over stdio, which vouches for no
+// caller, resources/subscribe of a resource with an Access is answered
+// and never reaches the hook.
+func TestSubscriptionNeedsAccessLegacy(t *testing.T) {
+	srv, subs := subscriptionServer()
+	srv.AddResource(handlers.Resource{URI: "test://secret", Name: "secret", Access: &handlers.Access{Scopes: []string{"admin"}}},
+		func(context.Context, *handlers.Request, string, map[string]string) ([]handlers.ResourceContents, error) {
+			return []handlers.ResourceContents{{URI: "test://secret", Text: "s"}}, nil
+		})
+	c := startClientWith(t, srv, runtime.Options{})
+	c.send(initLegacy)
+	c.recv()
+	c.send(initDone)
+	for i, uri := range []string{"test://secret", "test://a"} {
+		c.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"resources/subscribe","params":{"uri":"%s"}}`, i, uri))
+		if got, want := c.recv(), fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{}}`, i); got != want {
+			t.Fatalf("subscribe %s: %s", uri, got)
+		}
+	}
+	wantCalls(t, subs, "test://a true")
 	c.finish()
 }
