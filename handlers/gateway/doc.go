@@ -11,7 +11,21 @@
 //
 // The configuration is the "mcpServers" file that MCP clients write (see
 // ParseConfig), with a few keys of the gateway's own per backend: prefix,
-// timeout, restart policy, pings, lazy start, tools to hide.
+// timeout, restart policy, pings, lazy start, tools to hide, and who may
+// use what ("access", "toolAccess": Backend.Access, Backend.ToolAccess).
+//
+// # Per caller
+//
+// Served over HTTP behind runtime/resourceserver (mcprt gateway -http
+// -http-oauth-issuer), each request has a handlers.Caller, and the gateway
+// shows it only what its access token allows: a backend's Access (scopes,
+// claim values) is put on each of its tools, prompts, resources and
+// templates, joined for a tool with every ToolAccess entry its name
+// matches. A caller lacking a claim does not see the item, and a call of
+// it is "Unknown tool"; one lacking only a scope gets 403
+// insufficient_scope naming the scopes to ask for. Its token never
+// reaches a backend: backends see the gateway, with their own configured
+// headers.
 //
 // # One view
 //
