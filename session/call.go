@@ -267,13 +267,13 @@ func (b *batch) add(p []byte, code int) {
 
 // call is one request handed to a handler actor.
 type call struct {
-	key       string
-	id        json.RawMessage
-	env       *env
-	ticket    ticket
-	modern    bool
-	cacheable bool
-	method    string
+	key    string
+	id     json.RawMessage
+	env    *env
+	ticket ticket
+	modern bool
+	cache  cacheScope
+	method string
 
 	state  atomic.Int32
 	cx     callCtx             // the handler's context
@@ -457,7 +457,7 @@ type partsAppender interface {
 func (cl *call) encodeWhole(result any, err error) ([]byte, int) {
 	if err != nil && cl.modern && isInputRequired(err) {
 		if raw, ok := cl.inputRequired(&cl.req); ok {
-			return cl.env.modernResponse(cl.id, raw, false), 0
+			return cl.env.modernResponse(cl.id, raw, noCache), 0
 		}
 	}
 	if err != nil {
@@ -487,7 +487,7 @@ func (cl *call) encodeWhole(result any, err error) ([]byte, int) {
 	if merr != nil || len(raw) == 0 || raw[0] != '{' {
 		return cl.badResult(merr), jsonrpc.CodeInternalError
 	}
-	return cl.env.modernResponse(cl.id, raw, cl.cacheable), 0
+	return cl.env.modernResponse(cl.id, raw, cl.cache), 0
 }
 
 // badResult answers for a handler whose result is not a JSON object.
@@ -511,27 +511,60 @@ type appender interface {
 	AppendJSON(dst []byte) ([]byte, error)
 }
 
+// cacheScope says whether a 2026-07-28 result is cacheable, and by whom.
+type cacheScope uint8
+
+const (
+	noCache      cacheScope = iota
+	cachePublic             // by anyone
+	cachePrivate            // by its caller only: the result may depend on who asked
+)
+
+// cacheOf is the scope of a method's results (handlers.Method.Cacheable)
+// for a request that has a caller or not: an authenticated caller's lists
+// and reads may be its own (handlers.Access, or a handler that looks at
+// Request.Caller), so no one else may be served them from a cache.
+func cacheOf(cacheable, caller bool) cacheScope {
+	switch {
+	case !cacheable:
+		return noCache
+	case caller:
+		return cachePrivate
+	}
+	return cachePublic
+}
+
+// json is the scope as a JSON string.
+func (c cacheScope) json() string {
+	if c == cachePrivate {
+		return `"private"`
+	}
+	return `"public"`
+}
+
 // modernResponse is the response to request id of a 2026-07-28 result
 // raw, a JSON object, in one buffer: with what 2026-07-28 requires of
 // every result (resultType), of cacheable ones (ttlMs, cacheScope) and
 // what it recommends (_meta serverInfo).
-func (e *env) modernResponse(id json.RawMessage, raw []byte, cacheable bool) []byte {
+func (e *env) modernResponse(id json.RawMessage, raw []byte, cache cacheScope) []byte {
 	out := make([]byte, 0, len(raw)+len(e.serverInfo)+len(id)+160)
 	out = jsonrpc.AppendResult(out, id, nil)
-	out = e.appendModernResult(out[:len(out)-1], raw, cacheable) // the result in place of AppendResult's closing brace
+	out = e.appendModernResult(out[:len(out)-1], raw, cache) // the result in place of AppendResult's closing brace
 	return append(out, '}')
 }
 
 // appendModernResult appends raw with modernResponse's members to dst.
-func (e *env) appendModernResult(dst, raw []byte, cacheable bool) []byte {
+func (e *env) appendModernResult(dst, raw []byte, cache cacheScope) []byte {
 	if bytes.Contains(raw, []byte(`"_meta"`)) || bytes.Contains(raw, []byte(`"resultType"`)) {
-		return append(dst, e.modernResultMerge(raw, cacheable)...)
+		return append(dst, e.modernResultMerge(raw, cache)...)
 	}
 	dst = append(dst, `{"resultType":"complete",`...)
-	if cacheable {
+	if cache != noCache {
 		dst = append(dst, `"ttlMs":`...)
 		dst = strconv.AppendInt(dst, e.cacheTTL, 10)
-		dst = append(dst, `,"cacheScope":"public",`...)
+		dst = append(dst, `,"cacheScope":`...)
+		dst = append(dst, cache.json()...)
+		dst = append(dst, ',')
 	}
 	dst = append(dst, `"_meta":{"`+metaServerInfo+`":`...)
 	dst = append(dst, e.serverInfo...)
@@ -551,7 +584,7 @@ var resultScratch = sync.Pool{New: func() any { b := make([]byte, 0, 512); retur
 
 // modernResultMerge is the slow path for results that set _meta or
 // resultType themselves: their keys are kept, ours are added.
-func (e *env) modernResultMerge(raw []byte, cacheable bool) []byte {
+func (e *env) modernResultMerge(raw []byte, cache cacheScope) []byte {
 	var obj map[string]json.RawMessage
 	if json.Unmarshal(raw, &obj) != nil {
 		return raw
@@ -559,12 +592,12 @@ func (e *env) modernResultMerge(raw []byte, cacheable bool) []byte {
 	if _, ok := obj["resultType"]; !ok {
 		obj["resultType"] = json.RawMessage(`"complete"`)
 	}
-	if cacheable {
+	if cache != noCache {
 		if _, ok := obj["ttlMs"]; !ok {
 			obj["ttlMs"] = json.RawMessage(strconv.FormatInt(e.cacheTTL, 10))
 		}
 		if _, ok := obj["cacheScope"]; !ok {
-			obj["cacheScope"] = json.RawMessage(`"public"`)
+			obj["cacheScope"] = json.RawMessage(cache.json())
 		}
 	}
 	var meta map[string]json.RawMessage

@@ -268,7 +268,7 @@ func (s *Session) listen(m *jsonrpc.Message, t ticket) {
 func (s *Session) endListeners(reason string) {
 	for key, ln := range s.listeners {
 		raw, _ := json.Marshal(map[string]any{"_meta": ln.meta()})
-		ln.ticket.answer(s.env.modernResponse(ln.id, raw, false))
+		ln.ticket.answer(s.env.modernResponse(ln.id, raw, noCache))
 		b, _ := encodeNotification("notifications/cancelled", map[string]any{"requestId": ln.id, "reason": reason})
 		ln.ticket.notify(b)
 		delete(s.listeners, key)

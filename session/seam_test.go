@@ -368,3 +368,21 @@ func TestSeamSubscriptionNeedsAccess(t *testing.T) {
 		t.Fatalf("subscriptions %q, want %q: only the admin caller's to test://secret", got, want)
 	}
 }
+
+// A 2026-07-28 list served to a caller is cacheable by that caller only
+// (cacheScope private): what it lists may be its own. Without a caller it
+// is public, as before.
+func TestSeamCallerCacheScope(t *testing.T) {
+	p := startPipe(t, seamServer(nil, nil))
+	alice := handlers.WithCaller(context.Background(), &handlers.Caller{Subject: "alice"})
+	for _, tc := range []struct {
+		values context.Context
+		want   string
+	}{{alice, `"cacheScope":"private"`}, {nil, `"cacheScope":"public"`}} {
+		r := newReplier()
+		p.send(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{`+modernMeta+`}}`, "", r, tc.values)
+		if resp := r.final(t); !strings.Contains(resp.data, tc.want) || !strings.Contains(resp.data, `"ttlMs":`) {
+			t.Errorf("tools/list: %s, want %s", resp.data, tc.want)
+		}
+	}
+}

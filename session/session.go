@@ -748,7 +748,7 @@ func (s *Session) modernRequest(m *jsonrpc.Message, rp *requestParams, t ticket)
 			Instructions      string         `json:"instructions,omitempty"`
 		}{supportedVersions, s.capabilities(version), s.cfg.Server.Instructions()}
 		raw, _ := json.Marshal(res)
-		t.answer(s.env.modernResponse(m.ID, raw, true))
+		t.answer(s.env.modernResponse(m.ID, raw, cachePublic))
 		return
 	case "ping", "initialize", "logging/setLevel", "resources/subscribe", "resources/unsubscribe":
 		// Gone in 2026-07-28 (ping) or legacy-only.
@@ -832,7 +832,7 @@ func (s *Session) dispatch(m *jsonrpc.Message, t ticket, method handlers.Method,
 	}
 	cl.key, cl.id, cl.env, cl.ticket = key, m.ID, s.env, t
 	cl.cx.in = t.in
-	cl.modern, cl.cacheable, cl.method = cl.req.Modern, method.Cacheable, m.Method
+	cl.modern, cl.cache, cl.method = cl.req.Modern, cacheOf(method.Cacheable, cl.req.Caller != nil), m.Method
 	cl.start = method.Start
 	cl.req.Peer = cl
 	cl.req.LocalLog = s.cfg.Logger
