@@ -1,0 +1,752 @@
+package oauth
+
+import (
+	"context"
+	"crypto"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Grant is how the Authorizer obtains tokens.
+type Grant int
+
+const (
+	// AuthorizationCode: a user authorizes in a browser (the UserAgent),
+	// PKCE S256; refresh tokens are used and offline_access asked for
+	// where the server offers it.
+	AuthorizationCode Grant = iota
+	// ClientCredentials: the client acts for itself (an unattended
+	// gateway), with a secret or a private key.
+	ClientCredentials
+	// JWTBearer: the client presents an assertion (RFC 7523 §2.1) from
+	// Config.Assertion: a workload identity, or an identity assertion
+	// grant from an enterprise identity provider.
+	JWTBearer
+)
+
+// Config is how an Authorizer is a client.
+type Config struct {
+	Grant Grant
+
+	// ClientID and ClientSecret are pre-registered credentials; with
+	// ClientIssuer set, only at that authorization server. Client
+	// credentials and JWT bearer grants need them (the secret, or
+	// ClientKey).
+	ClientID     string
+	ClientSecret string
+	ClientIssuer string
+	// ClientKey signs private_key_jwt client authentication (RFC 7523
+	// §2.2) instead of a secret; ClientKeyID is its kid, if any.
+	ClientKey   crypto.Signer
+	ClientKeyID string
+
+	// ClientMetadataURL is the client's Client ID Metadata Document: its
+	// client_id wherever the server supports those.
+	ClientMetadataURL string
+	// ClientName is shown to users by servers that register the client
+	// dynamically (default "mcprt").
+	ClientName string
+
+	// Scopes are asked for in addition to those the server's challenge
+	// or metadata name (client credentials: the scopes to ask for).
+	Scopes []string
+
+	// UserAgent carries the user through authorization (authorization
+	// code grant): a Loopback, or a host's own.
+	UserAgent UserAgent
+
+	// Assertion gives the JWT bearer grant's assertion for the
+	// authorization server issuer and the resource.
+	Assertion func(ctx context.Context, issuer, resource string) (string, error)
+
+	// NoDPoP: never bind tokens with DPoP, even where the server offers it.
+	NoDPoP bool
+
+	// HTTPClient sends the requests to the authorization server and the
+	// metadata documents (nil: a client with a 30 s timeout). Base is the
+	// transport under the Authorizer's own requests to the MCP server (nil:
+	// http.DefaultTransport).
+	HTTPClient *http.Client
+	Base       http.RoundTripper
+
+	// Store keeps tokens across runs (nil: in memory only).
+	Store Store
+
+	// Logger gets what the Authorizer does, never a secret (nil: none).
+	Logger *slog.Logger
+}
+
+// UserAgent carries the user through the authorization endpoint.
+type UserAgent interface {
+	// RedirectURI is where the authorization server sends the user
+	// back; it is registered before Authorize is called.
+	RedirectURI(ctx context.Context) (string, error)
+	// Authorize sends the user to authURL and returns the parameters of
+	// the redirect back to RedirectURI.
+	Authorize(ctx context.Context, authURL string) (url.Values, error)
+}
+
+// Store keeps tokens per (resource, issuer).
+type Store interface {
+	Load(resource, issuer string) (*Token, error)
+	Save(t *Token) error
+}
+
+// maxAuthorizations bounds the authorizations in a row that no successful
+// request follows: a server that keeps refusing is not asked forever.
+const maxAuthorizations = 3
+
+// refreshSkew: a token this close to its expiry is renewed before use.
+const refreshSkew = 30 * time.Second
+
+// ErrResourceMismatch: the server's protected resource metadata names a
+// resource that does not cover the server's URL (RFC 9728 §3.3); no
+// authorization is started for it.
+var ErrResourceMismatch = errors.New("oauth: the server's protected resource metadata names another resource")
+
+// Authorizer authorizes the requests to one MCP server. It is an
+// http.RoundTripper; Client gives an http.Client built on it.
+type Authorizer struct {
+	cfg    Config
+	server *url.URL
+	hc     *http.Client
+	base   http.RoundTripper
+	log    *slog.Logger
+
+	mu       sync.Mutex
+	tok      *Token
+	resource string // as the resource metadata names it
+	issuer   string
+	meta     *ServerMetadata
+	clients  map[string]clientCredentials // by issuer
+	scopes   []string                     // asked for so far
+	failures int                          // authorizations in a row without success
+	dpop     *dpopKey
+	asNonce  string
+	rsNonce  string
+	// prmScopes: the resource metadata's scopes_supported; redirect: the
+	// UserAgent's redirect URI, registered with the client.
+	prmScopes []string
+	redirect  string
+	now       func() time.Time // time.Now; tests move it
+}
+
+// New makes an Authorizer for the MCP server at endpoint.
+func New(endpoint string, cfg Config) (*Authorizer, error) {
+	u, err := httpURL(endpoint)
+	if err != nil {
+		return nil, fmt.Errorf("oauth: server: %w", err)
+	}
+	switch cfg.Grant {
+	case AuthorizationCode:
+		if cfg.UserAgent == nil {
+			return nil, errors.New("oauth: the authorization code grant needs a UserAgent")
+		}
+	case ClientCredentials:
+		if cfg.ClientID == "" || (cfg.ClientSecret == "" && cfg.ClientKey == nil) {
+			return nil, errors.New("oauth: client credentials need a client id and a secret or key")
+		}
+	case JWTBearer:
+		if cfg.Assertion == nil {
+			return nil, errors.New("oauth: the JWT bearer grant needs an Assertion")
+		}
+	default:
+		return nil, errors.New("oauth: unknown grant")
+	}
+	if cfg.ClientName == "" {
+		cfg.ClientName = "mcprt"
+	}
+	a := &Authorizer{cfg: cfg, server: u, hc: cfg.HTTPClient, base: cfg.Base, log: cfg.Logger,
+		clients: map[string]clientCredentials{}, now: time.Now}
+	if a.hc == nil {
+		a.hc = &http.Client{Timeout: 30 * time.Second}
+	}
+	if a.base == nil {
+		a.base = http.DefaultTransport
+	}
+	if a.log == nil {
+		a.log = slog.New(slog.DiscardHandler)
+	}
+	return a, nil
+}
+
+// Client is an http.Client whose requests the Authorizer authorizes: the
+// HTTPClient of session/client's Options.
+func (a *Authorizer) Client() *http.Client { return &http.Client{Transport: a} }
+
+// Token is the current token, nil before the first authorization.
+func (a *Authorizer) Token() *Token {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.tok == nil {
+		return nil
+	}
+	t := *a.tok
+	return &t
+}
+
+// Logout forgets the current token (the Store's copy is the caller's).
+func (a *Authorizer) Logout() {
+	a.mu.Lock()
+	a.tok = nil
+	a.mu.Unlock()
+}
+
+// RoundTrip sends req with the current token, if it is for req's URL;
+// on 401, or 403 insufficient_scope, it authorizes and sends req again.
+func (a *Authorizer) RoundTrip(req *http.Request) (*http.Response, error) {
+	ctx := req.Context()
+	for attempt := 0; ; attempt++ {
+		r := req.Clone(ctx)
+		if attempt > 0 && req.Body != nil && req.Body != http.NoBody {
+			body, err := req.GetBody()
+			if err != nil {
+				return nil, err
+			}
+			r.Body = body
+		}
+		sent, err := a.authorize(r)
+		if err != nil {
+			closeBody(req)
+			return nil, err
+		}
+		resp, err := a.base.RoundTrip(r)
+		if err != nil {
+			return nil, err
+		}
+		if resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusForbidden {
+			if sent != nil {
+				a.succeeded()
+			}
+			return resp, nil
+		}
+		if !a.ours(r.URL) {
+			return resp, nil // another resource's challenge is not ours to answer
+		}
+		ch := parseChallenges(resp.Header.Values("WWW-Authenticate"))
+		canRetry := attempt < 2*maxAuthorizations && (req.Body == nil || req.Body == http.NoBody || req.GetBody != nil)
+		if !canRetry || (resp.StatusCode == http.StatusForbidden && ch.Error != "insufficient_scope") {
+			return resp, nil
+		}
+		retry, err := a.challenged(ctx, sent, resp, ch)
+		if err != nil {
+			resp.Body.Close()
+			return nil, err
+		}
+		if !retry {
+			return resp, nil
+		}
+		io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+		resp.Body.Close()
+	}
+}
+
+// ours reports whether u is the server's: within the resource its
+// metadata names, or the endpoint itself before any is known.
+func (a *Authorizer) ours(u *url.URL) bool {
+	a.mu.Lock()
+	res := a.resource
+	a.mu.Unlock()
+	if res == "" {
+		res = canonical(a.server)
+	}
+	return covers(res, u)
+}
+
+func closeBody(r *http.Request) {
+	if r.Body != nil {
+		r.Body.Close()
+	}
+}
+
+// authorize sets r's credentials: the current token, renewed first when
+// it is about to expire, if it is for r's URL. It returns the token sent.
+func (a *Authorizer) authorize(r *http.Request) (*Token, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	t := a.tok
+	if t == nil && a.cfg.Store != nil && a.resource == "" {
+		// A token kept from an earlier run for this server, under any
+		// issuer it named: used as it is; a 401 discovers afresh.
+		t = a.loadStored()
+	}
+	if t == nil || !covers(t.Resource, r.URL) {
+		return nil, nil
+	}
+	if t.expiring(a.now(), refreshSkew) {
+		if nt, err := a.renew(r.Context(), t); err == nil {
+			t = nt
+		} else {
+			a.log.Info("oauth: renewing the token before expiry failed", slog.String("reason", err.Error()))
+		}
+	}
+	if t.TokenType == "DPoP" && a.dpop != nil {
+		p, err := a.dpop.proof(r.Method, htu(r.URL), t.AccessToken, a.rsNonce)
+		if err != nil {
+			return nil, err
+		}
+		r.Header.Set("Authorization", "DPoP "+t.AccessToken)
+		r.Header.Set("DPoP", p)
+	} else if t.TokenType == "DPoP" {
+		return nil, nil // bound to a key of an earlier run: not usable
+	} else {
+		r.Header.Set("Authorization", "Bearer "+t.AccessToken)
+	}
+	return t, nil
+}
+
+// loadStored is the Store's token for the server, if any (a.mu held).
+func (a *Authorizer) loadStored() *Token {
+	t, err := a.cfg.Store.Load(canonical(a.server), "")
+	if err != nil || t == nil || t.TokenType != "Bearer" {
+		return nil
+	}
+	a.tok, a.resource, a.issuer = t, t.Resource, t.Issuer
+	return t
+}
+
+func (a *Authorizer) succeeded() {
+	a.mu.Lock()
+	a.failures = 0
+	a.mu.Unlock()
+}
+
+// challenged handles a 401 or 403 to a request sent with token sent: it
+// reports whether the request should be sent again.
+func (a *Authorizer) challenged(ctx context.Context, sent *Token, resp *http.Response, ch Challenge) (bool, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if ch.Error == "use_dpop_nonce" && sent != nil && sent.TokenType == "DPoP" {
+		// RFC 9449 §9: the resource server wants its nonce in the proof.
+		if n := resp.Header.Get("DPoP-Nonce"); n != "" && n != a.rsNonce {
+			a.rsNonce = n
+			return true, nil
+		}
+		return false, nil
+	}
+	if a.tok != sent && a.tok != nil {
+		return true, nil // renewed meanwhile by another request
+	}
+	if a.failures >= maxAuthorizations {
+		a.log.Warn("oauth: the server keeps refusing the client's tokens; not authorizing again",
+			slog.Int("status", resp.StatusCode), slog.String("error", printable(ch.Error, 64)))
+		return false, nil
+	}
+	a.failures++
+	if resp.StatusCode == http.StatusUnauthorized && sent != nil && sent.RefreshToken != "" && a.meta != nil {
+		if _, err := a.refresh(ctx, sent); err == nil {
+			return true, nil
+		}
+	}
+	if err := a.obtain(ctx, ch, resp.StatusCode == http.StatusForbidden); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// renew replaces t before it expires: by refresh token, or by the grant
+// again when no user is needed (a.mu held).
+func (a *Authorizer) renew(ctx context.Context, t *Token) (*Token, error) {
+	if t.RefreshToken != "" && a.meta != nil {
+		return a.refresh(ctx, t)
+	}
+	if a.cfg.Grant != AuthorizationCode && a.meta != nil {
+		if err := a.grant(ctx); err != nil {
+			return nil, err
+		}
+		return a.tok, nil
+	}
+	return nil, errors.New("no refresh token")
+}
+
+// refresh uses t's refresh token (a.mu held).
+func (a *Authorizer) refresh(ctx context.Context, t *Token) (*Token, error) {
+	c, err := a.credentials(ctx)
+	if err != nil {
+		return nil, err
+	}
+	form := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {t.RefreshToken}, "resource": {a.resource}}
+	nt, err := a.tokenRequest(ctx, a.meta, c, form)
+	if err != nil {
+		return nil, err
+	}
+	if nt.RefreshToken == "" {
+		nt.RefreshToken = t.RefreshToken // RFC 6749 §6: the old one stays valid
+	}
+	if nt.Scope == "" {
+		nt.Scope = t.Scope
+	}
+	a.keep(nt)
+	return nt, nil
+}
+
+// keep makes t the current token (a.mu held).
+func (a *Authorizer) keep(t *Token) {
+	t.Resource, t.Issuer = a.resource, a.issuer
+	a.tok = t
+	if a.cfg.Store != nil {
+		if err := a.cfg.Store.Save(t); err != nil {
+			a.log.Warn("oauth: keeping the token failed", slog.String("reason", err.Error()))
+		}
+	}
+}
+
+// obtain discovers the server's authorization server and obtains a
+// token from it (a.mu held). stepUp: the server wants more scope.
+func (a *Authorizer) obtain(ctx context.Context, ch Challenge, stepUp bool) error {
+	if err := a.discover(ctx, ch); err != nil {
+		return err
+	}
+	want := a.scopesFor(ch, stepUp)
+	a.scopes = want
+	return a.grant(ctx)
+}
+
+// discover finds the resource and its authorization server's metadata
+// (a.mu held).
+func (a *Authorizer) discover(ctx context.Context, ch Challenge) error {
+	prm, err := a.resourceMetadata(ctx, ch.ResourceMetadata)
+	if err != nil {
+		return err
+	}
+	var issuer string
+	var legacy bool
+	if prm == nil {
+		// 2025-03-26: no resource metadata; the authorization server is
+		// the MCP server's origin.
+		issuer = a.server.Scheme + "://" + a.server.Host
+		a.resource = canonical(a.server)
+		legacy = true
+		a.prmScopes = nil
+	} else {
+		if !covers(prm.Resource, a.server) {
+			return fmt.Errorf("%w: %q for %s", ErrResourceMismatch, printable(prm.Resource, 200), a.server.Redacted())
+		}
+		issuer = prm.AuthorizationServers[0]
+		a.resource = prm.Resource
+		a.prmScopes = prm.ScopesSupported
+	}
+	if issuer != a.issuer {
+		// Another authorization server: nothing of the last one's
+		// (token, scopes, nonce) carries over; credentials are per issuer.
+		if a.issuer != "" {
+			a.log.Info("oauth: the server's authorization server changed", slog.String("issuer", issuer))
+		}
+		a.tok, a.scopes, a.asNonce = nil, nil, ""
+	}
+	a.issuer = issuer
+	m, err := a.serverMetadata(ctx, issuer, legacy)
+	if err != nil {
+		return err
+	}
+	a.meta = m
+	return nil
+}
+
+// resourceMetadata fetches the protected resource metadata: from the
+// challenge's URL, else the well-known URIs. nil, nil: the server
+// publishes none (2025-03-26).
+func (a *Authorizer) resourceMetadata(ctx context.Context, fromChallenge string) (*ResourceMetadata, error) {
+	urls := resourceMetadataURLs(a.server)
+	if fromChallenge != "" {
+		if _, err := httpURL(fromChallenge); err != nil {
+			return nil, fmt.Errorf("oauth: the server's resource_metadata: %w", err)
+		}
+		urls = []string{fromChallenge}
+	}
+	for _, u := range urls {
+		data, found, err := getDocument(ctx, a.hc, u)
+		if err != nil {
+			return nil, fmt.Errorf("oauth: protected resource metadata: %w", stripURL(err))
+		}
+		if !found {
+			continue
+		}
+		return parseResourceMetadata(data)
+	}
+	if fromChallenge != "" {
+		return nil, fmt.Errorf("oauth: protected resource metadata: %s not found", redact(fromChallenge))
+	}
+	return nil, nil
+}
+
+// serverMetadata fetches issuer's metadata from the well-known URIs; a
+// legacy (2025-03-26) server without any gets the default endpoints at
+// its origin.
+func (a *Authorizer) serverMetadata(ctx context.Context, issuer string, legacy bool) (*ServerMetadata, error) {
+	iu, err := httpURL(issuer)
+	if err != nil {
+		return nil, fmt.Errorf("oauth: authorization server: %w", err)
+	}
+	for _, u := range serverMetadataURLs(iu) {
+		data, found, err := getDocument(ctx, a.hc, u)
+		if err != nil {
+			return nil, fmt.Errorf("oauth: authorization server metadata: %w", stripURL(err))
+		}
+		if found {
+			return parseServerMetadata(data, issuer)
+		}
+		if legacy {
+			break // 2025-03-26 knows RFC 8414 only
+		}
+	}
+	if !legacy {
+		return nil, fmt.Errorf("oauth: no metadata found for the authorization server %s", redact(issuer))
+	}
+	return &ServerMetadata{
+		Issuer:                issuer,
+		AuthorizationEndpoint: issuer + "/authorize",
+		TokenEndpoint:         issuer + "/token",
+		RegistrationEndpoint:  issuer + "/register",
+	}, nil
+}
+
+// scopesFor: the challenge's scope, else the resource's scopes_supported,
+// else none; on step-up, with those asked for before (SEP-2350); plus
+// the configured ones, and offline_access when a user authorizes and the
+// server offers it (SEP-2207).
+func (a *Authorizer) scopesFor(ch Challenge, stepUp bool) []string {
+	var want []string
+	if ch.Scope != "" {
+		want = strings.Fields(ch.Scope)
+	} else if len(a.prmScopes) > 0 {
+		want = slices.Clone(a.prmScopes)
+	}
+	if stepUp {
+		want = append(slices.Clone(a.scopes), want...)
+	}
+	want = append(want, a.cfg.Scopes...)
+	if a.cfg.Grant == AuthorizationCode && len(want) > 0 && a.meta != nil &&
+		slices.Contains(a.meta.ScopesSupported, "offline_access") {
+		want = append(want, "offline_access")
+	}
+	var out []string
+	for _, s := range want {
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// grant obtains a token with the configured grant (a.mu held).
+func (a *Authorizer) grant(ctx context.Context) error {
+	if a.usesDPoP(a.meta) && a.dpop == nil {
+		k, err := newDPoPKey()
+		if err != nil {
+			return err
+		}
+		a.dpop = k
+	}
+	var t *Token
+	var err error
+	switch a.cfg.Grant {
+	case AuthorizationCode:
+		t, err = a.codeGrant(ctx)
+	case ClientCredentials:
+		t, err = a.simpleGrant(ctx, url.Values{"grant_type": {"client_credentials"}})
+	case JWTBearer:
+		var assertion string
+		assertion, err = a.cfg.Assertion(ctx, a.issuer, a.resource)
+		if err != nil {
+			return fmt.Errorf("oauth: assertion: %w", err)
+		}
+		t, err = a.simpleGrant(ctx, url.Values{
+			"grant_type": {"urn:ietf:params:oauth:grant-type:jwt-bearer"}, "assertion": {assertion}})
+	}
+	if err != nil {
+		return err
+	}
+	if t.Scope == "" {
+		t.Scope = strings.Join(a.scopes, " ")
+	}
+	a.keep(t)
+	a.log.Info("oauth: authorized", slog.Any("token", *t))
+	return nil
+}
+
+// simpleGrant is a grant of one token request, no user involved.
+func (a *Authorizer) simpleGrant(ctx context.Context, form url.Values) (*Token, error) {
+	c, err := a.credentials(ctx)
+	if err != nil {
+		return nil, err
+	}
+	form.Set("resource", a.resource)
+	if len(a.scopes) > 0 {
+		form.Set("scope", strings.Join(a.scopes, " "))
+	}
+	return a.tokenRequest(ctx, a.meta, c, form)
+}
+
+// usesDPoP: the server offers DPoP with ES256 and the client may use it.
+func (a *Authorizer) usesDPoP(m *ServerMetadata) bool {
+	return !a.cfg.NoDPoP && m != nil && slices.Contains(m.DPoPSigningAlgValuesSupported, "ES256")
+}
+
+// codeGrant: authorization code with PKCE S256 (a.mu held).
+func (a *Authorizer) codeGrant(ctx context.Context) (*Token, error) {
+	m := a.meta
+	if m.AuthorizationEndpoint == "" {
+		return nil, errors.New("oauth: the authorization server has no authorization endpoint")
+	}
+	if len(m.CodeChallengeMethodsSupported) > 0 && !slices.Contains(m.CodeChallengeMethodsSupported, "S256") {
+		return nil, errors.New("oauth: the authorization server does not support PKCE S256")
+	}
+	redirect, err := a.cfg.UserAgent.RedirectURI(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("oauth: redirect URI: %w", err)
+	}
+	a.redirect = redirect
+	c, err := a.credentials(ctx)
+	if err != nil {
+		return nil, err
+	}
+	verifier := randomString(32)
+	sum := sha256.Sum256([]byte(verifier))
+	state := randomString(16)
+	q := url.Values{
+		"response_type":         {"code"},
+		"client_id":             {c.ID},
+		"redirect_uri":          {redirect},
+		"code_challenge":        {b64.EncodeToString(sum[:])},
+		"code_challenge_method": {"S256"},
+		"state":                 {state},
+		"resource":              {a.resource},
+	}
+	if len(a.scopes) > 0 {
+		q.Set("scope", strings.Join(a.scopes, " "))
+	}
+	au, err := url.Parse(m.AuthorizationEndpoint)
+	if err != nil {
+		return nil, err
+	}
+	for k, vs := range au.Query() { // the endpoint's own query stays
+		if _, ours := q[k]; !ours {
+			q[k] = vs
+		}
+	}
+	au.RawQuery = q.Encode()
+	back, err := a.cfg.UserAgent.Authorize(ctx, au.String())
+	if err != nil {
+		return nil, fmt.Errorf("oauth: authorization: %w", err)
+	}
+	if back.Get("state") != state {
+		return nil, errors.New("oauth: authorization response: state does not match the request's")
+	}
+	// RFC 9207: a present iss must be the issuer exactly; one the server
+	// advertises must be present.
+	if iss, ok := back["iss"]; ok {
+		if len(iss) != 1 || iss[0] != a.issuer {
+			return nil, errors.New("oauth: authorization response: iss is not the authorization server's issuer")
+		}
+	} else if m.IssParameterSupported {
+		return nil, errors.New("oauth: authorization response: no iss, which the authorization server advertises")
+	}
+	if e := back.Get("error"); e != "" {
+		return nil, fmt.Errorf("oauth: authorization refused: %s %s", printable(e, 64), printable(back.Get("error_description"), 200))
+	}
+	code := back.Get("code")
+	if code == "" {
+		return nil, errors.New("oauth: authorization response: no code")
+	}
+	return a.tokenRequest(ctx, m, c, url.Values{
+		"grant_type":    {"authorization_code"},
+		"code":          {code},
+		"redirect_uri":  {redirect},
+		"code_verifier": {verifier},
+		"resource":      {a.resource},
+	})
+}
+
+// credentials are the client's at the current issuer: pre-registered,
+// else its metadata document's URL, else a dynamic registration (a.mu
+// held).
+func (a *Authorizer) credentials(ctx context.Context) (clientCredentials, error) {
+	if c, ok := a.clients[a.issuer]; ok {
+		return c, nil
+	}
+	var c clientCredentials
+	switch {
+	case a.cfg.ClientID != "" && (a.cfg.ClientIssuer == "" || a.cfg.ClientIssuer == a.issuer):
+		c = clientCredentials{ID: a.cfg.ClientID, Secret: a.cfg.ClientSecret}
+	case a.cfg.Grant != AuthorizationCode:
+		return c, fmt.Errorf("oauth: no client credentials for the authorization server %s", redact(a.issuer))
+	case a.cfg.ClientMetadataURL != "" && a.meta.ClientIDMetadataDocumentSupported:
+		c = clientCredentials{ID: a.cfg.ClientMetadataURL, Method: "none"}
+	case a.meta.RegistrationEndpoint != "":
+		var err error
+		if c, err = a.register(ctx); err != nil {
+			return c, err
+		}
+	default:
+		return c, fmt.Errorf("oauth: the authorization server %s offers no way to register this client; configure a client id", redact(a.issuer))
+	}
+	a.clients[a.issuer] = c
+	return c, nil
+}
+
+// register registers the client dynamically (RFC 7591) as a native
+// application with the UserAgent's redirect URI (a.mu held).
+func (a *Authorizer) register(ctx context.Context) (clientCredentials, error) {
+	method := "none"
+	if s := a.meta.TokenEndpointAuthMethodsSupported; len(s) > 0 && !slices.Contains(s, "none") {
+		method = "client_secret_basic"
+		if !slices.Contains(s, method) && slices.Contains(s, "client_secret_post") {
+			method = "client_secret_post"
+		}
+	}
+	body, err := json.Marshal(map[string]any{
+		"client_name":                a.cfg.ClientName,
+		"redirect_uris":              []string{a.redirect},
+		"grant_types":                []string{"authorization_code", "refresh_token"},
+		"response_types":             []string{"code"},
+		"token_endpoint_auth_method": method,
+		"application_type":           "native",
+	})
+	if err != nil {
+		return clientCredentials{}, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.meta.RegistrationEndpoint, strings.NewReader(string(body)))
+	if err != nil {
+		return clientCredentials{}, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	resp, err := a.hc.Do(req)
+	if err != nil {
+		return clientCredentials{}, fmt.Errorf("oauth: registration: %w", stripURL(err))
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxDocument))
+	if err != nil {
+		return clientCredentials{}, fmt.Errorf("oauth: registration: %w", err)
+	}
+	var r struct {
+		ClientID     string `json:"client_id"`
+		ClientSecret string `json:"client_secret"`
+		Method       string `json:"token_endpoint_auth_method"`
+		Error        string `json:"error"`
+		Description  string `json:"error_description"`
+	}
+	if err := json.Unmarshal(data, &r); err != nil || resp.StatusCode/100 != 2 || r.ClientID == "" {
+		return clientCredentials{}, fmt.Errorf("oauth: registration at %s refused: HTTP %d %s %s",
+			redact(a.meta.RegistrationEndpoint), resp.StatusCode, printable(r.Error, 64), printable(r.Description, 200))
+	}
+	c := clientCredentials{ID: r.ClientID, Secret: r.ClientSecret, Method: r.Method}
+	if c.Method == "" && c.Secret != "" && method == "none" {
+		// Registered as public: the secret the server still issued is
+		// not what it expects at the token endpoint.
+		c.Method = "none"
+	}
+	return c, nil
+}

@@ -1,0 +1,78 @@
+package oauth
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// The documents a server sends: no input panics, and what is accepted
+// holds what the client relies on.
+func FuzzResourceMetadata(f *testing.F) {
+	f.Add([]byte(`{"resource":"https://rs.example/mcp","authorization_servers":["https://as.example"],"scopes_supported":["a"]}`))
+	f.Add([]byte(`{"resource":"","authorization_servers":[]}`))
+	f.Add([]byte(`{"resource":"x","authorization_servers":["javascript:alert(1)"]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		m, err := parseResourceMetadata(data)
+		if err != nil {
+			return
+		}
+		if m.Resource == "" {
+			t.Fatal("accepted without a resource")
+		}
+		if _, err := httpURL(m.AuthorizationServers[0]); err != nil {
+			t.Fatalf("accepted authorization server %q", m.AuthorizationServers[0])
+		}
+	})
+}
+
+func FuzzServerMetadata(f *testing.F) {
+	f.Add([]byte(`{"issuer":"https://as.example","token_endpoint":"https://as.example/token","authorization_endpoint":"https://as.example/a"}`), "https://as.example")
+	f.Add([]byte(`{"issuer":"https://as.example/","token_endpoint":"https://as.example/token"}`), "https://as.example")
+	f.Add([]byte(`{"issuer":"https://as.example","token_endpoint":"file:///etc/passwd"}`), "https://as.example")
+	f.Fuzz(func(t *testing.T, data []byte, issuer string) {
+		m, err := parseServerMetadata(data, issuer)
+		if err != nil {
+			return
+		}
+		if m.Issuer != issuer {
+			t.Fatalf("accepted issuer %q for %q", m.Issuer, issuer)
+		}
+		if _, err := httpURL(m.TokenEndpoint); err != nil {
+			t.Fatalf("accepted token endpoint %q", m.TokenEndpoint)
+		}
+	})
+}
+
+func FuzzTokenResponse(f *testing.F) {
+	f.Add(200, []byte(`{"access_token":"a","token_type":"Bearer","expires_in":3600,"refresh_token":"r"}`))
+	f.Add(400, []byte(`{"error":"invalid_grant","error_description":"bad\ncode"}`))
+	f.Add(200, []byte(`{"access_token":"a","token_type":"DPoP","expires_in":1e400}`))
+	f.Add(200, []byte(`{"access_token":"a","token_type":"Bearer","expires_in":-5}`))
+	f.Fuzz(func(t *testing.T, status int, data []byte) {
+		now := time.Unix(1_700_000_000, 0)
+		tok, err := parseTokenResponse(status, data, now)
+		if err != nil {
+			if strings.ContainsAny(err.Error(), "\n\r") {
+				t.Fatalf("control characters in %q", err)
+			}
+			return
+		}
+		if status != 200 || tok.AccessToken == "" || (tok.TokenType != "Bearer" && tok.TokenType != "DPoP") {
+			t.Fatalf("accepted %d %+v", status, tok)
+		}
+		if !tok.Expiry.IsZero() && tok.Expiry.Before(now) {
+			t.Fatalf("expiry %v before now", tok.Expiry)
+		}
+	})
+}
+
+func FuzzChallenges(f *testing.F) {
+	f.Add(`Bearer resource_metadata="https://x", scope="a b", error="insufficient_scope"`)
+	f.Add(`Basic realm="x", DPoP error="use_dpop_nonce"`)
+	f.Add(`Bearer ="`)
+	f.Add(`Bearer a="\`)
+	f.Fuzz(func(t *testing.T, s string) {
+		parseChallenges([]string{s})
+	})
+}

@@ -1,0 +1,84 @@
+package oauth
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"sync"
+)
+
+// Loopback is the UserAgent of a command-line client (RFC 8252 §7.3): it
+// listens on a free port of 127.0.0.1 for the redirect back, and has the
+// user open the authorization URL with Open (print it, start a browser).
+// Close stops its listener.
+type Loopback struct {
+	// Open shows the user the authorization URL.
+	Open func(ctx context.Context, authURL string) error
+
+	mu  sync.Mutex
+	ln  net.Listener
+	srv *http.Server
+	got chan url.Values
+	uri string
+}
+
+// RedirectURI listens, once, and is http://127.0.0.1:PORT/callback.
+func (l *Loopback) RedirectURI(context.Context) (string, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.uri != "" {
+		return l.uri, nil
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	l.ln, l.got = ln, make(chan url.Values, 1)
+	l.uri = fmt.Sprintf("http://%s/callback", ln.Addr())
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /callback", func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case l.got <- r.URL.Query():
+			fmt.Fprintln(w, "Authorization received; you can close this window.")
+		default:
+			http.Error(w, "an authorization is already being handled", http.StatusConflict)
+		}
+	})
+	l.srv = &http.Server{Handler: mux}
+	go l.srv.Serve(ln) // stopped by Close
+	return l.uri, nil
+}
+
+// Authorize opens authURL and waits for the redirect back.
+func (l *Loopback) Authorize(ctx context.Context, authURL string) (url.Values, error) {
+	if _, err := l.RedirectURI(ctx); err != nil {
+		return nil, err
+	}
+	if l.Open == nil {
+		return nil, errors.New("no way to show the authorization URL")
+	}
+	if err := l.Open(ctx, authURL); err != nil {
+		return nil, err
+	}
+	select {
+	case v := <-l.got:
+		return v, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// Close stops listening.
+func (l *Loopback) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.srv == nil {
+		return nil
+	}
+	err := l.srv.Close()
+	l.srv, l.uri = nil, ""
+	return err
+}
