@@ -12,9 +12,10 @@
 #   those 2026-07-28 requires (--requirements 2026-07-28), and every
 #   scenario the suite has (--suite all: pending, draft and extension ones
 #   too). A run passes when no check of any scenario it ran is FAILURE or
-#   WARNING, scored or not; the exceptions are the server's tasks-*
-#   scenarios (the tasks extension) and the client's auth/* ones (OAuth),
-#   shown but not judged until mcprt has what they test.
+#   WARNING, scored or not; the exception is the server's tasks-*
+#   scenarios (the tasks extension), shown but not judged until mcprt has
+#   what they test. The client's auth/* scenarios (OAuth, every one of
+#   them, extensions included) are judged like the rest.
 #   With arguments one run is made, `conformance server ARGS`, judged by the
 #   suite's own exit status: e.g. --scenario tools-call-image, --verbose.
 #
@@ -120,9 +121,10 @@ say "mcprt serve -fixture conformance listening at $url (pid $server_pid)"
 # summary, and writes each scenario's checks to
 # OUTPUT/server-<scenario>-<time>/checks.json.
 # Scenarios shown but not judged, until mcprt has what they test: the
-# tasks extension (server), OAuth (client). Each has its own issue.
+# tasks extension (server), its own issue. Every client scenario is
+# judged ('^$' matches no scenario's name).
 unjudged_server='^tasks-'
-unjudged_client='^auth/'
+unjudged_client='^$'
 
 # judge DIR UNJUDGED: every check of every scenario under DIR is SUCCESS,
 # INFO or SKIPPED, except in the scenarios UNJUDGED (a regular expression)

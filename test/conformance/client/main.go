@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/mcprt/mcprt/session/client"
@@ -62,10 +63,21 @@ func run(ctx context.Context, scenario, url string) error {
 	if len(sc.ToolCalls) > 0 {
 		play, ok = callListed(sc), true
 	}
+	opts := options()
+	if strings.HasPrefix(scenario, "auth/") {
+		// Every OAuth scenario is the same host: it lists the tools and
+		// calls the first; what differs is the client's configuration.
+		play, ok = listAndCallFirst, true
+		a, err := authorizer(url, scenario)
+		if err != nil {
+			return err
+		}
+		opts.HTTPClient = a.Client()
+	}
 	if !ok {
 		return fmt.Errorf("unknown scenario %q", scenario)
 	}
-	c, err := client.ConnectURL(ctx, url, options())
+	c, err := client.ConnectURL(ctx, url, opts)
 	if err != nil {
 		return err
 	}
