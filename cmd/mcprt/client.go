@@ -308,6 +308,10 @@ func runClientVerb(v clientVerb, args []string, stdout, stderr io.Writer) int {
 	}
 	o.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	o.Header = http.Header(headers)
+	if *endpoint != "" && http.Header(headers).Get("Authorization") == "" {
+		// The token mcprt login kept for this server, if any.
+		o.HTTPClient = storedAuthorizer(*endpoint, o.Logger)
+	}
 	if *timeout <= 0 {
 		o.Timeout = -1
 	}

@@ -79,7 +79,9 @@ type Config struct {
 	HTTPClient *http.Client
 	Base       http.RoundTripper
 
-	// Store keeps tokens across runs (nil: in memory only).
+	// Store keeps tokens across runs (nil: in memory only): a token
+	// saved by an earlier run is used until the server refuses it, and
+	// renewed with its refresh token.
 	Store Store
 
 	// Logger gets what the Authorizer does, never a secret (nil: none).
@@ -94,12 +96,6 @@ type UserAgent interface {
 	// Authorize sends the user to authURL and returns the parameters of
 	// the redirect back to RedirectURI.
 	Authorize(ctx context.Context, authURL string) (url.Values, error)
-}
-
-// Store keeps tokens per (resource, issuer).
-type Store interface {
-	Load(resource, issuer string) (*Token, error)
-	Save(t *Token) error
 }
 
 // maxAuthorizations bounds the authorizations in a row that no successful
@@ -139,6 +135,10 @@ type Authorizer struct {
 	prmScopes []string
 	redirect  string
 	now       func() time.Time // time.Now; tests move it
+	loaded    bool             // the Store was read
+	// dpopWanted: the resource asks for DPoP (its challenge's scheme, or
+	// its metadata's dpop_bound_access_tokens_required).
+	dpopWanted bool
 }
 
 // New makes an Authorizer for the MCP server at endpoint.
@@ -195,10 +195,11 @@ func (a *Authorizer) Token() *Token {
 	return &t
 }
 
-// Logout forgets the current token (the Store's copy is the caller's).
+// Logout forgets the current token, and does not read the Store's (which
+// is the caller's to delete): the next request signs in afresh.
 func (a *Authorizer) Logout() {
 	a.mu.Lock()
-	a.tok = nil
+	a.tok, a.loaded = nil, true
 	a.mu.Unlock()
 }
 
@@ -275,9 +276,10 @@ func (a *Authorizer) authorize(r *http.Request) (*Token, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	t := a.tok
-	if t == nil && a.cfg.Store != nil && a.resource == "" {
-		// A token kept from an earlier run for this server, under any
-		// issuer it named: used as it is; a 401 discovers afresh.
+	if t == nil && a.cfg.Store != nil && !a.loaded {
+		// A token kept by an earlier run for this server: used as it
+		// is; a 401 discovers afresh.
+		a.loaded = true
 		t = a.loadStored()
 	}
 	if t == nil || !covers(t.Resource, r.URL) {
@@ -306,13 +308,22 @@ func (a *Authorizer) authorize(r *http.Request) (*Token, error) {
 }
 
 // loadStored is the Store's token for the server, if any (a.mu held).
+// A DPoP token is not: its key died with the run that made it.
 func (a *Authorizer) loadStored() *Token {
-	t, err := a.cfg.Store.Load(canonical(a.server), "")
-	if err != nil || t == nil || t.TokenType != "Bearer" {
+	st, err := a.cfg.Store.Load(canonical(a.server))
+	if err != nil {
+		a.log.Warn("oauth: reading the kept token failed", slog.String("reason", err.Error()))
 		return nil
 	}
-	a.tok, a.resource, a.issuer = t, t.Resource, t.Issuer
-	return t
+	if st == nil || st.Token.TokenType != "Bearer" || st.Token.Resource == "" || !covers(st.Token.Resource, a.server) {
+		return nil
+	}
+	t := st.Token
+	a.tok, a.resource, a.issuer = &t, t.Resource, t.Issuer
+	if st.ClientID != "" {
+		a.clients[t.Issuer] = clientCredentials{ID: st.ClientID, Secret: st.ClientSecret, Method: st.AuthMethod}
+	}
+	return &t
 }
 
 func (a *Authorizer) succeeded() {
@@ -343,7 +354,7 @@ func (a *Authorizer) challenged(ctx context.Context, sent *Token, resp *http.Res
 		return false, nil
 	}
 	a.failures++
-	if resp.StatusCode == http.StatusUnauthorized && sent != nil && sent.RefreshToken != "" && a.meta != nil {
+	if resp.StatusCode == http.StatusUnauthorized && sent != nil && sent.RefreshToken != "" {
 		if _, err := a.refresh(ctx, sent); err == nil {
 			return true, nil
 		}
@@ -357,10 +368,15 @@ func (a *Authorizer) challenged(ctx context.Context, sent *Token, resp *http.Res
 // renew replaces t before it expires: by refresh token, or by the grant
 // again when no user is needed (a.mu held).
 func (a *Authorizer) renew(ctx context.Context, t *Token) (*Token, error) {
-	if t.RefreshToken != "" && a.meta != nil {
+	if t.RefreshToken != "" {
 		return a.refresh(ctx, t)
 	}
-	if a.cfg.Grant != AuthorizationCode && a.meta != nil {
+	if a.cfg.Grant != AuthorizationCode {
+		if a.meta == nil {
+			if err := a.discover(ctx, Challenge{}); err != nil {
+				return nil, err
+			}
+		}
 		if err := a.grant(ctx); err != nil {
 			return nil, err
 		}
@@ -371,6 +387,11 @@ func (a *Authorizer) renew(ctx context.Context, t *Token) (*Token, error) {
 
 // refresh uses t's refresh token (a.mu held).
 func (a *Authorizer) refresh(ctx context.Context, t *Token) (*Token, error) {
+	if a.meta == nil { // a token kept by an earlier run
+		if err := a.discover(ctx, Challenge{}); err != nil {
+			return nil, err
+		}
+	}
 	c, err := a.credentials(ctx)
 	if err != nil {
 		return nil, err
@@ -395,7 +416,13 @@ func (a *Authorizer) keep(t *Token) {
 	t.Resource, t.Issuer = a.resource, a.issuer
 	a.tok = t
 	if a.cfg.Store != nil {
-		if err := a.cfg.Store.Save(t); err != nil {
+		st := &Stored{Token: *t}
+		if c, ok := a.clients[a.issuer]; ok && c.ID != a.cfg.ClientID {
+			// A registration of this run's: kept, as the refresh
+			// needs it. Configured credentials stay where they are.
+			st.ClientID, st.ClientSecret, st.AuthMethod = c.ID, c.Secret, c.Method
+		}
+		if err := a.cfg.Store.Save(canonical(a.server), st); err != nil {
 			a.log.Warn("oauth: keeping the token failed", slog.String("reason", err.Error()))
 		}
 	}
@@ -421,6 +448,7 @@ func (a *Authorizer) discover(ctx context.Context, ch Challenge) error {
 	}
 	var issuer string
 	var legacy bool
+	a.dpopWanted = strings.EqualFold(ch.Scheme, "DPoP") || (prm != nil && prm.DPoPBoundRequired)
 	if prm == nil {
 		// 2025-03-26: no resource metadata; the authorization server is
 		// the MCP server's origin.
@@ -588,9 +616,11 @@ func (a *Authorizer) simpleGrant(ctx context.Context, form url.Values) (*Token, 
 	return a.tokenRequest(ctx, a.meta, c, form)
 }
 
-// usesDPoP: the server offers DPoP with ES256 and the client may use it.
+// usesDPoP: the resource asks for DPoP, the authorization server offers
+// it with ES256, and the client may use it. A resource that asks for
+// Bearer gets Bearer, whatever its authorization server offers.
 func (a *Authorizer) usesDPoP(m *ServerMetadata) bool {
-	return !a.cfg.NoDPoP && m != nil && slices.Contains(m.DPoPSigningAlgValuesSupported, "ES256")
+	return !a.cfg.NoDPoP && a.dpopWanted && m != nil && slices.Contains(m.DPoPSigningAlgValuesSupported, "ES256")
 }
 
 // codeGrant: authorization code with PKCE S256 (a.mu held).

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -31,6 +32,7 @@ type fakeAS struct {
 	requests atomic.Int32
 	mu       sync.Mutex
 	forms    []url.Values
+	dpop     int // token requests that carried a DPoP proof
 }
 
 func newFakeAS(t *testing.T) *fakeAS {
@@ -44,6 +46,7 @@ func newFakeAS(t *testing.T) *fakeAS {
 		json.NewEncoder(w).Encode(map[string]any{
 			"issuer": iss, "token_endpoint": as.srv.URL + "/token",
 			"token_endpoint_auth_methods_supported": []string{"client_secret_basic"},
+			"dpop_signing_alg_values_supported":     []string{"ES256"},
 		})
 	})
 	mux.HandleFunc("POST /token", func(w http.ResponseWriter, r *http.Request) {
@@ -51,6 +54,9 @@ func newFakeAS(t *testing.T) *fakeAS {
 		r.ParseForm()
 		as.mu.Lock()
 		as.forms = append(as.forms, r.PostForm)
+		if r.Header.Get("DPoP") != "" {
+			as.dpop++
+		}
 		as.mu.Unlock()
 		id, secret, ok := r.BasicAuth()
 		if !ok || id != "gw" || secret != testSecret {
@@ -156,6 +162,11 @@ func TestTokenOnlyToItsResource(t *testing.T) {
 	}
 	if rs.seen[len(rs.seen)-1] != "Bearer tok-1" {
 		t.Fatalf("the server got %q", rs.seen)
+	}
+	// The authorization server offers DPoP; the resource asks for
+	// Bearer, and gets it.
+	if as.dpop != 0 {
+		t.Fatal("a DPoP proof went to the token endpoint for a resource that asks for Bearer tokens")
 	}
 	if _, err := post(t, hc, elsewhere.URL+"/mcp"); err != nil {
 		t.Fatal(err)
@@ -364,5 +375,46 @@ func TestTokenResponseExpiry(t *testing.T) {
 	}
 	if _, err := parseTokenResponse(200, []byte(`{"access_token":"x","token_type":"mac"}`), now); err == nil {
 		t.Fatal("a MAC token was accepted")
+	}
+}
+
+// The file store keeps a token for its user alone, and a later run uses
+// it without asking the authorization server again.
+func TestFileStoreKeepsToken(t *testing.T) {
+	as := newFakeAS(t)
+	rs := newFakeRS(t, as)
+	store := &FileStore{Dir: t.TempDir() + "/oauth"}
+	cfg := Config{Grant: ClientCredentials, ClientID: "gw", ClientSecret: testSecret, Store: store}
+	a, _ := New(rs.srv.URL+"/mcp", cfg)
+	if resp, err := post(t, a.Client(), rs.srv.URL+"/mcp"); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("%v %v", resp, err)
+	}
+	path := store.Path(rs.srv.URL + "/mcp")
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o600 {
+		t.Fatalf("token file mode %v, want 0600", fi.Mode().Perm())
+	}
+	if di, _ := os.Stat(store.Dir); di.Mode().Perm() != 0o700 {
+		t.Fatalf("token folder mode %v, want 0700", di.Mode().Perm())
+	}
+	data, _ := os.ReadFile(path)
+	if bytes.Contains(data, []byte(testSecret)) {
+		t.Fatal("the configured client secret was written to the token file")
+	}
+	b, _ := New(rs.srv.URL+"/mcp", cfg)
+	if resp, err := post(t, b.Client(), rs.srv.URL+"/mcp"); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("%v %v", resp, err)
+	}
+	if n := as.requests.Load(); n != 1 {
+		t.Fatalf("%d token requests, want 1: the second run has the kept token", n)
+	}
+	if err := store.Delete(rs.srv.URL + "/mcp"); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := store.Load(rs.srv.URL + "/mcp"); st != nil || err != nil {
+		t.Fatalf("after Delete: %v %v", st, err)
 	}
 }

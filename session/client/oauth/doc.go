@@ -33,7 +33,9 @@
 //   - Tokens, secrets and keys are never logged nor put in errors; Token's
 //     String and LogValue hide them.
 //
-// DPoP (RFC 9449) is used when the authorization server advertises ES256
-// for it, unless Config.NoDPoP: tokens are then bound to a key the
-// Authorizer makes, and each request carries a fresh proof.
+// DPoP (RFC 9449) is used when the resource asks for it (a DPoP
+// challenge, or dpop_bound_access_tokens_required in its metadata) and
+// the authorization server advertises ES256 for it, unless Config.NoDPoP:
+// tokens are then bound to a key the Authorizer makes, and each request
+// carries a fresh proof, with the servers' nonces when they give them.
 package oauth

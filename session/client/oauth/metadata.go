@@ -22,6 +22,8 @@ type ResourceMetadata struct {
 	Resource             string   `json:"resource"`
 	AuthorizationServers []string `json:"authorization_servers"`
 	ScopesSupported      []string `json:"scopes_supported"`
+	// DPoPBoundRequired: the resource takes only DPoP-bound tokens.
+	DPoPBoundRequired bool `json:"dpop_bound_access_tokens_required"`
 }
 
 // ServerMetadata is an authorization server's metadata (RFC 8414 and
