@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -49,6 +50,12 @@ type backend struct {
 	listed     chan struct{}
 	listedOnce sync.Once
 	discovered atomic.Bool // a lazy backend has listed what it offers once
+
+	// auth is a remote backend's OAuth client (Backend.OAuth), made at
+	// its first connect and kept across reconnects with its token.
+	authOnce sync.Once
+	auth     *http.Client
+	authErr  error
 
 	mu       sync.Mutex
 	state    State

@@ -55,6 +55,11 @@ type Backend struct {
 	// backend going away.
 	URL     string
 	Headers map[string]string
+	// OAuth, for a remote backend, makes the gateway an OAuth 2.1 client
+	// of it (session/client/oauth) with the client credentials grant:
+	// the token is obtained when the server first answers 401, sent to
+	// that server alone, and renewed before it expires.
+	OAuth *OAuth
 
 	// Prefix namespaces the backend's tools, prompts, resources and
 	// templates: "<Prefix>__<name>". The default is Name with every
@@ -121,6 +126,20 @@ type Backend struct {
 	// ("2025-06-18"): how the gateway connects to the backend. Pinning
 	// spares a legacy server that never answers the probe its wait.
 	Protocol string
+}
+
+// OAuth is a remote backend's "oauth" block: the gateway's credentials
+// at the backend's authorization server, which the backend's protected
+// resource metadata names.
+type OAuth struct {
+	ClientID string
+	// ClientSecret authenticates the client (client_secret_basic or
+	// _post, as the server supports), or KeyFile, a PEM private key, by
+	// private_key_jwt (RFC 7523).
+	ClientSecret string
+	KeyFile      string
+	// Scopes are asked for besides those the backend names.
+	Scopes []string
 }
 
 // Defaults for the zero fields of a Backend.
@@ -329,6 +348,8 @@ func (e *ConfigError) Error() string {
 //	                 {"delete_*": {"scopes": ["notes:admin"]}}
 //	"protocol":      "auto", "legacy", "modern" or a revision such as "2025-06-18"
 //	"disabled":      true: leave the server out
+//	"oauth":         a remote server's OAuth client credentials: {"clientId": "…",
+//	                 "clientSecret": "${SECRET}" or "keyFile": "key.pem", "scopes": "a b"}
 //
 // "type" may be "stdio", "http" or "streamable-http" (or absent: then
 // "url" makes a remote server); "sse", the HTTP+SSE transport of
@@ -588,6 +609,9 @@ func (p *entryParser) transport() bool {
 	if _, ok := p.m["headers"]; ok {
 		p.fail("headers", `only a remote server ("url") takes headers`)
 	}
+	if _, ok := p.m["oauth"]; ok {
+		p.fail("oauth", `only a remote server ("url") takes oauth`)
+	}
 	if c, ok := p.str("command", true); ok {
 		if c == "" {
 			p.fail("command", "must not be empty")
@@ -824,6 +848,7 @@ func (p *entryParser) remote() {
 			p.fail("url", "%q is not an http:// or https:// URL", b.URL)
 		}
 	}
+	p.oauth()
 	v, ok := m["headers"]
 	if !ok {
 		return
@@ -854,6 +879,55 @@ func (p *entryParser) remote() {
 	}
 }
 
+// oauth reads a remote server's "oauth" block.
+func (p *entryParser) oauth() {
+	v, ok := p.m["oauth"]
+	if !ok {
+		return
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(v, &m); err != nil {
+		p.fail("oauth", `want an object: {"clientId": "…", "clientSecret": "…" or "keyFile": "…", "scopes": "…"}`)
+		return
+	}
+	o := &OAuth{}
+	str := func(key string) string {
+		raw, ok := m[key]
+		if !ok {
+			return ""
+		}
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			p.fail("oauth."+key, "want a string")
+			return ""
+		}
+		return p.expand("oauth."+key, s)
+	}
+	for k := range m {
+		if !slices.Contains([]string{"clientId", "clientSecret", "keyFile", "scopes"}, k) {
+			p.fail("oauth."+k, "unknown key (want clientId, clientSecret, keyFile, scopes)")
+		}
+	}
+	o.ClientID, o.ClientSecret, o.KeyFile = str("clientId"), str("clientSecret"), str("keyFile")
+	if raw, ok := m["scopes"]; ok {
+		var list []string
+		if json.Unmarshal(raw, &list) == nil {
+			for i, sc := range list {
+				o.Scopes = append(o.Scopes, strings.Fields(p.expand(fmt.Sprintf("oauth.scopes[%d]", i), sc))...)
+			}
+		} else {
+			o.Scopes = strings.FieldsFunc(str("scopes"), func(r rune) bool { return r == ' ' || r == ',' })
+		}
+	}
+	switch {
+	case o.ClientID == "":
+		p.fail("oauth.clientId", "missing")
+	case (o.ClientSecret == "") == (o.KeyFile == ""):
+		p.fail("oauth", `give "clientSecret" or "keyFile", one of them`)
+	}
+	p.b.OAuth = o
+}
+
 // validHeaderName: an RFC 9110 token.
 func validHeaderName(s string) bool {
 	if s == "" {
@@ -868,7 +942,7 @@ func validHeaderName(s string) bool {
 	return true
 }
 
-var backendKeys = []string{"command", "args", "env", "envFile", "cwd", "type", "url", "headers", "disabled",
+var backendKeys = []string{"command", "args", "env", "envFile", "cwd", "type", "url", "headers", "oauth", "disabled",
 	"prefix", "timeout", "maxTimeout", "maxRestarts", "restartWindow", "cooldown", "backoff", "maxBackoff",
 	"pingInterval", "pingTimeout", "lazy", "idleTimeout", "allowTools", "hideTools", "access", "toolAccess", "protocol"}
 

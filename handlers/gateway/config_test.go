@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -112,6 +113,19 @@ func TestParseConfigRemote(t *testing.T) {
 	if o.URL != "https://u:p@x.example/mcp" {
 		t.Errorf("other: %+v", o)
 	}
+	oc, err := ParseConfig([]byte(`{"mcpServers": {
+		"a": {"url": "https://a.example/mcp", "oauth": {"clientId": "gw", "clientSecret": "${SECRET}", "scopes": "mcp:tools, mcp:admin"}},
+		"b": {"url": "https://b.example/mcp", "oauth": {"clientId": "${ID:-gw2}", "keyFile": "/k.pem", "scopes": ["x y", "z"]}}
+	}}`), env(map[string]string{"SECRET": "s3"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := oc.Backends[0].OAuth; a == nil || a.ClientID != "gw" || a.ClientSecret != "s3" || fmt.Sprint(a.Scopes) != "[mcp:tools mcp:admin]" {
+		t.Errorf("oauth a: %+v", a)
+	}
+	if b := oc.Backends[1].OAuth; b == nil || b.ClientID != "gw2" || b.KeyFile != "/k.pem" || fmt.Sprint(b.Scopes) != "[x y z]" {
+		t.Errorf("oauth b: %+v", b)
+	}
 	if _, err := New(cfg, Options{}); err != nil {
 		t.Errorf("New: %v", err)
 	}
@@ -221,6 +235,11 @@ func TestParseConfigErrors(t *testing.T) {
 		{"headers type", `{"mcpServers": {"a": {"url": "https://x/mcp", "headers": ["A: b"]}}}`, []string{`backend "a": key "headers": want an object of strings`}},
 		{"header value", `{"mcpServers": {"a": {"url": "https://x/mcp", "headers": {"X-N": 1, "Bad Name": "v", "X-T": "${NOPE}"}}}}`, []string{`key "headers.X-N": want a string`, `key "headers.Bad Name": not a valid header name`, `key "headers.X-T": ${NOPE} is not set`}},
 		{"stdio headers", `{"mcpServers": {"a": {"command": "x", "headers": {"A": "b"}}}}`, []string{`backend "a": key "headers": only a remote server ("url") takes headers`}},
+		{"stdio oauth", `{"mcpServers": {"a": {"command": "x", "oauth": {"clientId": "c", "clientSecret": "s"}}}}`, []string{`backend "a": key "oauth": only a remote server ("url") takes oauth`}},
+		{"oauth type", `{"mcpServers": {"a": {"url": "https://x/mcp", "oauth": "c:s"}}}`, []string{`backend "a": key "oauth": want an object`}},
+		{"oauth no id", `{"mcpServers": {"a": {"url": "https://x/mcp", "oauth": {"clientSecret": "s"}}}}`, []string{`backend "a": key "oauth.clientId": missing`}},
+		{"oauth both", `{"mcpServers": {"a": {"url": "https://x/mcp", "oauth": {"clientId": "c", "clientSecret": "s", "keyFile": "k"}}}}`, []string{`backend "a": key "oauth": give "clientSecret" or "keyFile", one of them`}},
+		{"oauth key", `{"mcpServers": {"a": {"url": "https://x/mcp", "oauth": {"clientId": "c", "clientSecret": "${NOPE}", "secret": "x"}}}}`, []string{`key "oauth.clientSecret": ${NOPE} is not set`, `key "oauth.secret": unknown key`}},
 		{"prefix chars", `{"mcpServers": {"a": {"command": "x", "prefix": "a b"}}}`, []string{`backend "a": key "prefix": "a b": use 1 to 64 of`}},
 		{"prefix type", `{"mcpServers": {"a": {"command": "x", "prefix": 1}}}`, []string{`backend "a": key "prefix": want a string`}},
 		{"same prefix", `{"mcpServers": {"a": {"command": "x", "prefix": "p"}, "b": {"command": "y", "prefix": "p"}}}`, []string{`backend "b": key "prefix": "p" is also the prefix of backend "a"`}},

@@ -186,6 +186,11 @@ func (c *conn) connect() (*client.Client, error) {
 		for k, v := range b.cfg.Headers {
 			o.Header.Set(k, v)
 		}
+		if b.cfg.OAuth != nil {
+			if o.HTTPClient, err = b.oauthClient(); err != nil {
+				return nil, err
+			}
+		}
 		cl, err = client.ConnectURL(ctx, b.cfg.URL, o)
 	} else {
 		cmd := client.Command{Path: b.cfg.Command, Args: b.cfg.Args, Env: b.cfg.Env, Dir: b.cfg.Dir}

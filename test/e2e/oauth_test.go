@@ -75,6 +75,13 @@ func asKeys(suffix string) []*rst.Key {
 // test when it is not installed.
 func startAuthServer(t *testing.T, keys []*rst.Key) *authServer {
 	t.Helper()
+	return startAuthServerTTL(t, keys, 300)
+}
+
+// startAuthServerTTL is startAuthServer issuing tokens that last ttl
+// seconds.
+func startAuthServerTTL(t *testing.T, keys []*rst.Key, ttl int) *authServer {
+	t.Helper()
 	dir := os.Getenv(oauthASEnv)
 	if dir == "" {
 		t.Skipf("set %s to a directory with the authorization server installed (see oauthASEnv)", oauthASEnv)
@@ -107,7 +114,7 @@ func startAuthServer(t *testing.T, keys []*rst.Key) *authServer {
 		}
 		clients = append(clients, m)
 	}
-	cfg, _ := json.Marshal(map[string]any{"keysFile": as.keysFile, "ttl": 300, "scope": "mcp:tools mcp:admin", "clients": clients})
+	cfg, _ := json.Marshal(map[string]any{"keysFile": as.keysFile, "ttl": ttl, "scope": "mcp:tools mcp:admin", "clients": clients})
 	os.WriteFile(filepath.Join(tmp, "config.json"), cfg, 0o600)
 
 	as.cmd = exec.Command(node, filepath.Join(tmp, "as.mjs"), filepath.Join(tmp, "config.json"))
