@@ -334,6 +334,9 @@ func runClientVerb(v clientVerb, args []string, stdout, stderr io.Writer) int {
 	}
 	if err != nil {
 		printConnectError(stderr, v.name, err)
+		if *endpoint != "" && strings.Contains(err.Error(), "HTTP 401") {
+			fmt.Fprintf(stderr, "(an OAuth-protected server? mcprt login -url %s signs in)\n", *endpoint)
+		}
 		return runtime.ExitFailure
 	}
 	if *logLevel != "" {

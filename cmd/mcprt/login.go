@@ -150,8 +150,10 @@ func canonicalURL(endpoint string) string {
 }
 
 // storedAuthorizer is the client verbs' OAuth: the token mcprt login
-// kept for endpoint, renewed as needed; a server that wants a sign-in
-// gets an error saying to run mcprt login. nil when nothing is kept.
+// kept for endpoint, renewed as needed; a server that wants a new
+// sign-in gets an error saying to run mcprt login. nil when nothing is
+// kept: a server that answers 401 then gets the 401 (a static token's
+// server is no OAuth one).
 func storedAuthorizer(endpoint string, log *slog.Logger) *http.Client {
 	store, err := oauth.DefaultStore()
 	if err != nil {
