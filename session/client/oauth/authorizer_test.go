@@ -418,3 +418,34 @@ func TestFileStoreKeepsToken(t *testing.T) {
 		t.Fatalf("after Delete: %v %v", st, err)
 	}
 }
+
+// The loopback user agent gets the redirect back on 127.0.0.1, and
+// Close ends its listener.
+func TestLoopback(t *testing.T) {
+	var opened string
+	l := &Loopback{Open: func(_ context.Context, u string) error {
+		opened = u
+		go func() { // the browser, redirected back
+			resp, err := http.Get(u)
+			if err == nil {
+				resp.Body.Close()
+			}
+		}()
+		return nil
+	}}
+	redirect, err := l.RedirectURI(context.Background())
+	if err != nil || !strings.HasPrefix(redirect, "http://127.0.0.1:") {
+		t.Fatalf("%q %v", redirect, err)
+	}
+	back, err := l.Authorize(context.Background(), redirect+"?code=c1&state=s1")
+	if err != nil || back.Get("code") != "c1" || back.Get("state") != "s1" || opened == "" {
+		t.Fatalf("%v %v", back, err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if resp, err := http.Get(redirect); err == nil {
+		resp.Body.Close()
+		t.Fatal("the loopback listener still answers after Close")
+	}
+}

@@ -18,11 +18,11 @@ type Loopback struct {
 	// Open shows the user the authorization URL.
 	Open func(ctx context.Context, authURL string) error
 
-	mu  sync.Mutex
-	ln  net.Listener
-	srv *http.Server
-	got chan url.Values
-	uri string
+	mu     sync.Mutex
+	srv    *http.Server
+	served chan struct{} // closed when Serve returned
+	got    chan url.Values
+	uri    string
 }
 
 // RedirectURI listens, once, and is http://127.0.0.1:PORT/callback.
@@ -36,7 +36,7 @@ func (l *Loopback) RedirectURI(context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	l.ln, l.got = ln, make(chan url.Values, 1)
+	l.got = make(chan url.Values, 1)
 	l.uri = fmt.Sprintf("http://%s/callback", ln.Addr())
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /callback", func(w http.ResponseWriter, r *http.Request) {
@@ -47,8 +47,12 @@ func (l *Loopback) RedirectURI(context.Context) (string, error) {
 			http.Error(w, "an authorization is already being handled", http.StatusConflict)
 		}
 	})
-	l.srv = &http.Server{Handler: mux}
-	go l.srv.Serve(ln) // stopped by Close
+	srv, served := &http.Server{Handler: mux}, make(chan struct{})
+	l.srv, l.served = srv, served
+	go func() { // stopped, and waited for, by Close
+		defer close(served)
+		srv.Serve(ln)
+	}()
 	return l.uri, nil
 }
 
@@ -71,7 +75,7 @@ func (l *Loopback) Authorize(ctx context.Context, authURL string) (url.Values, e
 	}
 }
 
-// Close stops listening.
+// Close stops listening, and waits for the listener to end.
 func (l *Loopback) Close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -79,6 +83,7 @@ func (l *Loopback) Close() error {
 		return nil
 	}
 	err := l.srv.Close()
+	<-l.served
 	l.srv, l.uri = nil, ""
 	return err
 }
