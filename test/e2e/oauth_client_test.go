@@ -42,7 +42,7 @@ func freeLoopbackPort(t *testing.T) int {
 func oauthGateway(t *testing.T, ttl int) (as *authServer, resource string, gw *httpProc, c *client.Client) {
 	as = startAuthServerTTL(t, asKeys("1"), ttl)
 	resource = fmt.Sprintf("http://127.0.0.1:%d/mcp", freeLoopbackPort(t))
-	backend := startHTTP(t, binPath, "serve", "-http", strings.TrimSuffix(strings.TrimPrefix(resource, "http://"), "/mcp"),
+	backend := startHTTPEnv(t, []string{"LOG_LEVEL=debug"}, binPath, "serve", "-http", strings.TrimSuffix(strings.TrimPrefix(resource, "http://"), "/mcp"),
 		"-http-oauth-issuer", as.issuer, "-http-oauth-resource", resource, "-http-oauth-scopes", "mcp:tools")
 	f := newGateway(t)
 	cfg := f.config(map[string]any{"remote": map[string]any{"url": backend.url,
@@ -64,6 +64,20 @@ func oauthGateway(t *testing.T, ttl int) (as *authServer, resource string, gw *h
 	return as, resource, gw, connectHTTP(t, gw.url, client.Options{})
 }
 
+// authorizations counts the tokens the gateway says it obtained, waiting
+// (within callTimeout) for want of them: its log reaches the test a
+// moment after the call it served.
+func authorizations(gw *httpProc, want int) int {
+	deadline := time.Now().Add(callTimeout)
+	for {
+		n := strings.Count(gw.stderr.String(), "oauth: authorized")
+		if n >= want || time.Now().After(deadline) {
+			return n
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // TestOAuthGatewayClientCredentials: mcprt gateway reaches a remote
 // backend, mcprt serve -http protected by a real authorization server,
 // as an OAuth client with the client credentials grant of its config's
@@ -83,7 +97,7 @@ func TestOAuthGatewayClientCredentials(t *testing.T) {
 		calls++
 		time.Sleep(500 * time.Millisecond)
 	}
-	if n := strings.Count(gw.stderr.String(), "oauth: authorized"); n < 3 {
+	if n := authorizations(gw, 3); n < 3 {
 		t.Errorf("%d tokens obtained in 8 s of 3 s tokens, want at least 3", n)
 	}
 }
@@ -107,7 +121,7 @@ func TestOAuthGatewayTokenRefused(t *testing.T) {
 	if got := callText(t, c, "remote__echo", map[string]any{"text": "after"}); got != "after" {
 		t.Fatalf("after the rotation: %q", got)
 	}
-	if n := strings.Count(gw.stderr.String(), "oauth: authorized"); n != 2 {
+	if n := authorizations(gw, 2); n != 2 {
 		t.Errorf("%d tokens obtained, want 2 (the first, and one after the refusal)", n)
 	}
 }
@@ -168,7 +182,9 @@ func startCodeAS(t *testing.T) *codeAS {
 			"scope": q.Get("scope"), "iat": now, "exp": now + 300, "jti": fmt.Sprint(time.Now().UnixNano())}, nil)
 		json.NewEncoder(w).Encode(map[string]any{"access_token": tok, "token_type": "Bearer", "expires_in": 300})
 	})
-	as.srv = httptest.NewServer(mux)
+	// Started after as.srv is set: the handlers read it.
+	as.srv = httptest.NewUnstartedServer(mux)
+	as.srv.Start()
 	t.Cleanup(as.srv.Close)
 	return as
 }

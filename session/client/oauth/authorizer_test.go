@@ -68,7 +68,8 @@ func newFakeAS(t *testing.T) *fakeAS {
 			"access_token": fmt.Sprintf("tok-%d", n), "token_type": "Bearer", "expires_in": as.ttl,
 		})
 	})
-	as.srv = httptest.NewServer(mux)
+	as.srv = httptest.NewUnstartedServer(mux) // started once set: the handlers read it
+	as.srv.Start()
 	t.Cleanup(as.srv.Close)
 	return as
 }
@@ -115,7 +116,8 @@ func newFakeRS(t *testing.T, as *fakeAS) *fakeRS {
 		w.WriteHeader(status)
 		io.WriteString(w, "{}")
 	})
-	rs.srv = httptest.NewServer(mux)
+	rs.srv = httptest.NewUnstartedServer(mux) // started once set: the handlers read it
+	rs.srv.Start()
 	t.Cleanup(rs.srv.Close)
 	return rs
 }
