@@ -140,7 +140,9 @@ type Options struct {
 	// HTTPClient sends the requests of ConnectURL (nil: a client of the
 	// package's own, whose idle connections Close closes). It must not
 	// have a Timeout: response streams last as long as their requests,
-	// which Timeout and the contexts bound instead.
+	// which Timeout and the contexts bound instead. For a server that
+	// wants OAuth, session/client/oauth's Authorizer.Client is one that
+	// signs in on the server's 401 and sends the token to it alone.
 	HTTPClient *http.Client
 	// Header is added to every HTTP request of ConnectURL, for
 	// credentials ("Authorization: Bearer …") and the like. The headers
