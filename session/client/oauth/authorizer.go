@@ -288,7 +288,7 @@ func (a *Authorizer) authorize(r *http.Request) (*Token, error) {
 	if t.expiring(a.now(), refreshSkew) {
 		if nt, err := a.renew(r.Context(), t); err == nil {
 			t = nt
-		} else {
+		} else if err != errCannotRenew {
 			a.log.Info("oauth: renewing the token before expiry failed", slog.String("reason", err.Error()))
 		}
 	}
@@ -382,8 +382,12 @@ func (a *Authorizer) renew(ctx context.Context, t *Token) (*Token, error) {
 		}
 		return a.tok, nil
 	}
-	return nil, errors.New("no refresh token")
+	return nil, errCannotRenew
 }
+
+// errCannotRenew: a user's token without a refresh token is used until
+// the server refuses it; then the user signs in again.
+var errCannotRenew = errors.New("no refresh token")
 
 // refresh uses t's refresh token (a.mu held).
 func (a *Authorizer) refresh(ctx context.Context, t *Token) (*Token, error) {

@@ -451,3 +451,93 @@ func TestLoopback(t *testing.T) {
 		t.Fatal("the loopback listener still answers after Close")
 	}
 }
+
+// uaFunc is a user agent that approves by asking the authorization
+// endpoint itself, counting the sign-ins.
+type uaFunc struct{ signIns *atomic.Int32 }
+
+func (uaFunc) RedirectURI(context.Context) (string, error) { return "http://127.0.0.1:1/cb", nil }
+func (u uaFunc) Authorize(ctx context.Context, authURL string) (url.Values, error) {
+	u.signIns.Add(1)
+	hc := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := hc.Get(authURL)
+	if err != nil {
+		return nil, err
+	}
+	resp.Body.Close()
+	loc, err := resp.Location()
+	if err != nil {
+		return nil, err
+	}
+	return loc.Query(), nil
+}
+
+// A user's token is refreshed before it expires, with its refresh token
+// and the resource, and without a new sign-in; offline_access is asked
+// for where the server offers it.
+func TestRefreshBeforeExpiry(t *testing.T) {
+	var issued atomic.Int32
+	var mu sync.Mutex
+	var forms []url.Values
+	var asURL string
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /.well-known/oauth-authorization-server", func(w http.ResponseWriter, r *http.Request) {
+		json.NewEncoder(w).Encode(map[string]any{"issuer": asURL, "authorization_endpoint": asURL + "/authorize",
+			"token_endpoint": asURL + "/token", "registration_endpoint": asURL + "/register",
+			"scopes_supported": []string{"mcp", "offline_access"}})
+	})
+	mux.HandleFunc("POST /register", func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusCreated)
+		io.WriteString(w, `{"client_id":"dyn-1"}`)
+	})
+	mux.HandleFunc("GET /authorize", func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		mu.Lock()
+		forms = append(forms, q)
+		mu.Unlock()
+		http.Redirect(w, r, q.Get("redirect_uri")+"?code=c&state="+url.QueryEscape(q.Get("state")), http.StatusFound)
+	})
+	mux.HandleFunc("POST /token", func(w http.ResponseWriter, r *http.Request) {
+		r.ParseForm()
+		mu.Lock()
+		forms = append(forms, r.PostForm)
+		mu.Unlock()
+		n := issued.Add(1)
+		json.NewEncoder(w).Encode(map[string]any{"access_token": fmt.Sprintf("tok-%d", n), "token_type": "Bearer",
+			"expires_in": 60, "refresh_token": fmt.Sprintf("refresh-%d", n)})
+	})
+	as := httptest.NewUnstartedServer(mux)
+	as.Start()
+	defer as.Close()
+	asURL = as.URL
+	rs := newFakeRS(t, &fakeAS{srv: as})
+	var signIns atomic.Int32
+	a, err := New(rs.srv.URL+"/mcp", Config{UserAgent: uaFunc{&signIns}, Scopes: []string{"mcp"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock := time.Now()
+	a.now = func() time.Time { return clock }
+	for _, step := range []time.Duration{0, 10 * time.Second, 40 * time.Second} {
+		clock = clock.Add(step)
+		if resp, err := post(t, a.Client(), rs.srv.URL+"/mcp"); err != nil || resp.StatusCode != 200 {
+			t.Fatalf("%v %v", resp, err)
+		}
+	}
+	if signIns.Load() != 1 || issued.Load() != 2 {
+		t.Fatalf("%d sign-ins, %d tokens; want 1 sign-in, and a refresh", signIns.Load(), issued.Load())
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	auth, refresh := forms[0], forms[2]
+	if auth.Get("scope") != "mcp offline_access" || auth.Get("code_challenge_method") != "S256" || auth.Get("resource") != rs.srv.URL+"/mcp" {
+		t.Errorf("authorization request: %v", auth)
+	}
+	if refresh.Get("grant_type") != "refresh_token" || refresh.Get("refresh_token") != "refresh-1" ||
+		refresh.Get("resource") != rs.srv.URL+"/mcp" || refresh.Get("client_id") != "dyn-1" {
+		t.Errorf("refresh request: %v", refresh)
+	}
+	if got := a.Token().RefreshToken; got != "refresh-2" {
+		t.Errorf("refresh token kept: %q", got)
+	}
+}
