@@ -1,6 +1,7 @@
 package oauth
 
 import (
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -74,5 +75,39 @@ func FuzzChallenges(f *testing.F) {
 	f.Add(`Bearer a="\`)
 	f.Fuzz(func(t *testing.T, s string) {
 		parseChallenges([]string{s})
+	})
+}
+
+// FuzzTokenDestination: whatever resource a server's metadata names and
+// whatever URL a request goes to, the token is attached only to requests
+// for the server's own origin, within the resource.
+func FuzzTokenDestination(f *testing.F) {
+	f.Add("https://rs.example/mcp", "https://rs.example/mcp")
+	f.Add("https://rs.example", "https://evil.example/mcp")
+	f.Add("https://rs.example/", "https://rs.example.evil.example/mcp")
+	f.Add("https://rs.example/mcp", "https://rs.example/mcp-other")
+	f.Add("https://RS.example/mcp", "https://rs.example:443/mcp")
+	f.Fuzz(func(t *testing.T, resource, target string) {
+		a, err := New("https://rs.example/mcp", Config{Grant: ClientCredentials, ClientID: "c", ClientSecret: "s"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !covers(resource, a.server) {
+			return // discover refuses such metadata
+		}
+		a.tok = &Token{AccessToken: "secret-token", TokenType: "Bearer", Resource: resource}
+		req, err := http.NewRequest(http.MethodPost, target, nil)
+		if err != nil {
+			return
+		}
+		if _, err := a.authorize(req); err != nil {
+			return
+		}
+		if req.Header.Get("Authorization") == "" {
+			return
+		}
+		if req.URL.Scheme != "https" || !strings.EqualFold(req.URL.Host, "rs.example") {
+			t.Fatalf("resource %q: the token went to %q", resource, target)
+		}
 	})
 }
