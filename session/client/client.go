@@ -70,6 +70,8 @@ type Client struct {
 	// extMeta is the last _meta made for a request's own extensions
 	// (WithExtensions): a gateway's client mostly sends the same ones.
 	extMeta atomic.Pointer[extEraMeta]
+	// taskSt is the bookkeeping of tasks (tasks.go), made on first use.
+	taskSt atomic.Pointer[taskState]
 
 	mu       sync.Mutex
 	pending  map[int64]*pending
@@ -118,6 +120,9 @@ type pending struct {
 	// time since Client.epoch: its last progress (0: none yet), and the
 	// latest its timeout may reach.
 	progressAt, maxAt time.Duration
+	// kept, set for CallToolTask's tools/call that asked for progress:
+	// its progress func outlives the answer, and the id goes here.
+	kept *int64
 }
 
 type reply struct {
@@ -588,6 +593,12 @@ func (c *Client) response(m *jsonrpc.Message) {
 		c.deliver(id, p, reply{err: &RPCError{Method: p.method, Err: &e}})
 		return
 	}
+	if p.kept != nil && p.progress != nil {
+		// Registered before the answer is delivered: the progress of a
+		// task may follow its CreateTaskResult at once.
+		c.keepProgress(id, p.progress)
+		*p.kept = id
+	}
 	c.deliver(id, p, reply{result: m.Result})
 }
 
@@ -622,6 +633,8 @@ func (c *Client) notification(m *jsonrpc.Message) {
 				cancel()
 			}
 		}
+	case "notifications/tasks/status", "notifications/tasks":
+		c.taskNotified(m.Params)
 	case "notifications/tools/list_changed":
 		c.markDirty(ListTools)
 	case "notifications/resources/list_changed":
@@ -671,6 +684,9 @@ func (c *Client) progress(params json.RawMessage) {
 		}
 	}
 	c.mu.Unlock()
+	if fn == nil {
+		fn = c.taskProgress(id) // a 2025-11-25 task's, after its tools/call
+	}
 	if fn != nil {
 		fn(Progress{Progress: p.Progress, Total: p.Total, Message: p.Message})
 	}
@@ -706,6 +722,8 @@ type callOptions struct {
 	askProgress bool // see ProgressAnswerer
 	done        <-chan struct{}
 	extensions  json.RawMessage // see WithExtensions
+	taskTTL     time.Duration   // see WithTaskTTL
+	kept        *int64          // see pending.kept
 }
 
 // WithTimeout bounds this request instead of Options.Timeout; negative
@@ -828,7 +846,7 @@ func (c *Client) begin(method string, params []byte, extra, meta []member, o cal
 	}
 	line = appendRequest(line, id, method, params, extra, meta)
 	p.metaBuf = p.metaBuf[:0] // the line is written: let go of the members
-	p.method, p.progress, p.cancellable, p.async = method, o.progress, cancellable, a
+	p.method, p.progress, p.cancellable, p.async, p.kept = method, o.progress, cancellable, a, o.kept
 	p.timeout = c.opts.Timeout
 	if o.timeout != 0 {
 		p.timeout = o.timeout

@@ -33,6 +33,24 @@
 // verbatim. Lists (tools, resources, templates, prompts) are fetched whole,
 // cached, and refetched when the server sends list_changed.
 //
+// # Tasks
+//
+// CallToolTask asks for a task where the session allows one: in
+// 2025-11-25 with params.task, for a tool whose execution.taskSupport
+// allows it on a server that declares tasks.requests.tools.call; in
+// 2026-07-28 by declaring the io.modelcontextprotocol/tasks extension on
+// the request, the server deciding. It returns the Task, or the plain
+// result when the server made none. AwaitTask polls it (tasks/get, at the
+// server's pollInterval, woken early by a status notification) and
+// returns its result; the questions a task asks are answered by the same
+// Options handlers as a request's (2025-11-25: its related-task requests,
+// sent while tasks/result waits, and answered with the related-task
+// _meta; 2026-07-28: inputRequests, answered once each with
+// tasks/update). GetTask, TaskResult, CancelTask, UpdateTask and
+// ListTasks are the methods one by one; over HTTP in 2026-07-28, Mcp-Name
+// carries the task id. A 2025-11-25 task's progress reaches the
+// WithProgress func of its CallToolTask for the task's whole life.
+//
 // # Failure contract
 //
 // The server's stdout is the protocol; a line on it that is not JSON-RPC is

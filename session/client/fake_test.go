@@ -34,6 +34,7 @@ import (
 //	ignore-term  legacy; ignores stdin EOF and SIGTERM
 //	ignore-eof   legacy; ignores stdin EOF, dies on SIGTERM
 //	flood        legacy; writes MCPRT_FAKE_FLOOD lines to stderr at start
+//	legacy-tasks legacy with 2025-11-25 tasks (fake_tasks_test.go)
 //
 // MCPRT_FAKE_VERSION makes initialize answer that version, whatever was asked.
 type fake struct {
@@ -49,6 +50,7 @@ type fake struct {
 	tools   []string
 	waiting map[string]chan json.RawMessage // server→client requests by id
 	nextID  int
+	tasks   map[string]*legacyTask // mode legacy-tasks
 }
 
 type fakeMsg struct {
@@ -191,6 +193,9 @@ func (f *fake) handle(m fakeMsg) {
 			f.error(m.ID, -32022, "Unsupported protocol version", map[string]any{"supported": []string{"2099-01-01"}, "requested": v})
 			return
 		}
+	}
+	if f.mode == "legacy-tasks" && f.handleTasks(m) {
+		return
 	}
 	switch m.Method {
 	case "server/discover":

@@ -378,6 +378,11 @@ func (c *Client) serverRequest(m *jsonrpc.Message) {
 			if merr != nil {
 				err = merr
 			} else {
+				if rt, ok := relatedTask(params); ok && len(b) > 0 && b[0] == '{' {
+					// A question a 2025-11-25 task asks: its answer
+					// is related to the task too, and says so.
+					b = appendObject(nil, b, nil, []member{{relatedTaskKey, rt}})
+				}
 				line = jsonrpc.AppendResult(nil, id, b)
 			}
 		}

@@ -267,6 +267,10 @@ func (h *httpConn) newRequest(ctx context.Context, method string, body []byte, m
 				req.Header.Set(hdrName, jsonschema.EncodeHeaderValue(stringParam(mi.params, "name")))
 			case "resources/read":
 				req.Header.Set(hdrName, jsonschema.EncodeHeaderValue(stringParam(mi.params, "uri")))
+			case "tasks/get", "tasks/update", "tasks/cancel":
+				// The tasks extension: routes a task's requests to the
+				// replica that holds it.
+				req.Header.Set(hdrName, jsonschema.EncodeHeaderValue(stringParam(mi.params, "taskId")))
 			}
 			if mi.method == "tools/call" {
 				h.c.setParamHeaders(req.Header, mi.params)
