@@ -34,6 +34,7 @@ type clientVerb struct {
 	about         string // what it does and prints
 	min, max      int    // positional argument count; max -1: unbounded
 	output        bool   // takes -o FILE
+	task          bool   // takes -task and -task-ttl
 	// check, if set, finds what is wrong with the arguments before the
 	// server is started ("" when nothing is).
 	check func(args []string) string
@@ -52,6 +53,10 @@ type clientRun struct {
 	tty bool
 	// outFile is -o FILE: where the verb's output goes instead of stdout.
 	outFile string
+	// task is -task: the call is asked to run as a task, kept for
+	// taskTTL (-task-ttl; 0: the server's choice).
+	task    bool
+	taskTTL time.Duration
 }
 
 var clientVerbs = []clientVerb{
@@ -64,7 +69,7 @@ array per kind.`,
 	},
 	{
 		name: "call", summary: "call a tool of another server",
-		args: "TOOL [JSON-OBJECT | NAME=VALUE...]", min: 1, max: -1, check: checkCall, do: clientCall,
+		args: "TOOL [JSON-OBJECT | NAME=VALUE...]", min: 1, max: -1, check: checkCall, do: clientCall, task: true,
 		about: `Calls TOOL with the arguments, default none, given as one JSON object
 ('{"text":"hi"}') or as NAME=VALUE pairs (text=hi), and prints its
 content: text as is, other blocks as a one-line summary, or the
@@ -74,7 +79,20 @@ otherwise as the JSON value it spells (n=3, on=true, tags='["a","b"]'),
 or as a string when it spells none. Progress the server reports is
 shown on stderr while the call runs. -json prints the whole result. A
 result with isError prints its content and exits 1. A tool the server
-does not list is named, with the closest name it does list.`,
+does not list is named, with the closest name it does list.
+
+-task asks for the call to run as a task, which the server then runs in
+the background while mcprt polls it: the task's id, each status it
+reports and its progress are shown on stderr as they come, the questions
+it asks are refused as a plain call's are, and its result is printed as a
+plain call's. Each poll is bounded by -timeout, the whole task by nothing:
+a call of an hour does not need -timeout 0. Ctrl-C cancels the task
+(tasks/cancel) before mcprt exits. A 2025-11-25 server is asked for a
+task (params.task) only for a tool whose execution.taskSupport allows
+one, -task-ttl asking it to keep the task that long; a 2026-07-28 server
+is told the client supports the tasks extension and decides itself.
+Either way a call the server answers at once is printed as it is, with a
+note on stderr.`,
 	},
 	{
 		name: "read", summary: "read a resource of another server",
@@ -240,6 +258,12 @@ func runClientVerb(v clientVerb, args []string, stdout, stderr io.Writer) int {
 	if v.output {
 		outFile = fs.String("o", "", "write the contents to `file`, exactly as they are, instead of stdout")
 	}
+	var asTask *bool
+	var taskTTL *time.Duration
+	if v.task {
+		asTask = fs.Bool("task", false, "run the call as a task: show its status on stderr, print its result; Ctrl-C cancels it")
+		taskTTL = fs.Duration("task-ttl", 0, "with -task, ask a 2025-11-25 server to keep the task this `long` (0: the server's choice)")
+	}
 
 	before, command := args, []string(nil)
 	if i := slices.Index(args, "--"); i >= 0 {
@@ -284,6 +308,12 @@ func runClientVerb(v clientVerb, args []string, stdout, stderr io.Writer) int {
 	cv := &clientRun{verb: v.name, stdout: stdout, stderr: lw, json: *asJSON, tty: isTerminal(stdout)}
 	if outFile != nil {
 		cv.outFile = *outFile
+	}
+	if asTask != nil {
+		cv.task, cv.taskTTL = *asTask, *taskTTL
+		if !cv.task && cv.taskTTL != 0 {
+			return usageErr("-task-ttl is for -task")
+		}
 	}
 	if cv.outFile != "" && cv.json {
 		return usageErr("-o writes the contents and -json prints the result: give one")
@@ -672,25 +702,37 @@ func clientCall(cv *clientRun, args []string) int {
 	} else if a.object != nil {
 		params["arguments"] = a.object
 	}
-	var raw json.RawMessage
-	err := cv.c.Call(cv.ctx, "tools/call", params, &raw, client.WithProgress(func(p client.Progress) {
+	progress := client.WithProgress(func(p client.Progress) {
 		if cv.stderr.tty {
 			cv.stderr.setStatus("mcprt call: " + progressText(p))
 			return
 		}
 		fmt.Fprintln(cv.stderr, progressText(p))
-	}))
+	})
+	var raw json.RawMessage
+	var err error
+	if cv.task {
+		raw, err = cv.callTask(args[0], params["arguments"], progress)
+	} else {
+		err = cv.c.Call(cv.ctx, "tools/call", params, &raw, progress)
+	}
 	cv.stderr.setStatus("")
 	if err != nil {
 		return cv.failUnknown(err, "tool", args[0])
 	}
+	return cv.printCallResult(args[0], raw)
+}
+
+// printCallResult prints a tools/call result: its content, or with -json
+// the whole result; 1 when the tool reported an error.
+func (cv *clientRun) printCallResult(tool string, raw json.RawMessage) int {
 	var res client.CallToolResult
 	if err := json.Unmarshal(raw, &res); err != nil {
 		return cv.fail(fmt.Errorf("decoding the result: %w", err))
 	}
 	code := runtime.ExitOK
 	if res.IsError {
-		fmt.Fprintf(cv.stderr, "mcprt call: tool %s reported an error\n", args[0])
+		fmt.Fprintf(cv.stderr, "mcprt call: tool %s reported an error\n", tool)
 		code = runtime.ExitFailure
 	}
 	if cv.json {
