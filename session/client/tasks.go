@@ -257,7 +257,7 @@ func (c *Client) CallToolTask(ctx context.Context, name string, args any, opts .
 		if i >= 0 && c.CanTask(tools[i]) {
 			task := map[string]any{}
 			if o.taskTTL > 0 {
-				task["ttl"] = o.taskTTL.Milliseconds()
+				task["ttl"] = max(o.taskTTL.Milliseconds(), 1)
 			}
 			params["task"] = task
 		}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/mcprt/mcprt/session/client"
 )
@@ -72,7 +73,7 @@ func TestEverythingTask(t *testing.T) {
 		t.Fatalf("taskSupport %q, CanTask %v", tools[i].TaskSupport(), c.CanTask(tools[i]))
 	}
 
-	task, raw, err := c.CallToolTask(ctx(t), "simulate-research-query", map[string]any{"topic": "gophers"}, client.WithTaskTTL(300000))
+	task, raw, err := c.CallToolTask(ctx(t), "simulate-research-query", map[string]any{"topic": "gophers"}, client.WithTaskTTL(5*time.Minute))
 	if err != nil || task == nil {
 		t.Fatalf("CallToolTask: %+v %s %v", task, raw, err)
 	}
