@@ -61,6 +61,21 @@ sends N legacy handshakes that are never used again (a new client must
 still be served after them, and no session in use closed). -era auto
 asks server/discover first, and speaks 2026-07-28 if it is answered.
 
+With -tasks N the campaign is one of tasks instead, over stdio: N calls
+made as tasks (mcprt call -task's way, in the era -era names: 2025-11-25
+in the legacy one), at most -task-concurrency running at once, polled
+until they end; -task-cancel of them cancelled at a seeded poll; and
+-task-kills times the server killed with SIGKILL while tasks run and
+started again, after which every task is asked for again. It fails when a
+task ends in two terminal states (or is working again after one), a
+completed task's result changes, tasks/cancel is not answered as the era
+says, or a task never ends. A server whose command has -tasks-dir (or
+with -task-durable) must still know every task after a restart; any other
+may forget them, which the report counts as lost. The tool is the
+conformance fixture's slow_compute (mcprt serve -fixture conformance) or
+server-everything's simulate-research-query, whichever is listed, or
+-task-tool with -task-args.
+
 The tools are found with tools/list ("echo", "sleep" taking {"ms"},
 "panic"; behind a gateway, their prefixed names, "ref__echo" and so on,
 of the prefix that has the most of them) unless named with -echo-tool,
@@ -111,6 +126,14 @@ func chaos(args []string, s streams) int {
 	fs.DurationVar(&c.ExitTimeout, "exit-timeout", 0, "how long to wait for the exit before killing the server (default 30s)")
 	behind := fs.Bool("behind-gateway", false, "run CMD behind mcprt gateway, beside a wedged backend (one that never answers its lists): the campaign checks that one hung backend takes nothing from the others (tools are found by their \"<prefix>__\" names)")
 	verbose := fs.Bool("v", false, "also print the tail of the server's stderr")
+	tc := taskCampaign{out: stderr}
+	fs.IntVar(&tc.tasks, "tasks", 0, "run the task campaign instead, of `N` tasks (see above)")
+	fs.IntVar(&tc.kills, "task-kills", 1, "task campaign: how many times the server is killed (SIGKILL) and started again with tasks running")
+	fs.Float64Var(&tc.cancelRate, "task-cancel", 0.3, "task campaign: share of tasks cancelled while they run")
+	fs.IntVar(&tc.concurrency, "task-concurrency", 8, "task campaign: tasks running at once, at most")
+	fs.StringVar(&tc.tool, "task-tool", "", "task campaign: the tool to call as a task (default: slow_compute or simulate-research-query, whichever is listed)")
+	taskArgs := fs.String("task-args", "{}", "task campaign: the arguments of -task-tool, a JSON object")
+	fs.BoolVar(&tc.durable, "task-durable", false, "task campaign: the server keeps its tasks across a restart, which it must then still know (implied by -tasks-dir in CMD)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return runtime.ExitOK
@@ -130,6 +153,9 @@ func chaos(args []string, s streams) int {
 	case c.URL == "" && !c.HTTP && (len(headers) > 0 || c.MaxBody != 0 || c.PauseSize != 0):
 		fmt.Fprintln(stderr, "mcprt chaos: -header, -max-body and -pause-size are for HTTP (-http or -url)")
 		return runtime.ExitUsage
+	}
+	if tc.tasks > 0 {
+		return chaosTasks(&tc, fs, pf, c.Seed, *taskArgs, stderr)
 	}
 	c.Command = fs.Args()
 	if *behind {
