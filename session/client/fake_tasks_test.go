@@ -5,6 +5,7 @@ package client_test
 import (
 	"encoding/json"
 	"fmt"
+	"time"
 )
 
 // legacyTask is one task of the fake in mode legacy-tasks: the tool
@@ -48,9 +49,37 @@ func (f *fake) handleTasks(m fakeMsg) bool {
 	case "tools/list":
 		f.result(m.ID, map[string]any{"tools": []any{
 			map[string]any{"name": "ttask", "inputSchema": map[string]any{"type": "object"}, "execution": map[string]any{"taskSupport": "optional"}},
+			map[string]any{"name": "tnotify", "inputSchema": map[string]any{"type": "object"}, "execution": map[string]any{"taskSupport": "required"}},
 			map[string]any{"name": "echo", "inputSchema": map[string]any{"type": "object"}},
 		}})
 	case "tools/call":
+		if p.Name == "tnotify" && p.Task != nil {
+			// Completed at once, but polls asked for once an hour: only
+			// its status notifications, sent until tasks/result is asked
+			// for, tell the client.
+			t := &legacyTask{id: fmt.Sprintf("lt-%d", len(f.tasks)+1), status: "working", asked: make(chan struct{}), done: make(chan struct{})}
+			f.tasks[t.id] = t
+			created := t.json()
+			created["pollInterval"] = 3600000
+			f.result(m.ID, map[string]any{"task": created})
+			t.status = "completed"
+			t.answer = json.RawMessage(`"notified"`)
+			close(t.done)
+			go func() {
+				for {
+					select {
+					case <-t.asked:
+						return
+					case <-time.After(20 * time.Millisecond):
+					}
+					f.mu.Lock()
+					st := t.json()
+					f.mu.Unlock()
+					f.notify("notifications/tasks/status", st)
+				}
+			}()
+			return true
+		}
 		if p.Name != "ttask" || p.Task == nil {
 			return false
 		}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/mcprt/mcprt/session/client"
 )
@@ -69,5 +70,25 @@ func TestLegacyTaskProgressAndRelated(t *testing.T) {
 	task, raw, err = c.CallToolTask(ctx(t), "echo", map[string]string{"text": "plain"})
 	if err != nil || task != nil || !strings.Contains(string(raw), "plain") {
 		t.Fatalf("echo: %+v %s %v", task, raw, err)
+	}
+}
+
+// TestLegacyTaskStatusNotification: a task whose server suggests polling
+// once an hour is seen to end by its notifications/tasks/status, which
+// wakes AwaitTask's wait.
+func TestLegacyTaskStatusNotification(t *testing.T) {
+	t.Parallel()
+	cmd, _ := fakeCmd(t, "legacy-tasks")
+	c := connect(t, cmd, opts(client.Options{Era: client.EraLegacy}))
+	task, _, err := c.CallToolTask(ctx(t), "tnotify", nil)
+	if err != nil || task == nil {
+		t.Fatal(task, err)
+	}
+	if task.PollInterval != time.Hour {
+		t.Errorf("pollInterval %v", task.PollInterval)
+	}
+	raw, err := c.AwaitTask(ctx(t), task, nil)
+	if err != nil || !strings.Contains(string(raw), "notified") {
+		t.Fatalf("AwaitTask: %s %v", raw, err)
 	}
 }
