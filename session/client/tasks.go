@@ -709,3 +709,40 @@ func relatedTask(params json.RawMessage) (json.RawMessage, bool) {
 	}
 	return rt, true
 }
+
+// JSON encodes t in era's wire shape, as a server would send it: for
+// EraLegacy a 2025-11-25 Task (ttl, pollInterval); for EraModern a
+// 2026-07-28 DetailedTask (ttlMs, pollIntervalMs, and inputRequests,
+// result or error when set), without resultType, which the message it
+// goes into decides ("task" for a CreateTaskResult, "complete" for
+// tasks/get). For a gateway bridging one era's client to the other's
+// server. A TTL that was not given is sent as null (unlimited), the
+// field being required.
+func (t Task) JSON(era Era) json.RawMessage {
+	ttl := any(nil)
+	if t.TTL > 0 {
+		ttl = t.TTL.Milliseconds()
+	}
+	m := map[string]any{"taskId": t.ID, "status": t.Status, "createdAt": t.CreatedAt, "lastUpdatedAt": t.LastUpdatedAt}
+	if t.StatusMessage != "" {
+		m["statusMessage"] = t.StatusMessage
+	}
+	ttlKey, pollKey := "ttl", "pollInterval"
+	if era == EraModern {
+		ttlKey, pollKey = "ttlMs", "pollIntervalMs"
+		if len(t.InputRequests) > 0 {
+			m["inputRequests"] = t.InputRequests
+		}
+		if t.Result != nil {
+			m["result"] = t.Result
+		}
+		if t.Error != nil {
+			m["error"] = t.Error
+		}
+	}
+	m[ttlKey] = ttl
+	if t.PollInterval > 0 {
+		m[pollKey] = max(t.PollInterval.Milliseconds(), 1)
+	}
+	return mustMarshal(m)
+}

@@ -324,3 +324,31 @@ func TestTaskOf(t *testing.T) {
 		}
 	}
 }
+
+// TestTaskJSON: a task encoded in either era's shape reads back the same,
+// and carries only that era's field names.
+func TestTaskJSON(t *testing.T) {
+	t.Parallel()
+	task := client.Task{ID: "t1", Status: client.TaskCompleted, StatusMessage: "done", CreatedAt: "2026-11-27T00:00:00Z",
+		LastUpdatedAt: "2026-11-27T00:00:05Z", TTL: time.Minute, PollInterval: 500 * time.Millisecond,
+		Result: json.RawMessage(`{"content":[]}`)}
+	legacy := string(task.JSON(client.EraLegacy))
+	modern := string(task.JSON(client.EraModern))
+	if !strings.Contains(legacy, `"ttl":60000`) || !strings.Contains(legacy, `"pollInterval":500`) || strings.Contains(legacy, "Ms") || strings.Contains(legacy, "result") {
+		t.Errorf("legacy %s", legacy)
+	}
+	if !strings.Contains(modern, `"ttlMs":60000`) || !strings.Contains(modern, `"pollIntervalMs":500`) || !strings.Contains(modern, `"result":{"content":[]}`) {
+		t.Errorf("modern %s", modern)
+	}
+	back, ok := client.TaskOf(json.RawMessage(`{"resultType":"task",` + modern[1:]))
+	if !ok || back.ID != task.ID || back.TTL != task.TTL || back.PollInterval != task.PollInterval || string(back.Result) != string(task.Result) || back.StatusMessage != "done" {
+		t.Errorf("modern round trip: %+v", back)
+	}
+	back, ok = client.TaskOf(json.RawMessage(`{"task":` + legacy + `}`))
+	if !ok || back.ID != task.ID || back.TTL != task.TTL || back.Status != client.TaskCompleted {
+		t.Errorf("legacy round trip: %+v", back)
+	}
+	if s := string(client.Task{ID: "x", Status: client.TaskWorking}.JSON(client.EraModern)); !strings.Contains(s, `"ttlMs":null`) {
+		t.Errorf("no TTL: %s", s)
+	}
+}
