@@ -61,7 +61,8 @@ sends N legacy handshakes that are never used again (a new client must
 still be served after them, and no session in use closed). -era auto
 asks server/discover first, and speaks 2026-07-28 if it is answered.
 
-With -tasks N the campaign is one of tasks instead, over stdio: N calls
+With -tasks N the campaign is one of tasks instead, over stdio (or with
+-http over Streamable HTTP, the server restarted on a new port): N calls
 made as tasks (mcprt call -task's way, in the era -era names: 2025-11-25
 in the legacy one), at most -task-concurrency running at once, polled
 until they end; -task-cancel of them cancelled at a seeded poll; and
@@ -155,7 +156,11 @@ func chaos(args []string, s streams) int {
 		return runtime.ExitUsage
 	}
 	if tc.tasks > 0 {
-		return chaosTasks(&tc, fs, pf, c.Seed, *taskArgs, stderr)
+		if c.URL != "" {
+			fmt.Fprintln(stderr, "mcprt chaos: -tasks kills and restarts the server: give its command after --, not -url")
+			return runtime.ExitUsage
+		}
+		return chaosTasks(&tc, fs, pf, c.Seed, c.HTTP, *taskArgs, stderr)
 	}
 	c.Command = fs.Args()
 	if *behind {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/mcprt/mcprt/runtime"
 	"github.com/mcprt/mcprt/session/client"
+	"github.com/mcprt/mcprt/test/fault"
 )
 
 // The task campaign of mcprt chaos (-tasks N): tasks started, polled,
@@ -33,13 +34,14 @@ import (
 // restart, those that were running ended (failed, saying why); any other
 // server may forget them, which is counted ("lost"), not a failure.
 //
-// It speaks through session/client's task API, over stdio, one client at
-// a time: the plan (which task is cancelled at which poll, after which
+// It speaks through session/client's task API, over stdio or (-http) over
+// Streamable HTTP to a server the command starts, one client at a time: the plan (which task is cancelled at which poll, after which
 // task the server is killed) comes from -seed.
 
 // taskCampaign is one task campaign.
 type taskCampaign struct {
 	command     []string
+	http        bool // command starts a Streamable HTTP server (chaos -http)
 	opts        client.Options
 	seed        uint64
 	tasks       int     // how many to start
@@ -51,6 +53,8 @@ type taskCampaign struct {
 	args        json.RawMessage
 	hang        time.Duration // bound on the campaign: a hang is a failure
 	out         io.Writer
+
+	server *fault.HTTPServer // with http, the one running
 }
 
 // campaignTask is what the campaign knows of one task.
@@ -137,7 +141,12 @@ func (tc *taskCampaign) run(ctx context.Context) (*taskReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer func() { c.Close() }()
+	defer func() {
+		c.Close()
+		if tc.server != nil {
+			tc.server.Stop(5 * time.Second)
+		}
+	}()
 	tool, args, err := tc.pickTool(ctx, c)
 	if err != nil {
 		return nil, err
@@ -352,9 +361,19 @@ func (tc *taskCampaign) recheck(ctx context.Context, c *client.Client, ts []*cam
 
 func (tc *taskCampaign) connect(ctx context.Context) (*client.Client, error) {
 	o := tc.opts
-	c, err := client.Connect(ctx, client.Command{Path: tc.command[0], Args: tc.command[1:]}, &o)
+	if !tc.http {
+		return client.Connect(ctx, client.Command{Path: tc.command[0], Args: tc.command[1:]}, &o)
+	}
+	s, err := fault.StartHTTPServer(tc.command, nil, time.Minute)
 	if err != nil {
 		return nil, err
+	}
+	tc.server = s
+	c, err := client.ConnectURL(ctx, s.URL, &o)
+	if err != nil {
+		s.Stop(5 * time.Second)
+		tc.server = nil
+		return nil, fmt.Errorf("%w; server output:\n%s", err, s.Output())
 	}
 	return c, nil
 }
@@ -362,6 +381,15 @@ func (tc *taskCampaign) connect(ctx context.Context) (*client.Client, error) {
 // restart kills the server (SIGKILL: no chance to save anything) and
 // connects to a new one started by the same command.
 func (tc *taskCampaign) restart(ctx context.Context, c *client.Client) (*client.Client, error) {
+	if tc.server != nil {
+		// Over HTTP the client learns of the death at its next
+		// request; the process is reaped here.
+		tc.server.Kill()
+		tc.server = nil
+		c.Close()
+		fmt.Fprintln(tc.out, "mcprt chaos: killed the server; starting it again")
+		return tc.connect(ctx)
+	}
 	if p, err := os.FindProcess(c.PID()); err == nil {
 		_ = p.Kill()
 	}
@@ -406,9 +434,10 @@ var quietLogger = slog.New(slog.DiscardHandler)
 
 // chaosTasks runs `mcprt chaos -tasks N`: the flags are parsed, the
 // command after --.
-func chaosTasks(tc *taskCampaign, fs *flag.FlagSet, pf *protocolFlags, seed uint64, taskArgs string, stderr io.Writer) int {
+func chaosTasks(tc *taskCampaign, fs *flag.FlagSet, pf *protocolFlags, seed uint64, overHTTP bool, taskArgs string, stderr io.Writer) int {
+	tc.http = overHTTP
 	if fs.NArg() == 0 {
-		fmt.Fprintln(stderr, "mcprt chaos: -tasks runs a server command over stdio: give it after --")
+		fmt.Fprintln(stderr, "mcprt chaos: -tasks starts a server command (over stdio, or with -http over HTTP): give it after --, not -url")
 		return runtime.ExitUsage
 	}
 	if tc.concurrency <= 0 || tc.kills < 0 || tc.cancelRate < 0 || tc.cancelRate > 1 {

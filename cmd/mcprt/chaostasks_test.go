@@ -103,7 +103,9 @@ func TestLyingTaskServer(t *testing.T) {
 }
 
 // TestChaosTasksDurable: the task campaign against mcprt's own server
-// with a tasks directory, in both eras: killed and started again on the
+// with a tasks directory, in both eras over stdio and in 2026-07-28 over
+// HTTP (where a task outlives the connection; a 2025-11-25 session does
+// not outlive its server, and its tasks are bound to it): killed and started again on the
 // same directory, it must still know every task (those that were running
 // ended as failed), each ended once, results intact. It needs the server
 // side of tasks (issue 26, branch tasks: -tasks-dir and the conformance
@@ -116,12 +118,19 @@ func TestChaosTasksDurable(t *testing.T) {
 	if !strings.Contains(string(help), "-tasks-dir") || !strings.Contains(string(tools), "slow_compute") {
 		t.Skip("needs the server side of tasks (issue 26): mcprt serve -tasks-dir and -fixture conformance's slow_compute")
 	}
-	for _, era := range []string{"legacy", "modern"} {
-		dir := t.TempDir()
-		out, code := runChaos(t, bin, os.Environ(), "-era", era, "-tasks", "12", "-task-kills", "2", "-task-cancel", "0.3", "-seed", "11",
-			"--", bin, "serve", "-fixture", "conformance", "-tasks-dir", dir)
+	for _, tc := range []struct {
+		era  string
+		http bool
+	}{{"legacy", false}, {"modern", false}, {"modern", true}} {
+		args := []string{"-era", tc.era, "-tasks", "12", "-task-kills", "2", "-task-cancel", "0.3", "-seed", "11"}
+		serve := []string{bin, "serve", "-fixture", "conformance", "-tasks-dir", t.TempDir()}
+		if tc.http {
+			args = append(args, "-http")
+			serve = append(serve, "-http", "127.0.0.1:0")
+		}
+		out, code := runChaos(t, bin, os.Environ(), append(append(args, "--"), serve...)...)
 		if code != 0 || !strings.Contains(out, "OK: every task ended in exactly one terminal state") || !strings.Contains(out, "; 0 lost") {
-			t.Errorf("%s: exit %d:\n%s", era, code, out)
+			t.Errorf("%s (http %v): exit %d:\n%s", tc.era, tc.http, code, out)
 		}
 	}
 }
