@@ -238,6 +238,7 @@ func (c *Client) CanTask(tool Tool) bool {
 // the token stays valid for the task's life) until AwaitTask returns, or
 // ForgetTask is called.
 func (c *Client) CallToolTask(ctx context.Context, name string, args any, opts ...CallOption) (*Task, json.RawMessage, error) {
+	opts = slices.Clip(opts) // appended to below: not into the caller's array
 	o := collect(opts)
 	params := map[string]any{"name": name}
 	if !isNil(args) {
@@ -480,7 +481,9 @@ func (c *Client) AwaitTask(ctx context.Context, task *Task, onStatus func(Task),
 		}
 		resultCh = make(chan outcome, 1)
 		go func() {
-			raw, err := c.TaskResult(rctx, task.ID, opts...)
+			// Bounded by the wait alone: the polls' timeout (opts)
+			// would cut a task that asks a human.
+			raw, err := c.TaskResult(rctx, task.ID, append(slices.Clip(opts), WithTimeout(-1))...)
 			resultCh <- outcome{raw, err}
 		}()
 	}
