@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
@@ -18,18 +17,19 @@ const cancelWait = 5 * time.Second
 // whose status is shown on stderr until it ends. When the user interrupts
 // (cv.ctx ends), the task is cancelled before the error is returned, so
 // that nothing runs on for nobody.
-func (cv *clientRun) callTask(tool string, args any, progress client.CallOption) (json.RawMessage, error) {
+// started says whether the server made a task of the call.
+func (cv *clientRun) callTask(tool string, args any, progress client.CallOption) (raw json.RawMessage, started bool, err error) {
 	opts := []client.CallOption{progress}
 	if cv.taskTTL > 0 {
 		opts = append(opts, client.WithTaskTTL(cv.taskTTL))
 	}
 	task, raw, err := cv.c.CallToolTask(cv.ctx, tool, args, opts...)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if task == nil {
 		fmt.Fprintf(cv.stderr, "mcprt call: the server answered at once, without a task (%s)\n", whyNoTask(cv.c, tool))
-		return raw, nil
+		return raw, false, nil
 	}
 	// The first status is a line of its own, also on a terminal: it has
 	// the task's id.
@@ -47,12 +47,9 @@ func (cv *clientRun) callTask(tool string, args any, progress client.CallOption)
 		} else {
 			fmt.Fprintf(cv.stderr, "mcprt call: task %s cancelled\n", task.ID)
 		}
-		return nil, fmt.Errorf("task %s: %w", task.ID, context.Canceled)
+		return nil, true, fmt.Errorf("task %s: %w", task.ID, context.Canceled)
 	}
-	if errors.Is(err, client.ErrTaskCancelled) {
-		return nil, err
-	}
-	return raw, err
+	return raw, true, err
 }
 
 // showTask shows one status of the task: a line each on a pipe, the

@@ -712,7 +712,14 @@ func clientCall(cv *clientRun, args []string) int {
 	var raw json.RawMessage
 	var err error
 	if cv.task {
-		raw, err = cv.callTask(args[0], params["arguments"], progress)
+		var started bool
+		raw, started, err = cv.callTask(args[0], params["arguments"], progress)
+		if err != nil && started {
+			// The server made a task of the call: the tool exists,
+			// whatever the error.
+			cv.stderr.setStatus("")
+			return cv.fail(err)
+		}
 	} else {
 		err = cv.c.Call(cv.ctx, "tools/call", params, &raw, progress)
 	}
