@@ -129,7 +129,7 @@ func (tc *taskCampaign) run(ctx context.Context) (*taskReport, error) {
 	for i := range all {
 		all[i] = &campaignTask{n: i + 1, cancelAt: -1}
 		if rng.Float64() < tc.cancelRate {
-			all[i].cancelAt = rng.IntN(3)
+			all[i].cancelAt = rng.IntN(2)
 		}
 	}
 	var killAfter []int
