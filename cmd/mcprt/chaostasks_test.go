@@ -6,13 +6,14 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"regexp"
 	"strings"
 	"testing"
 )
 
 // TestChaosTasksEverything: the task campaign against server-everything
 // (2025-11-25 tasks, in memory): tasks cancelled, the server killed and
-// started again twice; each task ends once, and what the restarts forgot
+// started again (up to twice); each task ends once, and what the restarts forgot
 // is counted as lost, not failed. It needs the npm reference servers
 // (MCPRT_NPM_SERVERS, see test/e2e/npm/install.sh) and skips without.
 func TestChaosTasksEverything(t *testing.T) {
@@ -27,7 +28,10 @@ func TestChaosTasksEverything(t *testing.T) {
 	}
 	bin := buildChaos(t)
 	out, code := runChaos(t, bin, os.Environ(), "-tasks", "12", "-task-kills", "2", "-task-cancel", "0.5", "-seed", "7", "--", ev, "stdio")
-	if code != 0 || !strings.Contains(out, "OK: every task ended in exactly one terminal state") || !strings.Contains(out, "2 kills and restarts") {
+	// A kill waits for tasks both running and ended (when depends on
+	// the machine's speed): with more tasks than run at once there is
+	// at least one.
+	if code != 0 || !strings.Contains(out, "OK: every task ended in exactly one terminal state") || !regexp.MustCompile(`[1-9] kills and restarts`).MatchString(out) {
 		t.Fatalf("exit %d:\n%s", code, out)
 	}
 }
