@@ -54,8 +54,8 @@ func (a *researchAnswerer) elicit(_ context.Context, params json.RawMessage) (an
 // TestEverythingTask: a 2025-11-25 task against the reference server, from
 // the call to the result: CanTask from the server's tasks capability and
 // the tool's taskSupport ("required"); params.task with the ttl asked;
-// the task polled through its stages (each status message reported
-// once); the result fetched with tasks/result; tasks/list lists it. A tool
+// the task polled through its stages (no status message reported
+// twice); the result fetched with tasks/result; tasks/list lists it. A tool
 // whose taskSupport forbids tasks gets a plain call.
 func TestEverythingTask(t *testing.T) {
 	t.Parallel()
@@ -89,11 +89,16 @@ func TestEverythingTask(t *testing.T) {
 	if err := json.Unmarshal(raw, &r); err != nil || len(r.Content) == 0 || !strings.Contains(r.Content[0].Text, "Research Report: gophers") {
 		t.Fatalf("result %s (%v)", raw, err)
 	}
+	// A stage lasts a second, as does the poll interval: a loaded
+	// machine may miss one, but none is reported twice.
 	joined := strings.Join(msgs, "\n")
 	for _, stage := range []string{"Gathering sources", "Analyzing content", "Synthesizing findings", "Generating report"} {
-		if n := strings.Count(joined, "working: "+stage); n != 1 {
-			t.Errorf("stage %q reported %d times, want once:\n%s", stage, n, joined)
+		if n := strings.Count(joined, "working: "+stage); n > 1 {
+			t.Errorf("stage %q reported %d times, want at most once:\n%s", stage, n, joined)
 		}
+	}
+	if !strings.HasPrefix(msgs[0], "working") || len(msgs) < 3 {
+		t.Errorf("statuses:\n%s", joined)
 	}
 	if !strings.HasPrefix(msgs[len(msgs)-1], "completed") {
 		t.Errorf("last status %q, want completed", msgs[len(msgs)-1])
