@@ -45,7 +45,10 @@ func TestCallTask(t *testing.T) {
 		t.Errorf("stdout:\n%s", stdout.String())
 	}
 	errs := stderr.String()
-	for _, want := range []string{"working: Gathering sources...", "working: Generating report...", "completed"} {
+	// Its stages last a second, as does its poll interval: which ones a
+	// poll sees depends on the machine; the first and last statuses do
+	// not.
+	for _, want := range []string{"working", "completed"} {
 		if !regexp.MustCompile(`(?m)^mcprt call: task [0-9a-f-]+ ` + regexp.QuoteMeta(want)).MatchString(errs) {
 			t.Errorf("stderr lacks the status %q:\n%s", want, errs)
 		}
