@@ -1,0 +1,82 @@
+package tasks
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"time"
+)
+
+// Status is where a task is in its life. Working and InputRequired are
+// live; the other three are terminal, and a task never leaves one.
+type Status string
+
+const (
+	Working       Status = "working"
+	InputRequired Status = "input_required"
+	Completed     Status = "completed"
+	Failed        Status = "failed"
+	Cancelled     Status = "cancelled"
+)
+
+// Terminal reports whether s is an end state.
+func (s Status) Terminal() bool { return s == Completed || s == Failed || s == Cancelled }
+
+// CanMove reports whether a task may go from s to next: from a live status
+// to any status (a live one again, with new input requests or a new
+// message), never out of a terminal one.
+func (s Status) CanMove(next Status) bool {
+	return !s.Terminal() && next != ""
+}
+
+// Error is a JSON-RPC error a failed task holds.
+type Error struct {
+	Code    int             `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data,omitempty"`
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// Task is one task's record: what the Store keeps, what tasks/get reads.
+// It is a value; a Store keeps copies.
+type Task struct {
+	ID     string `json:"id"`
+	Owner  string `json:"owner,omitempty"`
+	Tool   string `json:"tool,omitempty"`
+	Modern bool   `json:"modern,omitempty"` // made for a 2026-07-28 request (the extension)
+	Status Status `json:"status"`
+	// Message is the statusMessage.
+	Message string        `json:"message,omitempty"`
+	Created time.Time     `json:"created"`
+	Updated time.Time     `json:"updated"`
+	TTL     time.Duration `json:"ttl,omitempty"` // from Created; 0: kept until deleted
+	// Result is the request's result, once completed (in 2025-11-25 also
+	// a failed tool's result with isError).
+	Result json.RawMessage `json:"result,omitempty"`
+	// Error is the JSON-RPC error of a failed task.
+	Error *Error `json:"error,omitempty"`
+	// Input is the inputRequests object (2026-07-28) while InputRequired.
+	Input json.RawMessage `json:"input,omitempty"`
+}
+
+// Expired reports whether the task's TTL has run out at now.
+func (t *Task) Expired(now time.Time) bool {
+	return t.TTL > 0 && now.Sub(t.Created) >= t.TTL
+}
+
+// NewID returns an unguessable task id: 128 bits from crypto/rand, in hex,
+// after tag and a dot when tag is set (a replica's tag, so that a proxy
+// routing on Mcp-Name finds the replica holding the task, as it does for
+// session ids).
+func NewID(tag string) string {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic("tasks: crypto/rand failed: " + err.Error()) // rand.Read does not fail on supported systems
+	}
+	id := hex.EncodeToString(b[:])
+	if tag != "" {
+		return tag + "." + id
+	}
+	return id
+}
