@@ -1,0 +1,683 @@
+package tasks
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"runtime/debug"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/anthdm/hollywood/actor"
+
+	"github.com/mcprt/mcprt/supervisor"
+)
+
+// Defaults of Config.
+const (
+	DefaultMaxLive         = 10000
+	DefaultMaxLivePerOwner = 1000
+	DefaultTTL             = time.Hour
+	DefaultMaxTTL          = 24 * time.Hour
+	DefaultPollInterval    = time.Second
+)
+
+// RestartedMessage is the statusMessage of a task that was running when
+// its server stopped without finishing it; a new server on the same store
+// marks it failed with this message when it starts.
+const RestartedMessage = "the server restarted while the task was running; its work was lost"
+
+// Config configures a Manager.
+type Config struct {
+	// Store keeps the records; nil means a MemoryStore (nothing survives
+	// the process).
+	Store Store
+	// Tag prefixes every task id ("tag.hex"): a replica's tag
+	// (-http-session-tag), for a proxy that routes on Mcp-Name.
+	Tag string
+	// MaxLive bounds the tasks working or waiting for input at once, over
+	// all owners; MaxLivePerOwner bounds them per owner. 0: the defaults;
+	// negative: no bound.
+	MaxLive, MaxLivePerOwner int
+	// TTL is how long a task is kept after its creation when the client
+	// asks for no ttl; MaxTTL caps what a client may ask. 0: the defaults.
+	TTL, MaxTTL time.Duration
+	// PollInterval is suggested to clients (pollInterval, pollIntervalMs).
+	PollInterval time.Duration
+	// ShutdownGrace bounds how long a task's handler is waited for when the
+	// manager stops (its context is cancelled first). 0: 5 s.
+	ShutdownGrace time.Duration
+	// OnStatus, when set, is called after each change of a task's record
+	// is stored, on the goroutine that made it: for status notifications.
+	// It must not block.
+	OnStatus func(Task)
+	// Name is the tasks supervisor's name on the engine ("tasks").
+	Name   string
+	Logger *slog.Logger
+	// Now is the clock (tests); nil means time.Now.
+	Now func() time.Time
+}
+
+// Errors of the Manager's methods. Each says what the client did wrong
+// or what bound it ran into.
+var (
+	ErrNotFound  = errors.New("tasks: no such task")
+	ErrTerminal  = errors.New("tasks: the task has already ended")
+	ErrStopped   = errors.New("tasks: the server is shutting down")
+	ErrNoInput   = errors.New("tasks: the task is not waiting for input")
+	errTooMany   = errors.New("tasks: too many tasks")
+	errNoWorkers = errors.New("tasks: could not start the task")
+)
+
+// LimitError says a new task was refused by a bound on live tasks.
+type LimitError struct {
+	PerOwner bool // the owner's bound, not the overall one
+	Limit    int
+}
+
+func (e *LimitError) Error() string {
+	if e.PerOwner {
+		return fmt.Sprintf("too many tasks in progress for this client (limit %d); wait for some to finish, or cancel them", e.Limit)
+	}
+	return fmt.Sprintf("too many tasks in progress on this server (limit %d); retry later", e.Limit)
+}
+
+func (e *LimitError) Unwrap() error { return errTooMany }
+
+// Work is what a task does: the request it was made for, run on the task's
+// actor. answers holds the client's answers to the task's input requests so
+// far (2026-07-28), by key. It returns the task's outcome; a panic fails
+// the task.
+type Work func(ctx context.Context, answers map[string]json.RawMessage) Outcome
+
+// Outcome is how one run of a Work ended.
+type Outcome struct {
+	// Result is the result of a request that completed.
+	Result json.RawMessage
+	// Failed marks Result as a failure (a tool's isError result, which
+	// 2025-11-25 reports as failed).
+	Failed bool
+	// Error is the JSON-RPC error of a request that failed.
+	Error *Error
+	// Input, when set, are requests to the client (inputRequests, by key)
+	// that must all be answered before the Work is run again, from the
+	// start, with the answers.
+	Input map[string]json.RawMessage
+}
+
+// Manager owns the tasks of a server: their records (through the Store),
+// the actors running them (under a supervisor of its own), their owners,
+// bounds and expiry.
+type Manager struct {
+	cfg   Config
+	store Store
+	e     *actor.Engine
+	root  *supervisor.Root
+	log   *slog.Logger
+
+	mu      sync.Mutex
+	live    map[string]*runner // by task id
+	owners  map[string]int     // live tasks by owner
+	stopped bool
+	changed *sync.Cond // broadcast on every change, for Wait
+
+	stopSweep chan struct{}
+	sweepDone chan struct{}
+}
+
+// runner is a live task's state outside its record: what only this process
+// has (the actor, the answers so far), lost with the process.
+type runner struct {
+	id, owner string
+	work      Work
+	ctx       context.Context
+	cancel    context.CancelFunc
+	answers   map[string]json.RawMessage
+	wake      chan struct{} // answers complete: run again
+
+	mu    sync.Mutex // guards what follows, and serializes record changes
+	ended bool       // its record is terminal
+	asked map[string]json.RawMessage
+}
+
+// Start makes a manager on e: it starts the tasks supervisor, settles what
+// a previous process left in the store (tasks that were running are
+// failed with RestartedMessage; expired ones are deleted), and starts
+// the expiry sweep.
+func Start(e *actor.Engine, cfg Config) (*Manager, error) {
+	if cfg.Store == nil {
+		cfg.Store = NewMemoryStore()
+	}
+	if cfg.MaxLive == 0 {
+		cfg.MaxLive = DefaultMaxLive
+	}
+	if cfg.MaxLivePerOwner == 0 {
+		cfg.MaxLivePerOwner = DefaultMaxLivePerOwner
+	}
+	if cfg.TTL <= 0 {
+		cfg.TTL = DefaultTTL
+	}
+	if cfg.MaxTTL <= 0 {
+		cfg.MaxTTL = DefaultMaxTTL
+	}
+	if cfg.TTL > cfg.MaxTTL {
+		cfg.TTL = cfg.MaxTTL
+	}
+	if cfg.PollInterval <= 0 {
+		cfg.PollInterval = DefaultPollInterval
+	}
+	if cfg.ShutdownGrace <= 0 {
+		cfg.ShutdownGrace = 5 * time.Second
+	}
+	if cfg.Name == "" {
+		cfg.Name = "tasks"
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	m := &Manager{cfg: cfg, store: cfg.Store, e: e, log: cfg.Logger,
+		live: map[string]*runner{}, owners: map[string]int{},
+		stopSweep: make(chan struct{}), sweepDone: make(chan struct{})}
+	m.changed = sync.NewCond(&m.mu)
+	if err := m.settle(); err != nil {
+		return nil, err
+	}
+	root, err := supervisor.Start(e, cfg.Name, supervisor.Spec{
+		Strategy: supervisor.OneForOne,
+		Logger:   cfg.Logger,
+	})
+	if err != nil {
+		return nil, err
+	}
+	m.root = root
+	go m.sweep()
+	return m, nil
+}
+
+// settle fails what a previous process left live and deletes what expired.
+func (m *Manager) settle() error {
+	all, err := m.store.All()
+	if err != nil {
+		return err
+	}
+	now := m.cfg.Now()
+	for _, t := range all {
+		switch {
+		case t.Expired(now):
+			err = m.store.Delete(t.ID)
+		case !t.Status.Terminal():
+			t.Status, t.Message, t.Updated, t.Input = Failed, RestartedMessage, now, nil
+			t.Error = &Error{Code: -32603, Message: "Internal error: " + RestartedMessage}
+			err = m.store.Put(t)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// PollInterval is the interval suggested to clients.
+func (m *Manager) PollInterval() time.Duration { return m.cfg.PollInterval }
+
+// Create makes a task for owner and starts work on its actor. It returns
+// once the record is stored (durably, with a journal), so a Get for the id
+// it returns succeeds. ttl is the client's wish (0: none), capped by
+// MaxTTL.
+func (m *Manager) Create(owner, tool string, modern bool, ttl time.Duration, work Work) (Task, error) {
+	if ttl <= 0 {
+		ttl = m.cfg.TTL
+	}
+	ttl = min(ttl, m.cfg.MaxTTL)
+	now := m.cfg.Now()
+	t := Task{ID: NewID(m.cfg.Tag), Owner: owner, Tool: tool, Modern: modern, Status: Working,
+		Created: now, Updated: now, TTL: ttl}
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &runner{id: t.ID, owner: owner, work: work, ctx: ctx, cancel: cancel, wake: make(chan struct{}, 1)}
+	m.mu.Lock()
+	if m.stopped {
+		m.mu.Unlock()
+		cancel()
+		return Task{}, ErrStopped
+	}
+	if n := m.cfg.MaxLive; n > 0 && len(m.live) >= n {
+		m.mu.Unlock()
+		cancel()
+		return Task{}, &LimitError{Limit: n}
+	}
+	if n := m.cfg.MaxLivePerOwner; n > 0 && m.owners[owner] >= n {
+		m.mu.Unlock()
+		cancel()
+		return Task{}, &LimitError{PerOwner: true, Limit: n}
+	}
+	m.live[t.ID] = r
+	m.owners[owner]++
+	m.mu.Unlock()
+	if err := m.store.Put(t); err != nil {
+		m.forget(r)
+		cancel()
+		return Task{}, err
+	}
+	_, err := supervisor.StartChild(m.e, m.root.PID(), supervisor.ChildSpec{
+		ID:       t.ID,
+		Start:    func() actor.Receiver { return &taskActor{m: m, r: r} },
+		Restart:  supervisor.Temporary,
+		Shutdown: m.cfg.ShutdownGrace,
+	})
+	if err != nil {
+		m.log.Error("tasks: cannot start a task's actor", "task", t.ID, "err", err)
+		m.finish(r, Outcome{Error: &Error{Code: -32603, Message: "Internal error: the task could not be started"}})
+		return Task{}, errNoWorkers
+	}
+	m.notify(t)
+	return t, nil
+}
+
+// forget drops a runner from the live set.
+func (m *Manager) forget(r *runner) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.live[r.id] != r {
+		return
+	}
+	delete(m.live, r.id)
+	if m.owners[r.owner]--; m.owners[r.owner] <= 0 {
+		delete(m.owners, r.owner)
+	}
+	m.changed.Broadcast()
+}
+
+// Get returns owner's task id. Another owner's task, an expired one and
+// an unknown id are all ErrNotFound.
+func (m *Manager) Get(owner, id string) (Task, error) {
+	t, ok, err := m.store.Get(id)
+	if err != nil {
+		return Task{}, err
+	}
+	if !ok || t.Owner != owner || t.Expired(m.cfg.Now()) {
+		return Task{}, ErrNotFound
+	}
+	return t, nil
+}
+
+// List returns owner's tasks, newest first.
+func (m *Manager) List(owner string) ([]Task, error) {
+	all, err := m.store.All()
+	if err != nil {
+		return nil, err
+	}
+	now := m.cfg.Now()
+	out := all[:0]
+	for _, t := range all {
+		if t.Owner == owner && !t.Expired(now) {
+			out = append(out, t)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].Created.Equal(out[j].Created) {
+			return out[i].Created.After(out[j].Created)
+		}
+		return out[i].ID < out[j].ID
+	})
+	return out, nil
+}
+
+// Wait blocks until owner's task id is terminal (or ctx ends) and returns
+// it: tasks/result.
+func (m *Manager) Wait(ctx context.Context, owner, id string) (Task, error) {
+	stop := context.AfterFunc(ctx, func() {
+		m.mu.Lock()
+		m.changed.Broadcast()
+		m.mu.Unlock()
+	})
+	defer stop()
+	for {
+		t, err := m.Get(owner, id)
+		if err != nil || t.Status.Terminal() {
+			return t, err
+		}
+		m.mu.Lock()
+		if _, live := m.live[id]; live && ctx.Err() == nil && !m.stopped {
+			m.changed.Wait()
+		}
+		m.mu.Unlock()
+		if err := ctx.Err(); err != nil {
+			return Task{}, err
+		}
+		if m.isStopped() {
+			return Task{}, ErrStopped
+		}
+	}
+}
+
+func (m *Manager) isStopped() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.stopped
+}
+
+// Cancel moves owner's task id to cancelled, durably, and stops its work
+// (its context is cancelled; what it returns afterwards is dropped). A
+// task that already ended is ErrTerminal.
+func (m *Manager) Cancel(owner, id string) (Task, error) {
+	t, err := m.Get(owner, id)
+	if err != nil {
+		return Task{}, err
+	}
+	if t.Status.Terminal() {
+		return t, ErrTerminal
+	}
+	m.mu.Lock()
+	r := m.live[id]
+	m.mu.Unlock()
+	if r == nil {
+		return t, ErrTerminal // ended between the two looks
+	}
+	t, ok, err := m.settleRunner(r, func(t *Task) {
+		t.Status, t.Message, t.Input = Cancelled, "cancelled by the client", nil
+	})
+	if err != nil {
+		return Task{}, err
+	}
+	if !ok {
+		return t, ErrTerminal
+	}
+	r.cancel()
+	return t, nil
+}
+
+// Answer gives owner's task id the client's answers to its input requests
+// (tasks/update). Answers to keys the task did not ask, or asked and got
+// already, are ignored. Once every request of the round is answered the
+// task runs again, with them.
+func (m *Manager) Answer(owner, id string, answers map[string]json.RawMessage) error {
+	if _, err := m.Get(owner, id); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	r := m.live[id]
+	m.mu.Unlock()
+	if r == nil {
+		return nil // ended: nothing to do with the answers
+	}
+	r.mu.Lock()
+	if r.asked == nil {
+		r.mu.Unlock()
+		return nil // not asking now
+	}
+	for k, v := range answers {
+		if _, ok := r.asked[k]; ok {
+			if r.answers == nil {
+				r.answers = map[string]json.RawMessage{}
+			}
+			r.answers[k] = v
+			delete(r.asked, k)
+		}
+	}
+	remaining := maps.Clone(r.asked)
+	complete := len(remaining) == 0
+	if complete {
+		r.asked = nil
+	}
+	r.mu.Unlock()
+	if complete {
+		m.settleRunner(r, func(t *Task) { t.Status, t.Input, t.Message = Working, nil, "" })
+		select {
+		case r.wake <- struct{}{}:
+		default:
+		}
+		return nil
+	}
+	raw, _ := json.Marshal(remaining)
+	_, _, err := m.settleRunner(r, func(t *Task) { t.Input = raw })
+	return err
+}
+
+// settleRunner applies change to r's record while r is live and stores it;
+// ok is false when the task had ended already. A terminal change ends the
+// runner. Changes of one task are serialized by its runner's lock (a
+// cancel and the work's end never interleave); changes of different tasks
+// are not, so their journal writes share fsyncs.
+func (m *Manager) settleRunner(r *runner, change func(*Task)) (t Task, ok bool, err error) {
+	r.mu.Lock()
+	if r.ended {
+		r.mu.Unlock()
+		t, _, err = m.store.Get(r.id)
+		return t, false, err
+	}
+	t, found, err := m.store.Get(r.id)
+	if err != nil || !found {
+		r.mu.Unlock()
+		return t, false, err
+	}
+	change(&t)
+	t.Updated = m.cfg.Now()
+	if err := m.store.Put(t); err != nil {
+		r.mu.Unlock()
+		return t, false, err
+	}
+	if t.Status.Terminal() {
+		r.ended = true
+	}
+	r.mu.Unlock()
+	m.mu.Lock()
+	if t.Status.Terminal() && m.live[r.id] == r {
+		delete(m.live, r.id)
+		if m.owners[r.owner]--; m.owners[r.owner] <= 0 {
+			delete(m.owners, r.owner)
+		}
+	}
+	m.changed.Broadcast()
+	m.mu.Unlock()
+	m.notify(t)
+	return t, true, nil
+}
+
+func (m *Manager) notify(t Task) {
+	if m.cfg.OnStatus != nil {
+		m.cfg.OnStatus(t)
+	}
+}
+
+// finish records how r's work ended, unless the task ended already
+// (cancelled).
+func (m *Manager) finish(r *runner, out Outcome) {
+	_, _, err := m.settleRunner(r, func(t *Task) {
+		switch {
+		case out.Error != nil:
+			t.Status, t.Error, t.Message = Failed, out.Error, out.Error.Message
+		case out.Failed:
+			t.Status, t.Result = Failed, out.Result
+		default:
+			t.Status, t.Result, t.Message = Completed, out.Result, ""
+		}
+		t.Input = nil
+	})
+	if err != nil {
+		m.log.Error("tasks: cannot store a task's outcome", "task", r.id, "err", err)
+	}
+}
+
+// ask records that r's work needs input, and waits for the answers; it
+// reports false when the task ended meanwhile.
+func (m *Manager) ask(r *runner, input map[string]json.RawMessage) bool {
+	r.mu.Lock()
+	r.asked = maps.Clone(input)
+	for k := range r.answers {
+		delete(r.asked, k) // answered before; the work asks it again each run
+	}
+	pending := maps.Clone(r.asked)
+	r.mu.Unlock()
+	if len(pending) == 0 {
+		return true // all answered already: run again
+	}
+	raw, _ := json.Marshal(pending)
+	if _, ok, _ := m.settleRunner(r, func(t *Task) { t.Status, t.Input = InputRequired, raw }); !ok {
+		return false
+	}
+	select {
+	case <-r.wake:
+		return true
+	case <-r.ctx.Done():
+		return false
+	}
+}
+
+// sweep deletes expired tasks, once a minute or so, and cancels the work
+// of expired live ones.
+func (m *Manager) sweep() {
+	defer close(m.sweepDone)
+	tick := time.NewTicker(m.sweepEvery())
+	defer tick.Stop()
+	for {
+		select {
+		case <-m.stopSweep:
+			return
+		case <-tick.C:
+			m.expire()
+		}
+	}
+}
+
+func (m *Manager) sweepEvery() time.Duration {
+	return min(time.Minute, max(m.cfg.TTL/4, 100*time.Millisecond))
+}
+
+// expire deletes the records whose TTL has run out.
+func (m *Manager) expire() {
+	all, err := m.store.All()
+	if err != nil {
+		return
+	}
+	now := m.cfg.Now()
+	for _, t := range all {
+		if !t.Expired(now) {
+			continue
+		}
+		m.mu.Lock()
+		r := m.live[t.ID]
+		m.mu.Unlock()
+		if r != nil {
+			m.settleRunner(r, func(t *Task) {
+				t.Status, t.Input = Failed, nil
+				t.Error = &Error{Code: -32603, Message: "Internal error: the task's ttl ran out before it finished"}
+				t.Message = t.Error.Message
+			})
+			r.cancel()
+		}
+		_ = m.store.Delete(t.ID)
+	}
+}
+
+// Stop cancels every task's work, stops the tasks supervisor (each actor
+// bounded by ShutdownGrace) and the sweep, and closes the store. Tasks
+// still working are left as they are in the store: the next Start on it
+// fails them with RestartedMessage.
+func (m *Manager) Stop(ctx context.Context) error {
+	m.mu.Lock()
+	if m.stopped {
+		m.mu.Unlock()
+		return nil
+	}
+	m.stopped = true
+	for _, r := range m.live {
+		r.cancel()
+	}
+	m.changed.Broadcast()
+	m.mu.Unlock()
+	close(m.stopSweep)
+	err := m.root.Stop(ctx)
+	<-m.sweepDone
+	if cerr := m.store.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// Live returns the number of tasks working or waiting for input.
+func (m *Manager) Live() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.live)
+}
+
+// taskActor runs one task's work: on a goroutine it owns (started in
+// Started, waited for in Stopped), so that a long handler never holds the
+// supervisor. A panic in the work fails the task and ends the actor; it
+// never reaches the process.
+type taskActor struct {
+	m    *Manager
+	r    *runner
+	done chan struct{}
+}
+
+// workEnded tells the actor its goroutine is done.
+type workEnded struct{}
+
+func (a *taskActor) Receive(c *actor.Context) {
+	switch c.Message().(type) {
+	case actor.Started:
+		a.done = make(chan struct{})
+		e, self := c.Engine(), c.PID()
+		go func() {
+			defer e.Send(self, workEnded{})
+			defer close(a.done)
+			a.run()
+		}()
+	case workEnded:
+		supervisor.Exit(c, nil)
+	case actor.Stopped:
+		if a.done != nil {
+			a.r.cancel()
+			<-a.done // bounded by the supervisor's Shutdown for this child
+		}
+	}
+}
+
+// run runs the work until it ends, through its rounds of input.
+func (a *taskActor) run() {
+	m, r := a.m, a.r
+	defer r.cancel()
+	for {
+		r.mu.Lock()
+		answers := maps.Clone(r.answers)
+		r.mu.Unlock()
+		out, ok := a.once(answers)
+		if r.ctx.Err() != nil {
+			// Cancelled, expired or shutting down: the record says which
+			// already (or, at shutdown, the next start will).
+			return
+		}
+		if !ok {
+			m.finish(r, out)
+			return
+		}
+		if len(out.Input) > 0 {
+			if !m.ask(r, out.Input) {
+				return
+			}
+			continue
+		}
+		m.finish(r, out)
+		return
+	}
+}
+
+// once runs the work one time; ok is false when it panicked (out then
+// holds the failure).
+func (a *taskActor) once(answers map[string]json.RawMessage) (out Outcome, ok bool) {
+	defer func() {
+		if v := recover(); v != nil {
+			a.m.log.Error("tasks: a task's handler panicked", "task", a.r.id, "panic", v, "stack", string(debug.Stack()))
+			out, ok = Outcome{Error: &Error{Code: -32603, Message: "Internal error: the handler failed"}}, false
+		}
+	}()
+	return a.r.work(a.r.ctx, answers), true
+}

@@ -1,0 +1,242 @@
+package tasks_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/anthdm/hollywood/actor"
+
+	"github.com/mcprt/mcprt/handlers/tasks"
+)
+
+func start(t *testing.T, cfg tasks.Config) *tasks.Manager {
+	t.Helper()
+	e, err := actor.NewEngine(actor.NewEngineConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := tasks.Start(e, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Stop(context.Background()) })
+	return m
+}
+
+func result(text string) tasks.Outcome {
+	raw, _ := json.Marshal(map[string]any{"content": []any{map[string]string{"type": "text", "text": text}}})
+	return tasks.Outcome{Result: raw}
+}
+
+func wait(t *testing.T, m *tasks.Manager, owner, id string) tasks.Task {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	tk, err := m.Wait(ctx, owner, id)
+	if err != nil {
+		t.Fatalf("Wait(%s): %v", id, err)
+	}
+	return tk
+}
+
+func TestTaskCompletes(t *testing.T) {
+	m := start(t, tasks.Config{Tag: "r1"})
+	tk, err := m.Create("alice", "echo", false, 0, func(context.Context, map[string]json.RawMessage) tasks.Outcome {
+		return result("hi")
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(tk.ID, "r1.") || len(tk.ID) != len("r1.")+32 {
+		t.Fatalf("id %q: want the tag, a dot and 32 hex digits", tk.ID)
+	}
+	if tk.Status != tasks.Working || tk.TTL != tasks.DefaultTTL {
+		t.Fatalf("new task %+v", tk)
+	}
+	got := wait(t, m, "alice", tk.ID)
+	if got.Status != tasks.Completed || !strings.Contains(string(got.Result), `"hi"`) {
+		t.Fatalf("ended as %+v", got)
+	}
+	if m.Live() != 0 {
+		t.Fatalf("%d live after the only task ended", m.Live())
+	}
+}
+
+// Another owner's task is not found, not forbidden: its existence is not
+// revealed.
+func TestTaskOwnerIsolation(t *testing.T) {
+	m := start(t, tasks.Config{})
+	tk, _ := m.Create("alice", "x", false, 0, func(context.Context, map[string]json.RawMessage) tasks.Outcome { return result("a") })
+	wait(t, m, "alice", tk.ID)
+	if _, err := m.Get("bob", tk.ID); !errors.Is(err, tasks.ErrNotFound) {
+		t.Fatalf("bob's Get of alice's task: %v, want ErrNotFound", err)
+	}
+	if _, err := m.Cancel("bob", tk.ID); !errors.Is(err, tasks.ErrNotFound) {
+		t.Fatalf("bob's Cancel: %v, want ErrNotFound", err)
+	}
+	if l, _ := m.List("bob"); len(l) != 0 {
+		t.Fatalf("bob lists %d tasks", len(l))
+	}
+}
+
+// A panic in the work fails the task; the manager and the other tasks go on.
+func TestTaskPanicFailsTask(t *testing.T) {
+	m := start(t, tasks.Config{})
+	tk, _ := m.Create("o", "bad", true, 0, func(context.Context, map[string]json.RawMessage) tasks.Outcome { panic("boom") })
+	got := wait(t, m, "o", tk.ID)
+	if got.Status != tasks.Failed || got.Error == nil || got.Error.Code != -32603 {
+		t.Fatalf("panicked task: %+v", got)
+	}
+	tk2, _ := m.Create("o", "ok", true, 0, func(context.Context, map[string]json.RawMessage) tasks.Outcome { return result("fine") })
+	if got := wait(t, m, "o", tk2.ID); got.Status != tasks.Completed {
+		t.Fatalf("task after a panic: %+v", got)
+	}
+}
+
+func TestTaskCancel(t *testing.T) {
+	m := start(t, tasks.Config{})
+	var sawCancel atomic.Bool
+	tk, _ := m.Create("o", "slow", false, 0, func(ctx context.Context, _ map[string]json.RawMessage) tasks.Outcome {
+		<-ctx.Done()
+		sawCancel.Store(true)
+		return result("late")
+	})
+	got, err := m.Cancel("o", tk.ID)
+	if err != nil || got.Status != tasks.Cancelled {
+		t.Fatalf("Cancel: %+v, %v", got, err)
+	}
+	if _, err := m.Cancel("o", tk.ID); !errors.Is(err, tasks.ErrTerminal) {
+		t.Fatalf("second Cancel: %v, want ErrTerminal", err)
+	}
+	for m.Live() != 0 {
+		time.Sleep(time.Millisecond)
+	}
+	got, _ = m.Get("o", tk.ID)
+	if got.Status != tasks.Cancelled || got.Result != nil {
+		t.Fatalf("after the work returned: %+v; want cancelled, its late result dropped", got)
+	}
+}
+
+func TestTaskLimits(t *testing.T) {
+	m := start(t, tasks.Config{MaxLive: 3, MaxLivePerOwner: 2})
+	block := func(ctx context.Context, _ map[string]json.RawMessage) tasks.Outcome { <-ctx.Done(); return tasks.Outcome{} }
+	for range 2 {
+		if _, err := m.Create("a", "x", false, 0, block); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var le *tasks.LimitError
+	if _, err := m.Create("a", "x", false, 0, block); !errors.As(err, &le) || !le.PerOwner {
+		t.Fatalf("third task of one owner: %v, want the per-owner LimitError", err)
+	}
+	if _, err := m.Create("b", "x", false, 0, block); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Create("c", "x", false, 0, block); !errors.As(err, &le) || le.PerOwner {
+		t.Fatalf("fourth task overall: %v, want the overall LimitError", err)
+	}
+	l, _ := m.List("a")
+	m.Cancel("a", l[0].ID)
+	if _, err := m.Create("c", "x", false, 0, block); err != nil {
+		t.Fatalf("after a cancel freed a place: %v", err)
+	}
+}
+
+func TestTaskTTLExpires(t *testing.T) {
+	m := start(t, tasks.Config{TTL: 200 * time.Millisecond})
+	tk, _ := m.Create("o", "x", false, 0, func(context.Context, map[string]json.RawMessage) tasks.Outcome { return result("a") })
+	wait(t, m, "o", tk.ID)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, err := m.Get("o", tk.ID); errors.Is(err, tasks.ErrNotFound) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("task still there long after its ttl")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// Input rounds: the work asks two things; answering one leaves the task
+// waiting for the other; answering both runs it again with both.
+func TestTaskInputRounds(t *testing.T) {
+	m := start(t, tasks.Config{})
+	var runs atomic.Int32
+	tk, _ := m.Create("o", "ask", true, 0, func(_ context.Context, ans map[string]json.RawMessage) tasks.Outcome {
+		runs.Add(1)
+		need := map[string]json.RawMessage{}
+		for _, k := range []string{"a", "b"} {
+			if _, ok := ans[k]; !ok {
+				need[k] = json.RawMessage(`{"method":"elicitation/create"}`)
+			}
+		}
+		if len(need) > 0 {
+			return tasks.Outcome{Input: need}
+		}
+		return result(string(ans["a"]) + string(ans["b"]))
+	})
+	waitStatus := func(st tasks.Status) tasks.Task {
+		for i := 0; ; i++ {
+			got, _ := m.Get("o", tk.ID)
+			if got.Status == st || i > 5000 {
+				return got
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+	}
+	got := waitStatus(tasks.InputRequired)
+	if got.Status != tasks.InputRequired || !strings.Contains(string(got.Input), `"a"`) || !strings.Contains(string(got.Input), `"b"`) {
+		t.Fatalf("asking: %+v", got)
+	}
+	m.Answer("o", tk.ID, map[string]json.RawMessage{"a": json.RawMessage(`1`), "zz": json.RawMessage(`9`)})
+	got, _ = m.Get("o", tk.ID)
+	if got.Status != tasks.InputRequired || strings.Contains(string(got.Input), `"a"`) || !strings.Contains(string(got.Input), `"b"`) {
+		t.Fatalf("after answering a: %+v; want still input_required, for b only", got)
+	}
+	m.Answer("o", tk.ID, map[string]json.RawMessage{"b": json.RawMessage(`2`)})
+	got = wait(t, m, "o", tk.ID)
+	if got.Status != tasks.Completed || !strings.Contains(string(got.Result), `12`) || runs.Load() != 2 {
+		t.Fatalf("after both answers: %+v after %d runs", got, runs.Load())
+	}
+}
+
+// After a restart on the same journal, a completed task is served as it
+// was, and one that was running is failed with the reason.
+func TestTaskRestartSettles(t *testing.T) {
+	dir := t.TempDir()
+	open := func() tasks.Store {
+		j, err := tasks.OpenJournal(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return j
+	}
+	e, _ := actor.NewEngine(actor.NewEngineConfig())
+	m, err := tasks.Start(e, tasks.Config{Store: open()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done, _ := m.Create("o", "x", false, 0, func(context.Context, map[string]json.RawMessage) tasks.Outcome { return result("kept") })
+	wait(t, m, "o", done.ID)
+	running, _ := m.Create("o", "x", false, 0, func(ctx context.Context, _ map[string]json.RawMessage) tasks.Outcome {
+		<-ctx.Done()
+		return result("never")
+	})
+	m.Stop(context.Background())
+
+	m = start(t, tasks.Config{Store: open(), Name: "tasks2"})
+	got, err := m.Get("o", done.ID)
+	if err != nil || got.Status != tasks.Completed || !strings.Contains(string(got.Result), "kept") {
+		t.Fatalf("completed task after restart: %+v, %v", got, err)
+	}
+	got, err = m.Get("o", running.ID)
+	if err != nil || got.Status != tasks.Failed || got.Message != tasks.RestartedMessage || got.Error == nil {
+		t.Fatalf("running task after restart: %+v, %v", got, err)
+	}
+}
