@@ -201,6 +201,9 @@ func (r *Request) AskAll(ctx context.Context, requests map[string]InputRequest) 
 	if missing {
 		return nil, ErrInputRequired
 	}
+	if r.probe {
+		return nil, errAnswered
+	}
 	return answers, nil
 }
 

@@ -50,6 +50,7 @@ type Request struct {
 	lastProgress float64
 	progressed   bool
 	asked        int
+	probe        bool // see Tool.AskBeforeTask
 	// more holds what few requests need, so that the others do not pay
 	// for it in size.
 	more *requestMore

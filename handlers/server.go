@@ -69,6 +69,8 @@ type Server struct {
 	// guarded is set once an item with an Access is registered, and never
 	// cleared: until then no list looks at who asks.
 	guarded atomic.Bool
+	// tasks is set by ServeTasks.
+	tasks atomic.Pointer[taskServe]
 }
 
 // guard notes that an item with access a is being registered.
@@ -200,6 +202,12 @@ func (s *Server) Capabilities() map[string]any {
 	}
 	if offered&offerCompletions != 0 {
 		caps["completions"] = map[string]any{}
+	}
+	if s.tasksOn() {
+		// 2025-11-25's capability; the session leaves it out for other
+		// revisions (2026-07-28 has the extension instead).
+		caps["tasks"] = map[string]any{"list": map[string]any{}, "cancel": map[string]any{},
+			"requests": map[string]any{"tools": map[string]any{"call": map[string]any{}}}}
 	}
 	s.mu.RLock()
 	if len(s.extensions) > 0 {

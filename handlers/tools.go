@@ -56,6 +56,13 @@ type Tool struct {
 	// Access, when set, says which callers may see and use it (see
 	// Access); nil: everyone.
 	Access *Access `json:"-"`
+	// AskBeforeTask, for a tool that runs as a task (Execution's
+	// taskSupport, Server.ServeTasks), asks its questions in the request's
+	// own rounds in 2026-07-28 (input_required results) and becomes a task
+	// only in the round where Ask has every answer: the handler runs on the
+	// request until then, and from the start again, with the answers, on
+	// the task. Its handler must ask before anything else.
+	AskBeforeTask bool `json:"-"`
 }
 
 // ToolStarter starts a call of a tool without holding a handler actor
@@ -258,6 +265,7 @@ type tool struct {
 	output  *jsonschema.Schema // nil without OutputSchema, or Unchecked
 	handler ToolHandler
 	headers []jsonschema.HeaderParam // its x-mcp-header annotations
+	support string                   // execution.taskSupport
 }
 
 // AddTool registers (or replaces, by name) a tool. The schemas are compiled
@@ -280,7 +288,7 @@ func (s *Server) AddTool(t Tool, h ToolHandler) {
 	t.Meta, t.Execution = nullIsNone(t.Meta), nullIsNone(t.Execution)
 	mustBeObject("tool", t.Name, "_meta", t.Meta)
 	mustBeObject("tool", t.Name, "execution", t.Execution)
-	tl := &tool{Tool: t, handler: h}
+	tl := &tool{Tool: t, handler: h, support: taskSupport(t.Execution)}
 	if t.Start != nil {
 		s.starters.Store(true)
 	}
@@ -455,6 +463,11 @@ func (s *Server) callTool(ctx context.Context, req *Request) (any, error) {
 	if done {
 		return res, err
 	}
+	if ts := s.tasks.Load(); ts != nil && (t.support != "" || t.AskBeforeTask) {
+		if res, err, handled := s.taskCall(ctx, ts, t, req, args); handled {
+			return res, err
+		}
+	}
 	if t.Timeout > 0 {
 		if req.Peer != nil {
 			req.Peer.SetTimeout(t.Timeout) // the session answers and cancels ctx
@@ -473,8 +486,8 @@ func (s *Server) callTool(ctx context.Context, req *Request) (any, error) {
 // to callTool, which answers it.
 func (s *Server) startTool(ctx context.Context, req *Request, d Deferred) bool {
 	t, args, done, _, _ := s.toolCall(req)
-	if done || t.Start == nil {
-		return false
+	if done || t.Start == nil || t.support != "" && s.tasks.Load() != nil {
+		return false // a call that may become a task is callTool's to decide
 	}
 	if !t.Start(ctx, req, args, ToolReply{t: t, req: req, d: d}) {
 		return false

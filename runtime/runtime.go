@@ -88,6 +88,9 @@ type Options struct {
 	// collector is paced at GOGC=GCPercentUnderLimit unless GOGC is set.
 	// Start ignores it: it changes no global state.
 	MemoryLimit int64
+	// Tasks, when set, turns tasks on for Serve (see TasksOptions);
+	// Start ignores it (see StartTasks).
+	Tasks *TasksOptions
 }
 
 // Instance is a running server tree.

@@ -124,6 +124,19 @@ func Serve(ctx context.Context, srv *handlers.Server, opts Options) error {
 		return fmt.Errorf("runtime: %w", err)
 	}
 	<-sigsCaught
+	if opts.Tasks != nil {
+		to := *opts.Tasks
+		if to.Logger == nil {
+			to.Logger = opts.Logger
+		}
+		m, err := StartTasks(engine, srv, to)
+		if err != nil {
+			return fmt.Errorf("runtime: tasks: %w", err)
+		}
+		// After the session's tree: a task outlives its request, not the
+		// process; what is still working is failed on the next start.
+		defer m.Stop(context.Background())
+	}
 	inst, err := Start(engine, srv, claimed.In, claimed.Out, opts)
 	if err != nil {
 		return err

@@ -616,6 +616,11 @@ func (s *Session) capabilities(version string) map[string]any {
 	if version == Version20241105 {
 		delete(caps, "completions") // declared from 2025-03-26 on
 	}
+	if version != Version20251125 {
+		// Tasks as a capability are 2025-11-25's alone: 2026-07-28 has
+		// the extension io.modelcontextprotocol/tasks in their place.
+		delete(caps, "tasks")
+	}
 	return caps
 }
 

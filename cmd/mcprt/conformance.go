@@ -36,6 +36,7 @@ func conformanceServer() *handlers.Server {
 	addConformancePrompts(s)
 	addConformanceModernTools(s)
 	addConformanceModernPrompts(s)
+	addConformanceTaskTools(s)
 	// sep-2640-skills-*: the skills extension, served by the runtime
 	// (handlers/skills) from the skills in conformance_skills/.
 	skillsDir, err := fs.Sub(conformanceSkills, "conformance_skills")

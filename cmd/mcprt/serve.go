@@ -80,6 +80,11 @@ func serve(args []string, s streams) int {
 	fs.IntVar(&o.LogBuffer, "log-buffer", 1024, "notifications kept for a client until it sends notifications/initialized; past it the oldest are dropped and counted")
 	memLimit := fs.String("memory-limit", defaultMemoryLimit, "soft limit on the Go runtime's memory: a `size` in bytes, or with a unit (KiB, MiB, GiB), or off; GOMEMLIMIT, when set, overrides the default")
 	hf := addHTTPFlags(fs)
+	tasksOn := fs.Bool("tasks", false, "serve calls of tools that declare execution.taskSupport as tasks (2025-11-25 tasks; the 2026-07-28 extension io.modelcontextprotocol/tasks), kept in memory only: a restart forgets every task, finished or not, and a client polling one gets \"unknown task\"")
+	var to runtime.TasksOptions
+	fs.StringVar(&to.Dir, "tasks-dir", "", "serve tasks as -tasks does, durably: every change of a task is appended to a journal in `dir` and fsync'd, so after a crash or a redeploy a completed task's result is still served and one that was running is failed with a message saying the server restarted")
+	fs.IntVar(&to.MaxLive, "tasks-max", 0, "tasks in progress at once on the server; past it a new task is refused with error -32000 (0: 10000)")
+	fs.IntVar(&to.MaxLivePerOwner, "tasks-max-per-client", 0, "tasks in progress at once per client (the caller, or the legacy HTTP session); past it a new task is refused with error -32000 (0: 1000)")
 	fixture := fs.String("fixture", "reference", "which built-in server to run: `name` is reference (the one listed above) or conformance (the tools, resources and prompts the official MCP conformance suite's server scenarios call; see test/conformance) or wedged (answers the handshake and pings, never its lists: a hung backend for mcprt chaos -behind-gateway)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -113,6 +118,11 @@ func serve(args []string, s streams) int {
 	default:
 		fmt.Fprintf(stderr, "mcprt serve: -fixture must be reference, conformance or wedged, not %q\n", *fixture)
 		return runtime.ExitUsage
+	}
+	if *tasksOn || to.Dir != "" || *fixture == "conformance" {
+		// The conformance fixture serves the suite's tasks-* scenarios.
+		to.Tag = hf.tag
+		o.Tasks = &to
 	}
 	// Unless given, the limit is the runtime's default, which GOMEMLIMIT
 	// overrides.

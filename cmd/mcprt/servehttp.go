@@ -104,6 +104,18 @@ func serveHTTP(verb string, srv *handlers.Server, o runtime.Options, hf *httpFla
 	if l == nil {
 		return status
 	}
+	if o.Tasks != nil {
+		to := *o.Tasks
+		to.Logger = l.so.Logger
+		m, err := runtime.StartTasks(nil, srv, to)
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: tasks: %v\n", verb, err)
+			l.ln.Close()
+			return runtime.ExitFailure
+		}
+		// After the server: a task outlives its request, not the process.
+		defer m.Stop(context.Background())
+	}
 	return l.serve(srv, nil, processMetrics(time.Now()))
 }
 

@@ -148,7 +148,15 @@ type runner struct {
 // a previous process left in the store (tasks that were running are
 // failed with RestartedMessage; expired ones are deleted), and starts
 // the expiry sweep.
+//
+// e may be nil: the manager then runs its actors on an engine of its own.
 func Start(e *actor.Engine, cfg Config) (*Manager, error) {
+	if e == nil {
+		var err error
+		if e, err = actor.NewEngine(actor.NewEngineConfig()); err != nil {
+			return nil, err
+		}
+	}
 	if cfg.Store == nil {
 		cfg.Store = NewMemoryStore()
 	}

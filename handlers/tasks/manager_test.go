@@ -124,7 +124,10 @@ func TestTaskCancel(t *testing.T) {
 
 func TestTaskLimits(t *testing.T) {
 	m := start(t, tasks.Config{MaxLive: 3, MaxLivePerOwner: 2})
-	block := func(ctx context.Context, _ map[string]json.RawMessage) tasks.Outcome { <-ctx.Done(); return tasks.Outcome{} }
+	block := func(ctx context.Context, _ map[string]json.RawMessage) tasks.Outcome {
+		<-ctx.Done()
+		return tasks.Outcome{}
+	}
 	for range 2 {
 		if _, err := m.Create("a", "x", false, 0, block); err != nil {
 			t.Fatal(err)

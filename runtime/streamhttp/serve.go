@@ -2,6 +2,7 @@ package streamhttp
 
 import (
 	"bytes"
+	"context"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/mcprt/mcprt/handlers/jsonschema"
+	"github.com/mcprt/mcprt/handlers/tasks"
 	"github.com/mcprt/mcprt/session"
 	"github.com/mcprt/mcprt/session/jsonrpc"
 	"github.com/mcprt/mcprt/supervisor"
@@ -237,11 +239,11 @@ func (h *Handler) postBatch(w http.ResponseWriter, r *http.Request, body []byte)
 	if x.key == "" {
 		// Notifications and responses only: the session answers with
 		// nothing, unless a part is invalid, and that has no id to go by.
-		hs.feed(&session.In{Batch: body, Values: r.Context()})
+		hs.feed(&session.In{Batch: body, Values: hs.values(r)})
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
-	h.run(w, r, hs, x, &session.In{Batch: body, Reply: x, Values: r.Context()}, false, nil)
+	h.run(w, r, hs, x, &session.In{Batch: body, Reply: x, Values: hs.values(r)}, false, nil)
 }
 
 // initialize starts a legacy session; its id goes out with the result.
@@ -343,6 +345,9 @@ func (h *Handler) headerMismatch(r *http.Request, m *jsonrpc.Message, pv string,
 		field = "name"
 	case "resources/read":
 		field = "uri"
+	case "tasks/get", "tasks/update", "tasks/cancel":
+		// The tasks extension routes a task's requests by its id.
+		field = "taskId"
 	default:
 		return ""
 	}
@@ -425,7 +430,7 @@ func sameNumber(a, b string) bool {
 // one client); a 2026-07-28 one, on the session every client shares, by a
 // key of its own.
 func (h *Handler) exchange(w http.ResponseWriter, r *http.Request, hs *hsession, m *jsonrpc.Message, modern bool, onFinal func([]byte, http.Header)) {
-	in := &session.In{Msg: *m, Values: r.Context()}
+	in := &session.In{Msg: *m, Values: hs.values(r)}
 	key := string(m.ID)
 	if hs.id == "" {
 		key = strconv.FormatInt(h.nextID.Add(1), 10)
@@ -721,4 +726,14 @@ func BearerToken(token string) func(*http.Request) error {
 		}
 		return nil
 	}
+}
+
+// values are the values a request's handler sees: the HTTP request's
+// (the caller), and in a legacy session its id, which owns the tasks the
+// request makes (tasks.SessionFrom).
+func (hs *hsession) values(r *http.Request) context.Context {
+	if hs.id == "" {
+		return r.Context()
+	}
+	return tasks.WithSession(r.Context(), hs.id)
 }

@@ -1,0 +1,459 @@
+package handlers
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/mcprt/mcprt/handlers/tasks"
+	"github.com/mcprt/mcprt/session/jsonrpc"
+)
+
+// TasksExtension is the identifier of the 2026-07-28 tasks extension.
+const TasksExtension = "io.modelcontextprotocol/tasks"
+
+// relatedTaskKey is the _meta key that ties a message to a task (2025-11-25).
+const relatedTaskKey = "io.modelcontextprotocol/related-task"
+
+// TasksOptions configures ServeTasks.
+type TasksOptions struct {
+	// Owner names whom a request's tasks belong to: only the same owner
+	// finds them again. nil means tasks.SessionFrom: the legacy HTTP
+	// session, or "" (one owner) where there is none (stdio, where the
+	// process is the session, and 2026-07-28 requests without a caller).
+	// A server with authentication binds tasks to the caller instead.
+	Owner func(ctx context.Context) string
+}
+
+// taskServe is what ServeTasks set.
+type taskServe struct {
+	m     *tasks.Manager
+	owner func(ctx context.Context) string
+}
+
+// ServeTasks makes the server run tool calls as tasks of m where the
+// protocol has the client and the tool agree to it:
+//
+//   - 2025-11-25: a tools/call with params.task, of a tool whose
+//     execution.taskSupport is "optional" or "required", becomes a task
+//     (CreateTaskResult); tasks/get, tasks/result, tasks/list and
+//     tasks/cancel serve it, and the capability tasks is advertised.
+//   - 2026-07-28 (the extension io.modelcontextprotocol/tasks, which is
+//     advertised): a tools/call of such a tool from a client that declared
+//     the extension in the request becomes a task (the flat
+//     CreateTaskResult); tasks/get, tasks/update and tasks/cancel serve it.
+//
+// A tool with taskSupport "required" called otherwise gets the error its
+// revision names (-32601 in 2025-11-25; -32021, naming the extension, in
+// 2026-07-28). Tools without taskSupport never become tasks.
+func (s *Server) ServeTasks(m *tasks.Manager, opts TasksOptions) {
+	owner := opts.Owner
+	if owner == nil {
+		owner = tasks.SessionFrom
+	}
+	s.tasks.Store(&taskServe{m: m, owner: owner})
+	s.SetExtension(TasksExtension, nil)
+	for _, name := range []string{"tasks/get", "tasks/result", "tasks/list", "tasks/cancel", "tasks/update"} {
+		s.AddMethod(name, s.taskMethod, false)
+	}
+}
+
+// taskSupport reads a tool's execution.taskSupport ("" when absent).
+func taskSupport(execution json.RawMessage) string {
+	var e struct {
+		TaskSupport string `json:"taskSupport"`
+	}
+	if len(execution) > 0 {
+		_ = json.Unmarshal(execution, &e)
+	}
+	return e.TaskSupport
+}
+
+// errAnswered is what Ask returns, in the round that holds every answer,
+// to a handler of an AskBeforeTask tool running on its request: the call
+// becomes a task there, and the task runs the handler again from the start.
+var errAnswered = errors.New("handlers: every question answered; the call goes on as a task")
+
+// missingTasksExtension is 2026-07-28's answer to a client that did not
+// declare the extension a request needs.
+func missingTasksExtension(what string) *jsonrpc.Error {
+	return &jsonrpc.Error{
+		Code:    jsonrpc.CodeMissingClientCapability,
+		Message: "Missing required client capability: the " + TasksExtension + " extension (" + what + ")",
+		Data:    map[string]any{"requiredCapabilities": map[string]any{"extensions": map[string]any{TasksExtension: map[string]any{}}}},
+	}
+}
+
+// taskCall decides whether a tools/call of t becomes a task, and if so
+// makes it: handled reports that res, err answer the call.
+func (s *Server) taskCall(ctx context.Context, ts *taskServe, t *tool, req *Request, args json.RawMessage) (res any, err error, handled bool) {
+	support := t.support
+	runsAsTask := support == "optional" || support == "required"
+	var ttl time.Duration
+	if req.Modern {
+		if _, declared := req.ClientExtension(TasksExtension); !declared {
+			if support == "required" {
+				return nil, missingTasksExtension(fmt.Sprintf("the tool %q runs only as a task", t.Name)), true
+			}
+			return nil, nil, false
+		}
+		if !runsAsTask {
+			return nil, nil, false // a legacy params.task is ignored, as the extension says
+		}
+		if t.AskBeforeTask {
+			// Ask in the request's own rounds until every question has
+			// its answer; the call becomes a task in that round.
+			probe := req.shallow()
+			probe.probe = true
+			out, err := t.handler(ctx, probe, args)
+			if !errors.Is(err, errAnswered) {
+				res, err := t.answer(probe, out, err)
+				if errors.Is(err, ErrInputRequired) {
+					req.adoptInputs(probe)
+				}
+				return res, err, true
+			}
+		}
+	} else {
+		if !since(req, v20251125) {
+			return nil, nil, false
+		}
+		raw, asked := jsonrpc.Member(req.Params, "task")
+		asked = asked && string(raw) != "null"
+		switch {
+		case support == "required" && !asked:
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("Method not found: the tool %q must be called as a task (params.task)", t.Name)}, true
+		case asked && !runsAsTask:
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("Method not found: the tool %q cannot be called as a task", t.Name)}, true
+		case !asked:
+			return nil, nil, false
+		}
+		var p struct {
+			TTL *float64 `json:"ttl"`
+		}
+		if json.Unmarshal(raw, &p) != nil {
+			return nil, invalidParams("task must be an object"), true
+		}
+		if p.TTL != nil && *p.TTL > 0 {
+			ttl = time.Duration(*p.TTL) * time.Millisecond
+		}
+	}
+	base := req.shallow()
+	vals := context.WithoutCancel(ctx) // the caller and other request values, for the handler
+	work := func(tctx context.Context, answers map[string]json.RawMessage) tasks.Outcome {
+		return s.runTask(valuesFrom{tctx, vals}, t, base, args, answers)
+	}
+	tk, err := ts.m.Create(ts.owner(ctx), t.Name, req.Modern, ttl, work)
+	if err != nil {
+		return nil, taskError(err), true
+	}
+	if req.Modern {
+		return modernTask(tk, ts.m.PollInterval(), "task", false), nil, true
+	}
+	return struct {
+		Task legacyTaskBody `json:"task"`
+	}{legacyTask(tk, ts.m.PollInterval())}, nil, true
+}
+
+// valuesFrom is the task's context (its life: cancel, shutdown) with the
+// values of the request that made it (the caller).
+type valuesFrom struct {
+	context.Context
+	vals context.Context
+}
+
+func (c valuesFrom) Value(key any) any { return c.vals.Value(key) }
+
+// shallow copies what a handler reads of a request into a fresh Request.
+func (r *Request) shallow() *Request {
+	return &Request{Method: r.Method, Params: r.Params, Version: r.Version, Modern: r.Modern,
+		ClientCapabilities: r.ClientCapabilities, ProgressToken: r.ProgressToken, LogLevel: r.LogLevel,
+		Peer: r.Peer, InputResponses: r.InputResponses, LocalLog: r.LocalLog}
+}
+
+// adoptInputs takes the questions another Request (a probe of this one) asked.
+func (r *Request) adoptInputs(o *Request) {
+	in := o.PendingInputs()
+	r.mu.Lock()
+	r.extra().inputRequests = in
+	r.mu.Unlock()
+}
+
+// runTask runs one round of a task's tool call.
+func (s *Server) runTask(ctx context.Context, t *tool, base *Request, args json.RawMessage, answers map[string]json.RawMessage) tasks.Outcome {
+	r := base.shallow()
+	r.Peer = nil // the request was answered; nothing more goes on its stream
+	if len(answers) > 0 {
+		merged := make(map[string]json.RawMessage, len(answers)+len(r.InputResponses))
+		for k, v := range r.InputResponses {
+			merged[k] = v
+		}
+		for k, v := range answers {
+			merged[k] = v
+		}
+		r.InputResponses = merged
+	}
+	out, err := t.handler(ctx, r, args)
+	res, err := t.answer(r, out, err)
+	if err != nil {
+		var je *jsonrpc.Error
+		var ce *CapabilityError
+		switch {
+		case errors.Is(err, ErrInputRequired):
+			input := map[string]json.RawMessage{}
+			for k, q := range r.PendingInputs() {
+				raw, _ := json.Marshal(q)
+				input[k] = raw
+			}
+			return tasks.Outcome{Input: input}
+		case errors.As(err, &ce):
+			je = ce.RPCError()
+		case errors.As(err, &je):
+		default:
+			je = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error"}
+		}
+		data, _ := json.Marshal(je.Data)
+		if je.Data == nil {
+			data = nil
+		}
+		return tasks.Outcome{Error: &tasks.Error{Code: je.Code, Message: je.Message, Data: data}}
+	}
+	var raw []byte
+	failed := false
+	if cr, ok := res.(*CallToolResult); ok {
+		raw, err = cr.AppendJSON(nil)
+		failed = cr.IsError && !r.Modern // 2025-11-25: isError is failed; 2026-07-28: completed
+	} else {
+		raw, err = json.Marshal(res)
+	}
+	if err != nil {
+		return tasks.Outcome{Error: &tasks.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error: the result does not encode"}}
+	}
+	return tasks.Outcome{Result: raw, Failed: failed}
+}
+
+// taskError is the JSON-RPC error for a Manager's error.
+func taskError(err error) *jsonrpc.Error {
+	var le *tasks.LimitError
+	switch {
+	case errors.As(err, &le):
+		return &jsonrpc.Error{Code: jsonrpc.CodeServerBusy, Message: "Server busy: " + le.Error(),
+			Data: map[string]any{"limit": le.Limit, "perClient": le.PerOwner}}
+	case errors.Is(err, tasks.ErrNotFound):
+		return invalidParams("unknown task (it may have expired)")
+	case errors.Is(err, tasks.ErrTerminal):
+		return invalidParams("the task has already ended")
+	case errors.Is(err, tasks.ErrStopped):
+		return &jsonrpc.Error{Code: jsonrpc.CodeServerBusy, Message: "Server busy: shutting down"}
+	}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error: the task store failed"}
+}
+
+// stamp writes a time as the protocol's ISO 8601.
+func stamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
+
+// legacyTaskBody is a Task as 2025-11-25 writes it.
+type legacyTaskBody struct {
+	TaskID        string `json:"taskId"`
+	Status        string `json:"status"`
+	StatusMessage string `json:"statusMessage,omitempty"`
+	CreatedAt     string `json:"createdAt"`
+	LastUpdatedAt string `json:"lastUpdatedAt"`
+	TTL           *int64 `json:"ttl"`
+	PollInterval  int64  `json:"pollInterval,omitempty"`
+}
+
+func legacyTask(t tasks.Task, poll time.Duration) legacyTaskBody {
+	b := legacyTaskBody{TaskID: t.ID, Status: string(t.Status), StatusMessage: t.Message,
+		CreatedAt: stamp(t.Created), LastUpdatedAt: stamp(t.Updated)}
+	if t.TTL > 0 {
+		ms := t.TTL.Milliseconds()
+		b.TTL = &ms
+	}
+	if !t.Status.Terminal() {
+		b.PollInterval = poll.Milliseconds()
+	}
+	return b
+}
+
+// modernTaskBody is a Task (and a DetailedTask, with detail) as the
+// 2026-07-28 extension writes it.
+type modernTaskBody struct {
+	ResultType     string          `json:"resultType,omitempty"`
+	TaskID         string          `json:"taskId"`
+	Status         string          `json:"status"`
+	StatusMessage  string          `json:"statusMessage,omitempty"`
+	CreatedAt      string          `json:"createdAt"`
+	LastUpdatedAt  string          `json:"lastUpdatedAt"`
+	TTLMs          *int64          `json:"ttlMs"`
+	PollIntervalMs int64           `json:"pollIntervalMs,omitempty"`
+	InputRequests  json.RawMessage `json:"inputRequests,omitempty"`
+	Result         json.RawMessage `json:"result,omitempty"`
+	Error          *tasks.Error    `json:"error,omitempty"`
+}
+
+func modernTask(t tasks.Task, poll time.Duration, resultType string, detail bool) modernTaskBody {
+	b := modernTaskBody{ResultType: resultType, TaskID: t.ID, Status: string(t.Status), StatusMessage: t.Message,
+		CreatedAt: stamp(t.Created), LastUpdatedAt: stamp(t.Updated)}
+	if t.TTL > 0 {
+		ms := t.TTL.Milliseconds()
+		b.TTLMs = &ms
+	}
+	if !t.Status.Terminal() {
+		b.PollIntervalMs = poll.Milliseconds()
+	}
+	if detail {
+		switch t.Status {
+		case tasks.InputRequired:
+			b.InputRequests = t.Input
+		case tasks.Completed:
+			b.Result = t.Result
+		case tasks.Failed:
+			b.Error = t.Error
+		}
+	}
+	return b
+}
+
+// taskMethod serves tasks/get, tasks/result, tasks/list, tasks/cancel and
+// tasks/update, each as the request's revision defines it.
+func (s *Server) taskMethod(ctx context.Context, req *Request) (any, error) {
+	ts := s.tasks.Load()
+	notFound := &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("Method not found: %q", req.Method)}
+	if ts == nil {
+		return nil, notFound
+	}
+	if req.Modern {
+		switch req.Method {
+		case "tasks/result", "tasks/list":
+			return nil, notFound // removed by the extension
+		}
+		if _, ok := req.ClientExtension(TasksExtension); !ok {
+			return nil, missingTasksExtension(req.Method + " is one of its methods")
+		}
+	} else if !since(req, v20251125) || req.Method == "tasks/update" {
+		return nil, notFound
+	}
+	owner := ts.owner(ctx)
+	var p struct {
+		TaskID         *string                    `json:"taskId"`
+		Cursor         string                     `json:"cursor"`
+		InputResponses map[string]json.RawMessage `json:"inputResponses"`
+	}
+	if err := json.Unmarshal(req.Params, &p); err != nil {
+		return nil, invalidParams(req.Method + ": " + err.Error())
+	}
+	if req.Method == "tasks/list" {
+		return s.listTasks(ts, owner, p.Cursor)
+	}
+	if p.TaskID == nil {
+		return nil, invalidParams(req.Method + " needs a taskId (a string)")
+	}
+	id, poll := *p.TaskID, ts.m.PollInterval()
+	switch req.Method {
+	case "tasks/get":
+		t, err := ts.m.Get(owner, id)
+		if err != nil {
+			return nil, taskError(err)
+		}
+		if req.Modern {
+			return modernTask(t, poll, "", true), nil
+		}
+		return legacyTask(t, poll), nil
+	case "tasks/cancel":
+		t, err := ts.m.Cancel(owner, id)
+		if req.Modern {
+			if err != nil && !errors.Is(err, tasks.ErrTerminal) {
+				return nil, taskError(err)
+			}
+			return struct{}{}, nil // an ack; cancelling what ended is no error here
+		}
+		if err != nil {
+			return nil, taskError(err)
+		}
+		return legacyTask(t, poll), nil
+	case "tasks/update":
+		if p.InputResponses == nil {
+			return nil, invalidParams("tasks/update needs inputResponses (an object)")
+		}
+		if err := ts.m.Answer(owner, id, p.InputResponses); err != nil {
+			return nil, taskError(err)
+		}
+		return struct{}{}, nil
+	case "tasks/result":
+		t, err := ts.m.Wait(ctx, owner, id)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, taskError(err)
+		}
+		meta := map[string]any{relatedTaskKey: map[string]string{"taskId": t.ID}}
+		switch {
+		case t.Status == tasks.Cancelled:
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error: the task was cancelled", Data: map[string]any{"_meta": meta}}
+		case t.Error != nil:
+			data := map[string]any{"_meta": meta}
+			if len(t.Error.Data) > 0 {
+				data["data"] = t.Error.Data
+			}
+			return nil, &jsonrpc.Error{Code: t.Error.Code, Message: t.Error.Message, Data: data}
+		}
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(t.Result, &obj) != nil {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error: the task's result is damaged"}
+		}
+		var m map[string]json.RawMessage
+		_ = json.Unmarshal(obj["_meta"], &m)
+		if m == nil {
+			m = map[string]json.RawMessage{}
+		}
+		m[relatedTaskKey], _ = json.Marshal(map[string]string{"taskId": t.ID})
+		obj["_meta"], _ = json.Marshal(m)
+		return obj, nil
+	}
+	return nil, notFound
+}
+
+// listTasks is tasks/list (2025-11-25): the owner's tasks, newest first,
+// a page at a time.
+func (s *Server) listTasks(ts *taskServe, owner, cursor string) (any, error) {
+	all, err := ts.m.List(owner)
+	if err != nil {
+		return nil, taskError(err)
+	}
+	s.mu.RLock()
+	size := s.pageSize
+	s.mu.RUnlock()
+	start := 0
+	if cursor != "" {
+		start = -1
+		for i, t := range all {
+			if t.ID == cursor {
+				start = i
+				break
+			}
+		}
+		if start < 0 {
+			return nil, invalidParams("unknown cursor")
+		}
+	}
+	end := min(start+size, len(all))
+	page := make([]legacyTaskBody, 0, end-start)
+	for _, t := range all[start:end] {
+		page = append(page, legacyTask(t, ts.m.PollInterval()))
+	}
+	next := ""
+	if end < len(all) {
+		next = all[end].ID
+	}
+	return struct {
+		Tasks      []legacyTaskBody `json:"tasks"`
+		NextCursor string           `json:"nextCursor,omitempty"`
+	}{page, next}, nil
+}
+
+// tasksOn reports whether ServeTasks was called, for Capabilities.
+func (s *Server) tasksOn() bool { return s.tasks.Load() != nil }

@@ -1,0 +1,76 @@
+package runtime
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/anthdm/hollywood/actor"
+
+	"github.com/mcprt/mcprt/handlers"
+	"github.com/mcprt/mcprt/handlers/tasks"
+	"github.com/mcprt/mcprt/runtime/resourceserver"
+)
+
+// TasksOptions turn on tasks: tool calls that outlive their request (see
+// handlers.Server.ServeTasks and the package handlers/tasks).
+type TasksOptions struct {
+	// Dir, when set, is where the journal lives: every change of a task is
+	// appended there and fsync'd, so completed results survive a crash or
+	// a redeploy, and tasks that were running are failed, with the
+	// reason, when the server starts again. "": tasks live in memory only,
+	// and a restart forgets them.
+	Dir string
+	// Tag prefixes task ids (the replica's -http-session-tag).
+	Tag string
+	// MaxLive and MaxLivePerOwner bound the tasks in progress, overall and
+	// per owner; TTL is how long a task is kept when the client asks for
+	// no ttl, MaxTTL the most it may ask (0: the tasks package defaults).
+	MaxLive, MaxLivePerOwner int
+	TTL, MaxTTL              time.Duration
+	// Owner names whom a request's tasks belong to (nil: TaskOwner).
+	Owner  func(ctx context.Context) string
+	Logger *slog.Logger
+}
+
+// TaskOwner is the default owner of a request's tasks: the authenticated
+// caller when there is one (resourceserver.CallerFrom), else the legacy
+// HTTP session, else "" (stdio's one session; 2026-07-28 requests
+// without a caller, bound by their unguessable ids alone).
+func TaskOwner(ctx context.Context) string {
+	if c := resourceserver.CallerFrom(ctx); c != nil {
+		return c.Principal()
+	}
+	if id := tasks.SessionFrom(ctx); id != "" {
+		return "session:" + id
+	}
+	return ""
+}
+
+// StartTasks starts a tasks manager on e (nil: an engine of its own) and
+// has srv serve tasks with it. The caller stops it (Manager.Stop) after
+// the server has stopped.
+func StartTasks(e *actor.Engine, srv *handlers.Server, o TasksOptions) (*tasks.Manager, error) {
+	var store tasks.Store
+	if o.Dir != "" {
+		j, err := tasks.OpenJournal(o.Dir)
+		if err != nil {
+			return nil, err
+		}
+		store = j
+	}
+	m, err := tasks.Start(e, tasks.Config{Store: store, Tag: o.Tag, MaxLive: o.MaxLive, MaxLivePerOwner: o.MaxLivePerOwner,
+		TTL: o.TTL, MaxTTL: o.MaxTTL, Logger: o.Logger})
+	if err != nil {
+		if store != nil {
+			store.Close()
+		}
+		return nil, err
+	}
+	owner := o.Owner
+	if owner == nil {
+		owner = TaskOwner
+	}
+	srv.ServeTasks(m, handlers.TasksOptions{Owner: owner})
+	return m, nil
+}
