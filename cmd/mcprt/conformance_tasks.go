@@ -32,7 +32,7 @@ func addConformanceTaskTools(s *handlers.Server) {
 	// slow_compute: sleeps seconds, then answers; cancelled while it
 	// sleeps, it ends cancelled (the task's status says so already).
 	s.AddTool(handlers.Tool{Name: "slow_compute", Description: "Sleeps `seconds`, then returns `label` (task-supporting; scenarios tasks-*).",
-		Execution: taskOptional,
+		Execution:   taskOptional,
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"seconds":{"type":"number","minimum":0},"label":{"type":"string"}}}`)},
 		func(ctx context.Context, _ *handlers.Request, args json.RawMessage) (*handlers.CallToolResult, error) {
 			var a struct {
