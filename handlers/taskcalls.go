@@ -141,6 +141,12 @@ func (s *Server) taskCall(ctx context.Context, ts *taskServe, t *tool, req *Requ
 		}
 	}
 	base := req.shallow()
+	if d, ok := req.Peer.(Detacher); ok && !req.Modern {
+		// 2025-11-25: progress, logs and requests to the client go on
+		// through the task's life, on the session's stream, each tied to
+		// the task by its related-task _meta.
+		base.Peer = &taskPeer{inner: d.Detach(), m: ts.m}
+	}
 	vals := context.WithoutCancel(ctx) // the caller and other request values, for the handler
 	work := func(tctx context.Context, answers map[string]json.RawMessage) tasks.Outcome {
 		return s.runTask(valuesFrom{tctx, vals}, t, base, args, answers)
@@ -164,7 +170,12 @@ type valuesFrom struct {
 	vals context.Context
 }
 
-func (c valuesFrom) Value(key any) any { return c.vals.Value(key) }
+func (c valuesFrom) Value(key any) any {
+	if v := c.Context.Value(key); v != nil {
+		return v // the task's own (its id)
+	}
+	return c.vals.Value(key)
+}
 
 // shallow copies what a handler reads of a request into a fresh Request.
 func (r *Request) shallow() *Request {
@@ -184,7 +195,11 @@ func (r *Request) adoptInputs(o *Request) {
 // runTask runs one round of a task's tool call.
 func (s *Server) runTask(ctx context.Context, t *tool, base *Request, args json.RawMessage, answers map[string]json.RawMessage) tasks.Outcome {
 	r := base.shallow()
-	r.Peer = nil // the request was answered; nothing more goes on its stream
+	if r.Modern {
+		r.Peer = nil // the extension has no progress or logs on tasks
+	} else if tp, ok := r.Peer.(*taskPeer); ok {
+		r.Peer = &taskPeer{inner: tp.inner, m: tp.m, id: tasks.IDFrom(ctx)}
+	}
 	if len(answers) > 0 {
 		merged := make(map[string]json.RawMessage, len(answers)+len(r.InputResponses))
 		for k, v := range r.InputResponses {
@@ -457,3 +472,51 @@ func (s *Server) listTasks(ts *taskServe, owner, cursor string) (any, error) {
 
 // tasksOn reports whether ServeTasks was called, for Capabilities.
 func (s *Server) tasksOn() bool { return s.tasks.Load() != nil }
+
+// Detacher is implemented by a Peer that can outlive its request: Detach
+// returns one whose messages go on the session's own stream. A task made
+// in 2025-11-25 keeps talking to its client through it.
+type Detacher interface {
+	Detach() Peer
+}
+
+// taskPeer is a 2025-11-25 task's Peer: every message carries the
+// related-task _meta, and the task is input_required while it waits for
+// an answer from the client.
+type taskPeer struct {
+	inner Peer
+	m     *tasks.Manager
+	id    string
+}
+
+func (p *taskPeer) Notify(method string, params any) bool {
+	return p.inner.Notify(method, p.related(params))
+}
+
+func (p *taskPeer) SetTimeout(time.Duration) {} // a task has its ttl, not a request's deadline
+
+func (p *taskPeer) Ask(ctx context.Context, method string, params any) (json.RawMessage, error) {
+	p.m.Waiting(p.id, true)
+	defer p.m.Waiting(p.id, false)
+	return p.inner.Ask(ctx, method, p.related(params))
+}
+
+// related adds the related-task _meta to params (a JSON object).
+func (p *taskPeer) related(params any) any {
+	raw, err := json.Marshal(params)
+	if err != nil {
+		return params
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(raw, &obj) != nil || obj == nil {
+		obj = map[string]json.RawMessage{}
+	}
+	var meta map[string]json.RawMessage
+	_ = json.Unmarshal(obj["_meta"], &meta)
+	if meta == nil {
+		meta = map[string]json.RawMessage{}
+	}
+	meta[relatedTaskKey], _ = json.Marshal(map[string]string{"taskId": p.id})
+	obj["_meta"], _ = json.Marshal(meta)
+	return obj
+}

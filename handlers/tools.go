@@ -463,7 +463,9 @@ func (s *Server) callTool(ctx context.Context, req *Request) (any, error) {
 	if done {
 		return res, err
 	}
-	if ts := s.tasks.Load(); ts != nil && (t.support != "" || t.AskBeforeTask) {
+	// A legacy call may ask for a task of a tool that has none: that is
+	// an error, so it is looked at too.
+	if ts := s.tasks.Load(); ts != nil && (t.support != "" || t.AskBeforeTask || !req.Modern) {
 		if res, err, handled := s.taskCall(ctx, ts, t, req, args); handled {
 			return res, err
 		}

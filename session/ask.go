@@ -279,3 +279,54 @@ func (cl *call) inputRequired(req *handlers.Request) ([]byte, bool) {
 }
 
 func isInputRequired(err error) bool { return errors.Is(err, handlers.ErrInputRequired) }
+
+// Detach implements handlers.Detacher: a Peer for work that outlives the
+// call (a task), which sends on the session's own stream rather than the
+// call's (which ends with its response). Its messages are dropped once the
+// session is gone.
+func (cl *call) Detach() handlers.Peer { return &detached{env: cl.env} }
+
+// detached is the session's side of work that outlived its request.
+type detached struct{ env *env }
+
+func (d *detached) Notify(method string, params any) bool {
+	b, err := encodeNotification(method, params)
+	if err != nil {
+		d.env.logger.Error("notification params do not marshal", "method", method, "err", err)
+		return false
+	}
+	d.env.out(b, nil)
+	return true
+}
+
+func (d *detached) SetTimeout(time.Duration) {}
+
+func (d *detached) Ask(ctx context.Context, method string, params any) (json.RawMessage, error) {
+	raw, err := json.Marshal(params)
+	if err != nil {
+		return nil, err
+	}
+	key, ch := d.env.asks.open()
+	defer d.env.asks.close(key)
+	b := []byte(`{"jsonrpc":"2.0","id":` + key + `,"method":`)
+	b = jsonrpc.AppendString(b, method)
+	if params != nil {
+		b = append(b, `,"params":`...)
+		b = append(b, raw...)
+	}
+	d.env.out(append(b, '}'), nil)
+	select {
+	case r := <-ch:
+		if r.err != nil {
+			return nil, r.err
+		}
+		return r.result, nil
+	case <-ctx.Done():
+		if n, err := encodeNotification("notifications/cancelled", map[string]any{
+			"requestId": json.RawMessage(key), "reason": ctx.Err().Error(),
+		}); err == nil {
+			d.env.out(n, nil)
+		}
+		return nil, ctx.Err()
+	}
+}

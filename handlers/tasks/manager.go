@@ -247,7 +247,7 @@ func (m *Manager) Create(owner, tool string, modern bool, ttl time.Duration, wor
 	now := m.cfg.Now()
 	t := Task{ID: NewID(m.cfg.Tag), Owner: owner, Tool: tool, Modern: modern, Status: Working,
 		Created: now, Updated: now, TTL: ttl}
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(context.WithValue(context.Background(), idKey{}, t.ID))
 	r := &runner{id: t.ID, owner: owner, work: work, ctx: ctx, cancel: cancel, wake: make(chan struct{}, 1)}
 	m.mu.Lock()
 	if m.stopped {
@@ -688,4 +688,31 @@ func (a *taskActor) once(answers map[string]json.RawMessage) (out Outcome, ok bo
 		}
 	}()
 	return a.r.work(a.r.ctx, answers), true
+}
+
+type idKey struct{}
+
+// IDFrom returns the id of the task whose Work ctx is ("" for another
+// context).
+func IDFrom(ctx context.Context) string {
+	id, _ := ctx.Value(idKey{}).(string)
+	return id
+}
+
+// Waiting moves a live task to input_required (on) or back to working: for
+// work that asks its client directly and waits for the answer (2025-11-25).
+func (m *Manager) Waiting(id string, on bool) {
+	m.mu.Lock()
+	r := m.live[id]
+	m.mu.Unlock()
+	if r == nil {
+		return
+	}
+	m.settleRunner(r, func(t *Task) {
+		if on {
+			t.Status = InputRequired
+		} else {
+			t.Status = Working
+		}
+	})
 }

@@ -1,0 +1,226 @@
+package session_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/mcprt/mcprt/handlers"
+	"github.com/mcprt/mcprt/runtime"
+)
+
+// taskServer has a task tool that reports progress, asks the client, and
+// answers; a tool that must be a task; and one that cannot be.
+func taskServer(t *testing.T) *handlers.Server {
+	srv := testServer()
+	srv.AddTool(handlers.Tool{Name: "job", Execution: json.RawMessage(`{"taskSupport":"optional"}`)},
+		func(ctx context.Context, req *handlers.Request, _ json.RawMessage) (*handlers.CallToolResult, error) {
+			req.Progress(1, 2, "half")
+			res, err := req.Elicit(ctx, "Name?", json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}}}`))
+			if err != nil {
+				return nil, err
+			}
+			return handlers.TextResult("done for " + res.Content["name"].(string)), nil
+		})
+	srv.AddTool(handlers.Tool{Name: "must", Execution: json.RawMessage(`{"taskSupport":"required"}`)}, noopTool)
+	srv.AddTool(handlers.Tool{Name: "plain"}, noopTool)
+	m, err := runtime.StartTasks(nil, srv, runtime.TasksOptions{Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Stop(context.Background()) })
+	return srv
+}
+
+// recvUntil reads lines until one contains want, returning all it read.
+func (c *client) recvUntil(want string) []string {
+	c.t.Helper()
+	var got []string
+	for {
+		l := c.recv()
+		got = append(got, l)
+		if strings.Contains(l, want) {
+			return got
+		}
+	}
+}
+
+func TestTasksLegacy(t *testing.T) {
+	c := startClientWith(t, taskServer(t), runtime.Options{})
+	c.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"t","version":"0"}}}`)
+	if got := c.recv(); !strings.Contains(got, `"tasks":{"cancel":{},"list":{},"requests":{"tools":{"call":{}}}}`) {
+		t.Fatalf("initialize does not advertise tasks: %s", got)
+	}
+	c.send(initDone)
+
+	c.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"must"}}`)
+	if got := c.recv(); !strings.Contains(got, `"code":-32601`) {
+		t.Fatalf("required tool called without a task: %s, want -32601", got)
+	}
+	c.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"plain","task":{}}}`)
+	if got := c.recv(); !strings.Contains(got, `"code":-32601`) {
+		t.Fatalf("tool without taskSupport called as a task: %s, want -32601", got)
+	}
+
+	c.send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"job","task":{"ttl":60000},"_meta":{"progressToken":"p"}}}`)
+	lines := c.recvUntil(`"method":"elicitation/create"`)
+	var created struct {
+		Result struct {
+			Task struct {
+				TaskID string `json:"taskId"`
+				Status string `json:"status"`
+				TTL    int64  `json:"ttl"`
+			} `json:"task"`
+		} `json:"result"`
+	}
+	var ask struct {
+		ID     json.RawMessage `json:"id"`
+		Params struct {
+			Meta map[string]struct {
+				TaskID string `json:"taskId"`
+			} `json:"_meta"`
+		} `json:"params"`
+	}
+	progressed := false
+	for _, l := range lines {
+		switch {
+		case strings.Contains(l, `"id":3,`):
+			json.Unmarshal([]byte(l), &created)
+		case strings.Contains(l, `notifications/progress`):
+			progressed = strings.Contains(l, `"progressToken":"p"`) && strings.Contains(l, `io.modelcontextprotocol/related-task`)
+		case strings.Contains(l, `elicitation/create`):
+			json.Unmarshal([]byte(l), &ask)
+		}
+	}
+	for created.Result.Task.TaskID == "" {
+		l := c.recv()
+		json.Unmarshal([]byte(l), &created)
+	}
+	id := created.Result.Task.TaskID
+	if created.Result.Task.Status != "working" || created.Result.Task.TTL != 60000 {
+		t.Fatalf("CreateTaskResult: %+v", created.Result.Task)
+	}
+	if !progressed {
+		t.Fatalf("no progress tied to the task among %q", lines)
+	}
+	if ask.Params.Meta["io.modelcontextprotocol/related-task"].TaskID != id {
+		t.Fatalf("elicitation/create not tied to task %s: %q", id, lines)
+	}
+	c.send(`{"jsonrpc":"2.0","id":4,"method":"tasks/get","params":{"taskId":"` + id + `"}}`)
+	if got := c.recv(); !strings.Contains(got, `"status":"input_required"`) {
+		t.Fatalf("tasks/get while asking: %s", got)
+	}
+	c.send(`{"jsonrpc":"2.0","id":` + string(ask.ID) + `,"result":{"action":"accept","content":{"name":"Ada"}}}`)
+	c.send(`{"jsonrpc":"2.0","id":5,"method":"tasks/result","params":{"taskId":"` + id + `"}}`)
+	got := c.recv()
+	if !strings.Contains(got, `"text":"done for Ada"`) || !strings.Contains(got, `"io.modelcontextprotocol/related-task":{"taskId":"`+id+`"}`) {
+		t.Fatalf("tasks/result: %s", got)
+	}
+	c.send(`{"jsonrpc":"2.0","id":6,"method":"tasks/list","params":{}}`)
+	if got := c.recv(); !strings.Contains(got, `"taskId":"`+id+`","status":"completed"`) {
+		t.Fatalf("tasks/list: %s", got)
+	}
+	c.send(`{"jsonrpc":"2.0","id":7,"method":"tasks/cancel","params":{"taskId":"` + id + `"}}`)
+	if got := c.recv(); !strings.Contains(got, `"code":-32602`) {
+		t.Fatalf("cancel of a completed task: %s, want -32602", got)
+	}
+	c.send(`{"jsonrpc":"2.0","id":8,"method":"tasks/get","params":{"taskId":"nope"}}`)
+	if got := c.recv(); !strings.Contains(got, `"code":-32602`) {
+		t.Fatalf("tasks/get of an unknown id: %s, want -32602", got)
+	}
+	c.send(`{"jsonrpc":"2.0","id":9,"method":"tasks/update","params":{"taskId":"` + id + `","inputResponses":{}}}`)
+	if got := c.recv(); !strings.Contains(got, `"code":-32601`) {
+		t.Fatalf("tasks/update in 2025-11-25: %s, want -32601", got)
+	}
+	c.finish()
+}
+
+// Before 2025-11-25 a client knows no tasks: task tools run as plain calls.
+func TestTasksOlderRevisionRunsPlain(t *testing.T) {
+	c := startClientWith(t, taskServer(t), runtime.Options{})
+	c.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}`)
+	if got := c.recv(); strings.Contains(got, `"tasks"`) {
+		t.Fatalf("2025-06-18 initialize advertises tasks: %s", got)
+	}
+	c.send(initDone)
+	c.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"must","task":{}}}`)
+	if got := c.recv(); strings.Contains(got, `"task"`) || strings.Contains(got, `"error"`) {
+		t.Fatalf("2025-06-18 call: %s, want a plain result", got)
+	}
+	c.finish()
+}
+
+func TestTasksModern(t *testing.T) {
+	c := startClientWith(t, taskServer(t), runtime.Options{})
+	const (
+		without = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}`
+		with    = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{},"extensions":{"io.modelcontextprotocol/tasks":{}}}}`
+	)
+	c.send(`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{` + without + `}}`)
+	if got := c.recv(); strings.Contains(got, `"tasks":{`) || !strings.Contains(got, `"io.modelcontextprotocol/tasks":{}`) {
+		t.Fatalf("server/discover: %s; want the extension and no tasks capability", got)
+	}
+	c.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"must",` + without + `}}`)
+	if got := c.recv(); !strings.Contains(got, `"code":-32021`) || !strings.Contains(got, `"extensions":{"io.modelcontextprotocol/tasks":{}}`) {
+		t.Fatalf("required tool, extension not declared: %s", got)
+	}
+	c.send(`{"jsonrpc":"2.0","id":3,"method":"tasks/get","params":{"taskId":"x",` + without + `}}`)
+	if got := c.recv(); !strings.Contains(got, `"code":-32021`) {
+		t.Fatalf("tasks/get, extension not declared: %s", got)
+	}
+	c.send(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"job",` + with + `}}`)
+	got := c.recv()
+	var created struct {
+		Result struct {
+			ResultType string `json:"resultType"`
+			TaskID     string `json:"taskId"`
+			TTLMs      int64  `json:"ttlMs"`
+		} `json:"result"`
+	}
+	json.Unmarshal([]byte(got), &created)
+	id := created.Result.TaskID
+	if created.Result.ResultType != "task" || id == "" || created.Result.TTLMs <= 0 {
+		t.Fatalf("CreateTaskResult: %s", got)
+	}
+	var detail struct {
+		Result struct {
+			Status        string                     `json:"status"`
+			InputRequests map[string]json.RawMessage `json:"inputRequests"`
+			Result        json.RawMessage            `json:"result"`
+		} `json:"result"`
+	}
+	for i := 0; detail.Result.Status != "input_required"; i++ {
+		c.send(`{"jsonrpc":"2.0","id":5,"method":"tasks/get","params":{"taskId":"` + id + `",` + with + `}}`)
+		got = c.recv()
+		json.Unmarshal([]byte(got), &detail)
+		if i > 10000 {
+			t.Fatalf("never input_required: %s", got)
+		}
+	}
+	if _, ok := detail.Result.InputRequests["q1"]; !ok || strings.Contains(got, "notifications/progress") {
+		t.Fatalf("input_required: %s", got)
+	}
+	c.send(`{"jsonrpc":"2.0","id":6,"method":"tasks/update","params":{"taskId":"` + id + `","inputResponses":{"q1":{"action":"accept","content":{"name":"Bo"}}},` + with + `}}`)
+	if got := c.recv(); !strings.Contains(got, `"result":{"resultType":"complete"`) || strings.Contains(got, "taskId") {
+		t.Fatalf("tasks/update ack: %s", got)
+	}
+	for i := 0; detail.Result.Status != "completed"; i++ {
+		c.send(`{"jsonrpc":"2.0","id":7,"method":"tasks/get","params":{"taskId":"` + id + `",` + with + `}}`)
+		got = c.recv()
+		json.Unmarshal([]byte(got), &detail)
+		if i > 10000 {
+			t.Fatalf("never completed: %s", got)
+		}
+	}
+	if !strings.Contains(string(detail.Result.Result), "done for Bo") {
+		t.Fatalf("completed: %s", got)
+	}
+	for _, m := range []string{"tasks/result", "tasks/list"} {
+		c.send(`{"jsonrpc":"2.0","id":8,"method":"` + m + `","params":{"taskId":"` + id + `",` + with + `}}`)
+		if got := c.recv(); !strings.Contains(got, `"code":-32601`) {
+			t.Fatalf("%s in 2026-07-28: %s, want -32601", m, got)
+		}
+	}
+	c.finish()
+}
