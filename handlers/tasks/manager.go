@@ -278,6 +278,9 @@ func (m *Manager) Create(owner, tool string, modern bool, ttl time.Duration, wor
 		Start:    func() actor.Receiver { return &taskActor{m: m, r: r} },
 		Restart:  supervisor.Temporary,
 		Shutdown: m.cfg.ShutdownGrace,
+		// A task's actor gets three messages in its life; hollywood's
+		// default inbox (1024 slots) would be most of its memory.
+		Options: []actor.OptFunc{actor.WithInboxSize(8)},
 	})
 	if err != nil {
 		m.log.Error("tasks: cannot start a task's actor", "task", t.ID, "err", err)
