@@ -19,6 +19,10 @@ const (
 	// ResourceUpdated: the content of the resource Change.URI changed
 	// (see Server.NotifyResourceUpdated).
 	ResourceUpdated
+	// TaskStatus: the 2026-07-28 task Change.TaskID changed status (see
+	// Server.ServeTasks); a subscriptions/listen stream that named it in
+	// notifications.taskIds is told, with Change.Task.
+	TaskStatus
 )
 
 // String returns the kind's name, for logs.
@@ -32,6 +36,8 @@ func (k ChangeKind) String() string {
 		return "PromptsChanged"
 	case ResourceUpdated:
 		return "ResourceUpdated"
+	case TaskStatus:
+		return "TaskStatus"
 	}
 	return "ChangeKind(?)"
 }
@@ -41,6 +47,10 @@ type Change struct {
 	Kind ChangeKind
 	// URI is the updated resource's URI; set only for ResourceUpdated.
 	URI string
+	// TaskID and Task are, for TaskStatus, the task's id and its
+	// notifications/tasks params (a JSON object: the task as tasks/get
+	// shows it).
+	TaskID, Task string
 }
 
 // watchers holds the Watch callbacks. It has its own lock so that callbacks

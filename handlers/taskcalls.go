@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/mcprt/mcprt/handlers/tasks"
@@ -31,6 +32,28 @@ type TasksOptions struct {
 type taskServe struct {
 	m     *tasks.Manager
 	owner func(ctx context.Context) string
+	// peers are the live 2025-11-25 tasks' peers, by task id: their
+	// notifications/tasks/status go to the session that made them, and
+	// to no other.
+	peers sync.Map
+}
+
+// taskStatus tells of a task's new status: a 2025-11-25 task's session
+// with notifications/tasks/status; a 2026-07-28 task's listen streams
+// that follow it with notifications/tasks (through Watch).
+func (s *Server) taskStatus(ts *taskServe, t tasks.Task) {
+	if t.Modern {
+		raw, _ := json.Marshal(modernTask(t, ts.m.PollInterval(), "", true))
+		s.changed(Change{Kind: TaskStatus, TaskID: t.ID, Task: string(raw)})
+		return
+	}
+	p, ok := ts.peers.Load(t.ID)
+	if t.Status.Terminal() {
+		ts.peers.Delete(t.ID)
+	}
+	if ok {
+		p.(Peer).Notify("notifications/tasks/status", legacyTask(t, ts.m.PollInterval()))
+	}
 }
 
 // ServeTasks makes the server run tool calls as tasks of m where the
@@ -53,7 +76,9 @@ func (s *Server) ServeTasks(m *tasks.Manager, opts TasksOptions) {
 	if owner == nil {
 		owner = tasks.SessionFrom
 	}
-	s.tasks.Store(&taskServe{m: m, owner: owner})
+	ts := &taskServe{m: m, owner: owner}
+	s.tasks.Store(ts)
+	m.OnStatus(func(t tasks.Task) { s.taskStatus(ts, t) })
 	s.SetExtension(TasksExtension, nil)
 	for _, name := range []string{"tasks/get", "tasks/result", "tasks/list", "tasks/cancel", "tasks/update"} {
 		s.AddMethod(name, s.taskMethod, false)
@@ -157,6 +182,14 @@ func (s *Server) taskCall(ctx context.Context, ts *taskServe, t *tool, req *Requ
 	}
 	if req.Modern {
 		return modernTask(tk, ts.m.PollInterval(), "task", false), nil, true
+	}
+	if tp, ok := base.Peer.(*taskPeer); ok {
+		if cur, err := ts.m.Get(tk.Owner, tk.ID); err == nil && !cur.Status.Terminal() {
+			ts.peers.Store(tk.ID, tp.inner) // its status notifications need no related-task _meta
+			if cur, err := ts.m.Get(tk.Owner, tk.ID); err != nil || cur.Status.Terminal() {
+				ts.peers.Delete(tk.ID) // it ended meanwhile
+			}
+		}
 	}
 	return struct {
 		Task legacyTaskBody `json:"task"`

@@ -134,7 +134,7 @@ func (s *Session) onChanged(ch handlers.Change) {
 	if method == "" {
 		return
 	}
-	if l := s.legacy; l != nil && l.initialized {
+	if l := s.legacy; l != nil && l.initialized && ch.Kind != handlers.TaskStatus {
 		if ch.Kind != handlers.ResourceUpdated {
 			s.env.out(jsonrpc.AppendNotification(nil, method, nil), nil)
 		} else if l.subscribed[ch.URI] {
@@ -159,6 +159,8 @@ func changeMethod(k handlers.ChangeKind) string {
 		return "notifications/prompts/list_changed"
 	case handlers.ResourceUpdated:
 		return "notifications/resources/updated"
+	case handlers.TaskStatus:
+		return "notifications/tasks"
 	}
 	return ""
 }
@@ -169,6 +171,7 @@ type listener struct {
 	ticket ticket
 	want   listenSet
 	uris   map[string]bool
+	tasks  map[string]bool
 }
 
 // listenSet is what a listen request asks for and, once filtered by the
@@ -178,6 +181,9 @@ type listenSet struct {
 	PromptsListChanged    bool     `json:"promptsListChanged,omitempty"`
 	ResourcesListChanged  bool     `json:"resourcesListChanged,omitempty"`
 	ResourceSubscriptions []string `json:"resourceSubscriptions,omitempty"`
+	// TaskIDs are tasks whose status changes the stream carries
+	// (notifications/tasks; the tasks extension).
+	TaskIDs []string `json:"taskIds,omitempty"`
 }
 
 func (ln *listener) wants(ch handlers.Change) bool {
@@ -190,6 +196,8 @@ func (ln *listener) wants(ch handlers.Change) bool {
 		return ln.want.ResourcesListChanged
 	case handlers.ResourceUpdated:
 		return ln.uris[ch.URI]
+	case handlers.TaskStatus:
+		return ln.tasks[ch.TaskID]
 	}
 	return false
 }
@@ -202,6 +210,13 @@ func (ln *listener) notification(method string, ch handlers.Change) []byte {
 	p := map[string]any{"_meta": ln.meta()}
 	if ch.Kind == handlers.ResourceUpdated {
 		p["uri"] = ch.URI
+	}
+	if ch.Kind == handlers.TaskStatus {
+		var task map[string]json.RawMessage
+		_ = json.Unmarshal([]byte(ch.Task), &task)
+		for k, v := range task {
+			p[k] = v
+		}
 	}
 	b, _ := encodeNotification(method, p)
 	return b
@@ -232,6 +247,12 @@ func (s *Session) listen(m *jsonrpc.Message, t ticket) {
 	if !has("resources") {
 		want.ResourceSubscriptions = nil
 	}
+	if len(want.TaskIDs) > 0 && !declaresTasks(m.Params) {
+		s.answerError(t, m.ID, &jsonrpc.Error{Code: jsonrpc.CodeMissingClientCapability,
+			Message: "Missing required client capability: the " + handlers.TasksExtension + " extension (taskIds in subscriptions/listen)",
+			Data:    map[string]any{"requiredCapabilities": map[string]any{"extensions": map[string]any{handlers.TasksExtension: map[string]any{}}}}})
+		return
+	}
 	// A listen stream lasts: it holds a slot, never the reader's unit, and
 	// does not wait for one.
 	if t.batch == nil {
@@ -242,7 +263,10 @@ func (s *Session) listen(m *jsonrpc.Message, t ticket) {
 		t.hold = holdSlot
 		s.env.backlog.Done()
 	}
-	ln := &listener{id: m.ID, ticket: t, want: want, uris: map[string]bool{}}
+	ln := &listener{id: m.ID, ticket: t, want: want, uris: map[string]bool{}, tasks: map[string]bool{}}
+	for _, id := range want.TaskIDs {
+		ln.tasks[id] = true
+	}
 	caller := t.caller()
 	for _, u := range want.ResourceSubscriptions {
 		// One it may not read is acknowledged and never updated, as
@@ -310,4 +334,14 @@ func (s *Session) releaseSubscriptions() {
 		s.release(ln)
 		delete(s.listeners, key)
 	}
+}
+
+// declaresTasks reports whether a 2026-07-28 request's params declare the
+// tasks extension in _meta's clientCapabilities.
+func declaresTasks(params json.RawMessage) bool {
+	meta, _ := jsonrpc.Member(params, "_meta")
+	caps, _ := jsonrpc.Member(meta, metaClientCapabilities)
+	ext, _ := jsonrpc.Member(caps, "extensions")
+	v, ok := jsonrpc.Member(ext, handlers.TasksExtension)
+	return ok && string(v) != "null"
 }

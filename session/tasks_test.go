@@ -33,6 +33,21 @@ func taskServer(t *testing.T) *handlers.Server {
 	return srv
 }
 
+// reply reads lines until the response with this id, keeping the
+// notifications it passes (task status) in c.seen.
+func (c *client) reply(id string) string {
+	c.t.Helper()
+	for {
+		l := c.recv()
+		if strings.Contains(l, `"id":`+id+`,`) && !strings.Contains(l, `"method"`) {
+			return l
+		}
+		seenNotes = append(seenNotes, l)
+	}
+}
+
+var seenNotes []string
+
 // recvUntil reads lines until one contains want, returning all it read.
 func (c *client) recvUntil(want string) []string {
 	c.t.Helper()
@@ -47,6 +62,7 @@ func (c *client) recvUntil(want string) []string {
 }
 
 func TestTasksLegacy(t *testing.T) {
+	seenNotes = nil
 	c := startClientWith(t, taskServer(t), runtime.Options{})
 	c.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"t","version":"0"}}}`)
 	if got := c.recv(); !strings.Contains(got, `"tasks":{"cancel":{},"list":{},"requests":{"tools":{"call":{}}}}`) {
@@ -108,30 +124,40 @@ func TestTasksLegacy(t *testing.T) {
 		t.Fatalf("elicitation/create not tied to task %s: %q", id, lines)
 	}
 	c.send(`{"jsonrpc":"2.0","id":4,"method":"tasks/get","params":{"taskId":"` + id + `"}}`)
-	if got := c.recv(); !strings.Contains(got, `"status":"input_required"`) {
+	if got := c.reply("4"); !strings.Contains(got, `"status":"input_required"`) {
 		t.Fatalf("tasks/get while asking: %s", got)
 	}
 	c.send(`{"jsonrpc":"2.0","id":` + string(ask.ID) + `,"result":{"action":"accept","content":{"name":"Ada"}}}`)
 	c.send(`{"jsonrpc":"2.0","id":5,"method":"tasks/result","params":{"taskId":"` + id + `"}}`)
-	got := c.recv()
+	got := c.reply("5")
 	if !strings.Contains(got, `"text":"done for Ada"`) || !strings.Contains(got, `"io.modelcontextprotocol/related-task":{"taskId":"`+id+`"}`) {
 		t.Fatalf("tasks/result: %s", got)
 	}
 	c.send(`{"jsonrpc":"2.0","id":6,"method":"tasks/list","params":{}}`)
-	if got := c.recv(); !strings.Contains(got, `"taskId":"`+id+`","status":"completed"`) {
+	if got := c.reply("6"); !strings.Contains(got, `"taskId":"`+id+`","status":"completed"`) {
 		t.Fatalf("tasks/list: %s", got)
 	}
 	c.send(`{"jsonrpc":"2.0","id":7,"method":"tasks/cancel","params":{"taskId":"` + id + `"}}`)
-	if got := c.recv(); !strings.Contains(got, `"code":-32602`) {
+	if got := c.reply("7"); !strings.Contains(got, `"code":-32602`) {
 		t.Fatalf("cancel of a completed task: %s, want -32602", got)
 	}
 	c.send(`{"jsonrpc":"2.0","id":8,"method":"tasks/get","params":{"taskId":"nope"}}`)
-	if got := c.recv(); !strings.Contains(got, `"code":-32602`) {
+	if got := c.reply("8"); !strings.Contains(got, `"code":-32602`) {
 		t.Fatalf("tasks/get of an unknown id: %s, want -32602", got)
 	}
 	c.send(`{"jsonrpc":"2.0","id":9,"method":"tasks/update","params":{"taskId":"` + id + `","inputResponses":{}}}`)
-	if got := c.recv(); !strings.Contains(got, `"code":-32601`) {
+	if got := c.reply("9"); !strings.Contains(got, `"code":-32601`) {
 		t.Fatalf("tasks/update in 2025-11-25: %s, want -32601", got)
+	}
+	// The notification of the task's end comes once its result is
+	// stored: before or after the answers above.
+	want := `"method":"notifications/tasks/status","params":{"taskId":"` + id + `","status":"completed"`
+	done := false
+	for _, l := range seenNotes {
+		done = done || strings.Contains(l, want)
+	}
+	if !done {
+		c.recvUntil(want) // fails on recv's timeout
 	}
 	c.finish()
 }
@@ -201,13 +227,34 @@ func TestTasksModern(t *testing.T) {
 	if _, ok := detail.Result.InputRequests["q1"]; !ok || strings.Contains(got, "notifications/progress") {
 		t.Fatalf("input_required: %s", got)
 	}
+	c.send(`{"jsonrpc":"2.0","id":"l","method":"subscriptions/listen","params":{"notifications":{"taskIds":["` + id + `"]},` + with + `}}`)
+	if got := c.recv(); !strings.Contains(got, `"taskIds":["`+id+`"]`) {
+		t.Fatalf("listen: %s", got)
+	}
+	c.send(`{"jsonrpc":"2.0","id":"l2","method":"subscriptions/listen","params":{"notifications":{"taskIds":["` + id + `"]},` + without + `}}`)
+	if got := c.recv(); !strings.Contains(got, `"code":-32021`) {
+		t.Fatalf("listen for tasks without the extension: %s", got)
+	}
 	c.send(`{"jsonrpc":"2.0","id":6,"method":"tasks/update","params":{"taskId":"` + id + `","inputResponses":{"q1":{"action":"accept","content":{"name":"Bo"}}},` + with + `}}`)
-	if got := c.recv(); !strings.Contains(got, `"result":{"resultType":"complete"`) || strings.Contains(got, "taskId") {
-		t.Fatalf("tasks/update ack: %s", got)
+	// The ack and the notification of the task's end, in either order.
+	var ack, note string
+	for ack == "" || note == "" {
+		switch l := c.recv(); {
+		case strings.Contains(l, `"id":6,`):
+			ack = l
+		case strings.Contains(l, `"method":"notifications/tasks"`) && strings.Contains(l, `"status":"completed"`):
+			note = l
+		}
+	}
+	if !strings.Contains(ack, `"result":{"resultType":"complete"`) || strings.Contains(ack, "taskId") {
+		t.Fatalf("tasks/update ack: %s", ack)
+	}
+	if !strings.Contains(note, "done for Bo") || !strings.Contains(note, `"io.modelcontextprotocol/subscriptionId":"l"`) {
+		t.Fatalf("notifications/tasks on the listen stream: %s", note)
 	}
 	for i := 0; detail.Result.Status != "completed"; i++ {
 		c.send(`{"jsonrpc":"2.0","id":7,"method":"tasks/get","params":{"taskId":"` + id + `",` + with + `}}`)
-		got = c.recv()
+		got = c.reply("7")
 		json.Unmarshal([]byte(got), &detail)
 		if i > 10000 {
 			t.Fatalf("never completed: %s", got)
@@ -218,9 +265,10 @@ func TestTasksModern(t *testing.T) {
 	}
 	for _, m := range []string{"tasks/result", "tasks/list"} {
 		c.send(`{"jsonrpc":"2.0","id":8,"method":"` + m + `","params":{"taskId":"` + id + `",` + with + `}}`)
-		if got := c.recv(); !strings.Contains(got, `"code":-32601`) {
+		if got := c.reply("8"); !strings.Contains(got, `"code":-32601`) {
 			t.Fatalf("%s in 2026-07-28: %s, want -32601", m, got)
 		}
 	}
+	c.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"l"}}`)
 	c.finish()
 }

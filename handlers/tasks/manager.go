@@ -10,6 +10,7 @@ import (
 	"runtime/debug"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/anthdm/hollywood/actor"
@@ -53,7 +54,7 @@ type Config struct {
 	ShutdownGrace time.Duration
 	// OnStatus, when set, is called after each change of a task's record
 	// is stored, on the goroutine that made it: for status notifications.
-	// It must not block.
+	// It must not block. (Manager.OnStatus adds one later.)
 	OnStatus func(Task)
 	// Name is the tasks supervisor's name on the engine ("tasks").
 	Name   string
@@ -125,6 +126,7 @@ type Manager struct {
 	stopped bool
 	changed *sync.Cond // broadcast on every change, for Wait
 
+	onStatus  atomic.Pointer[func(Task)]
 	stopSweep chan struct{}
 	sweepDone chan struct{}
 }
@@ -495,7 +497,14 @@ func (m *Manager) notify(t Task) {
 	if m.cfg.OnStatus != nil {
 		m.cfg.OnStatus(t)
 	}
+	if fn := m.onStatus.Load(); fn != nil {
+		(*fn)(t)
+	}
 }
+
+// OnStatus sets fn to be called as Config.OnStatus is, besides it: the
+// server that serves the manager's tasks sends status notifications so.
+func (m *Manager) OnStatus(fn func(Task)) { m.onStatus.Store(&fn) }
 
 // finish records how r's work ended, unless the task ended already
 // (cancelled).
