@@ -431,6 +431,11 @@ func (s *Server) taskMethod(ctx context.Context, req *Request) (any, error) {
 		}
 		return struct{}{}, nil
 	case "tasks/result":
+		if t, err := ts.m.Get(owner, id); err == nil && req.Peer != nil && t.TTL > 0 {
+			// It waits for the task's end, which its ttl bounds, not
+			// the request timeout that a call's answer has.
+			req.Peer.SetTimeout(time.Until(t.Created.Add(t.TTL)) + time.Second)
+		}
 		t, err := ts.m.Wait(ctx, owner, id)
 		if err != nil {
 			if ctx.Err() != nil {

@@ -1,0 +1,35 @@
+// Package tasks keeps the tasks of an MCP server: tool calls that outlive
+// the request that made them, its connection and, with a journal, the
+// process.
+//
+// A Task is a record (id, owner, status, times, ttl, and the result, the
+// JSON-RPC error or the questions for the client); a Store keeps the
+// records. MemoryStore keeps them in a map; the Journal (OpenJournal)
+// appends every change to a file in a directory and fsyncs it before the
+// change is acknowledged (writers arriving together share one fsync),
+// replays the file when opened, drops a last line cut short by a crash,
+// and compacts the file when it holds more than twice as many lines as
+// records. The Store interface is small on purpose: a deployment whose
+// replicas share a database can keep tasks there with an adapter in its
+// own module, checked by storetest.Run, the contract both built-in stores
+// pass.
+//
+// A Manager runs the tasks. Create stores the new record (so a get of its
+// id succeeds as soon as Create returns) and starts the task's Work on an
+// actor of its own under the manager's supervisor, apart from the session
+// that asked: the session may end, the connection drop, and the task goes
+// on. A panic in the Work fails the task, not the process. Get, List,
+// Wait, Cancel and Answer act for the task's owner only; anyone else is
+// told ErrNotFound, as for an id that never existed. Ids are 128 random
+// bits (crypto/rand), after the replica's tag when there is one. Bounds on
+// live tasks (overall, per owner) refuse new ones with a *LimitError; a
+// task is deleted once its ttl has passed. When a Manager starts on a
+// store that holds tasks a previous process left working, it fails them
+// with RestartedMessage: their work died with that process, and the
+// client is told so rather than left polling.
+//
+// handlers.Server.ServeTasks serves a Manager's tasks over MCP, in the
+// 2025-11-25 revision and as the 2026-07-28 extension
+// io.modelcontextprotocol/tasks; runtime.StartTasks starts one for a
+// server, with the journal when given a directory.
+package tasks
