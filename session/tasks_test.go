@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcprt/mcprt/handlers"
 	"github.com/mcprt/mcprt/runtime"
@@ -270,5 +271,42 @@ func TestTasksModern(t *testing.T) {
 		}
 	}
 	c.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"l"}}`)
+	c.finish()
+}
+
+// tasks/result waits for the task's end, however far past the request
+// timeout that is: its bound is the task's ttl.
+func TestTasksResultOutlivesRequestTimeout(t *testing.T) {
+	srv := testServer()
+	release := make(chan struct{})
+	srv.AddTool(handlers.Tool{Name: "slow", Execution: json.RawMessage(`{"taskSupport":"required"}`)},
+		func(ctx context.Context, _ *handlers.Request, _ json.RawMessage) (*handlers.CallToolResult, error) {
+			<-release
+			return handlers.TextResult("late but here"), nil
+		})
+	m, err := runtime.StartTasks(nil, srv, runtime.TasksOptions{Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Stop(context.Background()) })
+	c := startClientWith(t, srv, runtime.Options{RequestTimeout: 50 * time.Millisecond})
+	c.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}`)
+	c.recv()
+	c.send(initDone)
+	c.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","task":{}}}`)
+	var created struct {
+		Result struct {
+			Task struct {
+				TaskID string `json:"taskId"`
+			} `json:"task"`
+		} `json:"result"`
+	}
+	json.Unmarshal([]byte(c.reply("1")), &created)
+	c.send(`{"jsonrpc":"2.0","id":2,"method":"tasks/result","params":{"taskId":"` + created.Result.Task.TaskID + `"}}`)
+	time.Sleep(200 * time.Millisecond) // four request timeouts
+	close(release)
+	if got := c.reply("2"); !strings.Contains(got, "late but here") {
+		t.Fatalf("tasks/result after the request timeout: %s", got)
+	}
 	c.finish()
 }
