@@ -30,7 +30,7 @@ type TasksOptions struct {
 
 // taskServe is what ServeTasks set.
 type taskServe struct {
-	m     *tasks.Manager
+	m     tasks.Manager
 	owner func(ctx context.Context) string
 	// peers are the live 2025-11-25 tasks' peers, by task id: their
 	// notifications/tasks/status go to the session that made them, and
@@ -71,7 +71,7 @@ func (s *Server) taskStatus(ts *taskServe, t tasks.Task) {
 // A tool with taskSupport "required" called otherwise gets the error its
 // revision names (-32601 in 2025-11-25; -32021, naming the extension, in
 // 2026-07-28). Tools without taskSupport never become tasks.
-func (s *Server) ServeTasks(m *tasks.Manager, opts TasksOptions) {
+func (s *Server) ServeTasks(m tasks.Manager, opts TasksOptions) {
 	owner := opts.Owner
 	if owner == nil {
 		owner = tasks.SessionFrom
@@ -523,7 +523,7 @@ type Detacher interface {
 // an answer from the client.
 type taskPeer struct {
 	inner Peer
-	m     *tasks.Manager
+	m     tasks.Manager
 	id    string
 }
 

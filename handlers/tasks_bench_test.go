@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcprt/mcprt/handlers"
 	"github.com/mcprt/mcprt/handlers/tasks"
+	"github.com/mcprt/mcprt/runtime/taskrun"
 )
 
 // The cost of a tool call made a task, beside the same call made plainly:
@@ -18,7 +19,7 @@ import (
 //
 //	go test -run '^$' -bench 'ToolCall(Plain|Task)' -benchmem ./handlers/
 
-func benchTaskServer(b *testing.B, store tasks.Store) (*handlers.Server, *tasks.Manager) {
+func benchTaskServer(b *testing.B, store tasks.Store) (*handlers.Server, tasks.Manager) {
 	srv := handlers.NewServer(handlers.Implementation{Name: "bench", Version: "0"}, "")
 	echo := func(_ context.Context, _ *handlers.Request, _ json.RawMessage) (*handlers.CallToolResult, error) {
 		return handlers.TextResult("ok"), nil
@@ -26,7 +27,7 @@ func benchTaskServer(b *testing.B, store tasks.Store) (*handlers.Server, *tasks.
 	srv.AddTool(handlers.Tool{Name: "plain"}, echo)
 	srv.AddTool(handlers.Tool{Name: "job", Execution: json.RawMessage(`{"taskSupport":"optional"}`)}, echo)
 	e, _ := actor.NewEngine(actor.NewEngineConfig())
-	m, err := tasks.Start(e, tasks.Config{Store: store, MaxLive: -1, MaxLivePerOwner: -1})
+	m, err := taskrun.Start(e, taskrun.Config{Store: store, MaxLive: -1, MaxLivePerOwner: -1})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -40,7 +41,7 @@ func benchRequest(tool string) *handlers.Request {
 		Version: "2026-07-28", Modern: true, ClientCapabilities: json.RawMessage(`{"extensions":{"io.modelcontextprotocol/tasks":{}}}`)}
 }
 
-func runCalls(b *testing.B, srv *handlers.Server, m *tasks.Manager, tool string) {
+func runCalls(b *testing.B, srv *handlers.Server, m tasks.Manager, tool string) {
 	call, _ := srv.Method("tools/call")
 	ctx := context.Background()
 	b.ReportAllocs()

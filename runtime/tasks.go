@@ -10,6 +10,7 @@ import (
 	"github.com/mcprt/mcprt/handlers"
 	"github.com/mcprt/mcprt/handlers/tasks"
 	"github.com/mcprt/mcprt/runtime/resourceserver"
+	"github.com/mcprt/mcprt/runtime/taskrun"
 )
 
 // TasksOptions turn on tasks: tool calls that outlive their request (see
@@ -50,7 +51,7 @@ func TaskOwner(ctx context.Context) string {
 // StartTasks starts a tasks manager on e (nil: an engine of its own) and
 // has srv serve tasks with it. The caller stops it (Manager.Stop) after
 // the server has stopped.
-func StartTasks(e *actor.Engine, srv *handlers.Server, o TasksOptions) (*tasks.Manager, error) {
+func StartTasks(e *actor.Engine, srv *handlers.Server, o TasksOptions) (*taskrun.Manager, error) {
 	var store tasks.Store
 	if o.Dir != "" {
 		j, err := tasks.OpenJournal(o.Dir)
@@ -59,7 +60,7 @@ func StartTasks(e *actor.Engine, srv *handlers.Server, o TasksOptions) (*tasks.M
 		}
 		store = j
 	}
-	m, err := tasks.Start(e, tasks.Config{Store: store, Tag: o.Tag, MaxLive: o.MaxLive, MaxLivePerOwner: o.MaxLivePerOwner,
+	m, err := taskrun.Start(e, taskrun.Config{Store: store, Tag: o.Tag, MaxLive: o.MaxLive, MaxLivePerOwner: o.MaxLivePerOwner,
 		TTL: o.TTL, MaxTTL: o.MaxTTL, Logger: o.Logger})
 	if err != nil {
 		if store != nil {

@@ -14,7 +14,8 @@
 // own module, checked by storetest.Run, the contract both built-in stores
 // pass.
 //
-// A Manager runs the tasks. Create stores the new record (so a get of its
+// A Manager (the interface here; runtime/taskrun's is the one the runtime
+// uses) runs the tasks. Create stores the new record (so a get of its
 // id succeeds as soon as Create returns) and starts the task's Work on an
 // actor of its own under the manager's supervisor, apart from the session
 // that asked: the session may end, the connection drop, and the task goes
@@ -31,5 +32,6 @@
 // handlers.Server.ServeTasks serves a Manager's tasks over MCP, in the
 // 2025-11-25 revision and as the 2026-07-28 extension
 // io.modelcontextprotocol/tasks; runtime.StartTasks starts one for a
-// server, with the journal when given a directory.
+// server, with the journal when given a directory. This package starts
+// no actors itself: running them is the runtime's.
 package tasks

@@ -1,4 +1,4 @@
-package tasks_test
+package taskrun_test
 
 import (
 	"context"
@@ -12,15 +12,16 @@ import (
 	"github.com/anthdm/hollywood/actor"
 
 	"github.com/mcprt/mcprt/handlers/tasks"
+	"github.com/mcprt/mcprt/runtime/taskrun"
 )
 
-func start(t *testing.T, cfg tasks.Config) *tasks.Manager {
+func start(t *testing.T, cfg taskrun.Config) *taskrun.Manager {
 	t.Helper()
 	e, err := actor.NewEngine(actor.NewEngineConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := tasks.Start(e, cfg)
+	m, err := taskrun.Start(e, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +34,7 @@ func result(text string) tasks.Outcome {
 	return tasks.Outcome{Result: raw}
 }
 
-func wait(t *testing.T, m *tasks.Manager, owner, id string) tasks.Task {
+func wait(t *testing.T, m *taskrun.Manager, owner, id string) tasks.Task {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -45,7 +46,7 @@ func wait(t *testing.T, m *tasks.Manager, owner, id string) tasks.Task {
 }
 
 func TestTaskCompletes(t *testing.T) {
-	m := start(t, tasks.Config{Tag: "r1"})
+	m := start(t, taskrun.Config{Tag: "r1"})
 	tk, err := m.Create("alice", "echo", false, 0, func(context.Context, map[string]json.RawMessage) tasks.Outcome {
 		return result("hi")
 	})
@@ -55,7 +56,7 @@ func TestTaskCompletes(t *testing.T) {
 	if !strings.HasPrefix(tk.ID, "r1.") || len(tk.ID) != len("r1.")+32 {
 		t.Fatalf("id %q: want the tag, a dot and 32 hex digits", tk.ID)
 	}
-	if tk.Status != tasks.Working || tk.TTL != tasks.DefaultTTL {
+	if tk.Status != tasks.Working || tk.TTL != taskrun.DefaultTTL {
 		t.Fatalf("new task %+v", tk)
 	}
 	got := wait(t, m, "alice", tk.ID)
@@ -70,7 +71,7 @@ func TestTaskCompletes(t *testing.T) {
 // Another owner's task is not found, not forbidden: its existence is not
 // revealed.
 func TestTaskOwnerIsolation(t *testing.T) {
-	m := start(t, tasks.Config{})
+	m := start(t, taskrun.Config{})
 	tk, _ := m.Create("alice", "x", false, 0, func(context.Context, map[string]json.RawMessage) tasks.Outcome { return result("a") })
 	wait(t, m, "alice", tk.ID)
 	if _, err := m.Get("bob", tk.ID); !errors.Is(err, tasks.ErrNotFound) {
@@ -86,7 +87,7 @@ func TestTaskOwnerIsolation(t *testing.T) {
 
 // A panic in the work fails the task; the manager and the other tasks go on.
 func TestTaskPanicFailsTask(t *testing.T) {
-	m := start(t, tasks.Config{})
+	m := start(t, taskrun.Config{})
 	tk, _ := m.Create("o", "bad", true, 0, func(context.Context, map[string]json.RawMessage) tasks.Outcome { panic("boom") })
 	got := wait(t, m, "o", tk.ID)
 	if got.Status != tasks.Failed || got.Error == nil || got.Error.Code != -32603 {
@@ -99,7 +100,7 @@ func TestTaskPanicFailsTask(t *testing.T) {
 }
 
 func TestTaskCancel(t *testing.T) {
-	m := start(t, tasks.Config{})
+	m := start(t, taskrun.Config{})
 	var sawCancel atomic.Bool
 	tk, _ := m.Create("o", "slow", false, 0, func(ctx context.Context, _ map[string]json.RawMessage) tasks.Outcome {
 		<-ctx.Done()
@@ -123,7 +124,7 @@ func TestTaskCancel(t *testing.T) {
 }
 
 func TestTaskLimits(t *testing.T) {
-	m := start(t, tasks.Config{MaxLive: 3, MaxLivePerOwner: 2})
+	m := start(t, taskrun.Config{MaxLive: 3, MaxLivePerOwner: 2})
 	block := func(ctx context.Context, _ map[string]json.RawMessage) tasks.Outcome {
 		<-ctx.Done()
 		return tasks.Outcome{}
@@ -151,7 +152,7 @@ func TestTaskLimits(t *testing.T) {
 }
 
 func TestTaskTTLExpires(t *testing.T) {
-	m := start(t, tasks.Config{TTL: 200 * time.Millisecond})
+	m := start(t, taskrun.Config{TTL: 200 * time.Millisecond})
 	tk, _ := m.Create("o", "x", false, 0, func(context.Context, map[string]json.RawMessage) tasks.Outcome { return result("a") })
 	wait(t, m, "o", tk.ID)
 	deadline := time.Now().Add(10 * time.Second)
@@ -169,7 +170,7 @@ func TestTaskTTLExpires(t *testing.T) {
 // Input rounds: the work asks two things; answering one leaves the task
 // waiting for the other; answering both runs it again with both.
 func TestTaskInputRounds(t *testing.T) {
-	m := start(t, tasks.Config{})
+	m := start(t, taskrun.Config{})
 	var runs atomic.Int32
 	tk, _ := m.Create("o", "ask", true, 0, func(_ context.Context, ans map[string]json.RawMessage) tasks.Outcome {
 		runs.Add(1)
@@ -221,7 +222,7 @@ func TestTaskRestartSettles(t *testing.T) {
 		return j
 	}
 	e, _ := actor.NewEngine(actor.NewEngineConfig())
-	m, err := tasks.Start(e, tasks.Config{Store: open()})
+	m, err := taskrun.Start(e, taskrun.Config{Store: open()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,7 +234,7 @@ func TestTaskRestartSettles(t *testing.T) {
 	})
 	m.Stop(context.Background())
 
-	m = start(t, tasks.Config{Store: open(), Name: "tasks2"})
+	m = start(t, taskrun.Config{Store: open(), Name: "tasks2"})
 	got, err := m.Get("o", done.ID)
 	if err != nil || got.Status != tasks.Completed || !strings.Contains(string(got.Result), "kept") {
 		t.Fatalf("completed task after restart: %+v, %v", got, err)

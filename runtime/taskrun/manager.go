@@ -1,9 +1,12 @@
-package tasks
+// Package taskrun runs tasks (see handlers/tasks): each on an actor of its
+// own under a tasks supervisor, apart from the session that asked for it,
+// with its record in a tasks.Store. Its Manager is the tasks.Manager that
+// runtime.StartTasks gives handlers.Server.ServeTasks.
+package taskrun
 
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -15,6 +18,7 @@ import (
 
 	"github.com/anthdm/hollywood/actor"
 
+	"github.com/mcprt/mcprt/handlers/tasks"
 	"github.com/mcprt/mcprt/supervisor"
 )
 
@@ -27,16 +31,11 @@ const (
 	DefaultPollInterval    = time.Second
 )
 
-// RestartedMessage is the statusMessage of a task that was running when
-// its server stopped without finishing it; a new server on the same store
-// marks it failed with this message when it starts.
-const RestartedMessage = "the server restarted while the task was running; its work was lost"
-
 // Config configures a Manager.
 type Config struct {
 	// Store keeps the records; nil means a MemoryStore (nothing survives
 	// the process).
-	Store Store
+	Store tasks.Store
 	// Tag prefixes every task id ("tag.hex"): a replica's tag
 	// (-http-session-tag), for a proxy that routes on Mcp-Name.
 	Tag string
@@ -55,7 +54,7 @@ type Config struct {
 	// OnStatus, when set, is called after each change of a task's record
 	// is stored, on the goroutine that made it: for status notifications.
 	// It must not block. (Manager.OnStatus adds one later.)
-	OnStatus func(Task)
+	OnStatus func(tasks.Task)
 	// Name is the tasks supervisor's name on the engine ("tasks").
 	Name   string
 	Logger *slog.Logger
@@ -63,59 +62,12 @@ type Config struct {
 	Now func() time.Time
 }
 
-// Errors of the Manager's methods. Each says what the client did wrong
-// or what bound it ran into.
-var (
-	ErrNotFound  = errors.New("tasks: no such task")
-	ErrTerminal  = errors.New("tasks: the task has already ended")
-	ErrStopped   = errors.New("tasks: the server is shutting down")
-	ErrNoInput   = errors.New("tasks: the task is not waiting for input")
-	errTooMany   = errors.New("tasks: too many tasks")
-	errNoWorkers = errors.New("tasks: could not start the task")
-)
-
-// LimitError says a new task was refused by a bound on live tasks.
-type LimitError struct {
-	PerOwner bool // the owner's bound, not the overall one
-	Limit    int
-}
-
-func (e *LimitError) Error() string {
-	if e.PerOwner {
-		return fmt.Sprintf("too many tasks in progress for this client (limit %d); wait for some to finish, or cancel them", e.Limit)
-	}
-	return fmt.Sprintf("too many tasks in progress on this server (limit %d); retry later", e.Limit)
-}
-
-func (e *LimitError) Unwrap() error { return errTooMany }
-
-// Work is what a task does: the request it was made for, run on the task's
-// actor. answers holds the client's answers to the task's input requests so
-// far (2026-07-28), by key. It returns the task's outcome; a panic fails
-// the task.
-type Work func(ctx context.Context, answers map[string]json.RawMessage) Outcome
-
-// Outcome is how one run of a Work ended.
-type Outcome struct {
-	// Result is the result of a request that completed.
-	Result json.RawMessage
-	// Failed marks Result as a failure (a tool's isError result, which
-	// 2025-11-25 reports as failed).
-	Failed bool
-	// Error is the JSON-RPC error of a request that failed.
-	Error *Error
-	// Input, when set, are requests to the client (inputRequests, by key)
-	// that must all be answered before the Work is run again, from the
-	// start, with the answers.
-	Input map[string]json.RawMessage
-}
-
 // Manager owns the tasks of a server: their records (through the Store),
 // the actors running them (under a supervisor of its own), their owners,
 // bounds and expiry.
 type Manager struct {
 	cfg   Config
-	store Store
+	store tasks.Store
 	e     *actor.Engine
 	root  *supervisor.Root
 	log   *slog.Logger
@@ -126,7 +78,7 @@ type Manager struct {
 	stopped bool
 	changed *sync.Cond // broadcast on every change, for Wait
 
-	onStatus  atomic.Pointer[func(Task)]
+	onStatus  atomic.Pointer[func(tasks.Task)]
 	stopSweep chan struct{}
 	sweepDone chan struct{}
 }
@@ -135,7 +87,7 @@ type Manager struct {
 // has (the actor, the answers so far), lost with the process.
 type runner struct {
 	id, owner string
-	work      Work
+	work      tasks.Work
 	ctx       context.Context
 	cancel    context.CancelFunc
 	answers   map[string]json.RawMessage
@@ -148,7 +100,7 @@ type runner struct {
 
 // Start makes a manager on e: it starts the tasks supervisor, settles what
 // a previous process left in the store (tasks that were running are
-// failed with RestartedMessage; expired ones are deleted), and starts
+// failed with tasks.RestartedMessage; expired ones are deleted), and starts
 // the expiry sweep.
 //
 // e may be nil: the manager then runs its actors on an engine of its own.
@@ -160,7 +112,7 @@ func Start(e *actor.Engine, cfg Config) (*Manager, error) {
 		}
 	}
 	if cfg.Store == nil {
-		cfg.Store = NewMemoryStore()
+		cfg.Store = tasks.NewMemoryStore()
 	}
 	if cfg.MaxLive == 0 {
 		cfg.MaxLive = DefaultMaxLive
@@ -223,8 +175,8 @@ func (m *Manager) settle() error {
 		case t.Expired(now):
 			err = m.store.Delete(t.ID)
 		case !t.Status.Terminal():
-			t.Status, t.Message, t.Updated, t.Input = Failed, RestartedMessage, now, nil
-			t.Error = &Error{Code: -32603, Message: "Internal error: " + RestartedMessage}
+			t.Status, t.Message, t.Updated, t.Input = tasks.Failed, tasks.RestartedMessage, now, nil
+			t.Error = &tasks.Error{Code: -32603, Message: "Internal error: " + tasks.RestartedMessage}
 			err = m.store.Put(t)
 		}
 		if err != nil {
@@ -241,31 +193,31 @@ func (m *Manager) PollInterval() time.Duration { return m.cfg.PollInterval }
 // once the record is stored (durably, with a journal), so a Get for the id
 // it returns succeeds. ttl is the client's wish (0: none), capped by
 // MaxTTL.
-func (m *Manager) Create(owner, tool string, modern bool, ttl time.Duration, work Work) (Task, error) {
+func (m *Manager) Create(owner, tool string, modern bool, ttl time.Duration, work tasks.Work) (tasks.Task, error) {
 	if ttl <= 0 {
 		ttl = m.cfg.TTL
 	}
 	ttl = min(ttl, m.cfg.MaxTTL)
 	now := m.cfg.Now()
-	t := Task{ID: NewID(m.cfg.Tag), Owner: owner, Tool: tool, Modern: modern, Status: Working,
+	t := tasks.Task{ID: tasks.NewID(m.cfg.Tag), Owner: owner, Tool: tool, Modern: modern, Status: tasks.Working,
 		Created: now, Updated: now, TTL: ttl}
-	ctx, cancel := context.WithCancel(context.WithValue(context.Background(), idKey{}, t.ID))
+	ctx, cancel := context.WithCancel(tasks.WithID(context.Background(), t.ID))
 	r := &runner{id: t.ID, owner: owner, work: work, ctx: ctx, cancel: cancel, wake: make(chan struct{}, 1)}
 	m.mu.Lock()
 	if m.stopped {
 		m.mu.Unlock()
 		cancel()
-		return Task{}, ErrStopped
+		return tasks.Task{}, tasks.ErrStopped
 	}
 	if n := m.cfg.MaxLive; n > 0 && len(m.live) >= n {
 		m.mu.Unlock()
 		cancel()
-		return Task{}, &LimitError{Limit: n}
+		return tasks.Task{}, &tasks.LimitError{Limit: n}
 	}
 	if n := m.cfg.MaxLivePerOwner; n > 0 && m.owners[owner] >= n {
 		m.mu.Unlock()
 		cancel()
-		return Task{}, &LimitError{PerOwner: true, Limit: n}
+		return tasks.Task{}, &tasks.LimitError{PerOwner: true, Limit: n}
 	}
 	m.live[t.ID] = r
 	m.owners[owner]++
@@ -273,7 +225,7 @@ func (m *Manager) Create(owner, tool string, modern bool, ttl time.Duration, wor
 	if err := m.store.Put(t); err != nil {
 		m.forget(r)
 		cancel()
-		return Task{}, err
+		return tasks.Task{}, err
 	}
 	_, err := supervisor.StartChild(m.e, m.root.PID(), supervisor.ChildSpec{
 		ID:       t.ID,
@@ -286,8 +238,8 @@ func (m *Manager) Create(owner, tool string, modern bool, ttl time.Duration, wor
 	})
 	if err != nil {
 		m.log.Error("tasks: cannot start a task's actor", "task", t.ID, "err", err)
-		m.finish(r, Outcome{Error: &Error{Code: -32603, Message: "Internal error: the task could not be started"}})
-		return Task{}, errNoWorkers
+		m.finish(r, tasks.Outcome{Error: &tasks.Error{Code: -32603, Message: "Internal error: the task could not be started"}})
+		return tasks.Task{}, fmt.Errorf("tasks: could not start the task: %w", err)
 	}
 	m.notify(t)
 	return t, nil
@@ -308,20 +260,20 @@ func (m *Manager) forget(r *runner) {
 }
 
 // Get returns owner's task id. Another owner's task, an expired one and
-// an unknown id are all ErrNotFound.
-func (m *Manager) Get(owner, id string) (Task, error) {
+// an unknown id are all tasks.ErrNotFound.
+func (m *Manager) Get(owner, id string) (tasks.Task, error) {
 	t, ok, err := m.store.Get(id)
 	if err != nil {
-		return Task{}, err
+		return tasks.Task{}, err
 	}
 	if !ok || t.Owner != owner || t.Expired(m.cfg.Now()) {
-		return Task{}, ErrNotFound
+		return tasks.Task{}, tasks.ErrNotFound
 	}
 	return t, nil
 }
 
 // List returns owner's tasks, newest first.
-func (m *Manager) List(owner string) ([]Task, error) {
+func (m *Manager) List(owner string) ([]tasks.Task, error) {
 	all, err := m.store.All()
 	if err != nil {
 		return nil, err
@@ -344,7 +296,7 @@ func (m *Manager) List(owner string) ([]Task, error) {
 
 // Wait blocks until owner's task id is terminal (or ctx ends) and returns
 // it: tasks/result.
-func (m *Manager) Wait(ctx context.Context, owner, id string) (Task, error) {
+func (m *Manager) Wait(ctx context.Context, owner, id string) (tasks.Task, error) {
 	stop := context.AfterFunc(ctx, func() {
 		m.mu.Lock()
 		m.changed.Broadcast()
@@ -362,10 +314,10 @@ func (m *Manager) Wait(ctx context.Context, owner, id string) (Task, error) {
 		}
 		m.mu.Unlock()
 		if err := ctx.Err(); err != nil {
-			return Task{}, err
+			return tasks.Task{}, err
 		}
 		if m.isStopped() {
-			return Task{}, ErrStopped
+			return tasks.Task{}, tasks.ErrStopped
 		}
 	}
 }
@@ -378,29 +330,29 @@ func (m *Manager) isStopped() bool {
 
 // Cancel moves owner's task id to cancelled, durably, and stops its work
 // (its context is cancelled; what it returns afterwards is dropped). A
-// task that already ended is ErrTerminal.
-func (m *Manager) Cancel(owner, id string) (Task, error) {
+// task that already ended is tasks.ErrTerminal.
+func (m *Manager) Cancel(owner, id string) (tasks.Task, error) {
 	t, err := m.Get(owner, id)
 	if err != nil {
-		return Task{}, err
+		return tasks.Task{}, err
 	}
 	if t.Status.Terminal() {
-		return t, ErrTerminal
+		return t, tasks.ErrTerminal
 	}
 	m.mu.Lock()
 	r := m.live[id]
 	m.mu.Unlock()
 	if r == nil {
-		return t, ErrTerminal // ended between the two looks
+		return t, tasks.ErrTerminal // ended between the two looks
 	}
-	t, ok, err := m.settleRunner(r, func(t *Task) {
-		t.Status, t.Message, t.Input = Cancelled, "cancelled by the client", nil
+	t, ok, err := m.settleRunner(r, func(t *tasks.Task) {
+		t.Status, t.Message, t.Input = tasks.Cancelled, "cancelled by the client", nil
 	})
 	if err != nil {
-		return Task{}, err
+		return tasks.Task{}, err
 	}
 	if !ok {
-		return t, ErrTerminal
+		return t, tasks.ErrTerminal
 	}
 	r.cancel()
 	return t, nil
@@ -441,7 +393,7 @@ func (m *Manager) Answer(owner, id string, answers map[string]json.RawMessage) e
 	}
 	r.mu.Unlock()
 	if complete {
-		m.settleRunner(r, func(t *Task) { t.Status, t.Input, t.Message = Working, nil, "" })
+		m.settleRunner(r, func(t *tasks.Task) { t.Status, t.Input, t.Message = tasks.Working, nil, "" })
 		select {
 		case r.wake <- struct{}{}:
 		default:
@@ -449,7 +401,7 @@ func (m *Manager) Answer(owner, id string, answers map[string]json.RawMessage) e
 		return nil
 	}
 	raw, _ := json.Marshal(remaining)
-	_, _, err := m.settleRunner(r, func(t *Task) { t.Input = raw })
+	_, _, err := m.settleRunner(r, func(t *tasks.Task) { t.Input = raw })
 	return err
 }
 
@@ -458,7 +410,7 @@ func (m *Manager) Answer(owner, id string, answers map[string]json.RawMessage) e
 // runner. Changes of one task are serialized by its runner's lock (a
 // cancel and the work's end never interleave); changes of different tasks
 // are not, so their journal writes share fsyncs.
-func (m *Manager) settleRunner(r *runner, change func(*Task)) (t Task, ok bool, err error) {
+func (m *Manager) settleRunner(r *runner, change func(*tasks.Task)) (t tasks.Task, ok bool, err error) {
 	r.mu.Lock()
 	if r.ended {
 		r.mu.Unlock()
@@ -493,7 +445,7 @@ func (m *Manager) settleRunner(r *runner, change func(*Task)) (t Task, ok bool, 
 	return t, true, nil
 }
 
-func (m *Manager) notify(t Task) {
+func (m *Manager) notify(t tasks.Task) {
 	if m.cfg.OnStatus != nil {
 		m.cfg.OnStatus(t)
 	}
@@ -504,19 +456,19 @@ func (m *Manager) notify(t Task) {
 
 // OnStatus sets fn to be called as Config.OnStatus is, besides it: the
 // server that serves the manager's tasks sends status notifications so.
-func (m *Manager) OnStatus(fn func(Task)) { m.onStatus.Store(&fn) }
+func (m *Manager) OnStatus(fn func(tasks.Task)) { m.onStatus.Store(&fn) }
 
 // finish records how r's work ended, unless the task ended already
 // (cancelled).
-func (m *Manager) finish(r *runner, out Outcome) {
-	_, _, err := m.settleRunner(r, func(t *Task) {
+func (m *Manager) finish(r *runner, out tasks.Outcome) {
+	_, _, err := m.settleRunner(r, func(t *tasks.Task) {
 		switch {
 		case out.Error != nil:
-			t.Status, t.Error, t.Message = Failed, out.Error, out.Error.Message
+			t.Status, t.Error, t.Message = tasks.Failed, out.Error, out.Error.Message
 		case out.Failed:
-			t.Status, t.Result = Failed, out.Result
+			t.Status, t.Result = tasks.Failed, out.Result
 		default:
-			t.Status, t.Result, t.Message = Completed, out.Result, ""
+			t.Status, t.Result, t.Message = tasks.Completed, out.Result, ""
 		}
 		t.Input = nil
 	})
@@ -539,7 +491,7 @@ func (m *Manager) ask(r *runner, input map[string]json.RawMessage) bool {
 		return true // all answered already: run again
 	}
 	raw, _ := json.Marshal(pending)
-	if _, ok, _ := m.settleRunner(r, func(t *Task) { t.Status, t.Input = InputRequired, raw }); !ok {
+	if _, ok, _ := m.settleRunner(r, func(t *tasks.Task) { t.Status, t.Input = tasks.InputRequired, raw }); !ok {
 		return false
 	}
 	select {
@@ -585,9 +537,9 @@ func (m *Manager) expire() {
 		r := m.live[t.ID]
 		m.mu.Unlock()
 		if r != nil {
-			m.settleRunner(r, func(t *Task) {
-				t.Status, t.Input = Failed, nil
-				t.Error = &Error{Code: -32603, Message: "Internal error: the task's ttl ran out before it finished"}
+			m.settleRunner(r, func(t *tasks.Task) {
+				t.Status, t.Input = tasks.Failed, nil
+				t.Error = &tasks.Error{Code: -32603, Message: "Internal error: the task's ttl ran out before it finished"}
 				t.Message = t.Error.Message
 			})
 			r.cancel()
@@ -599,7 +551,7 @@ func (m *Manager) expire() {
 // Stop cancels every task's work, stops the tasks supervisor (each actor
 // bounded by ShutdownGrace) and the sweep, and closes the store. Tasks
 // still working are left as they are in the store: the next Start on it
-// fails them with RestartedMessage.
+// fails them with tasks.RestartedMessage.
 func (m *Manager) Stop(ctx context.Context) error {
 	m.mu.Lock()
 	if m.stopped {
@@ -692,23 +644,14 @@ func (a *taskActor) run() {
 
 // once runs the work one time; ok is false when it panicked (out then
 // holds the failure).
-func (a *taskActor) once(answers map[string]json.RawMessage) (out Outcome, ok bool) {
+func (a *taskActor) once(answers map[string]json.RawMessage) (out tasks.Outcome, ok bool) {
 	defer func() {
 		if v := recover(); v != nil {
 			a.m.log.Error("tasks: a task's handler panicked", "task", a.r.id, "panic", v, "stack", string(debug.Stack()))
-			out, ok = Outcome{Error: &Error{Code: -32603, Message: "Internal error: the handler failed"}}, false
+			out, ok = tasks.Outcome{Error: &tasks.Error{Code: -32603, Message: "Internal error: the handler failed"}}, false
 		}
 	}()
 	return a.r.work(a.r.ctx, answers), true
-}
-
-type idKey struct{}
-
-// IDFrom returns the id of the task whose Work ctx is ("" for another
-// context).
-func IDFrom(ctx context.Context) string {
-	id, _ := ctx.Value(idKey{}).(string)
-	return id
 }
 
 // Waiting moves a live task to input_required (on) or back to working: for
@@ -720,11 +663,14 @@ func (m *Manager) Waiting(id string, on bool) {
 	if r == nil {
 		return
 	}
-	m.settleRunner(r, func(t *Task) {
+	m.settleRunner(r, func(t *tasks.Task) {
 		if on {
-			t.Status = InputRequired
+			t.Status = tasks.InputRequired
 		} else {
-			t.Status = Working
+			t.Status = tasks.Working
 		}
 	})
 }
+
+// Manager is a tasks.Manager.
+var _ tasks.Manager = (*Manager)(nil)
