@@ -36,6 +36,12 @@ type taskServe struct {
 	// notifications/tasks/status go to the session that made them, and
 	// to no other.
 	peers sync.Map
+	// results are the peers of the tasks/result requests waiting, by task
+	// id: the task's requests to the client and its notifications go on
+	// that request's stream while there is one, as 2025-11-25 suggests,
+	// since a Streamable HTTP client may have no stream of the session's
+	// open.
+	results sync.Map
 }
 
 // taskStatus tells of a task's new status: a 2025-11-25 task's session
@@ -170,7 +176,7 @@ func (s *Server) taskCall(ctx context.Context, ts *taskServe, t *tool, req *Requ
 		// 2025-11-25: progress, logs and requests to the client go on
 		// through the task's life, on the session's stream, each tied to
 		// the task by its related-task _meta.
-		base.Peer = &taskPeer{inner: d.Detach(), m: ts.m}
+		base.Peer = &taskPeer{inner: d.Detach(), ts: ts}
 	}
 	vals := context.WithoutCancel(ctx) // the caller and other request values, for the handler
 	work := func(tctx context.Context, answers map[string]json.RawMessage) tasks.Outcome {
@@ -231,7 +237,7 @@ func (s *Server) runTask(ctx context.Context, t *tool, base *Request, args json.
 	if r.Modern {
 		r.Peer = nil // the extension has no progress or logs on tasks
 	} else if tp, ok := r.Peer.(*taskPeer); ok {
-		r.Peer = &taskPeer{inner: tp.inner, m: tp.m, id: tasks.IDFrom(ctx)}
+		r.Peer = &taskPeer{inner: tp.inner, ts: tp.ts, id: tasks.IDFrom(ctx)}
 	}
 	if len(answers) > 0 {
 		merged := make(map[string]json.RawMessage, len(answers)+len(r.InputResponses))
@@ -436,6 +442,10 @@ func (s *Server) taskMethod(ctx context.Context, req *Request) (any, error) {
 			// the request timeout that a call's answer has.
 			req.Peer.SetTimeout(time.Until(t.Created.Add(t.TTL)) + time.Second)
 		}
+		if req.Peer != nil {
+			ts.results.Store(id, req.Peer)
+			defer ts.results.CompareAndDelete(id, req.Peer)
+		}
 		t, err := ts.m.Wait(ctx, owner, id)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -522,21 +532,30 @@ type Detacher interface {
 // related-task _meta, and the task is input_required while it waits for
 // an answer from the client.
 type taskPeer struct {
-	inner Peer
-	m     tasks.Manager
+	inner Peer // the session's
+	ts    *taskServe
 	id    string
 }
 
+// to is where the task's messages go: a waiting tasks/result's stream,
+// else the session's.
+func (p *taskPeer) to() Peer {
+	if v, ok := p.ts.results.Load(p.id); ok {
+		return v.(Peer)
+	}
+	return p.inner
+}
+
 func (p *taskPeer) Notify(method string, params any) bool {
-	return p.inner.Notify(method, p.related(params))
+	return p.to().Notify(method, p.related(params))
 }
 
 func (p *taskPeer) SetTimeout(time.Duration) {} // a task has its ttl, not a request's deadline
 
 func (p *taskPeer) Ask(ctx context.Context, method string, params any) (json.RawMessage, error) {
-	p.m.Waiting(p.id, true)
-	defer p.m.Waiting(p.id, false)
-	return p.inner.Ask(ctx, method, p.related(params))
+	p.ts.m.Waiting(p.id, true)
+	defer p.ts.m.Waiting(p.id, false)
+	return p.to().Ask(ctx, method, p.related(params))
 }
 
 // related adds the related-task _meta to params (a JSON object).
