@@ -20,7 +20,8 @@ import (
 // TestTasksLoad makes 10,000 tasks (MCPRT_TASKS_LOAD=N for another
 // number) at once over Streamable HTTP, all alive together (each sleeps
 // 10 s), from 64 concurrent clients, then polls every one until it has
-// completed, and logs the server's memory: its peak RSS (VmHWM) and its
+// completed, and logs the server's memory (MCPRT_TASKS_LOAD_ENV adds to
+// the server's environment: GOGC=100, say): its peak RSS (VmHWM) and its
 // RSS once all have completed. It runs against a journal (-tasks-dir).
 //
 //	cd test/e2e && go test -run TestTasksLoad -v .
@@ -32,7 +33,11 @@ func TestTasksLoad(t *testing.T) {
 	if s := os.Getenv("MCPRT_TASKS_LOAD"); s != "" {
 		n, _ = strconv.Atoi(s)
 	}
-	p := startHTTP(t, binPath, "serve", "-http", "127.0.0.1:0", "-fixture", "conformance", "-tasks-dir", t.TempDir(),
+	var env []string // MCPRT_TASKS_LOAD_ENV="GOGC=50 ..." for the server
+	if e := os.Getenv("MCPRT_TASKS_LOAD_ENV"); e != "" {
+		env = strings.Fields(e)
+	}
+	p := startHTTPEnv(t, env, binPath, "serve", "-http", "127.0.0.1:0", "-fixture", "conformance", "-tasks-dir", t.TempDir(),
 		"-tasks-max", strconv.Itoa(2*n), "-tasks-max-per-client", strconv.Itoa(2*n))
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}, Timeout: 2 * callTimeout}
 	post := func(method string, params map[string]any) (json.RawMessage, error) {
