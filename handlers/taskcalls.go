@@ -21,10 +21,7 @@ const relatedTaskKey = "io.modelcontextprotocol/related-task"
 // TasksOptions configures ServeTasks.
 type TasksOptions struct {
 	// Owner names whom a request's tasks belong to: only the same owner
-	// finds them again. nil means tasks.SessionFrom: the legacy HTTP
-	// session, or "" (one owner) where there is none (stdio, where the
-	// process is the session, and 2026-07-28 requests without a caller).
-	// A server with authentication binds tasks to the caller instead.
+	// finds them again. nil means TaskOwner.
 	Owner func(ctx context.Context) string
 }
 
@@ -80,7 +77,7 @@ func (s *Server) taskStatus(ts *taskServe, t tasks.Task) {
 func (s *Server) ServeTasks(m tasks.Manager, opts TasksOptions) {
 	owner := opts.Owner
 	if owner == nil {
-		owner = tasks.SessionFrom
+		owner = TaskOwner
 	}
 	ts := &taskServe{m: m, owner: owner}
 	s.tasks.Store(ts)
@@ -576,4 +573,19 @@ func (p *taskPeer) related(params any) any {
 	meta[relatedTaskKey], _ = json.Marshal(map[string]string{"taskId": p.id})
 	obj["_meta"], _ = json.Marshal(meta)
 	return obj
+}
+
+// TaskOwner is the default owner of a request's tasks: the caller when its
+// transport vouched for one (CallerFrom: the same tasks from any session,
+// on any replica), else the legacy HTTP session (tasks.SessionFrom), else
+// "" (stdio's one session; 2026-07-28 requests without a caller, whose
+// tasks the unguessable ids alone bind).
+func TaskOwner(ctx context.Context) string {
+	if c := CallerFrom(ctx); c != nil {
+		return c.Principal()
+	}
+	if id := tasks.SessionFrom(ctx); id != "" {
+		return "session:" + id
+	}
+	return ""
 }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/mcprt/mcprt/handlers"
 	"github.com/mcprt/mcprt/handlers/tasks"
-	"github.com/mcprt/mcprt/runtime/resourceserver"
 	"github.com/mcprt/mcprt/runtime/taskrun"
 )
 
@@ -29,23 +28,10 @@ type TasksOptions struct {
 	// no ttl, MaxTTL the most it may ask (0: the tasks package defaults).
 	MaxLive, MaxLivePerOwner int
 	TTL, MaxTTL              time.Duration
-	// Owner names whom a request's tasks belong to (nil: TaskOwner).
+	// Owner names whom a request's tasks belong to (nil:
+	// handlers.TaskOwner, the caller or else the legacy session).
 	Owner  func(ctx context.Context) string
 	Logger *slog.Logger
-}
-
-// TaskOwner is the default owner of a request's tasks: the authenticated
-// caller when there is one (resourceserver.CallerFrom), else the legacy
-// HTTP session, else "" (stdio's one session; 2026-07-28 requests
-// without a caller, bound by their unguessable ids alone).
-func TaskOwner(ctx context.Context) string {
-	if c := resourceserver.CallerFrom(ctx); c != nil {
-		return c.Principal()
-	}
-	if id := tasks.SessionFrom(ctx); id != "" {
-		return "session:" + id
-	}
-	return ""
 }
 
 // StartTasks starts a tasks manager on e (nil: an engine of its own) and
@@ -68,10 +54,6 @@ func StartTasks(e *actor.Engine, srv *handlers.Server, o TasksOptions) (*taskrun
 		}
 		return nil, err
 	}
-	owner := o.Owner
-	if owner == nil {
-		owner = TaskOwner
-	}
-	srv.ServeTasks(m, handlers.TasksOptions{Owner: owner})
+	srv.ServeTasks(m, handlers.TasksOptions{Owner: o.Owner})
 	return m, nil
 }
