@@ -217,7 +217,7 @@ func (c valuesFrom) Value(key any) any {
 func (r *Request) shallow() *Request {
 	return &Request{Method: r.Method, Params: r.Params, Version: r.Version, Modern: r.Modern,
 		ClientCapabilities: r.ClientCapabilities, ProgressToken: r.ProgressToken, LogLevel: r.LogLevel,
-		Peer: r.Peer, InputResponses: r.InputResponses, LocalLog: r.LocalLog}
+		Peer: r.Peer, InputResponses: r.InputResponses, Caller: r.Caller, LocalLog: r.LocalLog}
 }
 
 // adoptInputs takes the questions another Request (a probe of this one) asked.

@@ -19,7 +19,7 @@ import (
 //
 //	go test -run '^$' -bench 'ToolCall(Plain|Task)' -benchmem ./handlers/
 
-func benchTaskServer(b *testing.B, store tasks.Store) (*handlers.Server, tasks.Manager) {
+func benchTaskServer(b testing.TB, store tasks.Store) (*handlers.Server, tasks.Manager) {
 	srv := handlers.NewServer(handlers.Implementation{Name: "bench", Version: "0"}, "")
 	echo := func(_ context.Context, _ *handlers.Request, _ json.RawMessage) (*handlers.CallToolResult, error) {
 		return handlers.TextResult("ok"), nil
