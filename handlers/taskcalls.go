@@ -33,12 +33,42 @@ type taskServe struct {
 	// notifications/tasks/status go to the session that made them, and
 	// to no other.
 	peers sync.Map
-	// results are the peers of the tasks/result requests waiting, by task
-	// id: the task's requests to the client and its notifications go on
-	// that request's stream while there is one, as 2025-11-25 suggests,
-	// since a Streamable HTTP client may have no stream of the session's
-	// open.
-	results sync.Map
+	// routes are, by task id, the peers of the tasks/result requests
+	// waiting (*route): the task's requests to the client and its
+	// notifications go on that request's stream while there is one, as
+	// 2025-11-25 suggests (a client that sees input_required calls
+	// tasks/result), since a Streamable HTTP client may have no stream of
+	// the session's open.
+	routes sync.Map
+}
+
+// route is where a 2025-11-25 task's messages go while a tasks/result
+// waits for it.
+type route struct {
+	mu      sync.Mutex
+	peer    Peer          // the waiting tasks/result's; nil: none
+	changed chan struct{} // closed when peer changes
+}
+
+func (ts *taskServe) route(id string) *route {
+	v, _ := ts.routes.LoadOrStore(id, &route{changed: make(chan struct{})})
+	return v.(*route)
+}
+
+// set makes p (nil: none) the route, and tells an Ask in flight to ask
+// again there.
+func (r *route) set(p Peer) {
+	r.mu.Lock()
+	r.peer = p
+	close(r.changed)
+	r.changed = make(chan struct{})
+	r.mu.Unlock()
+}
+
+func (r *route) current() (Peer, <-chan struct{}) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.peer, r.changed
 }
 
 // taskStatus tells of a task's new status: a 2025-11-25 task's session
@@ -53,6 +83,7 @@ func (s *Server) taskStatus(ts *taskServe, t tasks.Task) {
 	p, ok := ts.peers.Load(t.ID)
 	if t.Status.Terminal() {
 		ts.peers.Delete(t.ID)
+		ts.routes.Delete(t.ID)
 	}
 	if ok {
 		p.(Peer).Notify("notifications/tasks/status", legacyTask(t, ts.m.PollInterval()))
@@ -440,8 +471,9 @@ func (s *Server) taskMethod(ctx context.Context, req *Request) (any, error) {
 			req.Peer.SetTimeout(time.Until(t.Created.Add(t.TTL)) + time.Second)
 		}
 		if req.Peer != nil {
-			ts.results.Store(id, req.Peer)
-			defer ts.results.CompareAndDelete(id, req.Peer)
+			rt := ts.route(id)
+			rt.set(req.Peer)
+			defer rt.set(nil)
 		}
 		t, err := ts.m.Wait(ctx, owner, id)
 		if err != nil {
@@ -535,16 +567,18 @@ type taskPeer struct {
 }
 
 // to is where the task's messages go: a waiting tasks/result's stream,
-// else the session's.
-func (p *taskPeer) to() Peer {
-	if v, ok := p.ts.results.Load(p.id); ok {
-		return v.(Peer)
+// else the session's; changed is closed when that changes.
+func (p *taskPeer) to() (to Peer, changed <-chan struct{}) {
+	to, changed = p.ts.route(p.id).current()
+	if to == nil {
+		to = p.inner
 	}
-	return p.inner
+	return to, changed
 }
 
 func (p *taskPeer) Notify(method string, params any) bool {
-	return p.to().Notify(method, p.related(params))
+	to, _ := p.to()
+	return to.Notify(method, p.related(params))
 }
 
 func (p *taskPeer) SetTimeout(time.Duration) {} // a task has its ttl, not a request's deadline
@@ -552,7 +586,33 @@ func (p *taskPeer) SetTimeout(time.Duration) {} // a task has its ttl, not a req
 func (p *taskPeer) Ask(ctx context.Context, method string, params any) (json.RawMessage, error) {
 	p.ts.m.Waiting(p.id, true)
 	defer p.ts.m.Waiting(p.id, false)
-	return p.to().Ask(ctx, method, p.related(params))
+	params = p.related(params)
+	type answer struct {
+		raw json.RawMessage
+		err error
+	}
+	for {
+		// Asked on one stream, the question is asked again (and the first
+		// request cancelled) when a tasks/result opens another: the
+		// client may never have seen it where it went first.
+		to, changed := p.to()
+		actx, cancel := context.WithCancel(ctx)
+		done := make(chan answer, 1)
+		go func() {
+			raw, err := to.Ask(actx, method, params)
+			done <- answer{raw, err}
+		}()
+		select {
+		case a := <-done:
+			cancel()
+			return a.raw, a.err
+		case <-changed:
+			cancel()
+			if a := <-done; a.err == nil || ctx.Err() != nil {
+				return a.raw, a.err // answered meanwhile, or over
+			}
+		}
+	}
 }
 
 // related adds the related-task _meta to params (a JSON object).

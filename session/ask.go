@@ -135,6 +135,16 @@ func (cl *call) ask(ctx context.Context, method string, params any) (json.RawMes
 		}
 		return r.result, nil
 	case <-ctx.Done():
+		select {
+		case r := <-ch:
+			// Answered as it ended: the answer wins (a task re-asking on
+			// another stream must not lose the one it got).
+			if r.err != nil {
+				return nil, r.err
+			}
+			return r.result, nil
+		default:
+		}
 		if n, err := encodeNotification("notifications/cancelled", map[string]any{
 			"requestId": json.RawMessage(key), "reason": ctx.Err().Error(),
 		}); err == nil {
@@ -322,6 +332,16 @@ func (d *detached) Ask(ctx context.Context, method string, params any) (json.Raw
 		}
 		return r.result, nil
 	case <-ctx.Done():
+		select {
+		case r := <-ch:
+			// Answered as it ended: the answer wins (a task re-asking on
+			// another stream must not lose the one it got).
+			if r.err != nil {
+				return nil, r.err
+			}
+			return r.result, nil
+		default:
+		}
 		if n, err := encodeNotification("notifications/cancelled", map[string]any{
 			"requestId": json.RawMessage(key), "reason": ctx.Err().Error(),
 		}); err == nil {

@@ -1,6 +1,7 @@
 package streamhttp_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -54,5 +55,72 @@ func TestTasksBoundToLegacySession(t *testing.T) {
 	r = f.do("POST", `{"jsonrpc":"2.0","id":3,"method":"tasks/get","params":{"taskId":"x",`+meta+`}}`, modernHeaders("tasks/get", "y"))
 	if r.status != http.StatusBadRequest || errCode(r.last()) != -32020 {
 		t.Fatalf("tasks/get with Mcp-Name not its taskId: %d %v; want 400 and -32020", r.status, r.msgs)
+	}
+}
+
+// The 2025-11-25 way for a task that needs input: the client sees
+// input_required and calls tasks/result, on whose stream the task's
+// question comes (asked again there: the session has no GET stream for it
+// to have gone to); the answer resumes the task, and tasks/result's stream
+// ends with the result.
+func TestTaskAsksOnTasksResultStream(t *testing.T) {
+	srv := testServer(nil)
+	srv.AddTool(handlers.Tool{Name: "askjob", Execution: json.RawMessage(`{"taskSupport":"required"}`)},
+		func(ctx context.Context, req *handlers.Request, _ json.RawMessage) (*handlers.CallToolResult, error) {
+			res, err := req.Elicit(ctx, "Name?", json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}}}`))
+			if err != nil {
+				return nil, err
+			}
+			return handlers.TextResult("hello " + res.Content["name"].(string)), nil
+		})
+	m, err := runtime.StartTasks(nil, srv, runtime.TasksOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Stop(context.Background()) })
+	f := start(t, srv, streamhttp.Options{})
+	s := map[string]string{"Mcp-Session-Id": f.initialize(`{"elicitation":{}}`), "MCP-Protocol-Version": "2025-11-25"}
+	r := f.do("POST", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"askjob","task":{}}}`, s)
+	var created struct {
+		Task struct {
+			TaskID string `json:"taskId"`
+		} `json:"task"`
+	}
+	json.Unmarshal(r.last()["result"], &created)
+	id := created.Task.TaskID
+	for i := 0; ; i++ {
+		r := f.do("POST", `{"jsonrpc":"2.0","id":2,"method":"tasks/get","params":{"taskId":"`+id+`"}}`, s)
+		if strings.Contains(string(r.last()["result"]), `"status":"input_required"`) {
+			break
+		}
+		if i > 10000 {
+			t.Fatalf("never input_required: %v", r.msgs)
+		}
+	}
+	resp := f.send(context.Background(), "POST", `{"jsonrpc":"2.0","id":3,"method":"tasks/result","params":{"taskId":"`+id+`"}}`, s)
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	var result string
+	for sc.Scan() && result == "" {
+		data, ok := strings.CutPrefix(sc.Text(), "data: ")
+		if !ok {
+			continue
+		}
+		msg := decode(t, []byte(data))
+		switch {
+		case string(msg["method"]) == `"elicitation/create"`:
+			if !strings.Contains(string(msg["params"]), `"io.modelcontextprotocol/related-task":{"taskId":"`+id+`"}`) {
+				t.Fatalf("question not tied to the task: %s", data)
+			}
+			a := f.do("POST", `{"jsonrpc":"2.0","id":`+string(msg["id"])+`,"result":{"action":"accept","content":{"name":"Ada"}}}`, s)
+			if a.status != http.StatusAccepted {
+				t.Fatalf("answer: %d", a.status)
+			}
+		case string(msg["id"]) == "3":
+			result = string(msg["result"])
+		}
+	}
+	if !strings.Contains(result, `"text":"hello Ada"`) {
+		t.Fatalf("tasks/result: %q", result)
 	}
 }
