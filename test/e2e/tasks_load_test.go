@@ -17,19 +17,19 @@ import (
 	"time"
 )
 
-// TestTasksLoad makes 10,000 tasks (MCPRT_TASKS_LOAD=N for another
-// number) at once over Streamable HTTP, all alive together (each sleeps
+// TestTasksLoad makes 1,000 tasks (MCPRT_TASKS_LOAD=10000 for the
+// measure of record) at once over Streamable HTTP, all alive together (each sleeps
 // 10 s), from 64 concurrent clients, then polls every one until it has
 // completed, and logs the server's memory (MCPRT_TASKS_LOAD_ENV adds to
 // the server's environment: GOGC=100, say): its peak RSS (VmHWM) and its
 // RSS once all have completed. It runs against a journal (-tasks-dir).
 //
-//	cd test/e2e && go test -run TestTasksLoad -v .
+//	cd test/e2e && MCPRT_TASKS_LOAD=10000 go test -run TestTasksLoad -v .
 func TestTasksLoad(t *testing.T) {
 	if testing.Short() {
 		t.Skip("load test")
 	}
-	n := 10000
+	n := 1000
 	if s := os.Getenv("MCPRT_TASKS_LOAD"); s != "" {
 		n, _ = strconv.Atoi(s)
 	}
