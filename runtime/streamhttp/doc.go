@@ -99,22 +99,45 @@
 // requestState signed by the replica that asked, and the retry may land on
 // any replica; one with another key refuses it (-32602, "requestState is
 // not one this server issued"). Legacy sessions live in the memory of the
-// replica that created them, so each replica gets its own
-// -http-session-tag (session ids become TAG.<hex>) and the balancer routes
-// on it.
+// replica that created them, and tasks in its memory or -tasks-dir, so
+// each replica gets its own -http-session-tag (session and task ids become
+// TAG.<hex>) and the balancer routes on it.
 //
 //	head -c 48 /dev/urandom | base64 > state.key      # the same file on every replica
-//	mcprt serve -http 127.0.0.1:8081 -http-state-key-file state.key -http-session-tag a
-//	mcprt serve -http 127.0.0.1:8082 -http-state-key-file state.key -http-session-tag b
+//	mcprt serve -http 127.0.0.1:8081 -http-state-key-file state.key -http-session-tag a -tasks-dir tasks-a
+//	mcprt serve -http 127.0.0.1:8082 -http-state-key-file state.key -http-session-tag b -tasks-dir tasks-b
 //
-// For 2026-07-28 clients only, plain round robin (nginx, in the http
-// context; test/e2e/testdata/nginx-modern.conf):
+// For 2026-07-28 clients only, round robin, except for a task's requests,
+// which go to the replica that made it (nginx, in the http context;
+// test/e2e/testdata/nginx-modern.conf):
 //
 //	# 2026-07-28 clients only: every request stands alone, so any replica
-//	# serves it. Plain round robin; the replicas share -http-state-key-file so
-//	# that an input_required retry may land on any of them.
+//	# serves it. Round robin; the replicas share -http-state-key-file so that
+//	# an input_required retry may land on any of them. A task is the exception:
+//	# it lives on the replica that made it. Replica A runs with
+//	# -http-session-tag a, B with -http-session-tag b, so a task id is a.<hex>
+//	# or b.<hex>, and tasks/get, tasks/update and tasks/cancel carry it in
+//	# Mcp-Name.
+//	map $http_mcp_method $mcprt_task {
+//	    ~^tasks/  $http_mcp_name;
+//	    default   "";
+//	}
+//	map $mcprt_task $mcprt_upstream {
+//	    default  mcprt;
+//	    ~^a\.    mcprt_a;
+//	    ~^b\.    mcprt_b;
+//	}
+//
 //	upstream mcprt {
 //	    server 127.0.0.1:8081;
+//	    server 127.0.0.1:8082;
+//	    keepalive 16;
+//	}
+//	upstream mcprt_a {
+//	    server 127.0.0.1:8081;
+//	    keepalive 16;
+//	}
+//	upstream mcprt_b {
 //	    server 127.0.0.1:8082;
 //	    keepalive 16;
 //	}
@@ -123,7 +146,7 @@
 //	    listen 127.0.0.1:8080;
 //
 //	    location /mcp {
-//	        proxy_pass http://mcprt;
+//	        proxy_pass http://$mcprt_upstream;
 //	        proxy_http_version 1.1;
 //	        proxy_set_header Connection "";
 //	        proxy_buffering off;            # SSE: pass each event at once
@@ -133,15 +156,20 @@
 //	    }
 //	}
 //
-// With legacy clients too, a map on the session id's tag; requests without
-// a session id (initialize, and every 2026-07-28 request) go round robin
-// (test/e2e/testdata/nginx-legacy.conf):
+// With legacy clients too, a map on the session id's tag (or a task's);
+// requests without either (initialize, and most 2026-07-28 requests) go
+// round robin (test/e2e/testdata/nginx-legacy.conf):
 //
 //	# Legacy sessions (2025-03-26 … 2025-11-25) and 2026-07-28 alike. Replica A
 //	# runs with -http-session-tag a, B with -http-session-tag b: a session's
-//	# requests go to the replica that created it; requests without a session
-//	# (initialize, 2026-07-28) go round robin.
-//	map $http_mcp_session_id $mcprt_upstream {
+//	# requests go to the replica that created it, and so do a 2026-07-28
+//	# task's (tasks/get, tasks/update, tasks/cancel name it in Mcp-Name);
+//	# other requests without a session (initialize, 2026-07-28) go round robin.
+//	map $http_mcp_method $mcprt_task {
+//	    ~^tasks/  $http_mcp_name;
+//	    default   "";
+//	}
+//	map $http_mcp_session_id$mcprt_task $mcprt_upstream {
 //	    default  mcprt;
 //	    ~^a\.    mcprt_a;
 //	    ~^b\.    mcprt_b;

@@ -19,11 +19,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -484,6 +486,8 @@ func nginxModernRequest(id int, method string, params map[string]any, caps map[s
 		hdr["Mcp-Name"] = params["name"].(string)
 	case "resources/read":
 		hdr["Mcp-Name"] = params["uri"].(string)
+	case "tasks/get", "tasks/update", "tasks/cancel":
+		hdr["Mcp-Name"] = params["taskId"].(string)
 	}
 	return hdr, map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": p}
 }
@@ -822,6 +826,58 @@ func TestNginxModernRoundRobin(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestNginxTasksFollowTheirReplica: a 2026-07-28 task lives on the replica
+// that made it. Through either configuration, with tagged replicas serving
+// tasks, each task's id carries the tag of the replica that answered its
+// tools/call, and every tasks/get of it (Mcp-Name = its id) is routed
+// there, while the calls that make tasks still go to both replicas.
+func TestNginxTasksFollowTheirReplica(t *testing.T) {
+	t.Parallel()
+	nginxPath(t)
+	key := nginxKeyFile(t, "tasks")
+	a := nginxStartReplica(t, "a", "-http-session-tag", "a", "-http-state-key-file", key, "-tasks")
+	b := nginxStartReplica(t, "b", "-http-session-tag", "b", "-http-state-key-file", key, "-tasks")
+	tasksExt := map[string]any{"extensions": map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}}
+	for _, conf := range []string{"nginx-modern.conf", "nginx-legacy.conf"} {
+		t.Run(conf, func(t *testing.T) {
+			c := nginxStart(t, conf, a, b)
+			made := map[string]string{} // task id → replica that made it
+			for i := range 6 {
+				r := c.modern(t, c.url, i, "tools/call", map[string]any{"name": "sleep", "arguments": map[string]any{"ms": 300}}, tasksExt)
+				res := r.final(t).result(t, "tools/call")
+				var id string
+				if json.Unmarshal(res["taskId"], &id); id == "" || string(res["resultType"]) != `"task"` {
+					t.Fatalf("tools/call sleep with the tasks extension: want a task, got %s", r.final(t).Result)
+				}
+				if tag, _, _ := strings.Cut(id, "."); tag != r.upstream {
+					t.Fatalf("task %q made by replica %q (X-Upstream %q): want its tag", id, r.upstream, r.tried)
+				}
+				made[id] = r.upstream
+			}
+			if byReplica := slices.Sorted(maps.Values(made)); byReplica[0] == byReplica[len(byReplica)-1] {
+				t.Fatalf("every task was made by replica %s: want round robin", byReplica[0])
+			}
+			n := 100
+			for id, replica := range made {
+				for deadline := time.Now().Add(callTimeout); ; n++ {
+					r := c.modern(t, c.url, n, "tasks/get", map[string]any{"taskId": id}, tasksExt)
+					if r.upstream != replica {
+						t.Fatalf("tasks/get %s answered by %q (X-Upstream %q): want %s, the replica that made it", id, r.upstream, r.tried, replica)
+					}
+					res := r.final(t).result(t, "tasks/get")
+					if string(res["status"]) == `"completed"` {
+						break
+					}
+					if time.Now().After(deadline) {
+						t.Fatalf("task %s never completed: %s", id, r.final(t).Result)
+					}
+					time.Sleep(50 * time.Millisecond)
+				}
+			}
+		})
+	}
 }
 
 // TestNginxModernKeysDiffer is the negative control: replicas that do not
