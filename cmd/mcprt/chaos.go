@@ -73,8 +73,9 @@ completed task's result changes, tasks/cancel is not answered as the era
 says, or a task never ends. A server whose command has -tasks-dir (or
 with -task-durable) must still know every task after a restart; any other
 may forget them, which the report counts as lost. The tool is the
-conformance fixture's slow_compute (mcprt serve -fixture conformance) or
-server-everything's simulate-research-query, whichever is listed, or
+conformance fixture's slow_compute (mcprt serve -fixture conformance),
+the reference server's sleep (mcprt serve -tasks or -tasks-dir) or
+server-everything's simulate-research-query, whichever is listed first, or
 -task-tool with -task-args.
 
 The tools are found with tools/list ("echo", "sleep" taking {"ms"},
@@ -132,7 +133,7 @@ func chaos(args []string, s streams) int {
 	fs.IntVar(&tc.kills, "task-kills", 1, "task campaign: how many times the server is killed (SIGKILL) and started again with tasks running")
 	fs.Float64Var(&tc.cancelRate, "task-cancel", 0.3, "task campaign: share of tasks cancelled while they run")
 	fs.IntVar(&tc.concurrency, "task-concurrency", 8, "task campaign: tasks running at once, at most")
-	fs.StringVar(&tc.tool, "task-tool", "", "task campaign: the tool to call as a task (default: slow_compute or simulate-research-query, whichever is listed)")
+	fs.StringVar(&tc.tool, "task-tool", "", "task campaign: the tool to call as a task (default: slow_compute, sleep or simulate-research-query, whichever is listed first)")
 	taskArgs := fs.String("task-args", "{}", "task campaign: the arguments of -task-tool, a JSON object")
 	fs.BoolVar(&tc.durable, "task-durable", false, "task campaign: the server keeps its tasks across a restart, which it must then still know (implied by -tasks-dir in CMD)")
 	if err := fs.Parse(args); err != nil {

@@ -106,11 +106,15 @@ type taskTool struct {
 }
 
 // taskTools are the tools a campaign uses when none is named, with their
-// arguments: the conformance fixture's slow_compute (mcprt serve), then
-// server-everything's simulate-research-query.
+// arguments: the conformance fixture's slow_compute, the reference
+// server's sleep (mcprt serve), then server-everything's
+// simulate-research-query.
 var taskTools = []taskTool{
 	{"slow_compute", func(n int, rng *rand.Rand) map[string]any {
 		return map[string]any{"seconds": 1 + rng.IntN(2), "label": fmt.Sprintf("chaos-%d", n)}
+	}},
+	{"sleep", func(_ int, rng *rand.Rand) map[string]any {
+		return map[string]any{"ms": 1000 + rng.IntN(1000)}
 	}},
 	{"simulate-research-query", func(n int, _ *rand.Rand) map[string]any {
 		return map[string]any{"topic": fmt.Sprintf("chaos %d", n)}
@@ -425,7 +429,7 @@ func (tc *taskCampaign) pickTool(ctx context.Context, c *client.Client) (taskToo
 			return t, nil, nil
 		}
 	}
-	return tool{}, nil, errors.New("the server lists none of the task tools a campaign knows (slow_compute, simulate-research-query): name one with -task-tool")
+	return tool{}, nil, errors.New("the server lists none of the task tools a campaign knows (slow_compute, sleep, simulate-research-query): name one with -task-tool")
 }
 
 // quietLogger keeps the client's diagnostics (a killed server's broken
