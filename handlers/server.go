@@ -48,7 +48,7 @@ type Server struct {
 	// OnUnknownTool hooks.
 	clientCaps  atomic.Pointer[func(json.RawMessage)]
 	listsReady  atomic.Pointer[<-chan struct{}]
-	unknownTool atomic.Pointer[func(name string) *CallToolResult]
+	unknownTool atomic.Pointer[func(name string, caller *Caller) *CallToolResult]
 
 	// bound holds the method implementations as func values, made once: a
 	// method value made in Method would be an allocation per request.
@@ -149,8 +149,10 @@ func (s *Server) awaitLists(ctx context.Context) bool {
 // OnUnknownTool sets what a tools/call of a name no tool has is answered
 // with: fn's result, or the protocol's "Unknown tool" error when fn
 // returns nil. A gateway says why a backend's tool is not there (the
-// backend never started, and its error). fn must not block.
-func (s *Server) OnUnknownTool(fn func(name string) *CallToolResult) {
+// backend never started, and its error). caller is the request's
+// (Request.Caller, nil without one): what fn says must not tell a caller
+// of something its Access would hide. fn must not block.
+func (s *Server) OnUnknownTool(fn func(name string, caller *Caller) *CallToolResult) {
 	s.unknownTool.Store(&fn)
 }
 

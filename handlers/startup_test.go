@@ -23,7 +23,7 @@ func TestOffersStillComing(t *testing.T) {
 	}
 	ready := make(chan struct{})
 	s.WaitBeforeListing(ready)
-	s.OnUnknownTool(func(name string) *CallToolResult {
+	s.OnUnknownTool(func(name string, _ *Caller) *CallToolResult {
 		if strings.HasPrefix(name, "down__") {
 			return &CallToolResult{Content: []Content{TextContent("down is down")}, IsError: true}
 		}

@@ -438,7 +438,7 @@ func (s *Server) toolCall(req *Request) (t *tool, args json.RawMessage, done boo
 			name = bytes.Clone(name)
 		}
 		if fn := s.unknownTool.Load(); fn != nil {
-			if res := (*fn)(string(name)); res != nil {
+			if res := (*fn)(string(name), req.Caller); res != nil {
 				return nil, nil, true, res, nil
 			}
 		}

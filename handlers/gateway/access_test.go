@@ -130,3 +130,27 @@ func TestGatewayAccessPerCaller(t *testing.T) {
 		t.Errorf("nobody calling notes__echo: %v, want what an unknown tool gets: %v", err, unknownErr)
 	}
 }
+
+// A backend that never came up is named, with why, only to a caller its
+// access would show the backend's tools to; any other caller gets what an
+// unknown tool gets, which names nothing.
+func TestGatewayDownBackendHiddenByAccess(t *testing.T) {
+	gone := Backend{Name: "gone", Command: "/nonexistent/mcprt-no-such-server",
+		Access: &handlers.Access{Scopes: []string{"gone:read"}}}
+	g := start(t, serve("open"), gone)
+	as := func(c *handlers.Caller) (string, error) {
+		r := req("tools/call", `{"name":"gone__echo","arguments":{"text":"x"}}`, nil)
+		r.Caller = c
+		return g.run(nil, r)
+	}
+	for _, c := range []*handlers.Caller{nil, {Subject: "x", Scopes: []string{"other"}}} {
+		out, err := as(c)
+		if err == nil || !strings.Contains(err.Error(), `Unknown tool: "gone__echo"`) || strings.Contains(out+err.Error(), "gone\"") {
+			t.Errorf("%q: %s %v, want only Unknown tool", c.Principal(), out, err)
+		}
+	}
+	out, err := as(&handlers.Caller{Subject: "r", Scopes: []string{"gone:read"}})
+	if err != nil || !strings.Contains(out, "could not start") || !strings.Contains(out, "gone") {
+		t.Errorf("a caller who may see it: %s %v, want why the backend is down", out, err)
+	}
+}

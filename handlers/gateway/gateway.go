@@ -713,15 +713,20 @@ func (l *lineWriter) line(prefix, text string) {
 // unknownTool is the server's OnUnknownTool hook: a call of a tool named
 // with the prefix of a backend that has never listed what it offers (it
 // is starting, or could not start) is answered with why, rather than
-// "Unknown tool". Any other unknown name gets the protocol's error.
-func (g *Gateway) unknownTool(name string) *handlers.CallToolResult {
-	prefix, _, ok := strings.Cut(name, Separator)
+// "Unknown tool". Any other unknown name gets the protocol's error, and so
+// does a caller that the tool's access would not show it to: the reason
+// names the backend.
+func (g *Gateway) unknownTool(name string, caller *handlers.Caller) *handlers.CallToolResult {
+	prefix, tool, ok := strings.Cut(name, Separator)
 	if !ok {
 		return nil
 	}
 	for _, b := range g.all() {
 		if b.cfg.NoPrefix || b.cfg.Prefix != prefix {
 			continue
+		}
+		if !b.cfg.toolAccess(tool).Allows(caller) {
+			return nil
 		}
 		b.regMu.Lock()
 		seen := b.reg.last != nil
