@@ -875,6 +875,12 @@ func (p *entryParser) remote() {
 			p.fail(key, "the value holds a line break")
 			continue
 		}
+		if b.OAuth != nil && strings.EqualFold(k, "Authorization") {
+			// Two credentials for one server: which one it gets would
+			// depend on whether a token was obtained yet.
+			p.fail(key, `an "oauth" block gets this server's tokens: give it no Authorization header too`)
+			continue
+		}
 		b.Headers[k] = val
 	}
 }

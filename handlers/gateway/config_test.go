@@ -238,6 +238,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{"stdio oauth", `{"mcpServers": {"a": {"command": "x", "oauth": {"clientId": "c", "clientSecret": "s"}}}}`, []string{`backend "a": key "oauth": only a remote server ("url") takes oauth`}},
 		{"oauth type", `{"mcpServers": {"a": {"url": "https://x/mcp", "oauth": "c:s"}}}`, []string{`backend "a": key "oauth": want an object`}},
 		{"oauth no id", `{"mcpServers": {"a": {"url": "https://x/mcp", "oauth": {"clientSecret": "s"}}}}`, []string{`backend "a": key "oauth.clientId": missing`}},
+		{"oauth and a bearer header", `{"mcpServers": {"a": {"url": "https://x/mcp", "oauth": {"clientId": "c", "clientSecret": "s"}, "headers": {"authorization": "Bearer t"}}}}`, []string{`backend "a": key "headers.authorization": an "oauth" block gets this server's tokens: give it no Authorization header too`}},
 		{"oauth both", `{"mcpServers": {"a": {"url": "https://x/mcp", "oauth": {"clientId": "c", "clientSecret": "s", "keyFile": "k"}}}}`, []string{`backend "a": key "oauth": give "clientSecret" or "keyFile", one of them`}},
 		{"oauth key", `{"mcpServers": {"a": {"url": "https://x/mcp", "oauth": {"clientId": "c", "clientSecret": "${NOPE}", "secret": "x"}}}}`, []string{`key "oauth.clientSecret": ${NOPE} is not set`, `key "oauth.secret": unknown key`}},
 		{"prefix chars", `{"mcpServers": {"a": {"command": "x", "prefix": "a b"}}}`, []string{`backend "a": key "prefix": "a b": use 1 to 64 of`}},
