@@ -47,7 +47,7 @@ func referenceServer() *handlers.Server {
 		Description: "Sleeps ms milliseconds (returns early when cancelled), then returns \"slept\". Reports progress every tenth of the time when given a progressToken. Runs as a task when asked and mcprt serve has -tasks or -tasks-dir.",
 		// A long call is what a task is for; without -tasks the server
 		// offers no tasks capability, and clients ask for none.
-		Execution: json.RawMessage(`{"taskSupport":"optional"}`),
+		Execution:   json.RawMessage(`{"taskSupport":"optional"}`),
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"ms":{"type":"integer","minimum":0}},"required":["ms"]}`),
 	}, func(ctx context.Context, req *handlers.Request, args json.RawMessage) (*handlers.CallToolResult, error) {
 		ms, ok := handlers.IntArg(args, "ms")
