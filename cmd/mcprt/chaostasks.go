@@ -85,13 +85,13 @@ func (r *taskReport) violate(format string, a ...any) {
 func (r *taskReport) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "tasks: %d started (%d answered at once), %d cancels sent, %d kills and restarts\n", r.started, r.plain, r.cancelsSent, r.kills)
-	fmt.Fprintf(&b, "ends: %d completed, %d failed, %d cancelled; %d lost, running, with a restarted server\n",
+	fmt.Fprintf(&b, "ends: %d completed, %d failed, %d cancelled; %d lost (forgotten by a restarted server that keeps no tasks)\n",
 		r.ends[client.TaskCompleted], r.ends[client.TaskFailed], r.ends[client.TaskCancelled], r.lost)
 	if len(r.violations) == 0 {
-		b.WriteString("OK: every task ended in exactly one terminal state\n")
+		b.WriteString("PASS: every task ended in exactly one terminal state\n")
 		return b.String()
 	}
-	fmt.Fprintf(&b, "FAILED: %d violations\n", len(r.violations))
+	fmt.Fprintf(&b, "FAIL: %d violations\n", len(r.violations))
 	for _, v := range r.violations {
 		fmt.Fprintf(&b, "  %s\n", v)
 	}

@@ -31,7 +31,7 @@ func TestChaosTasksEverything(t *testing.T) {
 	// A kill waits for tasks both running and ended (when depends on
 	// the machine's speed): with more tasks than run at once there is
 	// at least one.
-	if code != 0 || !strings.Contains(out, "OK: every task ended in exactly one terminal state") || !regexp.MustCompile(`[1-9] kills and restarts`).MatchString(out) {
+	if code != 0 || !strings.Contains(out, "PASS: every task ended in exactly one terminal state") || !regexp.MustCompile(`[1-9] kills and restarts`).MatchString(out) {
 		t.Fatalf("exit %d:\n%s", code, out)
 	}
 }
@@ -133,7 +133,7 @@ func TestChaosTasksDurable(t *testing.T) {
 			serve = append(serve, "-http", "127.0.0.1:0")
 		}
 		out, code := runChaos(t, bin, os.Environ(), append(append(args, "--"), serve...)...)
-		if code != 0 || !strings.Contains(out, "OK: every task ended in exactly one terminal state") || !strings.Contains(out, "; 0 lost") {
+		if code != 0 || !strings.Contains(out, "PASS: every task ended in exactly one terminal state") || !strings.Contains(out, "; 0 lost") {
 			t.Errorf("%s (http %v): exit %d:\n%s", tc.era, tc.http, code, out)
 		}
 	}

@@ -91,12 +91,19 @@ The gateway connects to it rather than starting it, and supervises it the
 same way: a connection that is lost (refused, broken, a 5xx, a legacy
 session the server forgot) is a backend that went away, and restarting it
 is connecting again, with the same backoff and limits. The deprecated
-HTTP+SSE transport ("type": "sse") is not supported.
+HTTP+SSE transport ("type": "sse") is not supported. A server protected
+by OAuth takes an "oauth" block instead of an Authorization header: the
+gateway gets its tokens by the client credentials grant (discovering the
+authorization server from the server's 401) and renews them:
+
+  "oauth": {"clientId": "gw", "clientSecret": "${GW_SECRET}", "scopes": ["mcp:tools"]}
+
+("keyFile": a PEM private key for private_key_jwt, instead of the secret).
 
 "envFile" (as VS Code writes it) names a file of KEY=value lines added to
 the server's environment ("env" wins); a relative path is taken from
 FILE's folder. "${VAR}" and "${VAR:-default}" in command, args, env,
-envFile, cwd, url and headers are taken from the environment. The
+envFile, cwd, url, headers and oauth are taken from the environment. The
 gateway's own keys, per server, all optional:
 
   prefix         namespace of its names ("" for none); default: its name
