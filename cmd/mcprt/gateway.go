@@ -23,6 +23,7 @@ import (
 	"github.com/mcprt/mcprt/handlers"
 	"github.com/mcprt/mcprt/handlers/gateway"
 	"github.com/mcprt/mcprt/runtime"
+	"github.com/mcprt/mcprt/runtime/taskrun"
 	"github.com/mcprt/mcprt/stdio"
 )
 
@@ -180,6 +181,11 @@ func runGateway(args []string, s streams) int {
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to `file` (for go tool pprof)")
 	memLimit := fs.String("memory-limit", fmt.Sprintf("%dMiB", gatewayMemoryLimit>>20), "soft limit on the Go runtime's memory: a `size` in bytes, or with a unit (KiB, MiB, GiB), or off; GOMEMLIMIT, when set, overrides the default")
 	hf := addHTTPFlags(fs)
+	tasksOn := fs.Bool("tasks", true, "serve tasks (2025-11-25 tasks; the 2026-07-28 extension io.modelcontextprotocol/tasks): a call of a backend's tool that declares execution.taskSupport, from a client asking for a task, becomes a task of the gateway's that runs the call as a task at the backend, in whichever revision each side speaks; kept in memory unless -tasks-dir is given")
+	var to runtime.TasksOptions
+	fs.StringVar(&to.Dir, "tasks-dir", "", "keep the gateway's tasks in a journal in `dir` (as mcprt serve -tasks-dir): a completed task's result outlives a restart of the gateway; one that was running is failed, saying the gateway restarted")
+	fs.IntVar(&to.MaxLive, "tasks-max", 0, "tasks in progress at once on the gateway; past it a new task is refused with error -32000 (0: 10000)")
+	fs.IntVar(&to.MaxLivePerOwner, "tasks-max-per-client", 0, "tasks in progress at once per client (the caller, or the legacy HTTP session); past it a new task is refused with error -32000 (0: 1000)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return runtime.ExitOK
@@ -293,6 +299,10 @@ func runGateway(args []string, s streams) int {
 		fmt.Fprintf(stderr, "mcprt gateway: %v\n", err)
 		return runtime.ExitUsage
 	}
+	if *tasksOn || to.Dir != "" {
+		to.Tag = hf.tag
+		o.Tasks = &to
+	}
 	var hl *httpListener
 	if hf.addr != "" {
 		var status int
@@ -330,8 +340,23 @@ func runGateway(args []string, s streams) int {
 	}
 	if hl != nil {
 		// HTTP drains first (serve returns once its sessions ended), then
+		// the tasks stop (cancelling the backends' tasks they await), then
 		// the backends close, as after stdin EOF.
+		var m *taskrun.Manager
+		if o.Tasks != nil {
+			to := *o.Tasks
+			to.Logger = hl.so.Logger
+			if m, err = runtime.StartTasks(nil, g.Server(), to); err != nil {
+				hl.close()
+				closeBackends()
+				fmt.Fprintf(stderr, "mcprt gateway: tasks: %v\n", err)
+				return runtime.ExitFailure
+			}
+		}
 		status := hl.serve(g.Server(), gatewayHealth(g), gatewayMetrics(g, calls, time.Now()))
+		if m != nil {
+			m.Stop(context.Background())
+		}
 		closeBackends()
 		return status
 	}

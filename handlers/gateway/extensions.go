@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"encoding/json"
 	"maps"
 	"sync"
@@ -67,6 +68,11 @@ func (g *Gateway) offerExtensions(b *backend, ext map[string]json.RawMessage) {
 			continue
 		}
 		for id, settings := range o.offered[x] {
+			if id == handlers.TasksExtension {
+				// The gateway's tasks are its own (see taskCall): it
+				// offers the extension when its server serves them.
+				continue
+			}
 			if _, ok := union[id]; !ok {
 				union[id] = settings
 			}
@@ -121,5 +127,26 @@ func extensionsOption(req *handlers.Request) (opt client.CallOption, ok bool) {
 	if !ok || len(ext) == 0 || ext[0] != '{' {
 		return nil, false
 	}
+	if bytes.Contains(ext, []byte(handlers.TasksExtension)) {
+		ext = withoutTasks(ext)
+	}
 	return client.WithExtensions(ext), true
+}
+
+// withoutTasks is an extensions object without the tasks extension: a
+// call the gateway forwards plainly must be answered plainly (its tasks
+// are the gateway's own, see taskCall), so the backend is not told the
+// client would take a task.
+func withoutTasks(ext json.RawMessage) json.RawMessage {
+	out := []byte{'{'}
+	jsonrpc.Members(ext, func(k string, v []byte) bool {
+		if k != handlers.TasksExtension {
+			if len(out) > 1 {
+				out = append(out, ',')
+			}
+			out = append(append(jsonrpc.AppendString(out, k), ':'), v...)
+		}
+		return true
+	})
+	return append(out, '}')
 }

@@ -261,6 +261,9 @@ func (b *backend) rpcError(err error) error {
 func (b *backend) toolHandler(name string) handlers.ToolHandler {
 	nameLit := jsonrpc.AppendString(nil, name)
 	call := func(ctx context.Context, req *handlers.Request, args json.RawMessage) (*handlers.CallToolResult, error) {
+		if inTask(ctx) {
+			return b.taskCall(ctx, req, name, args)
+		}
 		var raw json.RawMessage
 		if err := b.forward(ctx, req, "tools/call", toolParams(nameLit, args, passMeta(req.Params)), &raw); err != nil {
 			return toolError(err)
