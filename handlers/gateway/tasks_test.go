@@ -131,7 +131,7 @@ func TestTaskCancelThroughGateway(t *testing.T) {
 // and keeps every other extension the client declared.
 func TestWithoutTasks(t *testing.T) {
 	for in, want := range map[string]string{
-		`{"` + handlers.TasksExtension + `":{}}`:                         `{}`,
+		`{"` + handlers.TasksExtension + `":{}}`:                        `{}`,
 		`{"a/b":{"x":1},"` + handlers.TasksExtension + `":{},"c/d":{}}`: `{"a/b":{"x":1},"c/d":{}}`,
 	} {
 		if got := string(withoutTasks(json.RawMessage(in))); got != want {
