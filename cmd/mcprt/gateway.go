@@ -183,7 +183,7 @@ func runGateway(args []string, s streams) int {
 	hf := addHTTPFlags(fs)
 	tasksOn := fs.Bool("tasks", true, "serve tasks (2025-11-25 tasks; the 2026-07-28 extension io.modelcontextprotocol/tasks): a call of a backend's tool that declares execution.taskSupport, from a client asking for a task, becomes a task of the gateway's that runs the call as a task at the backend, in whichever revision each side speaks; kept in memory unless -tasks-dir is given")
 	var to runtime.TasksOptions
-	fs.StringVar(&to.Dir, "tasks-dir", "", "keep the gateway's tasks in a journal in `dir` (as mcprt serve -tasks-dir): a completed task's result outlives a restart of the gateway; one that was running is failed, saying the gateway restarted")
+	fs.StringVar(&to.Dir, "tasks-dir", "", "keep the gateway's tasks in a journal in `dir` (as mcprt serve -tasks-dir): a completed task's result outlives a restart of the gateway; one that was running is failed, saying the gateway restarted. Every tool is then offered as one a client may call as a task (taskSupport optional): a call of a backend that knows no tasks becomes a task of the gateway's that waits for the backend's answer without its timeout")
 	fs.IntVar(&to.MaxLive, "tasks-max", 0, "tasks in progress at once on the gateway; past it a new task is refused with error -32000 (0: 10000)")
 	fs.IntVar(&to.MaxLivePerOwner, "tasks-max-per-client", 0, "tasks in progress at once per client (the caller, or the legacy HTTP session); past it a new task is refused with error -32000 (0: 1000)")
 	if err := fs.Parse(args); err != nil {
@@ -294,6 +294,9 @@ func runGateway(args []string, s streams) int {
 		// Over stdio the gateway has one client; over HTTP, many.
 		SingleClient: hf.addr == "",
 		ListGrace:    *listGrace,
+		// With a journal the gateway's tasks are durable: any call may
+		// be made one, even of a backend that knows no tasks.
+		TaskAnyTool: to.Dir != "",
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "mcprt gateway: %v\n", err)

@@ -61,6 +61,14 @@ type Options struct {
 	// the last known, and the log message goes to Logger, so that no
 	// client is shown what another's call caused.
 	SingleClient bool
+	// TaskAnyTool offers every backend tool as one a client may call as a
+	// task (execution.taskSupport "optional" where the backend gave none,
+	// or "forbidden"), for a gateway whose server serves tasks
+	// (handlers.Server.ServeTasks): a call of a tool the backend cannot
+	// run as a task becomes a task of the gateway's that waits for the
+	// backend's plain answer, its Timeout not applying (the task's ttl
+	// and a cancel end it). mcprt gateway -tasks-dir sets it.
+	TaskAnyTool bool
 	// OnCall, when set, is told of each tool call the gateway forwarded,
 	// once it is answered (or given up: the client cancelled it), on the
 	// goroutine that answers it: it must be quick. mcprt gateway's

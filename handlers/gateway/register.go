@@ -189,6 +189,9 @@ func (b *backend) apply(l *lists, note string) {
 		t.Name, t.Unchecked, t.Timeout, t.Description = ext, true, b.cfg.Timeout+toolMargin, describe(t.Description)
 		t.Start = b.toolStarter(name)
 		t.Access = b.cfg.toolAccess(name)
+		if g.opts.TaskAnyTool {
+			t.Execution = anyTask(t.Execution)
+		}
 		if !offer('t', "tool", name, ext, func() { srv.AddTool(t, b.toolHandler(name)) }) {
 			continue
 		}

@@ -87,3 +87,25 @@ func (b *backend) taskCall(ctx context.Context, req *handlers.Request, name stri
 // inTask reports whether ctx is a task's Work (the gateway's server made
 // a task of the call).
 func inTask(ctx context.Context) bool { return tasks.IDFrom(ctx) != "" }
+
+// anyTask is a tool's execution with taskSupport "optional" unless it is
+// "required" already (Options.TaskAnyTool); the rest of it is kept.
+func anyTask(execution json.RawMessage) json.RawMessage {
+	e := map[string]json.RawMessage{}
+	if len(execution) > 0 && json.Unmarshal(execution, &e) != nil {
+		return execution // not an object: left as the backend gave it
+	}
+	if e == nil {
+		e = map[string]json.RawMessage{}
+	}
+	switch string(e["taskSupport"]) {
+	case `"optional"`, `"required"`:
+		return execution
+	}
+	e["taskSupport"] = json.RawMessage(`"optional"`)
+	out, err := json.Marshal(e)
+	if err != nil {
+		return execution
+	}
+	return out
+}

@@ -139,3 +139,54 @@ func TestWithoutTasks(t *testing.T) {
 		}
 	}
 }
+
+// TestTaskAnyTool: with Options.TaskAnyTool a tool of a backend that
+// knows no tasks is offered as one a client may call as a task, and such
+// a call outlives the backend's Timeout (which still cuts a plain call).
+func TestTaskAnyTool(t *testing.T) {
+	b := serve("plain")
+	b.Timeout, b.MaxTimeout = time.Second, time.Second
+	g := unstarted(t, Options{TaskAnyTool: true}, b)
+	g.start()
+	m, err := mcprt.StartTasks(nil, g.Server(), mcprt.TasksOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Stop(context.Background()) })
+	if out := g.must("tools/list", `{}`); !strings.Contains(out, `"name":"plain__sleep"`) ||
+		strings.Count(out, `"taskSupport":"optional"`) != strings.Count(out, `"name":`) {
+		t.Errorf("tools/list: every tool should allow a task: %s", out)
+	}
+	if out := g.must("tools/call", `{"name":"plain__sleep","arguments":{"ms":2500}}`); !strings.Contains(out, "did not answer tools/call within 1s") {
+		t.Errorf("a plain call past the backend's timeout: %s", out)
+	}
+	for _, r := range []*handlers.Request{
+		req("tools/call", `{"name":"plain__sleep","arguments":{"ms":2500},"task":{}}`, nil),
+		modernReq("tools/call", `{"name":"plain__sleep","arguments":{"ms":2500}}`),
+	} {
+		out, err := g.run(nil, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		id := taskID(t, out)
+		got, err := m.Wait(context.Background(), "", id)
+		if err != nil || !strings.Contains(string(got.Result), `"slept"`) {
+			t.Errorf("modern %v: the task %+v, %v", r.Modern, got, err)
+		}
+	}
+}
+
+func TestAnyTask(t *testing.T) {
+	for in, want := range map[string]string{
+		``:                            `{"taskSupport":"optional"}`,
+		`{}`:                          `{"taskSupport":"optional"}`,
+		`{"taskSupport":"forbidden"}`: `{"taskSupport":"optional"}`,
+		`{"taskSupport":"required"}`:  `{"taskSupport":"required"}`,
+		`{"taskSupport":"optional"}`:  `{"taskSupport":"optional"}`,
+		`{"x":1}`:                     `{"taskSupport":"optional","x":1}`,
+	} {
+		if got := string(anyTask(json.RawMessage(in))); got != want {
+			t.Errorf("anyTask(%s) = %s, want %s", in, got, want)
+		}
+	}
+}

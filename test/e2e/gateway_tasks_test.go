@@ -168,3 +168,31 @@ func TestGatewayTasksHTTP(t *testing.T) {
 	// The backend's task is cancelled too.
 	waitFile(t, filepath.Join(journal, "tasks.journal"), `"tool":"slow_compute","modern":true,"status":"cancelled"`)
 }
+
+// TestGatewayTaskOfPlainBackend: mcprt gateway -tasks-dir makes a task of
+// a call to a backend that knows no tasks (mcprt serve without -tasks),
+// in both eras: the task outlasts the backend's timeout, which still cuts
+// the same call made plainly.
+func TestGatewayTaskOfPlainBackend(t *testing.T) {
+	t.Parallel()
+	f := newGateway(t)
+	config := f.config(map[string]any{"ref": f.serve("ref", map[string]any{"timeout": "1s", "maxTimeout": "1s"})})
+	gateway := []string{"--", binPath, "gateway", "-config", config, "-tasks-dir", t.TempDir()}
+	run := func(args ...string) (string, string, error) {
+		var stdout, stderr bytes.Buffer
+		cmd := exec.Command(binPath, append(args, gateway...)...)
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+		err := cmd.Run()
+		return stdout.String(), stderr.String(), err
+	}
+	if stdout, stderr, err := run("call", "ref__sleep", "ms=2500"); err == nil || !strings.Contains(stdout, "did not answer tools/call within 1s") {
+		t.Errorf("a plain call past the backend's timeout: %v, stdout %q, stderr:\n%s", err, stdout, stderr)
+	}
+	for _, era := range []string{"modern", "legacy"} {
+		stdout, stderr, err := run("call", "-era", era, "-task", "ref__sleep", "ms=2500")
+		if err != nil || stdout != "slept\n" || !regexp.MustCompile(`(?m)^mcprt call: task \S+ completed`).MatchString(stderr) {
+			t.Errorf("%s: mcprt call -task: %v, stdout %q, stderr:\n%s", era, err, stdout, stderr)
+		}
+	}
+}
