@@ -50,6 +50,16 @@ session. On SIGINT or SIGTERM it stops accepting, lets requests in flight
 finish (-http-shutdown-grace), ends every session, and then closes the
 backends as above.
 
+Tasks pass through (-tasks, on by default): a client's call asking for a
+task, of a backend's tool whose execution.taskSupport allows one, becomes
+a task of the gateway's (its id bound to the client's session or caller)
+that runs the call as a task at the backend and awaits it, each side in
+its own revision, so a 2026-07-28 client can poll a 2025-11-25 backend's
+task and the reverse; cancelling it cancels the backend's. With
+-tasks-dir DIR the gateway's tasks are journalled, and every tool may be
+called as a task: a long call to a backend that knows no tasks then
+outlasts the backend's timeout.
+
 On SIGHUP it reads FILE again and puts it in place: a server that is no
 longer in it is stopped (its calls in flight are answered with an error)
 and what it offered is withdrawn, a new one is started, one whose entry

@@ -175,6 +175,37 @@
 // An MCP App behind the gateway (a tool's _meta.ui.resourceUri, its ui://
 // resource and the contents' _meta.ui) is the backend's app, intact.
 //
+// # Tasks
+//
+// A gateway whose server serves tasks (handlers.Server.ServeTasks, as
+// mcprt gateway does) passes its backends' tasks through as tasks of its
+// own. A backend's tool is listed with its execution.taskSupport; a
+// client's call of it asking for a task (params.task in 2025-11-25, the
+// io.modelcontextprotocol/tasks extension declared in 2026-07-28) becomes
+// a task of the gateway's, whose work calls the tool as a task at the
+// backend (client.CallToolTask) and awaits it (client.AwaitTask): its
+// result, its JSON-RPC error or its failed tool result become the
+// gateway's task's, its progress reaches a 2025-11-25 client, and
+// cancelling the gateway's task cancels the backend's. The client is
+// given only the gateway's task ids, bound to its session or caller as
+// any server's are; a backend's ids stay between the gateway and the
+// backend, so none is mapped, guessed or shown to another client. Each
+// side speaks its own revision, so the eras are bridged: a 2026-07-28
+// client polls (tasks/get) a task a 2025-11-25 backend runs, and a
+// 2025-11-25 client waits (tasks/result) for one a 2026-07-28 backend
+// runs. With Options.TaskAnyTool every tool may be called as a task: one
+// of a backend that knows no tasks is forwarded plainly, and the
+// gateway's task waits for its answer past the backend's Timeout.
+//
+// A backend's task lives as long as the gateway's that awaits it: when
+// the gateway stops, the tasks it awaits are cancelled at their backends;
+// with a journal its own tasks that were running are failed on its next
+// start, saying it restarted. Questions a backend's task asks its client
+// (2026-07-28 inputRequests; 2025-11-25 related-task requests) go as the
+// gateway's own calls' do, through the request in flight, which a task
+// awaited in the background may not have: such a task may fail rather
+// than ask.
+//
 // # Extensions
 //
 // The gateway offers its clients every extension (capabilities.extensions)
