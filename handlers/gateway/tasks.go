@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
+	"time"
 
 	"github.com/mcprt/mcprt/handlers"
 	"github.com/mcprt/mcprt/handlers/tasks"
@@ -41,7 +43,6 @@ func (b *backend) taskCall(ctx context.Context, req *handlers.Request, name stri
 	}
 	c := &call{req: req, ctx: ctx, cancel: func() {}}
 	defer b.track(c)()
-	cctx := &callContext{ctx, c}
 	// The call itself is bounded by the task's life, not the backend's
 	// Timeout: a backend that makes no task of it answers when done.
 	// Each poll of a backend's task is bounded as any request.
@@ -54,14 +55,39 @@ func (b *backend) taskCall(ctx context.Context, req *handlers.Request, name stri
 	if len(args) > 0 {
 		params = args
 	}
-	task, raw, err := cl.CallToolTask(cctx, name, params, callOpts...)
-	if err == nil && task == nil {
+	// The gateway's task may be cancelled while the backend makes its
+	// own: the call is let finish (for up to the backend's Timeout) so
+	// that the backend's task, once its id is known, is cancelled too,
+	// rather than left running for no one.
+	callCtx, stopCall := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopCall()
+	var grace *time.Timer
+	var graceMu sync.Mutex
+	defer context.AfterFunc(ctx, func() {
+		graceMu.Lock()
+		grace = time.AfterFunc(b.cfg.Timeout, stopCall)
+		graceMu.Unlock()
+	})()
+	defer func() {
+		graceMu.Lock()
+		if grace != nil {
+			grace.Stop()
+		}
+		graceMu.Unlock()
+	}()
+	task, raw, err := cl.CallToolTask(&callContext{callCtx, c}, name, params, callOpts...)
+	switch {
+	case task != nil && ctx.Err() != nil:
+		b.cancelTask(ctx, cl, task.ID)
+		return nil, ctx.Err()
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
+	case err == nil && task == nil:
 		return b.toolAnswer(raw) // the backend made no task: its answer
-	}
-	if err != nil {
+	case err != nil:
 		return toolError(b.forwardError("tools/call", err, ctx, nil, cl, c))
 	}
-	raw, err = cl.AwaitTask(cctx, task, nil, pollOpts...)
+	raw, err = cl.AwaitTask(&callContext{ctx, c}, task, nil, pollOpts...)
 	var re *client.RPCError
 	switch {
 	case err == nil:
@@ -69,11 +95,7 @@ func (b *backend) taskCall(ctx context.Context, req *handlers.Request, name stri
 	case ctx.Err() != nil:
 		// The gateway's task was cancelled, or the gateway is stopping:
 		// the backend's ends too, rather than run on for no one.
-		cancelCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), b.cfg.Timeout)
-		defer cancel()
-		if _, err := cl.CancelTask(cancelCtx, task.ID); err != nil {
-			b.g.log.Debug("gateway: cancelling a backend's task", "backend", b.name, "err", err)
-		}
+		b.cancelTask(ctx, cl, task.ID)
 		return nil, ctx.Err()
 	case errors.Is(err, client.ErrTaskCancelled):
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError,
@@ -82,6 +104,16 @@ func (b *backend) taskCall(ctx context.Context, req *handlers.Request, name stri
 		return nil, re.Err // the backend's task failed with this error
 	}
 	return toolError(b.forwardError("tools/call", err, ctx, nil, cl, c))
+}
+
+// cancelTask cancels the backend's task id, for the gateway's task whose
+// context ctx has ended.
+func (b *backend) cancelTask(ctx context.Context, cl *client.Client, id string) {
+	cancelCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), b.cfg.Timeout)
+	defer cancel()
+	if _, err := cl.CancelTask(cancelCtx, id); err != nil {
+		b.g.log.Debug("gateway: cancelling a backend's task", "backend", b.name, "task", id, "err", err)
+	}
 }
 
 // inTask reports whether ctx is a task's Work (the gateway's server made
