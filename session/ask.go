@@ -51,6 +51,15 @@ type askReply struct {
 	err    *jsonrpc.Error
 }
 
+// answer is the reply as a result and an error (a nil error when the
+// client answered with a result, not a nil *jsonrpc.Error in an error).
+func (r askReply) answer() (json.RawMessage, error) {
+	if r.err != nil {
+		return nil, r.err
+	}
+	return r.result, nil
+}
+
 func (a *asks) open() (key string, ch chan askReply) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -128,27 +137,28 @@ func (cl *call) ask(ctx context.Context, method string, params any) (json.RawMes
 	}
 	cl.ticket.notify(b)
 	cl.mu.Unlock()
+	return awaitAnswer(ctx, key, ch, cl.ticket.notify)
+}
+
+// awaitAnswer waits for the client's answer to the request key; when ctx
+// ends first the client is told, with notifications/cancelled through
+// send, that the question no longer stands.
+func awaitAnswer(ctx context.Context, key string, ch <-chan askReply, send func([]byte)) (json.RawMessage, error) {
 	select {
 	case r := <-ch:
-		if r.err != nil {
-			return nil, r.err
-		}
-		return r.result, nil
+		return r.answer()
 	case <-ctx.Done():
 		select {
 		case r := <-ch:
 			// Answered as it ended: the answer wins (a task re-asking on
 			// another stream must not lose the one it got).
-			if r.err != nil {
-				return nil, r.err
-			}
-			return r.result, nil
+			return r.answer()
 		default:
 		}
 		if n, err := encodeNotification("notifications/cancelled", map[string]any{
 			"requestId": json.RawMessage(key), "reason": ctx.Err().Error(),
 		}); err == nil {
-			cl.ticket.notify(n)
+			send(n)
 		}
 		return nil, ctx.Err()
 	}
@@ -325,28 +335,5 @@ func (d *detached) Ask(ctx context.Context, method string, params any) (json.Raw
 		b = append(b, raw...)
 	}
 	d.env.out(append(b, '}'), nil)
-	select {
-	case r := <-ch:
-		if r.err != nil {
-			return nil, r.err
-		}
-		return r.result, nil
-	case <-ctx.Done():
-		select {
-		case r := <-ch:
-			// Answered as it ended: the answer wins (a task re-asking on
-			// another stream must not lose the one it got).
-			if r.err != nil {
-				return nil, r.err
-			}
-			return r.result, nil
-		default:
-		}
-		if n, err := encodeNotification("notifications/cancelled", map[string]any{
-			"requestId": json.RawMessage(key), "reason": ctx.Err().Error(),
-		}); err == nil {
-			d.env.out(n, nil)
-		}
-		return nil, ctx.Err()
-	}
+	return awaitAnswer(ctx, key, ch, func(n []byte) { d.env.out(n, nil) })
 }
