@@ -649,3 +649,21 @@ func TaskOwner(ctx context.Context) string {
 	}
 	return ""
 }
+
+// MayFollowTask reports whether the request whose values ctx carries may
+// be told of task id's status changes (a 2026-07-28 subscriptions/listen
+// naming it in notifications.taskIds): only when the task exists, is not
+// expired and belongs to the request's owner, the same binding tasks/get
+// checks. The unguessable id alone is not the guard: an id seen in a log
+// or a proxy's access line must not let another caller follow the task
+// (the extension binds tasks to their authorization context). An unknown
+// id and another owner's are the same false, so the answer tells nothing
+// of which ids exist.
+func (s *Server) MayFollowTask(ctx context.Context, id string) bool {
+	ts := s.tasks.Load()
+	if ts == nil {
+		return false
+	}
+	_, err := ts.m.Get(ts.owner(ctx), id)
+	return err == nil
+}
