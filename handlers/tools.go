@@ -63,6 +63,19 @@ type Tool struct {
 	// request until then, and from the start again, with the answers, on
 	// the task. Its handler must ask before anything else.
 	AskBeforeTask bool `json:"-"`
+	// Resumable, for a tool that runs as a task, declares that its call
+	// may be run again from its arguments when the process running it
+	// died: what it does is safe to do twice (idempotent, or it picks up
+	// its own progress). With a durable task store (mcprt serve
+	// -tasks-dir), a task of it that a crash or restart left working is
+	// then run again by the next server on the store, once, instead of
+	// failed (see tasks.Resumer). Its record keeps the call (arguments,
+	// revision, client capabilities, the vouched-for Caller; no
+	// credential). The run again has no client to talk to: in 2025-11-25
+	// its progress, logs and questions to the client go nowhere (a
+	// question fails); in 2026-07-28 its questions are input requests, as
+	// before, answered with tasks/update.
+	Resumable bool `json:"-"`
 }
 
 // ToolStarter starts a call of a tool without holding a handler actor

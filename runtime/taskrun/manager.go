@@ -78,7 +78,11 @@ type Manager struct {
 	stopped bool
 	changed *sync.Cond // broadcast on every change, for Wait
 
-	onStatus  atomic.Pointer[func(tasks.Task)]
+	onStatus atomic.Pointer[func(tasks.Task)]
+	// pending are the tasks of resumable tools a previous process left
+	// working, until Resume runs them again (or fails them).
+	pending   []tasks.Task
+	resumed   bool
 	stopSweep chan struct{}
 	sweepDone chan struct{}
 }
@@ -100,8 +104,8 @@ type runner struct {
 
 // Start makes a manager on e: it starts the tasks supervisor, settles what
 // a previous process left in the store (tasks that were running are
-// failed with tasks.RestartedMessage; expired ones are deleted), and starts
-// the expiry sweep.
+// failed with tasks.RestartedMessage, but those of resumable tools wait
+// for Resume; expired ones are deleted), and starts the expiry sweep.
 //
 // e may be nil: the manager then runs its actors on an engine of its own.
 func Start(e *actor.Engine, cfg Config) (*Manager, error) {
@@ -164,6 +168,8 @@ func Start(e *actor.Engine, cfg Config) (*Manager, error) {
 }
 
 // settle fails what a previous process left live and deletes what expired.
+// A live task with a Rerun that was never resumed is kept, working, for
+// Resume; one that was resumed already is failed (ResumedAgainMessage).
 func (m *Manager) settle() error {
 	all, err := m.store.All()
 	if err != nil {
@@ -174,16 +180,64 @@ func (m *Manager) settle() error {
 		switch {
 		case t.Expired(now):
 			err = m.store.Delete(t.ID)
+		case !t.Status.Terminal() && t.Rerun != nil && t.Rerun.Resumed == 0:
+			m.pending = append(m.pending, t)
 		case !t.Status.Terminal():
-			t.Status, t.Message, t.Updated, t.Input = tasks.Failed, tasks.RestartedMessage, now, nil
-			t.Error = &tasks.Error{Code: -32603, Message: "Internal error: " + tasks.RestartedMessage}
-			err = m.store.Put(t)
+			msg := tasks.RestartedMessage
+			if t.Rerun != nil {
+				msg = tasks.ResumedAgainMessage
+			}
+			err = m.store.Put(restarted(t, msg, now))
 		}
 		if err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// restarted is t failed because its work was lost with its process.
+func restarted(t tasks.Task, msg string, now time.Time) tasks.Task {
+	t.Status, t.Message, t.Updated, t.Input = tasks.Failed, msg, now, nil
+	t.Error = &tasks.Error{Code: -32603, Message: "Internal error: " + msg}
+	return t
+}
+
+// Resume runs again the tasks of resumable tools that a previous process
+// left working (tasks.Resumer): each once, its record first marked
+// resumed (durably, with a journal), so that if this process dies too the
+// next start fails it instead. Their work starts as a new task's does,
+// whatever the bounds on live tasks (they were admitted before). Only the
+// first call does anything.
+func (m *Manager) Resume(rework func(tasks.Task) tasks.Work) {
+	m.mu.Lock()
+	pending, done := m.pending, m.resumed
+	m.pending, m.resumed = nil, true
+	m.mu.Unlock()
+	if done {
+		return
+	}
+	for _, t := range pending {
+		now := m.cfg.Now()
+		var work tasks.Work
+		if !t.Expired(now) {
+			work = rework(t)
+		}
+		if work == nil {
+			if err := m.store.Put(restarted(t, tasks.RestartedMessage, now)); err != nil {
+				m.log.Error("tasks: cannot fail a task left by a restart", "task", t.ID, "err", err)
+			}
+			continue
+		}
+		rerun := *t.Rerun
+		rerun.Resumed++
+		t.Rerun, t.Status, t.Message, t.Input, t.Updated = &rerun, tasks.Working, tasks.ResumedMessage, nil, now
+		if _, err := m.launch(t, work, false); err != nil {
+			m.log.Error("tasks: cannot resume a task", "task", t.ID, "err", err)
+			continue
+		}
+		m.log.Info("tasks: resumed a task its tool declares resumable", "task", t.ID, "tool", t.Tool)
+	}
 }
 
 // PollInterval is the interval suggested to clients.
@@ -194,13 +248,26 @@ func (m *Manager) PollInterval() time.Duration { return m.cfg.PollInterval }
 // it returns succeeds. ttl is the client's wish (0: none), capped by
 // MaxTTL.
 func (m *Manager) Create(owner, tool string, modern bool, ttl time.Duration, work tasks.Work) (tasks.Task, error) {
+	return m.CreateResumable(owner, tool, modern, ttl, nil, work)
+}
+
+// CreateResumable is Create for a task whose record keeps rerun (nil:
+// none), so that Resume can run it again after a restart.
+func (m *Manager) CreateResumable(owner, tool string, modern bool, ttl time.Duration, rerun *tasks.Rerun, work tasks.Work) (tasks.Task, error) {
 	if ttl <= 0 {
 		ttl = m.cfg.TTL
 	}
 	ttl = min(ttl, m.cfg.MaxTTL)
 	now := m.cfg.Now()
 	t := tasks.Task{ID: tasks.NewID(m.cfg.Tag), Owner: owner, Tool: tool, Modern: modern, Status: tasks.Working,
-		Created: now, Updated: now, TTL: ttl}
+		Created: now, Updated: now, TTL: ttl, Rerun: rerun}
+	return m.launch(t, work, true)
+}
+
+// launch stores t and starts its work on an actor of its own; bounded
+// applies the bounds on live tasks.
+func (m *Manager) launch(t tasks.Task, work tasks.Work, bounded bool) (tasks.Task, error) {
+	owner := t.Owner
 	ctx, cancel := context.WithCancel(tasks.WithID(context.Background(), t.ID))
 	r := &runner{id: t.ID, owner: owner, work: work, ctx: ctx, cancel: cancel, wake: make(chan struct{}, 1)}
 	m.mu.Lock()
@@ -209,12 +276,12 @@ func (m *Manager) Create(owner, tool string, modern bool, ttl time.Duration, wor
 		cancel()
 		return tasks.Task{}, tasks.ErrStopped
 	}
-	if n := m.cfg.MaxLive; n > 0 && len(m.live) >= n {
+	if n := m.cfg.MaxLive; bounded && n > 0 && len(m.live) >= n {
 		m.mu.Unlock()
 		cancel()
 		return tasks.Task{}, &tasks.LimitError{Limit: n}
 	}
-	if n := m.cfg.MaxLivePerOwner; n > 0 && m.owners[owner] >= n {
+	if n := m.cfg.MaxLivePerOwner; bounded && n > 0 && m.owners[owner] >= n {
 		m.mu.Unlock()
 		cancel()
 		return tasks.Task{}, &tasks.LimitError{PerOwner: true, Limit: n}
@@ -672,5 +739,8 @@ func (m *Manager) Waiting(id string, on bool) {
 	})
 }
 
-// Manager is a tasks.Manager.
-var _ tasks.Manager = (*Manager)(nil)
+// Manager is a tasks.Manager and a tasks.Resumer.
+var (
+	_ tasks.Manager = (*Manager)(nil)
+	_ tasks.Resumer = (*Manager)(nil)
+)
