@@ -337,7 +337,19 @@ func (s *Server) runTask(ctx context.Context, t *tool, base *Request, args json.
 		}
 		r.InputResponses = merged
 	}
-	out, err := t.handler(ctx, r, args)
+	hctx := ctx
+	if t.Timeout > 0 {
+		var cancel context.CancelFunc
+		hctx, cancel = context.WithTimeout(ctx, t.Timeout)
+		defer cancel()
+	}
+	out, err := t.handler(hctx, r, args)
+	if t.Timeout > 0 && ctx.Err() == nil && errors.Is(hctx.Err(), context.DeadlineExceeded) {
+		// As a plain call is answered at its deadline, whatever the
+		// handler says afterwards is dropped.
+		return tasks.Outcome{Error: &tasks.Error{Code: jsonrpc.CodeInternalError,
+			Message: "Internal error: the tool timed out after " + t.Timeout.String()}}
+	}
 	res, err := t.answer(r, out, err)
 	if err != nil {
 		var je *jsonrpc.Error

@@ -41,6 +41,15 @@ type Tool struct {
 	// Timeout, if positive, replaces the session's request timeout for
 	// calls of this tool: the call is answered with a timeout error and its
 	// context cancelled once Timeout has passed.
+	//
+	// It is the tool's own bound on its handler, so it holds for a call
+	// run as a task too, where no request timeout does: each run of the
+	// handler on the task (a 2026-07-28 task runs it again after each
+	// round of answers; the time waiting for them is not counted) has its
+	// context cancelled once Timeout has passed, and the task fails with
+	// a timeout error (-32603), whatever the handler returns then. A task
+	// outlives request timeouts, not the bound its tool declares; its ttl
+	// bounds only how long its record is kept.
 	Timeout time.Duration `json:"-"`
 	// Unchecked marks a tool whose schemas another party enforces, such
 	// as the server a gateway forwards its calls to: InputSchema and
