@@ -48,8 +48,9 @@ type Config struct {
 	TTL, MaxTTL time.Duration
 	// PollInterval is suggested to clients (pollInterval, pollIntervalMs).
 	PollInterval time.Duration
-	// ShutdownGrace bounds how long a task's handler is waited for when the
-	// manager stops (its context is cancelled first). 0: 5 s.
+	// ShutdownGrace bounds how long the tasks' handlers are waited for,
+	// all together, when the manager stops (their contexts are all
+	// cancelled first). 0: 5 s.
 	ShutdownGrace time.Duration
 	// OnStatus, when set, is called after each change of a task's record
 	// is stored, on the goroutine that made it: for status notifications.
@@ -72,9 +73,17 @@ type Manager struct {
 	root  *supervisor.Root
 	log   *slog.Logger
 
-	mu      sync.Mutex
-	live    map[string]*runner // by task id
-	owners  map[string]int     // live tasks by owner
+	mu     sync.Mutex
+	live   map[string]*runner // by task id
+	owners map[string]int     // live tasks by owner
+	// running are the runners whose work has not returned yet: the live
+	// ones and those that ended (cancelled, expired) while their handler
+	// still runs. Stop waits for them all at once.
+	running map[*runner]struct{}
+	// abandon is closed by Stop once its one bound on all the handlers
+	// has passed: an actor whose handler ignores its cancellation then
+	// stops at once instead of holding the supervisor for its own bound.
+	abandon chan struct{}
 	stopped bool
 	changed *sync.Cond // broadcast on every change, for Wait
 
@@ -96,6 +105,7 @@ type runner struct {
 	cancel    context.CancelFunc
 	answers   map[string]json.RawMessage
 	wake      chan struct{} // answers complete: run again
+	done      chan struct{} // closed when its work has returned (or never started)
 
 	mu    sync.Mutex // guards what follows, and serializes record changes
 	ended bool       // its record is terminal
@@ -149,7 +159,7 @@ func Start(e *actor.Engine, cfg Config) (*Manager, error) {
 		cfg.Logger = slog.Default()
 	}
 	m := &Manager{cfg: cfg, store: cfg.Store, e: e, log: cfg.Logger,
-		live: map[string]*runner{}, owners: map[string]int{},
+		live: map[string]*runner{}, owners: map[string]int{}, running: map[*runner]struct{}{}, abandon: make(chan struct{}),
 		stopSweep: make(chan struct{}), sweepDone: make(chan struct{})}
 	m.changed = sync.NewCond(&m.mu)
 	if err := m.settle(); err != nil {
@@ -269,7 +279,7 @@ func (m *Manager) CreateResumable(owner, tool string, modern bool, ttl time.Dura
 func (m *Manager) launch(t tasks.Task, work tasks.Work, bounded bool) (tasks.Task, error) {
 	owner := t.Owner
 	ctx, cancel := context.WithCancel(tasks.WithID(context.Background(), t.ID))
-	r := &runner{id: t.ID, owner: owner, work: work, ctx: ctx, cancel: cancel, wake: make(chan struct{}, 1)}
+	r := &runner{id: t.ID, owner: owner, work: work, ctx: ctx, cancel: cancel, wake: make(chan struct{}, 1), done: make(chan struct{})}
 	m.mu.Lock()
 	if m.stopped {
 		m.mu.Unlock()
@@ -288,9 +298,11 @@ func (m *Manager) launch(t tasks.Task, work tasks.Work, bounded bool) (tasks.Tas
 	}
 	m.live[t.ID] = r
 	m.owners[owner]++
+	m.running[r] = struct{}{}
 	m.mu.Unlock()
 	if err := m.store.Put(t); err != nil {
 		m.forget(r)
+		m.workDone(r)
 		cancel()
 		return tasks.Task{}, err
 	}
@@ -306,10 +318,21 @@ func (m *Manager) launch(t tasks.Task, work tasks.Work, bounded bool) (tasks.Tas
 	if err != nil {
 		m.log.Error("tasks: cannot start a task's actor", "task", t.ID, "err", err)
 		m.finish(r, tasks.Outcome{Error: &tasks.Error{Code: -32603, Message: "Internal error: the task could not be started"}})
+		m.workDone(r)
 		return tasks.Task{}, fmt.Errorf("tasks: could not start the task: %w", err)
 	}
 	m.notify(t)
 	return t, nil
+}
+
+// workDone records that r's work has returned (or will never run).
+func (m *Manager) workDone(r *runner) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.running[r]; ok {
+		delete(m.running, r)
+		close(r.done)
+	}
 }
 
 // forget drops a runner from the live set.
@@ -615,10 +638,15 @@ func (m *Manager) expire() {
 	}
 }
 
-// Stop cancels every task's work, stops the tasks supervisor (each actor
-// bounded by ShutdownGrace) and the sweep, and closes the store. Tasks
+// Stop cancels every task's work, all at once, and waits for the handlers
+// to return, all together, bounded by ShutdownGrace (or ctx) overall,
+// not per task: many tasks whose handlers ignore their cancellation cost
+// one grace, not one each. Those still running then are abandoned (Go
+// cannot stop a goroutine; they are counted in one warning), and their
+// actors stop without waiting again. Then it stops the tasks supervisor,
+// which waits for every actor, and the sweep, and closes the store. Tasks
 // still working are left as they are in the store: the next Start on it
-// fails them with tasks.RestartedMessage.
+// fails them with tasks.RestartedMessage (or resumes them).
 func (m *Manager) Stop(ctx context.Context) error {
 	m.mu.Lock()
 	if m.stopped {
@@ -626,12 +654,39 @@ func (m *Manager) Stop(ctx context.Context) error {
 		return nil
 	}
 	m.stopped = true
-	for _, r := range m.live {
+	running := make([]*runner, 0, len(m.running))
+	for r := range m.running {
 		r.cancel()
+		running = append(running, r)
 	}
 	m.changed.Broadcast()
 	m.mu.Unlock()
 	close(m.stopSweep)
+	grace := time.NewTimer(m.cfg.ShutdownGrace)
+	left := 0
+wait:
+	for i, r := range running {
+		select {
+		case <-r.done:
+			continue
+		case <-grace.C:
+		case <-ctx.Done():
+		}
+		for _, r := range running[i:] {
+			select {
+			case <-r.done:
+			default:
+				left++
+			}
+		}
+		break wait
+	}
+	grace.Stop()
+	if left > 0 {
+		m.log.Warn("tasks: task handlers still running after their cancellation and the shutdown grace; abandoned",
+			"handlers", left, "grace", m.cfg.ShutdownGrace)
+	}
+	close(m.abandon)
 	err := m.root.Stop(ctx)
 	<-m.sweepDone
 	if cerr := m.store.Close(); err == nil {
@@ -652,9 +707,9 @@ func (m *Manager) Live() int {
 // supervisor. A panic in the work fails the task and ends the actor; it
 // never reaches the process.
 type taskActor struct {
-	m    *Manager
-	r    *runner
-	done chan struct{}
+	m       *Manager
+	r       *runner
+	started bool
 }
 
 // workEnded tells the actor its goroutine is done.
@@ -663,19 +718,22 @@ type workEnded struct{}
 func (a *taskActor) Receive(c *actor.Context) {
 	switch c.Message().(type) {
 	case actor.Started:
-		a.done = make(chan struct{})
+		a.started = true
 		e, self := c.Engine(), c.PID()
 		go func() {
 			defer e.Send(self, workEnded{})
-			defer close(a.done)
+			defer a.m.workDone(a.r)
 			a.run()
 		}()
 	case workEnded:
 		supervisor.Exit(c, nil)
 	case actor.Stopped:
-		if a.done != nil {
+		if a.started {
 			a.r.cancel()
-			<-a.done // bounded by the supervisor's Shutdown for this child
+			select {
+			case <-a.r.done:
+			case <-a.m.abandon: // Stop waited for every handler at once already
+			}
 		}
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
+	"log/slog"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -334,3 +336,47 @@ func TestTaskResumeOnce(t *testing.T) {
 		t.Fatalf("completed resumed task after another restart: %+v", got)
 	}
 }
+
+// Stopping a manager with many live tasks whose handlers ignore their
+// cancellation costs one ShutdownGrace, not one per task: they are all
+// cancelled at once and waited for together. Each handler's goroutine is
+// still its actor's, and returns once released.
+func TestTaskStopBoundedWithStuckHandlers(t *testing.T) {
+	const n, grace = 100, 100 * time.Millisecond
+	e, _ := actor.NewEngine(actor.NewEngineConfig())
+	m, err := taskrun.Start(e, taskrun.Config{ShutdownGrace: grace, MaxLive: -1, MaxLivePerOwner: -1, Logger: quietLog()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	release := make(chan struct{})
+	var started, returned atomic.Int32
+	for range n {
+		if _, err := m.Create("o", "stuck", false, 0, func(ctx context.Context, _ map[string]json.RawMessage) tasks.Outcome {
+			started.Add(1)
+			<-release // ignores ctx
+			returned.Add(1)
+			return result("late")
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for started.Load() < n {
+		time.Sleep(time.Millisecond)
+	}
+	begin := time.Now()
+	if err := m.Stop(context.Background()); err != nil {
+		t.Fatalf("Stop: %v", err)
+	}
+	// One grace one after another would be n*grace (10 s); together, one.
+	if took := time.Since(begin); took > n*grace/2 {
+		t.Fatalf("Stop took %v with %d stuck handlers and a grace of %v: they were waited for one at a time", took, n, grace)
+	}
+	close(release)
+	for deadline := time.Now().Add(10 * time.Second); returned.Load() < n; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d handlers returned after release", returned.Load(), n)
+		}
+	}
+}
+
+func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
