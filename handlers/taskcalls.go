@@ -117,6 +117,51 @@ func (s *Server) ServeTasks(m tasks.Manager, opts TasksOptions) {
 	for _, name := range []string{"tasks/get", "tasks/result", "tasks/list", "tasks/cancel", "tasks/update"} {
 		s.AddMethod(name, s.taskMethod, false)
 	}
+	if r, ok := m.(tasks.Resumer); ok {
+		r.Resume(s.rework)
+	}
+}
+
+// rework is the work that runs a task of a resumable tool again from its
+// record (Tool.Resumable), after a restart: nil when the tool is gone or
+// no longer resumable, or the record does not decode.
+func (s *Server) rework(t tasks.Task) tasks.Work {
+	s.mu.RLock()
+	tl, _ := s.tools.get(t.Tool)
+	s.mu.RUnlock()
+	if tl == nil || !tl.Resumable || t.Rerun == nil {
+		return nil
+	}
+	rr := t.Rerun
+	args := rr.Args
+	if len(args) == 0 {
+		args = json.RawMessage("{}")
+	}
+	params, err := json.Marshal(map[string]json.RawMessage{"name": mustJSON(t.Tool), "arguments": args})
+	if err != nil {
+		return nil
+	}
+	var caller *Caller
+	if len(rr.Caller) > 0 {
+		caller = new(Caller)
+		if json.Unmarshal(rr.Caller, caller) != nil {
+			return nil
+		}
+	}
+	base := &Request{Method: "tools/call", Params: params, Version: rr.Version, Modern: t.Modern,
+		ClientCapabilities: rr.ClientCapabilities, InputResponses: rr.InputResponses, Caller: caller}
+	vals := context.Background()
+	if caller != nil {
+		vals = WithCaller(vals, caller)
+	}
+	return func(tctx context.Context, answers map[string]json.RawMessage) tasks.Outcome {
+		return s.runTask(valuesFrom{tctx, vals}, tl, base, args, answers)
+	}
+}
+
+func mustJSON(v any) json.RawMessage {
+	raw, _ := json.Marshal(v)
+	return raw
 }
 
 // taskSupport reads a tool's execution.taskSupport ("" when absent).
@@ -210,7 +255,12 @@ func (s *Server) taskCall(ctx context.Context, ts *taskServe, t *tool, req *Requ
 	work := func(tctx context.Context, answers map[string]json.RawMessage) tasks.Outcome {
 		return s.runTask(valuesFrom{tctx, vals}, t, base, args, answers)
 	}
-	tk, err := ts.m.Create(ts.owner(ctx), t.Name, req.Modern, ttl, work)
+	var tk tasks.Task
+	if r, ok := ts.m.(tasks.Resumer); ok && t.Resumable {
+		tk, err = r.CreateResumable(ts.owner(ctx), t.Name, req.Modern, ttl, rerunOf(req, args), work)
+	} else {
+		tk, err = ts.m.Create(ts.owner(ctx), t.Name, req.Modern, ttl, work)
+	}
 	if err != nil {
 		return nil, taskError(err), true
 	}
@@ -228,6 +278,16 @@ func (s *Server) taskCall(ctx context.Context, ts *taskServe, t *tool, req *Requ
 	return struct {
 		Task legacyTaskBody `json:"task"`
 	}{legacyTask(tk, ts.m.PollInterval())}, nil, true
+}
+
+// rerunOf is what a task of a resumable tool keeps to run req again.
+func rerunOf(req *Request, args json.RawMessage) *tasks.Rerun {
+	rr := &tasks.Rerun{Args: args, Version: req.Version, ClientCapabilities: req.ClientCapabilities,
+		InputResponses: req.InputResponses}
+	if req.Caller != nil {
+		rr.Caller, _ = json.Marshal(req.Caller)
+	}
+	return rr
 }
 
 // valuesFrom is the task's context (its life: cancel, shutdown) with the
@@ -277,7 +337,19 @@ func (s *Server) runTask(ctx context.Context, t *tool, base *Request, args json.
 		}
 		r.InputResponses = merged
 	}
-	out, err := t.handler(ctx, r, args)
+	hctx := ctx
+	if t.Timeout > 0 {
+		var cancel context.CancelFunc
+		hctx, cancel = context.WithTimeout(ctx, t.Timeout)
+		defer cancel()
+	}
+	out, err := t.handler(hctx, r, args)
+	if t.Timeout > 0 && ctx.Err() == nil && errors.Is(hctx.Err(), context.DeadlineExceeded) {
+		// As a plain call is answered at its deadline, whatever the
+		// handler says afterwards is dropped.
+		return tasks.Outcome{Error: &tasks.Error{Code: jsonrpc.CodeInternalError,
+			Message: "Internal error: the tool timed out after " + t.Timeout.String()}}
+	}
 	res, err := t.answer(r, out, err)
 	if err != nil {
 		var je *jsonrpc.Error
@@ -648,4 +720,22 @@ func TaskOwner(ctx context.Context) string {
 		return "session:" + id
 	}
 	return ""
+}
+
+// MayFollowTask reports whether the request whose values ctx carries may
+// be told of task id's status changes (a 2026-07-28 subscriptions/listen
+// naming it in notifications.taskIds): only when the task exists, is not
+// expired and belongs to the request's owner, the same binding tasks/get
+// checks. The unguessable id alone is not the guard: an id seen in a log
+// or a proxy's access line must not let another caller follow the task
+// (the extension binds tasks to their authorization context). An unknown
+// id and another owner's are the same false, so the answer tells nothing
+// of which ids exist.
+func (s *Server) MayFollowTask(ctx context.Context, id string) bool {
+	ts := s.tasks.Load()
+	if ts == nil {
+		return false
+	}
+	_, err := ts.m.Get(ts.owner(ctx), id)
+	return err == nil
 }

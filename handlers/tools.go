@@ -41,6 +41,15 @@ type Tool struct {
 	// Timeout, if positive, replaces the session's request timeout for
 	// calls of this tool: the call is answered with a timeout error and its
 	// context cancelled once Timeout has passed.
+	//
+	// It is the tool's own bound on its handler, so it holds for a call
+	// run as a task too, where no request timeout does: each run of the
+	// handler on the task (a 2026-07-28 task runs it again after each
+	// round of answers; the time waiting for them is not counted) has its
+	// context cancelled once Timeout has passed, and the task fails with
+	// a timeout error (-32603), whatever the handler returns then. A task
+	// outlives request timeouts, not the bound its tool declares; its ttl
+	// bounds only how long its record is kept.
 	Timeout time.Duration `json:"-"`
 	// Unchecked marks a tool whose schemas another party enforces, such
 	// as the server a gateway forwards its calls to: InputSchema and
@@ -63,6 +72,19 @@ type Tool struct {
 	// request until then, and from the start again, with the answers, on
 	// the task. Its handler must ask before anything else.
 	AskBeforeTask bool `json:"-"`
+	// Resumable, for a tool that runs as a task, declares that its call
+	// may be run again from its arguments when the process running it
+	// died: what it does is safe to do twice (idempotent, or it picks up
+	// its own progress). With a durable task store (mcprt serve
+	// -tasks-dir), a task of it that a crash or restart left working is
+	// then run again by the next server on the store, once, instead of
+	// failed (see tasks.Resumer). Its record keeps the call (arguments,
+	// revision, client capabilities, the vouched-for Caller; no
+	// credential). The run again has no client to talk to: in 2025-11-25
+	// its progress, logs and questions to the client go nowhere (a
+	// question fails); in 2026-07-28 its questions are input requests, as
+	// before, answered with tasks/update.
+	Resumable bool `json:"-"`
 }
 
 // ToolStarter starts a call of a tool without holding a handler actor

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"context"
 	"encoding/json"
 	"strconv"
 
@@ -264,9 +265,24 @@ func (s *Session) listen(m *jsonrpc.Message, t ticket) {
 		s.env.backlog.Done()
 	}
 	ln := &listener{id: m.ID, ticket: t, want: want, uris: map[string]bool{}, tasks: map[string]bool{}}
-	for _, id := range want.TaskIDs {
-		ln.tasks[id] = true
+	// Only the caller's own tasks are followed, as tasks/get finds only
+	// them: the rest (another caller's, another session's, unknown or
+	// expired ids) are left out of the acknowledgement, which the
+	// extension defines as the task ids the server agreed to notify for,
+	// and never notified. Which of those an id was is not told.
+	vals := context.Background()
+	if t.in != nil && t.in.Values != nil {
+		vals = t.in.Values
 	}
+	followed := want.TaskIDs[:0:0]
+	for _, id := range want.TaskIDs {
+		if !ln.tasks[id] && s.cfg.Server.MayFollowTask(vals, id) {
+			ln.tasks[id] = true
+			followed = append(followed, id)
+		}
+	}
+	want.TaskIDs = followed
+	ln.want.TaskIDs = followed
 	caller := t.caller()
 	for _, u := range want.ResourceSubscriptions {
 		// One it may not read is acknowledged and never updated, as

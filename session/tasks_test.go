@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcprt/mcprt/handlers"
 	"github.com/mcprt/mcprt/runtime"
+	"github.com/mcprt/mcprt/session"
 )
 
 // taskServer has a task tool that reports progress, asks the client, and
@@ -309,4 +310,69 @@ func TestTasksResultOutlivesRequestTimeout(t *testing.T) {
 		t.Fatalf("tasks/result after the request timeout: %s", got)
 	}
 	c.finish()
+}
+
+// A 2026-07-28 listen stream follows only its caller's own tasks, as
+// tasks/get finds only them: another caller naming the id (or an unknown
+// id) is left out of the acknowledgement and never told of the task,
+// though the id is right.
+func TestTasksListenFollowsOwnTasksOnly(t *testing.T) {
+	release := make(chan struct{})
+	srv := testServer()
+	srv.AddTool(handlers.Tool{Name: "slow", Execution: json.RawMessage(`{"taskSupport":"optional"}`)},
+		func(ctx context.Context, _ *handlers.Request, _ json.RawMessage) (*handlers.CallToolResult, error) {
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+			return handlers.TextResult("secret result"), nil
+		})
+	m, err := runtime.StartTasks(nil, srv, runtime.TasksOptions{Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Stop(context.Background()) })
+	p := startPipe(t, srv)
+	as := func(sub string) context.Context {
+		return handlers.WithCaller(context.Background(), &handlers.Caller{Subject: sub, ClientID: "c"})
+	}
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}`
+	r := newReplier()
+	p.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow",`+meta+`}}`, "", r, as("alice"))
+	var created struct {
+		Result struct {
+			TaskID string `json:"taskId"`
+		} `json:"result"`
+	}
+	if resp := r.final(t); json.Unmarshal([]byte(resp.data), &created) != nil || created.Result.TaskID == "" {
+		t.Fatalf("CreateTaskResult: %s", resp.data)
+	}
+	id := created.Result.TaskID
+	listen := func(key string, values context.Context, ids ...string) *replier {
+		r := newReplier()
+		raw, _ := json.Marshal(ids)
+		p.send(`{"jsonrpc":"2.0","id":"`+key+`","method":"subscriptions/listen","params":{"notifications":{"taskIds":`+string(raw)+`},`+meta+`}}`, key, r, values)
+		return r
+	}
+	bob, nobody := listen("bob", as("bob"), id), listen("nobody", nil, id)
+	alice := listen("alice", as("alice"), id, "unknown-id")
+	for name, r := range map[string]*replier{"bob": bob, "nobody": nobody} {
+		if got := r.next(t).data; !strings.Contains(got, "notifications/subscriptions/acknowledged") || strings.Contains(got, id) {
+			t.Fatalf("%s's ack names alice's task: %s", name, got)
+		}
+	}
+	if got := alice.next(t).data; !strings.Contains(got, `"taskIds":["`+id+`"]`) {
+		t.Fatalf("alice's ack: %s, want only her task", got)
+	}
+	close(release)
+	if got := alice.next(t).data; !strings.Contains(got, `"method":"notifications/tasks"`) || !strings.Contains(got, "secret result") {
+		t.Fatalf("alice's stream: %s", got)
+	}
+	// The session tells every listener of a change in one turn: had bob's
+	// stream been told, it would be there by now.
+	bob.none(t, 100*time.Millisecond)
+	nobody.none(t, 0)
+	for _, k := range []string{"alice", "bob", "nobody"} {
+		p.inbox.Send(session.Cancel{Key: k})
+	}
 }

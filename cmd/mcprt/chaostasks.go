@@ -31,7 +31,8 @@ import (
 // (a 2025-11-25 server answers tasks/cancel with the task cancelled), and
 // nothing hangs. A server with a durable store (its command has
 // -tasks-dir, or -task-durable) must still know every task after a
-// restart, those that were running ended (failed, saying why); any other
+// restart, those that were running ended (failed, saying why) or, for a
+// resumable tool's (the reference sleep), run again to their end; any other
 // server may forget them, which is counted ("lost"), not a failure.
 //
 // It speaks through session/client's task API, over stdio or (-http) over

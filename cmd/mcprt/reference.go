@@ -44,10 +44,14 @@ func referenceServer() *handlers.Server {
 	})
 	s.AddTool(handlers.Tool{
 		Name:        "sleep",
-		Description: "Sleeps ms milliseconds (returns early when cancelled), then returns \"slept\". Reports progress every tenth of the time when given a progressToken. Runs as a task when asked and mcprt serve has -tasks or -tasks-dir.",
+		Description: "Sleeps ms milliseconds (returns early when cancelled), then returns \"slept\". Reports progress every tenth of the time when given a progressToken. Runs as a task when asked and mcprt serve has -tasks or -tasks-dir; with -tasks-dir, a sleep task a crash cut short is run again by the next server on the directory.",
 		// A long call is what a task is for; without -tasks the server
 		// offers no tasks capability, and clients ask for none.
-		Execution:   json.RawMessage(`{"taskSupport":"optional"}`),
+		Execution: json.RawMessage(`{"taskSupport":"optional"}`),
+		// Sleeping again is harmless: with -tasks-dir, a sleep task that
+		// a crash cut short is run again (the whole ms) by the next
+		// server on the directory, as a resumable tool's is.
+		Resumable:   true,
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"ms":{"type":"integer","minimum":0}},"required":["ms"]}`),
 	}, func(ctx context.Context, req *handlers.Request, args json.RawMessage) (*handlers.CallToolResult, error) {
 		ms, ok := handlers.IntArg(args, "ms")

@@ -27,7 +27,15 @@
 // task is deleted once its ttl has passed. When a Manager starts on a
 // store that holds tasks a previous process left working, it fails them
 // with RestartedMessage: their work died with that process, and the
-// client is told so rather than left polling.
+// client is told so rather than left polling. The exception is a task of
+// a tool that declares itself resumable (handlers.Tool.Resumable): its
+// record keeps the call (a Rerun: arguments, revision, client
+// capabilities, the vouched-for caller; never a credential), and the
+// manager (a Resumer) runs it again once the server's tools are in place,
+// with ResumedMessage. Once only: a task that was run again and whose
+// server died again is failed with ResumedAgainMessage, so that a call
+// that brings its process down does not do so on every start. Its
+// outcome is stored once, as any task's.
 //
 // handlers.Server.ServeTasks serves a Manager's tasks over MCP, in the
 // 2025-11-25 revision and as the 2026-07-28 extension

@@ -58,6 +58,34 @@ type Task struct {
 	Error *Error `json:"error,omitempty"`
 	// Input is the inputRequests object (2026-07-28) while InputRequired.
 	Input json.RawMessage `json:"input,omitempty"`
+	// Rerun, set for a task of a resumable tool (handlers.Tool.Resumable),
+	// is what a server starting on the store after a crash needs to run
+	// the call again. Nil for the others. A Store keeps it as it is given;
+	// it is never changed in place (a new one replaces it).
+	Rerun *Rerun `json:"rerun,omitempty"`
+}
+
+// Rerun is what a task of a resumable tool keeps to be run again: the
+// call (Task.Tool, Task.Owner and these) and who made it, never a
+// credential (a handlers.Caller holds the token's claims, not the token).
+type Rerun struct {
+	// Args is the call's arguments object.
+	Args json.RawMessage `json:"args,omitempty"`
+	// Version is the protocol revision the call was made in.
+	Version string `json:"version,omitempty"`
+	// ClientCapabilities are the capabilities the client declared.
+	ClientCapabilities json.RawMessage `json:"clientCapabilities,omitempty"`
+	// InputResponses are the answers the call held when it became a task
+	// (a tool that asks before it is a task, 2026-07-28).
+	InputResponses map[string]json.RawMessage `json:"inputResponses,omitempty"`
+	// Caller is the handlers.Caller its transport vouched for, encoded;
+	// nil for none.
+	Caller json.RawMessage `json:"caller,omitempty"`
+	// Resumed counts the times the call was run again after a restart. A
+	// task is resumed once at most: one that was resumed and whose server
+	// died again is failed (ResumedAgainMessage), so that a call that
+	// brings its process down is not run again on every start.
+	Resumed int `json:"resumed,omitempty"`
 }
 
 // Expired reports whether the task's TTL has run out at now.

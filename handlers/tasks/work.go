@@ -39,6 +39,29 @@ type Manager interface {
 // marks it failed with this message when it starts.
 const RestartedMessage = "the server restarted while the task was running; its work was lost"
 
+// ResumedMessage is the statusMessage of a task of a resumable tool that
+// a new server on the store runs again after a restart.
+const ResumedMessage = "the server restarted while the task was running; its call was run again"
+
+// ResumedAgainMessage is the statusMessage of a task of a resumable tool
+// that was run again once after a restart and whose server stopped again
+// before it finished: it is failed, not run a third time.
+const ResumedAgainMessage = "the server restarted again while the task, already run again once after a restart, was running; its work was lost"
+
+// Resumer is a Manager that can run the tasks of resumable tools again
+// after a restart (runtime/taskrun's is one).
+type Resumer interface {
+	// CreateResumable is Create for a task whose record keeps rerun, so
+	// that it can be run again after a restart.
+	CreateResumable(owner, tool string, modern bool, ttl time.Duration, rerun *Rerun, work Work) (Task, error)
+	// Resume runs again the tasks a previous process left working whose
+	// records keep a Rerun, each with the work rework makes of its record:
+	// nil (its tool is gone, or no longer resumable) fails it with
+	// RestartedMessage. It is called once, by the server that serves the
+	// tasks, when its tools are in place; until then they stay working.
+	Resume(rework func(Task) Work)
+}
+
 // Errors of a Manager's methods. Each says what the client did wrong
 // or what bound it ran into.
 var (

@@ -48,8 +48,9 @@ type Config struct {
 	TTL, MaxTTL time.Duration
 	// PollInterval is suggested to clients (pollInterval, pollIntervalMs).
 	PollInterval time.Duration
-	// ShutdownGrace bounds how long a task's handler is waited for when the
-	// manager stops (its context is cancelled first). 0: 5 s.
+	// ShutdownGrace bounds how long the tasks' handlers are waited for,
+	// all together, when the manager stops (their contexts are all
+	// cancelled first). 0: 5 s.
 	ShutdownGrace time.Duration
 	// OnStatus, when set, is called after each change of a task's record
 	// is stored, on the goroutine that made it: for status notifications.
@@ -72,13 +73,25 @@ type Manager struct {
 	root  *supervisor.Root
 	log   *slog.Logger
 
-	mu      sync.Mutex
-	live    map[string]*runner // by task id
-	owners  map[string]int     // live tasks by owner
+	mu     sync.Mutex
+	live   map[string]*runner // by task id
+	owners map[string]int     // live tasks by owner
+	// running are the runners whose work has not returned yet: the live
+	// ones and those that ended (cancelled, expired) while their handler
+	// still runs. Stop waits for them all at once.
+	running map[*runner]struct{}
+	// abandon is closed by Stop once its one bound on all the handlers
+	// has passed: an actor whose handler ignores its cancellation then
+	// stops at once instead of holding the supervisor for its own bound.
+	abandon chan struct{}
 	stopped bool
 	changed *sync.Cond // broadcast on every change, for Wait
 
-	onStatus  atomic.Pointer[func(tasks.Task)]
+	onStatus atomic.Pointer[func(tasks.Task)]
+	// pending are the tasks of resumable tools a previous process left
+	// working, until Resume runs them again (or fails them).
+	pending   []tasks.Task
+	resumed   bool
 	stopSweep chan struct{}
 	sweepDone chan struct{}
 }
@@ -92,6 +105,7 @@ type runner struct {
 	cancel    context.CancelFunc
 	answers   map[string]json.RawMessage
 	wake      chan struct{} // answers complete: run again
+	done      chan struct{} // closed when its work has returned (or never started)
 
 	mu    sync.Mutex // guards what follows, and serializes record changes
 	ended bool       // its record is terminal
@@ -100,8 +114,8 @@ type runner struct {
 
 // Start makes a manager on e: it starts the tasks supervisor, settles what
 // a previous process left in the store (tasks that were running are
-// failed with tasks.RestartedMessage; expired ones are deleted), and starts
-// the expiry sweep.
+// failed with tasks.RestartedMessage, but those of resumable tools wait
+// for Resume; expired ones are deleted), and starts the expiry sweep.
 //
 // e may be nil: the manager then runs its actors on an engine of its own.
 func Start(e *actor.Engine, cfg Config) (*Manager, error) {
@@ -145,7 +159,7 @@ func Start(e *actor.Engine, cfg Config) (*Manager, error) {
 		cfg.Logger = slog.Default()
 	}
 	m := &Manager{cfg: cfg, store: cfg.Store, e: e, log: cfg.Logger,
-		live: map[string]*runner{}, owners: map[string]int{},
+		live: map[string]*runner{}, owners: map[string]int{}, running: map[*runner]struct{}{}, abandon: make(chan struct{}),
 		stopSweep: make(chan struct{}), sweepDone: make(chan struct{})}
 	m.changed = sync.NewCond(&m.mu)
 	if err := m.settle(); err != nil {
@@ -164,6 +178,8 @@ func Start(e *actor.Engine, cfg Config) (*Manager, error) {
 }
 
 // settle fails what a previous process left live and deletes what expired.
+// A live task with a Rerun that was never resumed is kept, working, for
+// Resume; one that was resumed already is failed (ResumedAgainMessage).
 func (m *Manager) settle() error {
 	all, err := m.store.All()
 	if err != nil {
@@ -174,16 +190,64 @@ func (m *Manager) settle() error {
 		switch {
 		case t.Expired(now):
 			err = m.store.Delete(t.ID)
+		case !t.Status.Terminal() && t.Rerun != nil && t.Rerun.Resumed == 0:
+			m.pending = append(m.pending, t)
 		case !t.Status.Terminal():
-			t.Status, t.Message, t.Updated, t.Input = tasks.Failed, tasks.RestartedMessage, now, nil
-			t.Error = &tasks.Error{Code: -32603, Message: "Internal error: " + tasks.RestartedMessage}
-			err = m.store.Put(t)
+			msg := tasks.RestartedMessage
+			if t.Rerun != nil {
+				msg = tasks.ResumedAgainMessage
+			}
+			err = m.store.Put(restarted(t, msg, now))
 		}
 		if err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// restarted is t failed because its work was lost with its process.
+func restarted(t tasks.Task, msg string, now time.Time) tasks.Task {
+	t.Status, t.Message, t.Updated, t.Input = tasks.Failed, msg, now, nil
+	t.Error = &tasks.Error{Code: -32603, Message: "Internal error: " + msg}
+	return t
+}
+
+// Resume runs again the tasks of resumable tools that a previous process
+// left working (tasks.Resumer): each once, its record first marked
+// resumed (durably, with a journal), so that if this process dies too the
+// next start fails it instead. Their work starts as a new task's does,
+// whatever the bounds on live tasks (they were admitted before). Only the
+// first call does anything.
+func (m *Manager) Resume(rework func(tasks.Task) tasks.Work) {
+	m.mu.Lock()
+	pending, done := m.pending, m.resumed
+	m.pending, m.resumed = nil, true
+	m.mu.Unlock()
+	if done {
+		return
+	}
+	for _, t := range pending {
+		now := m.cfg.Now()
+		var work tasks.Work
+		if !t.Expired(now) {
+			work = rework(t)
+		}
+		if work == nil {
+			if err := m.store.Put(restarted(t, tasks.RestartedMessage, now)); err != nil {
+				m.log.Error("tasks: cannot fail a task left by a restart", "task", t.ID, "err", err)
+			}
+			continue
+		}
+		rerun := *t.Rerun
+		rerun.Resumed++
+		t.Rerun, t.Status, t.Message, t.Input, t.Updated = &rerun, tasks.Working, tasks.ResumedMessage, nil, now
+		if _, err := m.launch(t, work, false); err != nil {
+			m.log.Error("tasks: cannot resume a task", "task", t.ID, "err", err)
+			continue
+		}
+		m.log.Info("tasks: resumed a task its tool declares resumable", "task", t.ID, "tool", t.Tool)
+	}
 }
 
 // PollInterval is the interval suggested to clients.
@@ -194,36 +258,51 @@ func (m *Manager) PollInterval() time.Duration { return m.cfg.PollInterval }
 // it returns succeeds. ttl is the client's wish (0: none), capped by
 // MaxTTL.
 func (m *Manager) Create(owner, tool string, modern bool, ttl time.Duration, work tasks.Work) (tasks.Task, error) {
+	return m.CreateResumable(owner, tool, modern, ttl, nil, work)
+}
+
+// CreateResumable is Create for a task whose record keeps rerun (nil:
+// none), so that Resume can run it again after a restart.
+func (m *Manager) CreateResumable(owner, tool string, modern bool, ttl time.Duration, rerun *tasks.Rerun, work tasks.Work) (tasks.Task, error) {
 	if ttl <= 0 {
 		ttl = m.cfg.TTL
 	}
 	ttl = min(ttl, m.cfg.MaxTTL)
 	now := m.cfg.Now()
 	t := tasks.Task{ID: tasks.NewID(m.cfg.Tag), Owner: owner, Tool: tool, Modern: modern, Status: tasks.Working,
-		Created: now, Updated: now, TTL: ttl}
+		Created: now, Updated: now, TTL: ttl, Rerun: rerun}
+	return m.launch(t, work, true)
+}
+
+// launch stores t and starts its work on an actor of its own; bounded
+// applies the bounds on live tasks.
+func (m *Manager) launch(t tasks.Task, work tasks.Work, bounded bool) (tasks.Task, error) {
+	owner := t.Owner
 	ctx, cancel := context.WithCancel(tasks.WithID(context.Background(), t.ID))
-	r := &runner{id: t.ID, owner: owner, work: work, ctx: ctx, cancel: cancel, wake: make(chan struct{}, 1)}
+	r := &runner{id: t.ID, owner: owner, work: work, ctx: ctx, cancel: cancel, wake: make(chan struct{}, 1), done: make(chan struct{})}
 	m.mu.Lock()
 	if m.stopped {
 		m.mu.Unlock()
 		cancel()
 		return tasks.Task{}, tasks.ErrStopped
 	}
-	if n := m.cfg.MaxLive; n > 0 && len(m.live) >= n {
+	if n := m.cfg.MaxLive; bounded && n > 0 && len(m.live) >= n {
 		m.mu.Unlock()
 		cancel()
 		return tasks.Task{}, &tasks.LimitError{Limit: n}
 	}
-	if n := m.cfg.MaxLivePerOwner; n > 0 && m.owners[owner] >= n {
+	if n := m.cfg.MaxLivePerOwner; bounded && n > 0 && m.owners[owner] >= n {
 		m.mu.Unlock()
 		cancel()
 		return tasks.Task{}, &tasks.LimitError{PerOwner: true, Limit: n}
 	}
 	m.live[t.ID] = r
 	m.owners[owner]++
+	m.running[r] = struct{}{}
 	m.mu.Unlock()
 	if err := m.store.Put(t); err != nil {
 		m.forget(r)
+		m.workDone(r)
 		cancel()
 		return tasks.Task{}, err
 	}
@@ -239,10 +318,21 @@ func (m *Manager) Create(owner, tool string, modern bool, ttl time.Duration, wor
 	if err != nil {
 		m.log.Error("tasks: cannot start a task's actor", "task", t.ID, "err", err)
 		m.finish(r, tasks.Outcome{Error: &tasks.Error{Code: -32603, Message: "Internal error: the task could not be started"}})
+		m.workDone(r)
 		return tasks.Task{}, fmt.Errorf("tasks: could not start the task: %w", err)
 	}
 	m.notify(t)
 	return t, nil
+}
+
+// workDone records that r's work has returned (or will never run).
+func (m *Manager) workDone(r *runner) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.running[r]; ok {
+		delete(m.running, r)
+		close(r.done)
+	}
 }
 
 // forget drops a runner from the live set.
@@ -548,10 +638,15 @@ func (m *Manager) expire() {
 	}
 }
 
-// Stop cancels every task's work, stops the tasks supervisor (each actor
-// bounded by ShutdownGrace) and the sweep, and closes the store. Tasks
+// Stop cancels every task's work, all at once, and waits for the handlers
+// to return, all together, bounded by ShutdownGrace (or ctx) overall,
+// not per task: many tasks whose handlers ignore their cancellation cost
+// one grace, not one each. Those still running then are abandoned (Go
+// cannot stop a goroutine; they are counted in one warning), and their
+// actors stop without waiting again. Then it stops the tasks supervisor,
+// which waits for every actor, and the sweep, and closes the store. Tasks
 // still working are left as they are in the store: the next Start on it
-// fails them with tasks.RestartedMessage.
+// fails them with tasks.RestartedMessage (or resumes them).
 func (m *Manager) Stop(ctx context.Context) error {
 	m.mu.Lock()
 	if m.stopped {
@@ -559,12 +654,39 @@ func (m *Manager) Stop(ctx context.Context) error {
 		return nil
 	}
 	m.stopped = true
-	for _, r := range m.live {
+	running := make([]*runner, 0, len(m.running))
+	for r := range m.running {
 		r.cancel()
+		running = append(running, r)
 	}
 	m.changed.Broadcast()
 	m.mu.Unlock()
 	close(m.stopSweep)
+	grace := time.NewTimer(m.cfg.ShutdownGrace)
+	left := 0
+wait:
+	for i, r := range running {
+		select {
+		case <-r.done:
+			continue
+		case <-grace.C:
+		case <-ctx.Done():
+		}
+		for _, r := range running[i:] {
+			select {
+			case <-r.done:
+			default:
+				left++
+			}
+		}
+		break wait
+	}
+	grace.Stop()
+	if left > 0 {
+		m.log.Warn("tasks: task handlers still running after their cancellation and the shutdown grace; abandoned",
+			"handlers", left, "grace", m.cfg.ShutdownGrace)
+	}
+	close(m.abandon)
 	err := m.root.Stop(ctx)
 	<-m.sweepDone
 	if cerr := m.store.Close(); err == nil {
@@ -585,9 +707,9 @@ func (m *Manager) Live() int {
 // supervisor. A panic in the work fails the task and ends the actor; it
 // never reaches the process.
 type taskActor struct {
-	m    *Manager
-	r    *runner
-	done chan struct{}
+	m       *Manager
+	r       *runner
+	started bool
 }
 
 // workEnded tells the actor its goroutine is done.
@@ -596,19 +718,22 @@ type workEnded struct{}
 func (a *taskActor) Receive(c *actor.Context) {
 	switch c.Message().(type) {
 	case actor.Started:
-		a.done = make(chan struct{})
+		a.started = true
 		e, self := c.Engine(), c.PID()
 		go func() {
 			defer e.Send(self, workEnded{})
-			defer close(a.done)
+			defer a.m.workDone(a.r)
 			a.run()
 		}()
 	case workEnded:
 		supervisor.Exit(c, nil)
 	case actor.Stopped:
-		if a.done != nil {
+		if a.started {
 			a.r.cancel()
-			<-a.done // bounded by the supervisor's Shutdown for this child
+			select {
+			case <-a.r.done:
+			case <-a.m.abandon: // Stop waited for every handler at once already
+			}
 		}
 	}
 }
@@ -672,5 +797,8 @@ func (m *Manager) Waiting(id string, on bool) {
 	})
 }
 
-// Manager is a tasks.Manager.
-var _ tasks.Manager = (*Manager)(nil)
+// Manager is a tasks.Manager and a tasks.Resumer.
+var (
+	_ tasks.Manager = (*Manager)(nil)
+	_ tasks.Resumer = (*Manager)(nil)
+)

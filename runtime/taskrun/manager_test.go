@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
+	"log/slog"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -244,3 +246,137 @@ func TestTaskRestartSettles(t *testing.T) {
 		t.Fatalf("running task after restart: %+v, %v", got, err)
 	}
 }
+
+// A task whose record keeps a Rerun (a resumable tool's) and that a
+// restart left working is run again by Resume, once: its record says so
+// (Resumed 1, durably, before the work runs), it completes, and after a
+// second restart in the middle of that run it is failed, not run a third
+// time. A plain task is failed as before, and so is a resumable one whose
+// work cannot be made again (rework returns nil).
+func TestTaskResumeOnce(t *testing.T) {
+	dir := t.TempDir()
+	open := func() tasks.Store {
+		j, err := tasks.OpenJournal(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return j
+	}
+	block := func(ctx context.Context, _ map[string]json.RawMessage) tasks.Outcome {
+		<-ctx.Done()
+		return result("never")
+	}
+	e, _ := actor.NewEngine(actor.NewEngineConfig())
+	m, err := taskrun.Start(e, taskrun.Config{Store: open(), Name: "tasks1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rerun := &tasks.Rerun{Args: json.RawMessage(`{"n":7}`), Version: "2026-07-28", Caller: json.RawMessage(`{"Subject":"alice"}`)}
+	resumable, err := m.CreateResumable("o", "job", true, 0, rerun, block)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone, _ := m.CreateResumable("o", "gone", true, 0, rerun, block)
+	plain, _ := m.Create("o", "job", true, 0, block)
+	m.Stop(context.Background())
+
+	// Second process: the resumable task runs again, from its record.
+	m2 := start(t, taskrun.Config{Store: open(), Name: "tasks2"})
+	if got, _ := m2.Get("o", resumable.ID); got.Status != tasks.Working {
+		t.Fatalf("resumable task before Resume: %+v, want still working", got)
+	}
+	if got, _ := m2.Get("o", plain.ID); got.Status != tasks.Failed || got.Message != tasks.RestartedMessage {
+		t.Fatalf("plain task after restart: %+v", got)
+	}
+	reran := make(chan tasks.Task, 4)
+	release := make(chan struct{})
+	m2.Resume(func(tk tasks.Task) tasks.Work {
+		if tk.Tool == "gone" {
+			return nil
+		}
+		reran <- tk
+		return func(ctx context.Context, _ map[string]json.RawMessage) tasks.Outcome {
+			// Marked resumed, durably, before the work runs.
+			if cur, _ := m2.Get("o", tk.ID); cur.Rerun == nil || cur.Rerun.Resumed != 1 || cur.Message != tasks.ResumedMessage {
+				return tasks.Outcome{Error: &tasks.Error{Code: -32603, Message: "not marked resumed"}}
+			}
+			select {
+			case <-release:
+				return result("again " + string(tk.Rerun.Args))
+			case <-ctx.Done():
+				return result("never")
+			}
+		}
+	})
+	m2.Resume(func(tasks.Task) tasks.Work { t.Error("Resume ran twice"); return nil })
+	tk := <-reran
+	if tk.ID != resumable.ID || string(tk.Rerun.Caller) != string(rerun.Caller) || tk.Owner != "o" || tk.Tool != "job" {
+		t.Fatalf("reworked from %+v", tk)
+	}
+	if got, _ := m2.Get("o", gone.ID); got.Status != tasks.Failed || got.Message != tasks.RestartedMessage {
+		t.Fatalf("resumable task whose tool is gone: %+v", got)
+	}
+	close(release)
+	if got := wait(t, m2, "o", resumable.ID); got.Status != tasks.Completed || !strings.Contains(string(got.Result), `again {\"n\":7}`) {
+		t.Fatalf("resumed task: %+v", got)
+	}
+
+	// A resumed task whose server dies again is failed on the next start.
+	again, _ := m2.CreateResumable("o", "job", true, 0, rerun, block)
+	m2.Stop(context.Background())
+	m3 := start(t, taskrun.Config{Store: open(), Name: "tasks3"})
+	m3.Resume(func(tk tasks.Task) tasks.Work { return block })
+	m3.Stop(context.Background())
+	m4 := start(t, taskrun.Config{Store: open(), Name: "tasks4"})
+	m4.Resume(func(tk tasks.Task) tasks.Work { t.Errorf("task %s resumed a second time", tk.ID); return nil })
+	if got, _ := m4.Get("o", again.ID); got.Status != tasks.Failed || got.Message != tasks.ResumedAgainMessage || got.Error == nil {
+		t.Fatalf("task resumed once, then its server stopped again: %+v", got)
+	}
+	if got, _ := m4.Get("o", resumable.ID); got.Status != tasks.Completed {
+		t.Fatalf("completed resumed task after another restart: %+v", got)
+	}
+}
+
+// Stopping a manager with many live tasks whose handlers ignore their
+// cancellation costs one ShutdownGrace, not one per task: they are all
+// cancelled at once and waited for together. Each handler's goroutine is
+// still its actor's, and returns once released.
+func TestTaskStopBoundedWithStuckHandlers(t *testing.T) {
+	const n, grace = 100, 100 * time.Millisecond
+	e, _ := actor.NewEngine(actor.NewEngineConfig())
+	m, err := taskrun.Start(e, taskrun.Config{ShutdownGrace: grace, MaxLive: -1, MaxLivePerOwner: -1, Logger: quietLog()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	release := make(chan struct{})
+	var started, returned atomic.Int32
+	for range n {
+		if _, err := m.Create("o", "stuck", false, 0, func(ctx context.Context, _ map[string]json.RawMessage) tasks.Outcome {
+			started.Add(1)
+			<-release // ignores ctx
+			returned.Add(1)
+			return result("late")
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for started.Load() < n {
+		time.Sleep(time.Millisecond)
+	}
+	begin := time.Now()
+	if err := m.Stop(context.Background()); err != nil {
+		t.Fatalf("Stop: %v", err)
+	}
+	// One grace one after another would be n*grace (10 s); together, one.
+	if took := time.Since(begin); took > n*grace/2 {
+		t.Fatalf("Stop took %v with %d stuck handlers and a grace of %v: they were waited for one at a time", took, n, grace)
+	}
+	close(release)
+	for deadline := time.Now().Add(10 * time.Second); returned.Load() < n; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d handlers returned after release", returned.Load(), n)
+		}
+	}
+}
+
+func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }

@@ -164,3 +164,54 @@ func TestTasksSurviveKillHTTP(t *testing.T) {
 		t.Fatalf("running task after kill -9: %+v; want failed, with the error and the reason", got)
 	}
 }
+
+// TestTasksResumeAfterKill: the reference server's sleep is resumable
+// (handlers.Tool.Resumable). Killed with SIGKILL while its sleep tasks
+// run, the server started again on the same -tasks-dir runs them again:
+// one completes; the other, still running again when the server is
+// killed a second time, is failed by the third, not run a third time.
+func TestTasksResumeAfterKill(t *testing.T) {
+	dir := t.TempDir()
+	args := []string{"serve", "-http", "127.0.0.1:0", "-tasks-dir", dir}
+	p := startHTTP(t, binPath, args...)
+	create := func(ms int) string {
+		tk := readTask(t, modernPost(t, p.url, "tools/call", map[string]any{"name": "sleep", "arguments": map[string]any{"ms": ms}}))
+		if tk.TaskID == "" || tk.Status != "working" {
+			t.Fatalf("no task made: %+v", tk)
+		}
+		return tk.TaskID
+	}
+	get := func(id string) taskOf {
+		return readTask(t, modernPost(t, p.url, "tasks/get", map[string]any{"taskId": id}))
+	}
+	short, long := create(3000), create(3600_000)
+	if got := get(short); got.Status != "working" {
+		t.Fatalf("the 3 s sleep ended before the kill (machine too slow?): %+v", got)
+	}
+	kill := func() {
+		_ = p.cmd.Process.Kill()
+		<-p.exited
+		p = startHTTP(t, binPath, args...)
+	}
+	kill()
+	if got := get(long); got.Status != "working" || !strings.Contains(got.StatusMessage, "run again") {
+		t.Fatalf("resumable task after kill -9: %+v; want working again, saying so", got)
+	}
+	for deadline := time.Now().Add(callTimeout + 3*time.Second); ; time.Sleep(100 * time.Millisecond) {
+		got := get(short)
+		if got.Status == "completed" {
+			if !strings.Contains(string(got.Result), "slept") {
+				t.Fatalf("resumed task's result: %s", got.Result)
+			}
+			break
+		}
+		if got.Status != "working" || time.Now().After(deadline) {
+			t.Fatalf("resumed task: %+v, want working until completed", got)
+		}
+	}
+	kill()
+	got := get(long)
+	if got.Status != "failed" || got.Error == nil || !strings.Contains(got.StatusMessage, "again") {
+		t.Fatalf("task resumed once, then killed again: %+v; want failed, saying why", got)
+	}
+}
