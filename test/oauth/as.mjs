@@ -13,8 +13,21 @@
 //   "clients": [{"client_id": "…", "client_secret": "…",
 //                "alg": "ES256",          // how its JWTs are signed
 //                "format": "jwt",         // or "opaque"
-//                "scope": "mcp:tools"}]   // the scopes it may ask for
+//                "scope": "mcp:tools"}],  // the scopes it may ask for
+//   "authorizationCode": true  // also serve users (below)
 // }
+//
+// With authorizationCode, it also serves the authorization code grant
+// as a user's MCP client meets it: PKCE (S256 only, required of public
+// clients), open dynamic client registration (RFC 7591; a native
+// client's loopback redirect URI matches whatever port it comes back
+// on, RFC 8252 §7.3), resource indicators on the authorization and
+// token requests, and refresh tokens for every client registered for
+// them (oidc-provider otherwise wants offline_access with
+// prompt=consent). Users sign in through oidc-provider's development
+// interactions, HTML forms a test drives as a browser would: any login
+// name, any password, then the consent form. Development-only, as is
+// this whole server.
 //
 // It listens on 127.0.0.1 (a free port) and prints one line,
 // "issuer http://127.0.0.1:PORT", when it serves. SIGHUP reads keysFile
@@ -31,6 +44,7 @@ const config = JSON.parse(readFileSync(process.argv[2], 'utf8'));
 function build(issuer) {
   const jwks = JSON.parse(readFileSync(config.keysFile, 'utf8'));
   const byId = new Map(config.clients.map((c) => [c.client_id, c]));
+  const code = Boolean(config.authorizationCode);
   const provider = new Provider(issuer, {
     jwks,
     clients: config.clients.map((c) => ({
@@ -42,9 +56,13 @@ function build(issuer) {
       token_endpoint_auth_method: 'client_secret_basic',
       scope: c.scope,
     })),
-    scopes: config.scope.split(' '),
+    scopes: [...(code ? ['openid', 'offline_access'] : []), ...config.scope.split(' ')],
+    ...(code ? {
+      issueRefreshToken: async (ctx, client) => client.grantTypeAllowed('refresh_token'),
+    } : {}),
     features: {
-      devInteractions: { enabled: false },
+      devInteractions: { enabled: code },
+      registration: { enabled: code },
       clientCredentials: { enabled: true },
       introspection: { enabled: true },
       resourceIndicators: {
@@ -54,7 +72,8 @@ function build(issuer) {
         defaultResource: () => undefined,
         useGrantedResource: () => true,
         getResourceServerInfo(ctx, resource, client) {
-          const c = byId.get(client.clientId);
+          // A registered client (not in the config) gets RS256 JWTs.
+          const c = byId.get(client.clientId) || {};
           return {
             scope: config.scope,
             audience: resource,
