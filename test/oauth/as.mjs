@@ -22,12 +22,12 @@
 // clients), open dynamic client registration (RFC 7591; a native
 // client's loopback redirect URI matches whatever port it comes back
 // on, RFC 8252 §7.3), resource indicators on the authorization and
-// token requests, and refresh tokens for every client registered for
-// them (oidc-provider otherwise wants offline_access with
-// prompt=consent). Users sign in through oidc-provider's development
-// interactions, HTML forms a test drives as a browser would: any login
-// name, any password, then the consent form. Development-only, as is
-// this whole server.
+// token requests, and refresh tokens (oidc-provider's rule, OpenID
+// Connect Core §11: to a client registered for them that asked for
+// offline_access with prompt=consent). Users sign in through
+// oidc-provider's development interactions, HTML forms a test drives as
+// a browser would: any login name, any password, then the consent form.
+// Development-only, as is this whole server.
 //
 // It listens on 127.0.0.1 (a free port) and prints one line,
 // "issuer http://127.0.0.1:PORT", when it serves. SIGHUP reads keysFile
@@ -57,9 +57,6 @@ function build(issuer) {
       scope: c.scope,
     })),
     scopes: [...(code ? ['openid', 'offline_access'] : []), ...config.scope.split(' ')],
-    ...(code ? {
-      issueRefreshToken: async (ctx, client) => client.grantTypeAllowed('refresh_token'),
-    } : {}),
     features: {
       devInteractions: { enabled: code },
       registration: { enabled: code },
