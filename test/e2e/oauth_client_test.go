@@ -177,9 +177,12 @@ var formRE = regexp.MustCompile(`<form[^>]*action="([^"]*)"[^>]*method="post"`)
 // authorization code grant, dynamic registration, refresh tokens) and
 // mcprt serve -http protected by it; it returns the server's endpoint and
 // resource, and the environment of a user whose configuration folder is
-// new.
+// new. Its one pre-registered client is mcprt-cli, public.
 func loginAS(t *testing.T) (as *authServer, srv *httpProc, resource string, env []string, home string) {
-	as = startAuthServerConfig(t, asKeys("1"), 300, map[string]any{"authorizationCode": true})
+	as = startAuthServerConfig(t, asKeys("1"), 300, map[string]any{"authorizationCode": true,
+		// RFC 8252 §7.3: the port of a loopback redirect URI is the
+		// client's to choose at each sign-in.
+		"publicClients": []map[string]any{{"client_id": "mcprt-cli", "redirect_uris": []string{"http://127.0.0.1/callback"}}}})
 	resource = fmt.Sprintf("http://127.0.0.1:%d/mcp", freeLoopbackPort(t))
 	srv = startHTTP(t, binPath, "serve", "-http", strings.TrimSuffix(strings.TrimPrefix(resource, "http://"), "/mcp"),
 		"-http-oauth-issuer", as.issuer, "-http-oauth-resource", resource, "-http-oauth-scopes", "mcp:tools")
@@ -191,9 +194,9 @@ func loginAS(t *testing.T) (as *authServer, srv *httpProc, resource string, env 
 // mcprtLogin runs mcprt login -url -no-browser and, as the user, opens
 // the address it prints in a browser (signIn); it returns what login
 // said.
-func mcprtLogin(t *testing.T, as *authServer, endpoint string, env []string, user string) string {
+func mcprtLogin(t *testing.T, as *authServer, endpoint string, env []string, user string, flags ...string) string {
 	t.Helper()
-	login := exec.Command(binPath, "login", "-url", endpoint, "-no-browser")
+	login := exec.Command(binPath, append([]string{"login", "-url", endpoint, "-no-browser"}, flags...)...)
 	login.Env = env
 	login.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	stderr, _ := login.StderrPipe()
@@ -335,5 +338,28 @@ func TestOAuthLoginCall(t *testing.T) {
 	}
 	if got, err := call("x"); err == nil || !strings.Contains(got, "HTTP 401") || !strings.Contains(got, "mcprt login -url "+srv.url) {
 		t.Errorf("mcprt call -url after logout: %v\n%s", err, got)
+	}
+}
+
+// TestOAuthLoginPreregistered: mcprt login -client-id signs in as a
+// client pre-registered at the authorization server (public, native,
+// its redirect URI http://127.0.0.1/callback, which the loopback
+// listener's port of the moment matches), registers nothing, and
+// mcprt call -url then works with the token and that client.
+func TestOAuthLoginPreregistered(t *testing.T) {
+	t.Parallel()
+	as, srv, resource, env, home := loginAS(t)
+	if out := mcprtLogin(t, as, srv.url, env, "user-2", "-client-id", "mcprt-cli"); !strings.Contains(out, "signed in to "+resource) {
+		t.Errorf("mcprt login said:\n%s", out)
+	}
+	_, stored := storedToken(t, home)
+	access, _ := stored["token"].(map[string]any)["access_token"].(string)
+	if c := jwtClaims(t, access); c["client_id"] != "mcprt-cli" || c["sub"] != "user-2" || c["aud"] != resource {
+		t.Errorf("the access token's claims: %v", c)
+	}
+	cmd := exec.Command(binPath, "call", "-url", srv.url, "echo", "text=hi")
+	cmd.Env = env
+	if got, err := cmd.CombinedOutput(); err != nil || strings.TrimSpace(string(got)) != "hi" {
+		t.Fatalf("mcprt call -url after login: %v\n%s", err, got)
 	}
 }

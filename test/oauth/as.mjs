@@ -14,7 +14,9 @@
 //                "alg": "ES256",          // how its JWTs are signed
 //                "format": "jwt",         // or "opaque"
 //                "scope": "mcp:tools"}],  // the scopes it may ask for
-//   "authorizationCode": true  // also serve users (below)
+//   "authorizationCode": true, // also serve users (below)
+//   "publicClients": [{"client_id": "…",   // pre-registered native
+//                      "redirect_uris": ["http://127.0.0.1/callback"]}]
 // }
 //
 // With authorizationCode, it also serves the authorization code grant
@@ -27,7 +29,8 @@
 // offline_access with prompt=consent). Users sign in through
 // oidc-provider's development interactions, HTML forms a test drives as
 // a browser would: any login name, any password, then the consent form.
-// Development-only, as is this whole server.
+// Development-only, as is this whole server. publicClients are
+// pre-registered native clients (no secret) for the code grant.
 //
 // It listens on 127.0.0.1 (a free port) and prints one line,
 // "issuer http://127.0.0.1:PORT", when it serves. SIGHUP reads keysFile
@@ -55,7 +58,14 @@ function build(issuer) {
       redirect_uris: [],
       token_endpoint_auth_method: 'client_secret_basic',
       scope: c.scope,
-    })),
+    })).concat((code && config.publicClients || []).map((c) => ({
+      client_id: c.client_id,
+      application_type: 'native',
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      redirect_uris: c.redirect_uris,
+      token_endpoint_auth_method: 'none',
+    }))),
     scopes: [...(code ? ['openid', 'offline_access'] : []), ...config.scope.split(' ')],
     features: {
       devInteractions: { enabled: code },
