@@ -38,7 +38,8 @@ const oauthResource = "https://mcp.example.test/mcp"
 
 // authServer is oidc-provider running test/oauth/as.mjs: a real
 // authorization server, issuing client_credentials tokens for the
-// resource a client names.
+// resource a client names (and users' tokens, startAuthServerConfig's
+// "authorizationCode").
 type authServer struct {
 	t        *testing.T
 	issuer   string
