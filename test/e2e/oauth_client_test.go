@@ -2,23 +2,24 @@ package e2e
 
 import (
 	"bufio"
-	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"html"
+	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
+	"net/http/cookiejar"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
-	"sync"
+	"syscall"
 	"testing"
 	"time"
 
-	rst "github.com/mcprt/mcprt/runtime/resourceserver/resourceservertest"
 	"github.com/mcprt/mcprt/session/client"
 )
 
@@ -126,120 +127,208 @@ func TestOAuthGatewayTokenRefused(t *testing.T) {
 	}
 }
 
-// codeAS is an authorization server of the test's own for the
-// authorization code grant (the real one of startAuthServer issues client
-// credentials only): it registers any client (RFC 7591), approves every
-// authorization at once, and issues JWT access tokens for the resource
-// asked for, signed with a key it publishes.
-type codeAS struct {
-	srv   *httptest.Server
-	key   *rst.Key
-	mu    sync.Mutex
-	codes map[string]url.Values // code → the authorization request
-}
-
-func startCodeAS(t *testing.T) *codeAS {
-	as := &codeAS{key: rst.MustKey("ES256", "code-as"), codes: map[string]url.Values{}}
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /.well-known/oauth-authorization-server", func(w http.ResponseWriter, r *http.Request) {
-		u := as.srv.URL
-		json.NewEncoder(w).Encode(map[string]any{
-			"issuer": u, "authorization_endpoint": u + "/authorize", "token_endpoint": u + "/token",
-			"registration_endpoint": u + "/register", "jwks_uri": u + "/jwks",
-			"code_challenge_methods_supported": []string{"S256"}, "token_endpoint_auth_methods_supported": []string{"none"},
-			"authorization_response_iss_parameter_supported": true, "response_types_supported": []string{"code"},
-		})
-	})
-	mux.HandleFunc("GET /jwks", func(w http.ResponseWriter, r *http.Request) { w.Write(rst.Set(false, as.key)) })
-	mux.HandleFunc("POST /register", func(w http.ResponseWriter, r *http.Request) {
-		w.WriteHeader(http.StatusCreated)
-		json.NewEncoder(w).Encode(map[string]any{"client_id": "registered-1", "token_endpoint_auth_method": "none"})
-	})
-	mux.HandleFunc("GET /authorize", func(w http.ResponseWriter, r *http.Request) {
-		q := r.URL.Query()
-		code := fmt.Sprintf("code-%d", time.Now().UnixNano())
-		as.mu.Lock()
-		as.codes[code] = q
-		as.mu.Unlock()
-		back, _ := url.Parse(q.Get("redirect_uri"))
-		back.RawQuery = url.Values{"code": {code}, "state": {q.Get("state")}, "iss": {as.srv.URL}}.Encode()
-		http.Redirect(w, r, back.String(), http.StatusFound)
-	})
-	mux.HandleFunc("POST /token", func(w http.ResponseWriter, r *http.Request) {
-		r.ParseForm()
-		as.mu.Lock()
-		q, ok := as.codes[r.PostForm.Get("code")]
-		delete(as.codes, r.PostForm.Get("code"))
-		as.mu.Unlock()
-		sum := sha256.Sum256([]byte(r.PostForm.Get("code_verifier")))
-		if !ok || base64.RawURLEncoding.EncodeToString(sum[:]) != q.Get("code_challenge") || r.PostForm.Get("resource") != q.Get("resource") {
-			w.WriteHeader(http.StatusBadRequest)
-			json.NewEncoder(w).Encode(map[string]string{"error": "invalid_grant"})
-			return
+// signIn is the user's browser at authURL, the address mcprt login
+// printed: it follows the authorization server's redirects to its sign-in
+// form (oidc-provider's development interactions), signs in as user with
+// any password, submits the consent form that follows, and follows the
+// last redirect, to mcprt's loopback listener. It returns the page that
+// listener answered, and where it was.
+func signIn(t *testing.T, as *authServer, authURL, user string) (string, *url.URL) {
+	t.Helper()
+	jar, _ := cookiejar.New(nil)
+	browser := &http.Client{Jar: jar, Timeout: callTimeout}
+	page := func(resp *http.Response, err error) (string, *url.URL) {
+		t.Helper()
+		if err != nil {
+			t.Fatalf("browser: %v\nauthorization server:\n%s", err, as.out)
 		}
-		now := time.Now().Unix()
-		tok := as.key.Sign(map[string]any{"iss": as.srv.URL, "aud": q.Get("resource"), "sub": "user-1", "client_id": q.Get("client_id"),
-			"scope": q.Get("scope"), "iat": now, "exp": now + 300, "jti": fmt.Sprint(time.Now().UnixNano())}, nil)
-		json.NewEncoder(w).Encode(map[string]any{"access_token": tok, "token_type": "Bearer", "expires_in": 300})
-	})
-	// Started after as.srv is set: the handlers read it.
-	as.srv = httptest.NewUnstartedServer(mux)
-	as.srv.Start()
-	t.Cleanup(as.srv.Close)
-	return as
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("browser at %s: HTTP %d\n%s\nauthorization server:\n%s", resp.Request.URL, resp.StatusCode, tail(string(b), 2000), as.out)
+		}
+		return string(b), resp.Request.URL
+	}
+	body, at := page(browser.Get(authURL))
+	for _, step := range []struct {
+		prompt string
+		fields url.Values
+	}{
+		{"login", url.Values{"login": {user}, "password": {"any password"}}},
+		{"consent", url.Values{}},
+	} {
+		form := formRE.FindStringSubmatch(body)
+		if form == nil || !strings.Contains(body, `name="prompt" value="`+step.prompt+`"`) {
+			t.Fatalf("at %s, no %s form:\n%s", at, step.prompt, tail(body, 2000))
+		}
+		action, err := at.Parse(html.UnescapeString(form[1]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		step.fields.Set("prompt", step.prompt)
+		body, at = page(browser.PostForm(action.String(), step.fields))
+	}
+	return body, at
 }
 
-// TestOAuthLoginCall: mcprt login -url signs in to an OAuth-protected
-// mcprt serve -http (the user's browser is the test, following the
-// printed address); mcprt call -url then sends the kept token, from a
-// file only the user can read; mcprt logout forgets it, and call says to
-// sign in again.
-func TestOAuthLoginCall(t *testing.T) {
-	t.Parallel()
-	as := startCodeAS(t)
-	resource := fmt.Sprintf("http://127.0.0.1:%d/mcp", freeLoopbackPort(t))
-	srv := startHTTP(t, binPath, "serve", "-http", strings.TrimSuffix(strings.TrimPrefix(resource, "http://"), "/mcp"),
-		"-http-oauth-issuer", as.srv.URL, "-http-oauth-resource", resource, "-http-oauth-scopes", "mcp:tools")
-	home := t.TempDir()
-	env := append(os.Environ(), "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"))
+var formRE = regexp.MustCompile(`<form[^>]*action="([^"]*)"[^>]*method="post"`)
 
-	login := exec.Command(binPath, "login", "-url", srv.url, "-no-browser")
+// loginAS runs the real authorization server with users (the
+// authorization code grant, dynamic registration, refresh tokens) and
+// mcprt serve -http protected by it; it returns the server's endpoint and
+// resource, and the environment of a user whose configuration folder is
+// new. Its one pre-registered client is mcprt-cli, public.
+func loginAS(t *testing.T) (as *authServer, srv *httpProc, resource string, env []string, home string) {
+	as = startAuthServerConfig(t, asKeys("1"), 300, map[string]any{"authorizationCode": true,
+		// RFC 8252 §7.3: the port of a loopback redirect URI is the
+		// client's to choose at each sign-in.
+		"publicClients": []map[string]any{{"client_id": "mcprt-cli", "redirect_uris": []string{"http://127.0.0.1/callback"}}}})
+	resource = fmt.Sprintf("http://127.0.0.1:%d/mcp", freeLoopbackPort(t))
+	srv = startHTTP(t, binPath, "serve", "-http", strings.TrimSuffix(strings.TrimPrefix(resource, "http://"), "/mcp"),
+		"-http-oauth-issuer", as.issuer, "-http-oauth-resource", resource, "-http-oauth-scopes", "mcp:tools")
+	home = t.TempDir()
+	env = append(os.Environ(), "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"))
+	return as, srv, resource, env, home
+}
+
+// mcprtLogin runs mcprt login -url -no-browser and, as the user, opens
+// the address it prints in a browser (signIn); it returns what login
+// said.
+func mcprtLogin(t *testing.T, as *authServer, endpoint string, env []string, user string, flags ...string) string {
+	t.Helper()
+	login := exec.Command(binPath, append([]string{"login", "-url", endpoint, "-no-browser"}, flags...)...)
 	login.Env = env
+	login.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	stderr, _ := login.StderrPipe()
 	if err := login.Start(); err != nil {
 		t.Fatal(err)
 	}
 	var out strings.Builder
+	opened := 0
 	sc := bufio.NewScanner(stderr)
 	for sc.Scan() {
 		line := sc.Text()
 		out.WriteString(line + "\n")
-		if u, ok := strings.CutPrefix(strings.TrimSpace(line), "http"); ok && strings.Contains(line, "/authorize?") {
-			resp, err := http.Get("http" + u) // the browser: the server approves, and sends it back to mcprt
-			if err != nil {
-				t.Fatalf("following the sign-in address: %v", err)
+		if u := strings.TrimSpace(line); strings.HasPrefix(u, as.issuer+"/") {
+			opened++
+			body, at := signIn(t, as, u, user)
+			if at.Host == strings.TrimPrefix(as.issuer, "http://") || !strings.Contains(body, "Authorization received") {
+				t.Errorf("the browser ended at %s:\n%s", at, tail(body, 1000))
 			}
-			resp.Body.Close()
 		}
 	}
 	if err := login.Wait(); err != nil {
-		t.Fatalf("mcprt login: %v\n%s", err, out.String())
+		t.Fatalf("mcprt login: %v\n%s\nauthorization server:\n%s", err, out.String(), as.out)
 	}
-	if !strings.Contains(out.String(), "signed in to "+resource) || !strings.Contains(out.String(), "/authorize?") {
-		t.Errorf("mcprt login said:\n%s", out.String())
+	if opened != 1 {
+		t.Errorf("mcprt login printed %d sign-in addresses, want 1:\n%s", opened, out.String())
 	}
+	return out.String()
+}
+
+// storedToken reads the one token file of the user's configuration
+// folder: its path, and its one issuer's entry.
+func storedToken(t *testing.T, home string) (string, map[string]any) {
+	t.Helper()
 	files, _ := filepath.Glob(filepath.Join(home, ".config", "mcprt", "oauth", "*.json"))
 	if len(files) != 1 {
 		t.Fatalf("token files: %q", files)
 	}
-	if fi, _ := os.Stat(files[0]); fi.Mode().Perm() != 0o600 {
+	b, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f struct {
+		Issuers map[string]map[string]any `json:"issuers"`
+	}
+	if err := json.Unmarshal(b, &f); err != nil || len(f.Issuers) != 1 {
+		t.Fatalf("token file: %v\n%s", err, b)
+	}
+	for _, s := range f.Issuers {
+		return files[0], s
+	}
+	return "", nil
+}
+
+// jwtClaims are a JWT's claims, unverified (the resource server verifies).
+func jwtClaims(t *testing.T, tok string) map[string]any {
+	t.Helper()
+	parts := strings.Split(tok, ".")
+	var c map[string]any
+	if len(parts) != 3 {
+		t.Fatalf("not a JWT: %d parts", len(parts))
+	}
+	b, err := base64.RawURLEncoding.DecodeString(parts[1])
+	if err != nil || json.Unmarshal(b, &c) != nil {
+		t.Fatalf("JWT claims: %v", err)
+	}
+	return c
+}
+
+// TestOAuthLoginCall: mcprt login -url signs in to an OAuth-protected
+// mcprt serve -http through a real authorization server (oidc-provider:
+// mcprt registers itself dynamically, sends the user's browser, the test,
+// to its sign-in and consent forms with PKCE S256 and the resource
+// indicator, and takes the code at its loopback listener); the token is
+// a JWT for the resource, kept with its refresh token in a file only the
+// user can read; mcprt call -url sends it, and renews it with the
+// refresh token once it has (the client thinks) expired; mcprt logout
+// forgets it, and call says to sign in again.
+func TestOAuthLoginCall(t *testing.T) {
+	t.Parallel()
+	as, srv, resource, env, home := loginAS(t)
+
+	out := mcprtLogin(t, as, srv.url, env, "user-1")
+	if !strings.Contains(out, "signed in to "+resource) {
+		t.Errorf("mcprt login said:\n%s", out)
+	}
+	file, stored := storedToken(t, home)
+	if fi, _ := os.Stat(file); fi.Mode().Perm() != 0o600 {
 		t.Errorf("token file mode %v", fi.Mode().Perm())
 	}
+	tok, _ := stored["token"].(map[string]any)
+	access, _ := tok["access_token"].(string)
+	c := jwtClaims(t, access)
+	if c["aud"] != resource || c["iss"] != as.issuer || c["sub"] != "user-1" || c["client_id"] != stored["client_id"] {
+		t.Errorf("the access token's claims: %v (registered client %v)", c, stored["client_id"])
+	}
+	if tok["refresh_token"] == nil || tok["refresh_token"] == "" {
+		t.Errorf("no refresh token kept (scope %q)", tok["scope"])
+	}
+	if strings.Contains(out, access) || strings.Contains(srv.stderr.String(), access) {
+		t.Errorf("the access token reached a log")
+	}
 
-	call := exec.Command(binPath, "call", "-url", srv.url, "echo", "text=with the kept token")
-	call.Env = env
-	if got, err := call.CombinedOutput(); err != nil || strings.TrimSpace(string(got)) != "with the kept token" {
+	call := func(text string) (string, error) {
+		cmd := exec.Command(binPath, "call", "-url", srv.url, "echo", "text="+text)
+		cmd.Env = env
+		got, err := cmd.CombinedOutput()
+		return strings.TrimSpace(string(got)), err
+	}
+	if got, err := call("with the kept token"); err != nil || got != "with the kept token" {
 		t.Fatalf("mcprt call -url after login: %v\n%s", err, got)
+	}
+
+	// The kept token expired, for all the client knows, and is no good
+	// besides: only a refresh gets the next call through (mcprt call has
+	// no browser to sign in again with).
+	b, _ := os.ReadFile(file)
+	b = []byte(strings.Replace(string(b), access, "not-a-token", 1))
+	var f map[string]any
+	json.Unmarshal(b, &f)
+	for _, s := range f["issuers"].(map[string]any) {
+		s.(map[string]any)["token"].(map[string]any)["expiry"] = time.Now().Add(-time.Minute).Format(time.RFC3339)
+	}
+	b, _ = json.Marshal(f)
+	if err := os.WriteFile(file, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := call("with a refreshed token"); err != nil || got != "with a refreshed token" {
+		t.Fatalf("mcprt call -url after the token expired: %v\n%s\nauthorization server:\n%s", err, got, as.out)
+	}
+	_, stored = storedToken(t, home)
+	if a := stored["token"].(map[string]any)["access_token"]; a == "not-a-token" || a == access {
+		t.Errorf("the token was not renewed")
 	}
 
 	logout := exec.Command(binPath, "logout", "-url", srv.url)
@@ -247,9 +336,30 @@ func TestOAuthLoginCall(t *testing.T) {
 	if got, err := logout.CombinedOutput(); err != nil {
 		t.Fatalf("mcprt logout: %v\n%s", err, got)
 	}
-	call = exec.Command(binPath, "call", "-url", srv.url, "echo", "text=x")
-	call.Env = env
-	if got, err := call.CombinedOutput(); err == nil || !strings.Contains(string(got), "HTTP 401") || !strings.Contains(string(got), "mcprt login -url "+srv.url) {
+	if got, err := call("x"); err == nil || !strings.Contains(got, "HTTP 401") || !strings.Contains(got, "mcprt login -url "+srv.url) {
 		t.Errorf("mcprt call -url after logout: %v\n%s", err, got)
+	}
+}
+
+// TestOAuthLoginPreregistered: mcprt login -client-id signs in as a
+// client pre-registered at the authorization server (public, native,
+// its redirect URI http://127.0.0.1/callback, which the loopback
+// listener's port of the moment matches), registers nothing, and
+// mcprt call -url then works with the token and that client.
+func TestOAuthLoginPreregistered(t *testing.T) {
+	t.Parallel()
+	as, srv, resource, env, home := loginAS(t)
+	if out := mcprtLogin(t, as, srv.url, env, "user-2", "-client-id", "mcprt-cli"); !strings.Contains(out, "signed in to "+resource) {
+		t.Errorf("mcprt login said:\n%s", out)
+	}
+	_, stored := storedToken(t, home)
+	access, _ := stored["token"].(map[string]any)["access_token"].(string)
+	if c := jwtClaims(t, access); c["client_id"] != "mcprt-cli" || c["sub"] != "user-2" || c["aud"] != resource {
+		t.Errorf("the access token's claims: %v", c)
+	}
+	cmd := exec.Command(binPath, "call", "-url", srv.url, "echo", "text=hi")
+	cmd.Env = env
+	if got, err := cmd.CombinedOutput(); err != nil || strings.TrimSpace(string(got)) != "hi" {
+		t.Fatalf("mcprt call -url after login: %v\n%s", err, got)
 	}
 }

@@ -38,7 +38,8 @@ const oauthResource = "https://mcp.example.test/mcp"
 
 // authServer is oidc-provider running test/oauth/as.mjs: a real
 // authorization server, issuing client_credentials tokens for the
-// resource a client names.
+// resource a client names (and users' tokens, startAuthServerConfig's
+// "authorizationCode").
 type authServer struct {
 	t        *testing.T
 	issuer   string
@@ -82,6 +83,13 @@ func startAuthServer(t *testing.T, keys []*rst.Key) *authServer {
 // seconds.
 func startAuthServerTTL(t *testing.T, keys []*rst.Key, ttl int) *authServer {
 	t.Helper()
+	return startAuthServerConfig(t, keys, ttl, nil)
+}
+
+// startAuthServerConfig is startAuthServerTTL with extra settings of
+// as.mjs's CONFIG ("authorizationCode": true: users sign in too).
+func startAuthServerConfig(t *testing.T, keys []*rst.Key, ttl int, extra map[string]any) *authServer {
+	t.Helper()
 	dir := os.Getenv(oauthASEnv)
 	if dir == "" {
 		t.Skipf("set %s to a directory with the authorization server installed (see oauthASEnv)", oauthASEnv)
@@ -114,7 +122,11 @@ func startAuthServerTTL(t *testing.T, keys []*rst.Key, ttl int) *authServer {
 		}
 		clients = append(clients, m)
 	}
-	cfg, _ := json.Marshal(map[string]any{"keysFile": as.keysFile, "ttl": ttl, "scope": "mcp:tools mcp:admin", "clients": clients})
+	settings := map[string]any{"keysFile": as.keysFile, "ttl": ttl, "scope": "mcp:tools mcp:admin", "clients": clients}
+	for k, v := range extra {
+		settings[k] = v
+	}
+	cfg, _ := json.Marshal(settings)
 	os.WriteFile(filepath.Join(tmp, "config.json"), cfg, 0o600)
 
 	as.cmd = exec.Command(node, filepath.Join(tmp, "as.mjs"), filepath.Join(tmp, "config.json"))

@@ -13,8 +13,24 @@
 //   "clients": [{"client_id": "…", "client_secret": "…",
 //                "alg": "ES256",          // how its JWTs are signed
 //                "format": "jwt",         // or "opaque"
-//                "scope": "mcp:tools"}]   // the scopes it may ask for
+//                "scope": "mcp:tools"}],  // the scopes it may ask for
+//   "authorizationCode": true, // also serve users (below)
+//   "publicClients": [{"client_id": "…",   // pre-registered native
+//                      "redirect_uris": ["http://127.0.0.1/callback"]}]
 // }
+//
+// With authorizationCode, it also serves the authorization code grant
+// as a user's MCP client meets it: PKCE (S256 only, required of public
+// clients), open dynamic client registration (RFC 7591; a native
+// client's loopback redirect URI matches whatever port it comes back
+// on, RFC 8252 §7.3), resource indicators on the authorization and
+// token requests, and refresh tokens (oidc-provider's rule, OpenID
+// Connect Core §11: to a client registered for them that asked for
+// offline_access with prompt=consent). Users sign in through
+// oidc-provider's development interactions, HTML forms a test drives as
+// a browser would: any login name, any password, then the consent form.
+// Development-only, as is this whole server. publicClients are
+// pre-registered native clients (no secret) for the code grant.
 //
 // It listens on 127.0.0.1 (a free port) and prints one line,
 // "issuer http://127.0.0.1:PORT", when it serves. SIGHUP reads keysFile
@@ -31,6 +47,7 @@ const config = JSON.parse(readFileSync(process.argv[2], 'utf8'));
 function build(issuer) {
   const jwks = JSON.parse(readFileSync(config.keysFile, 'utf8'));
   const byId = new Map(config.clients.map((c) => [c.client_id, c]));
+  const code = Boolean(config.authorizationCode);
   const provider = new Provider(issuer, {
     jwks,
     clients: config.clients.map((c) => ({
@@ -41,10 +58,18 @@ function build(issuer) {
       redirect_uris: [],
       token_endpoint_auth_method: 'client_secret_basic',
       scope: c.scope,
-    })),
-    scopes: config.scope.split(' '),
+    })).concat((code && config.publicClients || []).map((c) => ({
+      client_id: c.client_id,
+      application_type: 'native',
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      redirect_uris: c.redirect_uris,
+      token_endpoint_auth_method: 'none',
+    }))),
+    scopes: [...(code ? ['openid', 'offline_access'] : []), ...config.scope.split(' ')],
     features: {
-      devInteractions: { enabled: false },
+      devInteractions: { enabled: code },
+      registration: { enabled: code },
       clientCredentials: { enabled: true },
       introspection: { enabled: true },
       resourceIndicators: {
@@ -54,7 +79,8 @@ function build(issuer) {
         defaultResource: () => undefined,
         useGrantedResource: () => true,
         getResourceServerInfo(ctx, resource, client) {
-          const c = byId.get(client.clientId);
+          // A registered client (not in the config) gets RS256 JWTs.
+          const c = byId.get(client.clientId) || {};
           return {
             scope: config.scope,
             audience: resource,

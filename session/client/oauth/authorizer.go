@@ -23,7 +23,7 @@ type Grant int
 const (
 	// AuthorizationCode: a user authorizes in a browser (the UserAgent),
 	// PKCE S256; refresh tokens are used and offline_access asked for
-	// where the server offers it.
+	// (with prompt=consent) where the server offers it.
 	AuthorizationCode Grant = iota
 	// ClientCredentials: the client acts for itself (an unattended
 	// gateway), with a secret or a private key.
@@ -659,6 +659,12 @@ func (a *Authorizer) codeGrant(ctx context.Context) (*Token, error) {
 	}
 	if len(a.scopes) > 0 {
 		q.Set("scope", strings.Join(a.scopes, " "))
+	}
+	if slices.Contains(a.scopes, "offline_access") {
+		// OpenID Connect Core §11: an OpenID provider ignores
+		// offline_access (no refresh token) unless the request's prompt
+		// has consent; oidc-provider does.
+		q.Set("prompt", "consent")
 	}
 	au, err := url.Parse(m.AuthorizationEndpoint)
 	if err != nil {

@@ -474,7 +474,8 @@ func (u uaFunc) Authorize(ctx context.Context, authURL string) (url.Values, erro
 
 // A user's token is refreshed before it expires, with its refresh token
 // and the resource, and without a new sign-in; offline_access is asked
-// for where the server offers it.
+// for where the server offers it, with prompt=consent (OpenID Connect
+// Core §11).
 func TestRefreshBeforeExpiry(t *testing.T) {
 	var issued atomic.Int32
 	var mu sync.Mutex
@@ -530,7 +531,7 @@ func TestRefreshBeforeExpiry(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	auth, refresh := forms[0], forms[2]
-	if auth.Get("scope") != "mcp offline_access" || auth.Get("code_challenge_method") != "S256" || auth.Get("resource") != rs.srv.URL+"/mcp" {
+	if auth.Get("scope") != "mcp offline_access" || auth.Get("prompt") != "consent" || auth.Get("code_challenge_method") != "S256" || auth.Get("resource") != rs.srv.URL+"/mcp" {
 		t.Errorf("authorization request: %v", auth)
 	}
 	if refresh.Get("grant_type") != "refresh_token" || refresh.Get("refresh_token") != "refresh-1" ||
