@@ -282,17 +282,22 @@ func (c *conn) notification(n client.Notification) {
 // the list changes and for the resources the gateway's clients follow
 // through this backend; they come as notifications (see notification).
 // When the resources to follow change, a new stream is opened and the old
-// one then cancelled. A remote backend whose stream ends, but not by
-// refusing it, has gone away (its process's exit tells of a stdio one).
+// one then cancelled. A remote backend's stream that ends, but not by
+// refusing it, is opened again, and its lists fetched again for the
+// changes it may have missed: proxies cut long streams, and a replica
+// behind a balancer may go while the others serve. Only when streams keep
+// ending within listenQuick of opening (maxQuickBreaks in a row) has the
+// backend gone away (a stdio one's exit tells of that).
 func (c *conn) listen(cl *client.Client, fail func(error)) {
 	type stream struct {
 		cancel context.CancelFunc
 		done   chan error
 		uris   []string
+		opened time.Time
 	}
 	open := func(uris []string) *stream {
 		ctx, cancel := context.WithCancel(c.ctx)
-		st := &stream{cancel: cancel, done: make(chan error, 1), uris: uris}
+		st := &stream{cancel: cancel, done: make(chan error, 1), uris: uris, opened: time.Now()}
 		n := map[string]any{"toolsListChanged": true, "promptsListChanged": true, "resourcesListChanged": true}
 		if len(uris) > 0 {
 			n["resourceSubscriptions"] = uris
@@ -304,13 +309,12 @@ func (c *conn) listen(cl *client.Client, fail func(error)) {
 	}
 	cur := open(c.b.followed())
 	defer func() { cur.cancel() }()
-	var err error
-	for wait := true; wait; {
+	quick := 0 // streams in a row that ended within listenQuick
+	for {
+		var err error
 		select {
 		case <-c.ctx.Done():
 			return
-		case err = <-cur.done:
-			wait = false
 		case <-c.resub:
 			uris := c.b.followed()
 			if slices.Equal(uris, cur.uris) {
@@ -320,21 +324,53 @@ func (c *conn) listen(cl *client.Client, fail func(error)) {
 			cur.cancel()
 			<-cur.done
 			cur = next
+			continue
+		case err = <-cur.done:
+		}
+		if c.ctx.Err() != nil || cl.Err() != nil {
+			return
+		}
+		var re *client.RPCError
+		if errors.As(err, &re) || err != nil && c.b.cfg.URL == "" {
+			c.b.g.log.Warn("gateway: the backend refused subscriptions/listen; changes of its lists will not be seen", "backend", c.b.name, "err", err)
+			return
+		}
+		if c.b.cfg.URL == "" {
+			return
+		}
+		if time.Since(cur.opened) < listenQuick {
+			quick++
+		} else {
+			quick = 0
+		}
+		if quick >= maxQuickBreaks {
+			if err != nil {
+				fail(fmt.Errorf("its subscriptions/listen stream broke: %w", err))
+			} else {
+				fail(errors.New("it ended its subscriptions/listen stream"))
+			}
+			return
+		}
+		c.b.g.log.Info("gateway: a backend's subscriptions/listen stream ended; opening it again", "backend", c.b.name, "err", err)
+		select {
+		case <-c.ctx.Done():
+			return
+		case <-time.After(time.Duration(quick) * listenQuick / 10):
+		}
+		cur = open(c.b.followed())
+		select {
+		case c.refresh <- struct{}{}: // what changed while no stream was open
+		default:
 		}
 	}
-	if c.ctx.Err() != nil || cl.Err() != nil {
-		return
-	}
-	var re *client.RPCError
-	switch {
-	case errors.As(err, &re) || err != nil && c.b.cfg.URL == "":
-		c.b.g.log.Warn("gateway: the backend refused subscriptions/listen; changes of its lists will not be seen", "backend", c.b.name, "err", err)
-	case c.b.cfg.URL != "" && err != nil:
-		fail(fmt.Errorf("its subscriptions/listen stream broke: %w", err))
-	case c.b.cfg.URL != "":
-		fail(errors.New("it ended its subscriptions/listen stream"))
-	}
 }
+
+// listenQuick and maxQuickBreaks: a listen stream that ends this soon
+// after opening, so many times in a row, means the backend is gone.
+const (
+	listenQuick    = time.Second
+	maxQuickBreaks = 3
+)
 
 // subscriber follows, at a legacy backend, the resources the gateway's
 // clients follow through it (resources/subscribe, resources/unsubscribe),

@@ -4,9 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -191,5 +196,65 @@ func TestConnectionGone(t *testing.T) {
 		if got := connectionGone(tc.err); got != tc.gone {
 			t.Errorf("%v: %v", tc.err, got)
 		}
+	}
+}
+
+// cutOnce is a proxy in front of a remote server that cuts the first
+// 2026-07-28 subscriptions/listen stream through it right after its
+// first bytes, as a proxy with a read timeout or a dropped connection
+// would.
+type cutOnce struct {
+	proxy *httputil.ReverseProxy
+	cut   atomic.Bool
+}
+
+func (p *cutOnce) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Header.Get("Mcp-Method") == "subscriptions/listen" && p.cut.CompareAndSwap(false, true) {
+		rp := *p.proxy
+		rp.ModifyResponse = func(resp *http.Response) error {
+			resp.Body = &cutBody{ReadCloser: resp.Body}
+			return nil
+		}
+		rp.ServeHTTP(w, r)
+		return
+	}
+	p.proxy.ServeHTTP(w, r)
+}
+
+// cutBody gives its first read, then fails as a cut connection does.
+type cutBody struct {
+	io.ReadCloser
+	read bool
+}
+
+func (b *cutBody) Read(p []byte) (int, error) {
+	if b.read {
+		return 0, io.ErrUnexpectedEOF
+	}
+	b.read = true
+	return b.ReadCloser.Read(p)
+}
+
+// A remote backend's listen stream that breaks is opened again: the
+// backend stays up, with no restart, and its tools work. (A backend whose
+// streams keep breaking as they open is gone: TestRemoteBackendReconnects.)
+func TestRemoteListenStreamReopened(t *testing.T) {
+	t.Parallel()
+	r := startRemote(t, "127.0.0.1:0", "")
+	p := &cutOnce{proxy: httputil.NewSingleHostReverseProxy(&url.URL{Scheme: "http", Host: r.addr})}
+	ps := httptest.NewServer(p)
+	t.Cleanup(ps.Close)
+	b := remoteBackend("cut", ps.URL+"/mcp", "modern")
+	b.MaxRestarts = 1000
+	g := start(t, b)
+	waitFor(t, "the stream to be cut", p.cut.Load)
+	waitFor(t, "the stream to be opened again", func() bool {
+		return strings.Contains(g.stderr.String(), "subscriptions/listen stream ended; opening it again")
+	})
+	if text, isErr := toolText(t, g.must("tools/call", `{"name":"cut__echo","arguments":{"text":"still"}}`)); isErr || text != "still" {
+		t.Errorf("after the cut: %q (isError %v)", text, isErr)
+	}
+	if st := g.state("cut"); st.State != Up || st.Restarts != 0 {
+		t.Errorf("after the cut: %+v, want up with no restart", st)
 	}
 }
