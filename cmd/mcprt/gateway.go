@@ -101,7 +101,9 @@ headers for every request:
 The gateway connects to it rather than starting it, and supervises it the
 same way: a connection that is lost (refused, broken, a 5xx, a legacy
 session the server forgot) is a backend that went away, and restarting it
-is connecting again, with the same backoff and limits. The deprecated
+is connecting again, with the same backoff and limits (a 2026-07-28
+notification stream that breaks is first opened again: proxies cut long
+streams). The deprecated
 HTTP+SSE transport ("type": "sse") is not supported. A server protected
 by OAuth takes an "oauth" block instead of an Authorization header: the
 gateway gets its tokens by the client credentials grant (discovering the
