@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -42,7 +43,9 @@ func (l *Loopback) RedirectURI(context.Context) (string, error) {
 	mux.HandleFunc("GET /callback", func(w http.ResponseWriter, r *http.Request) {
 		select {
 		case l.got <- r.URL.Query():
-			fmt.Fprintln(w, "Authorization received; you can close this window.")
+			// The browser's page, not the process's stdout.
+			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+			_, _ = io.WriteString(w, "Authorization received; you can close this window.\n")
 		default:
 			http.Error(w, "an authorization is already being handled", http.StatusConflict)
 		}
