@@ -91,6 +91,15 @@ type Options struct {
 	// Tasks, when set, turns tasks on for Serve (see TasksOptions);
 	// Start ignores it (see StartTasks).
 	Tasks *TasksOptions
+	// HTTP, when set, is the address (host:port; port 0 picks one) that
+	// Serve serves Streamable HTTP on, at /mcp, instead of stdin and
+	// stdout: both protocol eras, the same options per session, and the
+	// same graceful stop (SIGINT, SIGTERM or ctx: requests in flight are
+	// answered, then every session ends). It logs the address it serves
+	// at info level. For origins, authorization, health and metrics, use
+	// streamhttp.Serve, or put the server behind mcprt gateway -http.
+	// Start ignores it.
+	HTTP string
 }
 
 // Instance is a running server tree.

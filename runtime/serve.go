@@ -42,7 +42,8 @@ func LoggerFromEnv() *slog.Logger {
 	return slog.New(NewLogHandler(os.Stderr, o))
 }
 
-// Serve runs srv as this process's MCP server over stdin and stdout until
+// Serve runs srv as this process's MCP server over stdin and stdout (or,
+// with opts.HTTP, over Streamable HTTP: see Options.HTTP) until
 // stdin reaches EOF, a SIGINT or SIGTERM arrives, the client closes stdout,
 // ctx ends, or the tree gives up. Map its result with ExitCode.
 //
@@ -60,6 +61,9 @@ func LoggerFromEnv() *slog.Logger {
 // says otherwise (see Options.MemoryLimit). Everything is restored on
 // return.
 func Serve(ctx context.Context, srv *handlers.Server, opts Options) error {
+	if opts.HTTP != "" {
+		return serveHTTP(ctx, srv, opts)
+	}
 	defer memoryPolicy(opts.MemoryLimit, os.Getenv).apply()()
 
 	var pipe *LogPipeline

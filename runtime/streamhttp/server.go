@@ -63,6 +63,10 @@ type ServeOptions struct {
 	// as the Guard's metadata documents), on the same terms as the
 	// endpoint: no path of Path, HealthPath or MetricsPath.
 	Extra map[string]http.Handler
+	// Engine, when set, is the actor engine the sessions' tree runs on,
+	// so that a process keeps one engine for all its trees (nil: an
+	// engine of Serve's own).
+	Engine *actor.Engine
 }
 
 // Serve serves srv over Streamable HTTP on ln, at o.Path, until ctx ends,
@@ -79,10 +83,12 @@ func Serve(ctx context.Context, ln net.Listener, srv *handlers.Server, o ServeOp
 		ln.Close()
 		return err
 	}
-	engine, err := actor.NewEngine(actor.NewEngineConfig())
-	if err != nil {
-		ln.Close()
-		return fmt.Errorf("streamhttp: %w", err)
+	engine := o.Engine
+	if engine == nil {
+		if engine, err = actor.NewEngine(actor.NewEngineConfig()); err != nil {
+			ln.Close()
+			return fmt.Errorf("streamhttp: %w", err)
+		}
 	}
 	h, err := New(engine, srv, o.Options)
 	if err != nil {
