@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/mcprt/mcprt/handlers/gateway"
 )
 
 // TestReadmeGoBlocksCompile compiles every ```go block of README.md, so the
@@ -143,4 +145,27 @@ func goCommand(t *testing.T) string {
 	}
 	t.Skip("no go command on PATH and GOROOT unset")
 	return ""
+}
+
+// TestReadmeServersJSONRunsAsPasted: the README's first servers.json, the
+// one a newcomer pastes, is a gateway configuration that needs nothing
+// from the environment (a ${VAR} in it once made the first try fail).
+func TestReadmeServersJSONRunsAsPasted(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(readme), "\n```json\n")
+	block, _, closed := strings.Cut(rest, "\n```")
+	if !ok || !closed {
+		t.Fatal("README.md has no ```json block")
+	}
+	noEnv := func(name string) (string, bool) { return "", false }
+	cfg, err := gateway.ParseConfig([]byte(block), noEnv)
+	if err != nil {
+		t.Fatalf("the README's first servers.json does not load as pasted: %v\n%s", err, block)
+	}
+	if len(cfg.Backends) == 0 {
+		t.Fatalf("the README's first servers.json lists no server:\n%s", block)
+	}
 }

@@ -37,12 +37,30 @@
 // again and serves with the new keys at the same address: a key
 // rotation, without a restart of the port (tokens issued before are
 // forgotten, as the in-memory adapter goes with the old instance).
-import { readFileSync } from 'node:fs';
+//
+// Without CONFIG (a local try, as the README says: npm ci, then node
+// as.mjs), it serves users and one client, "demo" with secret
+// "demo-secret", with a fresh P-256 signing key in a temporary file.
+import { generateKeyPairSync } from 'node:crypto';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 import Provider from 'oidc-provider';
 
-const config = JSON.parse(readFileSync(process.argv[2], 'utf8'));
+const config = process.argv[2] ? JSON.parse(readFileSync(process.argv[2], 'utf8')) : tryConfig();
+
+function tryConfig() {
+  const keysFile = join(mkdtempSync(join(tmpdir(), 'mcprt-as-')), 'jwks.json');
+  const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  const jwk = { ...privateKey.export({ format: 'jwk' }), kid: 'try', alg: 'ES256', use: 'sig' };
+  writeFileSync(keysFile, JSON.stringify({ keys: [jwk] }), { mode: 0o600 });
+  return {
+    keysFile, ttl: 3600, scope: 'mcp:tools', authorizationCode: true,
+    clients: [{ client_id: 'demo', client_secret: 'demo-secret', alg: 'ES256', format: 'jwt', scope: 'mcp:tools' }],
+  };
+}
 
 function build(issuer) {
   const jwks = JSON.parse(readFileSync(config.keysFile, 'utf8'));
