@@ -48,9 +48,6 @@ func (e *CrashLoopError) Error() string {
 	return fmt.Sprintf("%s crash-looping: %d panics within %v", e.Tool, e.Panics, e.Period)
 }
 
-// crashAccount is one tool's panics within the sliding window.
-type crashAccount struct{ times []time.Time }
-
 // crashKey names what crashed: the tool for tools/call, else the method.
 func crashKey(method string, params json.RawMessage) string {
 	if method != "tools/call" {
@@ -68,21 +65,17 @@ func crashKey(method string, params json.RawMessage) string {
 func (s *Session) crashed(cl *call) {
 	key := crashKey(cl.method, cl.req.Params)
 	now := time.Now()
-	acc := s.crashes[key]
-	if acc == nil {
-		acc = &crashAccount{}
-		s.crashes[key] = acc
+	w := s.crashes[key]
+	if w == nil {
+		w = &supervisor.Window{Max: s.cfg.CrashIntensity, Period: s.cfg.CrashPeriod}
+		s.crashes[key] = w
 	}
-	cut := 0
-	for cut < len(acc.times) && now.Sub(acc.times[cut]) >= s.cfg.CrashPeriod {
-		cut++
-	}
-	acc.times = append(acc.times[cut:], now)
-	if len(acc.times) <= s.cfg.CrashIntensity {
+	n, within := w.Add(now)
+	if within {
 		return
 	}
-	reason := &CrashLoopError{Tool: key, Panics: len(acc.times), Period: s.cfg.CrashPeriod}
-	acc.times = acc.times[:0]
+	reason := &CrashLoopError{Tool: key, Panics: n, Period: s.cfg.CrashPeriod}
+	w.Reset()
 	if s.cfg.CrashPolicy == Escalate {
 		s.cfg.Logger.Error("handler crash loop: failing the handler supervisor", "tool", key, "panics", reason.Panics, "period", reason.Period)
 		s.env.engine.Send(s.cfg.Handlers, supervisor.ExitSignal{Reason: reason})

@@ -146,7 +146,7 @@ type Session struct {
 	dropped   int      // ... and how many of the oldest were dropped
 	listeners map[string]*listener
 	stopWatch func()
-	crashes   map[string]*crashAccount
+	crashes   map[string]*supervisor.Window
 	// suspendedUntil holds the tools suspended for crash-looping (Suspend).
 	suspendedUntil map[string]time.Time
 
@@ -294,7 +294,7 @@ func (s *Session) start(lc *supervisor.LoopContext) {
 		s.deadlines = newDeadlines(d, s.env.post)
 	}
 	s.workers = map[*worker]bool{}
-	s.crashes = map[string]*crashAccount{}
+	s.crashes = map[string]*supervisor.Window{}
 	s.suspendedUntil = map[string]time.Time{}
 	post := s.env.post
 	s.stopWatch = s.cfg.Server.Watch(func(ch handlers.Change) { post(changed{ch}) })

@@ -54,6 +54,15 @@
 // A crash loop therefore climbs the tree until some supervisor can absorb it,
 // or the root exits and the program can end.
 //
+// With Spec.Backoff, a restart waits first: Backoff.Initial for the first
+// within the window, doubling for each one after, up to Backoff.Max. The
+// supervisor keeps answering meanwhile; a later exit supersedes the pending
+// restart, and a stop cancels it. EventChildRestarted carries the attempt
+// (Restarts) and the Delay it waited. The same "at most Max within Period"
+// rule is a Window of its own, driven by the caller's clock, for anything
+// else that counts failures (mcprt's crash-loop suspension of a tool, the
+// gateway's restarts of a backend).
+//
 // # Stopping
 //
 // A supervisor stops a child by asking it (never by poisoning it twice) and
@@ -69,6 +78,7 @@
 //
 //   - Spec.Intensity 0: DefaultIntensity (3); negative: no restart allowed.
 //   - Spec.Period 0: DefaultPeriod (5s).
+//   - Spec.Backoff zero: restarts at once.
 //   - Spec.Logger nil: slog.Default(). Starts are logged at Debug, restarts at
 //     Info, normal exits and shutdowns at Debug, abnormal exits and giving up at
 //     Error (with the panic stack), stop timeouts at Warn.

@@ -37,10 +37,12 @@ type EventChildExited struct {
 
 // EventChildRestarted: a child is about to be started again. Restarts is
 // the number of restarts within the current intensity window, including
-// this one, so it shows how close the supervisor is to giving up.
+// this one (the attempt), so it shows how close the supervisor is to
+// giving up; Delay is the Backoff it waited before this restart.
 type EventChildRestarted struct {
 	Supervisor, Child string
 	Restarts          int
+	Delay             time.Duration
 }
 
 // EventGaveUp: the restart intensity was exceeded; the supervisor is
@@ -73,6 +75,9 @@ func (e EventChildExited) String() string {
 }
 
 func (e EventChildRestarted) String() string {
+	if e.Delay > 0 {
+		return fmt.Sprintf("supervisor %s: child %s restarting (%d in window, after %v)", e.Supervisor, e.Child, e.Restarts, e.Delay)
+	}
 	return fmt.Sprintf("supervisor %s: child %s restarting (%d in window)", e.Supervisor, e.Child, e.Restarts)
 }
 
@@ -104,7 +109,11 @@ func (e EventChildExited) attrs() []slog.Attr {
 }
 
 func (e EventChildRestarted) attrs() []slog.Attr {
-	return []slog.Attr{slog.String("supervisor", e.Supervisor), slog.String("child", e.Child), slog.Int("restarts", e.Restarts)}
+	attrs := []slog.Attr{slog.String("supervisor", e.Supervisor), slog.String("child", e.Child), slog.Int("restarts", e.Restarts)}
+	if e.Delay > 0 {
+		attrs = append(attrs, slog.Duration("delay", e.Delay))
+	}
+	return attrs
 }
 
 func (e EventGaveUp) attrs() []slog.Attr {

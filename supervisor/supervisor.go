@@ -61,9 +61,13 @@ type supervisor struct {
 	children []*child
 	byID     map[string]*child
 	gen      uint64
-	restarts []time.Time // restart times within the window, oldest first
+	restarts Window // the restarts within Period: the intensity
 	seq      *sequence
-	deferred []deferredExit
+	// A restart waiting out its Backoff: the timer, and the token that
+	// tells its restartDue from a superseded one's.
+	restartTimer func() bool // stops it
+	restartToken uint64
+	deferred     []deferredExit
 
 	inCallout   bool  // sh.goid is set: see enterCallout
 	exiting     bool  // an exit reason is decided
@@ -80,6 +84,7 @@ func newSupervisor(spec Spec) *supervisor {
 	if s.period <= 0 {
 		s.period = DefaultPeriod
 	}
+	s.restarts = Window{Max: s.intensity, Period: s.period}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -105,6 +110,8 @@ func (s *supervisor) Receive(c *actor.Context) {
 		}
 	case childExited:
 		s.onChildExited(m)
+	case restartDue:
+		s.onRestartDue(m)
 	case stopTimeout:
 		s.onStopTimeout(m)
 	case startChildRequest:
@@ -268,7 +275,7 @@ func (s *supervisor) handleExit(ch *child, reason error) {
 		}
 		return
 	}
-	n, ok := s.countRestart()
+	n, ok := s.restarts.Add(s.now())
 	if !ok {
 		err := &GaveUpError{Supervisor: s.name, Restarts: n - 1, Period: s.period, Last: reason}
 		if n == 0 {
@@ -300,37 +307,64 @@ func (s *supervisor) handleExit(ch *child, reason error) {
 			queue = append(queue, x)
 		}
 	}
-	s.runSequence(queue, func() { s.restartStopped(n) })
+	s.runSequence(queue, func() { s.restartAfter(n) })
+}
+
+// restartDue says a restart's Backoff has passed.
+type restartDue struct {
+	token uint64
+	n     int
+	delay time.Duration
+}
+
+// restartAfter restarts what is stopped, at once or, with a Backoff, once
+// its delay for restart n has passed. The supervisor's inbox keeps moving
+// meanwhile: a later exit supersedes the pending restart with its own
+// (longer) delay, and a stop cancels it.
+func (s *supervisor) restartAfter(n int) {
+	d := s.spec.Backoff.Delay(n)
+	if d <= 0 {
+		s.restartStopped(n, 0)
+		return
+	}
+	s.cancelRestart()
+	s.restartToken++
+	e, pid, due := s.e, s.pid, restartDue{token: s.restartToken, n: n, delay: d}
+	after := s.spec.after
+	if after == nil {
+		after = func(d time.Duration, f func()) func() bool { return time.AfterFunc(d, f).Stop }
+	}
+	s.restartTimer = after(d, func() { e.Send(pid, due) })
+}
+
+func (s *supervisor) onRestartDue(m restartDue) {
+	// A sequence running now ends in a restart decision of its own; an
+	// exit stops everything anyway.
+	if m.token != s.restartToken || s.restartTimer == nil || s.seq != nil || s.exiting {
+		return
+	}
+	s.restartTimer = nil
+	s.restartStopped(m.n, m.delay)
+}
+
+// cancelRestart drops a restart waiting out its Backoff.
+func (s *supervisor) cancelRestart() {
+	if s.restartTimer != nil {
+		s.restartTimer()
+		s.restartTimer = nil
+	}
 }
 
 // restartStopped starts, in start order, every child that a strategy (or the
 // exit itself) left not running.
-func (s *supervisor) restartStopped(n int) {
+func (s *supervisor) restartStopped(n int, delay time.Duration) {
 	for _, ch := range append([]*child(nil), s.children...) {
 		if ch.status != notRunning || ch.removed {
 			continue
 		}
-		s.emit(EventChildRestarted{Supervisor: s.name, Child: ch.spec.ID, Restarts: n})
+		s.emit(EventChildRestarted{Supervisor: s.name, Child: ch.spec.ID, Restarts: n, Delay: delay})
 		s.start(ch)
 	}
-}
-
-// countRestart records a restart now and reports whether it stays within
-// the intensity. The window slides: only restarts newer than Period count.
-func (s *supervisor) countRestart() (int, bool) {
-	if s.intensity < 0 {
-		return 0, false
-	}
-	now := s.now()
-	cutoff := now.Add(-s.period)
-	kept := s.restarts[:0]
-	for _, t := range s.restarts {
-		if t.After(cutoff) {
-			kept = append(kept, t)
-		}
-	}
-	s.restarts = append(kept, now)
-	return len(s.restarts), len(s.restarts) <= s.intensity
 }
 
 func (s *supervisor) runSequence(queue []*child, then func()) {
@@ -417,6 +451,7 @@ func (s *supervisor) exit(reason error) {
 		return
 	}
 	s.exiting, s.exitReason = true, reason
+	s.cancelRestart()
 	if s.seq == nil {
 		s.terminate()
 	}
@@ -446,6 +481,7 @@ func (s *supervisor) onStopped() {
 		return
 	}
 	s.finished = true
+	s.cancelRestart()
 	for i := len(s.children) - 1; i >= 0; i-- {
 		ch := s.children[i]
 		if ch.pid == nil || (ch.status != running && ch.status != stopping) {

@@ -546,3 +546,108 @@ func TestExitSignal(t *testing.T) {
 	}
 	h.assertLog("start:w", "stop:w", "start:w", "stop:w")
 }
+
+// fakeTimers is the injected Spec.after: a test fires what is due by hand.
+type fakeTimers struct {
+	mu      sync.Mutex
+	pending []fakeTimer
+	set     chan time.Duration
+}
+
+type fakeTimer struct {
+	d       time.Duration
+	f       func()
+	stopped *bool
+}
+
+func (ft *fakeTimers) after(d time.Duration, f func()) func() bool {
+	ft.mu.Lock()
+	stopped := new(bool)
+	ft.pending = append(ft.pending, fakeTimer{d, f, stopped})
+	ft.mu.Unlock()
+	ft.set <- d
+	return func() bool {
+		ft.mu.Lock()
+		defer ft.mu.Unlock()
+		was := !*stopped
+		*stopped = true
+		return was
+	}
+}
+
+// fire runs the newest timer that is not stopped.
+func (ft *fakeTimers) fire(t *testing.T) {
+	t.Helper()
+	ft.mu.Lock()
+	var f func()
+	for i := len(ft.pending) - 1; i >= 0; i-- {
+		if p := ft.pending[i]; !*p.stopped {
+			*p.stopped, f = true, p.f
+			break
+		}
+	}
+	ft.mu.Unlock()
+	if f == nil {
+		t.Fatal("no timer to fire")
+	}
+	f()
+}
+
+// TestBackoff: with Spec.Backoff, each restart within the window waits
+// twice as long as the one before, up to Max; the event says how long and
+// which attempt; a stop while a restart waits cancels it.
+func TestBackoff(t *testing.T) {
+	h := newHarness(t)
+	clk := &fakeClock{t: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)}
+	ft := &fakeTimers{set: make(chan time.Duration, 16)}
+	s := Spec{Intensity: 10, Period: time.Minute, Backoff: Backoff{Initial: 100 * time.Millisecond, Max: 300 * time.Millisecond},
+		Children: []ChildSpec{workerSpec("w", h.rec, Permanent)}}
+	s.now, s.after = clk.now, ft.after
+	root := h.start("b", s)
+	h.waitFor("started", isStarted("w"))
+	for i, want := range []time.Duration{100 * time.Millisecond, 200 * time.Millisecond, 300 * time.Millisecond, 300 * time.Millisecond} {
+		clk.advance(time.Second)
+		h.e.Send(ChildPID(root.PID(), "w"), cmdExit{errBoom})
+		h.waitFor("exited", isExited("w"))
+		select {
+		case d := <-ft.set:
+			if d != want {
+				t.Fatalf("restart %d waits %v, want %v", i+1, d, want)
+			}
+		case <-time.After(hangTimeout):
+			t.Fatalf("restart %d set no timer", i+1)
+		}
+		// Nothing restarts before the timer fires: the supervisor still
+		// answers meanwhile.
+		h.barrier(root.PID())
+		select {
+		case ev := <-h.events:
+			t.Fatalf("before its backoff passed: %v", ev)
+		default:
+		}
+		ft.fire(t)
+		ev := h.waitFor("restart", func(ev Event) bool { _, ok := ev.(EventChildRestarted); return ok }).(EventChildRestarted)
+		if ev.Restarts != i+1 || ev.Delay != want {
+			t.Fatalf("restart event %+v, want attempt %d after %v", ev, i+1, want)
+		}
+		h.waitFor("started", isStarted("w"))
+	}
+
+	// A stop while a restart waits: no restart, and a prompt, clean stop.
+	h.e.Send(ChildPID(root.PID(), "w"), cmdExit{errBoom})
+	<-ft.set
+	if err := stopRoot(t, root); err != nil {
+		t.Fatalf("Stop: %v", err)
+	}
+	ft.mu.Lock()
+	stopped := *ft.pending[len(ft.pending)-1].stopped
+	ft.mu.Unlock()
+	if !stopped {
+		t.Error("the pending restart's timer was not stopped with the supervisor")
+	}
+	for len(h.events) > 0 {
+		if ev := <-h.events; isStarted("w")(ev) {
+			t.Errorf("restarted after the stop: %v", ev)
+		}
+	}
+}

@@ -133,7 +133,14 @@ type Spec struct {
 	// restart is allowed at all.
 	Intensity int
 	Period    time.Duration // 0 means DefaultPeriod
-	Children  []ChildSpec   // started in order
+	// Backoff delays restarts: the first within Period waits
+	// Backoff.Initial, each one after twice the one before, up to
+	// Backoff.Max (zero: restart at once, as OTP does). A child that
+	// keeps failing for a reason outside it (a server that cannot reach
+	// its database) then stops burning a core and flooding the log,
+	// while the supervisor keeps answering.
+	Backoff  Backoff
+	Children []ChildSpec // started in order
 	// EventHook is called synchronously on the supervisor's goroutine for
 	// every event. It must not block, and must not call StartChild or
 	// TerminateChild (they would wait on the very goroutine running it).
@@ -141,6 +148,9 @@ type Spec struct {
 	Logger    *slog.Logger // nil means slog.Default()
 
 	now func() time.Time // injected clock for tests; nil means time.Now
+	// after runs f once d has passed and returns what cancels it: the
+	// injected timer for tests (nil means time.AfterFunc).
+	after func(d time.Duration, f func()) (stop func() bool)
 }
 
 func (s Spec) validate() error {
