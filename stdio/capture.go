@@ -254,6 +254,16 @@ func (c *Capture) read() {
 				return
 			}
 			if !idleAt.IsZero() && !now.Before(idleAt) {
+				// The deadline may have passed while this goroutine was
+				// not scheduled, with the rest of the line already in the
+				// pipe (a read that filled buf ends mid-line): the poller
+				// then reports a timeout without reading. Only a pipe
+				// that is empty now means the writer paused.
+				if n := c.readNow(buf); n > 0 {
+					s.feed(buf[:n])
+					lastData = time.Now()
+					continue
+				}
 				s.cutIdle()
 			}
 		case errors.Is(err, io.EOF):
@@ -265,6 +275,34 @@ func (c *Capture) read() {
 			return
 		}
 	}
+}
+
+// readNow reads what is in the pipe right now, without waiting: 0 when it
+// is empty (or the read fails; the next Read reports that).
+func (c *Capture) readNow(buf []byte) int {
+	// A raw read, too, is refused while the deadline is past: clear it
+	// (the loop sets the next one).
+	c.mu.Lock()
+	c.deadline = time.Time{}
+	_ = c.r.SetReadDeadline(time.Time{})
+	c.mu.Unlock()
+	rc, err := c.r.SyscallConn()
+	if err != nil {
+		return 0
+	}
+	var n int
+	var rerr error
+	if err := rc.Read(func(fd uintptr) bool {
+		for {
+			n, rerr = syscall.Read(int(fd), buf)
+			if rerr != syscall.EINTR {
+				return true
+			}
+		}
+	}); err != nil || rerr != nil {
+		return 0
+	}
+	return max(n, 0)
 }
 
 // drainNow reads what is in the pipe right now, without waiting for more,

@@ -130,6 +130,32 @@ func TestCaptureIdleFlushesPartialLine(t *testing.T) {
 	}
 }
 
+// TestCaptureIdleOnlyWhenThePipeIsEmpty: a line longer than one read is
+// not cut as idle when its rest is already in the pipe. With a 1 ns Idle
+// every deadline has passed by the next read, as one that passed while
+// the reader was not scheduled on a loaded machine (where TestPrintFlood
+// once found a line cut in two); the poller then reports a timeout
+// without reading what waits.
+func TestCaptureIdleOnlyWhenThePipeIsEmpty(t *testing.T) {
+	f, r := scratch(t), newRecorder()
+	c := startCapture(t, f, r, CaptureOptions{Idle: time.Nanosecond})
+	line := strings.Repeat("x", 3*captureMinRead)
+	for range 20 {
+		write(t, f, line+"\n") // one write: the whole line is in the pipe before it is read
+	}
+	if err := c.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	for i, d := range r.all() {
+		if d != (delivery{line, false}) {
+			t.Fatalf("delivery %d is %d bytes (partial %v), want the whole %d-byte line", i, len(d.data), d.partial, len(line))
+		}
+	}
+	if n := len(r.all()); n != 20 {
+		t.Fatalf("%d deliveries, want 20", n)
+	}
+}
+
 func TestCaptureChunksLongLines(t *testing.T) {
 	f, r := scratch(t), newRecorder()
 	const chunk = 64
