@@ -21,9 +21,12 @@ func hashToken(token string) tokenKey {
 	return sha256.Sum256([]byte(token))
 }
 
+// cached is what a verified token was found to mean: its caller, until
+// when, and what it is bound to.
 type cached struct {
 	caller *Caller
 	until  time.Time
+	bind   binding
 }
 
 // tokenCache remembers verified tokens until they expire, so a client
@@ -40,18 +43,18 @@ func newTokenCache(max int) *tokenCache {
 	return &tokenCache{m: make(map[tokenKey]cached), max: max}
 }
 
-func (c *tokenCache) get(k tokenKey, now time.Time) *Caller {
+func (c *tokenCache) get(k tokenKey, now time.Time) (cached, bool) {
 	c.mu.RLock()
 	e, ok := c.m[k]
 	c.mu.RUnlock()
 	if !ok || !now.Before(e.until) {
-		return nil
+		return cached{}, false
 	}
-	return e.caller
+	return e, true
 }
 
-func (c *tokenCache) put(k tokenKey, caller *Caller, until, now time.Time) {
-	if !now.Before(until) {
+func (c *tokenCache) put(k tokenKey, e cached, now time.Time) {
+	if !now.Before(e.until) {
 		return
 	}
 	c.mu.Lock()
@@ -70,7 +73,7 @@ func (c *tokenCache) put(k tokenKey, caller *Caller, until, now time.Time) {
 			delete(c.m, key)
 		}
 	}
-	c.m[k] = cached{caller: caller, until: until}
+	c.m[k] = e
 }
 
 // purge forgets every token: the key set lost a key, and tokens it signed

@@ -37,8 +37,69 @@ type claimSet struct {
 	Azp       string     `json:"azp"`
 	Scope     string     `json:"scope"`
 	Scp       stringList `json:"scp"`
+	Cnf       *cnf       `json:"cnf"`
 	Active    *bool      `json:"active"`     // introspection only
 	TokenType string     `json:"token_type"` // introspection only
+}
+
+// cnf is a token's confirmation (RFC 7800): the key it is bound to, by
+// its JWK thumbprint (DPoP, RFC 9449 section 6) or its X.509
+// certificate's (mutual TLS, RFC 8705 section 3.1).
+type cnf struct {
+	JKT     string `json:"jkt"`
+	X5TS256 string `json:"x5t#S256"`
+	// Others holds any other confirmation method: a token bound by a
+	// method this side cannot check is not accepted as a bearer token.
+	Others bool `json:"-"`
+}
+
+func (c *cnf) UnmarshalJSON(b []byte) error {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		return err
+	}
+	for k, v := range m {
+		var s string
+		switch k {
+		case "jkt":
+			if err := json.Unmarshal(v, &s); err != nil || s == "" {
+				return errors.New("cnf.jkt: want a string")
+			}
+			c.JKT = s
+		case "x5t#S256":
+			if err := json.Unmarshal(v, &s); err != nil || s == "" {
+				return errors.New("cnf.x5t#S256: want a string")
+			}
+			c.X5TS256 = s
+		default:
+			c.Others = true
+		}
+	}
+	return nil
+}
+
+// binding is what a token is bound to: nothing (a bearer token), a DPoP
+// key's thumbprint, or a TLS client certificate's.
+type binding struct {
+	jkt, x5t string
+}
+
+// bindingOf reads the binding of a verified token's claims. A cnf with
+// no method this side checks, or with two at once, refuses the token: it
+// was meant for a key, and without checking one it would be a bearer
+// token again.
+func bindingOf(cs *claimSet) (binding, error) {
+	if cs.Cnf == nil {
+		return binding{}, nil
+	}
+	b := binding{jkt: cs.Cnf.JKT, x5t: cs.Cnf.X5TS256}
+	if cs.Cnf.Others && b == (binding{}) {
+		return binding{}, invalid("bound to a key by a method not supported")
+	}
+	if b.jkt != "" && b.x5t != "" {
+		return binding{}, invalid("bound to two keys")
+	}
+	return b, nil
 }
 
 // stringList is a JSON string or array of strings (aud, scp).

@@ -19,9 +19,10 @@
 // What it does:
 //
 //   - Protected resource metadata (RFC 9728) at the well-known path for the
-//     resource's path and at the root form, naming the issuer, the scopes
-//     and the header as the bearer method.
-//   - A request without a token: 401 with WWW-Authenticate: Bearer
+//     resource's path and at the root form, naming the issuer, the scopes,
+//     the header as the bearer method and the DPoP proof algorithms.
+//   - A request without a token: 401 with WWW-Authenticate: Bearer (DPoP
+//     with Options.DPoPRequired)
 //     resource_metadata="…", scope="…". A token that does not verify: 401
 //     error="invalid_token" with a fixed-phrase error_description. A valid
 //     token without Options.Scopes: 403 error="insufficient_scope".
@@ -40,6 +41,31 @@
 //   - Opaque tokens, with Options.Introspection: RFC 7662 introspection
 //     at the issuer's introspection_endpoint (client_secret_basic), active
 //     and for this audience; remembered until their exp.
+//   - Sender-constrained tokens are accepted only with their proof of
+//     possession, never as bearer tokens (RFC 9449 section 7.2). A
+//     DPoP-bound token (a JWT's cnf.jkt; an introspection answer of
+//     token_type DPoP, which must carry cnf.jkt) comes under the DPoP
+//     scheme with one DPoP header, a proof JWT (RFC 9449 section 4.3):
+//     typ dpop+jwt; signed, with an asymmetric algorithm only (never
+//     none nor a MAC), by the public key of its header's jwk (one with
+//     private members is refused); jti, htm, htu and iat present; htm
+//     the request's method; htu, without query and fragment and after
+//     RFC 3986 normalization, this resource's origin (Options.Resource's,
+//     never the Host header) with the request's path or the resource's;
+//     iat at most Options.DPoPWindow old and Leeway ahead; ath the
+//     token's SHA-256; the jwk's RFC 7638 thumbprint the token's cnf.jkt;
+//     a jti never seen before (remembered for the window, bounded by
+//     Options.DPoPReplayCache: past it proofs get 503, none is
+//     forgotten early); and with Options.DPoPNonce, a nonce this server
+//     gave (DPoP-Nonce; a use_dpop_nonce error otherwise). A refused
+//     proof is 401 with a DPoP challenge naming error="invalid_dpop_proof"
+//     and the algs. A token bound to a TLS client certificate
+//     (cnf.x5t#S256, RFC 8705) is accepted only over a connection whose
+//     client certificate has that SHA-256 thumbprint, so not behind a
+//     proxy that terminates TLS. A token bound by another cnf method is
+//     refused. With Options.DPoPRequired, only DPoP-bound tokens are
+//     accepted and the metadata says dpop_bound_access_tokens_required;
+//     it always names dpop_signing_alg_values_supported.
 //   - Every verified token is remembered by its SHA-256 (never the token)
 //     in a bounded cache until it expires, so an authorized request costs
 //     a hash and a map look-up.

@@ -67,6 +67,26 @@ type Options struct {
 	// HTTPClient fetches metadata and keys and introspects (nil: a client
 	// with DefaultFetchTimeout). Redirects are not followed.
 	HTTPClient *http.Client
+	// DPoPRequired accepts only DPoP-bound tokens (RFC 9449), each with
+	// its proof, and says so in the metadata
+	// (dpop_bound_access_tokens_required). Off, a DPoP-bound token is
+	// still accepted only with its proof, and an unbound one as a bearer
+	// token.
+	DPoPRequired bool
+	// DPoPNonce has every DPoP proof carry a nonce this server gave out
+	// (RFC 9449 section 9: the DPoP-Nonce header, with a use_dpop_nonce
+	// error when a proof lacks it), so that a proof made in advance is
+	// worthless. Nonces last DPoPNonceLifetime (0:
+	// DefaultDPoPNonceLifetime) to twice that.
+	DPoPNonce         bool
+	DPoPNonceLifetime time.Duration
+	// DPoPWindow is how old a DPoP proof may be (its iat) besides Leeway
+	// (0: DefaultDPoPWindow); one from the future gets Leeway only.
+	DPoPWindow time.Duration
+	// DPoPReplayCache bounds the proofs remembered so that each is
+	// accepted once (0: DefaultDPoPReplayCache); past it, proofs are
+	// refused (503) until older ones are out of their window.
+	DPoPReplayCache int
 	// Logger receives what the guard has to say: a refresh that failed,
 	// keys it skipped, tokens refused (at debug level, with the reason,
 	// never the token). Nil: slog.Default().
@@ -99,6 +119,14 @@ type Guard struct {
 	meta   atomic.Pointer[ASMetadata]
 	keys   atomic.Pointer[jose.KeySet]
 	keyGen atomic.Uint64
+
+	// DPoP (dpop.go): the proof's htu must be htuOrigin and the
+	// request's path or htuPath, both normalized.
+	htuOrigin, htuPath string
+	dpopWindow         time.Duration
+	jtis               *jtiCache
+	nonces             *nonceSource // nil: no nonces asked for
+	dpopChallenge      string       // `DPoP algs="…"`
 
 	fetchMu      sync.Mutex
 	lastRefetch  time.Time // the last fetch for an unknown kid
@@ -134,6 +162,15 @@ func New(ctx context.Context, o Options) (*Guard, error) {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
+	if o.DPoPWindow <= 0 {
+		o.DPoPWindow = DefaultDPoPWindow
+	}
+	if o.DPoPReplayCache <= 0 {
+		o.DPoPReplayCache = DefaultDPoPReplayCache
+	}
+	if o.DPoPNonceLifetime <= 0 {
+		o.DPoPNonceLifetime = DefaultDPoPNonceLifetime
+	}
 	client := o.HTTPClient
 	if client == nil {
 		client = &http.Client{Timeout: DefaultFetchTimeout}
@@ -151,17 +188,36 @@ func New(ctx context.Context, o Options) (*Guard, error) {
 	}
 	g.metadataURL, g.paths = metadataURLs(res)
 	g.metadataDoc, err = json.Marshal(ProtectedResourceMetadata{
-		Resource:               o.Resource,
-		AuthorizationServers:   []string{o.Issuer},
-		ScopesSupported:        o.Scopes,
-		BearerMethodsSupported: []string{"header"},
+		Resource:                      o.Resource,
+		AuthorizationServers:          []string{o.Issuer},
+		ScopesSupported:               o.Scopes,
+		BearerMethodsSupported:        []string{"header"},
+		DPoPSigningAlgValuesSupported: DPoPAlgorithms(),
+		DPoPBoundAccessTokensRequired: o.DPoPRequired,
 	})
 	if err != nil {
 		return nil, err
 	}
-	g.challenge = `Bearer resource_metadata="` + g.metadataURL + `"`
+	g.htuOrigin, _ = normalizeOrigin(res)
+	g.htuPath, _ = normalizePath(res.EscapedPath())
+	g.dpopWindow = o.DPoPWindow
+	// A proof's iat is acceptable over DPoPWindow and Leeway on either
+	// side: its jti is remembered at least that long.
+	g.jtis = newJTICache(o.DPoPReplayCache, o.DPoPWindow+2*o.Leeway)
+	if o.DPoPNonce {
+		g.nonces = newNonceSource(o.DPoPNonceLifetime)
+	}
+	g.dpopChallenge = `DPoP algs="` + strings.Join(DPoPAlgorithms(), " ") + `"`
+	scheme := "Bearer"
+	if o.DPoPRequired {
+		scheme = "DPoP"
+	}
+	g.challenge = scheme + ` resource_metadata="` + g.metadataURL + `"`
 	if len(o.Scopes) > 0 {
 		g.challenge += `, scope="` + strings.Join(o.Scopes, " ") + `"`
+	}
+	if o.DPoPRequired {
+		g.challenge += `, algs="` + strings.Join(DPoPAlgorithms(), " ") + `"`
 	}
 	if err := g.refresh(ctx, true); err != nil {
 		return nil, err
@@ -310,43 +366,56 @@ func (g *Guard) refetchKeys(seen uint64) bool {
 // against the issuer's keys, anything else by introspection when
 // Options.Introspection is set. A refused token is a *TokenError; an
 // issuer that could not be asked is ErrUnavailable. Results are
-// remembered by the token's hash until the token expires.
+// remembered by the token's hash until the token expires. A token bound
+// to a key (DPoP, or a TLS client certificate) is refused: it is only
+// good with its proof, which Wrap checks and this cannot.
 func (g *Guard) Authenticate(ctx context.Context, token string) (*Caller, error) {
+	e, err := g.authenticate(ctx, token, g.now())
+	if err != nil {
+		return nil, err
+	}
+	if e.bind != (binding{}) {
+		return nil, invalid("bound to a key: it needs its proof")
+	}
+	return e.caller, nil
+}
+
+// authenticate verifies a token, whatever it is bound to, or finds it
+// verified in the cache.
+func (g *Guard) authenticate(ctx context.Context, token string, now time.Time) (cached, error) {
 	if token == "" {
-		return nil, invalid("empty")
+		return cached{}, invalid("empty")
 	}
 	key := hashToken(token)
-	now := g.now()
-	if c := g.cache.get(key, now); c != nil {
-		return c, nil
+	if e, ok := g.cache.get(key, now); ok {
+		return e, nil
 	}
 	if !token68(token) {
-		return nil, invalid("malformed")
+		return cached{}, invalid("malformed")
 	}
-	var c *Caller
-	var until time.Time
+	var e cached
 	var err error
 	if strings.Count(token, ".") == 2 {
-		c, until, err = g.verifyJWT(token, now)
+		e, err = g.verifyJWT(token, now)
 	} else if g.creds != nil {
-		c, until, err = g.introspect(ctx, token, now)
+		e, err = g.introspect(ctx, token, now)
 	} else {
 		err = invalid("not a JWT (opaque tokens need introspection)")
 	}
 	if err != nil {
-		return nil, err
+		return cached{}, err
 	}
-	g.cache.put(key, c, until, now)
-	return c, nil
+	g.cache.put(key, e, now)
+	return e, nil
 }
 
-func (g *Guard) verifyJWT(token string, now time.Time) (*Caller, time.Time, error) {
+func (g *Guard) verifyJWT(token string, now time.Time) (cached, error) {
 	t, err := jose.Parse(token)
 	if err != nil {
-		return nil, time.Time{}, invalid("malformed JWT")
+		return cached{}, invalid("malformed JWT")
 	}
 	if !g.typeAccepted(t.Header.Typ) {
-		return nil, time.Time{}, invalid("not a JWT access token (typ)")
+		return cached{}, invalid("not a JWT access token (typ)")
 	}
 	gen := g.keyGen.Load()
 	err = g.keys.Load().Verify(t)
@@ -356,24 +425,32 @@ func (g *Guard) verifyJWT(token string, now time.Time) (*Caller, time.Time, erro
 	switch {
 	case err == nil:
 	case errors.Is(err, jose.ErrAlgorithm):
-		return nil, time.Time{}, invalid("signature algorithm not accepted")
+		return cached{}, invalid("signature algorithm not accepted")
 	case errors.Is(err, jose.ErrUnknownKey):
-		return nil, time.Time{}, invalid("signed by an unknown key")
+		return cached{}, invalid("signed by an unknown key")
 	case errors.Is(err, jose.ErrCritical):
-		return nil, time.Time{}, invalid("critical header not understood")
+		return cached{}, invalid("critical header not understood")
 	default:
-		return nil, time.Time{}, invalid("bad signature")
+		return cached{}, invalid("bad signature")
 	}
 	var cs claimSet
 	if err := json.Unmarshal(t.Payload, &cs); err != nil {
-		return nil, time.Time{}, invalid("malformed claims")
+		return cached{}, invalid("malformed claims")
 	}
 	if cs.Active != nil || cs.TokenType != "" {
 		// Not members of a JWT access token; the names only matter to
 		// introspection, and a JWT must not pass for a response.
 		cs.Active, cs.TokenType = nil, ""
 	}
-	return g.check(&cs, t.Payload, now, true)
+	bind, err := bindingOf(&cs)
+	if err != nil {
+		return cached{}, err
+	}
+	c, until, err := g.check(&cs, t.Payload, now, true)
+	if err != nil {
+		return cached{}, err
+	}
+	return cached{caller: c, until: until, bind: bind}, nil
 }
 
 // typeAccepted: RFC 9068 section 4 has resource servers check typ, so

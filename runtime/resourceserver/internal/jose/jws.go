@@ -57,6 +57,10 @@ type Header struct {
 	Kid  string   `json:"kid,omitempty"`
 	Typ  string   `json:"typ,omitempty"`
 	Crit []string `json:"crit,omitempty"`
+	// JWK is the public key a DPoP proof carries (RFC 9449 section 4.2),
+	// as sent. KeySet.Verify never looks at it: an access token is only
+	// ever checked against the issuer's keys. ProofKey reads it.
+	JWK json.RawMessage `json:"jwk,omitempty"`
 }
 
 // Token is a parsed, not yet verified, compact JWS.
