@@ -18,6 +18,7 @@ type oauthFlags struct {
 	issuer, resource, scopes string
 	introspectionFile        string
 	untypedJWT               bool
+	dpopRequired, dpopNonce  bool
 }
 
 func addOAuthFlags(fs *flag.FlagSet, of *oauthFlags) {
@@ -26,6 +27,8 @@ func addOAuthFlags(fs *flag.FlagSet, of *oauthFlags) {
 	fs.StringVar(&of.scopes, "http-oauth-scopes", "", "comma- or space-separated `scopes` every token must carry (others get 403 insufficient_scope)")
 	fs.StringVar(&of.introspectionFile, "http-oauth-introspection-client", "", "accept opaque tokens by asking the issuer's introspection endpoint (RFC 7662), as the client whose credentials are in `file`: {\"client_id\": \"…\", \"client_secret\": \"…\"}")
 	fs.BoolVar(&of.untypedJWT, "http-oauth-untyped-jwt", false, "also accept JWT access tokens typed JWT or untyped, not only at+jwt (RFC 9068), for authorization servers that do not type them")
+	fs.BoolVar(&of.dpopRequired, "http-oauth-dpop-required", false, "accept only DPoP-bound access tokens (RFC 9449), each with its proof, and say so in the metadata (dpop_bound_access_tokens_required). Without it, bound tokens still need their proof (a DPoP-bound or certificate-bound token is never taken as a bearer token) and unbound ones are accepted")
+	fs.BoolVar(&of.dpopNonce, "http-oauth-dpop-nonce", false, "have every DPoP proof carry a nonce this server gave out (DPoP-Nonce header, use_dpop_nonce error), so that no proof can be made in advance")
 }
 
 // errNoOAuth: the flags ask for no resource server.
@@ -36,7 +39,7 @@ var errNoOAuth = errors.New("no -http-oauth-issuer")
 // says the error is the flags', not the issuer's.
 func (of *oauthFlags) guard(ctx context.Context, tokenFile string, log *slog.Logger) (g *resourceserver.Guard, usage bool, err error) {
 	if of.issuer == "" {
-		if of.resource != "" || of.scopes != "" || of.introspectionFile != "" || of.untypedJWT {
+		if of.resource != "" || of.scopes != "" || of.introspectionFile != "" || of.untypedJWT || of.dpopRequired || of.dpopNonce {
 			return nil, true, errors.New("the -http-oauth-* flags need -http-oauth-issuer")
 		}
 		return nil, false, errNoOAuth
@@ -49,6 +52,7 @@ func (of *oauthFlags) guard(ctx context.Context, tokenFile string, log *slog.Log
 	}
 	o := resourceserver.Options{
 		Issuer: of.issuer, Resource: of.resource, AcceptUntypedJWT: of.untypedJWT, Logger: log,
+		DPoPRequired: of.dpopRequired, DPoPNonce: of.dpopNonce,
 		Scopes: strings.FieldsFunc(of.scopes, func(r rune) bool { return r == ',' || r == ' ' }),
 	}
 	if of.introspectionFile != "" {

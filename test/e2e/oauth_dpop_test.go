@@ -1,0 +1,151 @@
+//go:build linux
+
+package e2e
+
+import (
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	rst "github.com/mcprt/mcprt/runtime/resourceserver/resourceservertest"
+	"github.com/mcprt/mcprt/session/client"
+)
+
+// dpopToken asks the authorization server for a client_credentials token
+// bound to key (RFC 9449 section 5: a DPoP proof on the token request);
+// it returns the token and its token_type.
+func (as *authServer) dpopToken(key *rst.Key, clientID, resource, scope string) (string, string) {
+	as.t.Helper()
+	form := url.Values{"grant_type": {"client_credentials"}, "resource": {resource}, "scope": {scope}}
+	req, _ := http.NewRequest(http.MethodPost, as.issuer+"/token", strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.SetBasicAuth(clientID, "secret-"+clientID)
+	req.Header.Set("DPoP", key.Proof(map[string]any{"jti": rand.Text(), "htm": "POST", "htu": as.issuer + "/token", "iat": time.Now().Unix()}, nil))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		as.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var body struct {
+		AccessToken string `json:"access_token"`
+		TokenType   string `json:"token_type"`
+	}
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 || json.Unmarshal(b, &body) != nil || body.AccessToken == "" {
+		as.t.Fatalf("DPoP token for %s: %d %s\n%s", clientID, resp.StatusCode, b, as.out)
+	}
+	return body.AccessToken, body.TokenType
+}
+
+// postDPoP posts an initialize to endpoint with token under scheme and
+// the DPoP header proof ("" for none); it returns the status and the
+// WWW-Authenticate values.
+func postDPoP(t *testing.T, endpoint, scheme, token, proof string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, endpoint, strings.NewReader(initializeBody))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", scheme+" "+token)
+	if proof != "" {
+		req.Header.Set("DPoP", proof)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode, strings.Join(resp.Header.Values("WWW-Authenticate"), ", ")
+}
+
+// TestOAuthDPoP: mcprt serve -http -http-oauth-dpop-required as the
+// resource server of a real authorization server (oidc-provider, which
+// binds tokens to a DPoP key when the token request carries a proof),
+// and mcprt gateway as its client: the gateway's own OAuth client sees
+// the metadata ask for DPoP, gets a DPoP-bound token and presents it
+// with a proof on every request, and calls go through, across renewals.
+// Then the attacker's view, against the same server: the stolen bound
+// token as a bearer token, with a replayed proof, with a proof for
+// another URL or method, with the wrong ath, or with its own key, is
+// refused (RFC 9449 section 4.3 and 7.2: MUST); an unbound token too,
+// DPoP being required.
+func TestOAuthDPoP(t *testing.T) {
+	t.Parallel()
+	as := startAuthServerTTL(t, asKeys("1"), 3)
+	resource := fmt.Sprintf("http://127.0.0.1:%d/mcp", freeLoopbackPort(t))
+	backend := startHTTPEnv(t, []string{"LOG_LEVEL=debug"}, binPath, "serve", "-http", strings.TrimSuffix(strings.TrimPrefix(resource, "http://"), "/mcp"),
+		"-http-oauth-issuer", as.issuer, "-http-oauth-resource", resource, "-http-oauth-scopes", "mcp:tools", "-http-oauth-dpop-required")
+	f := newGateway(t)
+	cfg := f.config(map[string]any{"remote": map[string]any{"url": backend.url,
+		"oauth": map[string]any{"clientId": "c-es256", "clientSecret": "${GW_OAUTH_SECRET}", "scopes": "mcp:tools"}}})
+	gw := startHTTPEnv(t, []string{"GW_OAUTH_SECRET=secret-c-es256", "LOG_LEVEL=debug"}, binPath,
+		"gateway", "-config", cfg, "-http", "127.0.0.1:0")
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("gateway log:\n%s\nbackend log:\n%s", tail(gw.stderr.String(), 4000), tail(backend.stderr.String(), 4000))
+		}
+	})
+	c := connectHTTP(t, gw.url, client.Options{})
+	deadline := time.Now().Add(5 * time.Second) // past a token lifetime
+	for calls := 0; time.Now().Before(deadline) || calls < 2; calls++ {
+		text := fmt.Sprintf("call %d", calls)
+		if got := callText(t, c, "remote__echo", map[string]any{"text": text}); got != text {
+			t.Fatalf("call %d through the gateway: %q", calls, got)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	if strings.Contains(backend.stderr.String(), "token refused") || strings.Contains(backend.stderr.String(), "proof refused") {
+		t.Errorf("the backend refused some of the gateway's requests:\n%s", tail(backend.stderr.String(), 2000))
+	}
+
+	// The attacker's side. A token bound to the client's key, from the
+	// authorization server itself.
+	key := rst.MustKey("ES256", "")
+	tok, typ := as.dpopToken(key, "c-es256", resource, "mcp:tools")
+	if typ != "DPoP" {
+		t.Fatalf("token_type %q, want DPoP", typ)
+	}
+	proof := func(edits map[string]any, k *rst.Key) string {
+		c := map[string]any{"jti": rand.Text(), "htm": "POST", "htu": resource, "iat": time.Now().Unix(), "ath": rst.ATH(tok)}
+		for n, v := range edits {
+			c[n] = v
+		}
+		return k.Proof(c, nil)
+	}
+	good := proof(nil, key)
+	if status, h := postDPoP(t, resource, "DPoP", tok, good); status != 200 {
+		t.Fatalf("the bound token with its proof: %d %s", status, h)
+	}
+	unbound := as.token("c-es256", resource, "mcp:tools")
+	for name, req := range map[string][3]string{
+		"stolen token as Bearer":   {"Bearer", tok, ""},
+		"replayed proof":           {"DPoP", tok, good},
+		"proof for another URL":    {"DPoP", tok, proof(map[string]any{"htu": "http://127.0.0.1:1/mcp"}, key)},
+		"proof for another method": {"DPoP", tok, proof(map[string]any{"htm": "GET"}, key)},
+		"wrong ath":                {"DPoP", tok, proof(map[string]any{"ath": rst.ATH(unbound)}, key)},
+		"the attacker's key":       {"DPoP", tok, proof(nil, rst.MustKey("ES256", ""))},
+		"no proof":                 {"DPoP", tok, ""},
+		"unbound token":            {"Bearer", unbound, ""},
+	} {
+		status, h := postDPoP(t, resource, req[0], req[1], req[2])
+		if status != 401 || !strings.Contains(h, "DPoP ") {
+			t.Errorf("%s: %d %s", name, status, h)
+		}
+	}
+	// The metadata says DPoP is required (RFC 9728 section 2).
+	resp, err := http.Get(strings.Replace(resource, "/mcp", "/.well-known/oauth-protected-resource/mcp", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(b), `"dpop_bound_access_tokens_required":true`) {
+		t.Errorf("metadata: %s", b)
+	}
+}
