@@ -184,6 +184,12 @@ func (g *Guard) check(cs *claimSet, raw []byte, now time.Time, jwt bool) (*Calle
 	if c.ClientID == "" {
 		c.ClientID = cs.Azp
 	}
+	if c.Subject == "" && c.ClientID == "" {
+		// Sessions, tasks and request state are bound to the caller's
+		// principal (Caller.Principal): tokens that name no one would
+		// all be the same principal, and share them.
+		return nil, time.Time{}, invalid("no subject nor client id")
+	}
 	for s := range strings.FieldsSeq(cs.Scope) {
 		c.Scopes = append(c.Scopes, s)
 	}

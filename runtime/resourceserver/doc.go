@@ -41,6 +41,9 @@
 //   - Opaque tokens, with Options.Introspection: RFC 7662 introspection
 //     at the issuer's introspection_endpoint (client_secret_basic), active
 //     and for this audience; remembered until their exp.
+//   - A token that names neither a subject (sub) nor a client (client_id,
+//     or azp) is refused: state is bound to Caller.Principal, and such
+//     tokens would all be one principal.
 //   - Sender-constrained tokens are accepted only with their proof of
 //     possession, never as bearer tokens (RFC 9449 section 7.2). A
 //     DPoP-bound token (a JWT's cnf.jkt; an introspection answer of

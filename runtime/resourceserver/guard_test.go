@@ -596,3 +596,32 @@ func TestScopeChallengeHeader(t *testing.T) {
 		t.Fatalf("challenge\n%s\nwant\n%s", got, want)
 	}
 }
+
+// TestNoPrincipalRefused: a token that names neither a subject nor a
+// client (legal in an introspection answer, RFC 7662 section 2.2; RFC
+// 9068 section 2.2 requires both in a JWT) is refused. At 00335bc two
+// such tokens, of two users, were both the principal "client:" and
+// shared legacy sessions, tasks and request state (issue 31 item 6).
+func TestNoPrincipalRefused(t *testing.T) {
+	k := rst.MustKey("ES256", "k1")
+	as := newFakeAS(t, k)
+	exp := time.Now().Unix() + 300
+	as.opaque["user-1"] = map[string]any{"active": true, "aud": testResource, "exp": exp, "scope": "mcp:tools"}
+	as.opaque["user-2"] = map[string]any{"active": true, "aud": testResource, "exp": exp, "scope": "mcp:tools", "username": "bob"}
+	as.opaque["client-only"] = map[string]any{"active": true, "aud": testResource, "exp": exp, "client_id": "svc"}
+	as.opaque["azp-only"] = map[string]any{"active": true, "aud": testResource, "exp": exp, "azp": "svc2"}
+	g, _ := newGuard(t, as, Options{Introspection: &ClientCredentials{ClientID: "rs", ClientSecret: "s3cret"}})
+	for _, tok := range []string{"user-1", "user-2", k.Sign(claimsFor(as, map[string]any{"sub": nil, "client_id": nil}), nil)} {
+		w, s := serve(g, tok)
+		if w.Code != 401 || s.called || !strings.Contains(w.Header().Get("WWW-Authenticate"), `error_description="no subject nor client id"`) {
+			t.Errorf("%.20s: %d %q, want 401", tok, w.Code, w.Header().Get("WWW-Authenticate"))
+		}
+	}
+	// A client acting for itself is its own principal, one per client.
+	for tok, want := range map[string]string{"client-only": "client:svc", "azp-only": "client:svc2"} {
+		w, s := serve(g, tok)
+		if w.Code != 200 || s.caller.Principal() != want {
+			t.Errorf("%s: %d principal %q, want %q", tok, w.Code, s.caller.Principal(), want)
+		}
+	}
+}

@@ -149,3 +149,27 @@ func TestOAuthDPoP(t *testing.T) {
 		t.Errorf("metadata: %s", b)
 	}
 }
+
+// TestOAuthNoPrincipal: two users whose tokens name neither a subject nor
+// a client (the authorization server's keys, claims it may issue to an
+// introspecting server) are refused, and so cannot share a legacy
+// session. At 00335bc both were the principal "client:": the second user
+// used the first one's session (issue 31 item 6).
+func TestOAuthNoPrincipal(t *testing.T) {
+	t.Parallel()
+	as := startAuthServer(t, asKeys("1"))
+	srv := oauthServe(t, as)
+	es := as.key("ES256")
+	alice := es.Sign(as.claims(map[string]any{"sub": nil, "client_id": nil, "username": "alice"}), nil)
+	bob := es.Sign(as.claims(map[string]any{"sub": nil, "client_id": nil, "username": "bob"}), nil)
+	resp := postLegacy(t, srv.url, alice, "", initializeBody)
+	if resp.StatusCode != 401 || !strings.Contains(resp.Header.Get("WWW-Authenticate"), `error="invalid_token"`) {
+		t.Errorf("a token naming no one: %d %q", resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
+	}
+	if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" {
+		postLegacy(t, srv.url, alice, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+		if resp := postLegacy(t, srv.url, bob, sid, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`); resp.StatusCode == 200 {
+			t.Errorf("bob used alice's session")
+		}
+	}
+}
