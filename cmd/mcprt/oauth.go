@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/mcprt/mcprt/runtime/resourceserver"
 )
@@ -19,6 +20,7 @@ type oauthFlags struct {
 	introspectionFile        string
 	untypedJWT               bool
 	dpopRequired, dpopNonce  bool
+	introspectionCache       time.Duration
 }
 
 func addOAuthFlags(fs *flag.FlagSet, of *oauthFlags) {
@@ -26,6 +28,7 @@ func addOAuthFlags(fs *flag.FlagSet, of *oauthFlags) {
 	fs.StringVar(&of.resource, "http-oauth-resource", "", "this server's canonical `URL` as clients reach it (e.g. https://mcp.example.com/mcp): the audience every token must carry")
 	fs.StringVar(&of.scopes, "http-oauth-scopes", "", "comma- or space-separated `scopes` every token must carry (others get 403 insufficient_scope)")
 	fs.StringVar(&of.introspectionFile, "http-oauth-introspection-client", "", "accept opaque tokens by asking the issuer's introspection endpoint (RFC 7662), as the client whose credentials are in `file`: {\"client_id\": \"…\", \"client_secret\": \"…\"}")
+	fs.DurationVar(&of.introspectionCache, "http-oauth-introspection-cache", resourceserver.DefaultIntrospectionCache, "remember an introspected token's answer this long at most, however far its expiry: a token revoked at the authorization server is refused within it")
 	fs.BoolVar(&of.untypedJWT, "http-oauth-untyped-jwt", false, "also accept JWT access tokens typed JWT or untyped, not only at+jwt (RFC 9068), for authorization servers that do not type them")
 	fs.BoolVar(&of.dpopRequired, "http-oauth-dpop-required", false, "accept only DPoP-bound access tokens (RFC 9449), each with its proof, and say so in the metadata (dpop_bound_access_tokens_required). Without it, bound tokens still need their proof (a DPoP-bound or certificate-bound token is never taken as a bearer token) and unbound ones are accepted")
 	fs.BoolVar(&of.dpopNonce, "http-oauth-dpop-nonce", false, "have every DPoP proof carry a nonce this server gave out (DPoP-Nonce header, use_dpop_nonce error), so that no proof can be made in advance")
@@ -52,7 +55,7 @@ func (of *oauthFlags) guard(ctx context.Context, tokenFile string, log *slog.Log
 	}
 	o := resourceserver.Options{
 		Issuer: of.issuer, Resource: of.resource, AcceptUntypedJWT: of.untypedJWT, Logger: log,
-		DPoPRequired: of.dpopRequired, DPoPNonce: of.dpopNonce,
+		DPoPRequired: of.dpopRequired, DPoPNonce: of.dpopNonce, IntrospectionCache: of.introspectionCache,
 		Scopes: strings.FieldsFunc(of.scopes, func(r rune) bool { return r == ',' || r == ' ' }),
 	}
 	if of.introspectionFile != "" {

@@ -27,6 +27,9 @@ type cached struct {
 	caller *Caller
 	until  time.Time
 	bind   binding
+	// refused is why the authorization server refused it, in the
+	// cache of refusals (caller nil).
+	refused string
 }
 
 // tokenCache remembers verified tokens until they expire, so a client

@@ -23,6 +23,11 @@ func invalid(reason string) error { return &TokenError{Reason: reason} }
 // retrying, the token is not known to be bad.
 var ErrUnavailable = errors.New("the authorization server is unavailable")
 
+// ErrRateLimited: the client's address has had as many tokens
+// introspected as Options.IntrospectionRate allows for now; the request
+// is worth retrying later.
+var ErrRateLimited = errors.New("too many tokens to introspect from this address")
+
 // claimSet is the members of a JWT claims set (RFC 9068 section 2.2) or an
 // introspection response (RFC 7662 section 2.2) that are checked or
 // carried. A member of the wrong JSON type fails decoding: the token is

@@ -40,7 +40,14 @@
 //     tokens at once.
 //   - Opaque tokens, with Options.Introspection: RFC 7662 introspection
 //     at the issuer's introspection_endpoint (client_secret_basic), active
-//     and for this audience; remembered until their exp.
+//     and for this audience; remembered until their exp but at most
+//     Options.IntrospectionCache (2 minutes: a revoked token stops
+//     working within it). A refused one is refused again without asking
+//     for Options.IntrospectionNegativeCache (10 s); each client address
+//     (an IPv6 /64) gets Options.IntrospectionRate introspections a
+//     second in bursts of IntrospectionBurst (2 and 20), then 429, with
+//     the addresses tracked bounded. A token over Options.MaxTokenBytes
+//     (8 KiB) is refused without asking anyone.
 //   - A token that names neither a subject (sub) nor a client (client_id,
 //     or azp) is refused: state is bound to Caller.Principal, and such
 //     tokens would all be one principal.

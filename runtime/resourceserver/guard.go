@@ -19,12 +19,22 @@ import (
 
 // Defaults for Options' zero values.
 const (
-	DefaultLeeway        = 30 * time.Second
-	DefaultRefresh       = time.Hour
-	DefaultKeyRefetch    = 10 * time.Second
-	DefaultCacheSize     = 10000
-	DefaultFetchTimeout  = 10 * time.Second
-	defaultMetadataCache = "public, max-age=300"
+	DefaultLeeway       = 30 * time.Second
+	DefaultRefresh      = time.Hour
+	DefaultKeyRefetch   = 10 * time.Second
+	DefaultCacheSize    = 10000
+	DefaultFetchTimeout = 10 * time.Second
+	// DefaultMaxTokenBytes: access tokens are a few kilobytes at most.
+	DefaultMaxTokenBytes = 8 << 10
+	// Introspection: an active answer is remembered this long at most
+	// (a revoked token stops working within it), a refusal this long,
+	// and each client address may have this many tokens a second
+	// introspected, in bursts of this many.
+	DefaultIntrospectionCache         = 2 * time.Minute
+	DefaultIntrospectionNegativeCache = 10 * time.Second
+	DefaultIntrospectionRate          = 2
+	DefaultIntrospectionBurst         = 20
+	defaultMetadataCache              = "public, max-age=300"
 )
 
 // Options configure a Guard.
@@ -47,6 +57,24 @@ type Options struct {
 	// asked about once at the issuer's introspection endpoint (RFC 7662),
 	// with these client credentials, and remembered until it expires.
 	Introspection *ClientCredentials
+	// IntrospectionCache bounds how long an active introspection answer
+	// is remembered (0: DefaultIntrospectionCache), however far its exp:
+	// a token revoked at the authorization server is refused within it.
+	// IntrospectionNegativeCache is how long a token it called inactive
+	// (or refused) is refused without asking again (0:
+	// DefaultIntrospectionNegativeCache; negative: not remembered).
+	IntrospectionCache, IntrospectionNegativeCache time.Duration
+	// IntrospectionRate and IntrospectionBurst bound the introspections
+	// Wrap makes for one client address (IPv6: its /64): a token bucket
+	// of IntrospectionBurst (0: DefaultIntrospectionBurst) refilled at
+	// IntrospectionRate a second (0: DefaultIntrospectionRate; negative:
+	// no limit). A request past it gets 429. Tokens already remembered
+	// cost nothing.
+	IntrospectionRate  float64
+	IntrospectionBurst int
+	// MaxTokenBytes: a longer token is refused without further ado,
+	// never sent to the authorization server (0: DefaultMaxTokenBytes).
+	MaxTokenBytes int
 	// AcceptUntypedJWT accepts JWTs whose typ is "JWT" or absent besides
 	// RFC 9068's "at+jwt", for authorization servers that do not type
 	// their access tokens. The audience check still binds such a token to
@@ -131,6 +159,8 @@ type Guard struct {
 	fetchMu      sync.Mutex
 	lastRefetch  time.Time // the last fetch for an unknown kid
 	cache        *tokenCache
+	refused      *tokenCache  // introspection's refusals, briefly
+	limiter      *addrLimiter // introspections per client address; nil: none
 	ctx          context.Context
 	cancel       context.CancelFunc
 	refreshEnded chan struct{}
@@ -162,6 +192,21 @@ func New(ctx context.Context, o Options) (*Guard, error) {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
+	if o.IntrospectionCache <= 0 {
+		o.IntrospectionCache = DefaultIntrospectionCache
+	}
+	if o.IntrospectionNegativeCache == 0 {
+		o.IntrospectionNegativeCache = DefaultIntrospectionNegativeCache
+	}
+	if o.IntrospectionRate == 0 {
+		o.IntrospectionRate = DefaultIntrospectionRate
+	}
+	if o.IntrospectionBurst <= 0 {
+		o.IntrospectionBurst = DefaultIntrospectionBurst
+	}
+	if o.MaxTokenBytes <= 0 {
+		o.MaxTokenBytes = DefaultMaxTokenBytes
+	}
 	if o.DPoPWindow <= 0 {
 		o.DPoPWindow = DefaultDPoPWindow
 	}
@@ -182,6 +227,11 @@ func New(ctx context.Context, o Options) (*Guard, error) {
 		issuer: o.Issuer, issuerURL: iss, resource: o.Resource, canonical: canonicalResource(o.Resource),
 		creds: o.Introspection,
 		cache: newTokenCache(o.CacheSize),
+		// Refusals are kept briefly and need less room.
+		refused: newTokenCache(max(o.CacheSize/10, 100)),
+	}
+	if o.IntrospectionRate > 0 {
+		g.limiter = newAddrLimiter(o.IntrospectionRate, o.IntrospectionBurst)
 	}
 	if g.now == nil {
 		g.now = time.Now
@@ -370,7 +420,7 @@ func (g *Guard) refetchKeys(seen uint64) bool {
 // to a key (DPoP, or a TLS client certificate) is refused: it is only
 // good with its proof, which Wrap checks and this cannot.
 func (g *Guard) Authenticate(ctx context.Context, token string) (*Caller, error) {
-	e, err := g.authenticate(ctx, token, g.now())
+	e, err := g.authenticate(ctx, token, "", g.now())
 	if err != nil {
 		return nil, err
 	}
@@ -381,10 +431,14 @@ func (g *Guard) Authenticate(ctx context.Context, token string) (*Caller, error)
 }
 
 // authenticate verifies a token, whatever it is bound to, or finds it
-// verified in the cache.
-func (g *Guard) authenticate(ctx context.Context, token string, now time.Time) (cached, error) {
+// verified in the cache. addr is the client's address, for the
+// introspection limit ("": none).
+func (g *Guard) authenticate(ctx context.Context, token, addr string, now time.Time) (cached, error) {
 	if token == "" {
 		return cached{}, invalid("empty")
+	}
+	if len(token) > g.opts.MaxTokenBytes {
+		return cached{}, invalid("too long")
 	}
 	key := hashToken(token)
 	if e, ok := g.cache.get(key, now); ok {
@@ -398,7 +452,17 @@ func (g *Guard) authenticate(ctx context.Context, token string, now time.Time) (
 	if strings.Count(token, ".") == 2 {
 		e, err = g.verifyJWT(token, now)
 	} else if g.creds != nil {
+		if r, ok := g.refused.get(key, now); ok {
+			return cached{}, invalid(r.refused)
+		}
+		if addr != "" && g.limiter != nil && !g.limiter.allow(addr, now) {
+			return cached{}, ErrRateLimited
+		}
 		e, err = g.introspect(ctx, token, now)
+		var te *TokenError
+		if errors.As(err, &te) && g.opts.IntrospectionNegativeCache > 0 {
+			g.refused.put(key, cached{until: now.Add(g.opts.IntrospectionNegativeCache), refused: te.Reason}, now)
+		}
 	} else {
 		err = invalid("not a JWT (opaque tokens need introspection)")
 	}

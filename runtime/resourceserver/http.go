@@ -66,7 +66,8 @@ func (g *Guard) MetadataHandler() http.Handler {
 // and the challenge that names the metadata; one with a token that does
 // not verify gets 401 invalid_token; one whose token lacks
 // Options.Scopes gets 403 insufficient_scope; while the issuer cannot be
-// asked about an opaque token, 503. A token bound to a key is accepted
+// asked about an opaque token, 503; past the client address's
+// introspection rate, 429. A token bound to a key is accepted
 // only with its proof: a DPoP-bound one (cnf.jkt) under the DPoP scheme
 // with a valid DPoP proof (RFC 9449), else 401 (invalid_dpop_proof, or
 // use_dpop_nonce with a DPoP-Nonce); a certificate-bound one
@@ -87,12 +88,18 @@ func (g *Guard) Wrap(next http.Handler) http.Handler {
 			return
 		}
 		now := g.now()
-		e, err := g.authenticate(r.Context(), token, now)
+		e, err := g.authenticate(r.Context(), token, r.RemoteAddr, now)
 		if err != nil {
 			var te *TokenError
 			if errors.As(err, &te) {
 				g.log.Debug("resourceserver: token refused", "reason", te.Reason)
 				g.refuse(w, http.StatusUnauthorized, scheme, "invalid_token", te.Reason, nil)
+				return
+			}
+			if errors.Is(err, ErrRateLimited) {
+				g.log.Debug("resourceserver: introspection rate-limited", "addr", limitKey(r.RemoteAddr))
+				w.Header().Set("Retry-After", "1")
+				writeError(w, http.StatusTooManyRequests, "Too Many Requests: too many new tokens from this address")
 				return
 			}
 			g.log.Warn("resourceserver: token not checked", "err", err)

@@ -11,10 +11,6 @@ import (
 	"time"
 )
 
-// DefaultIntrospectionTTL is how long an active token whose introspection
-// response has no exp is remembered.
-const DefaultIntrospectionTTL = time.Minute
-
 // ClientCredentials authenticate this server at the authorization
 // server's introspection endpoint (client_secret_basic).
 type ClientCredentials struct {
@@ -93,9 +89,11 @@ func (g *Guard) introspect(ctx context.Context, token string, now time.Time) (ca
 		return cached{}, err
 	}
 	delete(c.Claims, "active")
-	until := exp
-	if until.IsZero() {
-		until = now.Add(DefaultIntrospectionTTL)
+	// Remembered until its exp, but no longer than IntrospectionCache:
+	// the answer says the token is active now, and it may be revoked.
+	until := now.Add(g.opts.IntrospectionCache)
+	if !exp.IsZero() && exp.Before(until) {
+		until = exp
 	}
 	return cached{caller: c, until: until, bind: bind}, nil
 }
