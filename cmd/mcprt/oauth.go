@@ -18,6 +18,7 @@ import (
 type oauthFlags struct {
 	issuer, resource, scopes string
 	introspectionFile        string
+	introspectionEndpoint    string
 	untypedJWT               bool
 	dpopRequired, dpopNonce  bool
 	introspectionCache       time.Duration
@@ -28,6 +29,7 @@ func addOAuthFlags(fs *flag.FlagSet, of *oauthFlags) {
 	fs.StringVar(&of.resource, "http-oauth-resource", "", "this server's canonical `URL` as clients reach it (e.g. https://mcp.example.com/mcp): the audience every token must carry")
 	fs.StringVar(&of.scopes, "http-oauth-scopes", "", "comma- or space-separated `scopes` every token must carry (others get 403 insufficient_scope)")
 	fs.StringVar(&of.introspectionFile, "http-oauth-introspection-client", "", "accept opaque tokens by asking the issuer's introspection endpoint (RFC 7662), as the client whose credentials are in `file`: {\"client_id\": \"…\", \"client_secret\": \"…\"}")
+	fs.StringVar(&of.introspectionEndpoint, "http-oauth-introspection-endpoint", "", "introspect opaque tokens at `URL` (https, or http on loopback) instead of the introspection_endpoint of the issuer's metadata, for an authorization server that publishes none (or serves it elsewhere, as Ory Hydra on its admin port); needs -http-oauth-introspection-client")
 	fs.DurationVar(&of.introspectionCache, "http-oauth-introspection-cache", resourceserver.DefaultIntrospectionCache, "remember an introspected token's answer this long at most, however far its expiry: a token revoked at the authorization server is refused within it")
 	fs.BoolVar(&of.untypedJWT, "http-oauth-untyped-jwt", false, "also accept JWT access tokens typed JWT or untyped, not only at+jwt (RFC 9068), for authorization servers that do not type them")
 	fs.BoolVar(&of.dpopRequired, "http-oauth-dpop-required", false, "accept only DPoP-bound access tokens (RFC 9449), each with its proof, and say so in the metadata (dpop_bound_access_tokens_required). Without it, bound tokens still need their proof (a DPoP-bound or certificate-bound token is never taken as a bearer token) and unbound ones are accepted")
@@ -42,7 +44,7 @@ var errNoOAuth = errors.New("no -http-oauth-issuer")
 // says the error is the flags', not the issuer's.
 func (of *oauthFlags) guard(ctx context.Context, tokenFile string, log *slog.Logger) (g *resourceserver.Guard, usage bool, err error) {
 	if of.issuer == "" {
-		if of.resource != "" || of.scopes != "" || of.introspectionFile != "" || of.untypedJWT || of.dpopRequired || of.dpopNonce {
+		if of.resource != "" || of.scopes != "" || of.introspectionFile != "" || of.untypedJWT || of.dpopRequired || of.dpopNonce || of.introspectionEndpoint != "" {
 			return nil, true, errors.New("the -http-oauth-* flags need -http-oauth-issuer")
 		}
 		return nil, false, errNoOAuth
@@ -64,6 +66,12 @@ func (of *oauthFlags) guard(ctx context.Context, tokenFile string, log *slog.Log
 			return nil, true, fmt.Errorf("-http-oauth-introspection-client: %v", err)
 		}
 		o.Introspection = c
+	}
+	if of.introspectionEndpoint != "" {
+		if o.Introspection == nil {
+			return nil, true, errors.New("-http-oauth-introspection-endpoint needs -http-oauth-introspection-client, the credentials to introspect with")
+		}
+		o.IntrospectionEndpoint = of.introspectionEndpoint
 	}
 	if err := o.Validate(); err != nil {
 		return nil, true, err

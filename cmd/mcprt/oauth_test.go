@@ -18,6 +18,8 @@ func TestOAuthFlagsUsage(t *testing.T) {
 	os.WriteFile(tokenFile, []byte("tok"), 0o600)
 	creds := filepath.Join(dir, "creds.json")
 	os.WriteFile(creds, []byte(`{"client_id":"a"}`), 0o600)
+	goodCreds := filepath.Join(dir, "good.json")
+	os.WriteFile(goodCreds, []byte(`{"client_id":"a","client_secret":"b"}`), 0o600)
 	gwConfig := filepath.Join(dir, "gw.json")
 	os.WriteFile(gwConfig, []byte(`{"mcpServers":{"a":{"command":"true"}}}`), 0o600)
 	const iss, res = "https://127.0.0.1:1", "https://mcp.example.com/mcp"
@@ -35,6 +37,9 @@ func TestOAuthFlagsUsage(t *testing.T) {
 		{[]string{"-http-oauth-issuer", iss, "-http-oauth-resource", res, "-http-token-file", tokenFile}, runtime.ExitUsage, "choose one"},
 		{[]string{"-http-oauth-issuer", iss, "-http-oauth-resource", res, "-http-oauth-introspection-client", creds}, runtime.ExitUsage, "client_secret"},
 		{[]string{"-http-oauth-issuer", iss, "-http-oauth-resource", res}, runtime.ExitFailure, "no authorization server metadata"},
+		{[]string{"-http-oauth-introspection-endpoint", iss + "/introspect"}, runtime.ExitUsage, "need -http-oauth-issuer"},
+		{[]string{"-http-oauth-issuer", iss, "-http-oauth-resource", res, "-http-oauth-introspection-endpoint", iss + "/i"}, runtime.ExitUsage, "needs -http-oauth-introspection-client"},
+		{[]string{"-http-oauth-issuer", iss, "-http-oauth-resource", res, "-http-oauth-introspection-client", goodCreds, "-http-oauth-introspection-endpoint", "http://auth.example.com/i"}, runtime.ExitUsage, "must be https"},
 	} {
 		for _, verb := range [][]string{{"serve"}, {"gateway", "-config", gwConfig}} {
 			args := append(append(append([]string{}, verb...), "-http", "127.0.0.1:0"), tc.args...)

@@ -39,7 +39,9 @@
 //     a key the issuer stops publishing stops vouching for remembered
 //     tokens at once.
 //   - Opaque tokens, with Options.Introspection: RFC 7662 introspection
-//     at the issuer's introspection_endpoint (client_secret_basic), active
+//     at the issuer's introspection_endpoint, or at
+//     Options.IntrospectionEndpoint for an issuer that publishes none
+//     (client_secret_basic; https, or http on loopback), active
 //     and for this audience; remembered until their exp but at most
 //     Options.IntrospectionCache (2 minutes: a revoked token stops
 //     working within it). A refused one is refused again without asking

@@ -57,6 +57,12 @@ type Options struct {
 	// asked about once at the issuer's introspection endpoint (RFC 7662),
 	// with these client credentials, and remembered until it expires.
 	Introspection *ClientCredentials
+	// IntrospectionEndpoint, when set, is where tokens are introspected,
+	// instead of the introspection_endpoint of the issuer's metadata:
+	// for an authorization server that does not publish one (or serves
+	// it elsewhere, as Ory Hydra on its admin port). It needs
+	// Introspection, and is https, or http on loopback.
+	IntrospectionEndpoint string
 	// IntrospectionCache bounds how long an active introspection answer
 	// is remembered (0: DefaultIntrospectionCache), however far its exp:
 	// a token revoked at the authorization server is refused within it.
@@ -279,8 +285,9 @@ func New(ctx context.Context, o Options) (*Guard, error) {
 }
 
 // Validate reports what New would refuse in o without fetching anything:
-// an issuer or resource that is not an https (or loopback http) URL, a
-// scope that is not a scope token, half of the introspection credentials.
+// an issuer, resource or introspection endpoint that is not an https (or
+// loopback http) URL, a scope that is not a scope token, half of the
+// introspection credentials, an introspection endpoint without them.
 func (o Options) Validate() error {
 	_, _, err := o.check()
 	return err
@@ -300,6 +307,14 @@ func (o *Options) check() (iss, res *url.URL, err error) {
 	}
 	if o.Introspection != nil && (o.Introspection.ClientID == "" || o.Introspection.ClientSecret == "") {
 		return nil, nil, errors.New("introspection: client_id and client_secret are both needed")
+	}
+	if o.IntrospectionEndpoint != "" {
+		if o.Introspection == nil {
+			return nil, nil, errors.New("an introspection endpoint needs the introspection client's credentials")
+		}
+		if _, err := checkURL("introspection endpoint", o.IntrospectionEndpoint, true); err != nil {
+			return nil, nil, err
+		}
 	}
 	return iss, res, nil
 }
@@ -333,6 +348,9 @@ func (g *Guard) refresh(ctx context.Context, start bool) error {
 	m, err := g.discover(ctx)
 	if err != nil {
 		return err
+	}
+	if g.opts.IntrospectionEndpoint != "" {
+		m.IntrospectionEndpoint = g.opts.IntrospectionEndpoint
 	}
 	if m.JWKSURI == "" && (g.creds == nil || m.IntrospectionEndpoint == "") {
 		return fmt.Errorf("%s has no jwks_uri (and no introspection endpoint to use instead)", g.issuer)

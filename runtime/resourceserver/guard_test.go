@@ -34,6 +34,7 @@ type fakeAS struct {
 	introFail  atomic.Bool
 	metaPath   string // where the metadata is served (default RFC 8414)
 	issuer     string // the issuer the metadata names (default the URL)
+	noIntro    bool   // the metadata names no introspection endpoint
 }
 
 func newFakeAS(t testing.TB, keys ...*rst.Key) *fakeAS {
@@ -52,9 +53,11 @@ func newFakeAS(t testing.TB, keys ...*rst.Key) *fakeAS {
 		if iss == "" {
 			iss = as.URL
 		}
-		json.NewEncoder(w).Encode(map[string]any{
-			"issuer": iss, "jwks_uri": as.URL + "/jwks", "introspection_endpoint": as.URL + "/introspect",
-		})
+		m := map[string]any{"issuer": iss, "jwks_uri": as.URL + "/jwks", "introspection_endpoint": as.URL + "/introspect"}
+		if as.noIntro {
+			delete(m, "introspection_endpoint")
+		}
+		json.NewEncoder(w).Encode(m)
 	})
 	mux.HandleFunc("/jwks", func(w http.ResponseWriter, r *http.Request) {
 		as.jwksFetch.Add(1)

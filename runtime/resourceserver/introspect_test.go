@@ -169,3 +169,31 @@ func TestTokenSizeCap(t *testing.T) {
 		t.Errorf("a token of the maximum size: %d introspections, want 1", n)
 	}
 }
+
+// TestIntrospectionEndpointOption: an authorization server whose metadata
+// names no introspection endpoint (the TypeScript SDK's demo server; Ory
+// Hydra, whose introspection is on its admin port) can be used with
+// opaque tokens through Options.IntrospectionEndpoint; at 00335bc New
+// refused to start. The endpoint is https or loopback http, and needs
+// the credentials.
+func TestIntrospectionEndpointOption(t *testing.T) {
+	as := newFakeAS(t, rst.MustKey("ES256", "k1"))
+	as.noIntro = true
+	as.opaque["tok"] = map[string]any{"active": true, "sub": "bob", "aud": testResource}
+	if _, err := New(t.Context(), Options{Issuer: as.URL, Resource: testResource, Introspection: introspector, Logger: discard}); err == nil {
+		t.Error("introspection credentials, no endpoint anywhere: New succeeded")
+	}
+	g, _ := newGuard(t, as, Options{Introspection: introspector, IntrospectionEndpoint: as.URL + "/introspect"})
+	if w, s := serve(g, "tok"); w.Code != 200 || s.caller.Subject != "bob" {
+		t.Errorf("opaque token: %d", w.Code)
+	}
+	for _, o := range []Options{
+		{Issuer: as.URL, Resource: testResource, IntrospectionEndpoint: as.URL + "/introspect"},
+		{Issuer: as.URL, Resource: testResource, Introspection: introspector, IntrospectionEndpoint: "http://auth.example.com/introspect"},
+		{Issuer: as.URL, Resource: testResource, Introspection: introspector, IntrospectionEndpoint: "https://u:p@auth.example.com/introspect"},
+	} {
+		if err := o.Validate(); err == nil {
+			t.Errorf("%s accepted", o.IntrospectionEndpoint)
+		}
+	}
+}

@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -171,5 +173,39 @@ func TestOAuthNoPrincipal(t *testing.T) {
 		if resp := postLegacy(t, srv.url, bob, sid, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`); resp.StatusCode == 200 {
 			t.Errorf("bob used alice's session")
 		}
+	}
+}
+
+// TestOAuthIntrospectionEndpoint: mcprt serve
+// -http-oauth-introspection-endpoint introspects opaque tokens at the
+// URL given rather than the metadata's, for authorization servers that
+// publish none (issue 31, interop): here a proxy in front of the real
+// authorization server's endpoint, which sees the calls.
+func TestOAuthIntrospectionEndpoint(t *testing.T) {
+	t.Parallel()
+	as := startAuthServer(t, asKeys("1"))
+	var calls atomic.Int64
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		req, _ := http.NewRequest(r.Method, as.issuer+"/token/introspection", r.Body)
+		req.Header = r.Header.Clone()
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		defer resp.Body.Close()
+		w.Header().Set("Content-Type", resp.Header.Get("Content-Type"))
+		w.WriteHeader(resp.StatusCode)
+		io.Copy(w, resp.Body)
+	}))
+	t.Cleanup(proxy.Close)
+	srv := oauthServe(t, as, "-http-oauth-introspection-endpoint", proxy.URL+"/introspect")
+	tok := as.token("c-opaque", oauthResource, "mcp:tools")
+	if status, h := postInitialize(t, srv.url, tok); status != 200 {
+		t.Fatalf("opaque token: %d %s", status, h)
+	}
+	if calls.Load() != 1 {
+		t.Errorf("%d introspections at the endpoint given, want 1", calls.Load())
 	}
 }
