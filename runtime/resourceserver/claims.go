@@ -38,6 +38,7 @@ type claimSet struct {
 	Aud       stringList `json:"aud"`
 	Exp       *float64   `json:"exp"`
 	Nbf       *float64   `json:"nbf"`
+	Iat       *float64   `json:"iat"`
 	ClientID  string     `json:"client_id"`
 	Azp       string     `json:"azp"`
 	Scope     string     `json:"scope"`
@@ -180,6 +181,24 @@ func (g *Guard) check(cs *claimSet, raw []byte, now time.Time, jwt bool) (*Calle
 		if now.Add(g.leeway).Before(t) {
 			return nil, time.Time{}, invalid("not yet valid")
 		}
+	}
+	// A token issued in the future was not issued by a clock this one
+	// agrees with; one that lasts longer than MaxTokenLifetime is one no
+	// authorization server should mint (a stolen one would never
+	// expire). Its lifetime is exp - iat, or without iat what is left.
+	start := now
+	if cs.Iat != nil {
+		t, ok := numericDate(*cs.Iat)
+		if !ok {
+			return nil, time.Time{}, invalid("bad iat")
+		}
+		if t.After(now.Add(g.leeway)) {
+			return nil, time.Time{}, invalid("issued in the future")
+		}
+		start = t
+	}
+	if g.opts.MaxTokenLifetime > 0 && !exp.IsZero() && exp.Sub(start) > g.opts.MaxTokenLifetime {
+		return nil, time.Time{}, invalid("lifetime too long")
 	}
 	var all map[string]any
 	if err := json.Unmarshal(raw, &all); err != nil {

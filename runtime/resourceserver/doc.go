@@ -28,13 +28,17 @@
 //     token without Options.Scopes: 403 error="insufficient_scope".
 //   - The issuer's metadata (RFC 8414, then OpenID Connect Discovery, in
 //     the order the MCP specification gives) fetched at New and every
-//     Options.Refresh; the issuer must be https, or http on loopback.
+//     Options.Refresh; the issuer must be https, or http on loopback, and
+//     carry no user info (refused without repeating it: it may be a
+//     password).
 //   - JWT access tokens (RFC 9068): typ at+jwt; signed RS256/384/512,
 //     PS256/384/512, ES256/384/512 or EdDSA with a key of the issuer's
 //     JWK Set of that type (never none, never HMAC: symmetric keys are
 //     dropped); iss the issuer; aud (a string or an array) naming
 //     Options.Resource; exp required and nbf honoured, with
-//     Options.Leeway. A kid the set lacks fetches the set once more (at
+//     Options.Leeway; an iat ahead of this clock by more than Leeway, or
+//     a lifetime (exp - iat, or what is left without iat; introspected
+//     tokens too) over Options.MaxTokenLifetime (24 h), refused. A kid the set lacks fetches the set once more (at
 //     most every Options.KeyRefetch), so a key rotation needs no restart;
 //     a key the issuer stops publishing stops vouching for remembered
 //     tokens at once.

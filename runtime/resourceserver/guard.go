@@ -26,6 +26,8 @@ const (
 	DefaultFetchTimeout = 10 * time.Second
 	// DefaultMaxTokenBytes: access tokens are a few kilobytes at most.
 	DefaultMaxTokenBytes = 8 << 10
+	// DefaultMaxTokenLifetime: access tokens last minutes or hours.
+	DefaultMaxTokenLifetime = 24 * time.Hour
 	// Introspection: an active answer is remembered this long at most
 	// (a revoked token stops working within it), a refusal this long,
 	// and each client address may have this many tokens a second
@@ -78,6 +80,11 @@ type Options struct {
 	// cost nothing.
 	IntrospectionRate  float64
 	IntrospectionBurst int
+	// MaxTokenLifetime refuses a token whose exp is further than this
+	// from its iat (or, without iat, from now) (0:
+	// DefaultMaxTokenLifetime; negative: no bound). A token whose iat is
+	// ahead of this clock by more than Leeway is refused too.
+	MaxTokenLifetime time.Duration
 	// MaxTokenBytes: a longer token is refused without further ado,
 	// never sent to the authorization server (0: DefaultMaxTokenBytes).
 	MaxTokenBytes int
@@ -209,6 +216,9 @@ func New(ctx context.Context, o Options) (*Guard, error) {
 	}
 	if o.IntrospectionBurst <= 0 {
 		o.IntrospectionBurst = DefaultIntrospectionBurst
+	}
+	if o.MaxTokenLifetime == 0 {
+		o.MaxTokenLifetime = DefaultMaxTokenLifetime
 	}
 	if o.MaxTokenBytes <= 0 {
 		o.MaxTokenBytes = DefaultMaxTokenBytes

@@ -628,3 +628,72 @@ func TestNoPrincipalRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestTokenTimes: a token issued in the future (beyond Leeway), or that
+// lasts longer than MaxTokenLifetime, is refused; at 00335bc both an iat
+// an hour ahead and a 100-year exp were accepted (issue 31 item 11).
+// RFC 7519 section 4.1.6 leaves iat to the application; RFC 9068
+// section 4 has the resource server check the times it relies on.
+func TestTokenTimes(t *testing.T) {
+	k := rst.MustKey("ES256", "k1")
+	as := newFakeAS(t, k)
+	now := time.Now().Unix()
+	as.opaque["future"] = map[string]any{"active": true, "sub": "bob", "aud": testResource, "iat": now + 3600, "exp": now + 7200}
+	as.opaque["century"] = map[string]any{"active": true, "sub": "bob", "aud": testResource, "exp": now + 100*365*86400}
+	g, _ := newGuard(t, as, Options{Introspection: introspector})
+	year := int64(365 * 86400)
+	for name, tok := range map[string]string{
+		"iat an hour ahead":     k.Sign(claimsFor(as, map[string]any{"iat": now + 3600, "exp": now + 7200}), nil),
+		"iat 2 min ahead":       k.Sign(claimsFor(as, map[string]any{"iat": now + 120}), nil),
+		"exp in 100 years":      k.Sign(claimsFor(as, map[string]any{"exp": now + 100*year}), nil),
+		"25 h lifetime":         k.Sign(claimsFor(as, map[string]any{"iat": now - 3600, "exp": now + 24*3600}), nil),
+		"no iat, 100 years":     k.Sign(claimsFor(as, map[string]any{"iat": nil, "exp": now + 100*year}), nil),
+		"iat as a string":       k.Sign(claimsFor(as, map[string]any{"iat": "now"}), nil),
+		"introspected, future":  "future",
+		"introspected, century": "century",
+	} {
+		if w, _ := serve(g, tok); w.Code != 401 {
+			t.Errorf("%s: %d, want 401", name, w.Code)
+		}
+	}
+	for name, tok := range map[string]string{
+		"iat 10 s ahead (leeway)": k.Sign(claimsFor(as, map[string]any{"iat": now + 10}), nil),
+		"23 h lifetime":           k.Sign(claimsFor(as, map[string]any{"iat": now - 3600, "exp": now + 22*3600}), nil),
+	} {
+		if w, _ := serve(g, tok); w.Code != 200 {
+			t.Errorf("%s: %d, want 200", name, w.Code)
+		}
+	}
+	// The bound is an option; negative: none.
+	long := k.Sign(claimsFor(as, map[string]any{"exp": now + 100*year}), nil)
+	if g2, _ := newGuard(t, as, Options{MaxTokenLifetime: -1}); func() int { w, _ := serve(g2, long); return w.Code }() != 200 {
+		t.Error("MaxTokenLifetime -1: a 100-year token refused")
+	}
+	g3, _ := newGuard(t, as, Options{MaxTokenLifetime: time.Hour})
+	if w, _ := serve(g3, k.Sign(claimsFor(as, map[string]any{"exp": now + 7200}), nil)); w.Code != 401 {
+		t.Errorf("MaxTokenLifetime 1h, a 2 h token: %d", w.Code)
+	}
+}
+
+// TestURLSecretsNotEchoed: an issuer (or other URL) with user info is
+// refused without its password in the error; at 00335bc the error quoted
+// the URL whole (issue 31 item 11).
+func TestURLSecretsNotEchoed(t *testing.T) {
+	for _, o := range []Options{
+		{Issuer: "https://admin:hunter2@auth.example.com", Resource: testResource},
+		{Issuer: "https://auth.example.com", Resource: "https://admin:hunter2@mcp.example.com/mcp"},
+		{Issuer: "http://admin:hunter2@auth.example.com", Resource: testResource},
+		{Issuer: "ftp://admin:hunter2@auth.example.com", Resource: testResource},
+		{Issuer: "https://admin:hunter2@auth.example.com:bad", Resource: testResource},
+		{Issuer: "https://auth.example.com", Resource: testResource, Introspection: introspector, IntrospectionEndpoint: "https://admin:hunter2@auth.example.com/i"},
+	} {
+		err := o.Validate()
+		if err == nil || strings.Contains(err.Error(), "hunter2") {
+			t.Errorf("%v", err)
+		}
+	}
+	err := Options{Issuer: "https://admin:hunter2@auth.example.com/t", Resource: testResource}.Validate()
+	if err == nil || err.Error() != `issuer "https://auth.example.com/t": user info not allowed` {
+		t.Errorf("%v", err)
+	}
+}
