@@ -192,11 +192,10 @@ func (g *Guard) verifyProof(s string) (*proof, error) {
 // here by a request that names that server. The path is the request's,
 // or the resource's own (a proxy in front may have rewritten it).
 func (g *Guard) htuMatches(htu string, r *http.Request) bool {
-	n, ok := normalizeURI(htu)
-	if !ok || !strings.HasPrefix(n, g.htuOrigin) {
+	origin, path, ok := normalizeURI(htu)
+	if !ok || origin != g.htuOrigin {
 		return false
 	}
-	path := n[len(g.htuOrigin):]
 	if path == g.htuPath {
 		return true
 	}
@@ -204,24 +203,22 @@ func (g *Guard) htuMatches(htu string, r *http.Request) bool {
 	return ok && path == rp
 }
 
-// normalizeURI is an absolute http(s) URI's scheme, host, port and path
-// in normal form (RFC 3986 section 6.2.2 and 6.2.3): scheme and host in
-// lower case, no default port, percent-encoding normalized, dot
+// normalizeURI is an absolute http(s) URI's origin (scheme, host, port)
+// and path in normal form (RFC 3986 section 6.2.2 and 6.2.3): scheme and
+// host in lower case, no default port, percent-encoding normalized, dot
 // segments removed, an empty path "/"; query and fragment dropped.
-func normalizeURI(raw string) (string, bool) {
+func normalizeURI(raw string) (origin, path string, ok bool) {
 	u, err := url.Parse(raw)
 	if err != nil || u.Opaque != "" || u.Host == "" || u.User != nil {
-		return "", false
+		return "", "", false
 	}
-	o, ok := normalizeOrigin(u)
-	if !ok {
-		return "", false
+	if origin, ok = normalizeOrigin(u); !ok {
+		return "", "", false
 	}
-	p, ok := normalizePath(u.EscapedPath())
-	if !ok {
-		return "", false
+	if path, ok = normalizePath(u.EscapedPath()); !ok {
+		return "", "", false
 	}
-	return o + p, true
+	return origin, path, true
 }
 
 func normalizeOrigin(u *url.URL) (string, bool) {

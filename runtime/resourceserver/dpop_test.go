@@ -201,6 +201,8 @@ func TestDPoPRefusesProofs(t *testing.T) {
 		"htm GET":            {client.Proof(claims(map[string]any{"htm": "GET"}), nil)},                      // step 8: htm the method
 		"htm post":           {client.Proof(claims(map[string]any{"htm": "post"}), nil)},                     //
 		"htu another host":   {client.Proof(claims(map[string]any{"htu": "https://evil.example/mcp"}), nil)}, // step 9: htu the URI
+		"htu host prefix":    {client.Proof(claims(map[string]any{"htu": "https://mcp.example.test.evil.example/mcp"}), nil)},
+		"htu host suffix":    {client.Proof(claims(map[string]any{"htu": "https://evil.mcp.example.test/mcp"}), nil)},
 		"htu another path":   {client.Proof(claims(map[string]any{"htu": testResource + "/admin"}), nil)},
 		"htu http":           {client.Proof(claims(map[string]any{"htu": "http://mcp.example.test/mcp"}), nil)},
 		"htu another port":   {client.Proof(claims(map[string]any{"htu": "https://mcp.example.test:8443/mcp"}), nil)},
@@ -421,4 +423,28 @@ func selfSigned(t *testing.T) *x509.Certificate {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// TestNormalizeURI: the RFC 3986 section 6.2.2 and 6.2.3 normal form htu
+// is compared in.
+func TestNormalizeURI(t *testing.T) {
+	for in, want := range map[string]string{
+		"https://MCP.example.test:443/mcp": "https://mcp.example.test/mcp",
+		"HTTP://127.0.0.1:80":              "http://127.0.0.1/",
+		"http://[::1]:8080/a/./b/../c?q#f": "http://[::1]:8080/a/c",
+		"https://h/%7euser/%2f/%e2%82%ac":  "https://h/~user/%2F/%E2%82%AC",
+		"https://h/a/..":                   "https://h/",
+		"https://h/../../x":                "https://h/x",
+		"https://h:8443":                   "https://h:8443/",
+		"https://h/a%2":                    "",
+		"ftp://h/x":                        "",
+		"https://u@h/x":                    "",
+		"/relative":                        "",
+		"mailto:x@h":                       "",
+	} {
+		o, p, ok := normalizeURI(in)
+		if got := o + p; (ok && got != want) || (!ok && want != "") {
+			t.Errorf("%s: %q %v, want %q", in, got, ok, want)
+		}
+	}
 }
