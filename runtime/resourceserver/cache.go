@@ -79,6 +79,15 @@ func (c *tokenCache) put(k tokenKey, e cached, now time.Time) {
 	c.m[k] = e
 }
 
+// had reports whether k was verified once, expired or not (until it is
+// evicted): a token found good before is no stranger.
+func (c *tokenCache) had(k tokenKey) bool {
+	c.mu.RLock()
+	_, ok := c.m[k]
+	c.mu.RUnlock()
+	return ok
+}
+
 // purge forgets every token: the key set lost a key, and tokens it signed
 // must be verified again.
 func (c *tokenCache) purge() {

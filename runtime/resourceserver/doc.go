@@ -52,7 +52,8 @@
 //     for Options.IntrospectionNegativeCache (10 s); each client address
 //     (an IPv6 /64) gets Options.IntrospectionRate introspections a
 //     second in bursts of IntrospectionBurst (2 and 20), then 429, with
-//     the addresses tracked bounded. A token over Options.MaxTokenBytes
+//     the addresses tracked bounded; a token found active before does not
+//     count. A token over Options.MaxTokenBytes
 //     (8 KiB) is refused without asking anyone.
 //   - A token that names neither a subject (sub) nor a client (client_id,
 //     or azp) is refused: state is bound to Caller.Principal, and such

@@ -77,7 +77,9 @@ type Options struct {
 	// of IntrospectionBurst (0: DefaultIntrospectionBurst) refilled at
 	// IntrospectionRate a second (0: DefaultIntrospectionRate; negative:
 	// no limit). A request past it gets 429. Tokens already remembered
-	// cost nothing.
+	// cost nothing, and one that was active when last asked about is
+	// asked about again without counting (behind a proxy, every client
+	// has the proxy's address).
 	IntrospectionRate  float64
 	IntrospectionBurst int
 	// MaxTokenLifetime refuses a token whose exp is further than this
@@ -483,7 +485,10 @@ func (g *Guard) authenticate(ctx context.Context, token, addr string, now time.T
 		if r, ok := g.refused.get(key, now); ok {
 			return cached{}, invalid(r.refused)
 		}
-		if addr != "" && g.limiter != nil && !g.limiter.allow(addr, now) {
+		// A token that was active when last asked about is asked about
+		// again without counting: the limit is for made-up ones, and
+		// behind a proxy every client has its address.
+		if addr != "" && g.limiter != nil && !g.cache.had(key) && !g.limiter.allow(addr, now) {
 			return cached{}, ErrRateLimited
 		}
 		e, err = g.introspect(ctx, token, now)

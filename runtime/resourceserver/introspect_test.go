@@ -120,6 +120,15 @@ func TestIntrospectionRateLimited(t *testing.T) {
 	if c := serveFrom(g, "[2001:db8::ffff]:1", "v6-last"); c != 429 {
 		t.Errorf("the same /64 past its burst: %d", c)
 	}
+	// A token that was good when last asked about is asked about again
+	// past the cache bound even with the bucket empty.
+	clock.add(DefaultIntrospectionCache)
+	for i := range 2 * DefaultIntrospectionBurst {
+		serveFrom(g, "[2001:db8::99]:1", fmt.Sprintf("v6-more-%d", i))
+	}
+	if c := serveFrom(g, "[2001:db8::1]:1", "good"); c != 200 {
+		t.Errorf("a known token, bucket empty: %d", c)
+	}
 	// The bucket refills.
 	clock.add(time.Second)
 	calls := as.introCalls.Load()
