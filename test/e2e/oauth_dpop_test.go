@@ -209,3 +209,54 @@ func TestOAuthIntrospectionEndpoint(t *testing.T) {
 		t.Errorf("%d introspections at the endpoint given, want 1", calls.Load())
 	}
 }
+
+// TestOAuthDPoPNonce: with -http-oauth-dpop-nonce, mcprt's own client
+// (the gateway's) answers the use_dpop_nonce challenge with the nonce
+// given (RFC 9449 section 9) and its calls go through; a proof made
+// without the nonce gets the challenge and a DPoP-Nonce.
+func TestOAuthDPoPNonce(t *testing.T) {
+	t.Parallel()
+	as := startAuthServer(t, asKeys("1"))
+	resource := fmt.Sprintf("http://127.0.0.1:%d/mcp", freeLoopbackPort(t))
+	backend := startHTTPEnv(t, []string{"LOG_LEVEL=debug"}, binPath, "serve", "-http", strings.TrimSuffix(strings.TrimPrefix(resource, "http://"), "/mcp"),
+		"-http-oauth-issuer", as.issuer, "-http-oauth-resource", resource, "-http-oauth-scopes", "mcp:tools",
+		"-http-oauth-dpop-required", "-http-oauth-dpop-nonce")
+	f := newGateway(t)
+	cfg := f.config(map[string]any{"remote": map[string]any{"url": backend.url,
+		"oauth": map[string]any{"clientId": "c-es256", "clientSecret": "${GW_OAUTH_SECRET}", "scopes": "mcp:tools"}}})
+	gw := startHTTPEnv(t, []string{"GW_OAUTH_SECRET=secret-c-es256", "LOG_LEVEL=debug"}, binPath,
+		"gateway", "-config", cfg, "-http", "127.0.0.1:0")
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("gateway log:\n%s\nbackend log:\n%s", tail(gw.stderr.String(), 4000), tail(backend.stderr.String(), 4000))
+		}
+	})
+	c := connectHTTP(t, gw.url, client.Options{})
+	for i := range 3 {
+		text := fmt.Sprintf("call %d", i)
+		if got := callText(t, c, "remote__echo", map[string]any{"text": text}); got != text {
+			t.Fatalf("call %d through the gateway: %q", i, got)
+		}
+	}
+	key := rst.MustKey("ES256", "")
+	tok, _ := as.dpopToken(key, "c-es256", resource, "mcp:tools")
+	p := key.Proof(map[string]any{"jti": rand.Text(), "htm": "POST", "htu": resource, "iat": time.Now().Unix(), "ath": rst.ATH(tok)}, nil)
+	req, _ := http.NewRequest(http.MethodPost, resource, strings.NewReader(initializeBody))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", "DPoP "+tok)
+	req.Header.Set("DPoP", p)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	nonce := resp.Header.Get("DPoP-Nonce")
+	if resp.StatusCode != 401 || !strings.Contains(resp.Header.Get("WWW-Authenticate"), `DPoP error="use_dpop_nonce"`) || nonce == "" {
+		t.Fatalf("a proof without the nonce: %d %q nonce %q", resp.StatusCode, resp.Header.Get("WWW-Authenticate"), nonce)
+	}
+	p = key.Proof(map[string]any{"jti": rand.Text(), "htm": "POST", "htu": resource, "iat": time.Now().Unix(), "ath": rst.ATH(tok), "nonce": nonce}, nil)
+	if status, h := postDPoP(t, resource, "DPoP", tok, p); status != 200 {
+		t.Errorf("with the nonce: %d %s", status, h)
+	}
+}
