@@ -86,9 +86,16 @@
 //   - Every verified token is remembered by its SHA-256 (never the token)
 //     in a bounded cache until it expires, so an authorized request costs
 //     a hash and a map look-up.
+//   - What it fetches, and from where: the issuer's metadata from the
+//     issuer's own well-known URLs, the key set at the jwks_uri that
+//     metadata names, introspection at its introspection_endpoint (or
+//     Options.IntrospectionEndpoint), each https or loopback http, no
+//     redirect followed, no document over 1 MiB. Nothing a token or a
+//     proof names is fetched: jku, x5u and x5c are ignored, and a proof's
+//     key is the jwk it carries.
 //   - The token is never logged and never in an error message; the
-//     request reaches the wrapped handler without its Authorization header,
-//     and with the Caller (subject, client id, audience, scopes, claims)
+//     request reaches the wrapped handler without its Authorization (and
+//     DPoP) header, and with the Caller (subject, client id, audience, scopes, claims)
 //     on its context: CallerFrom(r.Context()). Caller is handlers.Caller:
 //     behind streamhttp, a handler finds it as Request.Caller, and
 //     handlers.Access (which tools, prompts and resources each caller
