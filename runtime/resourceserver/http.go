@@ -141,8 +141,7 @@ func (g *Guard) checkBinding(w http.ResponseWriter, r *http.Request, token, sche
 		// schemes MUST reject a DPoP-bound token presented as a bearer
 		// token; a stolen token must not work without its key.
 		g.log.Debug("resourceserver: token refused", "reason", "DPoP-bound token as a bearer token")
-		g.refuse(w, http.StatusUnauthorized, schemeBearer, "invalid_token", "the token is DPoP-bound: present it with the DPoP scheme and a proof", nil)
-		w.Header().Add("WWW-Authenticate", g.dpopChallenge)
+		g.refuse(w, http.StatusUnauthorized, schemeBearer, "invalid_token", "the token is DPoP-bound: present it with the DPoP scheme and a proof", nil, g.dpopChallenge)
 		return false
 	case e.bind.jkt != "":
 		nonce, err := g.checkProof(r, token, e.bind.jkt, now)
@@ -233,9 +232,10 @@ func (g *Guard) ScopeChallenge(h http.Header, scope string) {
 }
 
 // refuse answers with status and a challenge carrying the error (RFC 6750
-// section 3). For insufficient_scope, scope is the required scopes and the
-// ones the token already has (so a client asking again loses none).
-func (g *Guard) refuse(w http.ResponseWriter, status int, scheme, code, desc string, c *Caller) {
+// section 3), and the further challenges also. For insufficient_scope,
+// scope is the required scopes and the ones the token already has (so a
+// client asking again loses none).
+func (g *Guard) refuse(w http.ResponseWriter, status int, scheme, code, desc string, c *Caller, also ...string) {
 	var b strings.Builder
 	b.WriteString(scheme)
 	b.WriteString(` error="`)
@@ -266,6 +266,9 @@ func (g *Guard) refuse(w http.ResponseWriter, status int, scheme, code, desc str
 		b.WriteByte('"')
 	}
 	w.Header().Set("WWW-Authenticate", b.String())
+	for _, a := range also {
+		w.Header().Add("WWW-Authenticate", a)
+	}
 	msg := "Unauthorized: " + desc
 	switch status {
 	case http.StatusForbidden:

@@ -135,8 +135,10 @@ func TestOAuthDPoP(t *testing.T) {
 		"no proof":                 {"DPoP", tok, ""},
 		"unbound token":            {"Bearer", unbound, ""},
 	} {
+		// A 401 with a DPoP challenge (RFC 9449 section 7.1): the
+		// scheme at the start of a challenge, not in a description.
 		status, h := postDPoP(t, resource, req[0], req[1], req[2])
-		if status != 401 || !strings.Contains(h, "DPoP ") {
+		if status != 401 || !(strings.HasPrefix(h, "DPoP ") || strings.Contains(h, ", DPoP algs=")) {
 			t.Errorf("%s: %d %s", name, status, h)
 		}
 	}
