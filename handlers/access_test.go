@@ -113,6 +113,13 @@ func TestAccessRefusesUse(t *testing.T) {
 			if got := call(c, "completion/complete", `{"ref":{"type":"ref/prompt","name":"runbook"},"argument":{"name":"a","value":""}}`); got.String() != strings.ReplaceAll(unknown.String(), "nothing", "runbook") {
 				t.Errorf("%s: %s completing runbook: %s, want %s", v, c.Principal(), got, unknown)
 			}
+			// Issue 31 item 9: a hidden static resource completed as a
+			// ref/resource answered an empty completion, where an unknown
+			// URI gets "unknown": its existence leaked.
+			unknown = call(c, "completion/complete", `{"ref":{"type":"ref/resource","uri":"file:///nothing"},"argument":{"name":"a","value":""}}`)
+			if got := call(c, "completion/complete", `{"ref":{"type":"ref/resource","uri":"file:///secrets"},"argument":{"name":"a","value":""}}`); got.String() != strings.ReplaceAll(unknown.String(), "nothing", "secrets") {
+				t.Errorf("%s: %s completing file:///secrets: %s, want %s", v, c.Principal(), got, unknown)
+			}
 		}
 	}
 }

@@ -88,9 +88,12 @@ func (s *Server) complete(ctx context.Context, req *Request) (any, error) {
 			return nil, invalidParams(fmt.Sprintf("unknown resource template %q", p.Ref.URI))
 		}
 		if !ok {
-			_, static := s.resources.get(p.Ref.URI)
+			r, static := s.resources.get(p.Ref.URI)
 			s.mu.RUnlock()
-			if static {
+			// A static resource the caller may not use is as unknown as
+			// one nobody registered: an empty completion would tell it
+			// that the URI exists.
+			if static && r.Access.Allows(req.Caller) {
 				// A fixed URI has nothing to complete.
 				return completeResult(Completion{}), nil
 			}

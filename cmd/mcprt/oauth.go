@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/mcprt/mcprt/runtime/resourceserver"
 )
@@ -17,7 +18,12 @@ import (
 type oauthFlags struct {
 	issuer, resource, scopes string
 	introspectionFile        string
+	introspectionEndpoint    string
 	untypedJWT               bool
+	dpopRequired, dpopNonce  bool
+	introspectionCache       time.Duration
+	maxLifetime              time.Duration
+	introspectionRate        float64
 }
 
 func addOAuthFlags(fs *flag.FlagSet, of *oauthFlags) {
@@ -25,7 +31,13 @@ func addOAuthFlags(fs *flag.FlagSet, of *oauthFlags) {
 	fs.StringVar(&of.resource, "http-oauth-resource", "", "this server's canonical `URL` as clients reach it (e.g. https://mcp.example.com/mcp): the audience every token must carry")
 	fs.StringVar(&of.scopes, "http-oauth-scopes", "", "comma- or space-separated `scopes` every token must carry (others get 403 insufficient_scope)")
 	fs.StringVar(&of.introspectionFile, "http-oauth-introspection-client", "", "accept opaque tokens by asking the issuer's introspection endpoint (RFC 7662), as the client whose credentials are in `file`: {\"client_id\": \"…\", \"client_secret\": \"…\"}")
+	fs.StringVar(&of.introspectionEndpoint, "http-oauth-introspection-endpoint", "", "introspect opaque tokens at `URL` (https, or http on loopback) instead of the introspection_endpoint of the issuer's metadata, for an authorization server that publishes none (or serves it elsewhere, as Ory Hydra on its admin port); needs -http-oauth-introspection-client")
+	fs.DurationVar(&of.introspectionCache, "http-oauth-introspection-cache", resourceserver.DefaultIntrospectionCache, "remember an introspected token's answer this long at most, however far its expiry: a token revoked at the authorization server is refused within it")
+	fs.Float64Var(&of.introspectionRate, "http-oauth-introspection-rate", resourceserver.DefaultIntrospectionRate, "new opaque tokens a second one client address (an IPv6 /64) may have introspected, in bursts of 20; past it, 429 (tokens found active before do not count: behind a proxy, raise it or go negative for no limit)")
+	fs.DurationVar(&of.maxLifetime, "http-oauth-max-token-lifetime", resourceserver.DefaultMaxTokenLifetime, "refuse access tokens that last longer than this (exp - iat, or what is left without iat); -1s: no bound. Tokens issued in the future (iat beyond 30s of clock skew) are refused too")
 	fs.BoolVar(&of.untypedJWT, "http-oauth-untyped-jwt", false, "also accept JWT access tokens typed JWT or untyped, not only at+jwt (RFC 9068), for authorization servers that do not type them")
+	fs.BoolVar(&of.dpopRequired, "http-oauth-dpop-required", false, "accept only DPoP-bound access tokens (RFC 9449), each with its proof, and say so in the metadata (dpop_bound_access_tokens_required). Without it, bound tokens still need their proof (a DPoP-bound or certificate-bound token is never taken as a bearer token) and unbound ones are accepted")
+	fs.BoolVar(&of.dpopNonce, "http-oauth-dpop-nonce", false, "have every DPoP proof carry a nonce this server gave out (DPoP-Nonce header, use_dpop_nonce error), so that no proof can be made in advance")
 }
 
 // errNoOAuth: the flags ask for no resource server.
@@ -36,7 +48,7 @@ var errNoOAuth = errors.New("no -http-oauth-issuer")
 // says the error is the flags', not the issuer's.
 func (of *oauthFlags) guard(ctx context.Context, tokenFile string, log *slog.Logger) (g *resourceserver.Guard, usage bool, err error) {
 	if of.issuer == "" {
-		if of.resource != "" || of.scopes != "" || of.introspectionFile != "" || of.untypedJWT {
+		if of.resource != "" || of.scopes != "" || of.introspectionFile != "" || of.untypedJWT || of.dpopRequired || of.dpopNonce || of.introspectionEndpoint != "" {
 			return nil, true, errors.New("the -http-oauth-* flags need -http-oauth-issuer")
 		}
 		return nil, false, errNoOAuth
@@ -49,6 +61,8 @@ func (of *oauthFlags) guard(ctx context.Context, tokenFile string, log *slog.Log
 	}
 	o := resourceserver.Options{
 		Issuer: of.issuer, Resource: of.resource, AcceptUntypedJWT: of.untypedJWT, Logger: log,
+		DPoPRequired: of.dpopRequired, DPoPNonce: of.dpopNonce, IntrospectionCache: of.introspectionCache,
+		MaxTokenLifetime: of.maxLifetime, IntrospectionRate: of.introspectionRate,
 		Scopes: strings.FieldsFunc(of.scopes, func(r rune) bool { return r == ',' || r == ' ' }),
 	}
 	if of.introspectionFile != "" {
@@ -57,6 +71,12 @@ func (of *oauthFlags) guard(ctx context.Context, tokenFile string, log *slog.Log
 			return nil, true, fmt.Errorf("-http-oauth-introspection-client: %v", err)
 		}
 		o.Introspection = c
+	}
+	if of.introspectionEndpoint != "" {
+		if o.Introspection == nil {
+			return nil, true, errors.New("-http-oauth-introspection-endpoint needs -http-oauth-introspection-client, the credentials to introspect with")
+		}
+		o.IntrospectionEndpoint = of.introspectionEndpoint
 	}
 	if err := o.Validate(); err != nil {
 		return nil, true, err

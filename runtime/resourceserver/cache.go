@@ -21,9 +21,15 @@ func hashToken(token string) tokenKey {
 	return sha256.Sum256([]byte(token))
 }
 
+// cached is what a verified token was found to mean: its caller, until
+// when, and what it is bound to.
 type cached struct {
 	caller *Caller
 	until  time.Time
+	bind   binding
+	// refused is why the authorization server refused it, in the
+	// cache of refusals (caller nil).
+	refused string
 }
 
 // tokenCache remembers verified tokens until they expire, so a client
@@ -40,18 +46,18 @@ func newTokenCache(max int) *tokenCache {
 	return &tokenCache{m: make(map[tokenKey]cached), max: max}
 }
 
-func (c *tokenCache) get(k tokenKey, now time.Time) *Caller {
+func (c *tokenCache) get(k tokenKey, now time.Time) (cached, bool) {
 	c.mu.RLock()
 	e, ok := c.m[k]
 	c.mu.RUnlock()
 	if !ok || !now.Before(e.until) {
-		return nil
+		return cached{}, false
 	}
-	return e.caller
+	return e, true
 }
 
-func (c *tokenCache) put(k tokenKey, caller *Caller, until, now time.Time) {
-	if !now.Before(until) {
+func (c *tokenCache) put(k tokenKey, e cached, now time.Time) {
+	if !now.Before(e.until) {
 		return
 	}
 	c.mu.Lock()
@@ -70,7 +76,16 @@ func (c *tokenCache) put(k tokenKey, caller *Caller, until, now time.Time) {
 			delete(c.m, key)
 		}
 	}
-	c.m[k] = cached{caller: caller, until: until}
+	c.m[k] = e
+}
+
+// had reports whether k was verified once, expired or not (until it is
+// evicted): a token found good before is no stranger.
+func (c *tokenCache) had(k tokenKey) bool {
+	c.mu.RLock()
+	_, ok := c.m[k]
+	c.mu.RUnlock()
+	return ok
 }
 
 // purge forgets every token: the key set lost a key, and tokens it signed

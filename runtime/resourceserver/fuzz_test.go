@@ -88,8 +88,10 @@ func FuzzBearerHeader(f *testing.F) {
 	f.Fuzz(func(t *testing.T, v string) {
 		r := httptest.NewRequest(http.MethodGet, "/", nil)
 		r.Header["Authorization"] = []string{v}
-		tok, status := bearerToken(r)
-		if tok != "" && (status != http.StatusOK || len(v) < 7 || !equalFoldASCII(v[:6], "bearer") || tok[0] == ' ') {
+		tok, scheme, status := authorization(r)
+		bearer := len(v) >= 7 && equalFoldASCII(v[:6], "bearer") && scheme == schemeBearer
+		dpop := len(v) >= 5 && equalFoldASCII(v[:4], "dpop") && scheme == schemeDPoP
+		if tok != "" && (status != http.StatusOK || !(bearer || dpop) || tok[0] == ' ') {
 			t.Fatalf("%q gave token %q, status %d", v, tok, status)
 		}
 		if tok != "" && !token68(tok) {
@@ -111,4 +113,45 @@ func equalFoldASCII(a, b string) bool {
 		}
 	}
 	return true
+}
+
+// FuzzDPoPProof: no DPoP header panics the proof checks, and none is
+// accepted but the valid proofs the client's key made for this request
+// and token, each once (RFC 9449 section 4.3, section 11.1).
+func FuzzDPoPProof(f *testing.F) {
+	k := rst.MustKey("ES256", "k1")
+	as := newFakeAS(f, k)
+	g, err := New(context.Background(), Options{Issuer: as.URL, Resource: testResource, Logger: discard})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Cleanup(g.Close)
+	client := rst.MustKey("ES256", "")
+	rsaClient := rst.MustKey("RS256", "")
+	tok := k.Sign(boundTo(as, client, nil), nil)
+	valid := map[string]bool{}
+	for _, p := range []string{proofFor(client, tok, nil), proofFor(client, tok, map[string]any{"htu": testResource + "?q"})} {
+		valid[p] = true
+		f.Add(p)
+	}
+	f.Add(proofFor(client, tok, map[string]any{"htm": "GET"}))
+	f.Add(proofFor(client, tok, map[string]any{"ath": nil}))
+	f.Add(proofFor(rsaClient, tok, nil))
+	f.Add(client.Proof(map[string]any{"jti": "x"}, map[string]any{"jwk": map[string]any{"kty": "oct", "k": "aw"}}))
+	f.Add(rst.SignHMAC("HS256", []byte("x"), map[string]any{"jti": "x"}, map[string]any{"typ": "dpop+jwt"}))
+	bare, _ := rst.Unsigned(map[string]any{"jti": "x"}, map[string]any{"typ": "dpop+jwt", "jwk": client.ProofJWK()})
+	f.Add(bare)
+	f.Add("e30.e30.e30")
+	seen := map[string]bool{}
+	f.Fuzz(func(t *testing.T, p string) {
+		r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
+		r.Header.Set("DPoP", p)
+		_, err := g.checkProof(r, tok, client.Thumbprint(), time.Now())
+		if err == nil && (!valid[p] || seen[p]) {
+			t.Fatalf("accepted %q (seen before: %v)", p, seen[p])
+		}
+		if err == nil {
+			seen[p] = true
+		}
+	})
 }

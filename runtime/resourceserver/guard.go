@@ -19,12 +19,24 @@ import (
 
 // Defaults for Options' zero values.
 const (
-	DefaultLeeway        = 30 * time.Second
-	DefaultRefresh       = time.Hour
-	DefaultKeyRefetch    = 10 * time.Second
-	DefaultCacheSize     = 10000
-	DefaultFetchTimeout  = 10 * time.Second
-	defaultMetadataCache = "public, max-age=300"
+	DefaultLeeway       = 30 * time.Second
+	DefaultRefresh      = time.Hour
+	DefaultKeyRefetch   = 10 * time.Second
+	DefaultCacheSize    = 10000
+	DefaultFetchTimeout = 10 * time.Second
+	// DefaultMaxTokenBytes: access tokens are a few kilobytes at most.
+	DefaultMaxTokenBytes = 8 << 10
+	// DefaultMaxTokenLifetime: access tokens last minutes or hours.
+	DefaultMaxTokenLifetime = 24 * time.Hour
+	// Introspection: an active answer is remembered this long at most
+	// (a revoked token stops working within it), a refusal this long,
+	// and each client address may have this many tokens a second
+	// introspected, in bursts of this many.
+	DefaultIntrospectionCache         = 2 * time.Minute
+	DefaultIntrospectionNegativeCache = 10 * time.Second
+	DefaultIntrospectionRate          = 2
+	DefaultIntrospectionBurst         = 20
+	defaultMetadataCache              = "public, max-age=300"
 )
 
 // Options configure a Guard.
@@ -47,6 +59,37 @@ type Options struct {
 	// asked about once at the issuer's introspection endpoint (RFC 7662),
 	// with these client credentials, and remembered until it expires.
 	Introspection *ClientCredentials
+	// IntrospectionEndpoint, when set, is where tokens are introspected,
+	// instead of the introspection_endpoint of the issuer's metadata:
+	// for an authorization server that does not publish one (or serves
+	// it elsewhere, as Ory Hydra on its admin port). It needs
+	// Introspection, and is https, or http on loopback.
+	IntrospectionEndpoint string
+	// IntrospectionCache bounds how long an active introspection answer
+	// is remembered (0: DefaultIntrospectionCache), however far its exp:
+	// a token revoked at the authorization server is refused within it.
+	// IntrospectionNegativeCache is how long a token it called inactive
+	// (or refused) is refused without asking again (0:
+	// DefaultIntrospectionNegativeCache; negative: not remembered).
+	IntrospectionCache, IntrospectionNegativeCache time.Duration
+	// IntrospectionRate and IntrospectionBurst bound the introspections
+	// Wrap makes for one client address (IPv6: its /64): a token bucket
+	// of IntrospectionBurst (0: DefaultIntrospectionBurst) refilled at
+	// IntrospectionRate a second (0: DefaultIntrospectionRate; negative:
+	// no limit). A request past it gets 429. Tokens already remembered
+	// cost nothing, and one that was active when last asked about is
+	// asked about again without counting (behind a proxy, every client
+	// has the proxy's address).
+	IntrospectionRate  float64
+	IntrospectionBurst int
+	// MaxTokenLifetime refuses a token whose exp is further than this
+	// from its iat (or, without iat, from now) (0:
+	// DefaultMaxTokenLifetime; negative: no bound). A token whose iat is
+	// ahead of this clock by more than Leeway is refused too.
+	MaxTokenLifetime time.Duration
+	// MaxTokenBytes: a longer token is refused without further ado,
+	// never sent to the authorization server (0: DefaultMaxTokenBytes).
+	MaxTokenBytes int
 	// AcceptUntypedJWT accepts JWTs whose typ is "JWT" or absent besides
 	// RFC 9068's "at+jwt", for authorization servers that do not type
 	// their access tokens. The audience check still binds such a token to
@@ -67,6 +110,26 @@ type Options struct {
 	// HTTPClient fetches metadata and keys and introspects (nil: a client
 	// with DefaultFetchTimeout). Redirects are not followed.
 	HTTPClient *http.Client
+	// DPoPRequired accepts only DPoP-bound tokens (RFC 9449), each with
+	// its proof, and says so in the metadata
+	// (dpop_bound_access_tokens_required). Off, a DPoP-bound token is
+	// still accepted only with its proof, and an unbound one as a bearer
+	// token.
+	DPoPRequired bool
+	// DPoPNonce has every DPoP proof carry a nonce this server gave out
+	// (RFC 9449 section 9: the DPoP-Nonce header, with a use_dpop_nonce
+	// error when a proof lacks it), so that a proof made in advance is
+	// worthless. Nonces last DPoPNonceLifetime (0:
+	// DefaultDPoPNonceLifetime) to twice that.
+	DPoPNonce         bool
+	DPoPNonceLifetime time.Duration
+	// DPoPWindow is how old a DPoP proof may be (its iat) besides Leeway
+	// (0: DefaultDPoPWindow); one from the future gets Leeway only.
+	DPoPWindow time.Duration
+	// DPoPReplayCache bounds the proofs remembered so that each is
+	// accepted once (0: DefaultDPoPReplayCache); past it, proofs are
+	// refused (503) until older ones are out of their window.
+	DPoPReplayCache int
 	// Logger receives what the guard has to say: a refresh that failed,
 	// keys it skipped, tokens refused (at debug level, with the reason,
 	// never the token). Nil: slog.Default().
@@ -100,9 +163,19 @@ type Guard struct {
 	keys   atomic.Pointer[jose.KeySet]
 	keyGen atomic.Uint64
 
+	// DPoP (dpop.go): the proof's htu must be htuOrigin and the
+	// request's path or htuPath, both normalized.
+	htuOrigin, htuPath string
+	dpopWindow         time.Duration
+	jtis               *jtiCache
+	nonces             *nonceSource // nil: no nonces asked for
+	dpopChallenge      string       // `DPoP algs="…"`
+
 	fetchMu      sync.Mutex
 	lastRefetch  time.Time // the last fetch for an unknown kid
 	cache        *tokenCache
+	refused      *tokenCache  // introspection's refusals, briefly
+	limiter      *addrLimiter // introspections per client address; nil: none
 	ctx          context.Context
 	cancel       context.CancelFunc
 	refreshEnded chan struct{}
@@ -134,6 +207,33 @@ func New(ctx context.Context, o Options) (*Guard, error) {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
+	if o.IntrospectionCache <= 0 {
+		o.IntrospectionCache = DefaultIntrospectionCache
+	}
+	if o.IntrospectionNegativeCache == 0 {
+		o.IntrospectionNegativeCache = DefaultIntrospectionNegativeCache
+	}
+	if o.IntrospectionRate == 0 {
+		o.IntrospectionRate = DefaultIntrospectionRate
+	}
+	if o.IntrospectionBurst <= 0 {
+		o.IntrospectionBurst = DefaultIntrospectionBurst
+	}
+	if o.MaxTokenLifetime == 0 {
+		o.MaxTokenLifetime = DefaultMaxTokenLifetime
+	}
+	if o.MaxTokenBytes <= 0 {
+		o.MaxTokenBytes = DefaultMaxTokenBytes
+	}
+	if o.DPoPWindow <= 0 {
+		o.DPoPWindow = DefaultDPoPWindow
+	}
+	if o.DPoPReplayCache <= 0 {
+		o.DPoPReplayCache = DefaultDPoPReplayCache
+	}
+	if o.DPoPNonceLifetime <= 0 {
+		o.DPoPNonceLifetime = DefaultDPoPNonceLifetime
+	}
 	client := o.HTTPClient
 	if client == nil {
 		client = &http.Client{Timeout: DefaultFetchTimeout}
@@ -145,23 +245,47 @@ func New(ctx context.Context, o Options) (*Guard, error) {
 		issuer: o.Issuer, issuerURL: iss, resource: o.Resource, canonical: canonicalResource(o.Resource),
 		creds: o.Introspection,
 		cache: newTokenCache(o.CacheSize),
+		// Refusals are kept briefly and need less room.
+		refused: newTokenCache(max(o.CacheSize/10, 100)),
+	}
+	if o.IntrospectionRate > 0 {
+		g.limiter = newAddrLimiter(o.IntrospectionRate, o.IntrospectionBurst)
 	}
 	if g.now == nil {
 		g.now = time.Now
 	}
 	g.metadataURL, g.paths = metadataURLs(res)
 	g.metadataDoc, err = json.Marshal(ProtectedResourceMetadata{
-		Resource:               o.Resource,
-		AuthorizationServers:   []string{o.Issuer},
-		ScopesSupported:        o.Scopes,
-		BearerMethodsSupported: []string{"header"},
+		Resource:                      o.Resource,
+		AuthorizationServers:          []string{o.Issuer},
+		ScopesSupported:               o.Scopes,
+		BearerMethodsSupported:        []string{"header"},
+		DPoPSigningAlgValuesSupported: DPoPAlgorithms(),
+		DPoPBoundAccessTokensRequired: o.DPoPRequired,
 	})
 	if err != nil {
 		return nil, err
 	}
-	g.challenge = `Bearer resource_metadata="` + g.metadataURL + `"`
+	g.htuOrigin, _ = normalizeOrigin(res)
+	g.htuPath, _ = normalizePath(res.EscapedPath())
+	g.dpopWindow = o.DPoPWindow
+	// A proof's iat is acceptable over DPoPWindow and Leeway on either
+	// side: its jti is remembered at least that long.
+	g.jtis = newJTICache(o.DPoPReplayCache, o.DPoPWindow+2*o.Leeway)
+	if o.DPoPNonce {
+		g.nonces = newNonceSource(o.DPoPNonceLifetime)
+	}
+	g.dpopChallenge = `DPoP algs="` + strings.Join(DPoPAlgorithms(), " ") + `"`
+	scheme := "Bearer"
+	if o.DPoPRequired {
+		scheme = "DPoP"
+	}
+	g.challenge = scheme + ` resource_metadata="` + g.metadataURL + `"`
 	if len(o.Scopes) > 0 {
 		g.challenge += `, scope="` + strings.Join(o.Scopes, " ") + `"`
+	}
+	if o.DPoPRequired {
+		g.challenge += `, algs="` + strings.Join(DPoPAlgorithms(), " ") + `"`
 	}
 	if err := g.refresh(ctx, true); err != nil {
 		return nil, err
@@ -173,8 +297,9 @@ func New(ctx context.Context, o Options) (*Guard, error) {
 }
 
 // Validate reports what New would refuse in o without fetching anything:
-// an issuer or resource that is not an https (or loopback http) URL, a
-// scope that is not a scope token, half of the introspection credentials.
+// an issuer, resource or introspection endpoint that is not an https (or
+// loopback http) URL, a scope that is not a scope token, half of the
+// introspection credentials, an introspection endpoint without them.
 func (o Options) Validate() error {
 	_, _, err := o.check()
 	return err
@@ -194,6 +319,14 @@ func (o *Options) check() (iss, res *url.URL, err error) {
 	}
 	if o.Introspection != nil && (o.Introspection.ClientID == "" || o.Introspection.ClientSecret == "") {
 		return nil, nil, errors.New("introspection: client_id and client_secret are both needed")
+	}
+	if o.IntrospectionEndpoint != "" {
+		if o.Introspection == nil {
+			return nil, nil, errors.New("an introspection endpoint needs the introspection client's credentials")
+		}
+		if _, err := checkURL("introspection endpoint", o.IntrospectionEndpoint, true); err != nil {
+			return nil, nil, err
+		}
 	}
 	return iss, res, nil
 }
@@ -227,6 +360,9 @@ func (g *Guard) refresh(ctx context.Context, start bool) error {
 	m, err := g.discover(ctx)
 	if err != nil {
 		return err
+	}
+	if g.opts.IntrospectionEndpoint != "" {
+		m.IntrospectionEndpoint = g.opts.IntrospectionEndpoint
 	}
 	if m.JWKSURI == "" && (g.creds == nil || m.IntrospectionEndpoint == "") {
 		return fmt.Errorf("%s has no jwks_uri (and no introspection endpoint to use instead)", g.issuer)
@@ -310,43 +446,73 @@ func (g *Guard) refetchKeys(seen uint64) bool {
 // against the issuer's keys, anything else by introspection when
 // Options.Introspection is set. A refused token is a *TokenError; an
 // issuer that could not be asked is ErrUnavailable. Results are
-// remembered by the token's hash until the token expires.
+// remembered by the token's hash until the token expires. A token bound
+// to a key (DPoP, or a TLS client certificate) is refused: it is only
+// good with its proof, which Wrap checks and this cannot.
 func (g *Guard) Authenticate(ctx context.Context, token string) (*Caller, error) {
+	e, err := g.authenticate(ctx, token, "", g.now())
+	if err != nil {
+		return nil, err
+	}
+	if e.bind != (binding{}) {
+		return nil, invalid("bound to a key: it needs its proof")
+	}
+	return e.caller, nil
+}
+
+// authenticate verifies a token, whatever it is bound to, or finds it
+// verified in the cache. addr is the client's address, for the
+// introspection limit ("": none).
+func (g *Guard) authenticate(ctx context.Context, token, addr string, now time.Time) (cached, error) {
 	if token == "" {
-		return nil, invalid("empty")
+		return cached{}, invalid("empty")
+	}
+	if len(token) > g.opts.MaxTokenBytes {
+		return cached{}, invalid("too long")
 	}
 	key := hashToken(token)
-	now := g.now()
-	if c := g.cache.get(key, now); c != nil {
-		return c, nil
+	if e, ok := g.cache.get(key, now); ok {
+		return e, nil
 	}
 	if !token68(token) {
-		return nil, invalid("malformed")
+		return cached{}, invalid("malformed")
 	}
-	var c *Caller
-	var until time.Time
+	var e cached
 	var err error
 	if strings.Count(token, ".") == 2 {
-		c, until, err = g.verifyJWT(token, now)
+		e, err = g.verifyJWT(token, now)
 	} else if g.creds != nil {
-		c, until, err = g.introspect(ctx, token, now)
+		if r, ok := g.refused.get(key, now); ok {
+			return cached{}, invalid(r.refused)
+		}
+		// A token that was active when last asked about is asked about
+		// again without counting: the limit is for made-up ones, and
+		// behind a proxy every client has its address.
+		if addr != "" && g.limiter != nil && !g.cache.had(key) && !g.limiter.allow(addr, now) {
+			return cached{}, ErrRateLimited
+		}
+		e, err = g.introspect(ctx, token, now)
+		var te *TokenError
+		if errors.As(err, &te) && g.opts.IntrospectionNegativeCache > 0 {
+			g.refused.put(key, cached{until: now.Add(g.opts.IntrospectionNegativeCache), refused: te.Reason}, now)
+		}
 	} else {
 		err = invalid("not a JWT (opaque tokens need introspection)")
 	}
 	if err != nil {
-		return nil, err
+		return cached{}, err
 	}
-	g.cache.put(key, c, until, now)
-	return c, nil
+	g.cache.put(key, e, now)
+	return e, nil
 }
 
-func (g *Guard) verifyJWT(token string, now time.Time) (*Caller, time.Time, error) {
+func (g *Guard) verifyJWT(token string, now time.Time) (cached, error) {
 	t, err := jose.Parse(token)
 	if err != nil {
-		return nil, time.Time{}, invalid("malformed JWT")
+		return cached{}, invalid("malformed JWT")
 	}
 	if !g.typeAccepted(t.Header.Typ) {
-		return nil, time.Time{}, invalid("not a JWT access token (typ)")
+		return cached{}, invalid("not a JWT access token (typ)")
 	}
 	gen := g.keyGen.Load()
 	err = g.keys.Load().Verify(t)
@@ -356,24 +522,32 @@ func (g *Guard) verifyJWT(token string, now time.Time) (*Caller, time.Time, erro
 	switch {
 	case err == nil:
 	case errors.Is(err, jose.ErrAlgorithm):
-		return nil, time.Time{}, invalid("signature algorithm not accepted")
+		return cached{}, invalid("signature algorithm not accepted")
 	case errors.Is(err, jose.ErrUnknownKey):
-		return nil, time.Time{}, invalid("signed by an unknown key")
+		return cached{}, invalid("signed by an unknown key")
 	case errors.Is(err, jose.ErrCritical):
-		return nil, time.Time{}, invalid("critical header not understood")
+		return cached{}, invalid("critical header not understood")
 	default:
-		return nil, time.Time{}, invalid("bad signature")
+		return cached{}, invalid("bad signature")
 	}
 	var cs claimSet
 	if err := json.Unmarshal(t.Payload, &cs); err != nil {
-		return nil, time.Time{}, invalid("malformed claims")
+		return cached{}, invalid("malformed claims")
 	}
 	if cs.Active != nil || cs.TokenType != "" {
 		// Not members of a JWT access token; the names only matter to
 		// introspection, and a JWT must not pass for a response.
 		cs.Active, cs.TokenType = nil, ""
 	}
-	return g.check(&cs, t.Payload, now, true)
+	bind, err := bindingOf(&cs)
+	if err != nil {
+		return cached{}, err
+	}
+	c, until, err := g.check(&cs, t.Payload, now, true)
+	if err != nil {
+		return cached{}, err
+	}
+	return cached{caller: c, until: until, bind: bind}, nil
 }
 
 // typeAccepted: RFC 9068 section 4 has resource servers check typ, so

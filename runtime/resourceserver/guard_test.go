@@ -34,6 +34,7 @@ type fakeAS struct {
 	introFail  atomic.Bool
 	metaPath   string // where the metadata is served (default RFC 8414)
 	issuer     string // the issuer the metadata names (default the URL)
+	noIntro    bool   // the metadata names no introspection endpoint
 }
 
 func newFakeAS(t testing.TB, keys ...*rst.Key) *fakeAS {
@@ -52,9 +53,11 @@ func newFakeAS(t testing.TB, keys ...*rst.Key) *fakeAS {
 		if iss == "" {
 			iss = as.URL
 		}
-		json.NewEncoder(w).Encode(map[string]any{
-			"issuer": iss, "jwks_uri": as.URL + "/jwks", "introspection_endpoint": as.URL + "/introspect",
-		})
+		m := map[string]any{"issuer": iss, "jwks_uri": as.URL + "/jwks", "introspection_endpoint": as.URL + "/introspect"}
+		if as.noIntro {
+			delete(m, "introspection_endpoint")
+		}
+		json.NewEncoder(w).Encode(m)
 	})
 	mux.HandleFunc("/jwks", func(w http.ResponseWriter, r *http.Request) {
 		as.jwksFetch.Add(1)
@@ -594,5 +597,103 @@ func TestScopeChallengeHeader(t *testing.T) {
 	want := `Bearer error="insufficient_scope", error_description="the token lacks a scope this needs", resource_metadata="` + g.MetadataURL() + `", scope="read admin"`
 	if got := h.Get("WWW-Authenticate"); got != want {
 		t.Fatalf("challenge\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestNoPrincipalRefused: a token that names neither a subject nor a
+// client (legal in an introspection answer, RFC 7662 section 2.2; RFC
+// 9068 section 2.2 requires both in a JWT) is refused. At 00335bc two
+// such tokens, of two users, were both the principal "client:" and
+// shared legacy sessions, tasks and request state (issue 31 item 6).
+func TestNoPrincipalRefused(t *testing.T) {
+	k := rst.MustKey("ES256", "k1")
+	as := newFakeAS(t, k)
+	exp := time.Now().Unix() + 300
+	as.opaque["user-1"] = map[string]any{"active": true, "aud": testResource, "exp": exp, "scope": "mcp:tools"}
+	as.opaque["user-2"] = map[string]any{"active": true, "aud": testResource, "exp": exp, "scope": "mcp:tools", "username": "bob"}
+	as.opaque["client-only"] = map[string]any{"active": true, "aud": testResource, "exp": exp, "client_id": "svc"}
+	as.opaque["azp-only"] = map[string]any{"active": true, "aud": testResource, "exp": exp, "azp": "svc2"}
+	g, _ := newGuard(t, as, Options{Introspection: &ClientCredentials{ClientID: "rs", ClientSecret: "s3cret"}})
+	for _, tok := range []string{"user-1", "user-2", k.Sign(claimsFor(as, map[string]any{"sub": nil, "client_id": nil}), nil)} {
+		w, s := serve(g, tok)
+		if w.Code != 401 || s.called || !strings.Contains(w.Header().Get("WWW-Authenticate"), `error_description="no subject nor client id"`) {
+			t.Errorf("%.20s: %d %q, want 401", tok, w.Code, w.Header().Get("WWW-Authenticate"))
+		}
+	}
+	// A client acting for itself is its own principal, one per client.
+	for tok, want := range map[string]string{"client-only": "client:svc", "azp-only": "client:svc2"} {
+		w, s := serve(g, tok)
+		if w.Code != 200 || s.caller.Principal() != want {
+			t.Errorf("%s: %d principal %q, want %q", tok, w.Code, s.caller.Principal(), want)
+		}
+	}
+}
+
+// TestTokenTimes: a token issued in the future (beyond Leeway), or that
+// lasts longer than MaxTokenLifetime, is refused; at 00335bc both an iat
+// an hour ahead and a 100-year exp were accepted (issue 31 item 11).
+// RFC 7519 section 4.1.6 leaves iat to the application; RFC 9068
+// section 4 has the resource server check the times it relies on.
+func TestTokenTimes(t *testing.T) {
+	k := rst.MustKey("ES256", "k1")
+	as := newFakeAS(t, k)
+	now := time.Now().Unix()
+	as.opaque["future"] = map[string]any{"active": true, "sub": "bob", "aud": testResource, "iat": now + 3600, "exp": now + 7200}
+	as.opaque["century"] = map[string]any{"active": true, "sub": "bob", "aud": testResource, "exp": now + 100*365*86400}
+	g, _ := newGuard(t, as, Options{Introspection: introspector})
+	year := int64(365 * 86400)
+	for name, tok := range map[string]string{
+		"iat an hour ahead":     k.Sign(claimsFor(as, map[string]any{"iat": now + 3600, "exp": now + 7200}), nil),
+		"iat 2 min ahead":       k.Sign(claimsFor(as, map[string]any{"iat": now + 120}), nil),
+		"exp in 100 years":      k.Sign(claimsFor(as, map[string]any{"exp": now + 100*year}), nil),
+		"25 h lifetime":         k.Sign(claimsFor(as, map[string]any{"iat": now - 3600, "exp": now + 24*3600}), nil),
+		"no iat, 100 years":     k.Sign(claimsFor(as, map[string]any{"iat": nil, "exp": now + 100*year}), nil),
+		"iat as a string":       k.Sign(claimsFor(as, map[string]any{"iat": "now"}), nil),
+		"introspected, future":  "future",
+		"introspected, century": "century",
+	} {
+		if w, _ := serve(g, tok); w.Code != 401 {
+			t.Errorf("%s: %d, want 401", name, w.Code)
+		}
+	}
+	for name, tok := range map[string]string{
+		"iat 10 s ahead (leeway)": k.Sign(claimsFor(as, map[string]any{"iat": now + 10}), nil),
+		"23 h lifetime":           k.Sign(claimsFor(as, map[string]any{"iat": now - 3600, "exp": now + 22*3600}), nil),
+	} {
+		if w, _ := serve(g, tok); w.Code != 200 {
+			t.Errorf("%s: %d, want 200", name, w.Code)
+		}
+	}
+	// The bound is an option; negative: none.
+	long := k.Sign(claimsFor(as, map[string]any{"exp": now + 100*year}), nil)
+	if g2, _ := newGuard(t, as, Options{MaxTokenLifetime: -1}); func() int { w, _ := serve(g2, long); return w.Code }() != 200 {
+		t.Error("MaxTokenLifetime -1: a 100-year token refused")
+	}
+	g3, _ := newGuard(t, as, Options{MaxTokenLifetime: time.Hour})
+	if w, _ := serve(g3, k.Sign(claimsFor(as, map[string]any{"exp": now + 7200}), nil)); w.Code != 401 {
+		t.Errorf("MaxTokenLifetime 1h, a 2 h token: %d", w.Code)
+	}
+}
+
+// TestURLSecretsNotEchoed: an issuer (or other URL) with user info is
+// refused without its password in the error; at 00335bc the error quoted
+// the URL whole (issue 31 item 11).
+func TestURLSecretsNotEchoed(t *testing.T) {
+	for _, o := range []Options{
+		{Issuer: "https://admin:hunter2@auth.example.com", Resource: testResource},
+		{Issuer: "https://auth.example.com", Resource: "https://admin:hunter2@mcp.example.com/mcp"},
+		{Issuer: "http://admin:hunter2@auth.example.com", Resource: testResource},
+		{Issuer: "ftp://admin:hunter2@auth.example.com", Resource: testResource},
+		{Issuer: "https://admin:hunter2@auth.example.com:bad", Resource: testResource},
+		{Issuer: "https://auth.example.com", Resource: testResource, Introspection: introspector, IntrospectionEndpoint: "https://admin:hunter2@auth.example.com/i"},
+	} {
+		err := o.Validate()
+		if err == nil || strings.Contains(err.Error(), "hunter2") {
+			t.Errorf("%v", err)
+		}
+	}
+	err := Options{Issuer: "https://admin:hunter2@auth.example.com/t", Resource: testResource}.Validate()
+	if err == nil || err.Error() != `issuer "https://auth.example.com/t": user info not allowed` {
+		t.Errorf("%v", err)
 	}
 }

@@ -11,10 +11,6 @@ import (
 	"time"
 )
 
-// DefaultIntrospectionTTL is how long an active token whose introspection
-// response has no exp is remembered.
-const DefaultIntrospectionTTL = time.Minute
-
 // ClientCredentials authenticate this server at the authorization
 // server's introspection endpoint (client_secret_basic).
 type ClientCredentials struct {
@@ -41,15 +37,15 @@ func LoadClientCredentials(path string) (*ClientCredentials, error) {
 
 // introspect asks the authorization server about an opaque token (RFC
 // 7662). An answer it cannot get is ErrUnavailable, not a bad token.
-func (g *Guard) introspect(ctx context.Context, token string, now time.Time) (*Caller, time.Time, error) {
+func (g *Guard) introspect(ctx context.Context, token string, now time.Time) (cached, error) {
 	m := g.meta.Load()
 	if m.IntrospectionEndpoint == "" {
-		return nil, time.Time{}, invalid("not a JWT, and the authorization server has no introspection endpoint")
+		return cached{}, invalid("not a JWT, and the authorization server has no introspection endpoint")
 	}
 	form := url.Values{"token": {token}, "token_type_hint": {"access_token"}}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, m.IntrospectionEndpoint, strings.NewReader(form.Encode()))
 	if err != nil {
-		return nil, time.Time{}, fmt.Errorf("%w: %v", ErrUnavailable, err)
+		return cached{}, fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Accept", "application/json")
@@ -59,33 +55,45 @@ func (g *Guard) introspect(ctx context.Context, token string, now time.Time) (*C
 	if err != nil {
 		// The error names the endpoint, never the token (it is in the
 		// body, not the URL).
-		return nil, time.Time{}, fmt.Errorf("%w: introspection: %v", ErrUnavailable, err)
+		return cached{}, fmt.Errorf("%w: introspection: %v", ErrUnavailable, err)
 	}
 	if status != http.StatusOK {
-		return nil, time.Time{}, fmt.Errorf("%w: introspection answered %d", ErrUnavailable, status)
+		return cached{}, fmt.Errorf("%w: introspection answered %d", ErrUnavailable, status)
 	}
 	if !isJSONObject(body) {
-		return nil, time.Time{}, fmt.Errorf("%w: introspection answered something not a JSON object", ErrUnavailable)
+		return cached{}, fmt.Errorf("%w: introspection answered something not a JSON object", ErrUnavailable)
 	}
 	var cs claimSet
 	if err := json.Unmarshal(body, &cs); err != nil {
-		return nil, time.Time{}, fmt.Errorf("%w: introspection response: %v", ErrUnavailable, err)
+		return cached{}, fmt.Errorf("%w: introspection response: %v", ErrUnavailable, err)
 	}
 	if cs.Active == nil || !*cs.Active {
-		return nil, time.Time{}, invalid("not active")
+		return cached{}, invalid("not active")
 	}
-	if cs.TokenType != "" && !strings.EqualFold(cs.TokenType, "Bearer") {
-		// A sender-constrained token (DPoP) presented as a bearer one.
-		return nil, time.Time{}, invalid("not a bearer token")
+	bind, err := bindingOf(&cs)
+	if err != nil {
+		return cached{}, err
+	}
+	switch {
+	case cs.TokenType == "" || strings.EqualFold(cs.TokenType, "Bearer"):
+	case strings.EqualFold(cs.TokenType, "DPoP"):
+		// RFC 9449 section 6.2: a DPoP token's answer names its key.
+		if bind.jkt == "" {
+			return cached{}, invalid("a DPoP token without its key's thumbprint")
+		}
+	default:
+		return cached{}, invalid("a token of an unknown type")
 	}
 	c, exp, err := g.check(&cs, body, now, false)
 	if err != nil {
-		return nil, time.Time{}, err
+		return cached{}, err
 	}
 	delete(c.Claims, "active")
-	until := exp
-	if until.IsZero() {
-		until = now.Add(DefaultIntrospectionTTL)
+	// Remembered until its exp, but no longer than IntrospectionCache:
+	// the answer says the token is active now, and it may be revoked.
+	until := now.Add(g.opts.IntrospectionCache)
+	if !exp.IsZero() && exp.Before(until) {
+		until = exp
 	}
-	return c, until, nil
+	return cached{caller: c, until: until, bind: bind}, nil
 }

@@ -1,6 +1,7 @@
 package resourceserver
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -18,13 +19,21 @@ const WellKnownPath = "/.well-known/oauth-protected-resource"
 func checkURL(what, raw string, query bool) (*url.URL, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", what, err)
+		// url.Error would quote raw, user info and all.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return nil, fmt.Errorf("%s: not a URL: %v", what, err)
+	}
+	if u.User != nil {
+		// Said without the URL: its user info may be a password.
+		u.User = nil
+		return nil, fmt.Errorf("%s %q: user info not allowed", what, u.String())
 	}
 	switch {
 	case u.Host == "" || (u.Scheme != "https" && u.Scheme != "http"):
 		return nil, fmt.Errorf("%s %q: want an absolute https URL", what, raw)
-	case u.User != nil:
-		return nil, fmt.Errorf("%s %q: user info in the URL", what, raw)
 	case u.Fragment != "" || strings.Contains(raw, "#"):
 		return nil, fmt.Errorf("%s %q: a fragment in the URL", what, raw)
 	case !query && (u.RawQuery != "" || u.ForceQuery):

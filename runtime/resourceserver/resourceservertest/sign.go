@@ -212,6 +212,64 @@ func (k *Key) signature(alg string, input []byte) []byte {
 	panic("resourceservertest: unknown key type")
 }
 
+// ProofJWK is the key's public JWK with only the members that make the
+// key (kty, crv, x, y, n, e): what a DPoP proof's header carries.
+func (k *Key) ProofJWK() map[string]any {
+	m := k.PublicJWK()
+	delete(m, "kid")
+	delete(m, "alg")
+	delete(m, "use")
+	return m
+}
+
+// Thumbprint is the key's JWK SHA-256 thumbprint (RFC 7638), base64url:
+// the cnf.jkt of a token bound to it. It is computed here from the
+// RFC's member lists, independently of the package under test.
+func (k *Key) Thumbprint() string {
+	j := k.ProofJWK()
+	var names []string
+	switch j["kty"] {
+	case "RSA":
+		names = []string{"e", "kty", "n"}
+	case "EC":
+		names = []string{"crv", "kty", "x", "y"}
+	default:
+		names = []string{"crv", "kty", "x"}
+	}
+	doc := "{"
+	for i, n := range names {
+		if i > 0 {
+			doc += ","
+		}
+		doc += fmt.Sprintf("%q:%q", n, j[n])
+	}
+	sum := sha256.Sum256([]byte(doc + "}"))
+	return b64.EncodeToString(sum[:])
+}
+
+// Proof returns a DPoP proof (RFC 9449 section 4.2) of claims, signed by
+// k, with the header {"typ": "dpop+jwt", "alg": k.Alg, "jwk": k.ProofJWK()}
+// and the members of extra (a nil value removes one).
+func (k *Key) Proof(claims map[string]any, extra map[string]any) string {
+	h := map[string]any{"typ": "dpop+jwt", "alg": k.Alg, "jwk": k.ProofJWK()}
+	for n, v := range extra {
+		if v == nil {
+			delete(h, n)
+		} else {
+			h[n] = v
+		}
+	}
+	input := encode(h) + "." + encode(claims)
+	return input + "." + b64.EncodeToString(k.signature(h["alg"].(string), []byte(input)))
+}
+
+// ATH is the ath claim of a proof presented with token: its SHA-256,
+// base64url.
+func ATH(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return b64.EncodeToString(sum[:])
+}
+
 // SignHMAC returns claims signed with HMAC (alg HS256, HS384 or HS512)
 // under secret, with header members as for Sign (a kid among them).
 func SignHMAC(alg string, secret []byte, claims map[string]any, header map[string]any) string {

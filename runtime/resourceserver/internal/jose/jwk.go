@@ -27,8 +27,9 @@ type Key struct {
 	KID string // kid, may be empty
 	Alg string // alg the key is restricted to, may be empty
 
-	kty, crv string
-	pub      crypto.PublicKey
+	kty, crv   string
+	pub        crypto.PublicKey
+	thumbprint string // RFC 7638, for ProofKey's keys
 }
 
 // KeySet is a parsed JWK Set: its usable signature keys, in order.

@@ -10,7 +10,10 @@
 // HMAC algorithms are refused outright, and symmetric keys in a set are
 // dropped, so a public key can never be used as an HMAC secret. Header
 // parameters that would name a key from the token itself (jwk, jku, x5u,
-// x5c) are ignored, and a token with crit parameters is refused.
+// x5c) are ignored by KeySet.Verify, and a token with crit parameters is
+// refused. The one use of a token's own key is ProofKey's, for DPoP
+// proofs, whose point is to be signed by the key they carry; it is never
+// fetched (jku, x5u), only read from the header's jwk.
 package jose
 
 import (
@@ -57,6 +60,10 @@ type Header struct {
 	Kid  string   `json:"kid,omitempty"`
 	Typ  string   `json:"typ,omitempty"`
 	Crit []string `json:"crit,omitempty"`
+	// JWK is the public key a DPoP proof carries (RFC 9449 section 4.2),
+	// as sent. KeySet.Verify never looks at it: an access token is only
+	// ever checked against the issuer's keys. ProofKey reads it.
+	JWK json.RawMessage `json:"jwk,omitempty"`
 }
 
 // Token is a parsed, not yet verified, compact JWS.
