@@ -88,7 +88,7 @@ func FuzzTokenDestination(f *testing.F) {
 	f.Add("https://rs.example/mcp", "https://rs.example/mcp-other")
 	f.Add("https://RS.example/mcp", "https://rs.example:443/mcp")
 	f.Fuzz(func(t *testing.T, resource, target string) {
-		a, err := New("https://rs.example/mcp", Config{Grant: ClientCredentials, ClientID: "c", ClientSecret: "s"})
+		a, err := New("https://rs.example/mcp", Config{Grant: ClientCredentials, ClientID: "c", ClientSecret: "s", ClientIssuer: "https://as.example"})
 		if err != nil {
 			t.Fatal(err)
 		}
