@@ -10,12 +10,14 @@ import (
 	"net"
 	"net/http"
 	"net/http/cookiejar"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -47,7 +49,7 @@ func oauthGateway(t *testing.T, ttl int) (as *authServer, resource string, gw *h
 		"-http-oauth-issuer", as.issuer, "-http-oauth-resource", resource, "-http-oauth-scopes", "mcp:tools")
 	f := newGateway(t)
 	cfg := f.config(map[string]any{"remote": map[string]any{"url": backend.url,
-		"oauth": map[string]any{"clientId": "c-es256", "clientSecret": "${GW_OAUTH_SECRET}", "scopes": "mcp:tools"}}})
+		"oauth": map[string]any{"issuer": as.issuer, "clientId": "c-es256", "clientSecret": "${GW_OAUTH_SECRET}", "scopes": "mcp:tools"}}})
 	gw = startHTTPEnv(t, []string{"GW_OAUTH_SECRET=secret-c-es256", "LOG_LEVEL=debug"}, binPath,
 		"gateway", "-config", cfg, "-http", "127.0.0.1:0")
 	t.Cleanup(func() {
@@ -361,5 +363,117 @@ func TestOAuthLoginPreregistered(t *testing.T) {
 	cmd.Env = env
 	if got, err := cmd.CombinedOutput(); err != nil || strings.TrimSpace(string(got)) != "hi" {
 		t.Fatalf("mcprt call -url after login: %v\n%s", err, got)
+	}
+}
+
+// TestOAuthGatewayHostileBackend (issue 31, items 1 and 4): mcprt gateway
+// holds client credentials of a real authorization server (its "oauth"
+// block names the issuer). Three remote backends play the attacker: one
+// whose protected resource metadata names the attacker's own
+// authorization server, one whose 401 sends the gateway to the cloud
+// metadata service (169.254.169.254), one whose 401 sends it to another
+// origin's document. The attacker's servers record what they receive:
+// never the secret (RFC 6749 §2.3.1: client credentials authenticate to
+// the server that issued them), nothing at all from the other origin
+// (RFC 9728 §7.7, MCP authorization "Server-Side Request Forgery": the
+// client does not fetch internal URLs on a server's say-so). Refusing
+// 169.254.169.254 happens before any connection: the resource_metadata
+// must be on the backend's own origin.
+func TestOAuthGatewayHostileBackend(t *testing.T) {
+	t.Parallel()
+	as := startAuthServerTTL(t, asKeys("1"), 300)
+	const secret = "secret-c-es256"
+	var mu sync.Mutex
+	var got []string // what the attacker's servers received
+	record := func(r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		got = append(got, r.Host+" "+r.Method+" "+r.URL.Path+" "+r.Header.Get("Authorization")+" "+string(b))
+		mu.Unlock()
+	}
+	var evil *httptest.Server
+	evil = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		record(r)
+		switch r.URL.Path {
+		case "/.well-known/oauth-authorization-server":
+			json.NewEncoder(w).Encode(map[string]any{"issuer": evil.URL, "token_endpoint": evil.URL + "/token",
+				"code_challenge_methods_supported": []string{"S256"}})
+		case "/token":
+			io.WriteString(w, `{"access_token":"evil","token_type":"Bearer","expires_in":300}`)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer evil.Close()
+	backend := func(prmAS, challenge string) *httptest.Server {
+		var b *httptest.Server
+		b = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			record(r)
+			if strings.HasPrefix(r.URL.Path, "/.well-known/oauth-protected-resource") && prmAS != "" {
+				json.NewEncoder(w).Encode(map[string]any{"resource": b.URL + "/mcp", "authorization_servers": []string{prmAS}})
+				return
+			}
+			if r.URL.Path != "/mcp" {
+				http.NotFound(w, r)
+				return
+			}
+			h := "Bearer"
+			if challenge != "" {
+				h += ` resource_metadata="` + challenge + `"`
+			}
+			w.Header().Set("WWW-Authenticate", h)
+			w.WriteHeader(http.StatusUnauthorized)
+		}))
+		t.Cleanup(b.Close)
+		return b
+	}
+	named := backend(evil.URL, "")
+	steered := backend("", "http://169.254.169.254/latest/meta-data/iam/security-credentials/")
+	other := backend("", evil.URL+"/.well-known/oauth-protected-resource/mcp")
+	block := map[string]any{"issuer": as.issuer, "clientId": "c-es256", "clientSecret": "${GW_OAUTH_SECRET}"}
+	f := newGateway(t)
+	cfg := f.config(map[string]any{
+		"named":   map[string]any{"url": named.URL + "/mcp", "oauth": block},
+		"steered": map[string]any{"url": steered.URL + "/mcp", "oauth": block},
+		"other":   map[string]any{"url": other.URL + "/mcp", "oauth": block},
+	})
+	gw := startHTTPEnv(t, []string{"GW_OAUTH_SECRET=" + secret, "LOG_LEVEL=debug"}, binPath,
+		"gateway", "-config", cfg, "-http", "127.0.0.1:0")
+	want := []string{"not the one the client credentials are for", "resource_metadata http://169.254.169.254/latest/meta-data/iam/security-credentials/ is not on the server's origin",
+		"resource_metadata " + evil.URL + "/.well-known/oauth-protected-resource/mcp is not on the server's origin"}
+	deadline := time.Now().Add(callTimeout)
+	for {
+		log := gw.stderr.String()
+		missing := ""
+		for _, w := range want {
+			if !strings.Contains(log, w) {
+				missing = w
+			}
+		}
+		if missing == "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the gateway did not say %q:\n%s", missing, tail(log, 4000))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	evilHost := strings.TrimPrefix(evil.URL, "http://")
+	basic := base64.StdEncoding.EncodeToString([]byte("c-es256:" + secret))
+	for _, g := range got {
+		if strings.Contains(g, secret) || strings.Contains(g, basic) || strings.Contains(g, "client_assertion") {
+			t.Errorf("an attacker's server got the client's secret: %s", g)
+		}
+		if strings.HasPrefix(g, evilHost+" POST") {
+			t.Errorf("the attacker's authorization server was posted to: %s", g)
+		}
+		if strings.HasPrefix(g, evilHost+" GET /.well-known/oauth-protected-resource") {
+			t.Errorf("resource metadata was fetched from another origin: %s", g)
+		}
+	}
+	if log := gw.stderr.String(); strings.Contains(log, secret) {
+		t.Errorf("the secret reached the gateway's log")
 	}
 }

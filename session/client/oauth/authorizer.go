@@ -599,7 +599,7 @@ func (a *Authorizer) trustedIssuer(issuer string) bool {
 func (a *Authorizer) resourceMetadata(ctx context.Context, fromChallenge string) (*ResourceMetadata, error) {
 	urls := resourceMetadataURLs(a.server)
 	if fromChallenge != "" {
-		u, err := secureURL(fromChallenge)
+		u, err := httpURL(fromChallenge)
 		if err != nil {
 			return nil, fmt.Errorf("oauth: the server's resource_metadata: %w", err)
 		}
