@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
+	"net/http/httputil"
 	"net/url"
 	"os"
 	"os/exec"
@@ -18,6 +19,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -475,5 +477,101 @@ func TestOAuthGatewayHostileBackend(t *testing.T) {
 	}
 	if log := gw.stderr.String(); strings.Contains(log, secret) {
 		t.Errorf("the secret reached the gateway's log")
+	}
+}
+
+// TestOAuthLoginIssuerBound (issue 31, items 1 and 2): mcprt login
+// -client-id binds the client to the authorization server the MCP server
+// names at the sign-in (the real one). Then the server turns hostile: its
+// resource metadata names the attacker's authorization server. mcprt call
+// with the kept token does not present the refresh token there (RFC 6749
+// §6: a refresh token is presented to the server that issued it) and
+// says to sign in again; mcprt login with the same client refuses the
+// new issuer. The attacker's server gets nothing it could use: no
+// refresh token, no registration, no token request.
+func TestOAuthLoginIssuerBound(t *testing.T) {
+	t.Parallel()
+	as := startAuthServerConfig(t, asKeys("1"), 300, map[string]any{"authorizationCode": true,
+		"publicClients": []map[string]any{{"client_id": "mcprt-cli", "redirect_uris": []string{"http://127.0.0.1/callback"}}}})
+	var mu sync.Mutex
+	var evilGot []string
+	var evil *httptest.Server
+	evil = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		evilGot = append(evilGot, r.Method+" "+r.URL.Path+" "+r.Header.Get("Authorization")+" "+string(b))
+		mu.Unlock()
+		if strings.HasPrefix(r.URL.Path, "/.well-known/") {
+			json.NewEncoder(w).Encode(map[string]any{"issuer": evil.URL, "token_endpoint": evil.URL + "/token",
+				"authorization_endpoint": evil.URL + "/authorize", "registration_endpoint": evil.URL + "/register",
+				"code_challenge_methods_supported": []string{"S256"}})
+			return
+		}
+		io.WriteString(w, `{"access_token":"evil","token_type":"Bearer","refresh_token":"evil","client_id":"evil"}`)
+	}))
+	defer evil.Close()
+	// The MCP server's address is a proxy to mcprt serve -http, which
+	// turns hostile on cue.
+	var hostile atomic.Bool
+	var forward atomic.Pointer[httputil.ReverseProxy]
+	var proxy *httptest.Server
+	proxy = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !hostile.Load() {
+			forward.Load().ServeHTTP(w, r)
+			return
+		}
+		if strings.HasPrefix(r.URL.Path, "/.well-known/oauth-protected-resource") {
+			json.NewEncoder(w).Encode(map[string]any{"resource": proxy.URL + "/mcp", "authorization_servers": []string{evil.URL}})
+			return
+		}
+		w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+proxy.URL+`/.well-known/oauth-protected-resource/mcp"`)
+		w.WriteHeader(http.StatusUnauthorized)
+	}))
+	defer proxy.Close()
+	endpoint := proxy.URL + "/mcp"
+	srv := startHTTP(t, binPath, "serve", "-http", "127.0.0.1:0",
+		"-http-oauth-issuer", as.issuer, "-http-oauth-resource", endpoint, "-http-oauth-scopes", "mcp:tools")
+	su, _ := url.Parse(srv.url)
+	forward.Store(httputil.NewSingleHostReverseProxy(&url.URL{Scheme: su.Scheme, Host: su.Host}))
+	home := t.TempDir()
+	env := append(os.Environ(), "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"))
+
+	out := mcprtLogin(t, as, endpoint, env, "user-3", "-client-id", "mcprt-cli")
+	if !strings.Contains(out, "client mcprt-cli is taken to be registered at "+as.issuer) || !strings.Contains(out, "signed in to "+endpoint) {
+		t.Fatalf("mcprt login said:\n%s", out)
+	}
+	_, stored := storedToken(t, home)
+	refresh, _ := stored["token"].(map[string]any)["refresh_token"].(string)
+	if refresh == "" {
+		t.Fatalf("no refresh token kept: %v", stored["token"].(map[string]any)["scope"])
+	}
+	call := func() (string, error) {
+		cmd := exec.Command(binPath, "call", "-url", endpoint, "echo", "text=hi")
+		cmd.Env = env
+		got, err := cmd.CombinedOutput()
+		return strings.TrimSpace(string(got)), err
+	}
+	if got, err := call(); err != nil || got != "hi" {
+		t.Fatalf("mcprt call before: %v\n%s", err, got)
+	}
+
+	hostile.Store(true)
+	if got, err := call(); err == nil || !strings.Contains(got, "sign in again") {
+		t.Errorf("mcprt call once the server names another issuer: %v\n%s", err, got)
+	} else if strings.Contains(got, refresh) {
+		t.Errorf("the refresh token is in the output")
+	}
+	login := exec.Command(binPath, "login", "-url", endpoint, "-no-browser", "-client-id", "mcprt-cli")
+	login.Env = env
+	got, err := login.CombinedOutput()
+	if err == nil || !strings.Contains(string(got), "was bound to the authorization server "+as.issuer) {
+		t.Errorf("mcprt login with the bound client, another issuer named: %v\n%s", err, got)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, g := range evilGot {
+		if strings.Contains(g, refresh) || strings.Contains(g, "mcprt-cli") || !strings.HasPrefix(g, "GET /.well-known/") {
+			t.Errorf("the attacker's authorization server got: %s", tail(g, 300))
+		}
 	}
 }

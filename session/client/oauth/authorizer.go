@@ -259,6 +259,38 @@ func (a *Authorizer) Logout() {
 	a.mu.Unlock()
 }
 
+// Issuer discovers, without authorizing, the authorization server the
+// MCP server names: from the challenge of its 401 to a ping, else from
+// its well-known resource metadata, under the same rules as an
+// authorization (https, the server's origin, the address rule), and with
+// that server's metadata found for it. mcprt login binds a client id
+// and secret given without their issuer to this one.
+func (a *Authorizer) Issuer(ctx context.Context) (string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.server.String(),
+		strings.NewReader(`{"jsonrpc":"2.0","id":0,"method":"ping"}`))
+	if err != nil {
+		return "", err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	var ch Challenge
+	resp, err := a.base.RoundTrip(req)
+	if err != nil {
+		return "", fmt.Errorf("oauth: %s: %w", a.server.Redacted(), stripURL(err))
+	}
+	if resp.StatusCode == http.StatusUnauthorized {
+		ch = parseChallenges(resp.Header.Values("WWW-Authenticate"))
+	}
+	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	resp.Body.Close()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if err := a.discover(ctx, ch); err != nil {
+		return "", err
+	}
+	return a.issuer, nil
+}
+
 // RoundTrip sends req with the current token, if it is for req's URL;
 // on 401, or 403 insufficient_scope, it authorizes and sends req again.
 func (a *Authorizer) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -378,7 +410,12 @@ func (a *Authorizer) loadStored() *Token {
 	}
 	t := st.Token
 	a.tok, a.resource, a.issuer = &t, t.Resource, t.Issuer
-	if st.ClientID != "" {
+	if st.ClientID != "" && st.ClientID != a.cfg.ClientID {
+		// The client at the token's issuer of an earlier run: its
+		// registration, or the id alone of a pre-registered client
+		// (mcprt login -client-id), so that a refresh is that client's.
+		// The configured client, when it is the one kept, is taken as
+		// configured: with its secret, and its issuer binding.
 		a.clients[t.Issuer] = clientCredentials{ID: st.ClientID, Secret: st.ClientSecret, Method: st.AuthMethod}
 	}
 	return &t
@@ -507,6 +544,11 @@ func (a *Authorizer) save(t *Token) {
 			// A registration of this run's: kept, as the refresh
 			// needs it. Configured credentials stay where they are.
 			st.ClientID, st.ClientSecret, st.AuthMethod = c.ID, c.Secret, c.Method
+		} else if ok {
+			// The configured client's id, not its secret: what it was
+			// bound to is the token's issuer, and a later run refreshes
+			// as that client.
+			st.ClientID = c.ID
 		}
 		if err := a.cfg.Store.Save(canonical(a.server), st); err != nil {
 			a.log.Warn("oauth: keeping the token failed", slog.String("reason", err.Error()))
