@@ -488,7 +488,8 @@ func TestDialerAppliesAddressRule(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { hits.Add(1) }))
 	defer srv.Close()
 	hc := defaultClient()
-	ctx := context.WithValue(context.Background(), policyKey{}, addrPolicy{internalOK: false})
+	host := strings.TrimPrefix(srv.URL, "http://")
+	ctx := context.WithValue(context.Background(), policyKey{}, addrPolicy{internalOK: false, hostPort: host})
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
 	if _, err := hc.Do(req); !errors.Is(err, ErrForbiddenTarget) {
 		t.Fatalf("err = %v, want ErrForbiddenTarget", err)
@@ -496,11 +497,21 @@ func TestDialerAppliesAddressRule(t *testing.T) {
 	if hits.Load() != 0 {
 		t.Fatal("the request reached the server")
 	}
-	ctx = context.WithValue(context.Background(), policyKey{}, addrPolicy{internalOK: true})
+	ctx = context.WithValue(context.Background(), policyKey{}, addrPolicy{internalOK: true, hostPort: host})
 	req, _ = http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
 	resp, err := hc.Do(req)
 	if err != nil {
 		t.Fatal(err)
+	}
+	resp.Body.Close()
+	// Through a proxy (HTTPS_PROXY on a private address, say) the dial
+	// is to the proxy, which is the user's choice: not refused.
+	pu, _ := url.Parse(srv.URL)
+	hc.Transport.(*http.Transport).Proxy = http.ProxyURL(pu)
+	ctx = context.WithValue(context.Background(), policyKey{}, addrPolicy{internalOK: false, hostPort: "as.example.com:80"})
+	req, _ = http.NewRequestWithContext(ctx, http.MethodGet, "http://as.example.com/", nil)
+	if resp, err = hc.Do(req); err != nil {
+		t.Fatalf("through a proxy: %v", err)
 	}
 	resp.Body.Close()
 }

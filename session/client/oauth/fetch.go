@@ -166,7 +166,10 @@ func (a *Authorizer) checkTarget(ctx context.Context, what string, u *url.URL, t
 // what the server named, so that the dialer checks the address it
 // actually connects to: a name that resolved to a public address when
 // checked may resolve to another when dialled.
-type addrPolicy struct{ internalOK bool }
+type addrPolicy struct {
+	internalOK bool
+	hostPort   string // the request's host and port: a dial elsewhere is to a proxy
+}
 
 type policyKey struct{}
 
@@ -193,7 +196,7 @@ func (a *Authorizer) withPolicy(ctx context.Context, u string, trusted bool) con
 	if err != nil || trusted || sameOrigin(pu, a.server) || slices.Contains(a.cfg.MetadataOrigins, origin(pu)) {
 		return ctx
 	}
-	return context.WithValue(ctx, policyKey{}, addrPolicy{internalOK: a.cfg.AllowPrivate || a.serverInternal(ctx)})
+	return context.WithValue(ctx, policyKey{}, addrPolicy{internalOK: a.cfg.AllowPrivate || a.serverInternal(ctx), hostPort: hostPort(pu)})
 }
 
 func origin(u *url.URL) string {
@@ -213,6 +216,13 @@ func noRedirects(*http.Request, []*http.Request) error {
 func defaultClient() *http.Client {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	d := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second, ControlContext: controlDial}
-	t.DialContext = d.DialContext
+	t.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if p, ok := ctx.Value(policyKey{}).(addrPolicy); ok && !strings.EqualFold(p.hostPort, addr) {
+			// A proxy (HTTPS_PROXY): its address is the user's choice,
+			// and it is the one that resolves the name checked before.
+			ctx = context.WithValue(ctx, policyKey{}, nil)
+		}
+		return d.DialContext(ctx, network, addr)
+	}
 	return &http.Client{Timeout: 30 * time.Second, Transport: t, CheckRedirect: noRedirects}
 }
