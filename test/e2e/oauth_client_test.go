@@ -374,13 +374,14 @@ func TestOAuthLoginPreregistered(t *testing.T) {
 // whose protected resource metadata names the attacker's own
 // authorization server, one whose 401 sends the gateway to the cloud
 // metadata service (169.254.169.254), one whose 401 sends it to another
-// origin's document. The attacker's servers record what they receive:
+// origin's document, one whose well-known document redirects to
+// 169.254.169.254. The attacker's servers record what they receive:
 // never the secret (RFC 6749 §2.3.1: client credentials authenticate to
 // the server that issued them), nothing at all from the other origin
 // (RFC 9728 §7.7, MCP authorization "Server-Side Request Forgery": the
 // client does not fetch internal URLs on a server's say-so). Refusing
 // 169.254.169.254 happens before any connection: the resource_metadata
-// must be on the backend's own origin.
+// must be on the backend's own origin, and discovery follows no redirect.
 func TestOAuthGatewayHostileBackend(t *testing.T) {
 	t.Parallel()
 	as := startAuthServerTTL(t, asKeys("1"), 300)
@@ -411,6 +412,10 @@ func TestOAuthGatewayHostileBackend(t *testing.T) {
 		var b *httptest.Server
 		b = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			record(r)
+			if strings.HasPrefix(r.URL.Path, "/.well-known/oauth-protected-resource") && prmAS == "redirect" {
+				http.Redirect(w, r, "http://169.254.169.254/latest/meta-data/", http.StatusFound)
+				return
+			}
 			if strings.HasPrefix(r.URL.Path, "/.well-known/oauth-protected-resource") && prmAS != "" {
 				json.NewEncoder(w).Encode(map[string]any{"resource": b.URL + "/mcp", "authorization_servers": []string{prmAS}})
 				return
@@ -432,17 +437,23 @@ func TestOAuthGatewayHostileBackend(t *testing.T) {
 	named := backend(evil.URL, "")
 	steered := backend("", "http://169.254.169.254/latest/meta-data/iam/security-credentials/")
 	other := backend("", evil.URL+"/.well-known/oauth-protected-resource/mcp")
+	redirected := backend("redirect", "")
 	block := map[string]any{"issuer": as.issuer, "clientId": "c-es256", "clientSecret": "${GW_OAUTH_SECRET}"}
 	f := newGateway(t)
 	cfg := f.config(map[string]any{
 		"named":   map[string]any{"url": named.URL + "/mcp", "oauth": block},
 		"steered": map[string]any{"url": steered.URL + "/mcp", "oauth": block},
 		"other":   map[string]any{"url": other.URL + "/mcp", "oauth": block},
+		// Its well-known resource metadata redirects to the cloud
+		// metadata service: the redirect is not followed (the refusal
+		// comes before the redirected request is made).
+		"redirected": map[string]any{"url": redirected.URL + "/mcp", "oauth": block},
 	})
 	gw := startHTTPEnv(t, []string{"GW_OAUTH_SECRET=" + secret, "LOG_LEVEL=debug"}, binPath,
 		"gateway", "-config", cfg, "-http", "127.0.0.1:0")
 	want := []string{"not the one the client credentials are for", "resource_metadata http://169.254.169.254/latest/meta-data/iam/security-credentials/ is not on the server's origin",
-		"resource_metadata " + evil.URL + "/.well-known/oauth-protected-resource/mcp is not on the server's origin"}
+		"resource_metadata " + evil.URL + "/.well-known/oauth-protected-resource/mcp is not on the server's origin",
+		"protected resource metadata: redirect refused"}
 	deadline := time.Now().Add(callTimeout)
 	for {
 		log := gw.stderr.String()
