@@ -58,8 +58,9 @@ type Backend struct {
 	Headers map[string]string
 	// OAuth, for a remote backend, makes the gateway an OAuth 2.1 client
 	// of it (session/client/oauth) with the client credentials grant:
-	// the token is obtained when the server first answers 401, sent to
-	// that server alone, and renewed before it expires.
+	// the token is obtained from OAuth.Issuer (and no other) when the
+	// server first answers 401, sent to that server alone, and renewed
+	// before it expires.
 	OAuth *OAuth
 
 	// Prefix namespaces the backend's tools, prompts, resources and
