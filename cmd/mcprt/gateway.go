@@ -106,12 +106,20 @@ notification stream that breaks is first opened again: proxies cut long
 streams). The deprecated
 HTTP+SSE transport ("type": "sse") is not supported. A server protected
 by OAuth takes an "oauth" block instead of an Authorization header: the
-gateway gets its tokens by the client credentials grant (discovering the
-authorization server from the server's 401) and renews them:
+gateway gets its tokens by the client credentials grant from "issuer",
+the authorization server that issued the credentials, and renews them:
 
-  "oauth": {"clientId": "gw", "clientSecret": "${GW_SECRET}", "scopes": ["mcp:tools"]}
+  "oauth": {"issuer": "https://login.example.com", "clientId": "gw",
+            "clientSecret": "${GW_SECRET}", "scopes": ["mcp:tools"]}
 
 ("keyFile": a PEM private key for private_key_jwt, instead of the secret).
+The credentials go to that issuer alone: a server whose 401 names another
+authorization server gets an error, not the secret. The server must be
+https (http on loopback only), and so must its authorization server. What
+the server points the gateway at is fetched only from the server's own
+origin ("metadataOrigins": ["https://…"] adds others), without redirects,
+never from a link-local address, and from a private or loopback one only
+when the server is on one too ("allowPrivate": true allows them).
 
 "envFile" (as VS Code writes it) names a file of KEY=value lines added to
 the server's environment ("env" wins); a relative path is taken from

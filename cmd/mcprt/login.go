@@ -35,7 +35,13 @@ authorization server, registers itself there (a Client ID Metadata
 Document or dynamic registration, unless -client-id names a
 pre-registered client), and prints the address to open in a browser
 (and opens it where it can); after the sign-in the authorization server
-sends the browser back to mcprt on 127.0.0.1. The token, and its refresh
+sends the browser back to mcprt on 127.0.0.1. A client given with
+-client-id (and -client-secret-file) belongs to one authorization
+server: -client-issuer, or else the one the server names now, which it is
+then bound to; it is offered to no other, and a later login to the same
+server and client refuses an authorization server other than the one
+bound (mcprt logout -url URL first, or give -client-issuer, to move it).
+The token, and its refresh
 token, are kept in the user's configuration folder (readable by the
 user alone), per server and issuer; the client verbs given -url URL
 (mcprt call -url URL …) send it, and renew it before it expires.
@@ -48,6 +54,7 @@ func login(args []string, s streams) int {
 	endpoint := fs.String("url", "", "the MCP server's Streamable HTTP endpoint (https://HOST/mcp)")
 	clientID := fs.String("client-id", "", "a client `id` registered at the server's authorization server (default: register dynamically)")
 	secretFile := fs.String("client-secret-file", "", "the pre-registered client's secret, read from `file`")
+	clientIssuer := fs.String("client-issuer", "", "the authorization server (issuer `URL`) that registered -client-id (default: the one the server names, bound from then on)")
 	scopes := fs.String("scopes", "", "`scopes` to ask for besides those the server names (comma- or space-separated)")
 	noBrowser := fs.Bool("no-browser", false, "print the sign-in address only; do not start a browser")
 	timeout := fs.Duration("timeout", 5*time.Minute, "bound on the whole sign-in")
@@ -59,6 +66,10 @@ func login(args []string, s streams) int {
 	}
 	if *endpoint == "" || fs.NArg() > 0 {
 		fmt.Fprintf(s.Stderr, "mcprt login: want -url URL and nothing else\n(see mcprt login --help)\n")
+		return runtime.ExitUsage
+	}
+	if *clientID == "" && (*secretFile != "" || *clientIssuer != "") {
+		fmt.Fprintf(s.Stderr, "mcprt login: -client-secret-file and -client-issuer are for the client of -client-id\n")
 		return runtime.ExitUsage
 	}
 	store, err := oauth.DefaultStore()
@@ -79,20 +90,41 @@ func login(args []string, s streams) int {
 		return nil
 	}}
 	defer ua.Close()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	ctx, cancel := context.WithTimeout(ctx, *timeout)
+	defer cancel()
+	logger := slog.New(slog.NewTextHandler(s.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	issuer := *clientIssuer
+	if *clientID != "" && issuer == "" {
+		// The client is bound to the authorization server the server
+		// names now; the Authorizer offers it to that one alone.
+		probe, err := oauth.New(*endpoint, oauth.Config{UserAgent: ua, Logger: logger})
+		if err == nil {
+			issuer, err = probe.Issuer(ctx)
+		}
+		if err != nil {
+			fmt.Fprintf(s.Stderr, "mcprt login: finding the server's authorization server: %v\n", err)
+			return runtime.ExitFailure
+		}
+		// A client bound at an earlier sign-in stays bound: a server
+		// that now names another authorization server does not get it.
+		if st, err := store.Load(canonicalURL(*endpoint)); err == nil && st != nil && st.ClientID == *clientID && st.Token.Issuer != issuer {
+			fmt.Fprintf(s.Stderr, "mcprt login: client %s was bound to the authorization server %s when it signed in to this server; the server now names %s. Not offering the client there: if that is right, mcprt logout -url %s first, or give -client-issuer.\n",
+				*clientID, st.Token.Issuer, issuer, *endpoint)
+			return runtime.ExitFailure
+		}
+		fmt.Fprintf(s.Stderr, "mcprt login: client %s is taken to be registered at %s, the authorization server the server names; it is offered to no other\n", *clientID, issuer)
+	}
 	a, err := oauth.New(*endpoint, oauth.Config{
-		ClientID: *clientID, ClientSecret: secret, Scopes: splitScopes(*scopes),
-		UserAgent: ua, Store: store,
-		Logger: slog.New(slog.NewTextHandler(s.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		ClientID: *clientID, ClientSecret: secret, ClientIssuer: issuer, Scopes: splitScopes(*scopes),
+		UserAgent: ua, Store: store, Logger: logger,
 	})
 	if err != nil {
 		fmt.Fprintf(s.Stderr, "mcprt login: %v\n", err)
 		return runtime.ExitUsage
 	}
 	a.Logout() // sign in afresh, whatever was kept
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	ctx, cancel := context.WithTimeout(ctx, *timeout)
-	defer cancel()
 	// A ping is the request that meets the server's 401 and so starts
 	// the sign-in; it also shows that the token is accepted.
 	c, err := client.ConnectURL(ctx, *endpoint, &client.Options{HTTPClient: a.Client(),

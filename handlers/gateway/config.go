@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"net"
 	"net/url"
 	"os"
 	"path"
@@ -57,8 +58,9 @@ type Backend struct {
 	Headers map[string]string
 	// OAuth, for a remote backend, makes the gateway an OAuth 2.1 client
 	// of it (session/client/oauth) with the client credentials grant:
-	// the token is obtained when the server first answers 401, sent to
-	// that server alone, and renewed before it expires.
+	// the token is obtained from OAuth.Issuer (and no other) when the
+	// server first answers 401, sent to that server alone, and renewed
+	// before it expires.
 	OAuth *OAuth
 
 	// Prefix namespaces the backend's tools, prompts, resources and
@@ -129,9 +131,14 @@ type Backend struct {
 }
 
 // OAuth is a remote backend's "oauth" block: the gateway's credentials
-// at the backend's authorization server, which the backend's protected
-// resource metadata names.
+// at Issuer, the authorization server that issued them. They are used
+// only when the backend's protected resource metadata names that issuer:
+// a backend naming another gets no token, and the credentials never
+// reach it.
 type OAuth struct {
+	// Issuer is the authorization server's issuer identifier (https, or
+	// http on loopback), required.
+	Issuer   string
 	ClientID string
 	// ClientSecret authenticates the client (client_secret_basic or
 	// _post, as the server supports), or KeyFile, a PEM private key, by
@@ -140,6 +147,12 @@ type OAuth struct {
 	KeyFile      string
 	// Scopes are asked for besides those the backend names.
 	Scopes []string
+	// MetadataOrigins are origins besides the backend's own its resource
+	// metadata may be fetched from; AllowPrivate lets the backend name
+	// metadata and endpoints on private and loopback addresses when it
+	// is not on one itself (link-local ones stay refused).
+	MetadataOrigins []string
+	AllowPrivate    bool
 }
 
 // Defaults for the zero fields of a Backend.
@@ -348,8 +361,10 @@ func (e *ConfigError) Error() string {
 //	                 {"delete_*": {"scopes": ["notes:admin"]}}
 //	"protocol":      "auto", "legacy", "modern" or a revision such as "2025-06-18"
 //	"disabled":      true: leave the server out
-//	"oauth":         a remote server's OAuth client credentials: {"clientId": "…",
-//	                 "clientSecret": "${SECRET}" or "keyFile": "key.pem", "scopes": "a b"}
+//	"oauth":         a remote server's OAuth client credentials and the authorization server
+//	                 that issued them: {"issuer": "https://as.example", "clientId": "…",
+//	                 "clientSecret": "${SECRET}" or "keyFile": "key.pem", "scopes": "a b"};
+//	                 optional "metadataOrigins": ["https://…"], "allowPrivate": true
 //
 // "type" may be "stdio", "http" or "streamable-http" (or absent: then
 // "url" makes a remote server); "sse", the HTTP+SSE transport of
@@ -893,7 +908,7 @@ func (p *entryParser) oauth() {
 	}
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(v, &m); err != nil {
-		p.fail("oauth", `want an object: {"clientId": "…", "clientSecret": "…" or "keyFile": "…", "scopes": "…"}`)
+		p.fail("oauth", `want an object: {"issuer": "https://…", "clientId": "…", "clientSecret": "…" or "keyFile": "…", "scopes": "…"}`)
 		return
 	}
 	o := &OAuth{}
@@ -910,11 +925,28 @@ func (p *entryParser) oauth() {
 		return p.expand("oauth."+key, s)
 	}
 	for k := range m {
-		if !slices.Contains([]string{"clientId", "clientSecret", "keyFile", "scopes"}, k) {
-			p.fail("oauth."+k, "unknown key (want clientId, clientSecret, keyFile, scopes)")
+		if !slices.Contains([]string{"issuer", "clientId", "clientSecret", "keyFile", "scopes", "metadataOrigins", "allowPrivate"}, k) {
+			p.fail("oauth."+k, "unknown key (want issuer, clientId, clientSecret, keyFile, scopes, metadataOrigins, allowPrivate)")
 		}
 	}
-	o.ClientID, o.ClientSecret, o.KeyFile = str("clientId"), str("clientSecret"), str("keyFile")
+	o.Issuer, o.ClientID, o.ClientSecret, o.KeyFile = str("issuer"), str("clientId"), str("clientSecret"), str("keyFile")
+	if raw, ok := m["allowPrivate"]; ok && json.Unmarshal(raw, &o.AllowPrivate) != nil {
+		p.fail("oauth.allowPrivate", "want true or false")
+	}
+	if raw, ok := m["metadataOrigins"]; ok {
+		var list []string
+		if json.Unmarshal(raw, &list) != nil {
+			p.fail("oauth.metadataOrigins", `want a list of origins: ["https://host"]`)
+		}
+		for i, o2 := range list {
+			u, err := url.Parse(p.expand(fmt.Sprintf("oauth.metadataOrigins[%d]", i), o2))
+			if err != nil || u.Scheme != "https" || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" {
+				p.fail(fmt.Sprintf("oauth.metadataOrigins[%d]", i), "%q is not an https origin (https://host[:port])", o2)
+				continue
+			}
+			o.MetadataOrigins = append(o.MetadataOrigins, "https://"+strings.ToLower(u.Host))
+		}
+	}
 	if raw, ok := m["scopes"]; ok {
 		var list []string
 		if json.Unmarshal(raw, &list) == nil {
@@ -931,7 +963,37 @@ func (p *entryParser) oauth() {
 	case (o.ClientSecret == "") == (o.KeyFile == ""):
 		p.fail("oauth", `give "clientSecret" or "keyFile", one of them`)
 	}
+	// Without the issuer, the secret would go to whichever
+	// authorization server the backend names: to the backend.
+	if o.Issuer == "" {
+		p.fail("oauth.issuer", "missing: the authorization server that issued the client credentials (https://…); they are sent to no other")
+	} else if !secureOrLoopback(o.Issuer) {
+		p.fail("oauth.issuer", "%q is not an https URL (plain http is for loopback only)", o.Issuer)
+	}
+	// Tokens to a backend in clear, where anyone on the path can take
+	// them: https, or http on loopback.
+	if p.b.URL != "" && !secureOrLoopback(p.b.URL) {
+		p.fail("url", `a server with an "oauth" block must be https (plain http is for loopback only): its tokens would travel in clear`)
+	}
 	p.b.OAuth = o
+}
+
+// secureOrLoopback: an https URL, or an http one on loopback (localhost
+// or a loopback address).
+func secureOrLoopback(s string) bool {
+	u, err := url.Parse(s)
+	if err != nil || u.Host == "" {
+		return false
+	}
+	switch u.Scheme {
+	case "https":
+		return true
+	case "http":
+		h := u.Hostname()
+		ip := net.ParseIP(h)
+		return strings.EqualFold(h, "localhost") || (ip != nil && ip.IsLoopback())
+	}
+	return false
 }
 
 // validHeaderName: an RFC 9110 token.

@@ -114,16 +114,18 @@ func TestParseConfigRemote(t *testing.T) {
 		t.Errorf("other: %+v", o)
 	}
 	oc, err := ParseConfig([]byte(`{"mcpServers": {
-		"a": {"url": "https://a.example/mcp", "oauth": {"clientId": "gw", "clientSecret": "${SECRET}", "scopes": "mcp:tools, mcp:admin"}},
-		"b": {"url": "https://b.example/mcp", "oauth": {"clientId": "${ID:-gw2}", "keyFile": "/k.pem", "scopes": ["x y", "z"]}}
+		"a": {"url": "https://a.example/mcp", "oauth": {"issuer": "https://as.example", "clientId": "gw", "clientSecret": "${SECRET}", "scopes": "mcp:tools, mcp:admin"}},
+		"b": {"url": "https://b.example/mcp", "oauth": {"issuer": "http://127.0.0.1:9000", "clientId": "${ID:-gw2}", "keyFile": "/k.pem", "scopes": ["x y", "z"],
+			"metadataOrigins": ["https://Meta.example"], "allowPrivate": true}}
 	}}`), env(map[string]string{"SECRET": "s3"}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a := oc.Backends[0].OAuth; a == nil || a.ClientID != "gw" || a.ClientSecret != "s3" || fmt.Sprint(a.Scopes) != "[mcp:tools mcp:admin]" {
+	if a := oc.Backends[0].OAuth; a == nil || a.Issuer != "https://as.example" || a.ClientID != "gw" || a.ClientSecret != "s3" || fmt.Sprint(a.Scopes) != "[mcp:tools mcp:admin]" {
 		t.Errorf("oauth a: %+v", a)
 	}
-	if b := oc.Backends[1].OAuth; b == nil || b.ClientID != "gw2" || b.KeyFile != "/k.pem" || fmt.Sprint(b.Scopes) != "[x y z]" {
+	if b := oc.Backends[1].OAuth; b == nil || b.ClientID != "gw2" || b.KeyFile != "/k.pem" || fmt.Sprint(b.Scopes) != "[x y z]" ||
+		fmt.Sprint(b.MetadataOrigins) != "[https://meta.example]" || !b.AllowPrivate {
 		t.Errorf("oauth b: %+v", b)
 	}
 	if _, err := New(cfg, Options{}); err != nil {
@@ -237,10 +239,19 @@ func TestParseConfigErrors(t *testing.T) {
 		{"stdio headers", `{"mcpServers": {"a": {"command": "x", "headers": {"A": "b"}}}}`, []string{`backend "a": key "headers": only a remote server ("url") takes headers`}},
 		{"stdio oauth", `{"mcpServers": {"a": {"command": "x", "oauth": {"clientId": "c", "clientSecret": "s"}}}}`, []string{`backend "a": key "oauth": only a remote server ("url") takes oauth`}},
 		{"oauth type", `{"mcpServers": {"a": {"url": "https://x/mcp", "oauth": "c:s"}}}`, []string{`backend "a": key "oauth": want an object`}},
-		{"oauth no id", `{"mcpServers": {"a": {"url": "https://x/mcp", "oauth": {"clientSecret": "s"}}}}`, []string{`backend "a": key "oauth.clientId": missing`}},
-		{"oauth and a bearer header", `{"mcpServers": {"a": {"url": "https://x/mcp", "oauth": {"clientId": "c", "clientSecret": "s"}, "headers": {"authorization": "Bearer t"}}}}`, []string{`backend "a": key "headers.authorization": an "oauth" block gets this server's tokens: give it no Authorization header too`}},
-		{"oauth both", `{"mcpServers": {"a": {"url": "https://x/mcp", "oauth": {"clientId": "c", "clientSecret": "s", "keyFile": "k"}}}}`, []string{`backend "a": key "oauth": give "clientSecret" or "keyFile", one of them`}},
-		{"oauth key", `{"mcpServers": {"a": {"url": "https://x/mcp", "oauth": {"clientId": "c", "clientSecret": "${NOPE}", "secret": "x"}}}}`, []string{`key "oauth.clientSecret": ${NOPE} is not set`, `key "oauth.secret": unknown key`}},
+		{"oauth no id", `{"mcpServers": {"a": {"url": "https://x/mcp", "oauth": {"issuer": "https://as", "clientSecret": "s"}}}}`, []string{`backend "a": key "oauth.clientId": missing`}},
+		{"oauth and a bearer header", `{"mcpServers": {"a": {"url": "https://x/mcp", "oauth": {"issuer": "https://as", "clientId": "c", "clientSecret": "s"}, "headers": {"authorization": "Bearer t"}}}}`, []string{`backend "a": key "headers.authorization": an "oauth" block gets this server's tokens: give it no Authorization header too`}},
+		{"oauth both", `{"mcpServers": {"a": {"url": "https://x/mcp", "oauth": {"issuer": "https://as", "clientId": "c", "clientSecret": "s", "keyFile": "k"}}}}`, []string{`backend "a": key "oauth": give "clientSecret" or "keyFile", one of them`}},
+		{"oauth key", `{"mcpServers": {"a": {"url": "https://x/mcp", "oauth": {"issuer": "https://as", "clientId": "c", "clientSecret": "${NOPE}", "secret": "x"}}}}`, []string{`key "oauth.clientSecret": ${NOPE} is not set`, `key "oauth.secret": unknown key`}},
+		// Issue 31, item 1: a secret without the issuer it belongs to
+		// would be offered to whichever authorization server the backend
+		// names.
+		{"oauth no issuer", `{"mcpServers": {"a": {"url": "https://x/mcp", "oauth": {"clientId": "c", "clientSecret": "s"}}}}`, []string{`backend "a": key "oauth.issuer": missing`}},
+		// Issue 31, items 3 and 11: OAuth 2.1 §1.5, TLS for the
+		// authorization server and for the bearer tokens (RFC 6750 §5.3).
+		{"oauth http issuer", `{"mcpServers": {"a": {"url": "https://x/mcp", "oauth": {"issuer": "http://as.example", "clientId": "c", "clientSecret": "s"}}}}`, []string{`backend "a": key "oauth.issuer": "http://as.example" is not an https URL`}},
+		{"oauth http url", `{"mcpServers": {"a": {"url": "http://x.example/mcp", "oauth": {"issuer": "https://as", "clientId": "c", "clientSecret": "s"}}}}`, []string{`backend "a": key "url": a server with an "oauth" block must be https`}},
+		{"oauth origins", `{"mcpServers": {"a": {"url": "https://x/mcp", "oauth": {"issuer": "https://as", "clientId": "c", "clientSecret": "s", "metadataOrigins": ["http://m", "https://m/path"], "allowPrivate": "yes"}}}}`, []string{`key "oauth.metadataOrigins[0]": "http://m" is not an https origin`, `key "oauth.metadataOrigins[1]"`, `key "oauth.allowPrivate": want true or false`}},
 		{"prefix chars", `{"mcpServers": {"a": {"command": "x", "prefix": "a b"}}}`, []string{`backend "a": key "prefix": "a b": use 1 to 64 of`}},
 		{"prefix type", `{"mcpServers": {"a": {"command": "x", "prefix": 1}}}`, []string{`backend "a": key "prefix": want a string`}},
 		{"same prefix", `{"mcpServers": {"a": {"command": "x", "prefix": "p"}, "b": {"command": "y", "prefix": "p"}}}`, []string{`backend "b": key "prefix": "p" is also the prefix of backend "a"`}},

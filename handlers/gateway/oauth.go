@@ -17,11 +17,14 @@ func (b *backend) oauthClient() (*http.Client, error) {
 	b.authOnce.Do(func() {
 		o := b.cfg.OAuth
 		cfg := oauth.Config{
-			Grant:        oauth.ClientCredentials,
-			ClientID:     o.ClientID,
-			ClientSecret: o.ClientSecret,
-			Scopes:       o.Scopes,
-			Logger:       b.g.log.With("backend", b.name),
+			Grant:           oauth.ClientCredentials,
+			ClientIssuer:    o.Issuer,
+			ClientID:        o.ClientID,
+			ClientSecret:    o.ClientSecret,
+			Scopes:          o.Scopes,
+			MetadataOrigins: o.MetadataOrigins,
+			AllowPrivate:    o.AllowPrivate,
+			Logger:          b.g.log.With("backend", b.name),
 		}
 		if o.KeyFile != "" {
 			pemData, err := os.ReadFile(o.KeyFile)

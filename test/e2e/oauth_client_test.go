@@ -10,12 +10,16 @@ import (
 	"net"
 	"net/http"
 	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/http/httputil"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -47,7 +51,7 @@ func oauthGateway(t *testing.T, ttl int) (as *authServer, resource string, gw *h
 		"-http-oauth-issuer", as.issuer, "-http-oauth-resource", resource, "-http-oauth-scopes", "mcp:tools")
 	f := newGateway(t)
 	cfg := f.config(map[string]any{"remote": map[string]any{"url": backend.url,
-		"oauth": map[string]any{"clientId": "c-es256", "clientSecret": "${GW_OAUTH_SECRET}", "scopes": "mcp:tools"}}})
+		"oauth": map[string]any{"issuer": as.issuer, "clientId": "c-es256", "clientSecret": "${GW_OAUTH_SECRET}", "scopes": "mcp:tools"}}})
 	gw = startHTTPEnv(t, []string{"GW_OAUTH_SECRET=secret-c-es256", "LOG_LEVEL=debug"}, binPath,
 		"gateway", "-config", cfg, "-http", "127.0.0.1:0")
 	t.Cleanup(func() {
@@ -361,5 +365,224 @@ func TestOAuthLoginPreregistered(t *testing.T) {
 	cmd.Env = env
 	if got, err := cmd.CombinedOutput(); err != nil || strings.TrimSpace(string(got)) != "hi" {
 		t.Fatalf("mcprt call -url after login: %v\n%s", err, got)
+	}
+}
+
+// TestOAuthGatewayHostileBackend (issue 31, items 1 and 4): mcprt gateway
+// holds client credentials of a real authorization server (its "oauth"
+// block names the issuer). Three remote backends play the attacker: one
+// whose protected resource metadata names the attacker's own
+// authorization server, one whose 401 sends the gateway to the cloud
+// metadata service (169.254.169.254), one whose 401 sends it to another
+// origin's document, one whose well-known document redirects to
+// 169.254.169.254. The attacker's servers record what they receive:
+// never the secret (RFC 6749 §2.3.1: client credentials authenticate to
+// the server that issued them), nothing at all from the other origin
+// (RFC 9728 §7.7, MCP authorization "Server-Side Request Forgery": the
+// client does not fetch internal URLs on a server's say-so). Refusing
+// 169.254.169.254 happens before any connection: the resource_metadata
+// must be on the backend's own origin, and discovery follows no redirect.
+func TestOAuthGatewayHostileBackend(t *testing.T) {
+	t.Parallel()
+	as := startAuthServerTTL(t, asKeys("1"), 300)
+	const secret = "secret-c-es256"
+	var mu sync.Mutex
+	var got []string // what the attacker's servers received
+	record := func(r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		got = append(got, r.Host+" "+r.Method+" "+r.URL.Path+" "+r.Header.Get("Authorization")+" "+string(b))
+		mu.Unlock()
+	}
+	var evil *httptest.Server
+	evil = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		record(r)
+		switch r.URL.Path {
+		case "/.well-known/oauth-authorization-server":
+			json.NewEncoder(w).Encode(map[string]any{"issuer": evil.URL, "token_endpoint": evil.URL + "/token",
+				"code_challenge_methods_supported": []string{"S256"}})
+		case "/token":
+			io.WriteString(w, `{"access_token":"evil","token_type":"Bearer","expires_in":300}`)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer evil.Close()
+	backend := func(prmAS, challenge string) *httptest.Server {
+		var b *httptest.Server
+		b = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			record(r)
+			if strings.HasPrefix(r.URL.Path, "/.well-known/oauth-protected-resource") && prmAS == "redirect" {
+				http.Redirect(w, r, "http://169.254.169.254/latest/meta-data/", http.StatusFound)
+				return
+			}
+			if strings.HasPrefix(r.URL.Path, "/.well-known/oauth-protected-resource") && prmAS != "" {
+				json.NewEncoder(w).Encode(map[string]any{"resource": b.URL + "/mcp", "authorization_servers": []string{prmAS}})
+				return
+			}
+			if r.URL.Path != "/mcp" {
+				http.NotFound(w, r)
+				return
+			}
+			h := "Bearer"
+			if challenge != "" {
+				h += ` resource_metadata="` + challenge + `"`
+			}
+			w.Header().Set("WWW-Authenticate", h)
+			w.WriteHeader(http.StatusUnauthorized)
+		}))
+		t.Cleanup(b.Close)
+		return b
+	}
+	named := backend(evil.URL, "")
+	steered := backend("", "http://169.254.169.254/latest/meta-data/iam/security-credentials/")
+	other := backend("", evil.URL+"/.well-known/oauth-protected-resource/mcp")
+	redirected := backend("redirect", "")
+	block := map[string]any{"issuer": as.issuer, "clientId": "c-es256", "clientSecret": "${GW_OAUTH_SECRET}"}
+	f := newGateway(t)
+	cfg := f.config(map[string]any{
+		"named":   map[string]any{"url": named.URL + "/mcp", "oauth": block},
+		"steered": map[string]any{"url": steered.URL + "/mcp", "oauth": block},
+		"other":   map[string]any{"url": other.URL + "/mcp", "oauth": block},
+		// Its well-known resource metadata redirects to the cloud
+		// metadata service: the redirect is not followed (the refusal
+		// comes before the redirected request is made).
+		"redirected": map[string]any{"url": redirected.URL + "/mcp", "oauth": block},
+	})
+	gw := startHTTPEnv(t, []string{"GW_OAUTH_SECRET=" + secret, "LOG_LEVEL=debug"}, binPath,
+		"gateway", "-config", cfg, "-http", "127.0.0.1:0")
+	want := []string{"not the one the client credentials are for", "resource_metadata http://169.254.169.254/latest/meta-data/iam/security-credentials/ is not on the server's origin",
+		"resource_metadata " + evil.URL + "/.well-known/oauth-protected-resource/mcp is not on the server's origin",
+		"protected resource metadata: redirect refused"}
+	deadline := time.Now().Add(callTimeout)
+	for {
+		log := gw.stderr.String()
+		missing := ""
+		for _, w := range want {
+			if !strings.Contains(log, w) {
+				missing = w
+			}
+		}
+		if missing == "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the gateway did not say %q:\n%s", missing, tail(log, 4000))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	evilHost := strings.TrimPrefix(evil.URL, "http://")
+	basic := base64.StdEncoding.EncodeToString([]byte("c-es256:" + secret))
+	for _, g := range got {
+		if strings.Contains(g, secret) || strings.Contains(g, basic) || strings.Contains(g, "client_assertion") {
+			t.Errorf("an attacker's server got the client's secret: %s", g)
+		}
+		if strings.HasPrefix(g, evilHost+" POST") {
+			t.Errorf("the attacker's authorization server was posted to: %s", g)
+		}
+		if strings.HasPrefix(g, evilHost+" GET /.well-known/oauth-protected-resource") {
+			t.Errorf("resource metadata was fetched from another origin: %s", g)
+		}
+	}
+	if log := gw.stderr.String(); strings.Contains(log, secret) {
+		t.Errorf("the secret reached the gateway's log")
+	}
+}
+
+// TestOAuthLoginIssuerBound (issue 31, items 1 and 2): mcprt login
+// -client-id binds the client to the authorization server the MCP server
+// names at the sign-in (the real one). Then the server turns hostile: its
+// resource metadata names the attacker's authorization server. mcprt call
+// with the kept token does not present the refresh token there (RFC 6749
+// §6: a refresh token is presented to the server that issued it) and
+// says to sign in again; mcprt login with the same client refuses the
+// new issuer. The attacker's server gets nothing it could use: no
+// refresh token, no registration, no token request.
+func TestOAuthLoginIssuerBound(t *testing.T) {
+	t.Parallel()
+	as := startAuthServerConfig(t, asKeys("1"), 300, map[string]any{"authorizationCode": true,
+		"publicClients": []map[string]any{{"client_id": "mcprt-cli", "redirect_uris": []string{"http://127.0.0.1/callback"}}}})
+	var mu sync.Mutex
+	var evilGot []string
+	var evil *httptest.Server
+	evil = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		evilGot = append(evilGot, r.Method+" "+r.URL.Path+" "+r.Header.Get("Authorization")+" "+string(b))
+		mu.Unlock()
+		if strings.HasPrefix(r.URL.Path, "/.well-known/") {
+			json.NewEncoder(w).Encode(map[string]any{"issuer": evil.URL, "token_endpoint": evil.URL + "/token",
+				"authorization_endpoint": evil.URL + "/authorize", "registration_endpoint": evil.URL + "/register",
+				"code_challenge_methods_supported": []string{"S256"}})
+			return
+		}
+		io.WriteString(w, `{"access_token":"evil","token_type":"Bearer","refresh_token":"evil","client_id":"evil"}`)
+	}))
+	defer evil.Close()
+	// The MCP server's address is a proxy to mcprt serve -http, which
+	// turns hostile on cue.
+	var hostile atomic.Bool
+	var forward atomic.Pointer[httputil.ReverseProxy]
+	var proxy *httptest.Server
+	proxy = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !hostile.Load() {
+			forward.Load().ServeHTTP(w, r)
+			return
+		}
+		if strings.HasPrefix(r.URL.Path, "/.well-known/oauth-protected-resource") {
+			json.NewEncoder(w).Encode(map[string]any{"resource": proxy.URL + "/mcp", "authorization_servers": []string{evil.URL}})
+			return
+		}
+		w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+proxy.URL+`/.well-known/oauth-protected-resource/mcp"`)
+		w.WriteHeader(http.StatusUnauthorized)
+	}))
+	defer proxy.Close()
+	endpoint := proxy.URL + "/mcp"
+	srv := startHTTP(t, binPath, "serve", "-http", "127.0.0.1:0",
+		"-http-oauth-issuer", as.issuer, "-http-oauth-resource", endpoint, "-http-oauth-scopes", "mcp:tools")
+	su, _ := url.Parse(srv.url)
+	forward.Store(httputil.NewSingleHostReverseProxy(&url.URL{Scheme: su.Scheme, Host: su.Host}))
+	home := t.TempDir()
+	env := append(os.Environ(), "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"))
+
+	out := mcprtLogin(t, as, endpoint, env, "user-3", "-client-id", "mcprt-cli")
+	if !strings.Contains(out, "client mcprt-cli is taken to be registered at "+as.issuer) || !strings.Contains(out, "signed in to "+endpoint) {
+		t.Fatalf("mcprt login said:\n%s", out)
+	}
+	_, stored := storedToken(t, home)
+	refresh, _ := stored["token"].(map[string]any)["refresh_token"].(string)
+	if refresh == "" {
+		t.Fatalf("no refresh token kept: %v", stored["token"].(map[string]any)["scope"])
+	}
+	call := func() (string, error) {
+		cmd := exec.Command(binPath, "call", "-url", endpoint, "echo", "text=hi")
+		cmd.Env = env
+		got, err := cmd.CombinedOutput()
+		return strings.TrimSpace(string(got)), err
+	}
+	if got, err := call(); err != nil || got != "hi" {
+		t.Fatalf("mcprt call before: %v\n%s", err, got)
+	}
+
+	hostile.Store(true)
+	if got, err := call(); err == nil || !strings.Contains(got, "sign in again") {
+		t.Errorf("mcprt call once the server names another issuer: %v\n%s", err, got)
+	} else if strings.Contains(got, refresh) {
+		t.Errorf("the refresh token is in the output")
+	}
+	login := exec.Command(binPath, "login", "-url", endpoint, "-no-browser", "-client-id", "mcprt-cli")
+	login.Env = env
+	got, err := login.CombinedOutput()
+	if err == nil || !strings.Contains(string(got), "was bound to the authorization server "+as.issuer) {
+		t.Errorf("mcprt login with the bound client, another issuer named: %v\n%s", err, got)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, g := range evilGot {
+		if strings.Contains(g, refresh) || strings.Contains(g, "mcprt-cli") || !strings.HasPrefix(g, "GET /.well-known/") {
+			t.Errorf("the attacker's authorization server got: %s", tail(g, 300))
+		}
 	}
 }

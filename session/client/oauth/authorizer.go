@@ -38,8 +38,11 @@ const (
 type Config struct {
 	Grant Grant
 
-	// ClientID and ClientSecret are pre-registered credentials; with
-	// ClientIssuer set, only at that authorization server. Client
+	// ClientID and ClientSecret are pre-registered credentials, and
+	// ClientIssuer the authorization server that issued them: they are
+	// offered to that issuer alone, never to one the MCP server names
+	// instead. ClientIssuer is required with a secret or a key (a bare
+	// public client id without it is offered to any issuer). Client
 	// credentials and JWT bearer grants need them (the secret, or
 	// ClientKey).
 	ClientID     string
@@ -72,8 +75,20 @@ type Config struct {
 	// NoDPoP: never bind tokens with DPoP, even where the server offers it.
 	NoDPoP bool
 
+	// MetadataOrigins are origins ("https://host[:port]") besides the
+	// MCP server's own that its protected resource metadata may be
+	// fetched from, when its 401 names such a URL.
+	MetadataOrigins []string
+	// AllowPrivate lets the MCP server name authorization servers (and
+	// their endpoints) on private and loopback addresses even when the
+	// server itself is not on one. Link-local addresses are refused
+	// whatever this says.
+	AllowPrivate bool
+
 	// HTTPClient sends the requests to the authorization server and the
-	// metadata documents (nil: a client with a 30 s timeout). Base is the
+	// metadata documents (nil: a client with a 30 s timeout whose dialer
+	// applies the address rule to the address it connects to); its
+	// redirects are not followed whatever its CheckRedirect. Base is the
 	// transport under the Authorizer's own requests to the MCP server (nil:
 	// http.DefaultTransport).
 	HTTPClient *http.Client
@@ -104,6 +119,21 @@ const maxAuthorizations = 3
 
 // refreshSkew: a token this close to its expiry is renewed before use.
 const refreshSkew = 30 * time.Second
+
+// ErrSignInAgain: the authorization server the MCP server names is not
+// the one that issued the token kept for it. The token, and its refresh
+// token, are for that issuer alone; the user signs in again.
+var ErrSignInAgain = errors.New("oauth: the server's authorization server changed since the token was obtained: sign in again")
+
+// ErrWrongIssuer: the MCP server names an authorization server other than
+// the one the configured client credentials were issued by; they are not
+// offered to it.
+var ErrWrongIssuer = errors.New("oauth: the server's authorization server is not the one the client credentials are for")
+
+// ErrNoPKCE: the authorization server's metadata does not show PKCE with
+// S256, and the client refuses to proceed (MCP authorization 2025-11-25,
+// "Authorization Code Protection").
+var ErrNoPKCE = errors.New("oauth: the authorization server does not advertise PKCE S256 (code_challenge_methods_supported); refusing to proceed")
 
 // ErrResourceMismatch: the server's protected resource metadata names a
 // resource that does not cover the server's URL (RFC 9728 §3.3); no
@@ -139,6 +169,10 @@ type Authorizer struct {
 	// dpopWanted: the resource asks for DPoP (its challenge's scheme, or
 	// its metadata's dpop_bound_access_tokens_required).
 	dpopWanted bool
+	// lookup resolves names for the address rule; serverClass caches the
+	// MCP server's own class.
+	lookup      lookupFunc
+	serverClass *netClass
 }
 
 // New makes an Authorizer for the MCP server at endpoint.
@@ -156,6 +190,24 @@ func New(endpoint string, cfg Config) (*Authorizer, error) {
 		if cfg.ClientID == "" || (cfg.ClientSecret == "" && cfg.ClientKey == nil) {
 			return nil, errors.New("oauth: client credentials need a client id and a secret or key")
 		}
+	}
+	if cfg.ClientSecret != "" || cfg.ClientKey != nil {
+		// A secret offered to whichever issuer the MCP server names is
+		// a secret given to the MCP server.
+		if cfg.ClientIssuer == "" {
+			return nil, errors.New("oauth: a client secret or key needs ClientIssuer, the authorization server it was issued by")
+		}
+		if cfg.ClientID == "" {
+			return nil, errors.New("oauth: a client secret or key needs its client id")
+		}
+	}
+	if cfg.ClientIssuer != "" {
+		if _, err := secureURL(cfg.ClientIssuer); err != nil {
+			return nil, fmt.Errorf("oauth: client issuer: %w", err)
+		}
+	}
+	switch cfg.Grant {
+	case AuthorizationCode, ClientCredentials:
 	case JWTBearer:
 		if cfg.Assertion == nil {
 			return nil, errors.New("oauth: the JWT bearer grant needs an Assertion")
@@ -167,9 +219,13 @@ func New(endpoint string, cfg Config) (*Authorizer, error) {
 		cfg.ClientName = "mcprt"
 	}
 	a := &Authorizer{cfg: cfg, server: u, hc: cfg.HTTPClient, base: cfg.Base, log: cfg.Logger,
-		clients: map[string]clientCredentials{}, now: time.Now}
+		clients: map[string]clientCredentials{}, now: time.Now, lookup: defaultLookup}
 	if a.hc == nil {
-		a.hc = &http.Client{Timeout: 30 * time.Second}
+		a.hc = defaultClient()
+	} else {
+		hc := *a.hc // the caller's, without its redirects
+		hc.CheckRedirect = noRedirects
+		a.hc = &hc
 	}
 	if a.base == nil {
 		a.base = http.DefaultTransport
@@ -201,6 +257,38 @@ func (a *Authorizer) Logout() {
 	a.mu.Lock()
 	a.tok, a.loaded = nil, true
 	a.mu.Unlock()
+}
+
+// Issuer discovers, without authorizing, the authorization server the
+// MCP server names: from the challenge of its 401 to a ping, else from
+// its well-known resource metadata, under the same rules as an
+// authorization (https, the server's origin, the address rule), and with
+// that server's metadata found for it. mcprt login binds a client id
+// and secret given without their issuer to this one.
+func (a *Authorizer) Issuer(ctx context.Context) (string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.server.String(),
+		strings.NewReader(`{"jsonrpc":"2.0","id":0,"method":"ping"}`))
+	if err != nil {
+		return "", err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	var ch Challenge
+	resp, err := a.base.RoundTrip(req)
+	if err != nil {
+		return "", fmt.Errorf("oauth: %s: %w", a.server.Redacted(), stripURL(err))
+	}
+	if resp.StatusCode == http.StatusUnauthorized {
+		ch = parseChallenges(resp.Header.Values("WWW-Authenticate"))
+	}
+	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	resp.Body.Close()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if err := a.discover(ctx, ch); err != nil {
+		return "", err
+	}
+	return a.issuer, nil
 }
 
 // RoundTrip sends req with the current token, if it is for req's URL;
@@ -288,6 +376,8 @@ func (a *Authorizer) authorize(r *http.Request) (*Token, error) {
 	if t.expiring(a.now(), refreshSkew) {
 		if nt, err := a.renew(r.Context(), t); err == nil {
 			t = nt
+		} else if errors.Is(err, ErrSignInAgain) {
+			return nil, err
 		} else if err != errCannotRenew {
 			a.log.Info("oauth: renewing the token before expiry failed", slog.String("reason", err.Error()))
 		}
@@ -320,7 +410,12 @@ func (a *Authorizer) loadStored() *Token {
 	}
 	t := st.Token
 	a.tok, a.resource, a.issuer = &t, t.Resource, t.Issuer
-	if st.ClientID != "" {
+	if st.ClientID != "" && st.ClientID != a.cfg.ClientID {
+		// The client at the token's issuer of an earlier run: its
+		// registration, or the id alone of a pre-registered client
+		// (mcprt login -client-id), so that a refresh is that client's.
+		// The configured client, when it is the one kept, is taken as
+		// configured: with its secret, and its issuer binding.
 		a.clients[t.Issuer] = clientCredentials{ID: st.ClientID, Secret: st.ClientSecret, Method: st.AuthMethod}
 	}
 	return &t
@@ -355,8 +450,12 @@ func (a *Authorizer) challenged(ctx context.Context, sent *Token, resp *http.Res
 	}
 	a.failures++
 	if resp.StatusCode == http.StatusUnauthorized && sent != nil && sent.RefreshToken != "" {
-		if _, err := a.refresh(ctx, sent); err == nil {
+		_, err := a.refresh(ctx, sent)
+		if err == nil {
 			return true, nil
+		}
+		if errors.Is(err, ErrSignInAgain) {
+			return false, err
 		}
 	}
 	if err := a.obtain(ctx, ch, resp.StatusCode == http.StatusForbidden); err != nil {
@@ -396,12 +495,27 @@ func (a *Authorizer) refresh(ctx context.Context, t *Token) (*Token, error) {
 			return nil, err
 		}
 	}
+	if t.Issuer != a.issuer {
+		// RFC 6749 §6 and §10.4: a refresh token is presented to the
+		// authorization server that issued it, and no other; the server
+		// now naming another is no reason to show it there.
+		a.tok = nil
+		return nil, fmt.Errorf("%w (the token is from %s; the server now names %s)", ErrSignInAgain, redact(t.Issuer), redact(a.issuer))
+	}
 	c, err := a.credentials(ctx)
 	if err != nil {
 		return nil, err
 	}
 	form := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {t.RefreshToken}, "resource": {a.resource}}
 	nt, err := a.tokenRequest(ctx, a.meta, c, form)
+	var te *TokenError
+	if errors.As(err, &te) && te.Code == "invalid_grant" {
+		// RFC 6749 §5.2: the refresh token is invalid, expired or
+		// revoked. Presenting it again would be refused again; it is
+		// forgotten, here and in the Store.
+		t.RefreshToken = ""
+		a.save(t)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -419,12 +533,22 @@ func (a *Authorizer) refresh(ctx context.Context, t *Token) (*Token, error) {
 func (a *Authorizer) keep(t *Token) {
 	t.Resource, t.Issuer = a.resource, a.issuer
 	a.tok = t
+	a.save(t)
+}
+
+// save keeps t in the Store, if any (a.mu held).
+func (a *Authorizer) save(t *Token) {
 	if a.cfg.Store != nil {
 		st := &Stored{Token: *t}
-		if c, ok := a.clients[a.issuer]; ok && c.ID != a.cfg.ClientID {
+		if c, ok := a.clients[t.Issuer]; ok && !c.configured {
 			// A registration of this run's: kept, as the refresh
 			// needs it. Configured credentials stay where they are.
 			st.ClientID, st.ClientSecret, st.AuthMethod = c.ID, c.Secret, c.Method
+		} else if ok {
+			// The configured client's id, not its secret: what it was
+			// bound to is the token's issuer, and a later run refreshes
+			// as that client.
+			st.ClientID = c.ID
 		}
 		if err := a.cfg.Store.Save(canonical(a.server), st); err != nil {
 			a.log.Warn("oauth: keeping the token failed", slog.String("reason", err.Error()))
@@ -477,12 +601,38 @@ func (a *Authorizer) discover(ctx context.Context, ch Challenge) error {
 		a.tok, a.scopes, a.asNonce = nil, nil, ""
 	}
 	a.issuer = issuer
+	a.meta = nil
 	m, err := a.serverMetadata(ctx, issuer, legacy)
 	if err != nil {
 		return err
 	}
+	// The endpoints the client will post secrets to, on the say-so of
+	// a document the MCP server chose, unless the issuer is the one the
+	// user configured. The authorization endpoint is the browser's to
+	// open, not the client's to fetch: https only.
+	trusted := a.trustedIssuer(issuer)
+	for _, e := range []struct{ what, u string }{
+		{"token endpoint", m.TokenEndpoint}, {"registration endpoint", m.RegistrationEndpoint},
+	} {
+		if e.u == "" {
+			continue
+		}
+		eu, err := url.Parse(e.u)
+		if err != nil {
+			return fmt.Errorf("oauth: %s: not a URL", e.what)
+		}
+		if err := a.checkTarget(ctx, e.what, eu, trusted); err != nil {
+			return err
+		}
+	}
 	a.meta = m
 	return nil
+}
+
+// trustedIssuer: issuer is the one the user configured, so its metadata
+// and endpoints are the user's say-so, not the MCP server's.
+func (a *Authorizer) trustedIssuer(issuer string) bool {
+	return a.cfg.ClientIssuer != "" && issuer == a.cfg.ClientIssuer
 }
 
 // resourceMetadata fetches the protected resource metadata: from the
@@ -491,13 +641,23 @@ func (a *Authorizer) discover(ctx context.Context, ch Challenge) error {
 func (a *Authorizer) resourceMetadata(ctx context.Context, fromChallenge string) (*ResourceMetadata, error) {
 	urls := resourceMetadataURLs(a.server)
 	if fromChallenge != "" {
-		if _, err := httpURL(fromChallenge); err != nil {
+		u, err := httpURL(fromChallenge)
+		if err != nil {
 			return nil, fmt.Errorf("oauth: the server's resource_metadata: %w", err)
+		}
+		// The server's own origin, or one the user allowed: a 401 is no
+		// licence to make the client GET any URL at all (an internal
+		// service, 169.254.169.254).
+		if !sameOrigin(u, a.server) && !slices.Contains(a.cfg.MetadataOrigins, origin(u)) {
+			return nil, fmt.Errorf("%w: resource_metadata %s is not on the server's origin", ErrForbiddenTarget, redact(fromChallenge))
 		}
 		urls = []string{fromChallenge}
 	}
 	for _, u := range urls {
-		data, found, err := getDocument(ctx, a.hc, u)
+		if _, err := secureURL(u); err != nil {
+			return nil, fmt.Errorf("oauth: protected resource metadata: %w", err)
+		}
+		data, found, err := getDocument(a.withPolicy(ctx, u, false), a.hc, u)
 		if err != nil {
 			return nil, fmt.Errorf("oauth: protected resource metadata: %w", stripURL(err))
 		}
@@ -516,12 +676,16 @@ func (a *Authorizer) resourceMetadata(ctx context.Context, fromChallenge string)
 // legacy (2025-03-26) server without any gets the default endpoints at
 // its origin.
 func (a *Authorizer) serverMetadata(ctx context.Context, issuer string, legacy bool) (*ServerMetadata, error) {
-	iu, err := httpURL(issuer)
+	iu, err := secureURL(issuer)
 	if err != nil {
 		return nil, fmt.Errorf("oauth: authorization server: %w", err)
 	}
+	trusted := a.trustedIssuer(issuer)
+	if err := a.checkTarget(ctx, "authorization server", iu, trusted); err != nil {
+		return nil, err
+	}
 	for _, u := range serverMetadataURLs(iu) {
-		data, found, err := getDocument(ctx, a.hc, u)
+		data, found, err := getDocument(a.withPolicy(ctx, u, trusted), a.hc, u)
 		if err != nil {
 			return nil, fmt.Errorf("oauth: authorization server metadata: %w", stripURL(err))
 		}
@@ -540,6 +704,9 @@ func (a *Authorizer) serverMetadata(ctx context.Context, issuer string, legacy b
 		AuthorizationEndpoint: issuer + "/authorize",
 		TokenEndpoint:         issuer + "/token",
 		RegistrationEndpoint:  issuer + "/register",
+		// 2025-03-26 requires PKCE of servers without metadata; there is
+		// no document to show it.
+		CodeChallengeMethodsSupported: []string{"S256"},
 	}, nil
 }
 
@@ -573,6 +740,9 @@ func (a *Authorizer) scopesFor(ch Challenge, stepUp bool) []string {
 
 // grant obtains a token with the configured grant (a.mu held).
 func (a *Authorizer) grant(ctx context.Context) error {
+	if err := a.bound(); err != nil {
+		return err
+	}
 	if a.usesDPoP(a.meta) && a.dpop == nil {
 		k, err := newDPoPKey()
 		if err != nil {
@@ -633,8 +803,11 @@ func (a *Authorizer) codeGrant(ctx context.Context) (*Token, error) {
 	if m.AuthorizationEndpoint == "" {
 		return nil, errors.New("oauth: the authorization server has no authorization endpoint")
 	}
-	if len(m.CodeChallengeMethodsSupported) > 0 && !slices.Contains(m.CodeChallengeMethodsSupported, "S256") {
-		return nil, errors.New("oauth: the authorization server does not support PKCE S256")
+	if !slices.Contains(m.CodeChallengeMethodsSupported, "S256") {
+		// MCP authorization 2025-11-25: without
+		// code_challenge_methods_supported the authorization server
+		// does not support PKCE, and the client MUST refuse to proceed.
+		return nil, fmt.Errorf("%w: %s", ErrNoPKCE, redact(a.issuer))
 	}
 	redirect, err := a.cfg.UserAgent.RedirectURI(ctx)
 	if err != nil {
@@ -708,17 +881,31 @@ func (a *Authorizer) codeGrant(ctx context.Context) (*Token, error) {
 	})
 }
 
-// credentials are the client's at the current issuer: pre-registered,
-// else its metadata document's URL, else a dynamic registration (a.mu
-// held).
+// bound refuses an issuer other than the configured one (a.mu held): the
+// configured client, its secret or key, and a JWT bearer grant's
+// assertion are for ClientIssuer alone, and the user who configured a
+// client did not ask for registrations elsewhere.
+func (a *Authorizer) bound() error {
+	if a.cfg.ClientIssuer != "" && a.issuer != a.cfg.ClientIssuer && (a.cfg.ClientID != "" || a.cfg.Grant != AuthorizationCode) {
+		return fmt.Errorf("%w: the server names %s; the credentials are for %s", ErrWrongIssuer, redact(a.issuer), redact(a.cfg.ClientIssuer))
+	}
+	return nil
+}
+
+// credentials are the client's at the current issuer: pre-registered
+// (at the issuer they are for), else its metadata document's URL, else a
+// dynamic registration (a.mu held).
 func (a *Authorizer) credentials(ctx context.Context) (clientCredentials, error) {
+	if err := a.bound(); err != nil {
+		return clientCredentials{}, err
+	}
 	if c, ok := a.clients[a.issuer]; ok {
 		return c, nil
 	}
 	var c clientCredentials
 	switch {
-	case a.cfg.ClientID != "" && (a.cfg.ClientIssuer == "" || a.cfg.ClientIssuer == a.issuer):
-		c = clientCredentials{ID: a.cfg.ClientID, Secret: a.cfg.ClientSecret}
+	case a.cfg.ClientID != "" && (a.cfg.ClientIssuer == a.issuer || (a.cfg.ClientIssuer == "" && a.cfg.ClientSecret == "" && a.cfg.ClientKey == nil)):
+		c = clientCredentials{ID: a.cfg.ClientID, Secret: a.cfg.ClientSecret, configured: true}
 	case a.cfg.Grant != AuthorizationCode:
 		return c, fmt.Errorf("oauth: no client credentials for the authorization server %s", redact(a.issuer))
 	case a.cfg.ClientMetadataURL != "" && a.meta.ClientIDMetadataDocumentSupported:
@@ -756,6 +943,7 @@ func (a *Authorizer) register(ctx context.Context) (clientCredentials, error) {
 	if err != nil {
 		return clientCredentials{}, err
 	}
+	ctx = a.withPolicy(ctx, a.meta.RegistrationEndpoint, a.trustedIssuer(a.issuer))
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.meta.RegistrationEndpoint, strings.NewReader(string(body)))
 	if err != nil {
 		return clientCredentials{}, err

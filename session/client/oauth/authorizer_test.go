@@ -78,6 +78,7 @@ func newFakeAS(t *testing.T) *fakeAS {
 // whether a presented token passes (nil: any "tok-*").
 type fakeRS struct {
 	srv      *httptest.Server
+	as       *fakeAS
 	resource string // what its metadata names (default: its /mcp URL)
 	accept   func(tok string) int
 	seen     []string // Authorization headers, in order
@@ -85,7 +86,7 @@ type fakeRS struct {
 }
 
 func newFakeRS(t *testing.T, as *fakeAS) *fakeRS {
-	rs := &fakeRS{}
+	rs := &fakeRS{as: as}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /.well-known/oauth-protected-resource/mcp", func(w http.ResponseWriter, r *http.Request) {
 		res := rs.resource
@@ -124,7 +125,7 @@ func newFakeRS(t *testing.T, as *fakeAS) *fakeRS {
 
 func newGateway(t *testing.T, rs *fakeRS, log *slog.Logger) *Authorizer {
 	t.Helper()
-	a, err := New(rs.srv.URL+"/mcp", Config{Grant: ClientCredentials, ClientID: "gw", ClientSecret: testSecret, Logger: log})
+	a, err := New(rs.srv.URL+"/mcp", Config{Grant: ClientCredentials, ClientID: "gw", ClientSecret: testSecret, ClientIssuer: rs.as.srv.URL, Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -306,7 +307,7 @@ func TestSecretsNotLogged(t *testing.T) {
 	if _, err := post(t, a.Client(), rs.srv.URL+"/mcp"); err != nil {
 		t.Fatal(err)
 	}
-	bad, _ := New(rs.srv.URL+"/mcp", Config{Grant: ClientCredentials, ClientID: "gw", ClientSecret: "wrong-" + testSecret, Logger: log})
+	bad, _ := New(rs.srv.URL+"/mcp", Config{Grant: ClientCredentials, ClientID: "gw", ClientSecret: "wrong-" + testSecret, ClientIssuer: as.srv.URL, Logger: log})
 	_, err := post(t, bad.Client(), rs.srv.URL+"/mcp")
 	if err == nil {
 		t.Fatal("a refused client secret gave no error")
@@ -386,7 +387,7 @@ func TestFileStoreKeepsToken(t *testing.T) {
 	as := newFakeAS(t)
 	rs := newFakeRS(t, as)
 	store := &FileStore{Dir: t.TempDir() + "/oauth"}
-	cfg := Config{Grant: ClientCredentials, ClientID: "gw", ClientSecret: testSecret, Store: store}
+	cfg := Config{Grant: ClientCredentials, ClientID: "gw", ClientSecret: testSecret, ClientIssuer: as.srv.URL, Store: store}
 	a, _ := New(rs.srv.URL+"/mcp", cfg)
 	if resp, err := post(t, a.Client(), rs.srv.URL+"/mcp"); err != nil || resp.StatusCode != 200 {
 		t.Fatalf("%v %v", resp, err)
@@ -485,7 +486,7 @@ func TestRefreshBeforeExpiry(t *testing.T) {
 	mux.HandleFunc("GET /.well-known/oauth-authorization-server", func(w http.ResponseWriter, r *http.Request) {
 		json.NewEncoder(w).Encode(map[string]any{"issuer": asURL, "authorization_endpoint": asURL + "/authorize",
 			"token_endpoint": asURL + "/token", "registration_endpoint": asURL + "/register",
-			"scopes_supported": []string{"mcp", "offline_access"}})
+			"scopes_supported": []string{"mcp", "offline_access"}, "code_challenge_methods_supported": []string{"S256"}})
 	})
 	mux.HandleFunc("POST /register", func(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusCreated)

@@ -1,7 +1,10 @@
 package oauth
 
 import (
+	"context"
+	"io"
 	"net/http"
+	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +16,7 @@ func FuzzResourceMetadata(f *testing.F) {
 	f.Add([]byte(`{"resource":"https://rs.example/mcp","authorization_servers":["https://as.example"],"scopes_supported":["a"]}`))
 	f.Add([]byte(`{"resource":"","authorization_servers":[]}`))
 	f.Add([]byte(`{"resource":"x","authorization_servers":["javascript:alert(1)"]}`))
+	f.Add([]byte(`{"resource":"x","authorization_servers":["http://as.example"]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m, err := parseResourceMetadata(data)
 		if err != nil {
@@ -21,7 +25,7 @@ func FuzzResourceMetadata(f *testing.F) {
 		if m.Resource == "" {
 			t.Fatal("accepted without a resource")
 		}
-		if _, err := httpURL(m.AuthorizationServers[0]); err != nil {
+		if _, err := secureURL(m.AuthorizationServers[0]); err != nil { // https, or loopback http
 			t.Fatalf("accepted authorization server %q", m.AuthorizationServers[0])
 		}
 	})
@@ -39,7 +43,7 @@ func FuzzServerMetadata(f *testing.F) {
 		if m.Issuer != issuer {
 			t.Fatalf("accepted issuer %q for %q", m.Issuer, issuer)
 		}
-		if _, err := httpURL(m.TokenEndpoint); err != nil {
+		if _, err := secureURL(m.TokenEndpoint); err != nil {
 			t.Fatalf("accepted token endpoint %q", m.TokenEndpoint)
 		}
 	})
@@ -88,7 +92,7 @@ func FuzzTokenDestination(f *testing.F) {
 	f.Add("https://rs.example/mcp", "https://rs.example/mcp-other")
 	f.Add("https://RS.example/mcp", "https://rs.example:443/mcp")
 	f.Fuzz(func(t *testing.T, resource, target string) {
-		a, err := New("https://rs.example/mcp", Config{Grant: ClientCredentials, ClientID: "c", ClientSecret: "s"})
+		a, err := New("https://rs.example/mcp", Config{Grant: ClientCredentials, ClientID: "c", ClientSecret: "s", ClientIssuer: "https://as.example"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -108,6 +112,60 @@ func FuzzTokenDestination(f *testing.F) {
 		}
 		if req.URL.Scheme != "https" || !strings.EqualFold(req.URL.Host, "rs.example") {
 			t.Fatalf("resource %q: the token went to %q", resource, target)
+		}
+	})
+}
+
+// sinkTransport records what the client sends to authorization servers,
+// and answers every request with an error: nothing leaves the process.
+type sinkTransport struct{ sent []string }
+
+func (s *sinkTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	var body []byte
+	if req.Body != nil {
+		body, _ = io.ReadAll(req.Body)
+	}
+	s.sent = append(s.sent, req.URL.String()+" "+req.Header.Get("Authorization")+" "+string(body))
+	return &http.Response{StatusCode: http.StatusBadRequest, Header: http.Header{}, Request: req,
+		Body: io.NopCloser(strings.NewReader(`{"error":"invalid_request"}`))}, nil
+}
+
+// FuzzSecretDestination: the issuer binding (issue 31, items 1 and 2).
+// Whatever authorization server the MCP server's metadata names, the
+// configured client secret is sent only to the configured issuer's
+// token endpoint, and a kept refresh token only to the issuer that
+// minted it.
+func FuzzSecretDestination(f *testing.F) {
+	const configured = "https://as.example"
+	f.Add("https://as.example", "https://as.example")
+	f.Add("https://evil.example", "https://as.example")
+	f.Add("https://as.example/", "https://as.example")
+	f.Add("https://AS.example", "https://as.example")
+	f.Add("https://as.example", "https://other.example")
+	f.Add("http://127.0.0.1:1", "http://127.0.0.1:1")
+	f.Fuzz(func(t *testing.T, named, minted string) {
+		sink := &sinkTransport{}
+		a, err := New("https://rs.example/mcp", Config{Grant: ClientCredentials, ClientID: "c", ClientSecret: "the-secret",
+			ClientIssuer: configured, HTTPClient: &http.Client{Transport: sink}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a.lookup = func(context.Context, string) ([]netip.Addr, error) {
+			return []netip.Addr{netip.MustParseAddr("93.184.216.34")}, nil
+		}
+		a.issuer, a.resource = named, "https://rs.example/mcp"
+		a.meta = &ServerMetadata{Issuer: named, TokenEndpoint: named + "/token"}
+		a.mu.Lock()
+		a.grant(context.Background())
+		a.refresh(context.Background(), &Token{AccessToken: "a", TokenType: "Bearer", RefreshToken: "the-refresh", Issuer: minted})
+		a.mu.Unlock()
+		for _, s := range sink.sent {
+			if strings.Contains(s, "the-refresh") && (minted != named || named != configured) {
+				t.Fatalf("issuer %q's refresh token went to %q: %s", minted, named, s)
+			}
+			if (strings.Contains(s, "the-secret") || strings.Contains(s, "Basic ")) && named != configured {
+				t.Fatalf("the secret for %q went to %q: %s", configured, named, s)
+			}
 		}
 	})
 }

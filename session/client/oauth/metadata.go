@@ -54,7 +54,7 @@ func parseResourceMetadata(data []byte) (*ResourceMetadata, error) {
 	if len(m.AuthorizationServers) == 0 || m.AuthorizationServers[0] == "" {
 		return nil, errors.New("protected resource metadata: no authorization_servers")
 	}
-	if _, err := httpURL(m.AuthorizationServers[0]); err != nil {
+	if _, err := secureURL(m.AuthorizationServers[0]); err != nil {
 		return nil, fmt.Errorf("protected resource metadata: authorization server: %w", err)
 	}
 	return &m, nil
@@ -86,7 +86,7 @@ func (m *ServerMetadata) checkEndpoints() error {
 		if e.u == "" && e.name != "token_endpoint" {
 			continue
 		}
-		if _, err := httpURL(e.u); err != nil {
+		if _, err := secureURL(e.u); err != nil {
 			return fmt.Errorf("authorization server metadata: %s: %w", e.name, err)
 		}
 	}

@@ -99,6 +99,15 @@ func (s *FileStore) Save(server string, st *Stored) error {
 	if err := os.MkdirAll(s.Dir, 0o700); err != nil {
 		return err
 	}
+	// MkdirAll leaves a folder that was there as it was: one made wider
+	// by hand, or by an older mcprt, is tightened before a token goes in.
+	if fi, err := os.Stat(s.Dir); err != nil {
+		return err
+	} else if fi.Mode().Perm() != 0o700 {
+		if err := os.Chmod(s.Dir, 0o700); err != nil {
+			return err
+		}
+	}
 	f, err := s.read(server)
 	if err != nil {
 		return err

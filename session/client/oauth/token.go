@@ -143,6 +143,9 @@ type clientCredentials struct {
 	ID     string
 	Secret string
 	Method string // token endpoint auth method; "" to choose
+	// configured: Config's, which the Store does not keep, and which
+	// alone authenticate with Config.ClientKey.
+	configured bool
 }
 
 // authMethod chooses how the client authenticates at the token endpoint:
@@ -153,7 +156,7 @@ func (a *Authorizer) authMethod(c clientCredentials, m *ServerMetadata) string {
 		return c.Method
 	}
 	supported := m.TokenEndpointAuthMethodsSupported
-	if a.cfg.ClientKey != nil && c.ID == a.cfg.ClientID && (len(supported) == 0 || slices.Contains(supported, "private_key_jwt")) {
+	if a.cfg.ClientKey != nil && c.configured && (len(supported) == 0 || slices.Contains(supported, "private_key_jwt")) {
 		return "private_key_jwt"
 	}
 	if c.Secret == "" {
@@ -186,10 +189,13 @@ func (a *Authorizer) tokenRequest(ctx context.Context, m *ServerMetadata, c clie
 		form.Set("client_id", c.ID)
 		form.Set("client_secret", c.Secret)
 	case "private_key_jwt":
-		if a.cfg.ClientKey == nil {
+		if a.cfg.ClientKey == nil || !c.configured {
 			return nil, errors.New("oauth: the server wants private_key_jwt and no client key is configured")
 		}
-		jwt, err := clientAssertion(a.cfg.ClientKey, a.cfg.ClientKeyID, c.ID, m.Issuer)
+		// RFC 7523 §3: the audience identifies the authorization server;
+		// the configured issuer, never one the MCP server chose (the key
+		// is only ever used there: see bound).
+		jwt, err := clientAssertion(a.cfg.ClientKey, a.cfg.ClientKeyID, c.ID, a.cfg.ClientIssuer)
 		if err != nil {
 			return nil, err
 		}
@@ -204,6 +210,7 @@ func (a *Authorizer) tokenRequest(ctx context.Context, m *ServerMetadata, c clie
 		return nil, fmt.Errorf("oauth: token endpoint auth method %q is not supported", printable(method, 40))
 	}
 	dpop := a.usesDPoP(m)
+	ctx = a.withPolicy(ctx, m.TokenEndpoint, a.trustedIssuer(m.Issuer))
 	for attempt := 0; ; attempt++ {
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, m.TokenEndpoint, strings.NewReader(form.Encode()))
 		if err != nil {

@@ -24,6 +24,10 @@ type Loopback struct {
 	served chan struct{} // closed when Serve returned
 	got    chan url.Values
 	uri    string
+	// state is the pending authorization request's: a redirect back
+	// with another is not the user's (another local process can GET
+	// /callback too) and is not taken.
+	state string
 }
 
 // RedirectURI listens, once, and is http://127.0.0.1:PORT/callback.
@@ -41,8 +45,19 @@ func (l *Loopback) RedirectURI(context.Context) (string, error) {
 	l.uri = fmt.Sprintf("http://%s/callback", ln.Addr())
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /callback", func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		l.mu.Lock()
+		want := l.state
+		l.mu.Unlock()
+		if want == "" || q.Get("state") != want {
+			// RFC 6749 §10.12: the state binds the answer to the
+			// request. This is not it; the listener keeps waiting for the
+			// one that is.
+			http.Error(w, "this is not the answer to the sign-in mcprt is waiting for", http.StatusBadRequest)
+			return
+		}
 		select {
-		case l.got <- r.URL.Query():
+		case l.got <- q:
 			// The browser's page, not the process's stdout.
 			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 			_, _ = io.WriteString(w, "Authorization received; you can close this window.\n")
@@ -67,6 +82,13 @@ func (l *Loopback) Authorize(ctx context.Context, authURL string) (url.Values, e
 	if l.Open == nil {
 		return nil, errors.New("no way to show the authorization URL")
 	}
+	au, err := url.Parse(authURL)
+	if err != nil || au.Query().Get("state") == "" {
+		return nil, errors.New("the authorization URL has no state")
+	}
+	l.mu.Lock()
+	l.state = au.Query().Get("state")
+	l.mu.Unlock()
 	if err := l.Open(ctx, authURL); err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"time"
 
 	"github.com/mcprt/mcprt/session/client/oauth"
 )
@@ -64,6 +65,20 @@ func authorizer(server, scenario string) (*oauth.Authorizer, error) {
 	case "auth/wif-jwt-bearer":
 		cfg.Grant = oauth.JWTBearer
 		cfg.Assertion = func(context.Context, string, string) (string, error) { return ac.ValidJWT, nil }
+	}
+	if cfg.ClientIssuer == "" && (cfg.ClientSecret != "" || cfg.ClientKey != nil) {
+		// The scenario gives the credentials without their issuer; a
+		// host binds them to the one the server names at first use (as
+		// mcprt login does), and offers them to no other.
+		probe, err := oauth.New(server, oauth.Config{UserAgent: followRedirect{}})
+		if err != nil {
+			return nil, err
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if cfg.ClientIssuer, err = probe.Issuer(ctx); err != nil {
+			return nil, err
+		}
 	}
 	return oauth.New(server, cfg)
 }
