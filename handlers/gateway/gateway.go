@@ -624,8 +624,8 @@ const (
 	Starting State = "starting"
 	// Up: connected; requests are forwarded.
 	Up State = "up"
-	// Restarting: it went away and is being restarted; requests are
-	// answered with an error at once.
+	// Restarting: it went away and is being restarted; requests wait
+	// for it up to its RestartWait, then are answered with an error.
 	Restarting State = "restarting"
 	// Failed: it went away more often than its restart policy allows and
 	// stays down; a request after the cool-down starts it again.
