@@ -74,8 +74,11 @@ var clientVerbs = []clientVerb{
 		name: "list", summary: "list another server's tools, resources, templates and prompts",
 		args: "[tools|resources|templates|prompts]", min: 0, max: 1, check: checkList, do: clientList,
 		about: `Lists what the server offers: every kind its capabilities declare, or
-the one kind given. All pages are fetched. -json prints an object with one
-array per kind.`,
+the one kind given. All pages are fetched. A tool is shown with its
+arguments, from its input schema: greet(who: {name: string, age?:
+integer}, loud?: boolean), ? marking the optional ones, an object's
+fields one level deep (a deeper one is "object"). -json prints an object
+with one array per kind, the whole schemas in it.`,
 	},
 	{
 		name: "call", summary: "call a tool of another server",
@@ -672,12 +675,22 @@ func (o *orderedProps) UnmarshalJSON(b []byte) error {
 
 // schemaType names the type of a property schema: its type (several
 // joined with |), T[] for an array of T, the values of an enum, or any.
-func schemaType(raw json.RawMessage) string {
+// An object's properties are shown, one level deep ({name: string, age?:
+// integer}; deeper objects are "object": -json has the whole schema).
+func schemaType(raw json.RawMessage) string { return schemaTypeAt(raw, 0) }
+
+// maxObjectDepth is how many levels of nested objects list shows the
+// fields of.
+const maxObjectDepth = 1
+
+func schemaTypeAt(raw json.RawMessage, depth int) string {
 	var s struct {
-		Type  json.RawMessage   `json:"type"`
-		Items json.RawMessage   `json:"items"`
-		Enum  []json.RawMessage `json:"enum"`
-		Const json.RawMessage   `json:"const"`
+		Type       json.RawMessage   `json:"type"`
+		Items      json.RawMessage   `json:"items"`
+		Enum       []json.RawMessage `json:"enum"`
+		Const      json.RawMessage   `json:"const"`
+		Properties orderedProps      `json:"properties"`
+		Required   []string          `json:"required"`
 	}
 	if json.Unmarshal(raw, &s) != nil {
 		return "any"
@@ -703,8 +716,19 @@ func schemaType(raw json.RawMessage) string {
 		return "any"
 	}
 	for i, t := range types {
+		if t == "object" && len(s.Properties) > 0 && depth < maxObjectDepth {
+			fields := make([]string, 0, len(s.Properties))
+			for _, p := range s.Properties {
+				n := p.name
+				if !slices.Contains(s.Required, n) {
+					n += "?"
+				}
+				fields = append(fields, n+": "+schemaTypeAt(p.schema, depth+1))
+			}
+			types[i] = "{" + strings.Join(fields, ", ") + "}"
+		}
 		if t == "array" && len(s.Items) > 0 {
-			it := schemaType(s.Items)
+			it := schemaTypeAt(s.Items, depth)
 			if strings.Contains(it, "|") {
 				it = "(" + it + ")"
 			}
