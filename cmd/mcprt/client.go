@@ -96,7 +96,9 @@ does not list is named, with the closest name it does list.
 
 -task asks for the call to run as a task, which the server then runs in
 the background while mcprt polls it: the task's id, each status it
-reports and its progress are shown on stderr as they come, the questions
+reports and its progress are shown on stderr as they come (a 2026-07-28
+task has no progress notifications: mcprt serve puts it in the status
+message), the questions
 it asks are refused as a plain call's are, and its result is printed as a
 plain call's. Each poll is bounded by -timeout, the whole task by nothing:
 a call of an hour does not need -timeout 0. Ctrl-C cancels the task
