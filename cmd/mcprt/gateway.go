@@ -86,7 +86,8 @@ down (its tools say so) until a request comes after "cooldown"; one that
 failed before it ever listed its tools is started again after "cooldown",
 as no request can reach it (a remote server down when the gateway
 started, say). A request that comes while its backend restarts waits for
-it up to "restartWait" (3s, within its "timeout"), and is forwarded once
+it up to "restartWait" (-restart-wait, 3s; within its "timeout"), and
+is forwarded once
 it is up. A request to a backend that is down, still restarting after
 that, or past its "timeout" is answered: a tool result with isError, or
 an error, naming the backend and why, with its last stderr lines; those
@@ -190,6 +191,7 @@ func runGateway(args []string, s streams) int {
 	check := fs.Bool("check", false, "read the configuration, find each backend's command, print what each runs, and exit (0, or 2 when anything is wrong)")
 	watch := fs.Duration("watch", 0, "check FILE this often and reload it when its contents change, as SIGHUP does (0: only on SIGHUP)")
 	startTimeout := fs.Duration("start-timeout", 30*time.Second, "how long a reload waits for the backends it starts before it reports them")
+	restartWait := fs.Duration("restart-wait", gateway.DefaultRestartWait, "how long a request that comes while its backend restarts waits for it to be up, for the backends whose entry sets no \"restartWait\" (0: not at all, answered at once)")
 	listGrace := fs.Duration("list-grace", gateway.DefaultListGrace, "how long a client's first lists wait for backends still starting; one not up by then joins later (the client gets list_changed)")
 	var o runtime.Options
 	fs.IntVar(&o.MaxLineBytes, "max-line", stdio.DefaultMaxLine, "largest input line in `bytes`; a longer one is answered with an error and skipped")
@@ -226,6 +228,9 @@ func runGateway(args []string, s streams) int {
 	case o.DefaultLogLevel != "" && !slices.Contains(handlers.LogLevels, o.DefaultLogLevel):
 		return usageErr("-client-log-level must be one of %v", handlers.LogLevels)
 	}
+	if *restartWait == 0 {
+		*restartWait = -1 // a Backend's 0 is the default
+	}
 	if *file == "" {
 		found, who, notFound := findConfig()
 		if found == "" {
@@ -238,7 +243,7 @@ func runGateway(args []string, s streams) int {
 	loaded, err := os.ReadFile(*file) // and what -watch compares with
 	var cfg *gateway.Config
 	if err == nil {
-		cfg, err = parseConfig(*file, loaded, stderr)
+		cfg, err = parseConfig(*file, loaded, *restartWait, stderr)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "mcprt gateway: %v\n", err)
@@ -363,7 +368,7 @@ func runGateway(args []string, s streams) int {
 	closing := make(chan os.Signal, 1)
 	signal.Notify(closing, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(closing)
-	stopReloads := reloadOn(hup, *watch, loaded, g, *file, *startTimeout, stderr)
+	stopReloads := reloadOn(hup, *watch, loaded, g, *file, *startTimeout, *restartWait, stderr)
 	closeBackends := func() {
 		// Close first: it ends a reload's wait for the backends it
 		// started, and one that comes after is refused.
@@ -423,7 +428,7 @@ func commandPath(b gateway.Backend) (string, error) {
 // (SIGHUP) and, when watch is not 0, when a look every watch finds its
 // contents differ from the last seen (loaded, at first), until the
 // returned stop is called, which waits for a reload under way.
-func reloadOn(hup <-chan os.Signal, watch time.Duration, loaded []byte, g *gateway.Gateway, file string, startTimeout time.Duration, stderr io.Writer) (stop func()) {
+func reloadOn(hup <-chan os.Signal, watch time.Duration, loaded []byte, g *gateway.Gateway, file string, startTimeout, restartWait time.Duration, stderr io.Writer) (stop func()) {
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {
@@ -448,7 +453,7 @@ func reloadOn(hup <-chan os.Signal, watch time.Duration, loaded []byte, g *gatew
 			}
 			loaded = data
 			if err == nil {
-				err = reloadFile(g, file, data, startTimeout, stderr)
+				err = reloadFile(g, file, data, startTimeout, restartWait, stderr)
 			}
 			if err != nil {
 				// An editor that writes in place may be caught halfway:
@@ -465,8 +470,10 @@ func reloadOn(hup <-chan os.Signal, watch time.Duration, loaded []byte, g *gatew
 
 // parseConfig reads data, the contents of the configuration file, and
 // says on stderr what it ignores.
-// Servers that would run this gateway again on file are left out.
-func parseConfig(file string, data []byte, stderr io.Writer) (*gateway.Config, error) {
+// Servers that would run this gateway again on file are left out; those
+// that set no "restartWait" get restartWait (-restart-wait; 0: the
+// gateway's default).
+func parseConfig(file string, data []byte, restartWait time.Duration, stderr io.Writer) (*gateway.Config, error) {
 	cfg, err := gateway.ParseConfig(data, configLookup(file))
 	if cfg != nil {
 		for _, w := range cfg.Warnings {
@@ -475,6 +482,13 @@ func parseConfig(file string, data []byte, stderr io.Writer) (*gateway.Config, e
 	}
 	if err == nil {
 		err = cfg.LoadEnvFiles(filepath.Dir(file))
+	}
+	if err == nil && restartWait != 0 {
+		for i := range cfg.Backends {
+			if cfg.Backends[i].RestartWait == 0 {
+				cfg.Backends[i].RestartWait = restartWait
+			}
+		}
 	}
 	if err == nil {
 		n := len(cfg.Backends)
@@ -509,8 +523,8 @@ func configLookup(file string) func(string) (string, bool) {
 // reloadFile puts data, the configuration file's contents, in place in g
 // (Gateway.Reload), waiting at most startTimeout for the backends it
 // starts. A configuration with an error changes nothing.
-func reloadFile(g *gateway.Gateway, file string, data []byte, startTimeout time.Duration, stderr io.Writer) error {
-	cfg, err := parseConfig(file, data, stderr)
+func reloadFile(g *gateway.Gateway, file string, data []byte, startTimeout, restartWait time.Duration, stderr io.Writer) error {
+	cfg, err := parseConfig(file, data, restartWait, stderr)
 	if err != nil {
 		return err
 	}

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/mcprt/mcprt/handlers/gateway"
 )
@@ -41,5 +43,22 @@ func TestRunsGateway(t *testing.T) {
 		if got := runsGateway(c.b, file); got != c.want {
 			t.Errorf("runsGateway(%s %q) = %v, want %v", c.b.Command, c.b.Args, got, c.want)
 		}
+	}
+}
+
+// TestParseConfigRestartWait: -restart-wait is the restartWait of the
+// backends whose entry sets none; an entry's own wins.
+func TestParseConfigRestartWait(t *testing.T) {
+	data := []byte(`{"mcpServers": {"a": {"command": "a"}, "b": {"command": "b", "restartWait": "1s"}, "c": {"command": "c", "restartWait": 0}}}`)
+	cfg, err := parseConfig(filepath.Join(t.TempDir(), "mcp.json"), data, 500*time.Millisecond, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]time.Duration{}
+	for _, b := range cfg.Backends {
+		got[b.Name] = b.RestartWait
+	}
+	if got["a"] != 500*time.Millisecond || got["b"] != time.Second || got["c"] >= 0 {
+		t.Errorf("restartWait by backend: %v", got)
 	}
 }
