@@ -104,7 +104,7 @@ func (cv *clientRun) awaitTask(task *client.Task) (json.RawMessage, error) {
 	}
 	for {
 		raw, err := cv.c.AwaitTask(cv.ctx, task, show)
-		if err == nil || cv.ctx.Err() != nil || !lostServer(err) {
+		if err == nil || cv.ctx.Err() != nil || !lostServer(err, cv.c.PID() == 0) {
 			return raw, err
 		}
 		until, ok := cv.reconnectUntil(task, created)
@@ -128,7 +128,13 @@ func (cv *clientRun) awaitTask(task *client.Task) (json.RawMessage, error) {
 				first = true
 				break
 			}
-			if cv.ctx.Err() != nil || !lostServer(gerr) {
+			var re *client.RPCError
+			if errors.As(gerr, &re) && cv.c.Era() != client.EraModern && cv.c.PID() == 0 {
+				// Over HTTP a 2025-11-25 task belongs to the session
+				// that made it, and a restarted server knows none.
+				return nil, fmt.Errorf("%w (a 2025-11-25 task over HTTP belongs to the session that made it, which the restarted server does not know: -era modern follows a task across restarts)", gerr)
+			}
+			if cv.ctx.Err() != nil || !lostServer(gerr, cv.c.PID() == 0) {
 				return nil, gerr
 			}
 		}
@@ -181,7 +187,7 @@ func (cv *clientRun) reconnect(until time.Time) error {
 		if cv.ctx.Err() != nil {
 			return context.Cause(cv.ctx)
 		}
-		if !lostServer(err) && !errors.Is(err, context.DeadlineExceeded) {
+		if !lostServer(err, true) {
 			// The server answers, and refuses: no retry mends that.
 			return err
 		}
@@ -201,9 +207,11 @@ func (cv *clientRun) reconnect(until time.Time) error {
 
 // lostServer tells an error of the connection from an answer: the server
 // process exited, its HTTP endpoint refused or dropped the connection, its
-// session is gone (it restarted), a proxy before it answered 502-504, or a
-// poll went unanswered. A JSON-RPC error is the server's answer, and is not.
-func lostServer(err error) bool {
+// session is gone (it restarted), a proxy before it answered 502-504, or,
+// over HTTP, a poll went unanswered. A JSON-RPC error is the server's
+// answer, and is not; nor is a stdio server's slow poll: connecting again
+// would kill the process that runs the task.
+func lostServer(err error, overHTTP bool) bool {
 	var ee *client.ExitError
 	var he *client.HTTPError
 	var ne net.Error
@@ -211,9 +219,10 @@ func lostServer(err error) bool {
 	switch {
 	case errors.As(err, &re):
 		return false
-	case errors.As(err, &ee), errors.Is(err, client.ErrSessionEnded), errors.As(err, &ne),
-		errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, context.DeadlineExceeded):
+	case errors.As(err, &ee), errors.Is(err, client.ErrSessionEnded):
 		return true
+	case errors.As(err, &ne), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, context.DeadlineExceeded):
+		return overHTTP
 	case errors.As(err, &he):
 		return he.Status == 502 || he.Status == 503 || he.Status == 504
 	}
