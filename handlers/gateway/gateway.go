@@ -743,7 +743,9 @@ func (g *Gateway) unknownTool(name string, caller *handlers.Caller) *handlers.Ca
 			return nil // up, or known down: the tool is not one of its
 		}
 		st := b.status()
-		why := "has not started yet"
+		// Starting, without an error: its process may well run, but it
+		// has not said what it offers.
+		why := "is still starting (it has not listed its tools yet; try again shortly)"
 		switch {
 		case st.State == Starting && st.LastError == "":
 		case st.State == Starting, st.State == Restarting, st.State == Failed:
