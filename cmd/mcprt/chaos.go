@@ -129,7 +129,7 @@ func chaos(args []string, s streams) int {
 	fs.IntVar(&c.HugeSize, "huge", 0, "`bytes` of text in a huge line (default 1 MiB)")
 	fs.DurationVar(&c.Timeout, "timeout", 0, "bound on the handshake and the sending (default 2m)")
 	fs.DurationVar(&c.ExitTimeout, "exit-timeout", 0, "how long to wait for the exit before killing the server (default 30s)")
-	behind := fs.Bool("behind-gateway", false, "run CMD behind mcprt gateway, beside a wedged backend (one that never answers its lists): the campaign checks that one hung backend takes nothing from the others (tools are found by their \"<prefix>__\" names)")
+	behind := fs.Bool("behind-gateway", false, "run CMD behind mcprt gateway, beside a wedged backend (one that never answers its lists): the campaign checks that one hung backend takes nothing from the others (CMD's tools are named target__NAME there: -panic-tool target__panic)")
 	verbose := fs.Bool("v", false, "also print the tail of the server's stderr")
 	tc := taskCampaign{out: stderr}
 	fs.IntVar(&tc.tasks, "tasks", 0, "run the task campaign instead, of `N` tasks (see above)")

@@ -152,7 +152,11 @@ the server keeps its tasks on disk (mcprt serve -tasks-dir).
 
 -json prints the task (get, cancel), the tasks (list) or the whole result
 (result). In 2025-11-25 over HTTP a server may keep each task for the
-session that made it, which a new session is not.`,
+session that made it, which a new session is not. Over stdio each use
+starts the server again, and one that resumes the tasks a process left
+(mcprt serve -tasks-dir, for a resumable tool) runs a working task again
+each time, then stops: for a task still working, result, which waits for
+its end, is the one to use.`,
 	},
 	{
 		name: "ping", summary: "check that another server answers",
