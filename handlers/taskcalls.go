@@ -40,6 +40,10 @@ type taskServe struct {
 	// tasks/result), since a Streamable HTTP client may have no stream of
 	// the session's open.
 	routes sync.Map
+	// progress is, by task id, the latest progress a running 2026-07-28
+	// task's handler reported (a string), shown by tasks/get (see
+	// modernTaskPeer).
+	progress sync.Map
 }
 
 // route is where a 2025-11-25 task's messages go while a tasks/result
@@ -101,6 +105,9 @@ func (s *Server) taskStatus(ts *taskServe, t tasks.Task) {
 //     advertised): a tools/call of such a tool from a client that declared
 //     the extension in the request becomes a task (the flat
 //     CreateTaskResult); tasks/get, tasks/update and tasks/cancel serve it.
+//     The extension has no progress notification on tasks: the progress
+//     the handler reports (when the call asked for it) is the working
+//     task's statusMessage in tasks/get, after the message it has.
 //
 // A tool with taskSupport "required" called otherwise gets the error its
 // revision names (-32601 in 2025-11-25; -32021, naming the extension, in
@@ -323,7 +330,14 @@ func (r *Request) adoptInputs(o *Request) {
 func (s *Server) runTask(ctx context.Context, t *tool, base *Request, args json.RawMessage, answers map[string]json.RawMessage) tasks.Outcome {
 	r := base.shallow()
 	if r.Modern {
-		r.Peer = nil // the extension has no progress or logs on tasks
+		// The extension has no progress or logs on tasks: progress is
+		// shown in tasks/get's statusMessage instead.
+		r.Peer = nil
+		if ts := s.tasks.Load(); ts != nil {
+			id := tasks.IDFrom(ctx)
+			r.Peer = modernTaskPeer{ts: ts, id: id}
+			defer ts.progress.Delete(id)
+		}
 	} else if tp, ok := r.Peer.(*taskPeer); ok {
 		r.Peer = &taskPeer{inner: tp.inner, ts: tp.ts, id: tasks.IDFrom(ctx)}
 	}
@@ -513,7 +527,7 @@ func (s *Server) taskMethod(ctx context.Context, req *Request) (any, error) {
 			return nil, taskError(err)
 		}
 		if req.Modern {
-			return modernTask(t, poll, "", true), nil
+			return modernTask(ts.withProgress(t), poll, "", true), nil
 		}
 		return legacyTask(t, poll), nil
 	case "tasks/cancel":

@@ -82,13 +82,15 @@ func parseLevel(s string) (slog.Level, error) {
 // os.Stderr (never fd 1: it may be captured, and would feed itself). Each
 // record has a time, a level, a message and its attributes; the levels MCP
 // names between slog's four are written by those names (NOTICE, CRITICAL,
-// ALERT, EMERGENCY).
+// ALERT, EMERGENCY). In text, a goroutine stack (the StackKey attribute)
+// is written below its record, one frame a line; JSON keeps it a string,
+// a record being one line there.
 func NewLogHandler(w io.Writer, o LogOptions) slog.Handler {
 	ho := &slog.HandlerOptions{Level: o.Level, ReplaceAttr: mcpLevelNames}
 	if o.JSON {
 		return slog.NewJSONHandler(w, ho)
 	}
-	return slog.NewTextHandler(w, ho)
+	return newStackText(w, ho)
 }
 
 func mcpLevelNames(groups []string, a slog.Attr) slog.Attr {

@@ -82,7 +82,10 @@ The tools are found with tools/list ("echo", "sleep" taking {"ms"},
 "panic"; behind a gateway, their prefixed names, "ref__echo" and so on,
 of the prefix that has the most of them) unless named with -echo-tool,
 -slow-tool and -panic-tool; faults needing a tool the server lacks are
-skipped, and the report's "tools:" line says which tools were called.
+skipped, and the report's "tools:" line says which tools were called. A
+tool named that the server does not list is an error naming those it
+does (exit status 2): with -behind-gateway the server's tools are named
+"target__<name>" (-panic-tool target__panic).
 The same -seed gives the same plan.
 
 Flags:
@@ -107,9 +110,9 @@ func chaos(args []string, s streams) int {
 	fs.Float64Var(&c.Rates.Disconnect, "disconnect", c.Rates.Disconnect, "over HTTP, chance after each request of a client that disconnects in the middle of a response")
 	fs.Float64Var(&c.Rates.Delete, "delete", c.Rates.Delete, "over HTTP (legacy), chance after each request of a session DELETEd with calls in flight")
 	fs.IntVar(&c.Flood, "flood", 0, "over HTTP (legacy), `N` initialize handshakes abandoned after the requests, past the server's cap on sessions (mcprt serve: -http-max-sessions, 1000): a new client must still be served")
-	fs.StringVar(&c.Tools.Echo, "echo-tool", "", "tool that returns its \"text\" argument (default: \"echo\" if listed)")
-	fs.StringVar(&c.Tools.Slow, "slow-tool", "", "cancellable tool that sleeps \"ms\" milliseconds (default: \"sleep\" if listed)")
-	fs.StringVar(&c.Tools.Panic, "panic-tool", "", "tool that fails on every call (default: \"panic\" if listed)")
+	fs.StringVar(&c.Tools.Echo, "echo-tool", "", "tool that returns its \"text\" argument, as the server lists it (-behind-gateway: target__NAME) (default: \"echo\" if listed)")
+	fs.StringVar(&c.Tools.Slow, "slow-tool", "", "cancellable tool that sleeps \"ms\" milliseconds, as the server lists it (-behind-gateway: target__NAME) (default: \"sleep\" if listed)")
+	fs.StringVar(&c.Tools.Panic, "panic-tool", "", "tool that fails on every call, as the server lists it (-behind-gateway: target__NAME); one it does not list is an error (default: \"panic\" if listed)")
 	end := fs.String("end", "", "how to end the server: eof, sigterm or epipe (close stdout) over stdio (default eof); sigterm with -http; none with -url")
 	fs.StringVar(&c.URL, "url", "", "drive the Streamable HTTP server at this endpoint, already running, instead of starting CMD")
 	fs.BoolVar(&c.HTTP, "http", false, "CMD starts a Streamable HTTP server that prints its URL; drive it over HTTP")
@@ -126,7 +129,7 @@ func chaos(args []string, s streams) int {
 	fs.IntVar(&c.HugeSize, "huge", 0, "`bytes` of text in a huge line (default 1 MiB)")
 	fs.DurationVar(&c.Timeout, "timeout", 0, "bound on the handshake and the sending (default 2m)")
 	fs.DurationVar(&c.ExitTimeout, "exit-timeout", 0, "how long to wait for the exit before killing the server (default 30s)")
-	behind := fs.Bool("behind-gateway", false, "run CMD behind mcprt gateway, beside a wedged backend (one that never answers its lists): the campaign checks that one hung backend takes nothing from the others (tools are found by their \"<prefix>__\" names)")
+	behind := fs.Bool("behind-gateway", false, "run CMD behind mcprt gateway, beside a wedged backend (one that never answers its lists): the campaign checks that one hung backend takes nothing from the others (CMD's tools are named target__NAME there: -panic-tool target__panic)")
 	verbose := fs.Bool("v", false, "also print the tail of the server's stderr")
 	tc := taskCampaign{out: stderr}
 	fs.IntVar(&tc.tasks, "tasks", 0, "run the task campaign instead, of `N` tasks (see above)")

@@ -35,6 +35,8 @@ type clientVerb struct {
 	min, max      int    // positional argument count; max -1: unbounded
 	output        bool   // takes -o FILE
 	task          bool   // takes -task and -task-ttl
+	// await: the verb waits on a task, and takes -task-reconnect.
+	await bool
 	// check, if set, finds what is wrong with the arguments before the
 	// server is started ("" when nothing is).
 	check func(args []string) string
@@ -57,6 +59,14 @@ type clientRun struct {
 	// taskTTL (-task-ttl; 0: the server's choice).
 	task    bool
 	taskTTL time.Duration
+	// reconnectFor is -task-reconnect: how long a task's poller keeps
+	// trying to reach a server it lost (0: until the task's ttl).
+	reconnectFor time.Duration
+	// connect opens a new session with the same server and options, for a
+	// task's poller whose server went away (restarted, killed); setup is
+	// what each new session gets (the log subscription).
+	connect func(ctx context.Context) (*client.Client, error)
+	setup   func(c *client.Client)
 }
 
 var clientVerbs = []clientVerb{
@@ -64,12 +74,15 @@ var clientVerbs = []clientVerb{
 		name: "list", summary: "list another server's tools, resources, templates and prompts",
 		args: "[tools|resources|templates|prompts]", min: 0, max: 1, check: checkList, do: clientList,
 		about: `Lists what the server offers: every kind its capabilities declare, or
-the one kind given. All pages are fetched. -json prints an object with one
-array per kind.`,
+the one kind given. All pages are fetched. A tool is shown with its
+arguments, from its input schema: greet(who: {name: string, age?:
+integer}, loud?: boolean), ? marking the optional ones, an object's
+fields one level deep (a deeper one is "object"). -json prints an object
+with one array per kind, the whole schemas in it.`,
 	},
 	{
 		name: "call", summary: "call a tool of another server",
-		args: "TOOL [JSON-OBJECT | NAME=VALUE...]", min: 1, max: -1, check: checkCall, do: clientCall, task: true,
+		args: "TOOL [JSON-OBJECT | NAME=VALUE...]", min: 1, max: -1, check: checkCall, do: clientCall, task: true, await: true,
 		about: `Calls TOOL with the arguments, default none, given as one JSON object
 ('{"text":"hi"}') or as NAME=VALUE pairs (text=hi), and prints its
 content: text as is, other blocks as a one-line summary, or the
@@ -83,11 +96,19 @@ does not list is named, with the closest name it does list.
 
 -task asks for the call to run as a task, which the server then runs in
 the background while mcprt polls it: the task's id, each status it
-reports and its progress are shown on stderr as they come, the questions
+reports and its progress are shown on stderr as they come (a 2026-07-28
+task has no progress notifications: mcprt serve puts it in the status
+message), the questions
 it asks are refused as a plain call's are, and its result is printed as a
 plain call's. Each poll is bounded by -timeout, the whole task by nothing:
 a call of an hour does not need -timeout 0. Ctrl-C cancels the task
-(tasks/cancel) before mcprt exits. A 2025-11-25 server is asked for a
+(tasks/cancel) before mcprt exits. A task outlives its server's process
+when the server keeps it (mcprt serve -tasks-dir): when the server goes
+away while the task runs (connection refused, the server command
+exited), mcprt connects again, backing off, starting the server command
+again over stdio, and polls the task by its id, for as long as
+-task-reconnect says (by default until the task's ttl ends, or 10m when
+the server set none). mcprt task result ID comes back to a task later. A 2025-11-25 server is asked for a
 task (params.task) only for a tool whose execution.taskSupport allows
 one, -task-ttl asking it to keep the task that long; a 2026-07-28 server
 is told the client supports the tasks extension and decides itself.
@@ -111,6 +132,31 @@ exactly as they are (text, and binary decoded). -json prints the result.`,
 and prints its messages, one "role: text" block each. -json prints the
 result. A prompt the server does not list is named, with the closest
 name it does list.`,
+	},
+	{
+		name: "task", summary: "come back to a task of another server: get, result, cancel, list",
+		args: "get ID | result ID | cancel ID | list", min: 1, max: 2, check: checkTask, do: clientTask, await: true,
+		about: `Works on a task that mcprt call -task (or any client) started, by the
+id that call printed, on a new session with the same server: for a
+stdio server command, a new process of it, which knows the task when
+the server keeps its tasks on disk (mcprt serve -tasks-dir).
+
+  get ID     prints the task's status (and its message) on stdout
+  result ID  waits for the task to end, showing its statuses on stderr,
+             and prints its result as mcprt call does (1 when it failed);
+             a server that goes away meanwhile is connected to again, as
+             for call -task (-task-reconnect)
+  cancel ID  asks the server to cancel the task
+  list       prints the tasks the server lists, one a line: id, status,
+             message (2025-11-25 only: 2026-07-28 has no tasks/list)
+
+-json prints the task (get, cancel), the tasks (list) or the whole result
+(result). In 2025-11-25 over HTTP a server may keep each task for the
+session that made it, which a new session is not. Over stdio each use
+starts the server again, and one that resumes the tasks a process left
+(mcprt serve -tasks-dir, for a resumable tool) runs a working task again
+each time, then stops: for a task still working, result, which waits for
+its end, is the one to use.`,
 	},
 	{
 		name: "ping", summary: "check that another server answers",
@@ -264,6 +310,10 @@ func runClientVerb(v clientVerb, args []string, stdout, stderr io.Writer) int {
 		asTask = fs.Bool("task", false, "run the call as a task: show its status on stderr, print its result; Ctrl-C cancels it")
 		taskTTL = fs.Duration("task-ttl", 0, "with -task, ask a 2025-11-25 server to keep the task this `long` (0: the server's choice)")
 	}
+	var reconnectFor *time.Duration
+	if v.await {
+		reconnectFor = fs.Duration("task-reconnect", 0, "while a task runs, keep trying this `long` to reach a server that went away (restarted, killed), starting a server command again (0: until the task's ttl ends, 10m when it has none; negative: give up at once)")
+	}
 
 	before, command := args, []string(nil)
 	if i := slices.Index(args, "--"); i >= 0 {
@@ -315,6 +365,9 @@ func runClientVerb(v clientVerb, args []string, stdout, stderr io.Writer) int {
 			return usageErr("-task-ttl is for -task")
 		}
 	}
+	if reconnectFor != nil {
+		cv.reconnectFor = *reconnectFor
+	}
 	if cv.outFile != "" && cv.json {
 		return usageErr("-o writes the contents and -json prints the result: give one")
 	}
@@ -356,12 +409,13 @@ func runClientVerb(v clientVerb, args []string, stdout, stderr io.Writer) int {
 		connectCtx, cancel = context.WithTimeoutCause(ctx, *timeout, connectTimeout(*timeout))
 		defer cancel()
 	}
-	var c *client.Client
-	if *endpoint != "" {
-		c, err = client.ConnectURL(connectCtx, *endpoint, &o)
-	} else {
-		c, err = client.Connect(connectCtx, client.Command{Path: command[0], Args: command[1:], Env: env, Dir: *dir}, &o)
+	cv.connect = func(ctx context.Context) (*client.Client, error) {
+		if *endpoint != "" {
+			return client.ConnectURL(ctx, *endpoint, &o)
+		}
+		return client.Connect(ctx, client.Command{Path: command[0], Args: command[1:], Env: env, Dir: *dir}, &o)
 	}
+	c, err := cv.connect(connectCtx)
 	if err != nil {
 		printConnectError(stderr, v.name, err)
 		if *endpoint != "" && strings.Contains(err.Error(), "HTTP 401") {
@@ -369,7 +423,10 @@ func runClientVerb(v clientVerb, args []string, stdout, stderr io.Writer) int {
 		}
 		return runtime.ExitFailure
 	}
-	if *logLevel != "" {
+	cv.setup = func(c *client.Client) {
+		if *logLevel == "" {
+			return
+		}
 		c.Subscribe("notifications/message", func(n client.Notification) {
 			var m struct {
 				Level  string          `json:"level"`
@@ -383,9 +440,11 @@ func runClientVerb(v clientVerb, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "server log [%s] %s%s\n", m.Level, m.Logger, dataText(m.Data))
 		})
 	}
+	cv.setup(c)
 	cv.ctx, cv.c = ctx, c
 	code := v.do(cv, pos)
-	if err := c.Close(); err != nil && *verbose {
+	// cv.c, not c: a task's poller may have connected again.
+	if err := cv.c.Close(); err != nil && *verbose {
 		fmt.Fprintf(stderr, "mcprt %s: closing: %v\n", v.name, err)
 	}
 	return code
@@ -622,12 +681,22 @@ func (o *orderedProps) UnmarshalJSON(b []byte) error {
 
 // schemaType names the type of a property schema: its type (several
 // joined with |), T[] for an array of T, the values of an enum, or any.
-func schemaType(raw json.RawMessage) string {
+// An object's properties are shown, one level deep ({name: string, age?:
+// integer}; deeper objects are "object": -json has the whole schema).
+func schemaType(raw json.RawMessage) string { return schemaTypeAt(raw, 0) }
+
+// maxObjectDepth is how many levels of nested objects list shows the
+// fields of.
+const maxObjectDepth = 1
+
+func schemaTypeAt(raw json.RawMessage, depth int) string {
 	var s struct {
-		Type  json.RawMessage   `json:"type"`
-		Items json.RawMessage   `json:"items"`
-		Enum  []json.RawMessage `json:"enum"`
-		Const json.RawMessage   `json:"const"`
+		Type       json.RawMessage   `json:"type"`
+		Items      json.RawMessage   `json:"items"`
+		Enum       []json.RawMessage `json:"enum"`
+		Const      json.RawMessage   `json:"const"`
+		Properties orderedProps      `json:"properties"`
+		Required   []string          `json:"required"`
 	}
 	if json.Unmarshal(raw, &s) != nil {
 		return "any"
@@ -653,8 +722,19 @@ func schemaType(raw json.RawMessage) string {
 		return "any"
 	}
 	for i, t := range types {
+		if t == "object" && len(s.Properties) > 0 && depth < maxObjectDepth {
+			fields := make([]string, 0, len(s.Properties))
+			for _, p := range s.Properties {
+				n := p.name
+				if !slices.Contains(s.Required, n) {
+					n += "?"
+				}
+				fields = append(fields, n+": "+schemaTypeAt(p.schema, depth+1))
+			}
+			types[i] = "{" + strings.Join(fields, ", ") + "}"
+		}
 		if t == "array" && len(s.Items) > 0 {
-			it := schemaType(s.Items)
+			it := schemaTypeAt(s.Items, depth)
 			if strings.Contains(it, "|") {
 				it = "(" + it + ")"
 			}
@@ -727,19 +807,20 @@ func clientCall(cv *clientRun, args []string) int {
 	if err != nil {
 		return cv.failUnknown(err, "tool", args[0])
 	}
-	return cv.printCallResult(args[0], raw)
+	return cv.printCallResult("tool "+args[0], raw)
 }
 
 // printCallResult prints a tools/call result: its content, or with -json
-// the whole result; 1 when the tool reported an error.
-func (cv *clientRun) printCallResult(tool string, raw json.RawMessage) int {
+// the whole result; 1 when the tool (what: "tool NAME", "task ID")
+// reported an error.
+func (cv *clientRun) printCallResult(what string, raw json.RawMessage) int {
 	var res client.CallToolResult
 	if err := json.Unmarshal(raw, &res); err != nil {
 		return cv.fail(fmt.Errorf("decoding the result: %w", err))
 	}
 	code := runtime.ExitOK
 	if res.IsError {
-		fmt.Fprintf(cv.stderr, "mcprt call: tool %s reported an error\n", tool)
+		fmt.Fprintf(cv.stderr, "mcprt %s: %s reported an error\n", cv.verb, what)
 		code = runtime.ExitFailure
 	}
 	if cv.json {

@@ -269,6 +269,12 @@ func TestToolSignature(t *testing.T) {
 			`f(tags?: string[]|null, mode?: "fast"|"slow")`},
 		{`{"type":"object"}`, "f()"},
 		{``, "f()"},
+		// An object's fields, one level deep; deeper ones are "object"
+		// (-json has them).
+		{`{"type":"object","properties":{"who":{"type":"object","properties":{"name":{"type":"string"},"age":{"type":"integer"},"home":{"type":"object","properties":{"city":{"type":"string"}}}},"required":["name"]}},"required":["who"]}`,
+			`f(who: {name: string, age?: integer, home?: object})`},
+		{`{"type":"object","properties":{"people":{"type":"array","items":{"type":"object","properties":{"name":{"type":"string"}}}},"opts":{"type":"object"}}}`,
+			`f(people?: {name?: string}[], opts?: object)`},
 	} {
 		if got := toolSignature("f", json.RawMessage(tc.schema)); got != tc.want {
 			t.Errorf("%s: got %q, want %q", tc.schema, got, tc.want)

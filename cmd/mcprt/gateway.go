@@ -27,7 +27,7 @@ import (
 	"github.com/mcprt/mcprt/stdio"
 )
 
-const gatewayUsage = `Usage: mcprt gateway -config FILE [flags]
+const gatewayUsage = `Usage: mcprt gateway [-config FILE] [flags]
 
 Runs one MCP server on stdin/stdout in front of the servers FILE names:
 their tools, prompts, resources and resource templates, each named
@@ -37,6 +37,15 @@ serve does (the same flow control, drain on stdin EOF or SIGTERM, exit
 statuses), and then closes every backend: stdin EOF, -close-grace,
 SIGTERM, -term-grace, SIGKILL. On Linux a backend is killed with the gateway even when the
 gateway is killed with SIGKILL.
+
+Without -config, FILE is the first that exists of the MCP client
+configurations the user has already: the project's ./.mcp.json (Claude
+Code) and ./.vscode/mcp.json (VS Code, its "servers"), then Cursor's
+~/.cursor/mcp.json and Claude Desktop's claude_desktop_config.json (in
+~/.config/Claude on Linux, ~/Library/Application Support/Claude on
+macOS, %APPDATA%\Claude on Windows); stderr says which. A server in FILE
+that runs this gateway on the same FILE (mcprt gateway, as the client's
+own entry for it) is left out, with a warning: it would start itself.
 
 The client is answered at once, while the backends start: its first
 lists wait up to -list-grace (5s) for them, and a backend that comes up
@@ -76,10 +85,13 @@ doubles; past "maxRestarts" within "restartWindow" it is failed and stays
 down (its tools say so) until a request comes after "cooldown"; one that
 failed before it ever listed its tools is started again after "cooldown",
 as no request can reach it (a remote server down when the gateway
-started, say). A request
-to a backend that is down, restarting or past its "timeout" is answered at
-once: a tool result with isError, or an error, naming the backend and why,
-with its last stderr lines. Backends' stderr is shown on the gateway's,
+started, say). A request that comes while its backend restarts waits for
+it up to "restartWait" (-restart-wait, 3s; within its "timeout"), and
+is forwarded once
+it is up. A request to a backend that is down, still restarting after
+that, or past its "timeout" is answered: a tool result with isError, or
+an error, naming the backend and why, with its last stderr lines; those
+in flight when their backend went away are answered at once. Backends' stderr is shown on the gateway's,
 each line prefixed with [name], throttled.
 
 FILE is the JSON an MCP client writes (Claude Desktop, Cursor, VS Code's
@@ -137,6 +149,7 @@ gateway's own keys, per server, all optional:
   backoff        first wait before a restart; doubles up to maxBackoff (250ms, 30s)
   maxBackoff
   cooldown       how long a failed backend stays down before a request may start it (60s)
+  restartWait    how long a request waits for a restarting backend to be up (3s; 0: not at all)
   pingInterval   how often it is pinged while no request is in flight (30s; 0: never)
   pingTimeout    an unanswered ping restarts it (10s)
   lazy           true: started to learn what it offers, then stopped; started
@@ -186,6 +199,7 @@ func runGateway(args []string, s streams) int {
 	check := fs.Bool("check", false, "read the configuration, find each backend's command, print what each runs, and exit (0, or 2 when anything is wrong)")
 	watch := fs.Duration("watch", 0, "check FILE this often and reload it when its contents change, as SIGHUP does (0: only on SIGHUP)")
 	startTimeout := fs.Duration("start-timeout", 30*time.Second, "how long a reload waits for the backends it starts before it reports them")
+	restartWait := fs.Duration("restart-wait", gateway.DefaultRestartWait, "how long a request that comes while its backend restarts waits for it to be up, for the backends whose entry sets no \"restartWait\" (0: not at all, answered at once)")
 	listGrace := fs.Duration("list-grace", gateway.DefaultListGrace, "how long a client's first lists wait for backends still starting; one not up by then joins later (the client gets list_changed)")
 	var o runtime.Options
 	fs.IntVar(&o.MaxLineBytes, "max-line", stdio.DefaultMaxLine, "largest input line in `bytes`; a longer one is answered with an error and skipped")
@@ -219,15 +233,25 @@ func runGateway(args []string, s streams) int {
 	switch {
 	case fs.NArg() > 0:
 		return usageErr("unexpected argument %q", fs.Arg(0))
-	case *file == "":
-		return usageErr("-config FILE is required")
 	case o.DefaultLogLevel != "" && !slices.Contains(handlers.LogLevels, o.DefaultLogLevel):
 		return usageErr("-client-log-level must be one of %v", handlers.LogLevels)
+	}
+	if *restartWait == 0 {
+		*restartWait = -1 // a Backend's 0 is the default
+	}
+	if *file == "" {
+		found, who, notFound := findConfig()
+		if found == "" {
+			fmt.Fprintf(stderr, "mcprt gateway: %s\n", notFound)
+			return runtime.ExitUsage
+		}
+		*file = found
+		fmt.Fprintf(stderr, "mcprt gateway: no -config: serving the servers of %s (%s)\n", found, who)
 	}
 	loaded, err := os.ReadFile(*file) // and what -watch compares with
 	var cfg *gateway.Config
 	if err == nil {
-		cfg, err = parseConfig(*file, loaded, stderr)
+		cfg, err = parseConfig(*file, loaded, *restartWait, stderr)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "mcprt gateway: %v\n", err)
@@ -352,7 +376,7 @@ func runGateway(args []string, s streams) int {
 	closing := make(chan os.Signal, 1)
 	signal.Notify(closing, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(closing)
-	stopReloads := reloadOn(hup, *watch, loaded, g, *file, *startTimeout, stderr)
+	stopReloads := reloadOn(hup, *watch, loaded, g, *file, *startTimeout, *restartWait, stderr)
 	closeBackends := func() {
 		// Close first: it ends a reload's wait for the backends it
 		// started, and one that comes after is refused.
@@ -412,7 +436,7 @@ func commandPath(b gateway.Backend) (string, error) {
 // (SIGHUP) and, when watch is not 0, when a look every watch finds its
 // contents differ from the last seen (loaded, at first), until the
 // returned stop is called, which waits for a reload under way.
-func reloadOn(hup <-chan os.Signal, watch time.Duration, loaded []byte, g *gateway.Gateway, file string, startTimeout time.Duration, stderr io.Writer) (stop func()) {
+func reloadOn(hup <-chan os.Signal, watch time.Duration, loaded []byte, g *gateway.Gateway, file string, startTimeout, restartWait time.Duration, stderr io.Writer) (stop func()) {
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {
@@ -437,7 +461,7 @@ func reloadOn(hup <-chan os.Signal, watch time.Duration, loaded []byte, g *gatew
 			}
 			loaded = data
 			if err == nil {
-				err = reloadFile(g, file, data, startTimeout, stderr)
+				err = reloadFile(g, file, data, startTimeout, restartWait, stderr)
 			}
 			if err != nil {
 				// An editor that writes in place may be caught halfway:
@@ -454,8 +478,11 @@ func reloadOn(hup <-chan os.Signal, watch time.Duration, loaded []byte, g *gatew
 
 // parseConfig reads data, the contents of the configuration file, and
 // says on stderr what it ignores.
-func parseConfig(file string, data []byte, stderr io.Writer) (*gateway.Config, error) {
-	cfg, err := gateway.ParseConfig(data, os.LookupEnv)
+// Servers that would run this gateway again on file are left out; those
+// that set no "restartWait" get restartWait (-restart-wait; 0: the
+// gateway's default).
+func parseConfig(file string, data []byte, restartWait time.Duration, stderr io.Writer) (*gateway.Config, error) {
+	cfg, err := gateway.ParseConfig(data, configLookup(file))
 	if cfg != nil {
 		for _, w := range cfg.Warnings {
 			fmt.Fprintf(stderr, "mcprt gateway: %s\n", w)
@@ -464,17 +491,48 @@ func parseConfig(file string, data []byte, stderr io.Writer) (*gateway.Config, e
 	if err == nil {
 		err = cfg.LoadEnvFiles(filepath.Dir(file))
 	}
+	if err == nil && restartWait != 0 {
+		for i := range cfg.Backends {
+			if cfg.Backends[i].RestartWait == 0 {
+				cfg.Backends[i].RestartWait = restartWait
+			}
+		}
+	}
+	if err == nil {
+		n := len(cfg.Backends)
+		dropSelf(cfg, file, func(w string) { fmt.Fprintf(stderr, "mcprt gateway: %s: %s\n", file, w) })
+		if n > 0 && len(cfg.Backends) == 0 {
+			err = errors.New("no server to serve: each one it lists is this gateway")
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}
 	return cfg, nil
 }
 
+// configLookup is how variables in file are expanded: from the
+// environment, and ${workspaceFolder}, which VS Code sets, as the folder
+// of a .vscode/mcp.json's project when the environment has none.
+func configLookup(file string) func(string) (string, bool) {
+	return func(name string) (string, bool) {
+		v, ok := os.LookupEnv(name)
+		if !ok && name == "workspaceFolder" {
+			if dir := filepath.Dir(file); filepath.Base(dir) == ".vscode" {
+				if abs, err := filepath.Abs(filepath.Dir(dir)); err == nil {
+					return abs, true
+				}
+			}
+		}
+		return v, ok
+	}
+}
+
 // reloadFile puts data, the configuration file's contents, in place in g
 // (Gateway.Reload), waiting at most startTimeout for the backends it
 // starts. A configuration with an error changes nothing.
-func reloadFile(g *gateway.Gateway, file string, data []byte, startTimeout time.Duration, stderr io.Writer) error {
-	cfg, err := parseConfig(file, data, stderr)
+func reloadFile(g *gateway.Gateway, file string, data []byte, startTimeout, restartWait time.Duration, stderr io.Writer) error {
+	cfg, err := parseConfig(file, data, restartWait, stderr)
 	if err != nil {
 		return err
 	}

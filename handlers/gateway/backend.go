@@ -545,9 +545,11 @@ func (u *unavailable) Error() string {
 
 // acquire returns the client of an up backend, starting it if it is idle,
 // or failed and past its cool-down, and waiting while it starts (within
-// ctx). A backend that is restarting or failed is an *unavailable error
-// at once.
+// ctx). A backend that is restarting is waited for up to its
+// RestartWait (within ctx); one that failed is an *unavailable error at
+// once.
 func (b *backend) acquire(ctx context.Context) (*client.Client, error) {
+	var hold *time.Timer // the RestartWait, from the first time it restarts
 	for {
 		b.mu.Lock()
 		state, ch := b.state, b.changed
@@ -565,8 +567,25 @@ func (b *backend) acquire(ctx context.Context) (*client.Client, error) {
 			b.mu.Unlock()
 			return nil, &unavailable{backend: b.name, state: state, why: why}
 		case Restarting:
-			err := &unavailable{backend: b.name, state: state, why: fmt.Sprintf("is restarting after it went away (%s); try again shortly", errString(b.lastErr)), stderr: b.tailIfUseful(b.lastErr)}
+			// A restart mostly takes well under a second: the request
+			// waits for it, a little, rather than fail for it.
+			if hold == nil && b.cfg.RestartWait > 0 {
+				hold = time.NewTimer(b.cfg.RestartWait)
+				defer hold.Stop()
+			}
+			last := errString(b.lastErr)
+			err := &unavailable{backend: b.name, state: state, why: fmt.Sprintf("is restarting after it went away (%s); try again shortly", last), stderr: b.tailIfUseful(b.lastErr)}
 			b.mu.Unlock()
+			if hold == nil {
+				return nil, err
+			}
+			select {
+			case <-ch:
+				continue
+			case <-hold.C:
+				err.why = fmt.Sprintf("is restarting after it went away (%s), and was not up again within %v (restartWait); try again shortly", last, b.cfg.RestartWait)
+			case <-ctx.Done():
+			}
 			return nil, err
 		case Failed:
 			wait := b.cfg.Cooldown - time.Since(b.failedAt)

@@ -95,6 +95,13 @@ type Backend struct {
 	// DefaultBackoff, DefaultMaxBackoff).
 	Backoff    time.Duration
 	MaxBackoff time.Duration
+	// RestartWait is how long a request that comes while the backend is
+	// restarting waits for it to be up again, within the request's own
+	// Timeout, before it is answered that the backend is restarting
+	// (default DefaultRestartWait; negative: not at all). A restart
+	// mostly takes well under a second: the caller should not see it.
+	// Requests in flight when the backend went away are answered at once.
+	RestartWait time.Duration
 	// PingInterval is how often an idle backend is pinged; one that does
 	// not answer within PingTimeout is restarted like a crashed one
 	// (defaults DefaultPingInterval, DefaultPingTimeout; PingInterval < 0
@@ -170,6 +177,7 @@ const (
 	DefaultPingInterval  = 30 * time.Second
 	DefaultPingTimeout   = 10 * time.Second
 	DefaultIdleTimeout   = 10 * time.Minute
+	DefaultRestartWait   = 3 * time.Second
 )
 
 // Separator joins a backend's prefix and a name: valid in tool names, and
@@ -196,6 +204,7 @@ func (b Backend) withDefaults() Backend {
 	set(&b.PingInterval, DefaultPingInterval)
 	set(&b.PingTimeout, DefaultPingTimeout)
 	set(&b.IdleTimeout, DefaultIdleTimeout)
+	set(&b.RestartWait, DefaultRestartWait)
 	if b.MaxRestarts == 0 {
 		b.MaxRestarts = DefaultMaxRestarts
 	}
@@ -348,6 +357,7 @@ func (e *ConfigError) Error() string {
 //	"backoff":       first wait before a restart, doubling up to "maxBackoff"
 //	"maxBackoff":
 //	"cooldown":      how long a failed backend stays down before a call may start it again
+//	"restartWait":   how long a request waits for a restarting backend to be up (0: not at all)
 //	"pingInterval":  how often it is pinged when idle (0: never)
 //	"pingTimeout":   a ping not answered within it restarts the backend
 //	"lazy":          true: started by the first request routed to it, stopped after "idleTimeout" without one
@@ -708,6 +718,13 @@ func (p *entryParser) policy() {
 	p.dur("maxBackoff", &b.MaxBackoff, false)
 	p.dur("pingTimeout", &b.PingTimeout, false)
 	p.dur("idleTimeout", &b.IdleTimeout, false)
+	if v, ok := p.m["restartWait"]; ok {
+		if d, err := parseDuration(v); err == nil && d == 0 {
+			b.RestartWait = -1 // 0 in the file: no wait; 0 in a Backend: the default
+		} else {
+			p.dur("restartWait", &b.RestartWait, false)
+		}
+	}
 	if v, ok := p.m["pingInterval"]; ok {
 		if d, err := parseDuration(v); err == nil && d == 0 {
 			b.PingInterval = -1
@@ -1011,7 +1028,7 @@ func validHeaderName(s string) bool {
 }
 
 var backendKeys = []string{"command", "args", "env", "envFile", "cwd", "type", "url", "headers", "oauth", "disabled",
-	"prefix", "timeout", "maxTimeout", "maxRestarts", "restartWindow", "cooldown", "backoff", "maxBackoff",
+	"prefix", "timeout", "maxTimeout", "maxRestarts", "restartWindow", "cooldown", "backoff", "maxBackoff", "restartWait",
 	"pingInterval", "pingTimeout", "lazy", "idleTimeout", "allowTools", "hideTools", "access", "toolAccess", "protocol"}
 
 // protocolOf reads a Backend's Protocol as the client's era and version.

@@ -139,9 +139,9 @@ func TestParseConfigRemote(t *testing.T) {
 func TestParseConfigGatewayKeys(t *testing.T) {
 	cfg, err := ParseConfig([]byte(`{"mcpServers": {
 		"a": {"command": "a", "prefix": "x", "timeout": "1.5s", "maxRestarts": 2, "restartWindow": 10,
-		      "cooldown": "1m", "backoff": "10ms", "maxBackoff": "1s", "pingInterval": "5s", "pingTimeout": "2s",
+		      "cooldown": "1m", "backoff": "10ms", "maxBackoff": "1s", "pingInterval": "5s", "pingTimeout": "2s", "restartWait": "500ms",
 		      "lazy": true, "idleTimeout": "30s", "allowTools": ["read_*", "rm", "write"], "hideTools": ["rm", "delete_*"], "protocol": "2025-06-18", "autoApprove": [], "colour": "red"},
-		"b": {"command": "b", "prefix": "", "maxRestarts": 0, "pingInterval": 0},
+		"b": {"command": "b", "prefix": "", "maxRestarts": 0, "pingInterval": 0, "restartWait": 0},
 		"off": {"command": "c", "disabled": true}
 	}}`), nil)
 	if err != nil {
@@ -150,7 +150,7 @@ func TestParseConfigGatewayKeys(t *testing.T) {
 	a, b := cfg.Backends[0], cfg.Backends[1].withDefaults()
 	want := Backend{Name: "a", Command: "a", Prefix: "x", Timeout: 1500 * time.Millisecond, MaxRestarts: 2,
 		RestartWindow: 10 * time.Second, Cooldown: time.Minute, Backoff: 10 * time.Millisecond, MaxBackoff: time.Second,
-		PingInterval: 5 * time.Second, PingTimeout: 2 * time.Second, Lazy: true, IdleTimeout: 30 * time.Second,
+		PingInterval: 5 * time.Second, PingTimeout: 2 * time.Second, RestartWait: 500 * time.Millisecond, Lazy: true, IdleTimeout: 30 * time.Second,
 		AllowTools: []string{"read_*", "rm", "write"}, HideTools: []string{"rm", "delete_*"}, Protocol: "2025-06-18"}
 	if !equalBackend(a, want) {
 		t.Errorf("a:\n got %+v\nwant %+v", a, want)
@@ -163,7 +163,7 @@ func TestParseConfigGatewayKeys(t *testing.T) {
 	if b.hidden("remove") {
 		t.Error("without allowTools or hideTools, a tool is hidden")
 	}
-	if !b.NoPrefix || b.Prefix != "" || b.MaxRestarts != -1 || b.PingInterval >= 0 {
+	if !b.NoPrefix || b.Prefix != "" || b.MaxRestarts != -1 || b.PingInterval >= 0 || b.RestartWait >= 0 {
 		t.Errorf("b: %+v", b)
 	}
 	if len(cfg.Backends) != 2 {
@@ -182,7 +182,7 @@ func equalBackend(a, b Backend) bool {
 		a.Backoff == b.Backoff && a.MaxBackoff == b.MaxBackoff && a.PingInterval == b.PingInterval &&
 		a.PingTimeout == b.PingTimeout && a.Lazy == b.Lazy && a.IdleTimeout == b.IdleTimeout && slices.Equal(a.HideTools, b.HideTools) &&
 		slices.Equal(a.AllowTools, b.AllowTools) && (a.AllowTools == nil) == (b.AllowTools == nil) &&
-		a.Protocol == b.Protocol
+		a.Protocol == b.Protocol && a.RestartWait == b.RestartWait
 }
 
 func TestParseConfigExpandsVariables(t *testing.T) {

@@ -121,8 +121,11 @@
 //
 // # Failures are answers
 //
-// A request to a backend that is restarting, failed or stopping, or that
-// does not answer within its Timeout, is answered at once: a tool result
+// A request that comes while its backend restarts waits for it, up to
+// the backend's RestartWait (within its Timeout), and is forwarded once it
+// is up: a restart mostly takes well under a second. A request to a
+// backend that is failed or stopping, still restarting after that wait,
+// or that does not answer within its Timeout, is answered: a tool result
 // with isError, or a -32603 error, naming the backend and why, with its
 // last stderr lines. Requests in flight when a backend dies are answered
 // at once. A backend's own errors reach the client as it sent them. The

@@ -624,8 +624,8 @@ const (
 	Starting State = "starting"
 	// Up: connected; requests are forwarded.
 	Up State = "up"
-	// Restarting: it went away and is being restarted; requests are
-	// answered with an error at once.
+	// Restarting: it went away and is being restarted; requests wait
+	// for it up to its RestartWait, then are answered with an error.
 	Restarting State = "restarting"
 	// Failed: it went away more often than its restart policy allows and
 	// stays down; a request after the cool-down starts it again.
@@ -743,7 +743,9 @@ func (g *Gateway) unknownTool(name string, caller *handlers.Caller) *handlers.Ca
 			return nil // up, or known down: the tool is not one of its
 		}
 		st := b.status()
-		why := "has not started yet"
+		// Starting, without an error: its process may well run, but it
+		// has not said what it offers.
+		why := "is still starting (it has not listed its tools yet; try again shortly)"
 		switch {
 		case st.State == Starting && st.LastError == "":
 		case st.State == Starting, st.State == Restarting, st.State == Failed:

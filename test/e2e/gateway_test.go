@@ -368,12 +368,19 @@ func waitFile(t *testing.T, file, substr string) {
 func TestGatewayBackendKilledDuringBurst(t *testing.T) {
 	t.Parallel()
 	f := newGateway(t)
+	// restartWait 0: a call that comes during the restart is answered at
+	// once too (TestGatewayCallHeldDuringRestart has the wait), rather
+	// than run a 20 s sleep on the restarted alpha.
 	c := f.start(f.config(map[string]any{
-		"alpha": f.serve("alpha", map[string]any{"backoff": "50ms"}),
+		"alpha": f.serve("alpha", map[string]any{"backoff": "50ms", "restartWait": 0}),
 		"beta":  f.serve("beta", nil),
 	}), Options{})
 	c.Initialize("2025-11-25")
 	pids := f.waitProcs("alpha", "alpha's process", func(p []int) bool { return len(p) == 1 })
+	// Its process running is not alpha up: under load it may not have
+	// listed its tools yet, and a call of one is then answered that alpha
+	// has not started (the failure seen once).
+	waitTool(t, c, "alpha__sleep")
 	before := c.countNotes("notifications/tools/list_changed")
 
 	const n = 50
@@ -424,6 +431,59 @@ func TestGatewayBackendKilledDuringBurst(t *testing.T) {
 	}
 	if !strings.Contains(c.Stderr(), "backend went away; restarting it") {
 		t.Errorf("the gateway did not log the restart:\n%s", tail(c.Stderr(), 2000))
+	}
+}
+
+// waitTool waits until the gateway lists the tool name.
+func waitTool(t *testing.T, c *Client, name string) {
+	t.Helper()
+	for deadline := time.Now().Add(callTimeout); !slices.Contains(namesOf(listAll(t, c, "tools/list", "tools"), "name"), name); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the gateway never listed %s", name)
+		}
+	}
+}
+
+// TestGatewayCallHeldDuringRestart: a call that comes while a backend
+// restarts (killed with SIGKILL, restarted after a backoff of 300ms) is
+// held until the backend is up again and answered by the restarted
+// process; with a restartWait shorter than the backoff it is answered
+// that the backend is restarting, once the wait has passed, naming it.
+func TestGatewayCallHeldDuringRestart(t *testing.T) {
+	t.Parallel()
+	f := newGateway(t)
+	c := f.start(f.config(map[string]any{
+		"alpha": f.serve("alpha", map[string]any{"backoff": "300ms"}),
+		"beta":  f.serve("beta", map[string]any{"backoff": "5s", "restartWait": "100ms"}),
+	}), Options{})
+	c.Initialize("2025-11-25")
+	waitTool(t, c, "alpha__echo")
+	waitTool(t, c, "beta__echo")
+	kill := func(tag string) int {
+		pids := f.waitProcs(tag, tag+"'s process", func(p []int) bool { return len(p) == 1 })
+		n := strings.Count(c.Stderr(), "backend went away; restarting it")
+		if err := syscall.Kill(pids[0], syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		waitStderr(t, c, n+1, "backend went away; restarting it")
+		return pids[0]
+	}
+
+	old := kill("alpha")
+	// pid answers with the process's id: that of the restarted alpha.
+	m := c.Call("tools/call", toolsCall("alpha__echo", map[string]any{"text": "held"}))
+	if got := toolText(t, m); got != "held" || strings.Contains(string(m.Result), `"isError":true`) {
+		t.Fatalf("call during the restart: %s", m)
+	}
+	if pids := f.procs("alpha"); len(pids) != 1 || pids[0] == old {
+		t.Errorf("alpha's processes after the held call: %v (killed %d)", pids, old)
+	}
+
+	kill("beta")
+	m = c.Call("tools/call", toolsCall("beta__echo", map[string]any{"text": "not held"}))
+	r := wantResult(t, m)
+	if text := string(r["content"]); string(r["isError"]) != "true" || !strings.Contains(text, `backend \"beta\" is restarting`) || !strings.Contains(text, "not up again within 100ms") {
+		t.Errorf("call during a restart longer than restartWait: %s", m)
 	}
 }
 

@@ -905,10 +905,9 @@ func (r *run) handshake(ctx context.Context) error {
 
 // discoverTools fills the empty names of Tools from tools/list.
 func (r *run) discoverTools(ctx context.Context) error {
-	t := &r.cfg.Tools
-	if t.Echo != "" && t.Slow != "" && t.Panic != "" {
-		return nil
-	}
+	// Listed also when every tool is named: a named tool the server does
+	// not list would make its faults plain errors, and the campaign pass
+	// without testing them.
 	var params []byte
 	if r.meta != nil {
 		params = fmt.Appendf(nil, `{"_meta":%s}`, r.meta)
@@ -917,13 +916,14 @@ func (r *run) discoverTools(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	r.fillTools(m)
-	return nil
+	return fillTools(&r.cfg.Tools, m)
 }
 
-// fillTools fills the empty names of Tools from m, the answer to tools/list.
-func (r *run) fillTools(m *outMsg) {
-	t := &r.cfg.Tools
+// fillTools fills the empty names of t from m, the answer to tools/list.
+// A name given that the server does not list is an error (ErrBadCampaign)
+// naming those it does; a server whose tools/list fails is taken at its
+// word.
+func fillTools(t *Tools, m *outMsg) error {
 	var list struct {
 		Tools []struct{ Name string } `json:"tools"`
 	}
@@ -934,7 +934,38 @@ func (r *run) fillTools(m *outMsg) {
 	for i, tl := range list.Tools {
 		names[i] = tl.Name
 	}
+	if !m.isError {
+		for _, named := range []struct{ kind, name string }{{"echo", t.Echo}, {"slow", t.Slow}, {"panic", t.Panic}} {
+			if named.name != "" && !slices.Contains(names, named.name) {
+				return unlistedTool(named.kind, named.name, names)
+			}
+		}
+	}
 	t.Echo, t.Slow, t.Panic = cmp.Or(t.Echo, findTool(names, "echo")), cmp.Or(t.Slow, findTool(names, "sleep")), cmp.Or(t.Panic, findTool(names, "panic"))
+	return nil
+}
+
+// unlistedTool says that the kind tool named name is not one of names,
+// the tools the server lists, naming them, and the prefixed name a
+// gateway gives it when one is listed.
+func unlistedTool(kind, name string, names []string) error {
+	msg := fmt.Sprintf("the %s tool %q is not one the server lists", kind, name)
+	for _, n := range names {
+		if strings.HasSuffix(n, "__"+name) {
+			msg += fmt.Sprintf(" (behind a gateway its name is prefixed: %q?)", n)
+			break
+		}
+	}
+	const most = 30
+	switch {
+	case len(names) == 0:
+		msg += "; it lists no tools"
+	case len(names) > most:
+		msg += fmt.Sprintf("; it lists %s and %d more", strings.Join(names[:most], ", "), len(names)-most)
+	default:
+		msg += "; it lists " + strings.Join(names, ", ")
+	}
+	return fmt.Errorf("%w: %s", ErrBadCampaign, msg)
 }
 
 // findTool is the tool of names called want, or, when there is none (as

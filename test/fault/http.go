@@ -400,10 +400,7 @@ func (h *hrun) handshake(ctx context.Context) error {
 	case h.sessions:
 		h.httpFaults = append(h.httpFaults, "no-session", "unknown-session")
 	}
-	t := &h.cfg.Tools
-	if t.Echo != "" && t.Slow != "" && t.Panic != "" {
-		return nil
-	}
+	// Listed also when every tool is named (see run.discoverTools).
 	var params []byte
 	if h.meta != nil {
 		params = fmt.Appendf(nil, `{"_meta":%s}`, h.meta)
@@ -412,8 +409,7 @@ func (h *hrun) handshake(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	h.fillTools(m)
-	return nil
+	return fillTools(&h.cfg.Tools, m)
 }
 
 // initSession runs the initialize handshake for a legacy client, and
