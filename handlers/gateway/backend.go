@@ -66,7 +66,6 @@ type backend struct {
 	inc      int         // incarnation: which conn actor is current
 	lastErr  error
 	failedAt time.Time
-	failures []time.Time // within RestartWindow, for the backoff
 	restarts int
 	lastUsed time.Time
 	calls    callList
@@ -155,7 +154,6 @@ func (b *backend) start() {
 		return
 	}
 	b.running = true
-	b.failures = nil
 	b.setState(Starting)
 	b.mu.Unlock()
 	_, err := supervisor.StartChild(b.g.e, b.g.root.PID(), supervisor.ChildSpec{
@@ -193,6 +191,10 @@ func (b *backend) supervisorSpec() supervisor.Spec {
 		Strategy:  supervisor.OneForOne,
 		Intensity: intensity,
 		Period:    b.cfg.RestartWindow,
+		// The supervisor waits out the backoff, not the conn actor: a
+		// restart it delays is one it can cancel, and its window is the
+		// one count of failures (supervisor.Window).
+		Backoff: supervisor.Backoff{Initial: b.cfg.Backoff, Max: b.cfg.MaxBackoff},
 		Logger:    b.g.quietLog,
 		EventHook: b.onEvent,
 		Children: []supervisor.ChildSpec{{
@@ -206,11 +208,14 @@ func (b *backend) supervisorSpec() supervisor.Spec {
 
 // onEvent runs on the backend supervisor's goroutine.
 func (b *backend) onEvent(ev supervisor.Event) {
-	switch ev.(type) {
+	switch ev := ev.(type) {
 	case supervisor.EventChildRestarted:
 		b.mu.Lock()
 		b.restarts++
+		reason := b.lastErr
 		b.mu.Unlock()
+		b.g.log.Log(context.Background(), b.level(slog.LevelWarn), "gateway: backend went away; restarting it", "backend", b.name, "reason", errString(reason),
+			"attempt", fmt.Sprintf("%d of %d within %v", ev.Restarts, b.cfg.MaxRestarts, b.cfg.RestartWindow), "after", ev.Delay)
 	case supervisor.EventGaveUp:
 		b.mu.Lock()
 		if b.state == Stopped || b.state == Idle {
@@ -291,31 +296,14 @@ func (b *backend) supervisorExited(reason error) {
 }
 
 // beginIncarnation makes the calling conn actor the current one, poked on
-// resub when the resources to follow change, and says how long it waits
-// before connecting: nothing for the first attempt of a series, then
-// Backoff, doubling with each failure within RestartWindow, up to
-// MaxBackoff.
-func (b *backend) beginIncarnation(resub chan struct{}) (inc int, delay time.Duration) {
+// resub when the resources to follow change. Its supervisor has already
+// waited out the backoff (Spec.Backoff) before starting it.
+func (b *backend) beginIncarnation(resub chan struct{}) (inc int) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.inc++
 	b.resub, b.upstream = resub, nil
-	now := time.Now()
-	kept := b.failures[:0]
-	for _, t := range b.failures {
-		if now.Sub(t) < b.cfg.RestartWindow {
-			kept = append(kept, t)
-		}
-	}
-	b.failures = kept
-	if n := len(b.failures); n > 0 {
-		delay = b.cfg.Backoff
-		for i := 1; i < n && delay < b.cfg.MaxBackoff; i++ {
-			delay *= 2
-		}
-		delay = min(delay, b.cfg.MaxBackoff)
-	}
-	return b.inc, delay
+	return b.inc
 }
 
 // up makes the incarnation's client the one requests use; lost ends the
@@ -343,16 +331,11 @@ func (b *backend) down(inc int, reason error) {
 	}
 	b.cl = nil
 	b.lastErr = reason
-	b.failures = append(b.failures, time.Now())
 	b.setState(Restarting)
 	b.mu.Unlock()
 	b.settle()
-	n, most := len(b.failures), b.cfg.MaxRestarts
-	if n > most {
-		return // its supervisor gives up: onEvent says so, once
-	}
-	b.g.log.Log(context.Background(), b.level(slog.LevelWarn), "gateway: backend went away; restarting it", "backend", b.name, "reason", errString(reason),
-		"attempt", fmt.Sprintf("%d of %d within %v", n, most, b.cfg.RestartWindow))
+	// Its supervisor restarts it after the backoff (onEvent says so) or
+	// gives up.
 }
 
 // level is lvl, or Debug while the backend is retrying (see retrying).

@@ -73,23 +73,13 @@ func (c *conn) start(e *actor.Engine, self *actor.PID) {
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.refresh = make(chan struct{}, 1)
 	c.resub = make(chan struct{}, 1)
-	var delay time.Duration
-	c.inc, delay = b.beginIncarnation(c.resub)
+	c.inc = b.beginIncarnation(c.resub)
 	fail := func(err error) {
 		if c.ctx.Err() == nil {
 			e.Send(self, connFailed{err})
 		}
 	}
 	c.wg.Go(func() {
-		if delay > 0 {
-			t := time.NewTimer(delay)
-			select {
-			case <-t.C:
-			case <-c.ctx.Done():
-				t.Stop()
-				return
-			}
-		}
 		cl, err := c.connect()
 		if err != nil && cannotStart(err) {
 			// Restarting will not find the program: the backend is
