@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"maps"
 	"os"
@@ -13,7 +14,16 @@ import (
 )
 
 // JournalFile is the journal's file name inside its directory.
-const JournalFile = "tasks.journal"
+const JournalFile = "tasks.v2.journal"
+
+// LegacyJournalFile is the journal's file as servers wrote it before its
+// lines had checksums. Opening a directory that has only it converts it:
+// its records are written to JournalFile, which then replaces it. The new
+// format has a file of its own so that a line without a checksum is never
+// taken for a record in it (damage that strips a checksum cannot pass for
+// an old line), and so that an older server started on the directory
+// finds no journal it would misread and cut, rather than the new one.
+const LegacyJournalFile = "tasks.journal"
 
 // Journal is the durable Store: every Put and Delete is a line appended to
 // a file and fsync'd before it returns; the records live in memory too, so
@@ -122,6 +132,9 @@ func OpenJournalWith(dir string, o JournalOptions) (*Journal, error) {
 
 // open replays the file and readies it for appending.
 func (j *Journal) open() error {
+	if err := j.convertLegacy(); err != nil {
+		return err
+	}
 	// Opening for appending first creates the file, and says at once when
 	// it cannot be written (a directory in its place, no permission).
 	f, err := j.fs.OpenFile(j.path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
@@ -133,7 +146,7 @@ func (j *Journal) open() error {
 	if err != nil {
 		return fmt.Errorf("tasks: journal: %w", err)
 	}
-	rp, err := replay(r, j.log)
+	rp, err := replay(r, j.log, false)
 	r.Close()
 	if err != nil {
 		return err
@@ -165,6 +178,47 @@ func (j *Journal) open() error {
 			return err
 		}
 	}
+	return nil
+}
+
+// convertLegacy writes the records of a LegacyJournalFile, when the
+// directory has one and no JournalFile, to a new JournalFile (as a
+// compaction does: all or nothing), then removes the old file.
+func (j *Journal) convertLegacy() error {
+	legacy := filepath.Join(j.dir, LegacyJournalFile)
+	if _, err := os.Stat(j.path); err == nil {
+		if _, err := os.Stat(legacy); err == nil {
+			j.log.Warn("tasks: journal: a journal in the old format is beside the current one (an older server ran here since, or a conversion was cut short); it is not read",
+				"file", legacy)
+		}
+		return nil
+	}
+	r, err := os.Open(legacy)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("tasks: journal: %w", err)
+	}
+	rp, err := replay(r, j.log, true)
+	r.Close()
+	if err != nil {
+		return err
+	}
+	j.mu.Lock()
+	err = j.compactTo(rp.tasks)
+	if j.f != nil {
+		j.f.Close()
+		j.f = nil
+	}
+	j.mu.Unlock()
+	if err != nil {
+		return fmt.Errorf("tasks: journal: converting %s to checksummed lines: %w", legacy, err)
+	}
+	if err := j.fs.Remove(legacy); err != nil {
+		j.log.Warn("tasks: journal: cannot remove the old journal after converting it", "file", legacy, "err", err)
+	}
+	j.log.Info("tasks: journal converted to checksummed lines", "from", legacy, "to", j.path, "records", len(rp.tasks))
 	return nil
 }
 

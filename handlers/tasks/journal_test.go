@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -90,9 +91,16 @@ func legacyJournal(t *testing.T, dir string) []string {
 	return lines
 }
 
-func writeLines(t *testing.T, dir string, lines []string) {
+func writeLines(t *testing.T, dir string, lines []string) { writeFile(t, dir, tasks.JournalFile, lines) }
+
+// writeLegacy writes lines where a server before the checksums kept its
+// journal (tasks.LegacyJournalFile, spelled out: that server knew it as
+// tasks.JournalFile).
+func writeLegacy(t *testing.T, dir string, lines []string) { writeFile(t, dir, "tasks.journal", lines) }
+
+func writeFile(t *testing.T, dir, name string, lines []string) {
 	t.Helper()
-	if err := os.WriteFile(filepath.Join(dir, tasks.JournalFile), []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, name), []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -129,8 +137,9 @@ func wantFive(t *testing.T, j *tasks.Journal) {
 // Issue 32, item 1: five completed tasks, one GARBAGE line inserted as
 // line 3; all five survive, and the file is not cut (at 00335bc one task
 // survived and the journal went from 11 lines to 2). Both in the format
-// older servers wrote and in the checksummed one; and for a line that is
-// valid JSON with the wrong types.
+// older servers wrote (converted on open: its five records are in the
+// new file) and in the checksummed one; and for a line that is valid JSON
+// with the wrong types.
 func TestJournalDamagedMiddleLine(t *testing.T) {
 	for _, tc := range []struct{ name, bad string }{
 		{"garbage", "GARBAGE"},
@@ -138,16 +147,13 @@ func TestJournalDamagedMiddleLine(t *testing.T) {
 	} {
 		t.Run("legacy/"+tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			writeLines(t, dir, insert(legacyJournal(t, dir), 2, tc.bad))
+			writeLegacy(t, dir, insert(legacyJournal(t, dir), 2, tc.bad))
 			j, err := tasks.OpenJournal(dir)
 			if err != nil {
 				t.Fatal(err)
 			}
 			wantFive(t, j)
 			j.Close()
-			if n := len(fileLines(t, dir)); n != 11 {
-				t.Fatalf("journal has %d lines after open, want all 11 (never cut behind a good record)", n)
-			}
 			// And it goes on: appended after, read back after.
 			j, _ = tasks.OpenJournal(dir)
 			if err := j.Put(completed("t5")); err != nil {
@@ -233,40 +239,67 @@ func TestJournalInvalidRecordsSkipped(t *testing.T) {
 		`{"put":{"id":"x4","status":"working"},"del":"t0"}`,
 		`{}`,
 	}
-	dir := t.TempDir()
-	lines := legacyJournal(t, dir)
-	for _, b := range bad {
-		lines = insert(lines, 4, b)
-	}
-	writeLines(t, dir, lines)
-	j, l := openLogged(t, dir)
-	defer j.Close()
-	wantFive(t, j)
-	if got := l.matching("damaged"); len(got) != len(bad) {
-		t.Fatalf("%d reports, want %d: %q", len(got), len(bad), l.recs)
+	for _, format := range []string{"legacy", "checksummed"} {
+		t.Run(format, func(t *testing.T) {
+			dir := t.TempDir()
+			lines := legacyJournal(t, dir)
+			for _, b := range bad {
+				lines = insert(lines, 4, b)
+			}
+			if format == "legacy" {
+				writeLegacy(t, dir, lines)
+			} else {
+				for i, l := range lines {
+					lines[i] = fmt.Sprintf("%08x %s", crc32.Checksum([]byte(l), crc32.MakeTable(crc32.Castagnoli)), l)
+				}
+				writeLines(t, dir, lines)
+			}
+			j, l := openLogged(t, dir)
+			defer j.Close()
+			wantFive(t, j)
+			if got := l.matching("damaged"); len(got) != len(bad) {
+				t.Fatalf("%d reports, want %d: %q", len(got), len(bad), l.recs)
+			}
+		})
 	}
 }
 
-// A journal written before the checksums opens, and what is appended
-// after it has them; the old lines keep being read on every open.
+// A journal written before the checksums opens: it is converted, its
+// records written to the new file with checksums, and the old file
+// removed; a bare JSON line in the new file is not a record.
 func TestJournalReadsLegacyFormat(t *testing.T) {
 	dir := t.TempDir()
-	writeLines(t, dir, legacyJournal(t, dir))
+	writeLegacy(t, dir, legacyJournal(t, dir))
 	j, l := openLogged(t, dir)
 	wantFive(t, j)
+	if got := l.matching("converted", "records=5"); len(got) != 1 {
+		t.Fatalf("logged %q; want the conversion said", l.recs)
+	}
 	j.Put(completed("t5"))
 	j.Close()
-	lines := fileLines(t, dir)
-	if last := lines[len(lines)-1]; last[0] == '{' || !strings.Contains(last, `"id":"t5"`) {
-		t.Fatalf("appended line %q: want a checksum before the JSON", last)
+	if _, err := os.Stat(filepath.Join(dir, "tasks.journal")); err == nil {
+		t.Fatal("the old journal is still there after its conversion")
 	}
+	lines := fileLines(t, dir)
+	if len(lines) != 6 {
+		t.Fatalf("new journal has %d lines, want 6", len(lines))
+	}
+	for _, line := range lines {
+		if line[0] == '{' {
+			t.Fatalf("line %q: want a checksum before the JSON", line)
+		}
+	}
+	b, _ := json.Marshal(map[string]any{"put": completed("bare")})
+	f, _ := os.OpenFile(filepath.Join(dir, tasks.JournalFile), os.O_APPEND|os.O_WRONLY, 0)
+	f.Write(append(b, '\n'))
+	f.Close()
 	j, l = openLogged(t, dir)
 	defer j.Close()
 	if all, _ := j.All(); len(all) != 6 {
-		t.Fatalf("%d tasks, want 6", len(all))
+		t.Fatalf("%d tasks, want 6 (not the bare line's)", len(all))
 	}
-	if len(l.recs) != 0 {
-		t.Fatalf("reports on a clean journal: %q", l.recs)
+	if len(l.recs) != 1 || !strings.Contains(l.recs[0], "damaged") {
+		t.Fatalf("reports: %q; want the bare last line reported as damage", l.recs)
 	}
 }
 
@@ -399,7 +432,9 @@ func TestJournalCompactionFailureLogged(t *testing.T) {
 func TestJournalUnwritableFailsAtOpen(t *testing.T) {
 	t.Run("fault", func(t *testing.T) {
 		dir := t.TempDir()
-		writeLines(t, dir, legacyJournal(t, dir))
+		writeLegacy(t, dir, legacyJournal(t, dir))
+		j, _ := tasks.OpenJournal(dir) // converted, so that the fault meets an existing file
+		j.Close()
 		var fault tasks.Fault
 		fault.SetCompaction(syscall.EROFS)
 		if j, err := tasks.OpenJournalFault(dir, &fault); err == nil {

@@ -20,8 +20,8 @@ import (
 // The checksum is what lets replay tell damage from a record: a line
 // whose bytes changed is skipped and reported, and only that record is
 // lost. A line without the checksum (starting with '{') is the format
-// before it; such lines are read as they were, up to the first line that
-// has one, so that a journal written by an older server opens.
+// before it, read only from a LegacyJournalFile (which the journal
+// converts), never from a JournalFile.
 
 // journalRecord is one line: a put (Task) or a delete (Del).
 type journalRecord struct {
@@ -46,28 +46,28 @@ func encodeRecord(rec journalRecord) ([]byte, error) {
 	return append(line, '\n'), nil
 }
 
-// decodeLine reads one line (without its '\n'). legacy says whether a line
-// without a checksum may be read (no checksummed line came before it).
-// sum reports whether the line had a checksum that matched.
-func decodeLine(line []byte, legacy bool) (rec journalRecord, sum bool, err error) {
-	var body []byte
+// decodeLine reads one line (without its '\n'): a checksummed one, or
+// with legacy a line of the old format, bare JSON.
+func decodeLine(line []byte, legacy bool) (rec journalRecord, err error) {
+	body := line
 	switch {
+	case legacy:
+		if len(line) == 0 || line[0] != '{' {
+			return rec, errors.New("not a record")
+		}
 	case hasSum(line):
 		want, _ := strconv.ParseUint(string(line[:8]), 16, 32)
 		body = line[sumLen:]
 		if crc32.Checksum(body, castagnoli) != uint32(want) {
-			return rec, false, errors.New("checksum mismatch")
+			return rec, errors.New("checksum mismatch")
 		}
-		sum = true
-	case legacy && len(line) > 0 && line[0] == '{':
-		body = line
 	default:
-		return rec, false, errors.New("not a record")
+		return rec, errors.New("not a record")
 	}
 	if err := json.Unmarshal(body, &rec); err != nil {
-		return rec, sum, fmt.Errorf("undecodable: %w", err)
+		return rec, fmt.Errorf("undecodable: %w", err)
 	}
-	return rec, sum, rec.valid()
+	return rec, rec.valid()
 }
 
 // hasSum reports whether line starts as a checksummed line does.
@@ -134,10 +134,17 @@ type replayed struct {
 // found by its checksum. What follows the last good line is dropped: a
 // torn last write (no '\n') quietly, damaged whole lines with a report;
 // the file is never cut before a good line.
-func replay(r io.Reader, log *slog.Logger) (replayed, error) {
+//
+// legacy reads the old format, lines without checksums.
+func replay(r io.Reader, log *slog.Logger, legacy bool) (replayed, error) {
+	return replayEach(r, log, legacy, nil)
+}
+
+// replayEach is replay that also calls each, when set, with every record
+// it keeps, in order (tests).
+func replayEach(r io.Reader, log *slog.Logger, legacy bool, each func(journalRecord)) (replayed, error) {
 	rp := replayed{tasks: map[string]Task{}}
 	br := bufio.NewReaderSize(r, 64<<10)
-	legacy := true
 	pendingLines := 0 // damaged lines after the last good one
 	for n := 1; ; n++ {
 		line, err := br.ReadBytes('\n')
@@ -159,27 +166,28 @@ func replay(r io.Reader, log *slog.Logger) (replayed, error) {
 			pendingLines++
 			continue // a blank line holds no record
 		}
-		rec, sum, derr := decodeLine(body, legacy)
+		rec, derr := decodeLine(body, legacy)
 		lost := body
 		if derr != nil {
 			// The record at the end of a run of lines whose '\n' was lost.
-			if at, r2, sum2, ok := resync(body, legacy); ok {
-				lost, rec, sum, derr = body[:at], r2, sum2, nil
+			if at, r2, ok := resync(body, legacy); ok {
+				lost, rec, derr = body[:at], r2, nil
 			}
 		}
 		if derr != nil || len(lost) != len(body) {
-			if derr == nil {
-				derr = errors.New("not a record")
+			reason := "not a record, before one"
+			if derr != nil {
+				reason = derr.Error()
 			}
 			log.Warn("tasks: journal: skipped a damaged line; the one record it held is lost",
-				"line", n, "offset", offset, "bytes", len(lost), "task", guessID(lost), "reason", derr.Error())
+				"line", n, "offset", offset, "bytes", len(lost), "task", guessID(lost), "reason", reason)
 		}
 		if derr != nil {
 			pendingLines++
 			continue
 		}
-		if sum {
-			legacy = false
+		if each != nil {
+			each(rec)
 		}
 		switch {
 		case rec.Task != nil:
@@ -195,29 +203,28 @@ func replay(r io.Reader, log *slog.Logger) (replayed, error) {
 }
 
 // resync finds a whole record at the end of a damaged line: at is where
-// it starts. Only a checksummed record, or one in the old format while
-// those are read, counts.
-func resync(line []byte, legacy bool) (at int, rec journalRecord, sum, ok bool) {
+// it starts.
+func resync(line []byte, legacy bool) (at int, rec journalRecord, ok bool) {
 	for i := 1; i < len(line); i++ {
 		start := -1
-		switch line[i] {
-		case ' ':
+		switch {
+		case !legacy && line[i] == ' ':
 			if i > 8 && hasSum(line[i-8:]) {
 				start = i - 8
 			}
-		case '{':
-			if legacy && (bytes.HasPrefix(line[i:], []byte(`{"put":`)) || bytes.HasPrefix(line[i:], []byte(`{"del":`))) {
+		case legacy && line[i] == '{':
+			if bytes.HasPrefix(line[i:], []byte(`{"put":`)) || bytes.HasPrefix(line[i:], []byte(`{"del":`)) {
 				start = i
 			}
 		}
 		if start < 0 {
 			continue
 		}
-		if r, s, err := decodeLine(line[start:], legacy); err == nil {
-			return start, r, s, true
+		if r, err := decodeLine(line[start:], legacy); err == nil {
+			return start, r, true
 		}
 	}
-	return 0, rec, false, false
+	return 0, rec, false
 }
 
 // guessID finds a task id in a damaged record, for the report: the
