@@ -91,7 +91,9 @@ func legacyJournal(t *testing.T, dir string) []string {
 	return lines
 }
 
-func writeLines(t *testing.T, dir string, lines []string) { writeFile(t, dir, tasks.JournalFile, lines) }
+func writeLines(t *testing.T, dir string, lines []string) {
+	writeFile(t, dir, tasks.JournalFile, lines)
+}
 
 // writeLegacy writes lines where a server before the checksums kept its
 // journal (tasks.LegacyJournalFile, spelled out: that server knew it as
