@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"time"
 
@@ -241,14 +242,16 @@ func (s *Server) taskCall(ctx context.Context, ts *taskServe, t *tool, req *Requ
 		case !asked:
 			return nil, nil, false
 		}
-		var p struct {
-			TTL *float64 `json:"ttl"`
-		}
-		if json.Unmarshal(raw, &p) != nil {
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(raw, &obj) != nil {
 			return nil, invalidParams("task must be an object"), true
 		}
-		if p.TTL != nil && *p.TTL > 0 {
-			ttl = time.Duration(*p.TTL) * time.Millisecond
+		if rawTTL, ok := obj["ttl"]; ok && string(rawTTL) != "null" {
+			var ms float64
+			if json.Unmarshal(rawTTL, &ms) != nil {
+				return nil, invalidParams("task.ttl must be a number of milliseconds"), true
+			}
+			ttl = ttlMillis(ms)
 		}
 	}
 	base := req.shallow()
@@ -400,6 +403,20 @@ func (s *Server) runTask(ctx context.Context, t *tool, base *Request, args json.
 		return tasks.Outcome{Error: &tasks.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error: the result does not encode"}}
 	}
 	return tasks.Outcome{Result: raw, Failed: failed}
+}
+
+// maxTTLMillis is the longest ttl a time.Duration holds, in milliseconds.
+const maxTTLMillis = float64(math.MaxInt64 / int64(time.Millisecond))
+
+// ttlMillis is a client's ttl in milliseconds as a Duration: 0 (none) for
+// one not above 0, and capped where a Duration ends before converting, so
+// that a huge one is the longest allowed (the manager's cap), not a
+// product that wrapped round to microseconds.
+func ttlMillis(ms float64) time.Duration {
+	if !(ms > 0) {
+		return 0
+	}
+	return time.Duration(min(ms, maxTTLMillis) * float64(time.Millisecond))
 }
 
 // taskError is the JSON-RPC error for a Manager's error.

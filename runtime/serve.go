@@ -13,6 +13,7 @@ import (
 	"github.com/oklog/run"
 
 	"github.com/mcprt/mcprt/handlers"
+	"github.com/mcprt/mcprt/runtime/taskrun"
 	"github.com/mcprt/mcprt/stdio"
 	"github.com/mcprt/mcprt/supervisor"
 )
@@ -133,8 +134,15 @@ func Serve(ctx context.Context, srv *handlers.Server, opts Options) error {
 		if to.Logger == nil {
 			to.Logger = opts.Logger
 		}
-		m, err := StartTasks(engine, srv, to)
+		m, err := startTasksOrSignal(ctx, sigs, engine, srv, to)
 		if err != nil {
+			var sig *run.SignalError
+			if !errors.As(err, &sig) && !errors.Is(err, context.Canceled) {
+				// Said here: the caller may only map it to an exit
+				// status, and a stdio server's stderr is all a person
+				// launching it from an editor's config gets to see.
+				opts.Logger.Error("mcprt: cannot start tasks", "err", err)
+			}
 			return fmt.Errorf("runtime: tasks: %w", err)
 		}
 		// After the session's tree: a task outlives its request, not the
@@ -179,4 +187,38 @@ func Serve(ctx context.Context, srv *handlers.Server, opts Options) error {
 		opts.Logger.Debug("mcprt: server stopped", "reason", err)
 	}
 	return err
+}
+
+// startTasksOrSignal is StartTasks, given up for a signal or ctx: a start
+// on a large journal replays and settles it before any request is served,
+// and a SIGTERM meanwhile ends the process rather than waiting for it.
+// What a start given up leaves is stopped once it is done (the journal's
+// writes are whole, so it may also simply end with the process).
+func startTasksOrSignal(ctx context.Context, sigs <-chan os.Signal, e *actor.Engine, srv *handlers.Server, to TasksOptions) (*taskrun.Manager, error) {
+	type started struct {
+		m   *taskrun.Manager
+		err error
+	}
+	done := make(chan started, 1)
+	go func() {
+		m, err := StartTasks(e, srv, to)
+		done <- started{m, err}
+	}()
+	abandon := func() {
+		go func() {
+			if s := <-done; s.m != nil {
+				s.m.Stop(context.Background())
+			}
+		}()
+	}
+	select {
+	case s := <-done:
+		return s.m, s.err
+	case sig := <-sigs:
+		abandon()
+		return nil, &run.SignalError{Signal: sig}
+	case <-ctx.Done():
+		abandon()
+		return nil, ctx.Err()
+	}
 }

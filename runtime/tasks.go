@@ -18,8 +18,9 @@ type TasksOptions struct {
 	// Dir, when set, is where the journal lives: every change of a task is
 	// appended there and fsync'd, so completed results survive a crash or
 	// a redeploy, and tasks that were running are failed, with the
-	// reason, when the server starts again. "": tasks live in memory only,
-	// and a restart forgets them.
+	// reason, when the server starts again. One process at a time: the
+	// directory is locked, and a second server on it fails to start.
+	// "": tasks live in memory only, and a restart forgets them.
 	Dir string
 	// Tag prefixes task ids (the replica's -http-session-tag).
 	Tag string
@@ -40,7 +41,7 @@ type TasksOptions struct {
 func StartTasks(e *actor.Engine, srv *handlers.Server, o TasksOptions) (*taskrun.Manager, error) {
 	var store tasks.Store
 	if o.Dir != "" {
-		j, err := tasks.OpenJournal(o.Dir)
+		j, err := tasks.OpenJournalWith(o.Dir, tasks.JournalOptions{Logger: o.Logger})
 		if err != nil {
 			return nil, err
 		}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcprt/mcprt/handlers"
+	"github.com/mcprt/mcprt/handlers/tasks"
 	mcprt "github.com/mcprt/mcprt/runtime"
 )
 
@@ -93,7 +94,7 @@ func TestTaskThroughGateway(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 
-	journal, err := os.ReadFile(filepath.Join(dir, "tasks.journal"))
+	journal, err := os.ReadFile(filepath.Join(dir, tasks.JournalFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +113,7 @@ func TestTaskThroughGateway(t *testing.T) {
 func TestTaskCancelThroughGateway(t *testing.T) {
 	g, dir := taskGateway(t)
 	id := taskID(t, g.must("tools/call", `{"name":"ts__slow_compute","arguments":{"seconds":600},"task":{}}`))
-	file := filepath.Join(dir, "tasks.journal")
+	file := filepath.Join(dir, tasks.JournalFile)
 	waitFor(t, "the backend's task", func() bool {
 		b, _ := os.ReadFile(file)
 		return strings.Contains(string(b), `"status":"working"`)

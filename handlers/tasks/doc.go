@@ -6,13 +6,18 @@
 // JSON-RPC error or the questions for the client); a Store keeps the
 // records. MemoryStore keeps them in a map; the Journal (OpenJournal)
 // appends every change to a file in a directory and fsyncs it before the
-// change is acknowledged (writers arriving together share one fsync),
-// replays the file when opened, drops a last line cut short by a crash,
-// and compacts the file when it holds more than twice as many lines as
-// records. The Store interface is small on purpose: a deployment whose
-// replicas share a database can keep tasks there with an adapter in its
-// own module, checked by storetest.Run, the contract both built-in stores
-// pass.
+// change is applied and acknowledged (writers arriving together share one
+// fsync; a write that fails fails its change, which nothing then sees,
+// and the next write tries again), replays the file when opened, and
+// compacts the file when it holds more than twice as many lines as
+// records. Each line carries a CRC-32C: a last line cut short by a crash
+// is dropped, a damaged line elsewhere is skipped and reported, costing
+// its own record and no other. The directory is locked while a journal
+// is open on it: a second process is refused, told the holder's pid. The
+// Store interface is small on purpose: a deployment whose replicas share
+// a database can keep tasks there with an adapter in its own module,
+// checked by storetest (Run, or Contract with the failure cases it opts
+// into), the contract both built-in stores pass.
 //
 // A Manager (the interface here; runtime/taskrun's is the one the runtime
 // uses) runs the tasks. Create stores the new record (so a get of its

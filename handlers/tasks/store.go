@@ -26,6 +26,15 @@ type Store interface {
 	Close() error
 }
 
+// Batcher is a Store that stores many changes as one (one fsync for a
+// journal): the manager settles what a previous process left, thousands
+// of expired tasks perhaps, through it when its store has it.
+type Batcher interface {
+	// Apply puts every record of puts and deletes every id of dels, all
+	// or none: when it fails, nothing of it is visible.
+	Apply(puts []Task, dels []string) error
+}
+
 // ErrClosed is returned by a Store used after Close.
 var ErrClosed = errors.New("tasks: store closed")
 

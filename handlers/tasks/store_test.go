@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
@@ -17,13 +18,17 @@ func TestMemoryStoreContract(t *testing.T) {
 }
 
 func TestJournalContract(t *testing.T) {
-	storetest.Run(t, func(t *testing.T, dir string) tasks.Store {
-		j, err := tasks.OpenJournal(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return j
-	}, true)
+	storetest.Contract{
+		Open:      func(_ *testing.T, dir string) (tasks.Store, error) { return tasks.OpenJournal(dir) },
+		Durable:   true,
+		Exclusive: true,
+		Break: func(_ *testing.T, s tasks.Store) func() {
+			var f tasks.Fault
+			tasks.InjectFault(s.(*tasks.Journal), &f)
+			f.Set(syscall.ENOSPC)
+			return func() { f.Set(nil) }
+		},
+	}.Run(t)
 }
 
 // A crash in the middle of a write leaves part of a line: the records

@@ -180,16 +180,21 @@ func Start(e *actor.Engine, cfg Config) (*Manager, error) {
 // settle fails what a previous process left live and deletes what expired.
 // A live task with a Rerun that was never resumed is kept, working, for
 // Resume; one that was resumed already is failed (ResumedAgainMessage).
+// With a store that is a tasks.Batcher the changes are one write (with a
+// journal, tens of thousands of expired tasks are one compaction, not an
+// fsync each).
 func (m *Manager) settle() error {
 	all, err := m.store.All()
 	if err != nil {
 		return err
 	}
 	now := m.cfg.Now()
+	var puts []tasks.Task
+	var dels []string
 	for _, t := range all {
 		switch {
 		case t.Expired(now):
-			err = m.store.Delete(t.ID)
+			dels = append(dels, t.ID)
 		case !t.Status.Terminal() && t.Rerun != nil && t.Rerun.Resumed == 0:
 			m.pending = append(m.pending, t)
 		case !t.Status.Terminal():
@@ -197,9 +202,19 @@ func (m *Manager) settle() error {
 			if t.Rerun != nil {
 				msg = tasks.ResumedAgainMessage
 			}
-			err = m.store.Put(restarted(t, msg, now))
+			puts = append(puts, restarted(t, msg, now))
 		}
-		if err != nil {
+	}
+	if b, ok := m.store.(tasks.Batcher); ok {
+		return b.Apply(puts, dels)
+	}
+	for _, t := range puts {
+		if err := m.store.Put(t); err != nil {
+			return err
+		}
+	}
+	for _, id := range dels {
+		if err := m.store.Delete(id); err != nil {
 			return err
 		}
 	}
@@ -317,7 +332,9 @@ func (m *Manager) launch(t tasks.Task, work tasks.Work, bounded bool) (tasks.Tas
 	})
 	if err != nil {
 		m.log.Error("tasks: cannot start a task's actor", "task", t.ID, "err", err)
-		m.finish(r, tasks.Outcome{Error: &tasks.Error{Code: -32603, Message: "Internal error: the task could not be started"}})
+		if err := m.finish(r, tasks.Outcome{Error: &tasks.Error{Code: -32603, Message: "Internal error: the task could not be started"}}); err != nil {
+			m.log.Error("tasks: cannot store a task's outcome", "task", t.ID, "err", err)
+		}
 		m.workDone(r)
 		return tasks.Task{}, fmt.Errorf("tasks: could not start the task: %w", err)
 	}
@@ -550,7 +567,7 @@ func (m *Manager) OnStatus(fn func(tasks.Task)) { m.onStatus.Store(&fn) }
 
 // finish records how r's work ended, unless the task ended already
 // (cancelled).
-func (m *Manager) finish(r *runner, out tasks.Outcome) {
+func (m *Manager) finish(r *runner, out tasks.Outcome) error {
 	_, _, err := m.settleRunner(r, func(t *tasks.Task) {
 		switch {
 		case out.Error != nil:
@@ -562,8 +579,37 @@ func (m *Manager) finish(r *runner, out tasks.Outcome) {
 		}
 		t.Input = nil
 	})
-	if err != nil {
-		m.log.Error("tasks: cannot store a task's outcome", "task", r.id, "err", err)
+	return err
+}
+
+// finishDurably is finish, tried again while the store refuses it (a full
+// disk): the outcome is served only once it is stored, so a client never
+// sees a completion that a restart would turn into a failure; until then
+// the task reads as working. It gives up when the task's context ends
+// (cancelled, expired, or the manager stopping: the next start fails the
+// task, as for any work lost with its process).
+func (m *Manager) finishDurably(r *runner, out tasks.Outcome) {
+	wait := 50 * time.Millisecond
+	for try := 0; ; try++ {
+		err := m.finish(r, out)
+		if err == nil {
+			if try > 0 {
+				m.log.Info("tasks: a task's outcome is stored after all", "task", r.id, "tries", try+1)
+			}
+			return
+		}
+		if try == 0 {
+			m.log.Error("tasks: cannot store a task's outcome; it reads as working, and storing is tried again until the store takes it or the task ends",
+				"task", r.id, "err", err)
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-r.ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		wait = min(2*wait, 5*time.Second)
 	}
 }
 
@@ -633,6 +679,7 @@ func (m *Manager) expire() {
 				t.Message = t.Error.Message
 			})
 			r.cancel()
+			m.forget(r) // ended, even when its record could not be changed (a full disk)
 		}
 		_ = m.store.Delete(t.ID)
 	}
@@ -753,7 +800,7 @@ func (a *taskActor) run() {
 			return
 		}
 		if !ok {
-			m.finish(r, out)
+			m.finishDurably(r, out)
 			return
 		}
 		if len(out.Input) > 0 {
@@ -762,7 +809,7 @@ func (a *taskActor) run() {
 			}
 			continue
 		}
-		m.finish(r, out)
+		m.finishDurably(r, out)
 		return
 	}
 }

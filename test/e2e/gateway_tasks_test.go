@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/mcprt/mcprt/handlers/tasks"
 	"github.com/mcprt/mcprt/session/client"
 )
 
@@ -82,7 +83,7 @@ func TestGatewayCallTask(t *testing.T) {
 	}
 	// The backend made a task of each call (the gateway asked for one),
 	// under an id of its own.
-	b, err := os.ReadFile(filepath.Join(journal, "tasks.journal"))
+	b, err := os.ReadFile(filepath.Join(journal, tasks.JournalFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +92,8 @@ func TestGatewayCallTask(t *testing.T) {
 		var rec struct {
 			Put struct{ ID, Tool, Status string }
 		}
-		if json.Unmarshal([]byte(line), &rec) == nil && rec.Put.Tool == "slow_compute" && rec.Put.Status == "completed" {
+		_, body, _ := strings.Cut(line, " ") // after the line's checksum
+		if json.Unmarshal([]byte(body), &rec) == nil && rec.Put.Tool == "slow_compute" && rec.Put.Status == "completed" {
 			done++
 		}
 	}
@@ -166,7 +168,7 @@ func TestGatewayTasksHTTP(t *testing.T) {
 		t.Errorf("after tasks/cancel: %v, %v", got, err)
 	}
 	// The backend's task is cancelled too.
-	waitFile(t, filepath.Join(journal, "tasks.journal"), `"tool":"slow_compute","modern":true,"status":"cancelled"`)
+	waitFile(t, filepath.Join(journal, tasks.JournalFile), `"tool":"slow_compute","modern":true,"status":"cancelled"`)
 }
 
 // TestGatewayTaskOfPlainBackend: mcprt gateway -tasks-dir makes a task of

@@ -20,7 +20,46 @@ type Opener func(t *testing.T, dir string) tasks.Store
 
 // Run runs the contract against the stores open makes. durable says the
 // store keeps its records across Close and a new open on the same dir.
+// It is Contract.Run without the failure cases.
 func Run(t *testing.T, open Opener, durable bool) {
+	Contract{Open: func(t *testing.T, dir string) (tasks.Store, error) { return open(t, dir), nil }, Durable: durable}.Run(t)
+}
+
+// Contract is the store contract with the cases a store opts into: those
+// that need a way to make its writes fail, or a store that holds its
+// place exclusively.
+type Contract struct {
+	// Open opens the store under test on dir (a fresh directory per test,
+	// which a store without files ignores).
+	Open func(t *testing.T, dir string) (tasks.Store, error)
+	// Durable says the store keeps its records across Close and a new
+	// Open on the same dir.
+	Durable bool
+	// Exclusive says a second Open of a dir (a journal's directory, a
+	// database's key prefix) fails while the first store is open, and
+	// names who holds it, rather than letting two writers overwrite each
+	// other; and that it opens again once the first is closed.
+	Exclusive bool
+	// Break makes s's writes fail from now on, as a full disk or an
+	// unreachable database would, until mend is called. With it the
+	// contract checks that a write that fails is not visible (not to
+	// Get, All, nor, when Durable, to the next Open), that the store
+	// works again once mended, and that it can still be closed. nil
+	// skips those cases.
+	Break func(t *testing.T, s tasks.Store) (mend func())
+}
+
+// Run runs the contract.
+func (c Contract) Run(t *testing.T) {
+	open := func(t *testing.T, dir string) tasks.Store {
+		t.Helper()
+		s, err := c.Open(t, dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	durable := c.Durable
 	t.Run("GetMissing", func(t *testing.T) {
 		s := open(t, t.TempDir())
 		defer s.Close()
@@ -111,6 +150,13 @@ func Run(t *testing.T, open Opener, durable bool) {
 			t.Fatal("Put after Close succeeded")
 		}
 	})
+	t.Run("Batch", func(t *testing.T) { c.batch(t, open) })
+	if c.Exclusive {
+		t.Run("SecondOpenRefused", func(t *testing.T) { c.secondOpen(t, open) })
+	}
+	if c.Break != nil {
+		t.Run("FailedWriteNotVisible", func(t *testing.T) { c.failedWrite(t, open) })
+	}
 	if !durable {
 		return
 	}
