@@ -35,10 +35,11 @@ type EventChildExited struct {
 	Reason            error
 }
 
-// EventChildRestarted: a child is about to be started again. Restarts is
-// the number of restarts within the current intensity window, including
-// this one (the attempt), so it shows how close the supervisor is to
-// giving up; Delay is the Backoff it waited before this restart.
+// EventChildRestarted: a child is to be started again, once Delay (its
+// Spec.Backoff) has passed: the event comes when the restart is decided.
+// Restarts is the number of restarts within the current intensity window,
+// including this one (the attempt), so it shows how close the supervisor
+// is to giving up.
 type EventChildRestarted struct {
 	Supervisor, Child string
 	Restarts          int
@@ -76,7 +77,7 @@ func (e EventChildExited) String() string {
 
 func (e EventChildRestarted) String() string {
 	if e.Delay > 0 {
-		return fmt.Sprintf("supervisor %s: child %s restarting (%d in window, after %v)", e.Supervisor, e.Child, e.Restarts, e.Delay)
+		return fmt.Sprintf("supervisor %s: child %s restarting in %v (%d in window)", e.Supervisor, e.Child, e.Delay, e.Restarts)
 	}
 	return fmt.Sprintf("supervisor %s: child %s restarting (%d in window)", e.Supervisor, e.Child, e.Restarts)
 }

@@ -310,31 +310,37 @@ func (s *supervisor) handleExit(ch *child, reason error) {
 	s.runSequence(queue, func() { s.restartAfter(n) })
 }
 
-// restartDue says a restart's Backoff has passed.
-type restartDue struct {
-	token uint64
-	n     int
-	delay time.Duration
-}
-
 // restartAfter restarts what is stopped, at once or, with a Backoff, once
-// its delay for restart n has passed. The supervisor's inbox keeps moving
-// meanwhile: a later exit supersedes the pending restart with its own
-// (longer) delay, and a stop cancels it.
+// its delay for restart n has passed. The events say so when the restart
+// is decided, so that an observer learns of it without waiting out the
+// delay. The supervisor's inbox keeps moving meanwhile: a later exit
+// supersedes the pending restart with its own (longer) delay, and a stop
+// cancels it.
 func (s *supervisor) restartAfter(n int) {
 	d := s.spec.Backoff.Delay(n)
 	if d <= 0 {
-		s.restartStopped(n, 0)
+		s.restartStopped(n, true)
 		return
+	}
+	for _, ch := range s.children {
+		if ch.status == notRunning && !ch.removed {
+			s.emit(EventChildRestarted{Supervisor: s.name, Child: ch.spec.ID, Restarts: n, Delay: d})
+		}
 	}
 	s.cancelRestart()
 	s.restartToken++
-	e, pid, due := s.e, s.pid, restartDue{token: s.restartToken, n: n, delay: d}
+	e, pid, due := s.e, s.pid, restartDue{token: s.restartToken, n: n}
 	after := s.spec.after
 	if after == nil {
 		after = func(d time.Duration, f func()) func() bool { return time.AfterFunc(d, f).Stop }
 	}
 	s.restartTimer = after(d, func() { e.Send(pid, due) })
+}
+
+// restartDue says a restart's Backoff has passed.
+type restartDue struct {
+	token uint64
+	n     int
 }
 
 func (s *supervisor) onRestartDue(m restartDue) {
@@ -344,7 +350,7 @@ func (s *supervisor) onRestartDue(m restartDue) {
 		return
 	}
 	s.restartTimer = nil
-	s.restartStopped(m.n, m.delay)
+	s.restartStopped(m.n, false)
 }
 
 // cancelRestart drops a restart waiting out its Backoff.
@@ -356,13 +362,16 @@ func (s *supervisor) cancelRestart() {
 }
 
 // restartStopped starts, in start order, every child that a strategy (or the
-// exit itself) left not running.
-func (s *supervisor) restartStopped(n int, delay time.Duration) {
+// exit itself) left not running, each announced first unless that was done
+// when the restart was decided.
+func (s *supervisor) restartStopped(n int, announce bool) {
 	for _, ch := range append([]*child(nil), s.children...) {
 		if ch.status != notRunning || ch.removed {
 			continue
 		}
-		s.emit(EventChildRestarted{Supervisor: s.name, Child: ch.spec.ID, Restarts: n, Delay: delay})
+		if announce {
+			s.emit(EventChildRestarted{Supervisor: s.name, Child: ch.spec.ID, Restarts: n})
+		}
 		s.start(ch)
 	}
 }

@@ -617,8 +617,13 @@ func TestBackoff(t *testing.T) {
 		case <-time.After(hangTimeout):
 			t.Fatalf("restart %d set no timer", i+1)
 		}
-		// Nothing restarts before the timer fires: the supervisor still
-		// answers meanwhile.
+		// The restart is announced when decided, with its attempt and
+		// delay; nothing starts before the timer fires, and the
+		// supervisor still answers meanwhile.
+		ev := h.waitFor("restart", func(ev Event) bool { _, ok := ev.(EventChildRestarted); return ok }).(EventChildRestarted)
+		if ev.Restarts != i+1 || ev.Delay != want {
+			t.Fatalf("restart event %+v, want attempt %d after %v", ev, i+1, want)
+		}
 		h.barrier(root.PID())
 		select {
 		case ev := <-h.events:
@@ -626,10 +631,6 @@ func TestBackoff(t *testing.T) {
 		default:
 		}
 		ft.fire(t)
-		ev := h.waitFor("restart", func(ev Event) bool { _, ok := ev.(EventChildRestarted); return ok }).(EventChildRestarted)
-		if ev.Restarts != i+1 || ev.Delay != want {
-			t.Fatalf("restart event %+v, want attempt %d after %v", ev, i+1, want)
-		}
 		h.waitFor("started", isStarted("w"))
 	}
 
