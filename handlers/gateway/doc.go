@@ -187,8 +187,8 @@
 // result, its JSON-RPC error or its failed tool result become the
 // gateway's task's, its progress reaches a 2025-11-25 client, and
 // cancelling the gateway's task cancels the backend's. The client is
-// given only the gateway's task ids, bound to its session or caller as
-// any server's are; a backend's ids stay between the gateway and the
+// given only the gateway's task ids, bound to its caller (or else by the
+// id alone, not its HTTP session) as any server's are; a backend's ids stay between the gateway and the
 // backend, so none is mapped, guessed or shown to another client. Each
 // side speaks its own revision, so the eras are bridged: a 2026-07-28
 // client polls (tasks/get) a task a 2025-11-25 backend runs, and a
