@@ -13,11 +13,12 @@ import (
 	"github.com/mcprt/mcprt/runtime/streamhttp"
 )
 
-// A legacy session's tasks are its own: another session asking for one by
-// its id is told there is no such task, while the session that made it
-// finds it, on whatever connection. Task ids carry the replica's tag. A
-// 2026-07-28 tasks/get must name its task in Mcp-Name.
-func TestTasksBoundToLegacySession(t *testing.T) {
+// A legacy session's task is bound by its id, not by the session (which
+// ends while its client still holds the id): another session asking for
+// it by id gets it, on whatever connection. tasks/list lists the tasks a
+// session made, not every anonymous one. Task ids carry the replica's
+// tag. A 2026-07-28 tasks/get must name its task in Mcp-Name.
+func TestLegacyTaskBoundByIDNotSession(t *testing.T) {
 	srv := testServer(nil)
 	srv.AddTool(handlers.Tool{Name: "job", Execution: json.RawMessage(`{"taskSupport":"optional"}`)},
 		func(context.Context, *handlers.Request, json.RawMessage) (*handlers.CallToolResult, error) {
@@ -44,11 +45,17 @@ func TestTasksBoundToLegacySession(t *testing.T) {
 		t.Fatalf("CreateTaskResult: %v; want a task id with the tag r7", r.msgs)
 	}
 	get := `{"jsonrpc":"2.0","id":2,"method":"tasks/result","params":{"taskId":"` + id + `"}}`
-	if r := f.do("POST", get, b); errCode(r.last()) != -32602 {
-		t.Fatalf("another session's tasks/result: %v; want -32602 (no such task)", r.msgs)
+	for name, s := range map[string]map[string]string{"own": a, "another": b} {
+		if r := f.do("POST", get, s); !strings.Contains(string(r.last()["result"]), `"text":"done"`) {
+			t.Fatalf("%s session's tasks/result: %v", name, r.msgs)
+		}
 	}
-	if r := f.do("POST", get, a); !strings.Contains(string(r.last()["result"]), `"text":"done"`) {
-		t.Fatalf("own session's tasks/result: %v", r.msgs)
+	list := `{"jsonrpc":"2.0","id":3,"method":"tasks/list"}`
+	if r := f.do("POST", list, a); !strings.Contains(string(r.last()["result"]), id) {
+		t.Errorf("own session's tasks/list: %v; want the task", r.msgs)
+	}
+	if r := f.do("POST", list, b); strings.Contains(string(r.last()["result"]), id) || r.last()["result"] == nil {
+		t.Errorf("another session's tasks/list: %v; want an empty list", r.msgs)
 	}
 
 	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"},"io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}`
