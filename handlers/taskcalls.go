@@ -122,9 +122,13 @@ func (s *Server) ServeTasks(m tasks.Manager, opts TasksOptions) {
 	s.tasks.Store(ts)
 	m.OnStatus(func(t tasks.Task) { s.taskStatus(ts, t) })
 	s.SetExtension(TasksExtension, nil)
-	for _, name := range []string{"tasks/get", "tasks/result", "tasks/list", "tasks/cancel", "tasks/update"} {
+	for _, name := range []string{"tasks/get", "tasks/list", "tasks/cancel", "tasks/update"} {
 		s.AddMethod(name, s.taskMethod, false)
 	}
+	// tasks/result blocks until its task ends: a client may wait so for
+	// each of its many tasks without taking the slots its plain calls
+	// need (Method.Waits).
+	s.addWaitingMethod("tasks/result", s.taskMethod)
 	if r, ok := m.(tasks.Resumer); ok {
 		r.Resume(s.rework)
 	}
