@@ -197,6 +197,14 @@
 // of a backend that knows no tasks is forwarded plainly, and the
 // gateway's task waits for its answer past the backend's Timeout.
 //
+// A remote backend's connection that breaks while a gateway's task awaits
+// the backend's task does not fail it: the backend may still hold the task
+// (a 2026-07-28 one with a journal keeps it through its own restart), so
+// the gateway reconnects and polls the same task id again, within the ttl
+// the backend gave it and the gateway's task's own life; a backend that
+// no longer knows the id once reconnected fails the gateway's task, saying
+// so.
+//
 // A backend's task lives as long as the gateway's that awaits it: when
 // the gateway stops, the tasks it awaits are cancelled at their backends;
 // with a journal its own tasks that were running are failed on its next

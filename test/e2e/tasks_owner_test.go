@@ -3,10 +3,20 @@
 package e2e
 
 import (
+	"encoding/json"
+	"io"
+	"log"
 	"net"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/mcprt/mcprt/session/client"
 )
@@ -182,5 +192,77 @@ func TestEndedTasksBoundedPerClient(t *testing.T) {
 		if gone != (i < 2) {
 			t.Errorf("task %d of 5 (ended in that order): %s; want the 2 oldest unknown, the newest 3 kept", i, m)
 		}
+	}
+}
+
+// TestGatewayRepollsTaskThroughBackendRestart: a gateway's task awaits a
+// remote 2026-07-28 backend's task; the backend is killed (SIGKILL) and
+// started again on the same -tasks-dir, where its task (the reference
+// sleep, resumable) runs again. The gateway, its connection broken (a
+// proxy in front of the backend answers 502 meanwhile), reconnects and
+// polls the same task again, rather than fail its own at the first
+// connection error: the client gets the backend's result.
+func TestGatewayRepollsTaskThroughBackendRestart(t *testing.T) {
+	bdir := t.TempDir()
+	backend := startHTTP(t, binPath, "serve", "-http", "127.0.0.1:0", "-tasks-dir", bdir)
+	var target atomic.Pointer[url.URL]
+	setTarget := func(raw string) {
+		u, err := url.Parse(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		target.Store(u)
+	}
+	setTarget(backend.url)
+	polled := make(chan struct{}, 1) // a tasks/get reached the proxy
+	rp := &httputil.ReverseProxy{
+		Rewrite:       func(r *httputil.ProxyRequest) { r.SetURL(target.Load()); r.Out.URL.Path = target.Load().Path },
+		FlushInterval: -1,
+		ErrorLog:      log.New(io.Discard, "", 0),
+	}
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Mcp-Method") == "tasks/get" {
+			select {
+			case polled <- struct{}{}:
+			default:
+			}
+		}
+		rp.ServeHTTP(w, r)
+	}))
+	t.Cleanup(proxy.Close)
+	cfg := filepath.Join(t.TempDir(), "gateway.json")
+	raw, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"remote": map[string]any{"url": proxy.URL + "/mcp"}}})
+	if err := os.WriteFile(cfg, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	gw := startHTTP(t, binPath, "gateway", "-config", cfg, "-http", "127.0.0.1:0")
+	c := connectHTTP(t, gw.url, client.Options{Era: client.EraModern})
+	tk, res, err := c.CallToolTask(testCtx(t), "remote__sleep", map[string]any{"ms": 2000})
+	if err != nil || tk == nil {
+		t.Fatalf("a task through the gateway: %v (%s)", err, res)
+	}
+	// The gateway polls the backend's task: it has its id. Kill the
+	// backend then.
+	select {
+	case <-polled:
+	case <-time.After(callTimeout):
+		t.Fatalf("the gateway never polled its backend's task:\n%s", gw.stderr)
+	}
+	_ = backend.cmd.Process.Kill()
+	<-backend.exited
+	// The gateway polls the backend's task while it is gone: it says it
+	// will poll again (or, as before, fails its task).
+	for deadline := time.Now().Add(callTimeout); !strings.Contains(gw.stderr.String(), "polling the task again once reconnected"); time.Sleep(20 * time.Millisecond) {
+		if got, err := c.GetTask(testCtx(t), tk.ID); err != nil || got.Status != client.TaskWorking {
+			t.Fatalf("the gateway's task, its backend killed: %+v %s, %v; want working, the backend polled again once back", got, got.Result, err)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the gateway never polled the killed backend's task:\n%s", gw.stderr)
+		}
+	}
+	setTarget(startHTTP(t, binPath, "serve", "-http", "127.0.0.1:0", "-tasks-dir", bdir).url)
+	out, err := c.AwaitTask(testCtx(t), tk, nil)
+	if err != nil || !strings.Contains(string(out), "slept") || strings.Contains(string(out), `"isError":true`) {
+		t.Fatalf("the gateway's task after its backend's restart: %s, %v; want the backend's result\n%s", out, err, tail(gw.stderr.String(), 3000))
 	}
 }
