@@ -384,7 +384,7 @@ func (m *Manager) Get(owner, id string) (tasks.Task, error) {
 	if err != nil {
 		return tasks.Task{}, err
 	}
-	if !ok || t.Owner != owner || t.Expired(m.cfg.Now()) {
+	if !ok || ownerOf(t) != owner || t.Expired(m.cfg.Now()) {
 		return tasks.Task{}, tasks.ErrNotFound
 	}
 	return t, nil
@@ -406,7 +406,7 @@ func (m *Manager) List(owner, session string) ([]tasks.Task, error) {
 	now := m.cfg.Now()
 	out := all[:0]
 	for _, t := range all {
-		if t.Owner == owner && (owner != "" || t.Session == session) && !t.Expired(now) {
+		if ownerOf(t) == owner && (owner != "" || t.Session == session) && !t.Expired(now) {
 			out = append(out, t)
 		}
 	}

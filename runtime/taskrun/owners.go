@@ -2,10 +2,23 @@ package taskrun
 
 import (
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/mcprt/mcprt/handlers/tasks"
 )
+
+// ownerOf is whom t is bound to. A record kept before tasks without a
+// caller were bound by their ids has the owner "session:<id>" of the
+// legacy HTTP session that made it, which did not outlive the server
+// that wrote it: such a task is bound by its id now, as it would be if
+// made today, so that an upgrade's restart loses none.
+func ownerOf(t tasks.Task) string {
+	if strings.HasPrefix(t.Owner, "session:") {
+		return ""
+	}
+	return t.Owner
+}
 
 // EndSession cancels the tasks made in the legacy HTTP session id that
 // are still running (tasks.Manager): its client DELETEd it, so nobody

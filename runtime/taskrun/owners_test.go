@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcprt/mcprt/handlers/tasks"
 	"github.com/mcprt/mcprt/runtime/taskrun"
@@ -150,5 +151,22 @@ func TestEndedTasksBoundedPerClient(t *testing.T) {
 	}
 	if _, err := m.Get("", b.ID); err != nil {
 		t.Errorf("b's only task after the restart: %v", err)
+	}
+}
+
+// A record written when a legacy session owned its tasks ("session:<id>")
+// is bound by its id after the upgrade's restart.
+func TestOldSessionOwnedRecordBoundByID(t *testing.T) {
+	store := tasks.NewMemoryStore()
+	old := tasks.Task{ID: tasks.NewID(""), Owner: "session:abc", Tool: "x", Status: tasks.Completed, Created: time.Now(), Updated: time.Now(), TTL: time.Hour}
+	if err := store.Put(old); err != nil {
+		t.Fatal(err)
+	}
+	m := start(t, taskrun.Config{Store: store})
+	if got, err := m.Get("", old.ID); err != nil || got.Status != tasks.Completed {
+		t.Fatalf("an old session-owned task by its id: %+v, %v", got, err)
+	}
+	if _, err := m.Get("sub:alice", old.ID); !errors.Is(err, tasks.ErrNotFound) {
+		t.Fatalf("found for a caller: %v", err)
 	}
 }
