@@ -397,7 +397,11 @@ func (m *Manager) Get(owner, id string) (tasks.Task, error) {
 // thing that guards them. A legacy HTTP client that initializes again
 // (after a restart, or its session's end) lists none of its old tasks in
 // its new session, and gets each back by its id (tasks/get,
-// tasks/result); stdio's one session ("") lists what stdio made.
+// tasks/result); stdio's one session ("") lists what stdio made. The
+// 2025-11-25 specification (tasks, Task Listing) has tasks/list return
+// what tasks/get would for the same requestor; without an authorization
+// context the requestor is whoever holds an id, and what it holds is
+// what it made here.
 func (m *Manager) List(owner, session string) ([]tasks.Task, error) {
 	all, err := m.store.All()
 	if err != nil {
