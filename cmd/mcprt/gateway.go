@@ -53,10 +53,12 @@ backends as above.
 Tasks pass through (-tasks, on by default): a client's call asking for a
 task, of a backend's tool whose execution.taskSupport allows one, becomes
 a task of the gateway's (bound to the client's caller, or else by its id
-alone, never to an HTTP session, as mcprt serve --help says)
-that runs the call as a task at the backend and awaits it, each side in
-its own revision, so a 2026-07-28 client can poll a 2025-11-25 backend's
-task and the reverse; cancelling it cancels the backend's. With
+alone, never to an HTTP session: see mcprt serve --help) that runs the
+call as a task at the backend and awaits it, each side in its own
+revision, so a 2026-07-28 client can poll a 2025-11-25 backend's task and
+the reverse; cancelling it cancels the backend's. A remote backend whose
+connection breaks meanwhile is reconnected and its task polled again,
+within the task's ttl: a backend with a journal still holds it. With
 -tasks-dir DIR the gateway's tasks are journalled, and every tool may be
 called as a task: a long call to a backend that knows no tasks then
 outlasts the backend's timeout.
