@@ -123,7 +123,7 @@ func (b *backend) awaitTask(ctx context.Context, c *call, cl *client.Client, tas
 	if task.TTL > 0 {
 		until = time.Now().Add(task.TTL)
 	}
-	wait := b.cfg.Backoff
+	wait := max(b.cfg.Backoff, 50*time.Millisecond)
 	for reconnected := false; ; {
 		raw, err := cl.AwaitTask(&callContext{ctx, c}, task, nil, opts...)
 		var re *client.RPCError
@@ -151,7 +151,7 @@ func (b *backend) awaitTask(ctx context.Context, c *call, cl *client.Client, tas
 				return nil, cl, ctx.Err()
 			case <-t.C:
 			}
-			wait = min(2*wait, b.cfg.MaxBackoff, 5*time.Second)
+			wait = max(min(2*wait, b.cfg.MaxBackoff, 5*time.Second), 50*time.Millisecond)
 			sw := &startWait{parent: ctx, d: b.cfg.Timeout}
 			next, aerr := b.acquire(sw)
 			sw.stop()
