@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcprt/mcprt/handlers"
 	"github.com/mcprt/mcprt/runtime"
@@ -129,5 +130,74 @@ func TestTaskAsksOnTasksResultStream(t *testing.T) {
 	}
 	if !strings.Contains(result, `"text":"hello Ada"`) {
 		t.Fatalf("tasks/result: %q", result)
+	}
+}
+
+// A legacy session's running task is cancelled by the session's DELETE
+// (its client is done), not by the session's other ends: one that ends
+// idle leaves it running, for its client to get back by id from a new
+// session.
+func TestSessionEndsAndItsTasks(t *testing.T) {
+	srv := testServer(nil)
+	srv.AddTool(handlers.Tool{Name: "block", Execution: json.RawMessage(`{"taskSupport":"required"}`)},
+		func(ctx context.Context, _ *handlers.Request, _ json.RawMessage) (*handlers.CallToolResult, error) {
+			<-ctx.Done()
+			return nil, ctx.Err()
+		})
+	m, err := runtime.StartTasks(nil, srv, runtime.TasksOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Stop(context.Background()) })
+	f := start(t, srv, streamhttp.Options{SessionIdle: 50 * time.Millisecond})
+	legacy := func(sid string) map[string]string {
+		return map[string]string{"Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-11-25"}
+	}
+	task := func(sid string) string {
+		r := f.do("POST", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"block","task":{}}}`, legacy(sid))
+		var created struct {
+			Task struct {
+				TaskID string `json:"taskId"`
+			} `json:"task"`
+		}
+		json.Unmarshal(r.last()["result"], &created)
+		if created.Task.TaskID == "" {
+			t.Fatalf("no task: %v", r.msgs)
+		}
+		return created.Task.TaskID
+	}
+	status := func(id string) string {
+		// A session of its own, used at once: it does not go idle first.
+		r := f.do("POST", `{"jsonrpc":"2.0","id":2,"method":"tasks/get","params":{"taskId":"`+id+`"}}`, legacy(f.initialize(`{}`)))
+		var got struct {
+			Status string `json:"status"`
+		}
+		json.Unmarshal(r.last()["result"], &got)
+		return got.Status
+	}
+	idle := f.initialize(`{}`)
+	left := task(idle)
+	// Watched without a request, which would keep it in use.
+	for deadline := time.Now().Add(10 * time.Second); f.h.Stats().Sessions > 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the idle session never ended")
+		}
+	}
+	if r := f.do("POST", `{"jsonrpc":"2.0","id":3,"method":"ping"}`, legacy(idle)); r.status != http.StatusNotFound {
+		t.Fatalf("the idle session's request: %d, want 404", r.status)
+	}
+	if got := status(left); got != "working" {
+		t.Errorf("the task of a session ended idle: %q, want working", got)
+	}
+	deleted := f.initialize(`{}`)
+	gone := task(deleted)
+	if r := f.do("DELETE", "", legacy(deleted)); r.status != http.StatusNoContent {
+		t.Fatalf("DELETE: %d", r.status)
+	}
+	if got := status(gone); got != "cancelled" {
+		t.Errorf("the task of a DELETEd session: %q, want cancelled", got)
+	}
+	if got := status(left); got != "working" {
+		t.Errorf("another session's task after the DELETE: %q, want working", got)
 	}
 }
