@@ -266,3 +266,36 @@ func TestGatewayRepollsTaskThroughBackendRestart(t *testing.T) {
 		t.Fatalf("the gateway's task after its backend's restart: %s, %v; want the backend's result\n%s", out, err, tail(gw.stderr.String(), 3000))
 	}
 }
+
+// TestOAuthLegacyTasksFollowTheCaller: with OAuth a 2025-11-25 task is
+// its caller's: after the server's kill -9 and restart on the same
+// -tasks-dir, the caller, in a new session, gets it and lists it; another
+// caller holding the id does not get it.
+func TestOAuthLegacyTasksFollowTheCaller(t *testing.T) {
+	as := startAuthServer(t, asKeys("1"))
+	dir := t.TempDir()
+	srv := oauthServe(t, as, "-tasks-dir", dir)
+	alice, mallory := as.token("c-es256", oauthResource, "mcp:tools"), as.token("c-rs256", oauthResource, "mcp:tools")
+	legacy := client.Options{Version: "2025-11-25"}
+	c := connectHTTP(t, srv.url, withToken(legacy, alice))
+	id := startTask(t, c, "sleep", map[string]any{"ms": 1})
+	res, err := c.TaskResult(testCtx(t), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = srv.cmd.Process.Kill()
+	<-srv.exited
+
+	srv = oauthServe(t, as, "-tasks-dir", dir)
+	c = connectHTTP(t, srv.url, withToken(legacy, alice))
+	if again, err := c.TaskResult(testCtx(t), id); err != nil || string(again) != string(res) {
+		t.Fatalf("the caller's task after kill -9, from a new session: %s, %v; want %s", again, err, res)
+	}
+	if l, err := c.ListTasks(testCtx(t)); err != nil || len(l) != 1 || l[0].ID != id {
+		t.Fatalf("the caller's tasks/list in a new session: %+v, %v; want its task", l, err)
+	}
+	other := connectHTTP(t, srv.url, withToken(legacy, mallory))
+	if tk, err := other.GetTask(testCtx(t), id); err == nil {
+		t.Fatalf("another caller got the task by its id: %+v", tk)
+	}
+}
