@@ -299,3 +299,25 @@ func TestOAuthLegacyTasksFollowTheCaller(t *testing.T) {
 		t.Fatalf("another caller got the task by its id: %+v", tk)
 	}
 }
+
+// TestGatewayDeletedSessionCancelsItsTask: behind mcprt gateway too, a
+// legacy session DELETEd with a task running cancels the gateway's task
+// (and so the backend's), and another session holding the id is told.
+func TestGatewayDeletedSessionCancelsItsTask(t *testing.T) {
+	f := newGateway(t)
+	config, _ := taskBackends(t, f, t.TempDir())
+	gw := f.startGatewayHTTP(config)
+	ctx := testCtx(t)
+	d := connectHTTP(t, gw.url, client.Options{Era: client.EraLegacy})
+	left, _, err := d.CallToolTask(ctx, "mc__slow_compute", map[string]any{"seconds": 600, "label": "left"})
+	if err != nil || left == nil {
+		t.Fatalf("legacy CallToolTask: task %v, err %v", left, err)
+	}
+	if err := d.Close(); err != nil { // DELETE
+		t.Fatalf("DELETE: %v", err)
+	}
+	b := connectHTTP(t, gw.url, client.Options{Era: client.EraLegacy})
+	if got, err := b.GetTask(ctx, left.ID); err != nil || got.Status != client.TaskCancelled {
+		t.Errorf("a DELETEd session's running task, from another session: %+v, %v; want cancelled", got, err)
+	}
+}
