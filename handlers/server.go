@@ -261,6 +261,17 @@ func (s *Server) AddMethod(name string, run MethodFunc, cacheable bool) {
 	s.mu.Unlock()
 }
 
+// addWaitingMethod is AddMethod for a method whose requests wait for long
+// (Method.Waits).
+func (s *Server) addWaitingMethod(name string, run MethodFunc) {
+	s.AddMethod(name, run, false)
+	s.mu.Lock()
+	m := s.methods[name]
+	m.Waits = true
+	s.methods[name] = m
+	s.mu.Unlock()
+}
+
 // coreMethods are the protocol's own: Method's switch, and those the
 // session answers itself.
 var coreMethods = map[string]bool{
@@ -288,6 +299,12 @@ type Method struct {
 	Start StartFunc
 	// Cacheable marks results that carry ttlMs and cacheScope in 2026-07-28.
 	Cacheable bool
+	// Waits marks a method whose requests wait on something else for
+	// long, not compute (tasks/result, which blocks until its task
+	// ends): the session bounds them apart from the other requests
+	// (session.Config.MaxWaiting), so that many of them do not take the
+	// slots plain requests need.
+	Waits bool
 }
 
 // MethodFunc runs one request and returns its result (marshalled with

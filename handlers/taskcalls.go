@@ -24,12 +24,16 @@ type TasksOptions struct {
 	// Owner names whom a request's tasks belong to: only the same owner
 	// finds them again. nil means TaskOwner.
 	Owner func(ctx context.Context) string
+	// Client names what a request's tasks count against, for the bounds
+	// on tasks per client. nil means TaskClient.
+	Client func(ctx context.Context) string
 }
 
 // taskServe is what ServeTasks set.
 type taskServe struct {
-	m     tasks.Manager
-	owner func(ctx context.Context) string
+	m      tasks.Manager
+	owner  func(ctx context.Context) string
+	client func(ctx context.Context) string
 	// peers are the live 2025-11-25 tasks' peers, by task id: their
 	// notifications/tasks/status go to the session that made them, and
 	// to no other.
@@ -118,13 +122,21 @@ func (s *Server) ServeTasks(m tasks.Manager, opts TasksOptions) {
 	if owner == nil {
 		owner = TaskOwner
 	}
-	ts := &taskServe{m: m, owner: owner}
+	client := opts.Client
+	if client == nil {
+		client = TaskClient
+	}
+	ts := &taskServe{m: m, owner: owner, client: client}
 	s.tasks.Store(ts)
 	m.OnStatus(func(t tasks.Task) { s.taskStatus(ts, t) })
 	s.SetExtension(TasksExtension, nil)
-	for _, name := range []string{"tasks/get", "tasks/result", "tasks/list", "tasks/cancel", "tasks/update"} {
+	for _, name := range []string{"tasks/get", "tasks/list", "tasks/cancel", "tasks/update"} {
 		s.AddMethod(name, s.taskMethod, false)
 	}
+	// tasks/result blocks until its task ends: a client may wait so for
+	// each of its many tasks without taking the slots its plain calls
+	// need (Method.Waits).
+	s.addWaitingMethod("tasks/result", s.taskMethod)
 	if r, ok := m.(tasks.Resumer); ok {
 		r.Resume(s.rework)
 	}
@@ -266,10 +278,11 @@ func (s *Server) taskCall(ctx context.Context, ts *taskServe, t *tool, req *Requ
 		return s.runTask(valuesFrom{tctx, vals}, t, base, args, answers)
 	}
 	var tk tasks.Task
+	who := tasks.Requestor{Owner: ts.owner(ctx), Session: tasks.SessionFrom(ctx), Client: ts.client(ctx)}
 	if r, ok := ts.m.(tasks.Resumer); ok && t.Resumable {
-		tk, err = r.CreateResumable(ts.owner(ctx), t.Name, req.Modern, ttl, rerunOf(req, args), work)
+		tk, err = r.CreateResumable(who, t.Name, req.Modern, ttl, rerunOf(req, args), work)
 	} else {
-		tk, err = ts.m.Create(ts.owner(ctx), t.Name, req.Modern, ttl, work)
+		tk, err = ts.m.Create(who, t.Name, req.Modern, ttl, work)
 	}
 	if err != nil {
 		return nil, taskError(err), true
@@ -531,7 +544,7 @@ func (s *Server) taskMethod(ctx context.Context, req *Request) (any, error) {
 		return nil, invalidParams(req.Method + ": " + err.Error())
 	}
 	if req.Method == "tasks/list" {
-		return s.listTasks(ts, owner, p.Cursor)
+		return s.listTasks(ts, owner, tasks.SessionFrom(ctx), p.Cursor)
 	}
 	if p.TaskID == nil {
 		return nil, invalidParams(req.Method + " needs a taskId (a string)")
@@ -613,9 +626,10 @@ func (s *Server) taskMethod(ctx context.Context, req *Request) (any, error) {
 }
 
 // listTasks is tasks/list (2025-11-25): the owner's tasks, newest first,
-// a page at a time.
-func (s *Server) listTasks(ts *taskServe, owner, cursor string) (any, error) {
-	all, err := ts.m.List(owner)
+// a page at a time; without an owner, those made in the session (see
+// tasks.Manager.List).
+func (s *Server) listTasks(ts *taskServe, owner, session, cursor string) (any, error) {
+	all, err := ts.m.List(owner, session)
 	if err != nil {
 		return nil, taskError(err)
 	}
@@ -740,17 +754,38 @@ func (p *taskPeer) related(params any) any {
 
 // TaskOwner is the default owner of a request's tasks: the caller when its
 // transport vouched for one (CallerFrom: the same tasks from any session,
-// on any replica), else the legacy HTTP session (tasks.SessionFrom), else
-// "" (stdio's one session; 2026-07-28 requests without a caller, whose
-// tasks the unguessable ids alone bind).
+// on any replica, after any restart), else "": the task's unguessable id
+// alone binds it, in every revision and transport. A 2025-11-25 task made
+// in a Streamable HTTP session is not bound to the session, which ends
+// (DELETE, idle, the server's restart) while its client still holds the
+// id and wants the result; see tasks.Requestor for why, and the MCP
+// specification it cites.
 func TaskOwner(ctx context.Context) string {
 	if c := CallerFrom(ctx); c != nil {
 		return c.Principal()
 	}
-	if id := tasks.SessionFrom(ctx); id != "" {
-		return "session:" + id
-	}
 	return ""
+}
+
+// TaskClient is the default of what a request's tasks count against, for
+// the bounds per client: the caller when there is one, else the address
+// the request's connection came from (tasks.ClientOfAddr: an IPv6 one by
+// its /64), else "" (stdio: one client). Anonymous clients share the
+// owner "", but not a budget: one of them cannot use up the others'.
+func TaskClient(ctx context.Context) string {
+	if c := CallerFrom(ctx); c != nil {
+		return c.Principal()
+	}
+	return tasks.ClientOfAddr(tasks.RemoteFrom(ctx))
+}
+
+// EndSession cancels the running tasks made in the legacy HTTP session
+// id, which its client ended (DELETE): see tasks.Manager.EndSession.
+// Nothing without tasks.
+func (s *Server) EndSession(id string) {
+	if ts := s.tasks.Load(); ts != nil {
+		ts.m.EndSession(id)
+	}
 }
 
 // MayFollowTask reports whether the request whose values ctx carries may

@@ -25,14 +25,18 @@ type TasksOptions struct {
 	// Tag prefixes task ids (the replica's -http-session-tag).
 	Tag string
 	// MaxLive and MaxLivePerOwner bound the tasks in progress, overall and
-	// per owner; TTL is how long a task is kept when the client asks for
-	// no ttl, MaxTTL the most it may ask (0: the tasks package defaults).
-	MaxLive, MaxLivePerOwner int
-	TTL, MaxTTL              time.Duration
+	// per client (handlers.TaskClient: the caller, else the connection's
+	// address); MaxEndedPerClient bounds the ended tasks a client keeps,
+	// its oldest deleted past it; TTL is how long a task is kept when the
+	// client asks for no ttl, MaxTTL the most it may ask (0: the taskrun
+	// defaults).
+	MaxLive, MaxLivePerOwner, MaxEndedPerClient int
+	TTL, MaxTTL                                 time.Duration
 	// Owner names whom a request's tasks belong to (nil:
-	// handlers.TaskOwner, the caller or else the legacy session).
-	Owner  func(ctx context.Context) string
-	Logger *slog.Logger
+	// handlers.TaskOwner, the caller or else "": the task id alone), and
+	// Client what they count against (nil: handlers.TaskClient).
+	Owner, Client func(ctx context.Context) string
+	Logger        *slog.Logger
 }
 
 // StartTasks starts a tasks manager on e (nil: an engine of its own) and
@@ -48,13 +52,13 @@ func StartTasks(e *actor.Engine, srv *handlers.Server, o TasksOptions) (*taskrun
 		store = j
 	}
 	m, err := taskrun.Start(e, taskrun.Config{Store: store, Tag: o.Tag, MaxLive: o.MaxLive, MaxLivePerOwner: o.MaxLivePerOwner,
-		TTL: o.TTL, MaxTTL: o.MaxTTL, Logger: o.Logger})
+		MaxEndedPerClient: o.MaxEndedPerClient, TTL: o.TTL, MaxTTL: o.MaxTTL, Logger: o.Logger})
 	if err != nil {
 		if store != nil {
 			store.Close()
 		}
 		return nil, err
 	}
-	srv.ServeTasks(m, handlers.TasksOptions{Owner: o.Owner})
+	srv.ServeTasks(m, handlers.TasksOptions{Owner: o.Owner, Client: o.Client})
 	return m, nil
 }

@@ -37,6 +37,7 @@ type env struct {
 	inbox      *supervisor.Inbox // the session's own
 	backlog    *stdio.Backlog
 	slots      slots
+	waits      waits
 	logger     *slog.Logger
 	serverInfo []byte // the Implementation, marshalled once
 	cacheTTL   int64  // ms
@@ -98,6 +99,25 @@ func (e *env) releaseSlot() {
 	}
 }
 
+// waits bound the requests of methods that wait for long
+// (handlers.Method.Waits) apart from the slots: such a request takes a
+// place here while there is one, and a slot otherwise. Nothing waits for
+// a place: the session takes them (one goroutine, so a load and an add
+// cannot overshoot) and they are given back from anywhere.
+type waits struct {
+	busy atomic.Int32
+	max  int32
+}
+
+// takeWait is for the session goroutine only.
+func (e *env) takeWait() bool {
+	if e.waits.busy.Load() >= e.waits.max {
+		return false
+	}
+	e.waits.busy.Add(1)
+	return true
+}
+
 // hold is what a line's answer has to give back.
 type hold uint8
 
@@ -113,6 +133,9 @@ const (
 	// holdNothing: a request parked for a slot. Its answer, if it gets one
 	// before it runs (a deadline, a drain), takes a unit as holdSlot does.
 	holdNothing
+	// holdWait: a place among the waiting requests (waits) rather than a
+	// slot; otherwise as holdSlot.
+	holdWait
 )
 
 // ticket is how one input message is answered: alone or as one part of a
@@ -204,6 +227,9 @@ func (t ticket) release() {
 	case holdSlot:
 		t.env.releaseSlot()
 		t.env.backlog.Add(1)
+	case holdWait:
+		t.env.waits.busy.Add(-1)
+		t.env.backlog.Add(1)
 	case holdNothing:
 		t.env.backlog.Add(1)
 	}
@@ -218,6 +244,8 @@ func (t ticket) none() {
 		t.env.backlog.Done()
 	case t.hold == holdSlot:
 		t.env.releaseSlot()
+	case t.hold == holdWait:
+		t.env.waits.busy.Add(-1)
 	}
 }
 

@@ -27,6 +27,7 @@ const (
 	DefaultDrainTimeout   = 5 * time.Second
 	DefaultMaxInFlight    = 512
 	DefaultMaxQueued      = 1024
+	DefaultMaxWaiting     = 1024
 )
 
 // Config wires a session to the rest of the tree.
@@ -64,6 +65,14 @@ type Config struct {
 	// else ever waits: notifications and the client's answers to the
 	// server's requests are taken as they arrive.
 	MaxQueued int
+	// MaxWaiting bounds the requests of methods that wait on something
+	// else for long (handlers.Method.Waits: tasks/result, which blocks
+	// until its task ends) in progress at once, apart from MaxInFlight
+	// (0: DefaultMaxWaiting): a client waiting for the results of its
+	// many tasks must not take the slots its plain calls need, or those
+	// calls wait for tasks to end. Past it such a request takes a slot
+	// as any other does.
+	MaxWaiting int
 	// RequestTimeout is the deadline of each request (0: DefaultRequestTimeout;
 	// negative: none). When it passes, the handler's context is cancelled and
 	// the client gets an error.
@@ -202,6 +211,9 @@ func New(cfg Config) actor.Producer {
 	if cfg.MaxQueued <= 0 {
 		cfg.MaxQueued = DefaultMaxQueued
 	}
+	if cfg.MaxWaiting <= 0 {
+		cfg.MaxWaiting = DefaultMaxWaiting
+	}
 	// The session owns its goroutine: every line and every finished call
 	// reaches it, and hollywood would start a goroutine for each message
 	// that finds it idle (see supervisor.Inbox).
@@ -288,6 +300,7 @@ func (s *Session) start(lc *supervisor.LoopContext) {
 		s.env.stateKey = newStateKey()
 	}
 	s.env.slots.max = int32(s.cfg.MaxInFlight)
+	s.env.waits.max = int32(s.cfg.MaxWaiting)
 	s.env.written = s.env.backlog.Done
 	s.calls = map[string]*call{}
 	if d := s.cfg.RequestTimeout; d > 0 {
@@ -825,6 +838,8 @@ func (s *Session) dispatch(m *jsonrpc.Message, t ticket, method handlers.Method,
 	park := false
 	if t.batch == nil { // a batch's line holds the unit for all its parts
 		switch {
+		case method.Waits && s.env.takeWait():
+			t.hold = holdWait
 		case s.env.takeSlot():
 			t.hold = holdSlot
 		case s.roomToPark():

@@ -3,6 +3,7 @@ package session_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -374,5 +375,59 @@ func TestTasksListenFollowsOwnTasksOnly(t *testing.T) {
 	nobody.none(t, 0)
 	for _, k := range []string{"alice", "bob", "nobody"} {
 		p.inbox.Send(session.Cancel{Key: k})
+	}
+}
+
+// Blocked tasks/result requests wait apart from the in-flight slots
+// (handlers.Method.Waits): with MaxInFlight 2 and four of them waiting, a
+// plain call is still answered, and they still wait.
+func TestTaskResultsWaitApartFromSlots(t *testing.T) {
+	srv := testServer()
+	srv.AddTool(handlers.Tool{Name: "block", Execution: json.RawMessage(`{"taskSupport":"required"}`)},
+		func(ctx context.Context, _ *handlers.Request, _ json.RawMessage) (*handlers.CallToolResult, error) {
+			<-ctx.Done()
+			return nil, ctx.Err()
+		})
+	srv.AddTool(handlers.Tool{Name: "plain"}, noopTool)
+	m, err := runtime.StartTasks(nil, srv, runtime.TasksOptions{Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Stop(context.Background()) })
+	c := startClientWith(t, srv, runtime.Options{MaxInFlight: 2})
+	// The tasks end (their results with them) before the session is
+	// drained: cleanups run last first.
+	t.Cleanup(func() { m.Stop(context.Background()) })
+	seenNotes = nil
+	c.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}`)
+	c.recv()
+	c.send(initDone)
+	var ids []string
+	for i := range 4 {
+		c.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"block","task":{}}}`, 10+i))
+		var r struct {
+			Result struct {
+				Task struct {
+					TaskID string `json:"taskId"`
+				} `json:"task"`
+			} `json:"result"`
+		}
+		line := c.reply(fmt.Sprint(10 + i))
+		if json.Unmarshal([]byte(line), &r) != nil || r.Result.Task.TaskID == "" {
+			t.Fatalf("task %d: %s", i, line)
+		}
+		ids = append(ids, r.Result.Task.TaskID)
+	}
+	for i, id := range ids {
+		c.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tasks/result","params":{"taskId":%q}}`, 20+i, id))
+	}
+	c.send(`{"jsonrpc":"2.0","id":30,"method":"tools/call","params":{"name":"plain"}}`)
+	if got := c.reply("30"); !strings.Contains(got, `"result"`) {
+		t.Fatalf("plain call behind 4 blocked tasks/result with 2 slots: %s", got)
+	}
+	for _, n := range seenNotes {
+		if strings.Contains(n, `"id":2`) {
+			t.Fatalf("a tasks/result answered while its task blocks: %s", n)
+		}
 	}
 }

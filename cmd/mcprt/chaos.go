@@ -75,8 +75,11 @@ with -task-durable) must still know every task after a restart; any other
 may forget them, which the report counts as lost. The tool is the
 conformance fixture's slow_compute (mcprt serve -fixture conformance),
 the reference server's sleep (mcprt serve -tasks or -tasks-dir) or
-server-everything's simulate-research-query, whichever is listed first, or
--task-tool with -task-args.
+server-everything's simulate-research-query, whichever is listed first
+(behind a gateway, with its "<prefix>__"), or -task-tool with -task-args.
+With -behind-gateway the campaign runs against mcprt gateway in front of
+CMD, and it is the gateway that is killed and started again; when CMD has
+-tasks-dir the gateway gets a journal of its own (and must keep its tasks).
 
 The tools are found with tools/list ("echo", "sleep" taking {"ms"},
 "panic"; behind a gateway, their prefixed names, "ref__echo" and so on,
@@ -164,7 +167,7 @@ func chaos(args []string, s streams) int {
 			fmt.Fprintln(stderr, "mcprt chaos: -tasks kills and restarts the server: give its command after --, not -url")
 			return runtime.ExitUsage
 		}
-		return chaosTasks(&tc, fs, pf, c.Seed, c.HTTP, *taskArgs, stderr)
+		return chaosTasks(&tc, fs, pf, c.Seed, c.HTTP, *behind, *taskArgs, stderr)
 	}
 	c.Command = fs.Args()
 	if *behind {
@@ -172,7 +175,7 @@ func chaos(args []string, s streams) int {
 			fmt.Fprintln(stderr, "mcprt chaos: -behind-gateway needs a server command, not -url")
 			return runtime.ExitUsage
 		}
-		cmd, cleanup, err := behindGateway(c.Command, c.HTTP)
+		cmd, _, cleanup, err := behindGateway(c.Command, c.HTTP)
 		if err != nil {
 			fmt.Fprintf(stderr, "mcprt chaos: -behind-gateway: %v\n", err)
 			return runtime.ExitFailure
@@ -257,15 +260,15 @@ func chaos(args []string, s streams) int {
 
 // behindGateway is the command that runs cmd behind mcprt gateway (over
 // Streamable HTTP when overHTTP), beside a wedged backend, from a
-// configuration file that cleanup removes.
-func behindGateway(cmd []string, overHTTP bool) (gw []string, cleanup func(), err error) {
+// configuration file in dir, which cleanup removes.
+func behindGateway(cmd []string, overHTTP bool) (gw []string, dir string, cleanup func(), err error) {
 	self, err := os.Executable()
 	if err != nil {
-		return nil, nil, err
+		return nil, "", nil, err
 	}
-	dir, err := os.MkdirTemp("", "mcprt-chaos-")
+	dir, err = os.MkdirTemp("", "mcprt-chaos-")
 	if err != nil {
-		return nil, nil, err
+		return nil, "", nil, err
 	}
 	cleanup = func() { os.RemoveAll(dir) }
 	cfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
@@ -275,11 +278,11 @@ func behindGateway(cmd []string, overHTTP bool) (gw []string, cleanup func(), er
 	file := filepath.Join(dir, "gateway.json")
 	if err := os.WriteFile(file, cfg, 0o600); err != nil {
 		cleanup()
-		return nil, nil, err
+		return nil, "", nil, err
 	}
 	gw = []string{self, "gateway", "-config", file}
 	if overHTTP {
 		gw = append(gw, "-http", "127.0.0.1:0")
 	}
-	return gw, cleanup, nil
+	return gw, dir, cleanup, nil
 }

@@ -12,6 +12,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -415,6 +416,15 @@ func (tc *taskCampaign) pickTool(ctx context.Context, c *client.Client) (taskToo
 	listed := func(name string) bool {
 		return slices.ContainsFunc(tools, func(t client.Tool) bool { return t.Name == name })
 	}
+	// Behind a gateway a tool is listed with its backend's prefix.
+	listedAs := func(name string) (string, bool) {
+		for _, t := range tools {
+			if t.Name == name || strings.HasSuffix(t.Name, "__"+name) {
+				return t.Name, true
+			}
+		}
+		return "", false
+	}
 	if tc.tool != "" {
 		if !listed(tc.tool) {
 			return tool{}, nil, fmt.Errorf("the server lists no tool %q", tc.tool)
@@ -426,7 +436,8 @@ func (tc *taskCampaign) pickTool(ctx context.Context, c *client.Client) (taskToo
 		return tool{name: tc.tool}, args, nil
 	}
 	for _, t := range taskTools {
-		if listed(t.name) {
+		if name, ok := listedAs(t.name); ok {
+			t.name = name
 			return t, nil, nil
 		}
 	}
@@ -439,7 +450,7 @@ var quietLogger = slog.New(slog.DiscardHandler)
 
 // chaosTasks runs `mcprt chaos -tasks N`: the flags are parsed, the
 // command after --.
-func chaosTasks(tc *taskCampaign, fs *flag.FlagSet, pf *protocolFlags, seed uint64, overHTTP bool, taskArgs string, stderr io.Writer) int {
+func chaosTasks(tc *taskCampaign, fs *flag.FlagSet, pf *protocolFlags, seed uint64, overHTTP, behind bool, taskArgs string, stderr io.Writer) int {
 	tc.http = overHTTP
 	if fs.NArg() == 0 {
 		fmt.Fprintln(stderr, "mcprt chaos: -tasks starts a server command (over stdio, or with -http over HTTP): give it after --, not -url")
@@ -461,6 +472,20 @@ func chaosTasks(tc *taskCampaign, fs *flag.FlagSet, pf *protocolFlags, seed uint
 		if a == "-tasks-dir" || a == "--tasks-dir" || strings.HasPrefix(a, "-tasks-dir=") || strings.HasPrefix(a, "--tasks-dir=") {
 			tc.durable = true
 		}
+	}
+	if behind {
+		gw, dir, cleanup, err := behindGateway(tc.command, overHTTP)
+		if err != nil {
+			fmt.Fprintf(stderr, "mcprt chaos: -behind-gateway: %v\n", err)
+			return runtime.ExitFailure
+		}
+		defer cleanup()
+		if tc.durable {
+			// The gateway's own tasks (which await CMD's) must outlive
+			// its restarts as CMD's do.
+			gw = append(gw, "-tasks-dir", filepath.Join(dir, "gateway-tasks"))
+		}
+		tc.command = gw
 	}
 	tc.seed = seed
 	era, pin, err := pf.settle()

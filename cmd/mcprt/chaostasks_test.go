@@ -107,11 +107,12 @@ func TestLyingTaskServer(t *testing.T) {
 }
 
 // TestChaosTasksDurable: the task campaign against mcprt's own server
-// with a tasks directory, in both eras over stdio and in 2026-07-28 over
-// HTTP (where a task outlives the connection; a 2025-11-25 session does
-// not outlive its server, and its tasks are bound to it): killed and started again on the
-// same directory, it must still know every task (those that were running
-// ended as failed), each ended once, results intact. It needs the server
+// with a tasks directory, in both eras over stdio and over HTTP (where a
+// task outlives the connection, and a 2025-11-25 one its session, which
+// does not outlive its server: the task is bound by its id), and behind
+// mcprt gateway -tasks-dir over HTTP in both eras: killed and started
+// again on the same directory, it must still know every task (those that
+// were running ended as failed), each ended once, results intact. It needs the server
 // side of tasks (issue 26, branch tasks: -tasks-dir and the conformance
 // fixture's slow_compute) and skips until they exist.
 func TestChaosTasksDurable(t *testing.T) {
@@ -123,18 +124,22 @@ func TestChaosTasksDurable(t *testing.T) {
 		t.Skip("needs the server side of tasks (issue 26): mcprt serve -tasks-dir and -fixture conformance's slow_compute")
 	}
 	for _, tc := range []struct {
-		era  string
-		http bool
-	}{{"legacy", false}, {"modern", false}, {"modern", true}} {
+		era           string
+		http, gateway bool
+	}{{"legacy", false, false}, {"modern", false, false}, {"legacy", true, false}, {"modern", true, false}, {"legacy", true, true}, {"modern", true, true}} {
 		args := []string{"-era", tc.era, "-tasks", "12", "-task-kills", "2", "-task-cancel", "0.3", "-seed", "11"}
 		serve := []string{bin, "serve", "-fixture", "conformance", "-tasks-dir", t.TempDir()}
-		if tc.http {
+		switch {
+		case tc.gateway:
+			args = append(args, "-http", "-behind-gateway") // the gateway serves HTTP; CMD is its stdio backend
+		case tc.http:
 			args = append(args, "-http")
 			serve = append(serve, "-http", "127.0.0.1:0")
 		}
 		out, code := runChaos(t, bin, os.Environ(), append(append(args, "--"), serve...)...)
-		if code != 0 || !strings.Contains(out, "PASS: every task ended in exactly one terminal state") || !strings.Contains(out, "; 0 lost") {
-			t.Errorf("%s (http %v): exit %d:\n%s", tc.era, tc.http, code, out)
+		if code != 0 || !strings.Contains(out, "PASS: every task ended in exactly one terminal state") || !strings.Contains(out, "; 0 lost") ||
+			tc.gateway && !strings.Contains(out, `"gateway"`) {
+			t.Errorf("%s (http %v, behind a gateway %v): exit %d:\n%s", tc.era, tc.http, tc.gateway, code, out)
 		}
 	}
 }

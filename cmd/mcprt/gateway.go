@@ -61,10 +61,13 @@ backends as above.
 
 Tasks pass through (-tasks, on by default): a client's call asking for a
 task, of a backend's tool whose execution.taskSupport allows one, becomes
-a task of the gateway's (its id bound to the client's session or caller)
-that runs the call as a task at the backend and awaits it, each side in
-its own revision, so a 2026-07-28 client can poll a 2025-11-25 backend's
-task and the reverse; cancelling it cancels the backend's. With
+a task of the gateway's (bound to the client's caller, or else by its id
+alone, never to an HTTP session: see mcprt serve --help) that runs the
+call as a task at the backend and awaits it, each side in its own
+revision, so a 2026-07-28 client can poll a 2025-11-25 backend's task and
+the reverse; cancelling it cancels the backend's. A remote backend whose
+connection breaks meanwhile is reconnected and its task polled again,
+within the task's ttl: a backend with a journal still holds it. With
 -tasks-dir DIR the gateway's tasks are journalled, and every tool may be
 called as a task: a long call to a backend that knows no tasks then
 outlasts the backend's timeout.
@@ -219,7 +222,8 @@ func runGateway(args []string, s streams) int {
 	var to runtime.TasksOptions
 	fs.StringVar(&to.Dir, "tasks-dir", "", "keep the gateway's tasks in a journal in `dir` (as mcprt serve -tasks-dir): a completed task's result outlives a restart of the gateway; one that was running is failed, saying the gateway restarted. Every tool is then offered as one a client may call as a task (taskSupport optional): a call of a backend that knows no tasks becomes a task of the gateway's that waits for the backend's answer without its timeout")
 	fs.IntVar(&to.MaxLive, "tasks-max", 0, "tasks in progress at once on the gateway; past it a new task is refused with error -32000 (0: 10000)")
-	fs.IntVar(&to.MaxLivePerOwner, "tasks-max-per-client", 0, "tasks in progress at once per client (the caller, or the legacy HTTP session); past it a new task is refused with error -32000 (0: 1000)")
+	fs.IntVar(&to.MaxLivePerOwner, "tasks-max-per-client", 0, "tasks in progress at once per client (the caller with OAuth; else the address the connection comes from, an IPv6 one by its /64, so anonymous clients do not share one budget, though behind a proxy they share the proxy's; stdio: its one client; at a backend the gateway is one client); past it a new task is refused with error -32000 (0: 1000)")
+	fs.IntVar(&to.MaxEndedPerClient, "tasks-max-ended-per-client", 0, "ended tasks (completed, failed, cancelled) kept per client, as -tasks-max-per-client counts clients, within their ttl: when one more ends, the client's task that ended first is deleted (its id then reads as unknown); new tasks are never refused for it (0: 10000; negative: no bound)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return runtime.ExitOK

@@ -28,6 +28,27 @@ be started by an MCP client (mcprt list -- mcprt serve); started in a
 terminal, it says so on stderr and waits for JSON-RPC lines on stdin.
 
 %s
+With -tasks or -tasks-dir, calls of tools that declare
+execution.taskSupport may be made tasks. A task is bound to its caller
+when the transport vouched for one (-http with OAuth): only the same
+subject finds it, from any session, after any restart. Without a caller
+a task is bound by its id alone, 128 random bits, as the MCP specification
+allows where there is no authorization context: whoever holds the id may
+get, wait for or cancel it, so keep ids out of shared logs, or use OAuth.
+Over -http a 2025-11-25 task is not tied to its Mcp-Session-Id, which ends
+(DELETE, -http-session-idle, a restart) while its client still holds the
+id: a client that initializes again, after a restart with -tasks-dir say,
+gets its tasks back by id (tasks/get, tasks/result). tasks/list lists the
+caller's tasks, or without one those made in the session asking (a new
+session lists none of the old ones: listing every anonymous task would
+hand each client the others' ids). A DELETE of a session cancels the tasks
+it made that still run; those that ended stay until their ttl. Bounds
+count per client (the caller, else the connection's address):
+-tasks-max-per-client tasks in progress, and -tasks-max-ended-per-client
+ended ones (the oldest deleted first). A blocked tasks/result does not
+take one of the -max-in-flight slots plain requests need (up to 1024 of
+them per session wait apart).
+
 Logs go to stderr; LOG_LEVEL (debug, info, warn, error) sets the level and
 LOG_FORMAT=json switches to JSON lines.
 
@@ -84,7 +105,8 @@ func serve(args []string, s streams) int {
 	var to runtime.TasksOptions
 	fs.StringVar(&to.Dir, "tasks-dir", "", "serve tasks as -tasks does, durably: every change of a task is appended to a journal in `dir` and fsync'd, so after a crash or a redeploy a completed task's result is still served and one that was running is failed with a message saying the server restarted (or, for a tool that declares itself resumable, such as the reference server's sleep, run again once); one server per dir: it is locked, and a second server on it is refused")
 	fs.IntVar(&to.MaxLive, "tasks-max", 0, "tasks in progress at once on the server; past it a new task is refused with error -32000 (0: 10000)")
-	fs.IntVar(&to.MaxLivePerOwner, "tasks-max-per-client", 0, "tasks in progress at once per client (the caller, or the legacy HTTP session); past it a new task is refused with error -32000 (0: 1000)")
+	fs.IntVar(&to.MaxLivePerOwner, "tasks-max-per-client", 0, "tasks in progress at once per client (the caller with OAuth; else the address the connection comes from, an IPv6 one by its /64, so anonymous clients do not share one budget, though behind a proxy they share the proxy's; stdio: its one client); past it a new task is refused with error -32000 (0: 1000)")
+	fs.IntVar(&to.MaxEndedPerClient, "tasks-max-ended-per-client", 0, "ended tasks (completed, failed, cancelled) kept per client, as -tasks-max-per-client counts clients, within their ttl: when one more ends, the client's task that ended first is deleted (its id then reads as unknown); new tasks are never refused for it (0: 10000; negative: no bound)")
 	fixture := fs.String("fixture", "reference", "which built-in server to run: `name` is reference (the one listed above) or conformance (the tools, resources and prompts the official MCP conformance suite's server scenarios call; see test/conformance) or wedged (answers the handshake and pings, never its lists: a hung backend for mcprt chaos -behind-gateway)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {

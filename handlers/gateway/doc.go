@@ -190,8 +190,8 @@
 // result, its JSON-RPC error or its failed tool result become the
 // gateway's task's, its progress reaches a 2025-11-25 client, and
 // cancelling the gateway's task cancels the backend's. The client is
-// given only the gateway's task ids, bound to its session or caller as
-// any server's are; a backend's ids stay between the gateway and the
+// given only the gateway's task ids, bound to its caller (or else by the
+// id alone, not its HTTP session) as any server's are; a backend's ids stay between the gateway and the
 // backend, so none is mapped, guessed or shown to another client. Each
 // side speaks its own revision, so the eras are bridged: a 2026-07-28
 // client polls (tasks/get) a task a 2025-11-25 backend runs, and a
@@ -199,6 +199,14 @@
 // runs. With Options.TaskAnyTool every tool may be called as a task: one
 // of a backend that knows no tasks is forwarded plainly, and the
 // gateway's task waits for its answer past the backend's Timeout.
+//
+// A remote backend's connection that breaks while a gateway's task awaits
+// the backend's task does not fail it: the backend may still hold the task
+// (a 2026-07-28 one with a journal keeps it through its own restart), so
+// the gateway reconnects and polls the same task id again, within the ttl
+// the backend gave it and the gateway's task's own life; a backend that
+// no longer knows the id once reconnected fails the gateway's task, saying
+// so.
 //
 // A backend's task lives as long as the gateway's that awaits it: when
 // the gateway stops, the tasks it awaits are cancelled at their backends;

@@ -87,8 +87,9 @@ func (b *backend) taskCall(ctx context.Context, req *handlers.Request, name stri
 	case err != nil:
 		return toolError(b.forwardError("tools/call", err, ctx, nil, cl, c))
 	}
-	raw, err = cl.AwaitTask(&callContext{ctx, c}, task, nil, pollOpts...)
+	raw, cl, err = b.awaitTask(ctx, c, cl, task, pollOpts)
 	var re *client.RPCError
+	var u *unavailable
 	switch {
 	case err == nil:
 		return b.toolAnswer(raw)
@@ -102,8 +103,71 @@ func (b *backend) taskCall(ctx context.Context, req *handlers.Request, name stri
 			Message: fmt.Sprintf("backend %q cancelled its task for the call", b.name)}
 	case errors.As(err, &re):
 		return nil, re.Err // the backend's task failed with this error
+	case errors.As(err, &u):
+		return toolError(u) // awaitTask's own
 	}
 	return toolError(b.forwardError("tools/call", err, ctx, nil, cl, c))
+}
+
+// awaitTask awaits the backend's task to its end (client.AwaitTask) and
+// returns its outcome and the client it last polled with. A remote
+// backend whose connection breaks meanwhile may still hold the task, and
+// finish it for no one: a 2026-07-28 backend with a journal keeps it
+// through its own restart, and its id binds it, not the connection. So
+// the backend is reconnected (connectionLost) and the task polled again
+// through the new client, until it ends, the backend's ttl for it runs
+// out, or ctx ends (the gateway's task's own ttl, or its cancellation).
+// A backend that no longer knows the task once reconnected says so.
+func (b *backend) awaitTask(ctx context.Context, c *call, cl *client.Client, task *client.Task, opts []client.CallOption) (json.RawMessage, *client.Client, error) {
+	var until time.Time // zero: no ttl known, ctx alone bounds the wait
+	if task.TTL > 0 {
+		until = time.Now().Add(task.TTL)
+	}
+	wait := max(b.cfg.Backoff, 50*time.Millisecond)
+	for reconnected := false; ; {
+		raw, err := cl.AwaitTask(&callContext{ctx, c}, task, nil, opts...)
+		var re *client.RPCError
+		switch {
+		case err == nil || ctx.Err() != nil || errors.Is(err, client.ErrTaskCancelled):
+			return raw, cl, err
+		case errors.As(err, &re):
+			if reconnected && re.Method == "tasks/get" && re.Err.Code == jsonrpc.CodeInvalidParams {
+				return nil, cl, &unavailable{backend: b.name, why: fmt.Sprintf("lost its task for the call when the connection to it broke (it keeps no tasks across a reconnect): %s", re.Err.Message)}
+			}
+			return raw, cl, err
+		case b.cfg.URL == "" || !(connectionGone(err) || errors.Is(err, client.ErrClosed) || errors.Is(err, client.ErrSessionEnded)):
+			return raw, cl, err
+		case !until.IsZero() && time.Now().After(until):
+			return nil, cl, &unavailable{backend: b.name, why: fmt.Sprintf("could not be reached before its task for the call outlived its ttl: %v", err)}
+		}
+		b.connectionLost(cl, fmt.Errorf("awaiting a task: %w", err))
+		b.g.log.Info("gateway: the connection to a remote backend broke while a task awaits it; polling the task again once reconnected",
+			"backend", b.name, "task", task.ID, "err", err)
+		for {
+			t := time.NewTimer(wait)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return nil, cl, ctx.Err()
+			case <-t.C:
+			}
+			wait = max(min(2*wait, b.cfg.MaxBackoff, 5*time.Second), 50*time.Millisecond)
+			sw := &startWait{parent: ctx, d: b.cfg.Timeout}
+			next, aerr := b.acquire(sw)
+			sw.stop()
+			if aerr == nil {
+				cl, reconnected = next, true
+				break
+			}
+			if ctx.Err() != nil {
+				return nil, cl, ctx.Err()
+			}
+			var u *unavailable
+			if errors.As(aerr, &u) && u.state == Stopped || !until.IsZero() && time.Now().After(until) {
+				return nil, cl, aerr // gone for good (a reload removed it), or too late
+			}
+		}
+	}
 }
 
 // cancelTask cancels the backend's task id, for the gateway's task whose

@@ -26,10 +26,13 @@
 // that asked: the session may end, the connection drop, and the task goes
 // on. A panic in the Work fails the task, not the process. Get, List,
 // Wait, Cancel and Answer act for the task's owner only; anyone else is
-// told ErrNotFound, as for an id that never existed. Ids are 128 random
-// bits (crypto/rand), after the replica's tag when there is one. Bounds on
-// live tasks (overall, per owner) refuse new ones with a *LimitError; a
-// task is deleted once its ttl has passed. When a Manager starts on a
+// told ErrNotFound, as for an id that never existed. The owner is the
+// caller's principal, or "" without one: the id alone then binds the task
+// (see Requestor for why, and what tasks/list and a session's DELETE do).
+// Ids are 128 random bits (crypto/rand), after the replica's tag when
+// there is one. Bounds on live tasks (overall, per client) refuse new ones
+// with a *LimitError; ended ones past a bound per client are deleted,
+// oldest first; a task is deleted once its ttl has passed. When a Manager starts on a
 // store that holds tasks a previous process left working, it fails them
 // with RestartedMessage: their work died with that process, and the
 // client is told so rather than left polling. The exception is a task of

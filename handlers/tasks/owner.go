@@ -1,20 +1,97 @@
 package tasks
 
-import "context"
+import (
+	"context"
+	"net"
+	"net/netip"
+)
+
+// Requestor is who asks for a task, as its record keeps it.
+//
+// Owner binds the task: only a request with the same owner finds it again
+// (Get, Wait, Cancel, Answer). It is the caller's principal when the
+// transport vouched for one (an OAuth access token's subject): the MCP
+// specification (2025-11-25, basic/utilities/tasks, "Task Isolation and
+// Access Control") has a receiver bind tasks to the authorization context
+// when there is one. Without one it is "": the task is bound by its id
+// alone, 128 bits from crypto/rand, which that same section allows when
+// context-binding is unavailable ("receivers MUST generate cryptographically
+// secure task IDs with enough entropy to prevent guessing"), and which the
+// 2026-07-28 extension does throughout. A 2025-11-25 task over HTTP is not
+// bound to its Mcp-Session-Id: a session is no authorization context, it
+// ends (DELETE, idle, eviction, the server's restart), and a task bound
+// to it would be lost with it, completed result and all, though the client
+// still holds the id.
+//
+// Session is the legacy Streamable HTTP session the task was made in ("":
+// none). It scopes tasks/list for a requestor without an owner (the
+// session lists the tasks it made, not every anonymous client's ids), and
+// a DELETE of the session cancels its tasks still running (Manager
+// EndSession).
+//
+// Client is what the bounds on tasks count against (live and ended ones
+// per client): the caller's principal, else the connection's remote
+// address (ClientOfAddr), else "" (stdio: one client). Not the owner,
+// which is "" for every anonymous client: that would make one budget of
+// them all, which one client could use up for everyone.
+type Requestor struct {
+	Owner, Session, Client string
+}
 
 type sessionKey struct{}
 
 // WithSession returns ctx carrying the id of the session a request came
-// in (a legacy Streamable HTTP session): the default owner of its tasks.
+// in (a legacy Streamable HTTP session): see Requestor.Session.
 func WithSession(ctx context.Context, id string) context.Context {
 	return context.WithValue(ctx, sessionKey{}, id)
 }
 
-// SessionFrom returns the session id WithSession put in ctx, or "": the
-// owner of the tasks of a stdio server (the process is its one session)
-// and of 2026-07-28 requests, which have no session (their task ids, being
-// unguessable, are what binds them, unless a caller identity is used).
+// SessionFrom returns the session id WithSession put in ctx, or "" (stdio,
+// whose process is its one session, and 2026-07-28 requests, which have
+// no session).
 func SessionFrom(ctx context.Context) string {
 	id, _ := ctx.Value(sessionKey{}).(string)
 	return id
+}
+
+type remoteKey struct{}
+
+// WithRemote returns ctx carrying the remote address of the connection a
+// request came on (net/http's Request.RemoteAddr, "host:port"), for
+// RemoteFrom.
+func WithRemote(ctx context.Context, addr string) context.Context {
+	return context.WithValue(ctx, remoteKey{}, addr)
+}
+
+// RemoteFrom returns the address WithRemote put in ctx, or "".
+func RemoteFrom(ctx context.Context) string {
+	a, _ := ctx.Value(remoteKey{}).(string)
+	return a
+}
+
+// ClientOfAddr is the Requestor.Client of a connection from addr
+// ("host:port", or a bare host) without a caller: "addr:" and its IP, an
+// IPv6 one by its /64 prefix, which one host is commonly given whole, so
+// that a client cannot multiply its budget by moving within its own
+// prefix. Behind a reverse proxy every client has the proxy's address and
+// shares one budget: authenticate them (the caller is then the client).
+// "" for an empty addr.
+func ClientOfAddr(addr string) string {
+	if addr == "" {
+		return ""
+	}
+	host := addr
+	if h, _, err := net.SplitHostPort(addr); err == nil {
+		host = h
+	}
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		return "addr:" + host
+	}
+	ip = ip.Unmap().WithZone("")
+	if ip.Is6() {
+		p, _ := ip.Prefix(64)
+		return "addr:" + p.String()
+	}
+	return "addr:" + ip.String()
 }

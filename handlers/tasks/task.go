@@ -63,6 +63,12 @@ type Task struct {
 	// the call again. Nil for the others. A Store keeps it as it is given;
 	// it is never changed in place (a new one replaces it).
 	Rerun *Rerun `json:"rerun,omitempty"`
+
+	// Owner (above), Session and Client are its Requestor's (see there):
+	// whom it is bound to ("": its id alone), the legacy HTTP session it
+	// was made in, and what its bounds count against.
+	Session string `json:"session,omitempty"`
+	Client  string `json:"client,omitempty"`
 }
 
 // Rerun is what a task of a resumable tool keeps to be run again: the

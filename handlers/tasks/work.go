@@ -13,12 +13,18 @@ import (
 // actor. Every method that names a task acts for its owner only: another
 // owner's task is ErrNotFound.
 type Manager interface {
-	// Create stores a new task of owner's and starts work; once it
-	// returns, Get finds the task. ttl 0 asks for the default.
-	Create(owner, tool string, modern bool, ttl time.Duration, work Work) (Task, error)
+	// Create stores a new task of r's and starts work; once it returns,
+	// Get finds the task. ttl 0 asks for the default.
+	Create(r Requestor, tool string, modern bool, ttl time.Duration, work Work) (Task, error)
 	Get(owner, id string) (Task, error)
-	// List returns owner's tasks, newest first.
-	List(owner string) ([]Task, error)
+	// List returns owner's tasks, newest first; for owner "" (no
+	// caller), only those made in session (see Requestor).
+	List(owner, session string) ([]Task, error)
+	// EndSession cancels the tasks made in the legacy HTTP session id
+	// that are still running: its client ended it (DELETE), and nobody
+	// is left to want their work. Those that ended are kept, for whoever
+	// holds their ids.
+	EndSession(id string)
 	// Wait blocks until the task has ended, or ctx has.
 	Wait(ctx context.Context, owner, id string) (Task, error)
 	// Cancel moves a live task to cancelled (ErrTerminal if it ended).
@@ -53,7 +59,7 @@ const ResumedAgainMessage = "the server restarted again while the task, already 
 type Resumer interface {
 	// CreateResumable is Create for a task whose record keeps rerun, so
 	// that it can be run again after a restart.
-	CreateResumable(owner, tool string, modern bool, ttl time.Duration, rerun *Rerun, work Work) (Task, error)
+	CreateResumable(r Requestor, tool string, modern bool, ttl time.Duration, rerun *Rerun, work Work) (Task, error)
 	// Resume runs again the tasks a previous process left working whose
 	// records keep a Rerun, each with the work rework makes of its record:
 	// nil (its tool is gone, or no longer resumable) fails it with
@@ -74,7 +80,7 @@ var (
 
 // LimitError says a new task was refused by a bound on live tasks.
 type LimitError struct {
-	PerOwner bool // the owner's bound, not the overall one
+	PerOwner bool // the client's bound (Requestor.Client), not the overall one
 	Limit    int
 }
 

@@ -18,7 +18,10 @@
 // Legacy revisions (2025-03-26 … 2025-11-25; batches in 2025-03-26 only): initialize creates a session
 // and its Mcp-Session-Id (from crypto/rand, optionally prefixed with a
 // replica tag); later requests must carry it (404 once it has ended, so
-// the client initializes again); DELETE ends it; at Options.MaxSessions an
+// the client initializes again); DELETE ends it, and cancels the tasks it
+// made that still run (handlers.Server.EndSession: a task is bound to its
+// caller or its id, never to the session, so it outlives the session's
+// other ends: idle, eviction, a restart); at Options.MaxSessions an
 // initialize closes the session idle the longest (no request in flight, no
 // open stream; O(1), from a list kept in the order sessions went idle) and
 // is refused (503) only when every session is in use, so that abandoned

@@ -626,6 +626,12 @@ func (h *Handler) delete(w http.ResponseWriter, r *http.Request) {
 	}
 	h.forget(hs)
 	hs.in.Send(session.Drain{})
+	// Its client is done with it: the tasks it made that still run are
+	// cancelled before the answer (their results would go to no one);
+	// those that ended stay, for whoever holds their ids. An idle
+	// session's end, or an eviction, cancels nothing: its client may
+	// come back, initialize again, and ask for them.
+	h.srv.EndSession(hs.id)
 	w.WriteHeader(http.StatusNoContent)
 }
 
@@ -729,11 +735,14 @@ func BearerToken(token string) func(*http.Request) error {
 }
 
 // values are the values a request's handler sees: the HTTP request's
-// (the caller), and in a legacy session its id, which owns the tasks the
-// request makes (tasks.SessionFrom).
+// (the caller), the connection's remote address, which the tasks it makes
+// count against when there is no caller (tasks.RemoteFrom), and in a
+// legacy session its id, which lists them and whose DELETE cancels them
+// (tasks.SessionFrom).
 func (hs *hsession) values(r *http.Request) context.Context {
+	ctx := tasks.WithRemote(r.Context(), r.RemoteAddr)
 	if hs.id == "" {
-		return r.Context()
+		return ctx
 	}
-	return tasks.WithSession(r.Context(), hs.id)
+	return tasks.WithSession(ctx, hs.id)
 }

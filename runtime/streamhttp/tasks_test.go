@@ -7,17 +7,19 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcprt/mcprt/handlers"
 	"github.com/mcprt/mcprt/runtime"
 	"github.com/mcprt/mcprt/runtime/streamhttp"
 )
 
-// A legacy session's tasks are its own: another session asking for one by
-// its id is told there is no such task, while the session that made it
-// finds it, on whatever connection. Task ids carry the replica's tag. A
-// 2026-07-28 tasks/get must name its task in Mcp-Name.
-func TestTasksBoundToLegacySession(t *testing.T) {
+// A legacy session's task is bound by its id, not by the session (which
+// ends while its client still holds the id): another session asking for
+// it by id gets it, on whatever connection. tasks/list lists the tasks a
+// session made, not every anonymous one. Task ids carry the replica's
+// tag. A 2026-07-28 tasks/get must name its task in Mcp-Name.
+func TestLegacyTaskBoundByIDNotSession(t *testing.T) {
 	srv := testServer(nil)
 	srv.AddTool(handlers.Tool{Name: "job", Execution: json.RawMessage(`{"taskSupport":"optional"}`)},
 		func(context.Context, *handlers.Request, json.RawMessage) (*handlers.CallToolResult, error) {
@@ -44,11 +46,17 @@ func TestTasksBoundToLegacySession(t *testing.T) {
 		t.Fatalf("CreateTaskResult: %v; want a task id with the tag r7", r.msgs)
 	}
 	get := `{"jsonrpc":"2.0","id":2,"method":"tasks/result","params":{"taskId":"` + id + `"}}`
-	if r := f.do("POST", get, b); errCode(r.last()) != -32602 {
-		t.Fatalf("another session's tasks/result: %v; want -32602 (no such task)", r.msgs)
+	for name, s := range map[string]map[string]string{"own": a, "another": b} {
+		if r := f.do("POST", get, s); !strings.Contains(string(r.last()["result"]), `"text":"done"`) {
+			t.Fatalf("%s session's tasks/result: %v", name, r.msgs)
+		}
 	}
-	if r := f.do("POST", get, a); !strings.Contains(string(r.last()["result"]), `"text":"done"`) {
-		t.Fatalf("own session's tasks/result: %v", r.msgs)
+	list := `{"jsonrpc":"2.0","id":3,"method":"tasks/list"}`
+	if r := f.do("POST", list, a); !strings.Contains(string(r.last()["result"]), id) {
+		t.Errorf("own session's tasks/list: %v; want the task", r.msgs)
+	}
+	if r := f.do("POST", list, b); strings.Contains(string(r.last()["result"]), id) || r.last()["result"] == nil {
+		t.Errorf("another session's tasks/list: %v; want an empty list", r.msgs)
 	}
 
 	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"},"io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}`
@@ -122,5 +130,74 @@ func TestTaskAsksOnTasksResultStream(t *testing.T) {
 	}
 	if !strings.Contains(result, `"text":"hello Ada"`) {
 		t.Fatalf("tasks/result: %q", result)
+	}
+}
+
+// A legacy session's running task is cancelled by the session's DELETE
+// (its client is done), not by the session's other ends: one that ends
+// idle leaves it running, for its client to get back by id from a new
+// session.
+func TestSessionEndsAndItsTasks(t *testing.T) {
+	srv := testServer(nil)
+	srv.AddTool(handlers.Tool{Name: "block", Execution: json.RawMessage(`{"taskSupport":"required"}`)},
+		func(ctx context.Context, _ *handlers.Request, _ json.RawMessage) (*handlers.CallToolResult, error) {
+			<-ctx.Done()
+			return nil, ctx.Err()
+		})
+	m, err := runtime.StartTasks(nil, srv, runtime.TasksOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Stop(context.Background()) })
+	f := start(t, srv, streamhttp.Options{SessionIdle: 50 * time.Millisecond})
+	legacy := func(sid string) map[string]string {
+		return map[string]string{"Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-11-25"}
+	}
+	task := func(sid string) string {
+		r := f.do("POST", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"block","task":{}}}`, legacy(sid))
+		var created struct {
+			Task struct {
+				TaskID string `json:"taskId"`
+			} `json:"task"`
+		}
+		json.Unmarshal(r.last()["result"], &created)
+		if created.Task.TaskID == "" {
+			t.Fatalf("no task: %v", r.msgs)
+		}
+		return created.Task.TaskID
+	}
+	status := func(id string) string {
+		// A session of its own, used at once: it does not go idle first.
+		r := f.do("POST", `{"jsonrpc":"2.0","id":2,"method":"tasks/get","params":{"taskId":"`+id+`"}}`, legacy(f.initialize(`{}`)))
+		var got struct {
+			Status string `json:"status"`
+		}
+		json.Unmarshal(r.last()["result"], &got)
+		return got.Status
+	}
+	idle := f.initialize(`{}`)
+	left := task(idle)
+	// Watched without a request, which would keep it in use.
+	for deadline := time.Now().Add(10 * time.Second); f.h.Stats().Sessions > 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the idle session never ended")
+		}
+	}
+	if r := f.do("POST", `{"jsonrpc":"2.0","id":3,"method":"ping"}`, legacy(idle)); r.status != http.StatusNotFound {
+		t.Fatalf("the idle session's request: %d, want 404", r.status)
+	}
+	if got := status(left); got != "working" {
+		t.Errorf("the task of a session ended idle: %q, want working", got)
+	}
+	deleted := f.initialize(`{}`)
+	gone := task(deleted)
+	if r := f.do("DELETE", "", legacy(deleted)); r.status != http.StatusNoContent {
+		t.Fatalf("DELETE: %d", r.status)
+	}
+	if got := status(gone); got != "cancelled" {
+		t.Errorf("the task of a DELETEd session: %q, want cancelled", got)
+	}
+	if got := status(left); got != "working" {
+		t.Errorf("another session's task after the DELETE: %q, want working", got)
 	}
 }

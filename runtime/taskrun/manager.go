@@ -29,6 +29,11 @@ const (
 	DefaultTTL             = time.Hour
 	DefaultMaxTTL          = 24 * time.Hour
 	DefaultPollInterval    = time.Second
+
+	// DefaultMaxEndedPerClient bounds the ended tasks a client keeps
+	// (about 1 KiB each, in memory and in the journal, besides its
+	// result): ten times its live ones.
+	DefaultMaxEndedPerClient = 10000
 )
 
 // Config configures a Manager.
@@ -40,9 +45,19 @@ type Config struct {
 	// (-http-session-tag), for a proxy that routes on Mcp-Name.
 	Tag string
 	// MaxLive bounds the tasks working or waiting for input at once, over
-	// all owners; MaxLivePerOwner bounds them per owner. 0: the defaults;
-	// negative: no bound.
+	// all clients; MaxLivePerOwner bounds them per client (Task.Client:
+	// the caller, else the connection's address; see tasks.Requestor).
+	// Past either a new task is refused. 0: the defaults; negative: no
+	// bound.
 	MaxLive, MaxLivePerOwner int
+	// MaxEndedPerClient bounds the ended tasks (completed, failed,
+	// cancelled) kept per client within their ttl: when one more ends,
+	// the client's task that ended first is deleted, as if its ttl had
+	// run out. New tasks are never refused for it: a client that
+	// collects its results as they come never notices, and one that
+	// never does cannot fill the memory or the journal. 0:
+	// DefaultMaxEndedPerClient; negative: no bound.
+	MaxEndedPerClient int
 	// TTL is how long a task is kept after its creation when the client
 	// asks for no ttl; MaxTTL caps what a client may ask. 0: the defaults.
 	TTL, MaxTTL time.Duration
@@ -75,7 +90,9 @@ type Manager struct {
 
 	mu     sync.Mutex
 	live   map[string]*runner // by task id
-	owners map[string]int     // live tasks by owner
+	owners map[string]int     // live tasks by client (Task.Client)
+	// ended are the ended tasks kept, by client (MaxEndedPerClient).
+	ended endedTasks
 	// running are the runners whose work has not returned yet: the live
 	// ones and those that ended (cancelled, expired) while their handler
 	// still runs. Stop waits for them all at once.
@@ -99,13 +116,15 @@ type Manager struct {
 // runner is a live task's state outside its record: what only this process
 // has (the actor, the answers so far), lost with the process.
 type runner struct {
-	id, owner string
-	work      tasks.Work
-	ctx       context.Context
-	cancel    context.CancelFunc
-	answers   map[string]json.RawMessage
-	wake      chan struct{} // answers complete: run again
-	done      chan struct{} // closed when its work has returned (or never started)
+	id      string
+	client  string // Task.Client: what its bounds count against
+	session string // Task.Session: the legacy HTTP session it was made in
+	work    tasks.Work
+	ctx     context.Context
+	cancel  context.CancelFunc
+	answers map[string]json.RawMessage
+	wake    chan struct{} // answers complete: run again
+	done    chan struct{} // closed when its work has returned (or never started)
 
 	mu    sync.Mutex // guards what follows, and serializes record changes
 	ended bool       // its record is terminal
@@ -133,6 +152,9 @@ func Start(e *actor.Engine, cfg Config) (*Manager, error) {
 	}
 	if cfg.MaxLivePerOwner == 0 {
 		cfg.MaxLivePerOwner = DefaultMaxLivePerOwner
+	}
+	if cfg.MaxEndedPerClient == 0 {
+		cfg.MaxEndedPerClient = DefaultMaxEndedPerClient
 	}
 	if cfg.TTL <= 0 {
 		cfg.TTL = DefaultTTL
@@ -163,6 +185,9 @@ func Start(e *actor.Engine, cfg Config) (*Manager, error) {
 		stopSweep: make(chan struct{}), sweepDone: make(chan struct{})}
 	m.changed = sync.NewCond(&m.mu)
 	if err := m.settle(); err != nil {
+		return nil, err
+	}
+	if err := m.indexEnded(); err != nil {
 		return nil, err
 	}
 	root, err := supervisor.Start(e, cfg.Name, supervisor.Spec{
@@ -249,9 +274,12 @@ func (m *Manager) Resume(rework func(tasks.Task) tasks.Work) {
 			work = rework(t)
 		}
 		if work == nil {
-			if err := m.store.Put(restarted(t, tasks.RestartedMessage, now)); err != nil {
+			failed := restarted(t, tasks.RestartedMessage, now)
+			if err := m.store.Put(failed); err != nil {
 				m.log.Error("tasks: cannot fail a task left by a restart", "task", t.ID, "err", err)
+				continue
 			}
+			m.noteEnded(failed)
 			continue
 		}
 		rerun := *t.Rerun
@@ -268,23 +296,23 @@ func (m *Manager) Resume(rework func(tasks.Task) tasks.Work) {
 // PollInterval is the interval suggested to clients.
 func (m *Manager) PollInterval() time.Duration { return m.cfg.PollInterval }
 
-// Create makes a task for owner and starts work on its actor. It returns
+// Create makes a task for r and starts work on its actor. It returns
 // once the record is stored (durably, with a journal), so a Get for the id
 // it returns succeeds. ttl is the client's wish (0: none), capped by
 // MaxTTL.
-func (m *Manager) Create(owner, tool string, modern bool, ttl time.Duration, work tasks.Work) (tasks.Task, error) {
-	return m.CreateResumable(owner, tool, modern, ttl, nil, work)
+func (m *Manager) Create(r tasks.Requestor, tool string, modern bool, ttl time.Duration, work tasks.Work) (tasks.Task, error) {
+	return m.CreateResumable(r, tool, modern, ttl, nil, work)
 }
 
 // CreateResumable is Create for a task whose record keeps rerun (nil:
 // none), so that Resume can run it again after a restart.
-func (m *Manager) CreateResumable(owner, tool string, modern bool, ttl time.Duration, rerun *tasks.Rerun, work tasks.Work) (tasks.Task, error) {
+func (m *Manager) CreateResumable(r tasks.Requestor, tool string, modern bool, ttl time.Duration, rerun *tasks.Rerun, work tasks.Work) (tasks.Task, error) {
 	if ttl <= 0 {
 		ttl = m.cfg.TTL
 	}
 	ttl = min(ttl, m.cfg.MaxTTL)
 	now := m.cfg.Now()
-	t := tasks.Task{ID: tasks.NewID(m.cfg.Tag), Owner: owner, Tool: tool, Modern: modern, Status: tasks.Working,
+	t := tasks.Task{ID: tasks.NewID(m.cfg.Tag), Owner: r.Owner, Session: r.Session, Client: r.Client, Tool: tool, Modern: modern, Status: tasks.Working,
 		Created: now, Updated: now, TTL: ttl, Rerun: rerun}
 	return m.launch(t, work, true)
 }
@@ -292,9 +320,9 @@ func (m *Manager) CreateResumable(owner, tool string, modern bool, ttl time.Dura
 // launch stores t and starts its work on an actor of its own; bounded
 // applies the bounds on live tasks.
 func (m *Manager) launch(t tasks.Task, work tasks.Work, bounded bool) (tasks.Task, error) {
-	owner := t.Owner
+	client := t.Client
 	ctx, cancel := context.WithCancel(tasks.WithID(context.Background(), t.ID))
-	r := &runner{id: t.ID, owner: owner, work: work, ctx: ctx, cancel: cancel, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	r := &runner{id: t.ID, client: client, session: t.Session, work: work, ctx: ctx, cancel: cancel, wake: make(chan struct{}, 1), done: make(chan struct{})}
 	m.mu.Lock()
 	if m.stopped {
 		m.mu.Unlock()
@@ -306,13 +334,13 @@ func (m *Manager) launch(t tasks.Task, work tasks.Work, bounded bool) (tasks.Tas
 		cancel()
 		return tasks.Task{}, &tasks.LimitError{Limit: n}
 	}
-	if n := m.cfg.MaxLivePerOwner; bounded && n > 0 && m.owners[owner] >= n {
+	if n := m.cfg.MaxLivePerOwner; bounded && n > 0 && m.owners[client] >= n {
 		m.mu.Unlock()
 		cancel()
 		return tasks.Task{}, &tasks.LimitError{PerOwner: true, Limit: n}
 	}
 	m.live[t.ID] = r
-	m.owners[owner]++
+	m.owners[client]++
 	m.running[r] = struct{}{}
 	m.mu.Unlock()
 	if err := m.store.Put(t); err != nil {
@@ -360,8 +388,8 @@ func (m *Manager) forget(r *runner) {
 		return
 	}
 	delete(m.live, r.id)
-	if m.owners[r.owner]--; m.owners[r.owner] <= 0 {
-		delete(m.owners, r.owner)
+	if m.owners[r.client]--; m.owners[r.client] <= 0 {
+		delete(m.owners, r.client)
 	}
 	m.changed.Broadcast()
 }
@@ -373,14 +401,25 @@ func (m *Manager) Get(owner, id string) (tasks.Task, error) {
 	if err != nil {
 		return tasks.Task{}, err
 	}
-	if !ok || t.Owner != owner || t.Expired(m.cfg.Now()) {
+	if !ok || ownerOf(t) != owner || t.Expired(m.cfg.Now()) {
 		return tasks.Task{}, tasks.ErrNotFound
 	}
 	return t, nil
 }
 
-// List returns owner's tasks, newest first.
-func (m *Manager) List(owner string) ([]tasks.Task, error) {
+// List returns owner's tasks, newest first. Without an owner (no
+// caller), only those made in session are: a task bound by its id alone
+// is listed where it was made, and nowhere else, since listing every
+// anonymous task would give any client every other client's ids, the one
+// thing that guards them. A legacy HTTP client that initializes again
+// (after a restart, or its session's end) lists none of its old tasks in
+// its new session, and gets each back by its id (tasks/get,
+// tasks/result); stdio's one session ("") lists what stdio made. The
+// 2025-11-25 specification (tasks, Task Listing) has tasks/list return
+// what tasks/get would for the same requestor; without an authorization
+// context the requestor is whoever holds an id, and what it holds is
+// what it made here.
+func (m *Manager) List(owner, session string) ([]tasks.Task, error) {
 	all, err := m.store.All()
 	if err != nil {
 		return nil, err
@@ -388,7 +427,7 @@ func (m *Manager) List(owner string) ([]tasks.Task, error) {
 	now := m.cfg.Now()
 	out := all[:0]
 	for _, t := range all {
-		if t.Owner == owner && !t.Expired(now) {
+		if ownerOf(t) == owner && (owner != "" || t.Session == session) && !t.Expired(now) {
 			out = append(out, t)
 		}
 	}
@@ -542,12 +581,15 @@ func (m *Manager) settleRunner(r *runner, change func(*tasks.Task)) (t tasks.Tas
 	m.mu.Lock()
 	if t.Status.Terminal() && m.live[r.id] == r {
 		delete(m.live, r.id)
-		if m.owners[r.owner]--; m.owners[r.owner] <= 0 {
-			delete(m.owners, r.owner)
+		if m.owners[r.client]--; m.owners[r.client] <= 0 {
+			delete(m.owners, r.client)
 		}
 	}
 	m.changed.Broadcast()
 	m.mu.Unlock()
+	if t.Status.Terminal() {
+		m.noteEnded(t)
+	}
 	m.notify(t)
 	return t, true, nil
 }
@@ -681,7 +723,9 @@ func (m *Manager) expire() {
 			r.cancel()
 			m.forget(r) // ended, even when its record could not be changed (a full disk)
 		}
-		_ = m.store.Delete(t.ID)
+		if m.store.Delete(t.ID) == nil {
+			m.ended.drop(t.ID)
+		}
 	}
 }
 

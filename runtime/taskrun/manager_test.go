@@ -49,7 +49,7 @@ func wait(t *testing.T, m *taskrun.Manager, owner, id string) tasks.Task {
 
 func TestTaskCompletes(t *testing.T) {
 	m := start(t, taskrun.Config{Tag: "r1"})
-	tk, err := m.Create("alice", "echo", false, 0, func(context.Context, map[string]json.RawMessage) tasks.Outcome {
+	tk, err := m.Create(own("alice"), "echo", false, 0, func(context.Context, map[string]json.RawMessage) tasks.Outcome {
 		return result("hi")
 	})
 	if err != nil {
@@ -74,7 +74,7 @@ func TestTaskCompletes(t *testing.T) {
 // revealed.
 func TestTaskOwnerIsolation(t *testing.T) {
 	m := start(t, taskrun.Config{})
-	tk, _ := m.Create("alice", "x", false, 0, func(context.Context, map[string]json.RawMessage) tasks.Outcome { return result("a") })
+	tk, _ := m.Create(own("alice"), "x", false, 0, func(context.Context, map[string]json.RawMessage) tasks.Outcome { return result("a") })
 	wait(t, m, "alice", tk.ID)
 	if _, err := m.Get("bob", tk.ID); !errors.Is(err, tasks.ErrNotFound) {
 		t.Fatalf("bob's Get of alice's task: %v, want ErrNotFound", err)
@@ -82,7 +82,7 @@ func TestTaskOwnerIsolation(t *testing.T) {
 	if _, err := m.Cancel("bob", tk.ID); !errors.Is(err, tasks.ErrNotFound) {
 		t.Fatalf("bob's Cancel: %v, want ErrNotFound", err)
 	}
-	if l, _ := m.List("bob"); len(l) != 0 {
+	if l, _ := m.List("bob", ""); len(l) != 0 {
 		t.Fatalf("bob lists %d tasks", len(l))
 	}
 }
@@ -90,12 +90,12 @@ func TestTaskOwnerIsolation(t *testing.T) {
 // A panic in the work fails the task; the manager and the other tasks go on.
 func TestTaskPanicFailsTask(t *testing.T) {
 	m := start(t, taskrun.Config{})
-	tk, _ := m.Create("o", "bad", true, 0, func(context.Context, map[string]json.RawMessage) tasks.Outcome { panic("boom") })
+	tk, _ := m.Create(own("o"), "bad", true, 0, func(context.Context, map[string]json.RawMessage) tasks.Outcome { panic("boom") })
 	got := wait(t, m, "o", tk.ID)
 	if got.Status != tasks.Failed || got.Error == nil || got.Error.Code != -32603 {
 		t.Fatalf("panicked task: %+v", got)
 	}
-	tk2, _ := m.Create("o", "ok", true, 0, func(context.Context, map[string]json.RawMessage) tasks.Outcome { return result("fine") })
+	tk2, _ := m.Create(own("o"), "ok", true, 0, func(context.Context, map[string]json.RawMessage) tasks.Outcome { return result("fine") })
 	if got := wait(t, m, "o", tk2.ID); got.Status != tasks.Completed {
 		t.Fatalf("task after a panic: %+v", got)
 	}
@@ -104,7 +104,7 @@ func TestTaskPanicFailsTask(t *testing.T) {
 func TestTaskCancel(t *testing.T) {
 	m := start(t, taskrun.Config{})
 	var sawCancel atomic.Bool
-	tk, _ := m.Create("o", "slow", false, 0, func(ctx context.Context, _ map[string]json.RawMessage) tasks.Outcome {
+	tk, _ := m.Create(own("o"), "slow", false, 0, func(ctx context.Context, _ map[string]json.RawMessage) tasks.Outcome {
 		<-ctx.Done()
 		sawCancel.Store(true)
 		return result("late")
@@ -132,30 +132,30 @@ func TestTaskLimits(t *testing.T) {
 		return tasks.Outcome{}
 	}
 	for range 2 {
-		if _, err := m.Create("a", "x", false, 0, block); err != nil {
+		if _, err := m.Create(own("a"), "x", false, 0, block); err != nil {
 			t.Fatal(err)
 		}
 	}
 	var le *tasks.LimitError
-	if _, err := m.Create("a", "x", false, 0, block); !errors.As(err, &le) || !le.PerOwner {
+	if _, err := m.Create(own("a"), "x", false, 0, block); !errors.As(err, &le) || !le.PerOwner {
 		t.Fatalf("third task of one owner: %v, want the per-owner LimitError", err)
 	}
-	if _, err := m.Create("b", "x", false, 0, block); err != nil {
+	if _, err := m.Create(own("b"), "x", false, 0, block); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := m.Create("c", "x", false, 0, block); !errors.As(err, &le) || le.PerOwner {
+	if _, err := m.Create(own("c"), "x", false, 0, block); !errors.As(err, &le) || le.PerOwner {
 		t.Fatalf("fourth task overall: %v, want the overall LimitError", err)
 	}
-	l, _ := m.List("a")
+	l, _ := m.List("a", "")
 	m.Cancel("a", l[0].ID)
-	if _, err := m.Create("c", "x", false, 0, block); err != nil {
+	if _, err := m.Create(own("c"), "x", false, 0, block); err != nil {
 		t.Fatalf("after a cancel freed a place: %v", err)
 	}
 }
 
 func TestTaskTTLExpires(t *testing.T) {
 	m := start(t, taskrun.Config{TTL: 200 * time.Millisecond})
-	tk, _ := m.Create("o", "x", false, 0, func(context.Context, map[string]json.RawMessage) tasks.Outcome { return result("a") })
+	tk, _ := m.Create(own("o"), "x", false, 0, func(context.Context, map[string]json.RawMessage) tasks.Outcome { return result("a") })
 	wait(t, m, "o", tk.ID)
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -174,7 +174,7 @@ func TestTaskTTLExpires(t *testing.T) {
 func TestTaskInputRounds(t *testing.T) {
 	m := start(t, taskrun.Config{})
 	var runs atomic.Int32
-	tk, _ := m.Create("o", "ask", true, 0, func(_ context.Context, ans map[string]json.RawMessage) tasks.Outcome {
+	tk, _ := m.Create(own("o"), "ask", true, 0, func(_ context.Context, ans map[string]json.RawMessage) tasks.Outcome {
 		runs.Add(1)
 		need := map[string]json.RawMessage{}
 		for _, k := range []string{"a", "b"} {
@@ -228,9 +228,9 @@ func TestTaskRestartSettles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	done, _ := m.Create("o", "x", false, 0, func(context.Context, map[string]json.RawMessage) tasks.Outcome { return result("kept") })
+	done, _ := m.Create(own("o"), "x", false, 0, func(context.Context, map[string]json.RawMessage) tasks.Outcome { return result("kept") })
 	wait(t, m, "o", done.ID)
-	running, _ := m.Create("o", "x", false, 0, func(ctx context.Context, _ map[string]json.RawMessage) tasks.Outcome {
+	running, _ := m.Create(own("o"), "x", false, 0, func(ctx context.Context, _ map[string]json.RawMessage) tasks.Outcome {
 		<-ctx.Done()
 		return result("never")
 	})
@@ -272,12 +272,12 @@ func TestTaskResumeOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	rerun := &tasks.Rerun{Args: json.RawMessage(`{"n":7}`), Version: "2026-07-28", Caller: json.RawMessage(`{"Subject":"alice"}`)}
-	resumable, err := m.CreateResumable("o", "job", true, 0, rerun, block)
+	resumable, err := m.CreateResumable(own("o"), "job", true, 0, rerun, block)
 	if err != nil {
 		t.Fatal(err)
 	}
-	gone, _ := m.CreateResumable("o", "gone", true, 0, rerun, block)
-	plain, _ := m.Create("o", "job", true, 0, block)
+	gone, _ := m.CreateResumable(own("o"), "gone", true, 0, rerun, block)
+	plain, _ := m.Create(own("o"), "job", true, 0, block)
 	m.Stop(context.Background())
 
 	// Second process: the resumable task runs again, from its record.
@@ -322,7 +322,7 @@ func TestTaskResumeOnce(t *testing.T) {
 	}
 
 	// A resumed task whose server dies again is failed on the next start.
-	again, _ := m2.CreateResumable("o", "job", true, 0, rerun, block)
+	again, _ := m2.CreateResumable(own("o"), "job", true, 0, rerun, block)
 	m2.Stop(context.Background())
 	m3 := start(t, taskrun.Config{Store: open(), Name: "tasks3"})
 	m3.Resume(func(tk tasks.Task) tasks.Work { return block })
@@ -351,7 +351,7 @@ func TestTaskStopBoundedWithStuckHandlers(t *testing.T) {
 	release := make(chan struct{})
 	var started, returned atomic.Int32
 	for range n {
-		if _, err := m.Create("o", "stuck", false, 0, func(ctx context.Context, _ map[string]json.RawMessage) tasks.Outcome {
+		if _, err := m.Create(own("o"), "stuck", false, 0, func(ctx context.Context, _ map[string]json.RawMessage) tasks.Outcome {
 			started.Add(1)
 			<-release // ignores ctx
 			returned.Add(1)
@@ -380,3 +380,6 @@ func TestTaskStopBoundedWithStuckHandlers(t *testing.T) {
 }
 
 func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// own is the requestor whose owner and client are both who.
+func own(who string) tasks.Requestor { return tasks.Requestor{Owner: who, Client: who} }

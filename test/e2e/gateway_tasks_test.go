@@ -108,8 +108,8 @@ func TestGatewayCallTask(t *testing.T) {
 }
 
 // TestGatewayTasksHTTP: over Streamable HTTP, with clients of both eras:
-// a legacy session's task is its own (another session gets no such task
-// from tasks/get and does not see it in tasks/list), a 2026-07-28 client
+// a legacy session's task is bound by its id, not the session (another
+// session gets it by id, but does not see it in tasks/list), a 2026-07-28 client
 // awaits a legacy backend's task and a legacy client a 2026-07-28
 // backend's, and cancelling the gateway's task cancels the backend's.
 func TestGatewayTasksHTTP(t *testing.T) {
@@ -127,8 +127,8 @@ func TestGatewayTasksHTTP(t *testing.T) {
 	if err != nil || long == nil {
 		t.Fatalf("legacy CallToolTask: task %v, err %v", long, err)
 	}
-	if _, err := b.GetTask(ctx, long.ID); err == nil {
-		t.Errorf("another session got session A's task %s", long.ID)
+	if got, err := b.GetTask(ctx, long.ID); err != nil || got.Status != client.TaskWorking {
+		t.Errorf("another session's tasks/get of session A's task %s by id: %v, %v", long.ID, got, err)
 	}
 	if list, err := b.ListTasks(ctx); err != nil || len(list) != 0 {
 		t.Errorf("another session's tasks/list: %v, %v; want none", list, err)
