@@ -53,7 +53,7 @@ func TestCompletionWaitsForTheDisk(t *testing.T) {
 	s := &fullDisk{Store: openJournal(t, dir)}
 	m := start(t, taskrun.Config{Store: s, Logger: quietLog()})
 	release := make(chan struct{})
-	tk, err := m.Create("o", "x", false, 0, func(context.Context, map[string]json.RawMessage) tasks.Outcome {
+	tk, err := m.Create(own("o"), "x", false, 0, func(context.Context, map[string]json.RawMessage) tasks.Outcome {
 		<-release
 		return result("done")
 	})
@@ -85,7 +85,7 @@ func TestCompletionLostWithTheDisk(t *testing.T) {
 	dir := t.TempDir()
 	s := &fullDisk{Store: openJournal(t, dir)}
 	m := start(t, taskrun.Config{Store: s, Logger: quietLog()})
-	tk, err := m.Create("o", "x", false, 0, func(context.Context, map[string]json.RawMessage) tasks.Outcome {
+	tk, err := m.Create(own("o"), "x", false, 0, func(context.Context, map[string]json.RawMessage) tasks.Outcome {
 		return result("done")
 	})
 	if err != nil {
@@ -113,17 +113,17 @@ func TestCreateRefusedOnAFullDisk(t *testing.T) {
 	m := start(t, taskrun.Config{Store: s, Logger: quietLog(), MaxLivePerOwner: 1})
 	s.full.Store(true)
 	work := func(context.Context, map[string]json.RawMessage) tasks.Outcome { return result("ok") }
-	if _, err := m.Create("o", "x", false, 0, work); !errors.Is(err, syscall.ENOSPC) {
+	if _, err := m.Create(own("o"), "x", false, 0, work); !errors.Is(err, syscall.ENOSPC) {
 		t.Fatalf("Create on a full disk: %v; want the write's error", err)
 	}
-	if l, _ := m.List("o"); len(l) != 0 {
+	if l, _ := m.List("o", ""); len(l) != 0 {
 		t.Fatalf("tasks/list after a failed create: %v; want none", l)
 	}
 	if m.Live() != 0 {
 		t.Fatalf("%d live tasks after a failed create", m.Live())
 	}
 	s.full.Store(false)
-	tk, err := m.Create("o", "x", false, 0, work)
+	tk, err := m.Create(own("o"), "x", false, 0, work)
 	if err != nil {
 		t.Fatalf("Create once the disk has room: %v", err)
 	}
