@@ -194,7 +194,7 @@ func (b *backend) supervisorSpec() supervisor.Spec {
 		// The supervisor waits out the backoff, not the conn actor: a
 		// restart it delays is one it can cancel, and its window is the
 		// one count of failures (supervisor.Window).
-		Backoff: supervisor.Backoff{Initial: b.cfg.Backoff, Max: b.cfg.MaxBackoff},
+		Backoff:   supervisor.Backoff{Initial: b.cfg.Backoff, Max: b.cfg.MaxBackoff},
 		Logger:    b.g.quietLog,
 		EventHook: b.onEvent,
 		Children: []supervisor.ChildSpec{{
