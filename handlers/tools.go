@@ -10,8 +10,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/mcprt/mcprt/handlers/jsonrpc"
 	"github.com/mcprt/mcprt/handlers/jsonschema"
-	"github.com/mcprt/mcprt/session/jsonrpc"
 )
 
 // Tool describes a tool as tools/list shows it.

@@ -32,7 +32,7 @@
 // Below runtime, which assembles the tree and the process, and above
 // handlers, which says what the server offers (cmd → runtime → session →
 // handlers; test/layers has the whole stack and checks it). The session
-// imports handlers, stdio, supervisor and session/jsonrpc, and runs the
+// imports handlers, stdio, supervisor and handlers/jsonrpc, and runs the
 // handler actors itself (worker.go): handlers stays plain values and
 // functions, and a request does not leave this package on its way to the
 // handler and back. session/client, the client end, shares this floor and

@@ -21,8 +21,8 @@ import (
 	"time"
 
 	"github.com/mcprt/mcprt/handlers"
-	"github.com/mcprt/mcprt/handlers/gateway"
 	"github.com/mcprt/mcprt/runtime"
+	"github.com/mcprt/mcprt/runtime/gateway"
 	"github.com/mcprt/mcprt/runtime/taskrun"
 	"github.com/mcprt/mcprt/stdio"
 )
