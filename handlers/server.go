@@ -69,9 +69,6 @@ type Server struct {
 	// guarded is set once an item with an Access is registered, and never
 	// cleared: until then no list looks at who asks.
 	guarded atomic.Bool
-	// unlisted is set once a tool with Unlisted is registered, and never
-	// cleared: until then tools/list does not look for it.
-	unlisted atomic.Bool
 	// tasks is set by ServeTasks.
 	tasks atomic.Pointer[taskServe]
 }

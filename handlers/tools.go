@@ -343,9 +343,7 @@ func (s *Server) AddTool(t Tool, h ToolHandler) {
 	s.mu.Lock()
 	s.guard(t.Access)
 	if t.Unlisted {
-		// tools/list looks at each tool only when something is guarded.
-		s.unlisted.Store(true)
-		s.guarded.Store(true)
+		s.guard(&noOne) // tools/list looks at each tool only when something is guarded
 	}
 	s.tools.put(t.Name, tl)
 	s.offer(offerTools)
@@ -397,14 +395,11 @@ func isObjectSchema(raw json.RawMessage) bool {
 }
 
 func (s *Server) listTools(ctx context.Context, req *Request) (any, error) {
-	access := func(t *tool) *Access { return t.Access }
-	if s.unlisted.Load() {
-		access = func(t *tool) *Access {
-			if t.Unlisted {
-				return &noOne
-			}
-			return t.Access
+	access := func(t *tool) *Access {
+		if t.Unlisted {
+			return &noOne
 		}
+		return t.Access
 	}
 	list, next, err := listPage(ctx, s, req, &s.tools, 't', access, func(t *tool, req *Request) *Tool { return t.Tool.forVersion(req) })
 	if err != nil {

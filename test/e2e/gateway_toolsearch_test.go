@@ -1,0 +1,164 @@
+package e2e
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// searchFound is the names of the tools a search_tools result holds, in
+// order, each checked to come with its inputSchema.
+func searchFound(t *testing.T, structured json.RawMessage) []string {
+	t.Helper()
+	var s struct {
+		Tools []struct {
+			Name        string          `json:"name"`
+			InputSchema json.RawMessage `json:"inputSchema"`
+		} `json:"tools"`
+	}
+	mustUnmarshal(t, structured, &s)
+	var names []string
+	for _, tl := range s.Tools {
+		if len(tl.InputSchema) == 0 {
+			t.Errorf("%s found without its inputSchema", tl.Name)
+		}
+		names = append(names, tl.Name)
+	}
+	return names
+}
+
+// writeConfig writes a gateway file of servers and the top-level keys.
+func (f *gwFixture) writeConfig(servers map[string]any, top map[string]any) string {
+	f.t.Helper()
+	m := map[string]any{"mcpServers": servers}
+	for k, v := range top {
+		m[k] = v
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	p := filepath.Join(f.dir, "gateway.json")
+	if err := os.WriteFile(p, b, 0o600); err != nil {
+		f.t.Fatal(err)
+	}
+	return p
+}
+
+// TestGatewayToolSearch: mcprt gateway with "toolSearch" over stdio, in
+// both eras. tools/list offers search_tools, call_tool and the pinned
+// tool; a search finds a tool with its definition, call_tool calls it
+// with its progress and its question to the user (an elicitation, and in
+// 2026-07-28 an input_required round) as a direct call has them; a
+// direct call still works; a backend added by a reload is found.
+func TestGatewayToolSearch(t *testing.T) {
+	t.Parallel()
+	f := newGateway(t)
+	top := map[string]any{"toolSearch": true, "alwaysList": []string{"one__echo"}}
+	file := f.writeConfig(map[string]any{"one": f.serve("one", nil)}, top)
+	c := f.start(file, Options{AllowRequests: true})
+	c.InitializeWith("2025-11-25", map[string]any{"elicitation": map[string]any{}})
+
+	if got := namesOf(listAll(t, c, "tools/list", "tools"), "name"); !slices.Equal(got, []string{"search_tools", "call_tool", "one__echo"}) {
+		t.Fatalf("tools/list: %v", got)
+	}
+	search := func(query string, meta map[string]any) []string {
+		t.Helper()
+		params := toolsCall("search_tools", map[string]any{"query": query})
+		if meta != nil {
+			params = withMeta(params, meta)
+		}
+		r := wantResult(t, c.Call("tools/call", params))
+		if string(r["isError"]) == "true" {
+			t.Fatalf("search_tools %q: %s", query, r["content"])
+		}
+		return searchFound(t, r["structuredContent"])
+	}
+	if got := search("add two numbers", nil); len(got) == 0 || got[0] != "one__add" {
+		t.Errorf("add two numbers: %v", got)
+	}
+	if got := search("add two numbers", meta()); len(got) == 0 || got[0] != "one__add" {
+		t.Errorf("add two numbers, 2026-07-28: %v", got)
+	}
+	via := func(name string, args map[string]any) map[string]any {
+		return toolsCall("call_tool", map[string]any{"name": name, "arguments": args})
+	}
+	for _, params := range []map[string]any{via("one__add", map[string]any{"a": 2, "b": 3}), toolsCall("one__add", map[string]any{"a": 2, "b": 3})} {
+		if r := wantResult(t, c.Call("tools/call", params)); !strings.Contains(string(r["structuredContent"]), `"sum":5`) {
+			t.Errorf("%v: %s", params, r["structuredContent"])
+		}
+	}
+	if r := checkModernResult(t, c.Call("tools/call", withMeta(via("one__add", map[string]any{"a": 1, "b": 1}), meta())), false); !strings.Contains(string(r["structuredContent"]), `"sum":2`) {
+		t.Errorf("call_tool one__add, 2026-07-28: %s", r["structuredContent"])
+	}
+
+	// Progress, to the client's token.
+	key := c.Request("slow", "tools/call", withMeta(via("one__sleep", map[string]any{"ms": 200}), map[string]any{"progressToken": "ts-tok"}))
+	wantResult(t, c.Response(key, callTimeout))
+	c.mu.Lock()
+	progress := 0
+	for _, n := range c.notes {
+		if n.Method == "notifications/progress" && strings.Contains(string(n.Params), `"ts-tok"`) {
+			progress++
+		}
+	}
+	c.mu.Unlock()
+	if progress == 0 {
+		t.Error("no progress from call_tool one__sleep")
+	}
+
+	// A question to the user: elicitation/create in 2025-11-25...
+	key = c.Request("elicit", "tools/call", via("one__elicit", nil))
+	q := c.ServerRequest("elicitation/create", callTimeout)
+	c.Send(`{"jsonrpc":"2.0","id":` + string(q.ID) + `,"result":{"action":"accept","content":{"name":"Grace"}}}`)
+	if r := wantResult(t, c.Response(key, callTimeout)); !strings.Contains(string(r["content"]), "Hello, Grace!") {
+		t.Errorf("call_tool one__elicit: %s", r["content"])
+	}
+	// ... and input_required, then the retry, in 2026-07-28.
+	modern := map[string]any{
+		"io.modelcontextprotocol/protocolVersion":    modernVersion,
+		"io.modelcontextprotocol/clientCapabilities": map[string]any{"elicitation": map[string]any{}},
+	}
+	m := c.Call("tools/call", withMeta(via("one__elicit", nil), modern))
+	var first struct {
+		ResultType    string         `json:"resultType"`
+		InputRequests map[string]any `json:"inputRequests"`
+		RequestState  *string        `json:"requestState"`
+	}
+	mustUnmarshal(t, m.Result, &first)
+	if first.ResultType != "input_required" || len(first.InputRequests) != 1 {
+		t.Fatalf("call_tool one__elicit, 2026-07-28: want input_required, got %s", m)
+	}
+	retry := withMeta(via("one__elicit", nil), modern)
+	for k := range first.InputRequests {
+		retry["inputResponses"] = map[string]any{k: map[string]any{"action": "accept", "content": map[string]any{"name": "Ada"}}}
+	}
+	if first.RequestState != nil {
+		retry["requestState"] = *first.RequestState
+	}
+	if r := checkModernResult(t, c.Call("tools/call", retry), false); !strings.Contains(string(r["content"]), "Hello, Ada!") {
+		t.Errorf("call_tool one__elicit retried: %s", r["content"])
+	}
+
+	// An unknown tool is one through call_tool too.
+	wantError(t, c.Call("tools/call", via("one__nothing", nil)), -32602)
+
+	// A backend that joins later is found.
+	if got := search("echo", nil); slices.Contains(got, "two__echo") {
+		t.Fatalf("two__echo before it was added: %v", got)
+	}
+	notes := c.countNotes("notifications/tools/list_changed")
+	f.writeConfig(map[string]any{"one": f.serve("one", nil), "two": f.serve("two", nil)}, top)
+	c.Signal(syscall.SIGHUP)
+	c.waitNotes(t, "notifications/tools/list_changed", notes+1)
+	if got := search("echo text", nil); !slices.Contains(got, "two__echo") {
+		t.Errorf("two__echo after it was added: %v", got)
+	}
+	if got := namesOf(listAll(t, c, "tools/list", "tools"), "name"); !slices.Equal(got, []string{"search_tools", "call_tool", "one__echo"}) {
+		t.Errorf("tools/list after the reload: %v", got)
+	}
+}
