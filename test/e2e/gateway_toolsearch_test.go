@@ -162,3 +162,109 @@ func TestGatewayToolSearch(t *testing.T) {
 		t.Errorf("tools/list after the reload: %v", got)
 	}
 }
+
+// toolsBytes is the size of the tools arrays of every page of tools/list,
+// as the client receives them: what a client puts in its model's context.
+func toolsBytes(t *testing.T, c *Client) (int, []string) {
+	t.Helper()
+	n := 0
+	var names []string
+	params := map[string]any{}
+	for {
+		r := wantResult(t, c.Call("tools/list", params))
+		n += len(r["tools"])
+		var items []map[string]any
+		mustUnmarshal(t, r["tools"], &items)
+		names = append(names, namesOf(items, "name")...)
+		var next string
+		if raw, ok := r["nextCursor"]; ok {
+			mustUnmarshal(t, raw, &next)
+		}
+		if next == "" {
+			return n, names
+		}
+		params = map[string]any{"cursor": next}
+	}
+}
+
+// TestGatewayToolSearchNPM: the npm reference servers filesystem, memory
+// and everything and mcprt serve behind mcprt gateway, with and without
+// tool search: the context tools/list costs either way (logged: the
+// figure of test/bench/RESULTS.md and the README), the catalog is the one
+// the ranking's relevance set was measured on, and a search then a
+// call_tool reads a file and writes to the memory server.
+//
+//	MCPRT_NPM_SERVERS=$(bash test/e2e/npm/install.sh) go test ./test/e2e -run ToolSearchNPM -v
+func TestGatewayToolSearchNPM(t *testing.T) {
+	dir := os.Getenv(npmServersEnv)
+	if dir == "" {
+		t.Skipf("set %s to a directory with the npm reference servers installed (see npmServersEnv)", npmServersEnv)
+	}
+	bin := func(name string) string {
+		p := filepath.Join(dir, "node_modules", ".bin", name)
+		if _, err := os.Stat(p); err != nil {
+			t.Skipf("%s: %v", name, err)
+		}
+		return p
+	}
+	f := newGateway(t)
+	root := filepath.Join(f.dir, "root")
+	os.MkdirAll(root, 0o755)
+	os.WriteFile(filepath.Join(root, "notes.txt"), []byte("searched and found\n"), 0o600)
+	mark := map[string]string{"MCPRT_GWMARK": f.marker + "-node"}
+	servers := map[string]any{
+		"everything": map[string]any{"command": bin("mcp-server-everything"), "args": []string{"stdio"}, "env": mark},
+		"fs":         map[string]any{"command": bin("mcp-server-filesystem"), "args": []string{root}, "env": mark},
+		"memory":     map[string]any{"command": bin("mcp-server-memory"), "env": map[string]string{"MCPRT_GWMARK": mark["MCPRT_GWMARK"], "MEMORY_FILE_PATH": filepath.Join(f.dir, "memory.json")}},
+		"ref":        f.serve("ref", nil),
+	}
+	plain := f.start(f.writeConfig(servers, nil), Options{})
+	plain.Initialize("2025-11-25")
+	full, names := toolsBytes(t, plain)
+	plain.CloseStdin()
+	plain.WaitExit(exitTimeout)
+
+	// The catalog is the relevance set's (a newer server would call for
+	// a new capture: see handlers/gateway/toolsearch/relevance_test.go).
+	raw, err := os.ReadFile("../../handlers/gateway/toolsearch/testdata/four-servers.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var captured struct {
+		Tools []map[string]any `json:"tools"`
+	}
+	mustUnmarshal(t, raw, &captured)
+	if want := namesOf(captured.Tools, "name"); !slices.Equal(names, want) {
+		t.Errorf("the servers' tools are not the captured catalog's:\n got %v\nwant %v", names, want)
+	}
+
+	c := f.start(f.writeConfig(servers, map[string]any{"toolSearch": true}), Options{})
+	c.Initialize("2025-11-25")
+	searched, _ := toolsBytes(t, c)
+	t.Logf("tools/list of %d tools: %d bytes (~%d tokens); with tool search: %d bytes (~%d tokens), %.1f%% of it",
+		len(names), full, full/4, searched, searched/4, 100*float64(searched)/float64(full))
+
+	search := func(query string) []string {
+		t.Helper()
+		r := wantResult(t, c.Call("tools/call", toolsCall("search_tools", map[string]any{"query": query})))
+		return searchFound(t, r["structuredContent"])
+	}
+	got := search("read a file")
+	if len(got) == 0 || got[0] != "fs__read_text_file" && got[0] != "fs__read_file" {
+		t.Fatalf("read a file: %v", got)
+	}
+	if text := toolText(t, c.Call("tools/call", toolsCall("call_tool", map[string]any{"name": got[0], "arguments": map[string]any{"path": filepath.Join(root, "notes.txt")}}))); !strings.Contains(text, "searched and found") {
+		t.Errorf("call_tool %s: %q", got[0], text)
+	}
+	if got := search("store new entities in the knowledge graph"); len(got) == 0 || got[0] != "memory__create_entities" {
+		t.Fatalf("store new entities: %v", got)
+	}
+	r := wantResult(t, c.Call("tools/call", toolsCall("call_tool", map[string]any{"name": "memory__create_entities", "arguments": map[string]any{
+		"entities": []map[string]any{{"name": "Ada", "entityType": "person", "observations": []string{"wrote the first program"}}}}})))
+	if string(r["isError"]) == "true" || !strings.Contains(string(r["content"]), "Ada") {
+		t.Errorf("call_tool memory__create_entities: %s", r["content"])
+	}
+	if text := toolText(t, c.Call("tools/call", toolsCall("memory__search_nodes", map[string]any{"query": "Ada"}))); !strings.Contains(text, "first program") {
+		t.Errorf("memory__search_nodes, called directly: %q", text)
+	}
+}
