@@ -137,6 +137,7 @@ func (g *Gateway) addSearchTools() {
 			", with its arguments (an object that fits the tool's inputSchema); returns what the tool returns.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string","description":"the tool's name, as search_tools gave it"},"arguments":{"type":"object","description":"the tool's arguments"}},"required":["name"]}`),
 		Unchecked:   true, // the tool called checks its own arguments
+		Start:       g.startNamedTool,
 	}, g.callNamedTool)
 }
 
@@ -217,12 +218,26 @@ func compactJSON(raw json.RawMessage) string {
 	return b.String()
 }
 
-// callNamedTool is call_tool: the named tool's call, made as the client's
-// own tools/call of it would be, through the server's tools/call (the
-// caller's Access, argument checks, waiting for backends still starting,
-// tasks, the backend's progress, questions and errors), by putting the
-// named tool's params in the request while it runs.
-func (g *Gateway) callNamedTool(ctx context.Context, req *handlers.Request, args json.RawMessage) (*handlers.CallToolResult, error) {
+// startNamedTool is call_tool's Start, which the session offers the call
+// before anything else is done with it: it makes the request the named
+// tool's own tools/call (its params put in place of call_tool's) and
+// hands it back, so that the server's tools/call serves it as it would
+// the client's direct call, from its start: the named tool's access,
+// argument checks, its task (a 2025-11-25 params.task, a 2026-07-28
+// task), its timeout, its output schema. Params that name no tool are
+// left to callNamedTool, which says what is wrong.
+func (g *Gateway) startNamedTool(_ context.Context, req *handlers.Request, args json.RawMessage, _ handlers.ToolReply) bool {
+	if params, err := namedToolParams(req, args); err == nil {
+		req.Params = params
+	}
+	return false
+}
+
+// namedToolParams makes the params of a tools/call of the tool call_tool's
+// arguments name: its name and arguments, and the request's other params
+// (_meta: a progress token, the 2026-07-28 era's fields, a trace; task;
+// inputResponses and requestState), as they came.
+func namedToolParams(req *handlers.Request, args json.RawMessage) (json.RawMessage, error) {
 	var in struct {
 		Name      string          `json:"name"`
 		Arguments json.RawMessage `json:"arguments"`
@@ -236,8 +251,6 @@ func (g *Gateway) callNamedTool(ctx context.Context, req *handlers.Request, args
 	if len(in.Arguments) == 0 || string(in.Arguments) == "null" {
 		in.Arguments = json.RawMessage("{}")
 	}
-	// The request's other params (_meta: progress token, the 2026-07-28
-	// era's fields, a trace; task) go with it, as they came.
 	params := append(jsonrpc.AppendString([]byte(`{"name":`), in.Name), `,"arguments":`...)
 	params = append(params, in.Arguments...)
 	jsonrpc.Members(req.Params, func(k string, v []byte) bool {
@@ -246,7 +259,20 @@ func (g *Gateway) callNamedTool(ctx context.Context, req *handlers.Request, args
 		}
 		return true
 	})
-	params = append(params, '}')
+	return append(params, '}'), nil
+}
+
+// callNamedTool is call_tool's handler, for a call its Start did not see
+// (a server's method run directly, as an embedder or a test may): the
+// named tool's call made through the server's tools/call all the same,
+// with its params in the request while it runs. A 2025-11-25 params.task
+// is refused before it gets here (call_tool itself is no task tool): only
+// the Start path serves it.
+func (g *Gateway) callNamedTool(ctx context.Context, req *handlers.Request, args json.RawMessage) (*handlers.CallToolResult, error) {
+	params, err := namedToolParams(req, args)
+	if err != nil {
+		return nil, err
+	}
 	call, ok := g.srv.Method("tools/call")
 	if !ok {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "call_tool: the server has no tools/call"}

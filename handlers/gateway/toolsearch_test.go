@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"slices"
@@ -174,5 +175,42 @@ func TestParseConfigToolSearch(t *testing.T) {
 		if _, err := ParseConfig([]byte(file), nil); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want %q", file, err, want)
 		}
+	}
+}
+
+// runAsSession runs a request as the session does: offered to the
+// method's Start first, then, handed back, to Run.
+func (g *testGateway) runAsSession(r *handlers.Request) (string, error) {
+	g.t.Helper()
+	m, _ := g.Server().Method(r.Method)
+	if m.Start != nil && m.Start(context.Background(), r, nil) {
+		g.t.Fatalf("%s: Start took the call", r.Method)
+	}
+	return g.run(nil, r)
+}
+
+// A call_tool asking for a task is a task of the named tool, in either
+// era, as the tool's direct call would be: call_tool's Start makes the
+// request that call before the server looks at it.
+func TestGatewayToolSearchTask(t *testing.T) {
+	g, _ := taskGateway(t)
+	g.configureSearch(&Config{ToolSearch: true})
+	call := `{"name":"call_tool","arguments":{"name":"ts__slow_compute","arguments":{"seconds":0.1,"label":"L"}},"task":{}}`
+	out, err := g.runAsSession(req("tools/call", call, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	legacy := taskID(t, out)
+	if out := g.must("tasks/result", `{"taskId":"`+legacy+`"}`); !strings.Contains(out, `computed \"L\" after 0.1s`) {
+		t.Errorf("legacy tasks/result: %s", out)
+	}
+	out, err = g.runAsSession(modernReq("tools/call", call))
+	if err != nil {
+		t.Fatal(err)
+	}
+	taskID(t, out)
+	// Without Start (a method run directly) the call is still made.
+	if out := g.must("tools/call", `{"name":"call_tool","arguments":{"name":"ts__slow_compute","arguments":{"seconds":0,"label":"M"}}}`); !strings.Contains(out, `computed \"M\"`) {
+		t.Errorf("call_tool without Start: %s", out)
 	}
 }
