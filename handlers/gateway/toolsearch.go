@@ -219,14 +219,20 @@ func compactJSON(raw json.RawMessage) string {
 }
 
 // startNamedTool is call_tool's Start, which the session offers the call
-// before anything else is done with it: it makes the request the named
-// tool's own tools/call (its params put in place of call_tool's) and
-// hands it back, so that the server's tools/call serves it as it would
-// the client's direct call, from its start: the named tool's access,
-// argument checks, its task (a 2025-11-25 params.task, a 2026-07-28
-// task), its timeout, its output schema. Params that name no tool are
-// left to callNamedTool, which says what is wrong.
+// before anything else is done with it. For a legacy request it makes the
+// request the named tool's own tools/call (its params put in place of
+// call_tool's) and hands it back, so that the server's tools/call serves
+// it as it would the client's direct call from its start: a 2025-11-25
+// params.task is the named tool's to take or refuse, where call_tool
+// itself would refuse it. A 2026-07-28 request is left to callNamedTool:
+// its requestState is signed over the params the client sent (call_tool's),
+// which must then be the request's when it is answered, and its task is
+// the named tool's there already. Params that name no tool are left to
+// callNamedTool too, which says what is wrong.
 func (g *Gateway) startNamedTool(_ context.Context, req *handlers.Request, args json.RawMessage, _ handlers.ToolReply) bool {
+	if req.Modern {
+		return false
+	}
 	if params, err := namedToolParams(req, args); err == nil {
 		req.Params = params
 	}
@@ -265,9 +271,10 @@ func namedToolParams(req *handlers.Request, args json.RawMessage) (json.RawMessa
 // callNamedTool is call_tool's handler, for a call its Start did not see
 // (a server's method run directly, as an embedder or a test may): the
 // named tool's call made through the server's tools/call all the same,
-// with its params in the request while it runs. A 2025-11-25 params.task
-// is refused before it gets here (call_tool itself is no task tool): only
-// the Start path serves it.
+// with its params in the request while it runs, and call_tool's put back
+// before it is answered. A 2025-11-25 params.task is refused before it
+// gets here (call_tool itself is no task tool): only the Start path
+// serves it.
 func (g *Gateway) callNamedTool(ctx context.Context, req *handlers.Request, args json.RawMessage) (*handlers.CallToolResult, error) {
 	params, err := namedToolParams(req, args)
 	if err != nil {

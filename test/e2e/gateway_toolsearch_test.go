@@ -53,13 +53,14 @@ func (f *gwFixture) writeConfig(servers map[string]any, top map[string]any) stri
 // both eras. tools/list offers search_tools, call_tool and the pinned
 // tool; a search finds a tool with its definition, call_tool calls it
 // with its progress and its question to the user (an elicitation, and in
-// 2026-07-28 an input_required round) as a direct call has them; a
+// 2026-07-28 an input_required round) and its task as a direct call has them; a
 // direct call still works; a backend added by a reload is found.
 func TestGatewayToolSearch(t *testing.T) {
 	t.Parallel()
 	f := newGateway(t)
 	top := map[string]any{"toolSearch": true, "alwaysList": []string{"one__echo"}}
-	file := f.writeConfig(map[string]any{"one": f.serve("one", nil)}, top)
+	one := f.serve("one", map[string]any{"args": []string{"serve", "-tasks"}})
+	file := f.writeConfig(map[string]any{"one": one}, top)
 	c := f.start(file, Options{AllowRequests: true})
 	c.InitializeWith("2025-11-25", map[string]any{"elicitation": map[string]any{}})
 
@@ -144,6 +145,22 @@ func TestGatewayToolSearch(t *testing.T) {
 		t.Errorf("call_tool one__elicit retried: %s", r["content"])
 	}
 
+	// A task of the named tool, asked for as its direct call would.
+	task := via("one__sleep", map[string]any{"ms": 50})
+	task["task"] = map[string]any{}
+	var created struct {
+		Task struct {
+			TaskID string `json:"taskId"`
+		} `json:"task"`
+	}
+	mustUnmarshal(t, c.Call("tools/call", task).Result, &created)
+	if created.Task.TaskID == "" {
+		t.Fatalf("call_tool one__sleep as a task: no task created")
+	}
+	if got := toolText(t, c.Call("tasks/result", map[string]any{"taskId": created.Task.TaskID})); got != "slept" {
+		t.Errorf("tasks/result of call_tool one__sleep: %q", got)
+	}
+
 	// An unknown tool is one through call_tool too.
 	wantError(t, c.Call("tools/call", via("one__nothing", nil)), -32602)
 
@@ -152,7 +169,7 @@ func TestGatewayToolSearch(t *testing.T) {
 		t.Fatalf("two__echo before it was added: %v", got)
 	}
 	notes := c.countNotes("notifications/tools/list_changed")
-	f.writeConfig(map[string]any{"one": f.serve("one", nil), "two": f.serve("two", nil)}, top)
+	f.writeConfig(map[string]any{"one": one, "two": f.serve("two", nil)}, top)
 	c.Signal(syscall.SIGHUP)
 	c.waitNotes(t, "notifications/tools/list_changed", notes+1)
 	if got := search("echo text", nil); !slices.Contains(got, "two__echo") {
