@@ -214,3 +214,16 @@ func TestGatewayToolSearchTask(t *testing.T) {
 		t.Errorf("call_tool without Start: %s", out)
 	}
 }
+
+// A call_tool of a backend that could not start is answered as a direct
+// call would be: an error naming the backend and why.
+func TestGatewayToolSearchBackendDown(t *testing.T) {
+	bad := Backend{Name: "bad", Command: "/nonexistent/mcprt-test-server"}
+	g := unstarted(t, Options{ToolSearch: true}, bad)
+	g.start()
+	direct := g.must("tools/call", `{"name":"bad__x","arguments":{}}`)
+	via := g.must("tools/call", `{"name":"call_tool","arguments":{"name":"bad__x","arguments":{}}}`)
+	if !strings.Contains(via, `"isError":true`) || !strings.Contains(via, `backend \"bad\"`) || via != direct {
+		t.Errorf("call_tool bad__x: %s\ndirect: %s", via, direct)
+	}
+}

@@ -285,3 +285,27 @@ func TestGatewayToolSearchNPM(t *testing.T) {
 		t.Errorf("memory__search_nodes, called directly: %q", text)
 	}
 }
+
+// TestGatewayToolSearchCancel: the client's cancellation of a call_tool
+// reaches the backend of the tool it named, in both eras' ways of asking
+// (the call's own id), as a direct call's does.
+func TestGatewayToolSearchCancel(t *testing.T) {
+	t.Parallel()
+	f := newGateway(t)
+	input := filepath.Join(f.dir, "backend-stdin.log")
+	tee := f.script("tee", `tee -a "$1" | "$2" serve`)
+	c := f.start(f.config(map[string]any{
+		"sleepy": map[string]any{"command": tee, "args": []string{input, f.mcprt("sleepy")}, "env": map[string]string{"LOG_LEVEL": "warn"}},
+	}), Options{}, "-tool-search")
+	c.Initialize("2025-11-25")
+	key := c.Request("long", "tools/call", toolsCall("call_tool", map[string]any{"name": "sleepy__sleep", "arguments": map[string]any{"ms": 600000}}))
+	waitFile(t, input, `"ms":600000`)
+	c.Notify("notifications/cancelled", map[string]any{"requestId": "long", "reason": "changed my mind"})
+	waitFile(t, input, `"method":"notifications/cancelled"`)
+	if got := toolText(t, c.Call("tools/call", toolsCall("call_tool", map[string]any{"name": "sleepy__echo", "arguments": map[string]any{"text": "still here"}}))); got != "still here" {
+		t.Fatalf("after the cancel: %q", got)
+	}
+	if r := c.Responses(key); len(r) != 0 {
+		t.Errorf("the cancelled request was answered: %v", r)
+	}
+}
