@@ -84,17 +84,24 @@ func (g *Gateway) configureSearch(cfg *Config) {
 	if old != nil && old.on == s.on && slices.Equal(old.pins, s.pins) {
 		return
 	}
-	if s.on {
-		g.addSearchTools()
-	} else if old != nil && old.on {
+	if old == nil { // New: nothing registered yet
+		if s.on {
+			g.addSearchTools()
+		}
+		return
+	}
+	if old.on && !s.on {
 		g.srv.RemoveTool(SearchToolsName)
 		g.srv.RemoveTool(CallToolName)
 	}
-	if old == nil {
-		return // New: nothing registered yet
-	}
+	// The backends first: one that offered a tool named as a search tool
+	// (without a prefix) withdraws it, and only then is the gateway's own
+	// put in its place, which the withdrawal would otherwise remove.
 	for _, b := range g.all() {
 		b.relist()
+	}
+	if s.on {
+		g.addSearchTools()
 	}
 }
 
