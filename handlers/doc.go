@@ -36,7 +36,8 @@
 //
 // Below session in the stack cmd → runtime → session → handlers
 // (test/layers writes it out whole and checks it): handlers imports
-// handlers/jsonschema, handlers/uritemplate and handlers/jsonrpc, and
+// handlers/mcp (the vocabulary it shares with the client), handlers/jsonschema,
+// handlers/uritemplate and handlers/jsonrpc, and
 // neither hollywood nor supervisor. runtime/gateway, a Server whose offers
 // are other servers', sits higher, beside runtime and above session/client.
 // The handlers/ folder is the protocol's own floor: what a server offers,

@@ -18,7 +18,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/mcprt/mcprt/handlers/jsonschema"
+	"github.com/mcprt/mcprt/handlers/mcp"
 	"github.com/mcprt/mcprt/session/sse"
 )
 
@@ -1256,7 +1256,7 @@ func modernHeaders(hd http.Header, body []byte) {
 		name = m.Params.URI
 	}
 	if name != nil {
-		hd.Set("Mcp-Name", jsonschema.EncodeHeaderValue(*name))
+		hd.Set("Mcp-Name", mcp.EncodeHeaderValue(*name))
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 
 	"github.com/mcprt/mcprt/handlers/jsonrpc"
 	"github.com/mcprt/mcprt/handlers/jsonschema"
+	"github.com/mcprt/mcprt/handlers/mcp"
 	"github.com/mcprt/mcprt/handlers/tasks"
 	"github.com/mcprt/mcprt/session"
 	"github.com/mcprt/mcprt/supervisor"
@@ -359,7 +360,7 @@ func (h *Handler) headerMismatch(r *http.Request, m *jsonrpc.Message, pv string,
 	if !present || len(raw) != 1 {
 		return "the Mcp-Name header is required for " + m.Method
 	}
-	got, ok := jsonschema.DecodeHeaderValue(raw[0])
+	got, ok := mcp.DecodeHeaderValue(raw[0])
 	switch {
 	case !ok:
 		return "the Mcp-Name header is not valid"
@@ -402,7 +403,7 @@ func (h *Handler) paramMismatch(r *http.Request, m *jsonrpc.Message, tool string
 		case len(vals) > 1:
 			return "the " + header + " header is given more than once"
 		}
-		got, valid := jsonschema.DecodeHeaderValue(vals[0])
+		got, valid := mcp.DecodeHeaderValue(vals[0])
 		switch {
 		case !valid:
 			return "the " + header + " header is not valid"

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/mcprt/mcprt/handlers/jsonrpc"
-	"github.com/mcprt/mcprt/handlers/jsonschema"
+	"github.com/mcprt/mcprt/handlers/mcp"
 	"github.com/mcprt/mcprt/session/sse"
 )
 
@@ -264,13 +264,13 @@ func (h *httpConn) newRequest(ctx context.Context, method string, body []byte, m
 			req.Header.Set(hdrMethod, mi.method)
 			switch mi.method {
 			case "tools/call", "prompts/get":
-				req.Header.Set(hdrName, jsonschema.EncodeHeaderValue(stringParam(mi.params, "name")))
+				req.Header.Set(hdrName, mcp.EncodeHeaderValue(stringParam(mi.params, "name")))
 			case "resources/read":
-				req.Header.Set(hdrName, jsonschema.EncodeHeaderValue(stringParam(mi.params, "uri")))
+				req.Header.Set(hdrName, mcp.EncodeHeaderValue(stringParam(mi.params, "uri")))
 			case "tasks/get", "tasks/update", "tasks/cancel":
 				// The tasks extension: routes a task's requests to the
 				// replica that holds it.
-				req.Header.Set(hdrName, jsonschema.EncodeHeaderValue(stringParam(mi.params, "taskId")))
+				req.Header.Set(hdrName, mcp.EncodeHeaderValue(stringParam(mi.params, "taskId")))
 			}
 			if mi.method == "tools/call" {
 				h.c.setParamHeaders(req.Header, mi.params)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcprt/mcprt/handlers/jsonrpc"
 	"github.com/mcprt/mcprt/handlers/jsonschema"
+	"github.com/mcprt/mcprt/handlers/mcp"
 )
 
 // validTools leaves out, with a warning, the tools whose x-mcp-header
@@ -56,7 +57,7 @@ func (c *Client) setParamHeaders(h http.Header, params []byte) {
 			continue
 		}
 		if s, ok := jsonschema.HeaderText(v); ok {
-			h.Set(hdrParamPrefix+b.Name, jsonschema.EncodeHeaderValue(s))
+			h.Set(hdrParamPrefix+b.Name, mcp.EncodeHeaderValue(s))
 		}
 	}
 }

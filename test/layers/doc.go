@@ -12,6 +12,8 @@
 //	  runtime/fault               the fault campaigns of mcprt chaos
 //	session, session/client       the MCP session: the server end, and the client end
 //	handlers                      what a server offers, as plain values and functions
+//	handlers/mcp                  the protocol's vocabulary: revisions, _meta keys, wire types,
+//	                              one set for server, client, gateway and transports
 //	handlers/jsonschema,          what handlers are built from
 //	  handlers/uritemplate
 //	stdio                         bytes ↔ lines: the reader, the writer actor

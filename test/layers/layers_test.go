@@ -21,6 +21,7 @@ var stack = [][]string{
 	{"runtime", "runtime/gateway"},
 	{"session", "session/client"},
 	{"handlers"},
+	{"handlers/mcp"},
 	{"handlers/jsonschema", "handlers/uritemplate"},
 	{"stdio"},
 	{"supervisor"},

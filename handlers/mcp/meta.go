@@ -1,0 +1,37 @@
+package mcp
+
+import "slices"
+
+// MetaPrefix is the prefix of the _meta keys (and extension ids) the
+// protocol reserves.
+const MetaPrefix = "io.modelcontextprotocol/"
+
+// _meta keys of 2026-07-28 (MetaRelatedTask is 2025-11-25's too).
+const (
+	MetaProtocolVersion    = MetaPrefix + "protocolVersion"
+	MetaClientCapabilities = MetaPrefix + "clientCapabilities"
+	MetaClientInfo         = MetaPrefix + "clientInfo"
+	MetaLogLevel           = MetaPrefix + "logLevel"
+	MetaServerInfo         = MetaPrefix + "serverInfo"
+	MetaSubscriptionID     = MetaPrefix + "subscriptionId"
+	MetaRelatedTask        = MetaPrefix + "related-task"
+)
+
+// TasksExtension is the id of the 2026-07-28 tasks extension, which a
+// server and a client each declare to run tool calls as tasks.
+const TasksExtension = MetaPrefix + "tasks"
+
+// LogLevels are the levels of notifications/message, lowest first (RFC
+// 5424's, as MCP names them).
+var LogLevels = []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
+
+// LevelAdmits reports whether a message at level passes a minimum level
+// min ("" admits nothing: a client that asked for no level gets no
+// messages).
+func LevelAdmits(min, level string) bool {
+	if min == "" {
+		return false
+	}
+	mi, li := slices.Index(LogLevels, min), slices.Index(LogLevels, level)
+	return mi >= 0 && li >= mi
+}
