@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/mcprt/mcprt/handlers/jsonrpc"
+	"github.com/mcprt/mcprt/handlers/mcp"
 )
 
 // ErrInputRequired is what Ask returns in 2026-07-28 when the client's
@@ -253,7 +254,7 @@ type ElicitResult struct {
 // requestedSchema (a flat JSON Schema object of primitive properties).
 func (r *Request) Elicit(ctx context.Context, message string, requestedSchema json.RawMessage) (*ElicitResult, error) {
 	params := map[string]any{"message": message, "requestedSchema": requestedSchema}
-	if r.Version >= "2025-11-25" {
+	if r.Version >= mcp.Version20251125 {
 		params["mode"] = "form"
 	}
 	raw, err := r.Ask(ctx, "elicitation/create", params)

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/mcprt/mcprt/handlers/mcp"
 )
 
 // maxCompletionValues is the specification's limit on values per answer.
@@ -113,7 +115,7 @@ func (s *Server) complete(ctx context.Context, req *Request) (any, error) {
 		return completeResult(Completion{}), nil
 	}
 	args := p.Context.Arguments
-	if args == nil || !since(req, v20250618) {
+	if args == nil || !since(req, mcp.Version20250618) {
 		args = map[string]string{}
 	}
 	c, err := h(ctx, req, *p.Argument.Value, args)

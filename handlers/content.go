@@ -3,14 +3,15 @@ package handlers
 import (
 	"encoding/json"
 	"fmt"
+
+	"github.com/mcprt/mcprt/handlers/mcp"
 )
 
-// Protocol revisions at which the features below appeared.
-const (
-	v20250326 = "2025-03-26" // tool annotations, audio content, completions capability
-	v20250618 = "2025-06-18" // title, outputSchema/structuredContent, resource_link, lastModified, context.arguments
-	v20251125 = "2025-11-25" // icons; invalid tool arguments become tool errors
-)
+// The revisions at which features appeared (mcp.Version20250326: tool
+// annotations, audio content, completions capability; mcp.Version20250618:
+// title, outputSchema/structuredContent, resource_link, lastModified,
+// context.arguments; mcp.Version20251125: icons, invalid tool arguments
+// become tool errors) are the vocabulary's.
 
 // since reports whether req is served in revision v or later. A request
 // built by hand without a Version is served as the newest revision.
@@ -29,7 +30,7 @@ type Annotations struct {
 }
 
 func (a *Annotations) forVersion(req *Request) *Annotations {
-	if a == nil || a.LastModified == "" || since(req, v20250618) {
+	if a == nil || a.LastModified == "" || since(req, mcp.Version20250618) {
 		return a
 	}
 	b := *a
@@ -51,7 +52,7 @@ type Icon struct {
 }
 
 func iconsFor(icons []Icon, req *Request) []Icon {
-	if since(req, v20251125) {
+	if since(req, mcp.Version20251125) {
 		return icons
 	}
 	return nil
@@ -200,20 +201,20 @@ func nullIsNone(raw json.RawMessage) json.RawMessage {
 // forVersion adapts a block to what req's revision can carry.
 func (c Content) forVersion(req *Request) Content {
 	switch {
-	case c.Type == "audio" && !since(req, v20250326):
+	case c.Type == "audio" && !since(req, mcp.Version20250326):
 		return TextContent(fmt.Sprintf("[%s audio left out: not supported by protocol %s]", c.MimeType, req.Version))
-	case c.Type == "resource_link" && c.Link != nil && !since(req, v20250618):
+	case c.Type == "resource_link" && c.Link != nil && !since(req, mcp.Version20250618):
 		return TextContent(fmt.Sprintf("%s <%s>", c.Link.Name, c.Link.URI))
 	case c.Type == "resource_link" && c.Link != nil:
 		l := c.Link.forVersion(req)
 		c.Link = &l
-	case c.Type == "resource" && c.Resource != nil && c.Resource.Meta != nil && !since(req, v20250618):
+	case c.Type == "resource" && c.Resource != nil && c.Resource.Meta != nil && !since(req, mcp.Version20250618):
 		r := *c.Resource
 		r.Meta = nil
 		c.Resource = &r
 	}
 	c.Annotations = c.Annotations.forVersion(req)
-	if !since(req, v20250618) {
+	if !since(req, mcp.Version20250618) {
 		c.Meta = nil
 	}
 	return c

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/mcprt/mcprt/handlers/mcp"
 )
 
 // Prompt describes a prompt template, as prompts/list shows it.
@@ -39,7 +41,7 @@ type PromptArgument struct {
 }
 
 func (p Prompt) forVersion(req *Request) Prompt {
-	if !since(req, v20250618) {
+	if !since(req, mcp.Version20250618) {
 		p.Title, p.Meta = "", nil
 		if p.Arguments != nil {
 			args := make([]PromptArgument, len(p.Arguments))

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/mcprt/mcprt/handlers/mcp"
 )
 
 // Request is one client request as a handler sees it.
@@ -122,7 +124,7 @@ func (r *Request) Progress(progress, total float64, message string) bool {
 		Total    float64         `json:"total,omitempty"`
 		Message  string          `json:"message,omitempty"`
 	}{r.ProgressToken, progress, total, message}
-	if r.Version == "2024-11-05" {
+	if r.Version == mcp.Version20241105 {
 		p.Message = "" // message arrived in 2025-03-26
 	}
 	if !r.Peer.Notify("notifications/progress", p) {
@@ -132,23 +134,10 @@ func (r *Request) Progress(progress, total float64, message string) bool {
 	return true
 }
 
-// LogLevels are the levels of notifications/message, lowest first (RFC 5424).
-var LogLevels = []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
-
-// LevelAdmits reports whether a message at level passes a minimum level
-// min ("" admits nothing).
-func LevelAdmits(min, level string) bool {
-	if min == "" {
-		return false
-	}
-	mi, li := slices.Index(LogLevels, min), slices.Index(LogLevels, level)
-	return mi >= 0 && li >= mi
-}
-
 // Log sends a notifications/message for this request if the client asked
 // for messages at this level. data is any JSON value.
 func (r *Request) Log(level, logger string, data any) bool {
-	if r.Peer == nil || !LevelAdmits(r.LogLevel, level) {
+	if r.Peer == nil || !mcp.LevelAdmits(r.LogLevel, level) {
 		return false
 	}
 	return r.Peer.Notify("notifications/message", struct {
@@ -191,7 +180,7 @@ func SlogLevel(level string) slog.Level {
 // MCPLevel maps a slog level to the nearest MCP log level at or below it.
 func MCPLevel(l slog.Level) string {
 	level := "debug"
-	for _, name := range LogLevels {
+	for _, name := range mcp.LogLevels {
 		if SlogLevel(name) <= l {
 			level = name
 		}
@@ -209,7 +198,7 @@ func (h *requestLogHandler) Enabled(ctx context.Context, l slog.Level) bool {
 	if h.req.LocalLog != nil && h.req.LocalLog.Enabled(ctx, l) {
 		return true
 	}
-	return h.req.Peer != nil && LevelAdmits(h.req.LogLevel, MCPLevel(l))
+	return h.req.Peer != nil && mcp.LevelAdmits(h.req.LogLevel, MCPLevel(l))
 }
 
 func (h *requestLogHandler) Handle(ctx context.Context, rec slog.Record) error {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/mcprt/mcprt/handlers/jsonrpc"
+	"github.com/mcprt/mcprt/handlers/mcp"
 	"github.com/mcprt/mcprt/handlers/uritemplate"
 )
 
@@ -35,7 +36,7 @@ type Resource struct {
 }
 
 func (r Resource) forVersion(req *Request) Resource {
-	if !since(req, v20250618) {
+	if !since(req, mcp.Version20250618) {
 		r.Title, r.Meta = "", nil
 	}
 	r.Annotations = r.Annotations.forVersion(req)
@@ -66,7 +67,7 @@ type ResourceTemplate struct {
 }
 
 func (t ResourceTemplate) forVersion(req *Request) ResourceTemplate {
-	if !since(req, v20250618) {
+	if !since(req, mcp.Version20250618) {
 		t.Title, t.Meta = "", nil
 	}
 	t.Annotations = t.Annotations.forVersion(req)
@@ -317,7 +318,7 @@ func (s *Server) readResource(ctx context.Context, req *Request) (any, error) {
 		if c.MimeType == "" {
 			c.MimeType = mimeType
 		}
-		if !since(req, v20250618) {
+		if !since(req, mcp.Version20250618) {
 			c.Meta = nil
 		}
 		out[i] = c

@@ -10,14 +10,9 @@ import (
 	"time"
 
 	"github.com/mcprt/mcprt/handlers/jsonrpc"
+	"github.com/mcprt/mcprt/handlers/mcp"
 	"github.com/mcprt/mcprt/handlers/tasks"
 )
-
-// TasksExtension is the identifier of the 2026-07-28 tasks extension.
-const TasksExtension = "io.modelcontextprotocol/tasks"
-
-// relatedTaskKey is the _meta key that ties a message to a task (2025-11-25).
-const relatedTaskKey = "io.modelcontextprotocol/related-task"
 
 // TasksOptions configures ServeTasks.
 type TasksOptions struct {
@@ -129,7 +124,7 @@ func (s *Server) ServeTasks(m tasks.Manager, opts TasksOptions) {
 	ts := &taskServe{m: m, owner: owner, client: client}
 	s.tasks.Store(ts)
 	m.OnStatus(func(t tasks.Task) { s.taskStatus(ts, t) })
-	s.SetExtension(TasksExtension, nil)
+	s.SetExtension(mcp.TasksExtension, nil)
 	for _, name := range []string{"tasks/get", "tasks/list", "tasks/cancel", "tasks/update"} {
 		s.AddMethod(name, s.taskMethod, false)
 	}
@@ -205,8 +200,8 @@ var errAnswered = errors.New("handlers: every question answered; the call goes o
 func missingTasksExtension(what string) *jsonrpc.Error {
 	return &jsonrpc.Error{
 		Code:    jsonrpc.CodeMissingClientCapability,
-		Message: "Missing required client capability: the " + TasksExtension + " extension (" + what + ")",
-		Data:    map[string]any{"requiredCapabilities": map[string]any{"extensions": map[string]any{TasksExtension: map[string]any{}}}},
+		Message: "Missing required client capability: the " + mcp.TasksExtension + " extension (" + what + ")",
+		Data:    map[string]any{"requiredCapabilities": map[string]any{"extensions": map[string]any{mcp.TasksExtension: map[string]any{}}}},
 	}
 }
 
@@ -217,7 +212,7 @@ func (s *Server) taskCall(ctx context.Context, ts *taskServe, t *tool, req *Requ
 	runsAsTask := support == "optional" || support == "required"
 	var ttl time.Duration
 	if req.Modern {
-		if _, declared := req.ClientExtension(TasksExtension); !declared {
+		if _, declared := req.ClientExtension(mcp.TasksExtension); !declared {
 			if support == "required" {
 				return nil, missingTasksExtension(fmt.Sprintf("the tool %q runs only as a task", t.Name)), true
 			}
@@ -241,7 +236,7 @@ func (s *Server) taskCall(ctx context.Context, ts *taskServe, t *tool, req *Requ
 			}
 		}
 	} else {
-		if !since(req, v20251125) {
+		if !since(req, mcp.Version20251125) {
 			return nil, nil, false
 		}
 		raw, asked := jsonrpc.Member(req.Params, "task")
@@ -528,10 +523,10 @@ func (s *Server) taskMethod(ctx context.Context, req *Request) (any, error) {
 		case "tasks/result", "tasks/list":
 			return nil, notFound // removed by the extension
 		}
-		if _, ok := req.ClientExtension(TasksExtension); !ok {
+		if _, ok := req.ClientExtension(mcp.TasksExtension); !ok {
 			return nil, missingTasksExtension(req.Method + " is one of its methods")
 		}
-	} else if !since(req, v20251125) || req.Method == "tasks/update" {
+	} else if !since(req, mcp.Version20251125) || req.Method == "tasks/update" {
 		return nil, notFound
 	}
 	owner := ts.owner(ctx)
@@ -598,7 +593,7 @@ func (s *Server) taskMethod(ctx context.Context, req *Request) (any, error) {
 			}
 			return nil, taskError(err)
 		}
-		meta := map[string]any{relatedTaskKey: map[string]string{"taskId": t.ID}}
+		meta := map[string]any{mcp.MetaRelatedTask: map[string]string{"taskId": t.ID}}
 		switch {
 		case t.Status == tasks.Cancelled:
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error: the task was cancelled", Data: map[string]any{"_meta": meta}}
@@ -618,7 +613,7 @@ func (s *Server) taskMethod(ctx context.Context, req *Request) (any, error) {
 		if m == nil {
 			m = map[string]json.RawMessage{}
 		}
-		m[relatedTaskKey], _ = json.Marshal(map[string]string{"taskId": t.ID})
+		m[mcp.MetaRelatedTask], _ = json.Marshal(map[string]string{"taskId": t.ID})
 		obj["_meta"], _ = json.Marshal(m)
 		return obj, nil
 	}
@@ -747,7 +742,7 @@ func (p *taskPeer) related(params any) any {
 	if meta == nil {
 		meta = map[string]json.RawMessage{}
 	}
-	meta[relatedTaskKey], _ = json.Marshal(map[string]string{"taskId": p.id})
+	meta[mcp.MetaRelatedTask], _ = json.Marshal(map[string]string{"taskId": p.id})
 	obj["_meta"], _ = json.Marshal(meta)
 	return obj
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcprt/mcprt/handlers/jsonrpc"
 	"github.com/mcprt/mcprt/handlers/jsonschema"
+	"github.com/mcprt/mcprt/handlers/mcp"
 )
 
 // Tool describes a tool as tools/list shows it.
@@ -130,15 +131,15 @@ type ToolAnnotations struct {
 }
 
 func (t *Tool) forVersion(req *Request) *Tool {
-	if since(req, v20251125) {
+	if since(req, mcp.Version20251125) {
 		return t
 	}
 	c := *t
 	c.Icons, c.Execution = nil, nil
-	if !since(req, v20250618) {
+	if !since(req, mcp.Version20250618) {
 		c.Title, c.OutputSchema, c.Meta = "", nil, nil
 	}
-	if !since(req, v20250326) {
+	if !since(req, mcp.Version20250326) {
 		c.Annotations = nil
 	}
 	return &c
@@ -431,7 +432,7 @@ func invalidArgumentsAnswer(req *Request, name string, err error) (any, error) {
 		err = ve.WithRoot("arguments")
 	}
 	msg := fmt.Sprintf("Invalid arguments for tool %q: %v", name, err)
-	if since(req, v20251125) {
+	if since(req, mcp.Version20251125) {
 		return &CallToolResult{Content: []Content{TextContent(msg)}, IsError: true}, nil
 	}
 	return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Invalid params: " + msg}
@@ -601,7 +602,7 @@ func (t *tool) result(res *CallToolResult, req *Request) (any, error) {
 		// Clients that do not read structuredContent still see the result.
 		out.Content = []Content{TextContent(string(structured))}
 	}
-	if structured != nil && since(req, v20250618) && (req.Modern || bytes.HasPrefix(structured, []byte("{"))) {
+	if structured != nil && since(req, mcp.Version20250618) && (req.Modern || bytes.HasPrefix(structured, []byte("{"))) {
 		out.StructuredContent, out.marshaled = structured, structured
 	}
 	if out.Content == nil {

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/mcprt/mcprt/handlers"
+	"github.com/mcprt/mcprt/handlers/mcp"
 )
 
 // ComponentKey is the attribute naming the part of the process a record
@@ -68,7 +69,7 @@ func parseLevel(s string) (slog.Level, error) {
 	if s == "" {
 		return slog.LevelInfo, nil
 	}
-	if name := strings.ToLower(s); slices.Contains(handlers.LogLevels, name) {
+	if name := strings.ToLower(s); slices.Contains(mcp.LogLevels, name) {
 		return handlers.SlogLevel(name), nil
 	}
 	var l slog.Level
@@ -191,7 +192,7 @@ func (p *LogPipeline) SetLevel(level string) error {
 		p.min.Store(levelOff)
 		return nil
 	}
-	if !slices.Contains(handlers.LogLevels, level) {
+	if !slices.Contains(mcp.LogLevels, level) {
 		return fmt.Errorf("runtime: unknown log level %q", level)
 	}
 	p.min.Store(int64(handlers.SlogLevel(level)))

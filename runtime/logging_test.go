@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/mcprt/mcprt/handlers"
+	"github.com/mcprt/mcprt/handlers/mcp"
 	"github.com/mcprt/mcprt/stdio"
 )
 
@@ -233,7 +234,7 @@ func TestPipelineLevelMapping(t *testing.T) {
 		slog.LevelError + 7:  "emergency",
 		slog.LevelError + 50: "emergency",
 	}
-	for _, name := range handlers.LogLevels {
+	for _, name := range mcp.LogLevels {
 		cases[handlers.SlogLevel(name)] = name
 	}
 	for l, want := range cases {
@@ -249,15 +250,15 @@ func TestPipelineLevelMapping(t *testing.T) {
 	}
 
 	// MCP -> slog: a minimum admits exactly the levels at or above it.
-	for _, min := range handlers.LogLevels {
+	for _, min := range mcp.LogLevels {
 		mustSetLevel(t, p, min)
 		if p.Level() != min {
 			t.Errorf("Level() = %q after SetLevel(%q)", p.Level(), min)
 		}
-		for _, level := range handlers.LogLevels {
+		for _, level := range mcp.LogLevels {
 			log.Log(context.Background(), handlers.SlogLevel(level), "m")
 			got := c.take()
-			if want := handlers.LevelAdmits(min, level); (len(got) == 1) != want {
+			if want := mcp.LevelAdmits(min, level); (len(got) == 1) != want {
 				t.Errorf("min %s, record %s: forwarded %+v, want %v", min, level, got, want)
 			}
 		}
@@ -472,7 +473,7 @@ func TestPipelineConcurrentUse(t *testing.T) {
 	wg.Go(func() {
 		p.SetSink(c.sink)
 		for i := range 200 {
-			mustSetLevel(t, p, handlers.LogLevels[i%len(handlers.LogLevels)])
+			mustSetLevel(t, p, mcp.LogLevels[i%len(mcp.LogLevels)])
 		}
 		mustSetLevel(t, p, "info")
 	})

@@ -275,7 +275,7 @@ func (i *Instance) Err() error {
 
 // Log sends a log record to the client as notifications/message, where the
 // protocol lets a server send one unasked (see session.Log). Safe from any
-// goroutine; level is one of handlers.LogLevels, data any JSON value.
+// goroutine; level is one of mcp.LogLevels (handlers/mcp), data any JSON value.
 func (i *Instance) Log(level, logger string, data any) {
 	i.session.Send(session.Log{Level: level, Logger: logger, Data: data})
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/mcprt/mcprt/handlers"
 	"github.com/mcprt/mcprt/handlers/jsonrpc"
+	"github.com/mcprt/mcprt/handlers/mcp"
 )
 
 // Log is a server-wide log record for the client: a captured stdout line or
@@ -16,7 +17,7 @@ import (
 // else Config.DefaultLogLevel) admits it. Before that it waits in a bounded
 // buffer; in 2026-07-28 it is never sent (it has gone to stderr already).
 type Log struct {
-	Level  string // one of handlers.LogLevels
+	Level  string // one of mcp.LogLevels
 	Logger string
 	Data   any
 }
@@ -96,7 +97,7 @@ func (s *Session) sendOrQueue(q queued) {
 }
 
 func (s *Session) sendQueued(q queued) {
-	if q.level != "" && !handlers.LevelAdmits(s.logLevel(), q.level) {
+	if q.level != "" && !mcp.LevelAdmits(s.logLevel(), q.level) {
 		return
 	}
 	s.env.out(q.b, nil)
@@ -250,8 +251,8 @@ func (s *Session) listen(m *jsonrpc.Message, t ticket) {
 	}
 	if len(want.TaskIDs) > 0 && !declaresTasks(m.Params) {
 		s.answerError(t, m.ID, &jsonrpc.Error{Code: jsonrpc.CodeMissingClientCapability,
-			Message: "Missing required client capability: the " + handlers.TasksExtension + " extension (taskIds in subscriptions/listen)",
-			Data:    map[string]any{"requiredCapabilities": map[string]any{"extensions": map[string]any{handlers.TasksExtension: map[string]any{}}}}})
+			Message: "Missing required client capability: the " + mcp.TasksExtension + " extension (taskIds in subscriptions/listen)",
+			Data:    map[string]any{"requiredCapabilities": map[string]any{"extensions": map[string]any{mcp.TasksExtension: map[string]any{}}}}})
 		return
 	}
 	// A listen stream lasts: it holds a slot, never the reader's unit, and
@@ -358,6 +359,6 @@ func declaresTasks(params json.RawMessage) bool {
 	meta, _ := jsonrpc.Member(params, "_meta")
 	caps, _ := jsonrpc.Member(meta, metaClientCapabilities)
 	ext, _ := jsonrpc.Member(caps, "extensions")
-	v, ok := jsonrpc.Member(ext, handlers.TasksExtension)
+	v, ok := jsonrpc.Member(ext, mcp.TasksExtension)
 	return ok && string(v) != "null"
 }

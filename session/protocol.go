@@ -2,42 +2,26 @@ package session
 
 import (
 	"encoding/json"
-	"slices"
 
 	"github.com/mcprt/mcprt/handlers/jsonrpc"
+	"github.com/mcprt/mcprt/handlers/mcp"
 )
-
-// Protocol revisions mcprt serves.
-const (
-	Version20241105 = "2024-11-05"
-	Version20250326 = "2025-03-26"
-	Version20250618 = "2025-06-18"
-	Version20251125 = "2025-11-25"
-	Version20260728 = "2026-07-28"
-)
-
-// LegacyVersions are the initialize-era revisions, newest first.
-var LegacyVersions = []string{Version20251125, Version20250618, Version20250326, Version20241105}
-
-// ModernVersions are the per-request-_meta revisions, newest first.
-var ModernVersions = []string{Version20260728}
 
 // supportedVersions lists every revision served, modern first: what
 // server/discover and the -32022 error report.
-var supportedVersions = append(slices.Clone(ModernVersions), LegacyVersions...)
+var supportedVersions = mcp.SupportedVersions()
 
-// _meta keys of 2026-07-28.
+// The _meta keys of 2026-07-28 and the log levels are the vocabulary's.
 const (
-	metaProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
-	metaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
-	metaClientInfo         = "io.modelcontextprotocol/clientInfo"
-	metaLogLevel           = "io.modelcontextprotocol/logLevel"
-	metaServerInfo         = "io.modelcontextprotocol/serverInfo"
-	metaSubscriptionID     = "io.modelcontextprotocol/subscriptionId"
+	metaProtocolVersion    = mcp.MetaProtocolVersion
+	metaClientCapabilities = mcp.MetaClientCapabilities
+	metaClientInfo         = mcp.MetaClientInfo
+	metaLogLevel           = mcp.MetaLogLevel
+	metaServerInfo         = mcp.MetaServerInfo
+	metaSubscriptionID     = mcp.MetaSubscriptionID
 )
 
-// logLevels are RFC 5424's, as MCP names them.
-var logLevels = []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
+var logLevels = mcp.LogLevels
 
 // requestParams is the part of any request's params the session reads: the
 // rest stays raw for the handler.

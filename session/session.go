@@ -17,6 +17,7 @@ import (
 
 	"github.com/mcprt/mcprt/handlers"
 	"github.com/mcprt/mcprt/handlers/jsonrpc"
+	"github.com/mcprt/mcprt/handlers/mcp"
 	"github.com/mcprt/mcprt/stdio"
 	"github.com/mcprt/mcprt/supervisor"
 )
@@ -455,7 +456,7 @@ func idFromHead(head []byte) json.RawMessage {
 // whole is the ticket of the batch's message (its Replier, values); its
 // parts are keyed by their own ids.
 func (s *Session) batch(data []byte, whole ticket) {
-	if s.legacy == nil || s.legacy.version != Version20250326 {
+	if s.legacy == nil || s.legacy.version != mcp.Version20250326 {
 		whole.answerError(nil, &jsonrpc.Error{
 			Code: jsonrpc.CodeInvalidRequest, Message: "Invalid Request: JSON-RPC batches are only accepted in protocol version 2025-03-26",
 		})
@@ -597,9 +598,9 @@ func (s *Session) initialize(m *jsonrpc.Message, t ticket) {
 		return
 	}
 	version := *p.ProtocolVersion
-	if !slices.Contains(LegacyVersions, version) {
+	if !slices.Contains(mcp.LegacyVersions, version) {
 		// Not an error: the client decides whether it can use our offer.
-		version = LegacyVersions[0]
+		version = mcp.LegacyVersions[0]
 	}
 	caps := p.Capabilities
 	if caps == nil {
@@ -608,7 +609,7 @@ func (s *Session) initialize(m *jsonrpc.Message, t ticket) {
 	s.legacy = &legacy{version: version, clientCaps: caps, subscribed: map[string]bool{}}
 	s.cfg.Server.ClientCapabilities(caps)
 	info := s.cfg.Server.Info()
-	if version < Version20250618 {
+	if version < mcp.Version20250618 {
 		info.Title = "" // title arrived in 2025-06-18
 	}
 	res := struct {
@@ -626,10 +627,10 @@ func (s *Session) capabilities(version string) map[string]any {
 	caps := s.cfg.Server.Capabilities()
 	// Handlers can always log (Request.Log), and setLevel is served here.
 	caps["logging"] = map[string]any{}
-	if version == Version20241105 {
+	if version == mcp.Version20241105 {
 		delete(caps, "completions") // declared from 2025-03-26 on
 	}
-	if version != Version20251125 {
+	if version != mcp.Version20251125 {
 		// Tasks as a capability are 2025-11-25's alone: 2026-07-28 has
 		// the extension io.modelcontextprotocol/tasks in their place.
 		delete(caps, "tasks")
@@ -736,12 +737,12 @@ func (s *Session) modernRequest(m *jsonrpc.Message, rp *requestParams, t ticket)
 		s.answerError(t, m.ID, e)
 		return
 	}
-	version, ok := stringIn(rp.version, ModernVersions)
+	version, ok := stringIn(rp.version, mcp.ModernVersions)
 	if !ok {
 		s.answerError(t, m.ID, errInvalidParams(`_meta["`+metaProtocolVersion+`"] must be a string`))
 		return
 	}
-	if !slices.Contains(ModernVersions, version) {
+	if !slices.Contains(mcp.ModernVersions, version) {
 		s.answerError(t, m.ID, &jsonrpc.Error{
 			Code:    jsonrpc.CodeUnsupportedProtocolVersion,
 			Message: "Unsupported protocol version",

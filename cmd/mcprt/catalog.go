@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/mcprt/mcprt/handlers"
-	"github.com/mcprt/mcprt/session"
+	"github.com/mcprt/mcprt/handlers/mcp"
 )
 
 // offers is what a server registered, as its list methods show it: the
@@ -52,7 +52,7 @@ func listAll(s *handlers.Server, method, key string, into any) error {
 	params := []byte(`{}`)
 	var items []json.RawMessage
 	for {
-		res, err := m.Run(context.Background(), &handlers.Request{Method: method, Params: params, Version: session.Version20251125})
+		res, err := m.Run(context.Background(), &handlers.Request{Method: method, Params: params, Version: mcp.Version20251125})
 		if err != nil {
 			return fmt.Errorf("%s: %w", method, err)
 		}

@@ -22,6 +22,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/mcprt/mcprt/handlers/mcp"
 	"github.com/mcprt/mcprt/runtime"
 	"github.com/mcprt/mcprt/session/client"
 )
@@ -373,8 +374,8 @@ func runClientVerb(v clientVerb, args []string, stdout, stderr io.Writer) int {
 	}
 	o := client.Options{Era: era, Version: pin, Timeout: *timeout, LogLevel: *logLevel,
 		ClientInfo: client.Implementation{Name: "mcprt", Version: version}}
-	if *logLevel != "" && !slices.Contains(logLevelNames, *logLevel) {
-		return usageErr("-log-level %q: want one of %s", *logLevel, strings.Join(logLevelNames, ", "))
+	if *logLevel != "" && !slices.Contains(mcp.LogLevels, *logLevel) {
+		return usageErr("-log-level %q: want one of %s", *logLevel, strings.Join(mcp.LogLevels, ", "))
 	}
 	// Without -v the server's stderr is only kept for the error that
 	// explains a failure; with it, every line is shown as written: the
@@ -493,8 +494,6 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 		args = fs.Args()[1:]
 	}
 }
-
-var logLevelNames = []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
 
 // dataText shows a JSON string as its text and any other value as JSON.
 func dataText(raw json.RawMessage) string {

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/mcprt/mcprt/handlers"
+	"github.com/mcprt/mcprt/handlers/mcp"
 	"github.com/mcprt/mcprt/runtime"
 	"github.com/mcprt/mcprt/runtime/gateway"
 	"github.com/mcprt/mcprt/runtime/taskrun"
@@ -247,8 +248,8 @@ func runGateway(args []string, s streams) int {
 	switch {
 	case fs.NArg() > 0:
 		return usageErr("unexpected argument %q", fs.Arg(0))
-	case o.DefaultLogLevel != "" && !slices.Contains(handlers.LogLevels, o.DefaultLogLevel):
-		return usageErr("-client-log-level must be one of %v", handlers.LogLevels)
+	case o.DefaultLogLevel != "" && !slices.Contains(mcp.LogLevels, o.DefaultLogLevel):
+		return usageErr("-client-log-level must be one of %v", mcp.LogLevels)
 	}
 	if *restartWait == 0 {
 		*restartWait = -1 // a Backend's 0 is the default

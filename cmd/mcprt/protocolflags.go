@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcprt/mcprt/handlers/mcp"
 	"github.com/mcprt/mcprt/session/client"
 )
 
@@ -21,7 +22,7 @@ const eraUsage = "protocol `era`: auto (try server/discover, fall back to initia
 
 func protocolUsage(defaults string) string {
 	var legacy, modern []string
-	for _, v := range client.SupportedVersions() {
+	for _, v := range mcp.SupportedVersions() {
 		if era, _ := client.VersionEra(v); era == client.EraModern {
 			modern = append(modern, v)
 		} else {
@@ -72,7 +73,7 @@ func (p *protocolFlags) settle() (client.Era, string, error) {
 	}
 	vEra, ok := client.VersionEra(v)
 	if !ok {
-		return 0, "", fmt.Errorf("-protocol %q: want one of %s", v, strings.Join(client.SupportedVersions(), ", "))
+		return 0, "", fmt.Errorf("-protocol %q: want one of %s", v, strings.Join(mcp.SupportedVersions(), ", "))
 	}
 	eraSet := false
 	p.fs.Visit(func(f *flag.Flag) { eraSet = eraSet || f.Name == "era" })

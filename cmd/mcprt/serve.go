@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/mcprt/mcprt/handlers"
+	"github.com/mcprt/mcprt/handlers/mcp"
 	"github.com/mcprt/mcprt/runtime"
 	"github.com/mcprt/mcprt/session"
 	"github.com/mcprt/mcprt/stdio"
@@ -123,8 +124,8 @@ func serve(args []string, s streams) int {
 		fmt.Fprintf(stderr, "mcprt serve: -crash-loop must be suspend or escalate, not %q\n", *crash)
 		return runtime.ExitUsage
 	}
-	if o.DefaultLogLevel != "" && !slices.Contains(handlers.LogLevels, o.DefaultLogLevel) {
-		fmt.Fprintf(stderr, "mcprt serve: -client-log-level must be one of %v\n", handlers.LogLevels)
+	if o.DefaultLogLevel != "" && !slices.Contains(mcp.LogLevels, o.DefaultLogLevel) {
+		fmt.Fprintf(stderr, "mcprt serve: -client-log-level must be one of %v\n", mcp.LogLevels)
 		return runtime.ExitUsage
 	}
 	if fs.NArg() > 0 {

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/mcprt/mcprt/handlers"
+	"github.com/mcprt/mcprt/handlers/mcp"
 	"github.com/mcprt/mcprt/session/client"
 )
 
@@ -1049,7 +1050,7 @@ func protocolOf(p string) (client.Era, string, error) {
 	}
 	era, ok := client.VersionEra(p)
 	if !ok {
-		return 0, "", fmt.Errorf("%q: want auto, legacy, modern or one of %s", p, strings.Join(client.SupportedVersions(), ", "))
+		return 0, "", fmt.Errorf("%q: want auto, legacy, modern or one of %s", p, strings.Join(mcp.SupportedVersions(), ", "))
 	}
 	return era, p, nil
 }

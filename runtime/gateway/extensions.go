@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcprt/mcprt/handlers"
 	"github.com/mcprt/mcprt/handlers/jsonrpc"
+	"github.com/mcprt/mcprt/handlers/mcp"
 	"github.com/mcprt/mcprt/session/client"
 )
 
@@ -68,7 +69,7 @@ func (g *Gateway) offerExtensions(b *backend, ext map[string]json.RawMessage) {
 			continue
 		}
 		for id, settings := range o.offered[x] {
-			if id == handlers.TasksExtension {
+			if id == mcp.TasksExtension {
 				// The gateway's tasks are its own (see taskCall): it
 				// offers the extension when its server serves them.
 				continue
@@ -127,7 +128,7 @@ func extensionsOption(req *handlers.Request) (opt client.CallOption, ok bool) {
 	if !ok || len(ext) == 0 || ext[0] != '{' {
 		return nil, false
 	}
-	if bytes.Contains(ext, []byte(handlers.TasksExtension)) {
+	if bytes.Contains(ext, []byte(mcp.TasksExtension)) {
 		ext = withoutTasks(ext)
 	}
 	return client.WithExtensions(ext), true
@@ -140,7 +141,7 @@ func extensionsOption(req *handlers.Request) (opt client.CallOption, ok bool) {
 func withoutTasks(ext json.RawMessage) json.RawMessage {
 	out := []byte{'{'}
 	jsonrpc.Members(ext, func(k string, v []byte) bool {
-		if k != handlers.TasksExtension {
+		if k != mcp.TasksExtension {
 			if len(out) > 1 {
 				out = append(out, ',')
 			}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcprt/mcprt/handlers"
 	"github.com/mcprt/mcprt/handlers/jsonrpc"
+	"github.com/mcprt/mcprt/handlers/mcp"
 	"github.com/mcprt/mcprt/session/client"
 )
 
@@ -705,13 +706,12 @@ func relayText(raw []byte) (relayed json.RawMessage, isError, ok bool) {
 // 2026-07-28 result names its server there; the gateway's session puts
 // its own). Nil when nothing is left, or raw is not an object.
 func resultMeta(raw json.RawMessage) json.RawMessage {
-	const serverInfo = "io.modelcontextprotocol/serverInfo"
 	if len(raw) == 0 || raw[0] != '{' {
 		return nil
 	}
 	others, info := 0, false
 	jsonrpc.Members(raw, func(k string, _ []byte) bool {
-		if k == serverInfo {
+		if k == mcp.MetaServerInfo {
 			info = true
 		} else {
 			others++
@@ -726,7 +726,7 @@ func resultMeta(raw json.RawMessage) json.RawMessage {
 	}
 	out := []byte{'{'}
 	jsonrpc.Members(raw, func(k string, v []byte) bool {
-		if k != serverInfo {
+		if k != mcp.MetaServerInfo {
 			if len(out) > 1 {
 				out = append(out, ',')
 			}

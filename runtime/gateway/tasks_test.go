@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcprt/mcprt/handlers"
+	"github.com/mcprt/mcprt/handlers/mcp"
 	"github.com/mcprt/mcprt/handlers/tasks"
 	mcprt "github.com/mcprt/mcprt/runtime"
 )
@@ -36,7 +37,7 @@ func taskGateway(t *testing.T) (*testGateway, string) {
 func modernReq(method, params string) *handlers.Request {
 	r := req(method, params, nil)
 	r.Version, r.Modern = "2026-07-28", true
-	r.ClientCapabilities = json.RawMessage(`{"extensions":{"` + handlers.TasksExtension + `":{}}}`)
+	r.ClientCapabilities = json.RawMessage(`{"extensions":{"` + mcp.TasksExtension + `":{}}}`)
 	return r
 }
 
@@ -132,8 +133,8 @@ func TestTaskCancelThroughGateway(t *testing.T) {
 // and keeps every other extension the client declared.
 func TestWithoutTasks(t *testing.T) {
 	for in, want := range map[string]string{
-		`{"` + handlers.TasksExtension + `":{}}`:                        `{}`,
-		`{"a/b":{"x":1},"` + handlers.TasksExtension + `":{},"c/d":{}}`: `{"a/b":{"x":1},"c/d":{}}`,
+		`{"` + mcp.TasksExtension + `":{}}`:                        `{}`,
+		`{"a/b":{"x":1},"` + mcp.TasksExtension + `":{},"c/d":{}}`: `{"a/b":{"x":1},"c/d":{}}`,
 	} {
 		if got := string(withoutTasks(json.RawMessage(in))); got != want {
 			t.Errorf("withoutTasks(%s) = %s, want %s", in, got, want)

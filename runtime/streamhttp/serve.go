@@ -146,7 +146,7 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 	}
 	pv := r.Header.Get(hProtocolVersion)
 	mv := metaVersion(m.Params)
-	if slices.Contains(session.ModernVersions, pv) || m.Method == "server/discover" || mv != nil {
+	if slices.Contains(mcp.ModernVersions, pv) || m.Method == "server/discover" || mv != nil {
 		// 2026-07-28 has no sessions: a session id it carries is ignored.
 		h.postModern(w, r, &m, pv, mv)
 		return
@@ -171,7 +171,7 @@ func (h *Handler) postLegacy(w http.ResponseWriter, r *http.Request, hs *hsessio
 	hs.touch()
 	// The header must name a revision served here (400 otherwise, as the
 	// transport says); one other than the session's own is not an error.
-	if pv := r.Header.Get(hProtocolVersion); pv != "" && !slices.Contains(session.LegacyVersions, pv) && !slices.Contains(session.ModernVersions, pv) {
+	if pv := r.Header.Get(hProtocolVersion); pv != "" && !slices.Contains(mcp.LegacyVersions, pv) && !slices.Contains(mcp.ModernVersions, pv) {
 		writeError(w, http.StatusBadRequest, m.ID, jsonrpc.CodeInvalidRequest,
 			"Bad Request: unsupported MCP-Protocol-Version "+strconv.Quote(pv))
 		return
@@ -210,7 +210,7 @@ func (h *Handler) postBatch(w http.ResponseWriter, r *http.Request, body []byte)
 			return
 		}
 	}
-	if v := hs.versionOrEmpty(); v != session.Version20250326 {
+	if v := hs.versionOrEmpty(); v != mcp.Version20250326 {
 		writeError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest, "Invalid Request: JSON-RPC batches are only accepted in a session of protocol version 2025-03-26")
 		return
 	}
@@ -327,11 +327,11 @@ func (h *Handler) headerMismatch(r *http.Request, m *jsonrpc.Message, pv string,
 	case mv == nil:
 		// Most likely a hand-written request (curl) that has the headers
 		// but not the body's half: say what the body needs, by its keys.
-		return "MCP-Protocol-Version header " + strconv.Quote(pv) + " but no params._meta[\"" + metaKeyVersion +
-			"\"]: a 2026-07-28 request carries, in params._meta, \"" + metaKeyVersion + "\", \"" +
-			metaKeyPrefix + "clientCapabilities\" and \"" + metaKeyPrefix + "clientInfo\""
+		return "MCP-Protocol-Version header " + strconv.Quote(pv) + " but no params._meta[\"" + mcp.MetaProtocolVersion +
+			"\"]: a 2026-07-28 request carries, in params._meta, \"" + mcp.MetaProtocolVersion + "\", \"" +
+			mcp.MetaClientCapabilities + "\" and \"" + mcp.MetaClientInfo + "\""
 	case pv != bodyVersion:
-		return "MCP-Protocol-Version header " + strconv.Quote(pv) + " does not match params._meta[\"" + metaKeyVersion + "\"] " + strconv.Quote(bodyVersion)
+		return "MCP-Protocol-Version header " + strconv.Quote(pv) + " does not match params._meta[\"" + mcp.MetaProtocolVersion + "\"] " + strconv.Quote(bodyVersion)
 	}
 	method := r.Header.Get(hMethod)
 	switch {
@@ -636,19 +636,13 @@ func (h *Handler) delete(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// The 2026-07-28 _meta keys, as errors name them.
-const (
-	metaKeyPrefix  = "io.modelcontextprotocol/"
-	metaKeyVersion = metaKeyPrefix + "protocolVersion"
-)
-
 // metaVersion is _meta["io.modelcontextprotocol/protocolVersion"], raw.
 func metaVersion(params []byte) []byte {
 	meta, ok := jsonrpc.Member(params, "_meta")
 	if !ok {
 		return nil
 	}
-	v, ok := jsonrpc.Member(meta, metaKeyVersion)
+	v, ok := jsonrpc.Member(meta, mcp.MetaProtocolVersion)
 	if !ok {
 		return nil
 	}

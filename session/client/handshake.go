@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcprt/mcprt/handlers/jsonrpc"
+	"github.com/mcprt/mcprt/handlers/mcp"
 )
 
 type discoverResult struct {
@@ -43,13 +44,13 @@ func (c *Client) handshake(ctx context.Context) error {
 	case EraLegacy:
 		v := c.opts.Version
 		if v == "" {
-			v = legacyVersions[0]
+			v = mcp.LegacyVersions[0]
 		}
 		return c.initialize(ctx, v, c.opts.Version != "")
 	case EraModern:
 		v := c.opts.Version
 		if v == "" {
-			v = modernVersions[0]
+			v = mcp.ModernVersions[0]
 		}
 		res, err := c.discover(ctx, v, callOptions{})
 		if supported, refused := unsupportedVersion(err); refused && slices.Contains(supported, v) {
@@ -72,23 +73,23 @@ func (c *Client) handshake(ctx context.Context) error {
 		// server that ignores it needs time left for initialize.
 		probe = max(min(probe, time.Until(deadline)/2), time.Millisecond)
 	}
-	res, err := c.discover(ctx, modernVersions[0], callOptions{timeout: probe})
+	res, err := c.discover(ctx, mcp.ModernVersions[0], callOptions{timeout: probe})
 	if err == nil && len(res.SupportedVersions) == 0 {
 		// Some legacy servers answer any method with an empty result: that
 		// is no DiscoverResult.
 		c.log.Debug("server/discover answered without supportedVersions; falling back to initialize")
-		return c.initialize(ctx, legacyVersions[0], false)
+		return c.initialize(ctx, mcp.LegacyVersions[0], false)
 	}
 	if err == nil {
-		if v := common(modernVersions, res.SupportedVersions); v != "" {
+		if v := common(mcp.ModernVersions, res.SupportedVersions); v != "" {
 			c.useDiscover(res, v)
 			return nil
 		}
-		if v := common(legacyVersions, res.SupportedVersions); v != "" {
+		if v := common(mcp.LegacyVersions, res.SupportedVersions); v != "" {
 			return c.initialize(ctx, v, false)
 		}
 		return fmt.Errorf("server/discover: no protocol version in common (server: %s; client: %s)",
-			strings.Join(res.SupportedVersions, ", "), strings.Join(SupportedVersions(), ", "))
+			strings.Join(res.SupportedVersions, ", "), strings.Join(mcp.SupportedVersions(), ", "))
 	}
 	var ee *ExitError
 	var ue *url.Error // over HTTP, the server could not be reached at all
@@ -111,7 +112,7 @@ func (c *Client) handshake(ctx context.Context) error {
 	if supported, refused := unsupportedVersion(err); refused {
 		// The server speaks the era and says which versions: retry with
 		// one of ours it lists (once), modern first.
-		if v := common(modernVersions, supported); v != "" {
+		if v := common(mcp.ModernVersions, supported); v != "" {
 			res, err := c.discover(ctx, v, callOptions{})
 			if err != nil {
 				return err
@@ -122,14 +123,14 @@ func (c *Client) handshake(ctx context.Context) error {
 			c.useDiscover(res, v)
 			return nil
 		}
-		if v := common(legacyVersions, supported); v != "" {
+		if v := common(mcp.LegacyVersions, supported); v != "" {
 			return c.initialize(ctx, v, false)
 		}
 		return fmt.Errorf("server/discover: no protocol version in common (server: %s; client: %s)",
-			strings.Join(supported, ", "), strings.Join(SupportedVersions(), ", "))
+			strings.Join(supported, ", "), strings.Join(mcp.SupportedVersions(), ", "))
 	}
 	c.log.Debug("server/discover probe failed; falling back to initialize", "err", err)
-	return c.initialize(ctx, legacyVersions[0], false)
+	return c.initialize(ctx, mcp.LegacyVersions[0], false)
 }
 
 // unsupportedVersion reads err as an UnsupportedProtocolVersion error and
@@ -204,7 +205,7 @@ func (c *Client) initialize(ctx context.Context, version string, pinned bool) er
 	switch {
 	case pinned && res.ProtocolVersion != version:
 		return fmt.Errorf("initialize: server answered protocol version %q; %s was required", res.ProtocolVersion, version)
-	case !slices.Contains(legacyVersions, res.ProtocolVersion):
+	case !slices.Contains(mcp.LegacyVersions, res.ProtocolVersion):
 		return fmt.Errorf("initialize: server answered protocol version %q, which this client does not speak", res.ProtocolVersion)
 	}
 	c.era, c.version = EraLegacy, res.ProtocolVersion
@@ -240,8 +241,8 @@ func (c *Client) clientCapsFor(version string) json.RawMessage {
 	if ext := c.extensionsObject(); ext != nil {
 		caps["extensions"] = ext
 	}
-	if c.opts.Elicitation != nil && version >= "2025-06-18" {
-		if version >= "2025-11-25" {
+	if c.opts.Elicitation != nil && version >= mcp.Version20250618 {
+		if version >= mcp.Version20251125 {
 			caps["elicitation"] = map[string]any{"form": map[string]any{}}
 		} else {
 			caps["elicitation"] = map[string]any{}
@@ -381,7 +382,7 @@ func (c *Client) serverRequest(m *jsonrpc.Message) {
 				if rt, ok := relatedTask(params); ok && len(b) > 0 && b[0] == '{' {
 					// A question a 2025-11-25 task asks: its answer
 					// is related to the task too, and says so.
-					b = appendObject(nil, b, nil, []member{{relatedTaskKey, rt}})
+					b = appendObject(nil, b, nil, []member{{mcp.MetaRelatedTask, rt}})
 				}
 				line = jsonrpc.AppendResult(nil, id, b)
 			}

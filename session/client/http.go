@@ -218,7 +218,7 @@ func inspect(line []byte) msgInfo {
 	}
 	mi := msgInfo{kind: m.Kind, method: m.Method, params: m.Params}
 	if meta, ok := jsonrpc.Member(m.Params, "_meta"); ok {
-		if v, ok := jsonrpc.Member(meta, "io.modelcontextprotocol/protocolVersion"); ok {
+		if v, ok := jsonrpc.Member(meta, mcp.MetaProtocolVersion); ok {
 			mi.version, _ = jsonrpc.Unquote(v)
 		}
 	}

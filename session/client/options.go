@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/mcprt/mcprt/handlers/mcp"
 )
 
 // Command is the server process to run: Path is looked up in PATH when it
@@ -185,13 +187,13 @@ func (o *Options) withDefaults() (Options, error) {
 	if r.Logger == nil {
 		r.Logger = slog.Default()
 	}
-	if r.LogLevel != "" && !slices.Contains(logLevels, r.LogLevel) {
-		return r, fmt.Errorf("client: unknown log level %q (one of %s)", r.LogLevel, strings.Join(logLevels, ", "))
+	if r.LogLevel != "" && !slices.Contains(mcp.LogLevels, r.LogLevel) {
+		return r, fmt.Errorf("client: unknown log level %q (one of %s)", r.LogLevel, strings.Join(mcp.LogLevels, ", "))
 	}
 	if r.Version != "" {
 		era, ok := VersionEra(r.Version)
 		if !ok {
-			return r, fmt.Errorf("client: unknown protocol version %q (supported: %s)", r.Version, strings.Join(SupportedVersions(), ", "))
+			return r, fmt.Errorf("client: unknown protocol version %q (supported: %s)", r.Version, strings.Join(mcp.SupportedVersions(), ", "))
 		}
 		if r.Era != EraAuto && r.Era != era {
 			return r, fmt.Errorf("client: version %s is not of the %s era", r.Version, r.Era)
@@ -200,9 +202,6 @@ func (o *Options) withDefaults() (Options, error) {
 	}
 	return r, nil
 }
-
-// logLevels are RFC 5424's, as MCP names them, lowest first.
-var logLevels = []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
 
 // ErrClosed is the error of requests made after Close, and of those still
 // waiting when it was called.

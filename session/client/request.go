@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/mcprt/mcprt/handlers/jsonrpc"
+	"github.com/mcprt/mcprt/handlers/mcp"
 )
 
 // The request line is built by appending, as handlers/jsonrpc builds the
@@ -204,12 +205,12 @@ func (c *Client) metaFor(version string) []member {
 		return m.members
 	}
 	ms := []member{
-		{"io.modelcontextprotocol/protocolVersion", mustMarshal(version)},
-		{"io.modelcontextprotocol/clientCapabilities", c.clientCapsFor(version)},
-		{"io.modelcontextprotocol/clientInfo", mustMarshal(c.opts.ClientInfo)},
+		{mcp.MetaProtocolVersion, mustMarshal(version)},
+		{mcp.MetaClientCapabilities, c.clientCapsFor(version)},
+		{mcp.MetaClientInfo, mustMarshal(c.opts.ClientInfo)},
 	}
 	if c.opts.LogLevel != "" {
-		ms = append(ms, member{"io.modelcontextprotocol/logLevel", mustMarshal(c.opts.LogLevel)})
+		ms = append(ms, member{mcp.MetaLogLevel, mustMarshal(c.opts.LogLevel)})
 	}
 	c.meta.Store(&eraMeta{version, ms})
 	return ms
@@ -240,7 +241,7 @@ func (c *Client) metaWith(version string, ext json.RawMessage) []member {
 	caps["extensions"] = ext
 	ms := make([]member, len(base))
 	for i, m := range base {
-		if m.key == "io.modelcontextprotocol/clientCapabilities" {
+		if m.key == mcp.MetaClientCapabilities {
 			m.val = mustMarshal(caps)
 		}
 		ms[i] = m

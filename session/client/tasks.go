@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcprt/mcprt/handlers/jsonrpc"
+	"github.com/mcprt/mcprt/handlers/mcp"
 )
 
 // Tasks: a tools/call that the server runs in the background while the
@@ -31,12 +32,6 @@ import (
 //     error), questions are answered with tasks/update, tasks/cancel is an
 //     empty acknowledgement; there is no tasks/result and no tasks/list.
 //     Over HTTP, Mcp-Name carries the task id.
-
-// TasksExtension is the identifier of the 2026-07-28 tasks extension.
-const TasksExtension = "io.modelcontextprotocol/tasks"
-
-// relatedTaskKey is the _meta key that ties a 2025-11-25 message to a task.
-const relatedTaskKey = "io.modelcontextprotocol/related-task"
 
 // TaskStatus is a task's state.
 type TaskStatus string
@@ -203,7 +198,7 @@ func (c *Client) serverDeclaresTasksExtension() bool {
 	if !ok || json.Unmarshal(raw, &ext) != nil {
 		return false
 	}
-	_, ok = ext[TasksExtension]
+	_, ok = ext[mcp.TasksExtension]
 	return ok
 }
 
@@ -308,8 +303,8 @@ func (c *Client) withTasksExtension(ext json.RawMessage) CallOption {
 	} else {
 		maps.Copy(all, c.extensionsObject())
 	}
-	if _, ok := all[TasksExtension]; !ok {
-		all[TasksExtension] = json.RawMessage("{}")
+	if _, ok := all[mcp.TasksExtension]; !ok {
+		all[mcp.TasksExtension] = json.RawMessage("{}")
 	}
 	return WithExtensions(mustMarshal(all))
 }
@@ -706,7 +701,7 @@ func relatedTask(params json.RawMessage) (json.RawMessage, bool) {
 	if !ok {
 		return nil, false
 	}
-	rt, ok := jsonrpc.Member(meta, relatedTaskKey)
+	rt, ok := jsonrpc.Member(meta, mcp.MetaRelatedTask)
 	if !ok || len(rt) == 0 || rt[0] != '{' {
 		return nil, false
 	}

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcprt/mcprt/handlers/mcp"
 	"github.com/mcprt/mcprt/session/client"
 )
 
@@ -66,7 +67,7 @@ func newModernTaskFake(t *testing.T) *modernTaskFake {
 			} `json:"_meta"`
 		}
 		json.Unmarshal(m.Params, &p)
-		_, declared := p.Meta.Caps.Extensions[client.TasksExtension]
+		_, declared := p.Meta.Caps.Extensions[mcp.TasksExtension]
 		if strings.HasPrefix(m.Method, "tasks/") {
 			if !declared {
 				writeJSON(w, 200, rpcError(m.ID, -32021, "Missing required client capability", nil))
@@ -82,7 +83,7 @@ func newModernTaskFake(t *testing.T) *modernTaskFake {
 		switch m.Method {
 		case "server/discover":
 			writeJSON(w, 200, result(m.ID, map[string]any{"resultType": "complete", "supportedVersions": []string{"2026-07-28"},
-				"capabilities": map[string]any{"tools": map[string]any{}, "extensions": map[string]any{client.TasksExtension: map[string]any{}}},
+				"capabilities": map[string]any{"tools": map[string]any{}, "extensions": map[string]any{mcp.TasksExtension: map[string]any{}}},
 				"_meta":        map[string]any{"io.modelcontextprotocol/serverInfo": map[string]any{"name": "fake-tasks", "version": "1"}}}))
 		case "tools/call":
 			if len(p.Task) > 0 {
@@ -193,7 +194,7 @@ func TestModernTaskPolled(t *testing.T) {
 			} `json:"_meta"`
 		}
 		json.Unmarshal(s.msg.Params, &p)
-		if _, ok := p.Meta.Caps.Extensions[client.TasksExtension]; !ok {
+		if _, ok := p.Meta.Caps.Extensions[mcp.TasksExtension]; !ok {
 			t.Errorf("%s without the tasks extension: %s", s.msg.Method, s.msg.Params)
 		}
 		if _, ok := p.Meta.Caps.Extensions["io.modelcontextprotocol/ui"]; !ok {

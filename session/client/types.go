@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/mcprt/mcprt/handlers/mcp"
 )
 
 // Era is the family of protocol revisions a session speaks.
@@ -35,25 +37,13 @@ func (e Era) String() string {
 	return fmt.Sprintf("Era(%d)", int(e))
 }
 
-// Protocol revisions this client speaks, newest first within each era.
-var (
-	legacyVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
-	modernVersions = []string{"2026-07-28"}
-)
-
-// SupportedVersions lists every protocol revision the client speaks, newest
-// first.
-func SupportedVersions() []string {
-	return append(append([]string(nil), modernVersions...), legacyVersions...)
-}
-
 // VersionEra is the era of a protocol revision this client speaks, and
 // false for one it does not.
 func VersionEra(version string) (Era, bool) {
 	switch {
-	case slices.Contains(modernVersions, version):
+	case slices.Contains(mcp.ModernVersions, version):
 		return EraModern, true
-	case slices.Contains(legacyVersions, version):
+	case slices.Contains(mcp.LegacyVersions, version):
 		return EraLegacy, true
 	}
 	return EraAuto, false
