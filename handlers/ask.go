@@ -295,11 +295,9 @@ func (r *Request) CreateMessage(ctx context.Context, messages []SamplingMessage,
 	return &res, nil
 }
 
-// Root is one of the client's roots.
-type Root struct {
-	URI  string `json:"uri"`
-	Name string `json:"name,omitempty"`
-}
+// Root is one of the client's roots (the vocabulary's, which a client
+// lists with the same type).
+type Root = mcp.Root
 
 // Roots asks the client for its roots.
 func (r *Request) Roots(ctx context.Context) ([]Root, error) {

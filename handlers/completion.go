@@ -12,16 +12,9 @@ import (
 // maxCompletionValues is the specification's limit on values per answer.
 const maxCompletionValues = 100
 
-// Completion is an answer to completion/complete.
-type Completion struct {
-	// Values are the suggestions, best first. Only the first 100 are sent;
-	// when there are more, HasMore is set and Total counts them all.
-	Values []string `json:"values"`
-	// Total is the number of suggestions there are, if known (0: not given).
-	Total int `json:"total,omitempty"`
-	// HasMore says there are suggestions beyond Values.
-	HasMore bool `json:"hasMore,omitempty"`
-}
+// Completion is an answer to completion/complete (the vocabulary's, which
+// a client reads with the same type).
+type Completion = mcp.Completion
 
 // CompletionHandler suggests values for one prompt argument or template
 // variable. value is what the user has typed so far. args holds the values

@@ -7,15 +7,14 @@ import (
 	"maps"
 	"sync"
 	"sync/atomic"
+
+	"github.com/mcprt/mcprt/handlers/mcp"
 )
 
 // Implementation names a server or client, as in initialize's serverInfo
-// and 2026-07-28's _meta serverInfo.
-type Implementation struct {
-	Name    string `json:"name"`
-	Title   string `json:"title,omitempty"`
-	Version string `json:"version"`
-}
+// and 2026-07-28's _meta serverInfo: the vocabulary's, which a client
+// speaks too.
+type Implementation = mcp.Implementation
 
 // Server is the registry of what a server offers: tools, resources,
 // resource templates, prompts and completions. Its methods are safe for

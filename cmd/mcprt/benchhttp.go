@@ -20,6 +20,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcprt/mcprt/cmd/mcprt/internal/loadgen"
+	"github.com/mcprt/mcprt/handlers/mcp"
 	"github.com/mcprt/mcprt/session/client"
 	"github.com/mcprt/mcprt/session/sse"
 )
@@ -143,7 +144,7 @@ func runHTTPBench(ctx context.Context, hb httpBench, cfg loadgen.Config) (*HTTPB
 	cctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	defer cancel()
 	c, err := client.ConnectURL(cctx, hb.url, &client.Options{Era: era, Version: cfg.Version, Header: hb.header,
-		ClientInfo: client.Implementation{Name: "mcprt-bench", Version: version}, Timeout: cfg.Timeout,
+		ClientInfo: mcp.Implementation{Name: "mcprt-bench", Version: version}, Timeout: cfg.Timeout,
 		Logger: slog.New(slog.DiscardHandler), CloseGrace: time.Second})
 	if err != nil {
 		return nil, err

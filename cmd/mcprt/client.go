@@ -373,7 +373,7 @@ func runClientVerb(v clientVerb, args []string, stdout, stderr io.Writer) int {
 		return usageErr("-o writes the contents and -json prints the result: give one")
 	}
 	o := client.Options{Era: era, Version: pin, Timeout: *timeout, LogLevel: *logLevel,
-		ClientInfo: client.Implementation{Name: "mcprt", Version: version}}
+		ClientInfo: mcp.Implementation{Name: "mcprt", Version: version}}
 	if *logLevel != "" && !slices.Contains(mcp.LogLevels, *logLevel) {
 		return usageErr("-log-level %q: want one of %s", *logLevel, strings.Join(mcp.LogLevels, ", "))
 	}

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcprt/mcprt/handlers/mcp"
 	"github.com/mcprt/mcprt/runtime"
 	"github.com/mcprt/mcprt/session/client"
 )
@@ -67,7 +68,7 @@ func connectFixture(t *testing.T, version string, content map[string]any) *confo
 	t.Helper()
 	c := &conformanceClient{}
 	opts := &client.Options{
-		ClientInfo: client.Implementation{Name: "conformance-test-client", Version: "1.0.0"},
+		ClientInfo: mcp.Implementation{Name: "conformance-test-client", Version: "1.0.0"},
 		Version:    version,
 		Timeout:    20 * time.Second,
 		LogLevel:   "debug",

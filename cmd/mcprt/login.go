@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mcprt/mcprt/handlers/mcp"
 	"github.com/mcprt/mcprt/runtime"
 	"github.com/mcprt/mcprt/session/client"
 	"github.com/mcprt/mcprt/session/client/oauth"
@@ -128,7 +129,7 @@ func login(args []string, s streams) int {
 	// A ping is the request that meets the server's 401 and so starts
 	// the sign-in; it also shows that the token is accepted.
 	c, err := client.ConnectURL(ctx, *endpoint, &client.Options{HTTPClient: a.Client(),
-		ClientInfo: client.Implementation{Name: "mcprt", Version: version}})
+		ClientInfo: mcp.Implementation{Name: "mcprt", Version: version}})
 	if err == nil {
 		err = c.Ping(ctx)
 		c.Close()

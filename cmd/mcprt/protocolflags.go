@@ -90,7 +90,7 @@ func probeEra(ctx context.Context, argv, env []string, timeout time.Duration) (c
 	ctx, cancel := context.WithTimeoutCause(ctx, timeout, fmt.Errorf("no handshake within %v", timeout))
 	defer cancel()
 	c, err := client.Connect(ctx, client.Command{Path: argv[0], Args: argv[1:], Env: env},
-		&client.Options{ClientInfo: client.Implementation{Name: "mcprt", Version: version},
+		&client.Options{ClientInfo: mcp.Implementation{Name: "mcprt", Version: version},
 			Logger: slog.New(slog.DiscardHandler), CloseGrace: time.Second, TermGrace: time.Second})
 	if err != nil {
 		return 0, "", fmt.Errorf("-era auto: %w", err)

@@ -19,6 +19,7 @@ import (
 	"github.com/anthdm/hollywood/actor"
 
 	"github.com/mcprt/mcprt/handlers"
+	"github.com/mcprt/mcprt/handlers/mcp"
 	"github.com/mcprt/mcprt/session/client"
 	"github.com/mcprt/mcprt/supervisor"
 )
@@ -154,7 +155,7 @@ func (c *conn) connect() (*client.Client, error) {
 		return nil, err
 	}
 	o := &client.Options{
-		ClientInfo:  client.Implementation{Name: g.opts.Info.Name, Version: g.opts.Info.Version},
+		ClientInfo:  mcp.Implementation{Name: g.opts.Info.Name, Version: g.opts.Info.Version},
 		Era:         era,
 		Version:     version,
 		Timeout:     b.cfg.Timeout,

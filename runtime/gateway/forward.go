@@ -808,17 +808,15 @@ func (b *backend) completer(ref client.CompletionRef, arg string) handlers.Compl
 		if err := b.forward(ctx, req, "completion/complete", completeParams{p, passMeta(req.Params)}, &raw); err != nil {
 			return handlers.Completion{}, b.rpcError(err)
 		}
+		// The backend's answer is read into the type the gateway's own
+		// answer is: one vocabulary, nothing to convert.
 		var r struct {
-			Completion struct {
-				Values  []string `json:"values"`
-				Total   int      `json:"total"`
-				HasMore bool     `json:"hasMore"`
-			} `json:"completion"`
+			Completion mcp.Completion `json:"completion"`
 		}
 		if err := json.Unmarshal(raw, &r); err != nil {
-			return handlers.Completion{}, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("backend %q answered completion/complete with a malformed result: %v", b.name, err)}
+			return mcp.Completion{}, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("backend %q answered completion/complete with a malformed result: %v", b.name, err)}
 		}
-		return handlers.Completion{Values: r.Completion.Values, Total: r.Completion.Total, HasMore: r.Completion.HasMore}, nil
+		return r.Completion, nil
 	}
 }
 

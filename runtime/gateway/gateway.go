@@ -18,8 +18,8 @@ import (
 	"github.com/anthdm/hollywood/actor"
 
 	"github.com/mcprt/mcprt/handlers"
+	"github.com/mcprt/mcprt/handlers/mcp"
 	"github.com/mcprt/mcprt/handlers/uritemplate"
-	"github.com/mcprt/mcprt/session/client"
 	"github.com/mcprt/mcprt/supervisor"
 )
 
@@ -190,7 +190,7 @@ type Gateway struct {
 	// roots.go); rootsKnown says they were learnt since the client last
 	// said they changed.
 	rootsMu       sync.Mutex
-	roots         []client.Root
+	roots         []mcp.Root
 	rootsKnown    bool
 	rootsFetching bool
 	rootsDueNow   atomic.Bool // see rootsSettled

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcprt/mcprt/handlers"
+	"github.com/mcprt/mcprt/handlers/mcp"
 	"github.com/mcprt/mcprt/session/client"
 )
 
@@ -35,7 +36,7 @@ import (
 const rootsAskTimeout = 10 * time.Second
 
 // roots answers a backend's roots/list (Options.Roots of its client).
-func (b *backend) roots(ctx context.Context) ([]client.Root, error) {
+func (b *backend) roots(ctx context.Context) ([]mcp.Root, error) {
 	c, _ := ctx.Value(callKey{}).(*call)
 	if c == nil {
 		c, _ = b.callAsking()
@@ -44,8 +45,8 @@ func (b *backend) roots(ctx context.Context) ([]client.Root, error) {
 		return b.g.knownRoots(), nil
 	}
 	if !declares(c.req, "roots") {
-		b.g.learnRoots([]client.Root{})
-		return []client.Root{}, nil
+		b.g.learnRoots([]mcp.Root{})
+		return []mcp.Root{}, nil
 	}
 	res, err := b.askHandler("roots/list")(ctx, nil)
 	if err != nil {
@@ -59,15 +60,15 @@ func (b *backend) roots(ctx context.Context) ([]client.Root, error) {
 	return r, nil
 }
 
-func decodeRoots(raw json.RawMessage) ([]client.Root, error) {
+func decodeRoots(raw json.RawMessage) ([]mcp.Root, error) {
 	var r struct {
-		Roots []client.Root `json:"roots"`
+		Roots []mcp.Root `json:"roots"`
 	}
 	if err := json.Unmarshal(raw, &r); err != nil {
 		return nil, fmt.Errorf("roots/list: the client's answer: %w", err)
 	}
 	if r.Roots == nil {
-		r.Roots = []client.Root{}
+		r.Roots = []mcp.Root{}
 	}
 	return r.Roots, nil
 }
@@ -81,10 +82,10 @@ func declares(req *handlers.Request, capability string) bool {
 }
 
 // knownRoots are the roots as last learnt ([] if none).
-func (g *Gateway) knownRoots() []client.Root {
+func (g *Gateway) knownRoots() []mcp.Root {
 	g.rootsMu.Lock()
 	defer g.rootsMu.Unlock()
-	return append([]client.Root{}, g.roots...)
+	return append([]mcp.Root{}, g.roots...)
 }
 
 // rootsListChanged is the server's OnRootsListChanged hook: the next
@@ -102,7 +103,7 @@ func (g *Gateway) rootsSettled() { g.rootsDueNow.Store(!g.rootsKnown && !g.roots
 
 // learnRoots records the client's roots; if they differ from what the
 // gateway knew, every legacy backend is told they changed.
-func (g *Gateway) learnRoots(r []client.Root) {
+func (g *Gateway) learnRoots(r []mcp.Root) {
 	g.rootsMu.Lock()
 	changed := !slices.Equal(g.roots, r)
 	g.roots, g.rootsKnown = slices.Clone(r), true
@@ -154,7 +155,7 @@ func (g *Gateway) refreshRoots(ctx context.Context, req *handlers.Request) {
 	g.rootsSettled()
 	old := slices.Clone(g.roots)
 	g.rootsMu.Unlock()
-	roots, learnt := []client.Root{}, true
+	roots, learnt := []mcp.Root{}, true
 	if declares(req, "roots") {
 		actx, cancel := context.WithTimeout(ctx, rootsAskTimeout)
 		raw, err := req.Ask(actx, "roots/list", nil)

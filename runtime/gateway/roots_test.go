@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/mcprt/mcprt/handlers"
+	"github.com/mcprt/mcprt/handlers/mcp"
 	"github.com/mcprt/mcprt/session/client"
 )
 
@@ -184,12 +185,12 @@ func TestRootsThroughTheGateway(t *testing.T) {
 		t.Fatal(err)
 	}
 	var mu sync.Mutex
-	roots := []client.Root{{URI: "file:///one"}}
+	roots := []mcp.Root{{URI: "file:///one"}}
 	ctx, cancel := context.WithTimeout(context.Background(), hang)
 	defer cancel()
 	c, err := client.Connect(ctx, client.Command{Path: mcprtPath, Args: []string{"gateway", "-config", file}, Env: []string{"LOG_LEVEL=warn"}}, &client.Options{
 		Era: client.EraLegacy,
-		Roots: func(context.Context) ([]client.Root, error) {
+		Roots: func(context.Context) ([]mcp.Root, error) {
 			mu.Lock()
 			defer mu.Unlock()
 			return roots, nil
@@ -209,7 +210,7 @@ func TestRootsThroughTheGateway(t *testing.T) {
 		t.Fatalf("roots %s", got)
 	}
 	mu.Lock()
-	roots = []client.Root{{URI: "file:///two", Name: "two"}}
+	roots = []mcp.Root{{URI: "file:///two", Name: "two"}}
 	mu.Unlock()
 	c.RootsListChanged()
 	if _, err := c.CallTool(ctx, "other__echo", map[string]any{"text": "x"}); err != nil {

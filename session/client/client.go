@@ -20,6 +20,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcprt/mcprt/handlers/jsonrpc"
+	"github.com/mcprt/mcprt/handlers/mcp"
 	"github.com/mcprt/mcprt/stdio"
 )
 
@@ -55,7 +56,7 @@ type Client struct {
 	// Set during Connect, read-only afterwards.
 	era          Era
 	version      string
-	serverInfo   Implementation
+	serverInfo   mcp.Implementation
 	caps         map[string]json.RawMessage
 	instructions string
 	clientCaps   json.RawMessage // for the negotiated version

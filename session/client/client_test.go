@@ -21,6 +21,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcprt/mcprt/handlers/jsonrpc"
+	"github.com/mcprt/mcprt/handlers/mcp"
 	"github.com/mcprt/mcprt/session/client"
 )
 
@@ -119,7 +120,7 @@ func metaOf(t *testing.T, m fakeMsg) map[string]json.RawMessage {
 func TestLegacyHandshake(t *testing.T) {
 	t.Parallel()
 	cmd, log := fakeCmd(t, "legacy")
-	c := connect(t, cmd, opts(client.Options{ClientInfo: client.Implementation{Name: "tester", Version: "9"}}))
+	c := connect(t, cmd, opts(client.Options{ClientInfo: mcp.Implementation{Name: "tester", Version: "9"}}))
 	if c.Era() != client.EraLegacy || c.ProtocolVersion() != "2025-11-25" {
 		t.Fatalf("era %v version %s", c.Era(), c.ProtocolVersion())
 	}
@@ -149,7 +150,7 @@ func TestLegacyHandshake(t *testing.T) {
 	var init struct {
 		ProtocolVersion string                     `json:"protocolVersion"`
 		Capabilities    map[string]json.RawMessage `json:"capabilities"`
-		ClientInfo      client.Implementation      `json:"clientInfo"`
+		ClientInfo      mcp.Implementation         `json:"clientInfo"`
 	}
 	if err := json.Unmarshal(ms[1].Params, &init); err != nil {
 		t.Fatal(err)
@@ -699,8 +700,8 @@ func TestListsAndRefresh(t *testing.T) {
 func TestServerRequests(t *testing.T) {
 	t.Parallel()
 	o := opts(client.Options{
-		Roots: func(context.Context) ([]client.Root, error) {
-			return []client.Root{{URI: "file:///work", Name: "work"}}, nil
+		Roots: func(context.Context) ([]mcp.Root, error) {
+			return []mcp.Root{{URI: "file:///work", Name: "work"}}, nil
 		},
 		Sampling: func(_ context.Context, params json.RawMessage) (any, error) {
 			return map[string]any{"role": "assistant", "content": map[string]any{"type": "text", "text": "sampled " + string(params)}, "model": "m"}, nil
@@ -748,7 +749,7 @@ func TestInputRequired(t *testing.T) {
 	t.Parallel()
 	var elicited json.RawMessage
 	o := opts(client.Options{
-		Roots: func(context.Context) ([]client.Root, error) { return []client.Root{{URI: "file:///r"}}, nil },
+		Roots: func(context.Context) ([]mcp.Root, error) { return []mcp.Root{{URI: "file:///r"}}, nil },
 		Elicitation: func(_ context.Context, p json.RawMessage) (any, error) {
 			elicited = p
 			return map[string]any{"action": "accept", "content": map[string]any{"name": "octocat"}}, nil

@@ -21,14 +21,14 @@ type discoverResult struct {
 	Capabilities      map[string]json.RawMessage `json:"capabilities"`
 	Instructions      string                     `json:"instructions"`
 	Meta              struct {
-		ServerInfo Implementation `json:"io.modelcontextprotocol/serverInfo"`
+		ServerInfo mcp.Implementation `json:"io.modelcontextprotocol/serverInfo"`
 	} `json:"_meta"`
 }
 
 type initializeResult struct {
 	ProtocolVersion string                     `json:"protocolVersion"`
 	Capabilities    map[string]json.RawMessage `json:"capabilities"`
-	ServerInfo      Implementation             `json:"serverInfo"`
+	ServerInfo      mcp.Implementation         `json:"serverInfo"`
 	Instructions    string                     `json:"instructions"`
 }
 
@@ -275,7 +275,7 @@ func (c *Client) ProtocolVersion() string { return c.version }
 
 // ServerInfo is the server's serverInfo (from initialize, or from the
 // server/discover _meta).
-func (c *Client) ServerInfo() Implementation { return c.serverInfo }
+func (c *Client) ServerInfo() mcp.Implementation { return c.serverInfo }
 
 // Instructions are the server's instructions, if it gave any.
 func (c *Client) Instructions() string { return c.instructions }
@@ -332,7 +332,7 @@ func (c *Client) answerInput(ctx context.Context, method string, params json.Raw
 			return nil, err
 		}
 		if roots == nil {
-			roots = []Root{}
+			roots = []mcp.Root{}
 		}
 		return map[string]any{"roots": roots}, nil
 	case "sampling/createMessage":

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcprt/mcprt/handlers/mcp"
 	"github.com/mcprt/mcprt/handlers/skillmd"
 	"github.com/mcprt/mcprt/session/client"
 	"github.com/mcprt/mcprt/supervisor"
@@ -242,7 +243,7 @@ func TestHTTPLegacySession(t *testing.T) {
 	lf := newLegacyFake(t)
 	changed := make(chan client.ListKind, 10)
 	c := connectURL(t, lf.url(), opts(client.Options{
-		Roots:         func(context.Context) ([]client.Root, error) { return []client.Root{{URI: "file:///fake"}}, nil },
+		Roots:         func(context.Context) ([]mcp.Root, error) { return []mcp.Root{{URI: "file:///fake"}}, nil },
 		OnListChanged: func(k client.ListKind) { changed <- k },
 	}))
 	if c.Era() != client.EraLegacy || c.ProtocolVersion() != "2025-11-25" || c.ServerInfo().Name != "fake-http" {

@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"reflect"
 	"slices"
+
+	"github.com/mcprt/mcprt/handlers/mcp"
 )
 
 // maxPages bounds the pages of one list, against a server whose cursors
@@ -274,9 +276,9 @@ func (c *Client) GetPrompt(ctx context.Context, name string, args map[string]str
 }
 
 // Complete asks for completions of a prompt or resource-template argument.
-func (c *Client) Complete(ctx context.Context, p CompleteParams, opts ...CallOption) (*Completion, error) {
+func (c *Client) Complete(ctx context.Context, p CompleteParams, opts ...CallOption) (*mcp.Completion, error) {
 	var res struct {
-		Completion Completion `json:"completion"`
+		Completion mcp.Completion `json:"completion"`
 	}
 	if err := c.Call(ctx, "completion/complete", p, &res, opts...); err != nil {
 		return nil, err

@@ -46,7 +46,7 @@ type InputHandler func(ctx context.Context, params json.RawMessage) (any, error)
 type Options struct {
 	// ClientInfo is sent as clientInfo; default {Name: "mcprt-client",
 	// Version: "0.1.0"}.
-	ClientInfo Implementation
+	ClientInfo mcp.Implementation
 
 	// Era chooses how to connect (default EraAuto). Version pins one
 	// revision: connecting fails rather than use another. A Version implies
@@ -103,7 +103,7 @@ type Options struct {
 	// Roots, Sampling and Elicitation answer the server's requests for
 	// client input. Each one that is set declares its client capability;
 	// a request whose handler is nil is answered with -32601.
-	Roots       func(ctx context.Context) ([]Root, error)
+	Roots       func(ctx context.Context) ([]mcp.Root, error)
 	Sampling    InputHandler
 	Elicitation InputHandler
 	// RootsListChanged declares, with Roots, that the client tells the
@@ -158,7 +158,7 @@ func (o *Options) withDefaults() (Options, error) {
 		r = *o
 	}
 	if r.ClientInfo.Name == "" {
-		r.ClientInfo = Implementation{Name: "mcprt-client", Version: "0.1.0"}
+		r.ClientInfo = mcp.Implementation{Name: "mcprt-client", Version: "0.1.0"}
 	}
 	if r.ProbeTimeout <= 0 {
 		r.ProbeTimeout = DefaultProbeTimeout

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcprt/mcprt/handlers/mcp"
 )
 
 // TestAppendRequest: the request line is the params as given with the
@@ -186,7 +188,7 @@ func TestWithDone(t *testing.T) {
 // BenchmarkAppendRequest: the line of a forwarded 2026-07-28 tools/call,
 // its _meta spliced in.
 func BenchmarkAppendRequest(b *testing.B) {
-	c := &Client{opts: Options{ClientInfo: Implementation{Name: "mcprt-gateway", Version: "1"}}}
+	c := &Client{opts: Options{ClientInfo: mcp.Implementation{Name: "mcprt-gateway", Version: "1"}}}
 	meta := c.metaFor("2026-07-28")
 	params := []byte(`{"name":"echo","arguments":{"text":"hi"}}`)
 	b.ReportAllocs()

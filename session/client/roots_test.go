@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/mcprt/mcprt/handlers/mcp"
 	"github.com/mcprt/mcprt/session/client"
 )
 
@@ -13,7 +14,7 @@ import (
 // legacy server; without it nothing is declared nor sent.
 func TestRootsListChanged(t *testing.T) {
 	t.Parallel()
-	roots := func(context.Context) ([]client.Root, error) { return []client.Root{{URI: "file:///r"}}, nil }
+	roots := func(context.Context) ([]mcp.Root, error) { return []mcp.Root{{URI: "file:///r"}}, nil }
 	for _, declared := range []bool{true, false} {
 		cmd, log := fakeCmd(t, "legacy")
 		c := connect(t, cmd, opts(client.Options{Roots: roots, RootsListChanged: declared}))

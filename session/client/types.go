@@ -49,13 +49,6 @@ func VersionEra(version string) (Era, bool) {
 	return EraAuto, false
 }
 
-// Implementation names a piece of MCP software (clientInfo, serverInfo).
-type Implementation struct {
-	Name    string `json:"name"`
-	Title   string `json:"title,omitempty"`
-	Version string `json:"version"`
-}
-
 // Notification is one notification the server sent. Params is the raw
 // params object (nil when absent).
 type Notification struct {
@@ -206,19 +199,6 @@ type CompleteContext struct {
 type CompleteArgument struct {
 	Name  string `json:"name"`
 	Value string `json:"value"`
-}
-
-// Completion is the result of completion/complete.
-type Completion struct {
-	Values  []string `json:"values"`
-	Total   *int     `json:"total,omitempty"`
-	HasMore bool     `json:"hasMore,omitempty"`
-}
-
-// Root is one root the client exposes to the server (roots/list).
-type Root struct {
-	URI  string `json:"uri"`
-	Name string `json:"name,omitempty"`
 }
 
 // ListKind names one of the lists the client caches and refreshes when the

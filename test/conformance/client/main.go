@@ -24,6 +24,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcprt/mcprt/handlers/mcp"
 	"github.com/mcprt/mcprt/session/client"
 )
 
@@ -89,12 +90,12 @@ func run(ctx context.Context, scenario, url string) error {
 // keyboard would, and speaks the revision the run pins, if any.
 func options() *client.Options {
 	o := &client.Options{
-		ClientInfo:  client.Implementation{Name: "mcprt-conformance-client", Version: "1.0.0"},
+		ClientInfo:  mcp.Implementation{Name: "mcprt-conformance-client", Version: "1.0.0"},
 		Logger:      slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		Elicitation: acceptDefaults,
 		Sampling:    sample,
-		Roots: func(context.Context) ([]client.Root, error) {
-			return []client.Root{{URI: "file:///conformance", Name: "conformance"}}, nil
+		Roots: func(context.Context) ([]mcp.Root, error) {
+			return []mcp.Root{{URI: "file:///conformance", Name: "conformance"}}, nil
 		},
 	}
 	if v := os.Getenv("MCP_CONFORMANCE_PROTOCOL_VERSION"); v != "" {
