@@ -12,17 +12,6 @@ import (
 	"github.com/mcprt/mcprt/handlers/mcp"
 )
 
-// ErrInputRequired is what Ask returns in 2026-07-28 when the client's
-// answer is not part of this round. The handler must return it (or an error
-// wrapping it) as is: the request is then answered with resultType
-// "input_required", and the client's retry runs the handler again from the
-// start, this time with the answer, which the same Ask call returns.
-// Handlers that ask should therefore ask before they change anything.
-//
-// In the legacy revisions Ask sends the client a request and waits for its
-// response instead, so the handler runs once.
-var ErrInputRequired = errors.New("handlers: input required from the client")
-
 // CapabilityError says that a request needs a client capability the client
 // did not declare. Ask returns one rather than send what the client cannot
 // take, and a handler returns one (from Ask, or made with
@@ -107,7 +96,7 @@ var mrtrMethods = map[string]bool{"tools/call": true, "prompts/get": true, "reso
 
 // Ask sends the client a request (sampling/createMessage, roots/list or
 // elicitation/create) on behalf of this request and returns its result, in
-// both protocol eras: see ErrInputRequired. It fails with a
+// both protocol eras: see mcp.ErrInputRequired. It fails with a
 // *CapabilityError when the client did not declare the capability, with
 // the client's *jsonrpc.Error when it answered with one, with an
 // invalid-params *jsonrpc.Error when a 2026-07-28 client's answer is not
@@ -200,7 +189,7 @@ func (r *Request) AskAll(ctx context.Context, requests map[string]InputRequest) 
 		answers[key] = answer
 	}
 	if missing {
-		return nil, ErrInputRequired
+		return nil, mcp.ErrInputRequired
 	}
 	if r.probe {
 		return nil, errAnswered

@@ -17,7 +17,7 @@
 // shutdown) and a Request: the negotiated version and client capabilities,
 // Progress and Log/Logger (sent only when the client asked, never after the
 // response), and Ask/Elicit/CreateMessage/Roots to ask the client back, with
-// one API in both eras (see ErrInputRequired).
+// one API in both eras (see mcp.ErrInputRequired).
 //
 // # Who calls
 //

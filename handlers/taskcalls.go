@@ -229,7 +229,7 @@ func (s *Server) taskCall(ctx context.Context, ts *taskServe, t *tool, req *Requ
 			out, err := t.handler(ctx, probe, args)
 			if !errors.Is(err, errAnswered) {
 				res, err := t.answer(probe, out, err)
-				if errors.Is(err, ErrInputRequired) {
+				if errors.Is(err, mcp.ErrInputRequired) {
 					req.adoptInputs(probe)
 				}
 				return res, err, true
@@ -380,7 +380,7 @@ func (s *Server) runTask(ctx context.Context, t *tool, base *Request, args json.
 		var je *jsonrpc.Error
 		var ce *CapabilityError
 		switch {
-		case errors.Is(err, ErrInputRequired):
+		case errors.Is(err, mcp.ErrInputRequired):
 			input := map[string]json.RawMessage{}
 			for k, q := range r.PendingInputs() {
 				raw, _ := json.Marshal(q)

@@ -544,7 +544,7 @@ func (t *tool) answer(req *Request, res *CallToolResult, err error) (any, error)
 		var ia *invalidArguments
 		var ce *CapabilityError
 		switch {
-		case errors.Is(err, ErrInputRequired):
+		case errors.Is(err, mcp.ErrInputRequired):
 			return nil, err // the session answers input_required
 		case req.Modern && errors.As(err, &ce):
 			return nil, err // the session answers -32021, as for any method

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcprt/mcprt/handlers/jsonrpc"
+	"github.com/mcprt/mcprt/handlers/mcp"
 )
 
 func TestListToolsPerEra(t *testing.T) {
@@ -361,7 +362,7 @@ func BenchmarkCallTool(b *testing.B) {
 }
 
 // A handler that needs the client's input in 2026-07-28 returns
-// ErrInputRequired; it must reach the session untouched, which answers
+// mcp.ErrInputRequired; it must reach the session untouched, which answers
 // input_required, rather than become a tool error.
 func TestInputRequiredPassesThrough(t *testing.T) {
 	s := NewServer(Implementation{Name: "t", Version: "1"}, "")
@@ -398,8 +399,8 @@ func TestInputRequiredPassesThrough(t *testing.T) {
 	} {
 		req := newRequest(c.method, "2026-07-28", c.params)
 		req.ClientCapabilities = json.RawMessage(`{"elicitation":{}}`)
-		if a := runReq(t, s, req); !errors.Is(a.err, ErrInputRequired) {
-			t.Errorf("%s %s: %v, want ErrInputRequired", c.method, c.params, a)
+		if a := runReq(t, s, req); !errors.Is(a.err, mcp.ErrInputRequired) {
+			t.Errorf("%s %s: %v, want mcp.ErrInputRequired", c.method, c.params, a)
 		}
 		// The retry carries the answer.
 		req = newRequest(c.method, "2026-07-28", c.params)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcprt/mcprt/handlers"
 	"github.com/mcprt/mcprt/handlers/jsonrpc"
+	"github.com/mcprt/mcprt/handlers/mcp"
 )
 
 // asks is the table of server-to-client requests (legacy era) waiting for
@@ -298,7 +299,7 @@ func (cl *call) inputRequired(req *handlers.Request) ([]byte, bool) {
 	return raw, true
 }
 
-func isInputRequired(err error) bool { return errors.Is(err, handlers.ErrInputRequired) }
+func isInputRequired(err error) bool { return errors.Is(err, mcp.ErrInputRequired) }
 
 // Detach implements handlers.Detacher: a Peer for work that outlives the
 // call (a task), which sends on the session's own stream rather than the

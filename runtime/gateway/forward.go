@@ -149,7 +149,7 @@ var noTimeout = client.WithTimeout(-1)
 // for it to start included), and decodes the result into result. Its
 // errors: an *unavailable (the backend could not take it, went away
 // during it, or did not answer in time), the backend's own *jsonrpc.Error,
-// handlers.ErrInputRequired (the client must answer a question first), or
+// mcp.ErrInputRequired (the client must answer a question first), or
 // ctx's error when the client's request ended.
 func (b *backend) forward(parent context.Context, req *handlers.Request, method string, params any, result *json.RawMessage) error {
 	if method != "tools/call" && req.Peer != nil {
@@ -195,7 +195,7 @@ func (b *backend) forward(parent context.Context, req *handlers.Request, method 
 		// comes back as input_required, and answered its own request
 		// with the refusal before the abandon reached it: the answer
 		// is moot, the client retries with the input.
-		return handlers.ErrInputRequired
+		return mcp.ErrInputRequired
 	}
 	return b.forwardError(method, err, parent, waited, cl, &f.c)
 }
@@ -207,8 +207,8 @@ func (b *backend) forwardError(method string, err error, parent, waited context.
 	var re *client.RPCError
 	var ee *client.ExitError
 	switch {
-	case c.needInput.Load() || errors.Is(err, handlers.ErrInputRequired):
-		return handlers.ErrInputRequired
+	case c.needInput.Load() || errors.Is(err, mcp.ErrInputRequired):
+		return mcp.ErrInputRequired
 	case errors.As(err, &re):
 		return re.Err
 	case parent.Err() != nil:
@@ -247,7 +247,7 @@ func (b *backend) rpcError(err error) error {
 	var je *jsonrpc.Error
 	var u *unavailable
 	switch {
-	case errors.As(err, &je), errors.Is(err, handlers.ErrInputRequired):
+	case errors.As(err, &je), errors.Is(err, mcp.ErrInputRequired):
 		return err
 	case errors.As(err, &u):
 		data := map[string]any{"backend": b.name}
@@ -519,8 +519,8 @@ func (f *started) Answer(raw json.RawMessage, err error) {
 	case err == nil && !needInput:
 		f.done(b.toolAnswer(raw))
 	case needInput:
-		f.done(nil, handlers.ErrInputRequired)
-	case errors.Is(err, client.ErrInputRequired):
+		f.done(nil, mcp.ErrInputRequired)
+	case errors.Is(err, mcp.ErrInputRequired):
 		f.reply.Fallback() // toolHandler answers, and tells OnCall
 	default:
 		f.done(toolError(b.forwardError("tools/call", err, f.c.ctx, nil, f.cl, &f.c)))
@@ -854,7 +854,7 @@ func (b *backend) askHandler(method string) client.InputHandler {
 		var ce *handlers.CapabilityError
 		var je *jsonrpc.Error
 		switch {
-		case errors.Is(err, handlers.ErrInputRequired):
+		case errors.Is(err, mcp.ErrInputRequired):
 			c.needInput.Store(true)
 			c.cancel()
 			return nil, err

@@ -108,7 +108,7 @@ type CallRecord struct {
 	Took    time.Duration // from the call's start at the gateway to its answer
 	// IsError is a result with isError, the backend's or the gateway's
 	// own (a backend down, restarting, past its timeout); Err is an
-	// error answer instead of a result (handlers.ErrInputRequired for a
+	// error answer instead of a result (mcp.ErrInputRequired for a
 	// 2026-07-28 client's question, the context's error for a call its
 	// client ended).
 	IsError bool

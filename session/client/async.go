@@ -3,9 +3,10 @@ package client
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
+
+	"github.com/mcprt/mcprt/handlers/mcp"
 )
 
 // Answerer takes the answer to a request sent with Go.
@@ -27,11 +28,6 @@ type ProgressAnswerer interface {
 	Answerer
 	Progress(Progress)
 }
-
-// ErrInputRequired is the error a request sent with Go gets when a
-// 2026-07-28 server answers it with input_required: Go does not ask the
-// client's questions (Options.Elicitation and the like); Call does.
-var ErrInputRequired = errors.New("the server asks for input first")
 
 // Go sends a request and returns without waiting for its answer, which
 // goes to a, exactly once, unless Go returns an error (the session has
@@ -116,7 +112,7 @@ func (c *Client) deliver(id int64, p *pending, r reply) {
 			a.Answer(nil, fmt.Errorf("client: %s: result is not an object with a string resultType", method))
 			return
 		case more:
-			a.Answer(nil, fmt.Errorf("client: %s: %w", method, ErrInputRequired))
+			a.Answer(nil, fmt.Errorf("client: %s: %w", method, mcp.ErrInputRequired))
 			return
 		}
 	}

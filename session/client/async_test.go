@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcprt/mcprt/handlers/mcp"
 	"github.com/mcprt/mcprt/session/client"
 )
 
@@ -119,7 +120,7 @@ func TestGo(t *testing.T) {
 }
 
 // TestGoModern: a 2026-07-28 result is passed on as it came when it is
-// complete; input_required is ErrInputRequired, for Call to handle.
+// complete; input_required is mcp.ErrInputRequired, for Call to handle.
 func TestGoModern(t *testing.T) {
 	t.Parallel()
 	cmd, _ := fakeCmd(t, "modern")
@@ -134,7 +135,7 @@ func TestGoModern(t *testing.T) {
 	if _, err := c.Go("tools/call", json.RawMessage(`{"name":"ask"}`), a); err != nil {
 		t.Fatal(err)
 	}
-	if r := a.wait(t); !errors.Is(r.err, client.ErrInputRequired) {
+	if r := a.wait(t); !errors.Is(r.err, mcp.ErrInputRequired) {
 		t.Errorf("ask: %s %v", r.raw, r.err)
 	}
 }
