@@ -13,18 +13,20 @@ import (
 	"github.com/mcprt/mcprt/supervisor"
 )
 
-// Request is a message that asks a client actor to send one request to its
-// server. The actor answers the sender with a Response; from non-actor code
-// use Engine.Request, whose reply process is the sender. Requests that
-// arrive while the actor is still connecting wait for the connection.
-type Request struct {
+// Send is a message that asks a client actor to send one request to its
+// server (named for what it asks, not Request: handlers.Request is the
+// request a server is serving). The actor answers the sender with a
+// Response; from non-actor code use Engine.Request, whose reply process is
+// the sender. Sends that arrive while the actor is still connecting wait
+// for the connection.
+type Send struct {
 	ID      any // echoed in the Response, to tell answers apart
 	Method  string
 	Params  any
 	Timeout time.Duration // 0: Options.Timeout
 }
 
-// Response answers a Request: the raw result, or the error that Call would
+// Response answers a Send: the raw result, or the error that Call would
 // have returned.
 type Response struct {
 	ID     any
@@ -79,7 +81,7 @@ type (
 )
 
 type queuedRequest struct {
-	req    Request
+	req    Send
 	sender *actor.PID
 }
 
@@ -109,7 +111,7 @@ func (a *clientActor) Receive(c *actor.Context) {
 		a.start(c)
 	case connected:
 		a.onConnected(c, m)
-	case Request:
+	case Send:
 		if a.cl == nil {
 			a.queue = append(a.queue, queuedRequest{m, c.Sender()})
 			return
@@ -200,7 +202,7 @@ func (a *clientActor) onConnected(c *actor.Context, m connected) {
 	a.queue = nil
 }
 
-func (a *clientActor) serve(e *actor.Engine, sender *actor.PID, r Request) {
+func (a *clientActor) serve(e *actor.Engine, sender *actor.PID, r Send) {
 	cl := a.cl
 	a.wg.Add(1)
 	go func() {
@@ -213,7 +215,7 @@ func (a *clientActor) serve(e *actor.Engine, sender *actor.PID, r Request) {
 
 func answer(e *actor.Engine, to *actor.PID, r Response) {
 	if to == nil {
-		slog.Warn("client actor: a Request without a sender cannot be answered; use Context.Send or Engine.Request")
+		slog.Warn("client actor: a Send without a sender cannot be answered; use Context.Send or Engine.Request")
 		return
 	}
 	e.Send(to, r)

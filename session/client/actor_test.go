@@ -62,10 +62,10 @@ func (tr *tree) waitFor(what string, pred func(supervisor.Event) bool) superviso
 	}
 }
 
-// call sends a Request the way non-actor code does, with Engine.Request.
+// call sends a Send the way non-actor code does, with Engine.Request.
 func (tr *tree) call(pid *actor.PID, tool string) client.Response {
 	tr.t.Helper()
-	res, err := tr.e.Request(pid, client.Request{ID: tool, Method: "tools/call", Params: map[string]any{"name": tool}}, hangTimeout).Result()
+	res, err := tr.e.Request(pid, client.Send{ID: tool, Method: "tools/call", Params: map[string]any{"name": tool}}, hangTimeout).Result()
 	if err != nil {
 		tr.t.Fatalf("Request %s: %v", tool, err)
 	}

@@ -654,12 +654,12 @@ func TestHTTPProducerURL(t *testing.T) {
 			Restart: supervisor.Transient, Shutdown: 10 * time.Second}},
 	})
 	pid := supervisor.ChildPID(tr.root.PID(), "c")
-	res, err := tr.e.Request(pid, client.Request{ID: 1, Method: "tools/list"}, hangTimeout).Result()
+	res, err := tr.e.Request(pid, client.Send{ID: 1, Method: "tools/list"}, hangTimeout).Result()
 	if r, ok := res.(client.Response); err != nil || !ok || r.Err != nil || !strings.Contains(string(r.Result), "tool-") {
 		t.Fatalf("Request: %#v %v", res, err)
 	}
 	lf.goneOnce.Do(func() { close(lf.gone) })
-	_, _ = tr.e.Request(pid, client.Request{ID: 2, Method: "tools/list"}, hangTimeout).Result()
+	_, _ = tr.e.Request(pid, client.Send{ID: 2, Method: "tools/list"}, hangTimeout).Result()
 	tr.waitFor("the actor's abnormal exit", func(ev supervisor.Event) bool {
 		x, ok := ev.(supervisor.EventChildExited)
 		return ok && x.Child == "c" && errors.Is(x.Reason, client.ErrSessionEnded)
