@@ -899,7 +899,7 @@ func printContent(w io.Writer, c client.Content) {
 	case "resource_link":
 		fmt.Fprintf(w, "[resource link %s %s]\n", c.URI, c.Name)
 	case "resource":
-		var rc client.ResourceContents
+		var rc mcp.ResourceContents
 		_ = json.Unmarshal(c.Resource, &rc)
 		if rc.Text != "" {
 			fmt.Fprint(w, rc.Text)
@@ -908,7 +908,7 @@ func printContent(w io.Writer, c client.Content) {
 			}
 			return
 		}
-		fmt.Fprintf(w, "[resource %s %s]\n", rc.URI, rc.MIMEType)
+		fmt.Fprintf(w, "[resource %s %s]\n", rc.URI, rc.MimeType)
 	default:
 		fmt.Fprintf(w, "[%s content]\n", c.Type)
 	}
@@ -928,7 +928,7 @@ func clientRead(cv *clientRun, args []string) int {
 	}
 	var file bytes.Buffer
 	for _, c := range res.Contents {
-		if c.Blob == "" {
+		if c.Blob == nil {
 			if cv.outFile != "" {
 				file.WriteString(c.Text)
 				continue
@@ -939,16 +939,13 @@ func clientRead(cv *clientRun, args []string) int {
 			}
 			continue
 		}
-		b, err := base64.StdEncoding.DecodeString(c.Blob)
-		if err != nil {
-			return cv.fail(fmt.Errorf("%s: blob is not base64: %w", c.URI, err))
-		}
+		b := c.Blob
 		switch {
 		case cv.outFile != "":
 			file.Write(b)
 		case cv.tty:
 			// Raw bytes would garble the terminal; a file or a pipe gets them.
-			fmt.Fprintf(cv.stdout, "[%s: %s, %d bytes of binary content; -o FILE writes them]\n", c.URI, cmp.Or(c.MIMEType, "no MIME type"), len(b))
+			fmt.Fprintf(cv.stdout, "[%s: %s, %d bytes of binary content; -o FILE writes them]\n", c.URI, cmp.Or(c.MimeType, "no MIME type"), len(b))
 		default:
 			cv.stdout.Write(b)
 		}

@@ -312,7 +312,7 @@ func TestConformanceFixtureResourcesPrompts(t *testing.T) {
 			t.Errorf("resource %+v lacks a uri, name or description", r)
 		}
 	}
-	read := func(uri string) client.ResourceContents {
+	read := func(uri string) mcp.ResourceContents {
 		t.Helper()
 		res, err := c.ReadResource(ctx, uri)
 		if err != nil || len(res.Contents) != 1 {
@@ -320,13 +320,13 @@ func TestConformanceFixtureResourcesPrompts(t *testing.T) {
 		}
 		return res.Contents[0]
 	}
-	if got := read("test://static-text"); !reflect.DeepEqual(got, client.ResourceContents{URI: "test://static-text", MIMEType: "text/plain", Text: "This is the content of the static text resource."}) {
+	if got := read("test://static-text"); !reflect.DeepEqual(got, mcp.ResourceContents{URI: "test://static-text", MimeType: "text/plain", Text: "This is the content of the static text resource."}) {
 		t.Errorf("test://static-text: %+v", got)
 	}
-	if got := read("test://static-binary"); got.MIMEType != "image/png" || !decodesTo(got.Blob, "\x89PNG\r\n") {
+	if got := read("test://static-binary"); got.MimeType != "image/png" || !strings.HasPrefix(string(got.Blob), "\x89PNG\r\n") {
 		t.Errorf("test://static-binary: %+v", got)
 	}
-	if got := read("test://template/123/data"); got.URI != "test://template/123/data" || got.MIMEType != "application/json" ||
+	if got := read("test://template/123/data"); got.URI != "test://template/123/data" || got.MimeType != "application/json" ||
 		got.Text != `{"id":"123","templateTest":true,"data":"Data for ID: 123"}` {
 		t.Errorf("test://template/123/data: %+v", got)
 	}

@@ -153,7 +153,7 @@ func TestRealServerFeatures(t *testing.T) {
 					t.Errorf("read %s: %v", res.URI, err)
 					continue
 				}
-				if len(rr.Contents) == 0 || rr.Contents[0].URI != res.URI || rr.Contents[0].Text == "" && rr.Contents[0].Blob == "" {
+				if len(rr.Contents) == 0 || rr.Contents[0].URI != res.URI || rr.Contents[0].Text == "" && rr.Contents[0].Blob == nil {
 					t.Errorf("read %s: %+v", res.URI, rr)
 				}
 			}

@@ -3,7 +3,6 @@ package client
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -143,10 +142,8 @@ func (c *Client) readSkillFile(ctx context.Context, s *Skill, uri string, opts [
 	}
 	content := res.Contents[0]
 	data := []byte(content.Text)
-	if content.Blob != "" {
-		if data, err = base64.StdEncoding.DecodeString(content.Blob); err != nil {
-			return nil, fmt.Errorf("skill file %s: blob: %w", uri, err)
-		}
+	if content.Blob != nil {
+		data = content.Blob
 	}
 	if s.Dynamic {
 		return data, nil

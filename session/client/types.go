@@ -143,20 +143,10 @@ type CallToolResult struct {
 	Meta              json.RawMessage `json:"_meta,omitempty"`
 }
 
-// ResourceContents is one item of a resources/read result: Text or Blob
-// (base64) is set.
-type ResourceContents struct {
-	URI      string          `json:"uri"`
-	MIMEType string          `json:"mimeType,omitempty"`
-	Text     string          `json:"text,omitempty"`
-	Blob     string          `json:"blob,omitempty"`
-	Meta     json.RawMessage `json:"_meta,omitempty"`
-}
-
 // ReadResourceResult is the result of resources/read.
 type ReadResourceResult struct {
-	Contents []ResourceContents `json:"contents"`
-	Meta     json.RawMessage    `json:"_meta,omitempty"`
+	Contents []mcp.ResourceContents `json:"contents"`
+	Meta     json.RawMessage        `json:"_meta,omitempty"`
 }
 
 // PromptMessage is one message of a prompts/get result.
