@@ -284,18 +284,14 @@ func (r *Request) CreateMessage(ctx context.Context, messages []SamplingMessage,
 	return &res, nil
 }
 
-// Root is one of the client's roots (the vocabulary's, which a client
-// lists with the same type).
-type Root = mcp.Root
-
 // Roots asks the client for its roots.
-func (r *Request) Roots(ctx context.Context) ([]Root, error) {
+func (r *Request) Roots(ctx context.Context) ([]mcp.Root, error) {
 	raw, err := r.Ask(ctx, "roots/list", nil)
 	if err != nil {
 		return nil, err
 	}
 	var res struct {
-		Roots []Root `json:"roots"`
+		Roots []mcp.Root `json:"roots"`
 	}
 	if err := json.Unmarshal(raw, &res); err != nil {
 		return nil, fmt.Errorf("handlers: roots result: %w", err)

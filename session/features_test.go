@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcprt/mcprt/handlers"
+	"github.com/mcprt/mcprt/handlers/mcp"
 	"github.com/mcprt/mcprt/runtime"
 	"github.com/mcprt/mcprt/session"
 	"github.com/mcprt/mcprt/supervisor"
@@ -472,7 +473,7 @@ func TestAskModernRounds(t *testing.T) {
 			return nil, err
 		}
 		var e handlers.ElicitResult
-		var r struct{ Roots []handlers.Root }
+		var r struct{ Roots []mcp.Root }
 		_ = json.Unmarshal(answers["user_name"], &e)
 		_ = json.Unmarshal(answers["client_roots"], &r)
 		return handlers.TextResult(fmt.Sprint(e.Content["name"], " ", r.Roots[0].URI)), nil

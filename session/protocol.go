@@ -18,7 +18,8 @@ const (
 	metaClientInfo         = mcp.MetaClientInfo
 	metaLogLevel           = mcp.MetaLogLevel
 	metaServerInfo         = mcp.MetaServerInfo
-	metaSubscriptionID     = mcp.MetaSubscriptionID
+	// The one key only the server reads: it stays here.
+	metaSubscriptionID = "io.modelcontextprotocol/subscriptionId"
 )
 
 var logLevels = mcp.LogLevels

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/mcprt/mcprt/handlers"
+	"github.com/mcprt/mcprt/handlers/mcp"
 )
 
 // The tools and the prompt of the suite's 2026-07-28 scenarios
@@ -60,7 +61,7 @@ func sampled(raw json.RawMessage) string {
 
 // rootURIs lists the URIs of a roots/list result.
 func rootURIs(raw json.RawMessage) string {
-	var r struct{ Roots []handlers.Root }
+	var r struct{ Roots []mcp.Root }
 	_ = json.Unmarshal(raw, &r)
 	uris := make([]string, len(r.Roots))
 	for i, root := range r.Roots {

@@ -2,24 +2,23 @@ package mcp
 
 import "slices"
 
-// MetaPrefix is the prefix of the _meta keys (and extension ids) the
+// metaPrefix is the prefix of the _meta keys (and extension ids) the
 // protocol reserves.
-const MetaPrefix = "io.modelcontextprotocol/"
+const metaPrefix = "io.modelcontextprotocol/"
 
 // _meta keys of 2026-07-28 (MetaRelatedTask is 2025-11-25's too).
 const (
-	MetaProtocolVersion    = MetaPrefix + "protocolVersion"
-	MetaClientCapabilities = MetaPrefix + "clientCapabilities"
-	MetaClientInfo         = MetaPrefix + "clientInfo"
-	MetaLogLevel           = MetaPrefix + "logLevel"
-	MetaServerInfo         = MetaPrefix + "serverInfo"
-	MetaSubscriptionID     = MetaPrefix + "subscriptionId"
-	MetaRelatedTask        = MetaPrefix + "related-task"
+	MetaProtocolVersion    = metaPrefix + "protocolVersion"
+	MetaClientCapabilities = metaPrefix + "clientCapabilities"
+	MetaClientInfo         = metaPrefix + "clientInfo"
+	MetaLogLevel           = metaPrefix + "logLevel"
+	MetaServerInfo         = metaPrefix + "serverInfo"
+	MetaRelatedTask        = metaPrefix + "related-task"
 )
 
 // TasksExtension is the id of the 2026-07-28 tasks extension, which a
 // server and a client each declare to run tool calls as tasks.
-const TasksExtension = MetaPrefix + "tasks"
+const TasksExtension = metaPrefix + "tasks"
 
 // LogLevels are the levels of notifications/message, lowest first (RFC
 // 5424's, as MCP names them).
