@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/mcprt/mcprt/handlers/jsonrpc"
+	"github.com/mcprt/mcprt/handlers/mcp"
 )
 
 // accessServer offers one item of each kind open to all, and one of each
@@ -21,8 +22,8 @@ func accessServer() *Server {
 	}
 	s.AddPrompt(Prompt{Name: "hello"}, prompt)
 	s.AddPrompt(Prompt{Name: "runbook", Access: ops, Arguments: []PromptArgument{{Name: "a", Complete: CompleteFrom("x")}}}, prompt)
-	read := func(_ context.Context, _ *Request, uri string, _ map[string]string) ([]ResourceContents, error) {
-		return []ResourceContents{{URI: uri, Text: "x"}}, nil
+	read := func(_ context.Context, _ *Request, uri string, _ map[string]string) ([]mcp.ResourceContents, error) {
+		return []mcp.ResourceContents{{URI: uri, Text: "x"}}, nil
 	}
 	s.AddResource(Resource{URI: "file:///readme", Name: "readme"}, read)
 	s.AddResource(Resource{URI: "file:///secrets", Name: "secrets", Access: ops}, read)

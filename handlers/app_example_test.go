@@ -12,6 +12,7 @@ import (
 	"github.com/anthdm/hollywood/actor"
 
 	"github.com/mcprt/mcprt/handlers"
+	"github.com/mcprt/mcprt/handlers/mcp"
 	mcprt "github.com/mcprt/mcprt/runtime"
 )
 
@@ -41,8 +42,8 @@ func Example_mcpApp() {
 	})
 	srv.AddResource(handlers.Resource{
 		URI: "ui://weather/forecast.html", Name: "forecast-view", MimeType: "text/html;profile=mcp-app",
-	}, func(context.Context, *handlers.Request, string, map[string]string) ([]handlers.ResourceContents, error) {
-		return []handlers.ResourceContents{{
+	}, func(context.Context, *handlers.Request, string, map[string]string) ([]mcp.ResourceContents, error) {
+		return []mcp.ResourceContents{{
 			Text: `<!doctype html><div id="chart"></div><script src="https://cdn.example.com/chart.js"></script>`,
 			Meta: json.RawMessage(`{"ui":{"csp":{"resourceDomains":["https://cdn.example.com"]},"prefersBorder":true}}`),
 		}}, nil

@@ -12,23 +12,19 @@ import (
 // maxCompletionValues is the specification's limit on values per answer.
 const maxCompletionValues = 100
 
-// Completion is an answer to completion/complete (the vocabulary's, which
-// a client reads with the same type).
-type Completion = mcp.Completion
-
 // CompletionHandler suggests values for one prompt argument or template
 // variable. value is what the user has typed so far. args holds the values
 // already chosen for the other arguments or variables (the request's
 // context.arguments, sent by clients from 2025-06-18 on; empty before).
 // A *jsonrpc.Error is sent as that protocol error; any other error becomes
 // an internal error (-32603).
-type CompletionHandler func(ctx context.Context, req *Request, value string, args map[string]string) (Completion, error)
+type CompletionHandler func(ctx context.Context, req *Request, value string, args map[string]string) (mcp.Completion, error)
 
 // CompleteFrom returns a CompletionHandler that suggests the options that
 // start with what was typed, ignoring case, in the order given.
 func CompleteFrom(options ...string) CompletionHandler {
-	return func(_ context.Context, _ *Request, value string, _ map[string]string) (Completion, error) {
-		var c Completion
+	return func(_ context.Context, _ *Request, value string, _ map[string]string) (mcp.Completion, error) {
+		var c mcp.Completion
 		prefix := strings.ToLower(value)
 		for _, o := range options {
 			if strings.HasPrefix(strings.ToLower(o), prefix) {
@@ -90,7 +86,7 @@ func (s *Server) complete(ctx context.Context, req *Request) (any, error) {
 			// that the URI exists.
 			if static && r.Access.Allows(req.Caller) {
 				// A fixed URI has nothing to complete.
-				return completeResult(Completion{}), nil
+				return completeResult(mcp.Completion{}), nil
 			}
 			return nil, invalidParams(fmt.Sprintf("unknown resource template %q", p.Ref.URI))
 		}
@@ -105,7 +101,7 @@ func (s *Server) complete(ctx context.Context, req *Request) (any, error) {
 	}
 	s.mu.RUnlock()
 	if h == nil {
-		return completeResult(Completion{}), nil
+		return completeResult(mcp.Completion{}), nil
 	}
 	args := p.Context.Arguments
 	if args == nil || !since(req, mcp.Version20250618) {
@@ -118,7 +114,7 @@ func (s *Server) complete(ctx context.Context, req *Request) (any, error) {
 	return completeResult(c), nil
 }
 
-func completeResult(c Completion) any {
+func completeResult(c mcp.Completion) any {
 	if n := len(c.Values); n > maxCompletionValues {
 		c.Values = c.Values[:maxCompletionValues]
 		c.HasMore = true
@@ -128,6 +124,6 @@ func completeResult(c Completion) any {
 		c.Values = []string{}
 	}
 	return struct {
-		Completion Completion `json:"completion"`
+		Completion mcp.Completion `json:"completion"`
 	}{c}
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/mcprt/mcprt/handlers/jsonrpc"
+	"github.com/mcprt/mcprt/handlers/mcp"
 )
 
 func completionServer() *Server {
@@ -15,15 +16,15 @@ func completionServer() *Server {
 	s.AddPrompt(Prompt{Name: "review", Arguments: []PromptArgument{
 		{Name: "code", Required: true},
 		{Name: "language", Complete: CompleteFrom("Go", "Python", "go-template", "Pascal")},
-		{Name: "many", Complete: func(_ context.Context, _ *Request, value string, _ map[string]string) (Completion, error) {
-			var c Completion
+		{Name: "many", Complete: func(_ context.Context, _ *Request, value string, _ map[string]string) (mcp.Completion, error) {
+			var c mcp.Completion
 			for i := range 250 {
 				c.Values = append(c.Values, fmt.Sprintf("%s%03d", value, i))
 			}
 			return c, nil
 		}},
-		{Name: "failing", Complete: func(context.Context, *Request, string, map[string]string) (Completion, error) {
-			return Completion{}, errors.New("index unavailable")
+		{Name: "failing", Complete: func(context.Context, *Request, string, map[string]string) (mcp.Completion, error) {
+			return mcp.Completion{}, errors.New("index unavailable")
 		}},
 	}}, noPrompt)
 	s.AddResourceTemplate(ResourceTemplate{
@@ -31,9 +32,9 @@ func completionServer() *Server {
 		Name:        "repo",
 		Complete: map[string]CompletionHandler{
 			// Suggests the owner's repositories: needs context.arguments.
-			"name": func(_ context.Context, _ *Request, value string, args map[string]string) (Completion, error) {
+			"name": func(_ context.Context, _ *Request, value string, args map[string]string) (mcp.Completion, error) {
 				repos := map[string][]string{"golang": {"go", "tools", "text"}, "anthdm": {"hollywood"}}[args["owner"]]
-				c := Completion{Values: []string{}, Total: len(repos)}
+				c := mcp.Completion{Values: []string{}, Total: len(repos)}
 				for _, r := range repos {
 					if strings.HasPrefix(r, value) {
 						c.Values = append(c.Values, r)

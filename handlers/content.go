@@ -77,7 +77,7 @@ type Content struct {
 	// Link is the resource a resource_link block points to.
 	Link *Resource
 	// Resource is the content of an embedded resource block.
-	Resource *ResourceContents
+	Resource *mcp.ResourceContents
 	// Annotations of the block (for resource_link, set Link.Annotations).
 	Annotations *Annotations
 	// Meta is the block's _meta (2025-06-18 on), a JSON object sent as it
@@ -116,7 +116,7 @@ func AudioContent(data []byte, mimeType string) Content {
 func ResourceLink(r Resource) Content { return Content{Type: "resource_link", Link: &r} }
 
 // EmbeddedResource returns a block that includes a resource's content.
-func EmbeddedResource(c ResourceContents) Content { return Content{Type: "resource", Resource: &c} }
+func EmbeddedResource(c mcp.ResourceContents) Content { return Content{Type: "resource", Resource: &c} }
 
 // MarshalJSON writes the block in the shape its type requires.
 func (c Content) MarshalJSON() ([]byte, error) {
@@ -152,10 +152,10 @@ func (c Content) MarshalJSON() ([]byte, error) {
 			return nil, fmt.Errorf("handlers: resource content without Resource")
 		}
 		return json.Marshal(struct {
-			Type        string            `json:"type"`
-			Resource    *ResourceContents `json:"resource"`
-			Annotations *Annotations      `json:"annotations,omitempty"`
-			Meta        json.RawMessage   `json:"_meta,omitempty"`
+			Type        string                `json:"type"`
+			Resource    *mcp.ResourceContents `json:"resource"`
+			Annotations *Annotations          `json:"annotations,omitempty"`
+			Meta        json.RawMessage       `json:"_meta,omitempty"`
 		}{c.Type, c.Resource, c.Annotations, c.Meta})
 	}
 	return nil, fmt.Errorf("handlers: unknown content type %q", c.Type)
@@ -165,13 +165,13 @@ func (c Content) MarshalJSON() ([]byte, error) {
 // sampling result.
 func (c *Content) UnmarshalJSON(b []byte) error {
 	var w struct {
-		Type        *string           `json:"type"`
-		Text        string            `json:"text"`
-		Data        []byte            `json:"data"`
-		MimeType    string            `json:"mimeType"`
-		Resource    *ResourceContents `json:"resource"`
-		Annotations *Annotations      `json:"annotations"`
-		Meta        json.RawMessage   `json:"_meta"`
+		Type        *string               `json:"type"`
+		Text        string                `json:"text"`
+		Data        []byte                `json:"data"`
+		MimeType    string                `json:"mimeType"`
+		Resource    *mcp.ResourceContents `json:"resource"`
+		Annotations *Annotations          `json:"annotations"`
+		Meta        json.RawMessage       `json:"_meta"`
 	}
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err

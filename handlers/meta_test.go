@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/mcprt/mcprt/handlers/mcp"
 )
 
 // TestMetaPerEra: every item and result that the specification gives a
@@ -24,7 +26,7 @@ func TestMetaPerEra(t *testing.T) {
 			text := TextContent("hi")
 			text.Meta = json.RawMessage(itemMeta)
 			return &CallToolResult{
-				Content: []Content{text, EmbeddedResource(ResourceContents{URI: "ui://app/x", Text: "x", Meta: json.RawMessage(appMeta)})},
+				Content: []Content{text, EmbeddedResource(mcp.ResourceContents{URI: "ui://app/x", Text: "x", Meta: json.RawMessage(appMeta)})},
 				Meta:    json.RawMessage(itemMeta),
 			}, nil
 		})
@@ -32,13 +34,13 @@ func TestMetaPerEra(t *testing.T) {
 		return &CallToolResult{Content: []Content{TextContent("p")}, Meta: json.RawMessage(itemMeta)}, nil
 	})
 	s.AddResource(Resource{URI: "ui://app/main.html", Name: "main", MimeType: "text/html;profile=mcp-app", Meta: json.RawMessage(appMeta)},
-		func(_ context.Context, req *Request, _ string, _ map[string]string) ([]ResourceContents, error) {
+		func(_ context.Context, req *Request, _ string, _ map[string]string) ([]mcp.ResourceContents, error) {
 			req.SetResultMeta(json.RawMessage(itemMeta))
-			return []ResourceContents{{Text: "<html></html>", Meta: json.RawMessage(appMeta)}}, nil
+			return []mcp.ResourceContents{{Text: "<html></html>", Meta: json.RawMessage(appMeta)}}, nil
 		})
 	s.AddResourceTemplate(ResourceTemplate{URITemplate: "ui://app/{page}", Name: "pages", Meta: json.RawMessage(itemMeta)},
-		func(context.Context, *Request, string, map[string]string) ([]ResourceContents, error) {
-			return []ResourceContents{{Text: "page"}}, nil
+		func(context.Context, *Request, string, map[string]string) ([]mcp.ResourceContents, error) {
+			return []mcp.ResourceContents{{Text: "page"}}, nil
 		})
 	s.AddPrompt(Prompt{Name: "p", Meta: json.RawMessage(itemMeta)}, func(context.Context, *Request, map[string]string) (*GetPromptResult, error) {
 		return &GetPromptResult{Messages: []PromptMessage{{Role: "user", Content: TextContent("m")}}, Meta: json.RawMessage(itemMeta)}, nil
@@ -76,7 +78,7 @@ func TestMetaPerEra(t *testing.T) {
 // refused at registration, as a bad schema is; null is none.
 func TestMetaMustBeObject(t *testing.T) {
 	s := NewServer(Implementation{Name: "t", Version: "1"}, "")
-	read := func(context.Context, *Request, string, map[string]string) ([]ResourceContents, error) {
+	read := func(context.Context, *Request, string, map[string]string) ([]mcp.ResourceContents, error) {
 		return nil, nil
 	}
 	get := func(context.Context, *Request, map[string]string) (*GetPromptResult, error) { return nil, nil }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/mcprt/mcprt/handlers/jsonrpc"
+	"github.com/mcprt/mcprt/handlers/mcp"
 )
 
 // listNames reads one page of a list method: the "name" of each item and
@@ -44,7 +45,7 @@ func listNames(t *testing.T, s *Server, method, key, cursor string) ([]string, s
 	return names, next
 }
 
-func noContents(context.Context, *Request, string, map[string]string) ([]ResourceContents, error) {
+func noContents(context.Context, *Request, string, map[string]string) ([]mcp.ResourceContents, error) {
 	return nil, nil
 }
 

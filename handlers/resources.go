@@ -75,17 +75,13 @@ func (t ResourceTemplate) forVersion(req *Request) ResourceTemplate {
 	return t
 }
 
-// ResourceContents is the content of a resource (the vocabulary's, which a
-// client reads with the same type).
-type ResourceContents = mcp.ResourceContents
-
 // ResourceHandler reads a resource. uri is the URI the client asked for;
 // vars holds the values of the template's variables (empty for a resource
 // with a fixed URI). Returning ErrResourceNotFound (or an error wrapping it),
 // or no contents at all, tells the client there is no such resource; a
 // *jsonrpc.Error is sent as that protocol error; any other error becomes an
 // internal error (-32603) whose text is logged, not sent.
-type ResourceHandler func(ctx context.Context, req *Request, uri string, vars map[string]string) ([]ResourceContents, error)
+type ResourceHandler func(ctx context.Context, req *Request, uri string, vars map[string]string) ([]mcp.ResourceContents, error)
 
 // ErrResourceNotFound is what a ResourceHandler returns for a URI that
 // matches its template but names nothing.
@@ -258,7 +254,7 @@ func (s *Server) readResource(ctx context.Context, req *Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]ResourceContents, len(contents))
+	out := make([]mcp.ResourceContents, len(contents))
 	for i, c := range contents {
 		if c.URI == "" {
 			c.URI = uri
@@ -272,7 +268,7 @@ func (s *Server) readResource(ctx context.Context, req *Request) (any, error) {
 		out[i] = c
 	}
 	return struct {
-		Contents []ResourceContents `json:"contents"`
-		Meta     json.RawMessage    `json:"_meta,omitempty"`
+		Contents []mcp.ResourceContents `json:"contents"`
+		Meta     json.RawMessage        `json:"_meta,omitempty"`
 	}{out, req.resultMeta()}, nil
 }

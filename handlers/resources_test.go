@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/mcprt/mcprt/handlers/jsonrpc"
+	"github.com/mcprt/mcprt/handlers/mcp"
 )
 
 func resourceServer() *Server {
@@ -16,32 +17,32 @@ func resourceServer() *Server {
 		URI: "file:///readme.md", Name: "readme", Title: "Read me", Description: "Docs.", MimeType: "text/markdown",
 		Annotations: &Annotations{Audience: []string{"user"}, Priority: &prio, LastModified: "2026-01-01T00:00:00Z"},
 		Size:        6, Icons: []Icon{{Src: "data:,r"}},
-	}, func(context.Context, *Request, string, map[string]string) ([]ResourceContents, error) {
-		return []ResourceContents{{Text: "# Hi\n"}}, nil
+	}, func(context.Context, *Request, string, map[string]string) ([]mcp.ResourceContents, error) {
+		return []mcp.ResourceContents{{Text: "# Hi\n"}}, nil
 	})
 	s.AddResource(Resource{URI: "file:///logo.png", Name: "logo", MimeType: "image/png"},
-		func(context.Context, *Request, string, map[string]string) ([]ResourceContents, error) {
-			return []ResourceContents{{Blob: []byte{0x89, 'P', 'N', 'G'}}, {URI: "file:///logo.txt", MimeType: "text/plain", Text: "a logo"}}, nil
+		func(context.Context, *Request, string, map[string]string) ([]mcp.ResourceContents, error) {
+			return []mcp.ResourceContents{{Blob: []byte{0x89, 'P', 'N', 'G'}}, {URI: "file:///logo.txt", MimeType: "text/plain", Text: "a logo"}}, nil
 		})
-	s.AddResource(Resource{URI: "file:///gone", Name: "gone"}, func(context.Context, *Request, string, map[string]string) ([]ResourceContents, error) {
+	s.AddResource(Resource{URI: "file:///gone", Name: "gone"}, func(context.Context, *Request, string, map[string]string) ([]mcp.ResourceContents, error) {
 		return nil, fmt.Errorf("deleted meanwhile: %w", ErrResourceNotFound)
 	})
 	s.AddResource(Resource{URI: "file:///empty", Name: "empty"}, noContents)
-	s.AddResource(Resource{URI: "file:///broken", Name: "broken"}, func(context.Context, *Request, string, map[string]string) ([]ResourceContents, error) {
+	s.AddResource(Resource{URI: "file:///broken", Name: "broken"}, func(context.Context, *Request, string, map[string]string) ([]mcp.ResourceContents, error) {
 		return nil, errors.New("disk on fire")
 	})
 	s.AddResourceTemplate(ResourceTemplate{
 		URITemplate: "users://{id}/profile{?fields}", Name: "profile", Title: "Profile", MimeType: "application/json",
 		Annotations: &Annotations{LastModified: "2026-01-01T00:00:00Z"},
-	}, func(_ context.Context, _ *Request, uri string, vars map[string]string) ([]ResourceContents, error) {
+	}, func(_ context.Context, _ *Request, uri string, vars map[string]string) ([]mcp.ResourceContents, error) {
 		if vars["id"] == "nobody" {
 			return nil, ErrResourceNotFound
 		}
-		return []ResourceContents{{Text: fmt.Sprintf(`{"id":%q,"fields":%q}`, vars["id"], vars["fields"])}}, nil
+		return []mcp.ResourceContents{{Text: fmt.Sprintf(`{"id":%q,"fields":%q}`, vars["id"], vars["fields"])}}, nil
 	})
 	// Registered later: the first matching template wins.
-	s.AddResourceTemplate(ResourceTemplate{URITemplate: "users://{id}/{rest}", Name: "other"}, func(context.Context, *Request, string, map[string]string) ([]ResourceContents, error) {
-		return []ResourceContents{{Text: "other"}}, nil
+	s.AddResourceTemplate(ResourceTemplate{URITemplate: "users://{id}/{rest}", Name: "other"}, func(context.Context, *Request, string, map[string]string) ([]mcp.ResourceContents, error) {
+		return []mcp.ResourceContents{{Text: "other"}}, nil
 	})
 	return s
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcprt/mcprt/handlers/jsonrpc"
+	"github.com/mcprt/mcprt/handlers/mcp"
 )
 
 // eras are the revisions a server answers in, oldest first.
@@ -153,14 +154,14 @@ func TestCapabilitiesFollowRegistrations(t *testing.T) {
 		t.Error("resources/list offered without resources")
 	}
 	s.AddPrompt(Prompt{Name: "p"}, func(context.Context, *Request, map[string]string) (*GetPromptResult, error) { return nil, nil })
-	s.AddResource(Resource{URI: "x:a", Name: "a"}, func(context.Context, *Request, string, map[string]string) ([]ResourceContents, error) {
+	s.AddResource(Resource{URI: "x:a", Name: "a"}, func(context.Context, *Request, string, map[string]string) ([]mcp.ResourceContents, error) {
 		return nil, nil
 	})
 	if got := caps(); got != `{"prompts":{"listChanged":true},"resources":{"listChanged":true,"subscribe":true},"tools":{"listChanged":true}}` {
 		t.Fatalf("without completions: %s", got)
 	}
 	s.AddResourceTemplate(ResourceTemplate{URITemplate: "x:{v}", Name: "v", Complete: map[string]CompletionHandler{"v": CompleteFrom("a")}},
-		func(context.Context, *Request, string, map[string]string) ([]ResourceContents, error) {
+		func(context.Context, *Request, string, map[string]string) ([]mcp.ResourceContents, error) {
 			return nil, nil
 		})
 	if got := caps(); got != `{"completions":{},"prompts":{"listChanged":true},"resources":{"listChanged":true,"subscribe":true},"tools":{"listChanged":true}}` {
@@ -179,7 +180,7 @@ func TestMethodsCacheable(t *testing.T) {
 	s.AddTool(Tool{Name: "a"}, textTool("a"))
 	s.AddPrompt(Prompt{Name: "p", Arguments: []PromptArgument{{Name: "x", Complete: CompleteFrom("y")}}},
 		func(context.Context, *Request, map[string]string) (*GetPromptResult, error) { return nil, nil })
-	s.AddResource(Resource{URI: "x:a", Name: "a"}, func(context.Context, *Request, string, map[string]string) ([]ResourceContents, error) {
+	s.AddResource(Resource{URI: "x:a", Name: "a"}, func(context.Context, *Request, string, map[string]string) ([]mcp.ResourceContents, error) {
 		return nil, nil
 	})
 	want := map[string]bool{

@@ -174,7 +174,7 @@ func TestContentPerEra(t *testing.T) {
 			ImageContent([]byte{1, 2, 3}, "image/png"),
 			AudioContent([]byte("RIFF"), "audio/wav"),
 			ResourceLink(Resource{URI: "file:///a.txt", Name: "a", Title: "A", MimeType: "text/plain", Icons: []Icon{{Src: "data:,i"}}}),
-			EmbeddedResource(ResourceContents{URI: "file:///b.bin", Blob: []byte{0xff}}),
+			EmbeddedResource(mcp.ResourceContents{URI: "file:///b.bin", Blob: []byte{0xff}}),
 		}}, nil
 	})
 	const (
@@ -206,7 +206,7 @@ func TestContentMarshal(t *testing.T) {
 	}{
 		{TextContent(""), `{"type":"text","text":""}`},
 		{ImageContent(nil, "image/gif"), `{"type":"image","data":"","mimeType":"image/gif"}`},
-		{EmbeddedResource(ResourceContents{URI: "x:a", MimeType: "text/plain"}), `{"type":"resource","resource":{"uri":"x:a","mimeType":"text/plain","text":""}}`},
+		{EmbeddedResource(mcp.ResourceContents{URI: "x:a", MimeType: "text/plain"}), `{"type":"resource","resource":{"uri":"x:a","mimeType":"text/plain","text":""}}`},
 	} {
 		raw, err := json.Marshal(c.c)
 		if err != nil || string(raw) != c.want {
@@ -227,8 +227,8 @@ func TestContentRoundTrip(t *testing.T) {
 		ImageContent([]byte{1, 2}, "image/png"),
 		AudioContent([]byte{}, "audio/wav"),
 		ResourceLink(Resource{URI: "x:a", Name: "a", MimeType: "text/plain", Annotations: &Annotations{LastModified: "2026-01-01T00:00:00Z"}}),
-		EmbeddedResource(ResourceContents{URI: "x:b", Blob: []byte{}}),
-		EmbeddedResource(ResourceContents{URI: "x:c", MimeType: "text/plain", Text: "c"}),
+		EmbeddedResource(mcp.ResourceContents{URI: "x:b", Blob: []byte{}}),
+		EmbeddedResource(mcp.ResourceContents{URI: "x:c", MimeType: "text/plain", Text: "c"}),
 	} {
 		raw, err := json.Marshal(c)
 		if err != nil {
@@ -387,7 +387,7 @@ func TestInputRequiredPassesThrough(t *testing.T) {
 		_, err := ask(ctx, req)
 		return nil, err
 	})
-	s.AddResource(Resource{URI: "x:r", Name: "r"}, func(ctx context.Context, req *Request, _ string, _ map[string]string) ([]ResourceContents, error) {
+	s.AddResource(Resource{URI: "x:r", Name: "r"}, func(ctx context.Context, req *Request, _ string, _ map[string]string) ([]mcp.ResourceContents, error) {
 		_, err := ask(ctx, req)
 		return nil, err
 	})

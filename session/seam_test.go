@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcprt/mcprt/handlers"
 	"github.com/mcprt/mcprt/handlers/jsonrpc"
+	"github.com/mcprt/mcprt/handlers/mcp"
 	"github.com/mcprt/mcprt/session"
 	"github.com/mcprt/mcprt/stdio"
 	"github.com/mcprt/mcprt/supervisor"
@@ -335,8 +336,8 @@ func TestSeamRequestStateBoundToCaller(t *testing.T) {
 func TestSeamSubscriptionNeedsAccess(t *testing.T) {
 	srv, subs := subscriptionServer()
 	srv.AddResource(handlers.Resource{URI: "test://secret", Name: "secret", Access: &handlers.Access{Scopes: []string{"admin"}}},
-		func(context.Context, *handlers.Request, string, map[string]string) ([]handlers.ResourceContents, error) {
-			return []handlers.ResourceContents{{URI: "test://secret", Text: "s"}}, nil
+		func(context.Context, *handlers.Request, string, map[string]string) ([]mcp.ResourceContents, error) {
+			return []mcp.ResourceContents{{URI: "test://secret", Text: "s"}}, nil
 		})
 	p := startPipe(t, srv)
 	as := func(scopes ...string) context.Context {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/mcprt/mcprt/handlers"
+	"github.com/mcprt/mcprt/handlers/mcp"
 	"github.com/mcprt/mcprt/runtime"
 )
 
@@ -43,8 +44,8 @@ func (s *subscriptions) take() []string {
 
 func subscriptionServer() (*handlers.Server, *subscriptions) {
 	srv := testServer()
-	srv.AddResource(handlers.Resource{URI: "test://a", Name: "a"}, func(context.Context, *handlers.Request, string, map[string]string) ([]handlers.ResourceContents, error) {
-		return []handlers.ResourceContents{{URI: "test://a", Text: "a"}}, nil
+	srv.AddResource(handlers.Resource{URI: "test://a", Name: "a"}, func(context.Context, *handlers.Request, string, map[string]string) ([]mcp.ResourceContents, error) {
+		return []mcp.ResourceContents{{URI: "test://a", Text: "a"}}, nil
 	})
 	subs := &subscriptions{}
 	srv.OnSubscription(subs.hook)
@@ -146,8 +147,8 @@ func TestRootsListChangedHook(t *testing.T) {
 func TestSubscriptionNeedsAccessLegacy(t *testing.T) {
 	srv, subs := subscriptionServer()
 	srv.AddResource(handlers.Resource{URI: "test://secret", Name: "secret", Access: &handlers.Access{Scopes: []string{"admin"}}},
-		func(context.Context, *handlers.Request, string, map[string]string) ([]handlers.ResourceContents, error) {
-			return []handlers.ResourceContents{{URI: "test://secret", Text: "s"}}, nil
+		func(context.Context, *handlers.Request, string, map[string]string) ([]mcp.ResourceContents, error) {
+			return []mcp.ResourceContents{{URI: "test://secret", Text: "s"}}, nil
 		})
 	c := startClientWith(t, srv, runtime.Options{})
 	c.send(initLegacy)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcprt/mcprt/handlers"
+	"github.com/mcprt/mcprt/handlers/mcp"
 	"github.com/mcprt/mcprt/handlers/skills"
 )
 
@@ -137,7 +138,7 @@ func addConformanceTools(s *handlers.Server, w *watched) {
 	// tools-call-embedded-resource
 	s.AddTool(handlers.Tool{Name: "test_embedded_resource", Description: "Returns one embedded text resource (scenario tools-call-embedded-resource)."},
 		func(context.Context, *handlers.Request, json.RawMessage) (*handlers.CallToolResult, error) {
-			return confResult(handlers.EmbeddedResource(handlers.ResourceContents{
+			return confResult(handlers.EmbeddedResource(mcp.ResourceContents{
 				URI: "test://embedded-resource", MimeType: "text/plain", Text: confEmbeddedText,
 			})), nil
 		})
@@ -147,7 +148,7 @@ func addConformanceTools(s *handlers.Server, w *watched) {
 			return confResult(
 				handlers.TextContent("Multiple content types test:"),
 				handlers.ImageContent(pixelPNG, "image/png"),
-				handlers.EmbeddedResource(handlers.ResourceContents{
+				handlers.EmbeddedResource(mcp.ResourceContents{
 					URI: "test://mixed-content-resource", MimeType: "application/json", Text: `{"test":"data","value":123}`,
 				}),
 			), nil
@@ -314,31 +315,31 @@ func addConformanceResources(s *handlers.Server, w *watched) {
 	s.AddResource(handlers.Resource{
 		URI: "test://static-text", Name: "static-text", Title: "Static Text Resource",
 		Description: "A static text resource (scenario resources-read-text).", MimeType: "text/plain",
-	}, func(context.Context, *handlers.Request, string, map[string]string) ([]handlers.ResourceContents, error) {
-		return []handlers.ResourceContents{{Text: confStaticText}}, nil
+	}, func(context.Context, *handlers.Request, string, map[string]string) ([]mcp.ResourceContents, error) {
+		return []mcp.ResourceContents{{Text: confStaticText}}, nil
 	})
 	// resources-read-binary
 	s.AddResource(handlers.Resource{
 		URI: "test://static-binary", Name: "static-binary", Title: "Static Binary Resource",
 		Description: "A static binary resource, a PNG image (scenario resources-read-binary).", MimeType: "image/png",
 		Size: int64(len(pixelPNG)),
-	}, func(context.Context, *handlers.Request, string, map[string]string) ([]handlers.ResourceContents, error) {
-		return []handlers.ResourceContents{{Blob: pixelPNG}}, nil
+	}, func(context.Context, *handlers.Request, string, map[string]string) ([]mcp.ResourceContents, error) {
+		return []mcp.ResourceContents{{Blob: pixelPNG}}, nil
 	})
 	// resources-subscribe, resources-unsubscribe
 	s.AddResource(handlers.Resource{
 		URI: confWatchedURI, Name: "watched-resource", Title: "Watched Resource",
 		Description: "A resource to subscribe to (scenarios resources-subscribe and resources-unsubscribe); test_update_watched_resource changes it.",
 		MimeType:    "text/plain",
-	}, func(context.Context, *handlers.Request, string, map[string]string) ([]handlers.ResourceContents, error) {
-		return []handlers.ResourceContents{{Text: w.content()}}, nil
+	}, func(context.Context, *handlers.Request, string, map[string]string) ([]mcp.ResourceContents, error) {
+		return []mcp.ResourceContents{{Text: w.content()}}, nil
 	})
 	// resources-templates-read
 	s.AddResourceTemplate(handlers.ResourceTemplate{
 		URITemplate: "test://template/{id}/data", Name: "template", Title: "Resource Template",
 		Description: "JSON data for id (scenario resources-templates-read).", MimeType: "application/json",
 		Complete: map[string]handlers.CompletionHandler{"id": handlers.CompleteFrom("123", "456", "789")},
-	}, func(_ context.Context, _ *handlers.Request, _ string, vars map[string]string) ([]handlers.ResourceContents, error) {
+	}, func(_ context.Context, _ *handlers.Request, _ string, vars map[string]string) ([]mcp.ResourceContents, error) {
 		b, err := json.Marshal(struct {
 			ID           string `json:"id"`
 			TemplateTest bool   `json:"templateTest"`
@@ -347,7 +348,7 @@ func addConformanceResources(s *handlers.Server, w *watched) {
 		if err != nil {
 			return nil, err
 		}
-		return []handlers.ResourceContents{{Text: string(b)}}, nil
+		return []mcp.ResourceContents{{Text: string(b)}}, nil
 	})
 }
 
@@ -372,7 +373,7 @@ func addConformancePrompts(s *handlers.Server) {
 		Arguments:   []handlers.PromptArgument{{Name: "resourceUri", Description: "URI of the resource to embed", Required: true}},
 	}, func(_ context.Context, _ *handlers.Request, args map[string]string) (*handlers.GetPromptResult, error) {
 		return &handlers.GetPromptResult{Messages: []handlers.PromptMessage{
-			{Role: "user", Content: handlers.EmbeddedResource(handlers.ResourceContents{URI: args["resourceUri"], MimeType: "text/plain", Text: confPromptResource})},
+			{Role: "user", Content: handlers.EmbeddedResource(mcp.ResourceContents{URI: args["resourceUri"], MimeType: "text/plain", Text: confPromptResource})},
 			{Role: "user", Content: handlers.TextContent("Please process the embedded resource above.")},
 		}}, nil
 	})

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcprt/mcprt/handlers"
+	"github.com/mcprt/mcprt/handlers/mcp"
 )
 
 // referenceServer is the server `mcprt serve` runs: the tools the benchmark
@@ -179,12 +180,12 @@ func addFeatures(s *handlers.Server) {
 		Title:       "About the reference server",
 		Description: "What this server offers, in Markdown.",
 		MimeType:    "text/markdown",
-	}, func(context.Context, *handlers.Request, string, map[string]string) ([]handlers.ResourceContents, error) {
+	}, func(context.Context, *handlers.Request, string, map[string]string) ([]mcp.ResourceContents, error) {
 		o, err := offersOf(s)
 		if err != nil {
 			return nil, err
 		}
-		return []handlers.ResourceContents{{Text: readmeIntro + o.markdown()}}, nil
+		return []mcp.ResourceContents{{Text: readmeIntro + o.markdown()}}, nil
 	})
 	s.AddResource(handlers.Resource{
 		URI:         "mcprt://reference/pixel.png",
@@ -192,8 +193,8 @@ func addFeatures(s *handlers.Server) {
 		Description: "A 2x2 PNG image: binary content, sent base64-encoded.",
 		MimeType:    "image/png",
 		Size:        int64(len(pixelPNG)),
-	}, func(context.Context, *handlers.Request, string, map[string]string) ([]handlers.ResourceContents, error) {
-		return []handlers.ResourceContents{{Blob: pixelPNG}}, nil
+	}, func(context.Context, *handlers.Request, string, map[string]string) ([]mcp.ResourceContents, error) {
+		return []mcp.ResourceContents{{Blob: pixelPNG}}, nil
 	})
 	s.AddResourceTemplate(handlers.ResourceTemplate{
 		URITemplate: "mcprt://reference/greeting/{name}",
@@ -201,8 +202,8 @@ func addFeatures(s *handlers.Server) {
 		Description: "A greeting for name.",
 		MimeType:    "text/plain",
 		Complete:    map[string]handlers.CompletionHandler{"name": handlers.CompleteFrom(greetees...)},
-	}, func(_ context.Context, _ *handlers.Request, _ string, vars map[string]string) ([]handlers.ResourceContents, error) {
-		return []handlers.ResourceContents{{Text: "Hello, " + vars["name"] + "!"}}, nil
+	}, func(_ context.Context, _ *handlers.Request, _ string, vars map[string]string) ([]mcp.ResourceContents, error) {
+		return []mcp.ResourceContents{{Text: "Hello, " + vars["name"] + "!"}}, nil
 	})
 
 	s.AddPrompt(handlers.Prompt{

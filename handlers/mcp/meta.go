@@ -20,6 +20,11 @@ const (
 // server and a client each declare to run tool calls as tasks.
 const TasksExtension = metaPrefix + "tasks"
 
+// SkillsExtension is the id of the skills extension (SEP-2640): a server
+// that declares it in capabilities.extensions serves skills/list and
+// skills/get.
+const SkillsExtension = metaPrefix + "skills"
+
 // LogLevels are the levels of notifications/message, lowest first (RFC
 // 5424's, as MCP names them).
 var LogLevels = []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}

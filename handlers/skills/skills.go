@@ -38,12 +38,13 @@ import (
 
 	"github.com/mcprt/mcprt/handlers"
 	"github.com/mcprt/mcprt/handlers/jsonrpc"
+	"github.com/mcprt/mcprt/handlers/mcp"
 	"github.com/mcprt/mcprt/handlers/skillmd"
 )
 
-// Identifiers of the extension.
+// Identifiers of the extension (its own id is mcp.SkillsExtension, which
+// the client reads too).
 const (
-	ExtensionID       = "io.modelcontextprotocol/skills"
 	DirectoryMIMEType = "inode/directory"
 	// MaxFiles and MaxBytes are what a skill may hold (its SKILL.md
 	// included): hosts may decline more.
@@ -322,7 +323,7 @@ func mimeTypeOf(p string, data []byte) string {
 
 // register offers the catalog on srv.
 func (c *Catalog) register(srv *handlers.Server) {
-	srv.SetExtension(ExtensionID, json.RawMessage(`{"directoryRead":true}`))
+	srv.SetExtension(mcp.SkillsExtension, json.RawMessage(`{"directoryRead":true}`))
 	for _, e := range c.entries {
 		fm, f := c.meta[e.URI], c.files[e.URI]
 		srv.AddResource(handlers.Resource{URI: e.URI, Name: fm.Name, Description: fm.Description, MimeType: "text/markdown", Size: int64(len(f.data))},
@@ -337,15 +338,15 @@ func (c *Catalog) register(srv *handlers.Server) {
 	srv.AddMethod("resources/directory/read", c.readDirectory, true)
 }
 
-func (c *Catalog) readFile(_ context.Context, _ *handlers.Request, uri string, _ map[string]string) ([]handlers.ResourceContents, error) {
+func (c *Catalog) readFile(_ context.Context, _ *handlers.Request, uri string, _ map[string]string) ([]mcp.ResourceContents, error) {
 	f, ok := c.files[uri]
 	if !ok {
 		return nil, handlers.ErrResourceNotFound
 	}
 	if strings.HasPrefix(f.mimeType, "text/") || f.mimeType == "application/json" {
-		return []handlers.ResourceContents{{URI: uri, MimeType: f.mimeType, Text: string(f.data)}}, nil
+		return []mcp.ResourceContents{{URI: uri, MimeType: f.mimeType, Text: string(f.data)}}, nil
 	}
-	return []handlers.ResourceContents{{URI: uri, MimeType: f.mimeType, Blob: f.data}}, nil
+	return []mcp.ResourceContents{{URI: uri, MimeType: f.mimeType, Blob: f.data}}, nil
 }
 
 // cache adds a result's caching attributes, which the extension asks for

@@ -779,14 +779,14 @@ func (b *backend) promptHandler(name string) handlers.PromptHandler {
 }
 
 func (b *backend) resourceHandler() handlers.ResourceHandler {
-	return func(ctx context.Context, req *handlers.Request, uri string, _ map[string]string) ([]handlers.ResourceContents, error) {
+	return func(ctx context.Context, req *handlers.Request, uri string, _ map[string]string) ([]mcp.ResourceContents, error) {
 		var raw json.RawMessage
 		if err := b.forward(ctx, req, "resources/read", withMeta(map[string]any{"uri": uri}, req), &raw); err != nil {
 			return nil, b.rpcError(err)
 		}
 		var r struct {
-			Contents []handlers.ResourceContents `json:"contents"`
-			Meta     json.RawMessage             `json:"_meta"`
+			Contents []mcp.ResourceContents `json:"contents"`
+			Meta     json.RawMessage        `json:"_meta"`
 		}
 		if err := json.Unmarshal(raw, &r); err != nil {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("backend %q answered resources/read with a malformed result: %v", b.name, err)}
@@ -799,14 +799,14 @@ func (b *backend) resourceHandler() handlers.ResourceHandler {
 // completer forwards completion/complete for one prompt argument or
 // template variable.
 func (b *backend) completer(ref client.CompletionRef, arg string) handlers.CompletionHandler {
-	return func(ctx context.Context, req *handlers.Request, value string, args map[string]string) (handlers.Completion, error) {
+	return func(ctx context.Context, req *handlers.Request, value string, args map[string]string) (mcp.Completion, error) {
 		p := client.CompleteParams{Ref: ref, Argument: client.CompleteArgument{Name: arg, Value: value}}
 		if len(args) > 0 {
 			p.Context = &client.CompleteContext{Arguments: args}
 		}
 		var raw json.RawMessage
 		if err := b.forward(ctx, req, "completion/complete", completeParams{p, passMeta(req.Params)}, &raw); err != nil {
-			return handlers.Completion{}, b.rpcError(err)
+			return mcp.Completion{}, b.rpcError(err)
 		}
 		// The backend's answer is read into the type the gateway's own
 		// answer is: one vocabulary, nothing to convert.

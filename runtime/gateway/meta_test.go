@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/mcprt/mcprt/handlers"
+	"github.com/mcprt/mcprt/handlers/mcp"
 	mcprt "github.com/mcprt/mcprt/runtime"
 )
 
@@ -132,13 +133,13 @@ func runAppServer() int {
 			return &handlers.CallToolResult{Content: []handlers.Content{text}, Meta: json.RawMessage(appOtherMeta)}, nil
 		})
 	srv.AddResource(handlers.Resource{URI: "ui://app/main.html", Name: "main", MimeType: "text/html;profile=mcp-app", Meta: json.RawMessage(appResourceMeta), Icons: icons},
-		func(_ context.Context, req *handlers.Request, _ string, _ map[string]string) ([]handlers.ResourceContents, error) {
+		func(_ context.Context, req *handlers.Request, _ string, _ map[string]string) ([]mcp.ResourceContents, error) {
 			req.SetResultMeta(json.RawMessage(appOtherMeta))
-			return []handlers.ResourceContents{{Text: "<html></html>", Meta: json.RawMessage(appContentsMeta)}}, nil
+			return []mcp.ResourceContents{{Text: "<html></html>", Meta: json.RawMessage(appContentsMeta)}}, nil
 		})
 	srv.AddResourceTemplate(handlers.ResourceTemplate{URITemplate: "ui://app/{page}.html", Name: "pages", Meta: json.RawMessage(appOtherMeta)},
-		func(context.Context, *handlers.Request, string, map[string]string) ([]handlers.ResourceContents, error) {
-			return []handlers.ResourceContents{{Text: "page"}}, nil
+		func(context.Context, *handlers.Request, string, map[string]string) ([]mcp.ResourceContents, error) {
+			return []mcp.ResourceContents{{Text: "page"}}, nil
 		})
 	srv.AddPrompt(handlers.Prompt{Name: "p", Meta: json.RawMessage(appOtherMeta), Icons: icons},
 		func(context.Context, *handlers.Request, map[string]string) (*handlers.GetPromptResult, error) {

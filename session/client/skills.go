@@ -10,11 +10,6 @@ import (
 	"github.com/mcprt/mcprt/handlers/skillmd"
 )
 
-// SkillsExtension is the skills extension's identifier (SEP-2640): a
-// server that declares it in capabilities.extensions serves skills/list
-// and skills/get.
-const SkillsExtension = "io.modelcontextprotocol/skills"
-
 // Skill is a skill's entry, as skills/list and skills/get give it: the
 // URI of its SKILL.md, its frontmatter (as JSON, verbatim), and its files
 // with their digests and sizes, or Dynamic when the server lists none.
