@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcprt/mcprt/handlers/mcp"
 	"github.com/mcprt/mcprt/session/client"
 )
 
@@ -53,8 +54,8 @@ func TestMcprtClientDrivesSDKServer(t *testing.T) {
 func sdkServerOptions(o client.Options) client.Options {
 	o.Logger = slog.New(slog.DiscardHandler)
 	o.Timeout = hangTimeout
-	o.Roots = func(context.Context) ([]client.Root, error) {
-		return []client.Root{{URI: "file:///interop", Name: "interop"}}, nil
+	o.Roots = func(context.Context) ([]mcp.Root, error) {
+		return []mcp.Root{{URI: "file:///interop", Name: "interop"}}, nil
 	}
 	o.Elicitation = func(_ context.Context, p json.RawMessage) (any, error) {
 		if !strings.Contains(string(p), "Your name?") {
@@ -155,7 +156,7 @@ func checkSDKServer(t *testing.T, c *client.Client, version string, asks, sample
 		t.Fatalf("resources %+v %v", resources, err)
 	}
 	rr, err := c.ReadResource(ctx, "sdk://hello")
-	if err != nil || len(rr.Contents) != 1 || rr.Contents[0].Text != "hello from the SDK" || rr.Contents[0].MIMEType != "text/plain" {
+	if err != nil || len(rr.Contents) != 1 || rr.Contents[0].Text != "hello from the SDK" || rr.Contents[0].MimeType != "text/plain" {
 		t.Errorf("read: %+v %v", rr, err)
 	}
 	templates, err := c.ListResourceTemplates(ctx)
