@@ -252,3 +252,14 @@ func (o *ToolOverride) starter(ext string, s handlers.ToolStarter) handlers.Tool
 		return s(ctx, req, args, reply)
 	}
 }
+
+// unmatchedOverrides warns of overrides that name no tool the backend
+// listed: a misspelt name would otherwise leave a tool unfixed, its
+// arguments free, with nothing said.
+func (b *backend) unmatchedOverrides(tools []handlers.Tool) {
+	for _, name := range slices.Sorted(maps.Keys(b.cfg.Tools)) {
+		if !slices.ContainsFunc(tools, func(t handlers.Tool) bool { return t.Name == name }) {
+			b.g.log.Warn("gateway: an override names a tool the backend does not offer", "backend", b.name, "tool", name)
+		}
+	}
+}

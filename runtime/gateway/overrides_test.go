@@ -169,3 +169,25 @@ type caught struct {
 
 func (d *caught) Reply(res any, err error) { d.res, d.err = res, err; close(d.done) }
 func (d *caught) Fallback()                { d.err = errors.New("fell back"); close(d.done) }
+
+// A reload that changes an override puts the new one in place: the
+// backend is restarted with its entry, and the old name goes.
+func TestGatewayToolOverrideReload(t *testing.T) {
+	ref := serve("ref")
+	ref.AllowTools = []string{"echo"}
+	ref.Tools = map[string]*ToolOverride{"echo": {Name: "first"}}
+	g := start(t, ref)
+	if got := g.names("tools/list", "tools", "name"); !slices.Equal(got, []string{"ref__first"}) {
+		t.Fatalf("tools/list: %v", got)
+	}
+	next := ref
+	next.Tools = map[string]*ToolOverride{"echo": {Name: "second", Fixed: map[string]json.RawMessage{"text": json.RawMessage(`"two"`)}}}
+	ch, err := g.Reload(t.Context(), &Config{Backends: []Backend{next}})
+	if err != nil || !slices.Equal(ch.Restarted, []string{"ref"}) {
+		t.Fatalf("reload: %+v %v", ch, err)
+	}
+	waitFor(t, "ref__second", func() bool { return slices.Equal(g.names("tools/list", "tools", "name"), []string{"ref__second"}) })
+	if out := g.must("tools/call", `{"name":"ref__second","arguments":{}}`); !strings.Contains(out, "two") {
+		t.Errorf("ref__second: %s", out)
+	}
+}

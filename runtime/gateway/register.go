@@ -208,6 +208,9 @@ func (b *backend) apply(l *lists, note string) {
 		}
 		tools[ext] = name
 	}
+	if note == "" {
+		b.unmatchedOverrides(l.tools)
+	}
 	for ext := range b.reg.tools {
 		if _, ok := tools[ext]; !ok {
 			g.drop('t', ext, b, func() { srv.RemoveTool(ext) })
