@@ -170,6 +170,13 @@ gateway's own keys, per server, all optional:
                  {"delete_*": {"scopes": ["notes:admin"]}}
   protocol       how to connect: auto (probe server/discover, fall back to
                  initialize), legacy, modern, or one revision ("2025-06-18")
+  tools          overrides per tool, by the backend's name of it:
+                 {"search_code": {"name": "find", "title": "Find code",
+                 "description": "…", "fixed": {"repo": "acme/app"}}}: a new
+                 name (the prefix still goes before it), title or description;
+                 fixed arguments are set on every call and left out of the
+                 offered inputSchema, and a call that sets one is refused
+                 (-32602 naming it)
   disabled       true: leave it out
 
 Tool search, against a catalog that fills a model's context: with
