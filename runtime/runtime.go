@@ -36,45 +36,18 @@ type Options struct {
 	Logger *slog.Logger
 	// MaxLineBytes caps one input line (0: stdio.DefaultMaxLine, 64 MiB).
 	MaxLineBytes int
-	// MaxInFlight bounds the requests in progress and, as the reader's
-	// bound, the lines and answers not yet dealt with (0:
-	// DefaultMaxInFlight). MaxQueued bounds the requests waiting for a
-	// slot (0: DefaultMaxQueued); past it a request is refused at once.
-	// The reader never waits for a slot, so the client's cancellations
-	// and answers always get through; it waits only while the client
-	// does not read.
-	MaxInFlight int
-	MaxQueued   int
-	// RequestTimeout is each request's deadline (0: session.DefaultRequestTimeout; <0: none).
-	RequestTimeout time.Duration
-	// DrainTimeout bounds the wait for in-flight requests after stdin EOF,
-	// Drain or a signal (0: session.DefaultDrainTimeout).
-	DrainTimeout time.Duration
-	// CacheTTL is the ttlMs of cacheable 2026-07-28 results (default 0: always re-fetch).
-	CacheTTL time.Duration
+	// Options are each session's bounds, deadlines, crash policy and
+	// logging, the same struct streamhttp.Options embeds, so that stdio
+	// and HTTP sessions are configured alike (see session.Options). On
+	// stdio, MaxInFlight is also the reader's bound on the lines and
+	// answers not yet dealt with: the reader never waits for a slot, so
+	// the client's cancellations and answers always get through; it waits
+	// only while the client does not read.
+	session.Options
 	// Intensity and Period bound the root supervisor's restarts
 	// (0: supervisor defaults). Past them the server gives up and exits 1.
 	Intensity int
 	Period    time.Duration
-	// CrashPolicy, CrashIntensity and CrashPeriod decide what happens to a
-	// tool whose handlers keep panicking (see session.CrashPolicy): by
-	// default it is suspended for a period; with session.Escalate the
-	// handler supervisor fails, and repeated crash loops climb to the root.
-	CrashPolicy    session.CrashPolicy
-	CrashIntensity int
-	CrashPeriod    time.Duration
-	// PanicDetail shows a panicking tool's panic value to the client, in
-	// the text of its isError result (default: a generic message; the
-	// value and stack go to the log either way).
-	PanicDetail bool
-	// DefaultLogLevel admits server-wide logs (Instance.Log, captured
-	// stdout) to a legacy client that has not sent logging/setLevel ("":
-	// none until it does). LogBuffer bounds what waits for
-	// notifications/initialized (0: session.DefaultLogBuffer).
-	DefaultLogLevel string
-	LogBuffer       int
-	// OnLogLevel is called when the client changes its log level.
-	OnLogLevel func(level string)
 	// EventHook observes every supervision event of the tree. It runs on a
 	// supervisor's goroutine and must not block.
 	EventHook func(supervisor.Event)
@@ -159,6 +132,10 @@ func Start(e *actor.Engine, srv *handlers.Server, in io.Reader, out io.Writer, o
 			opts.EventHook(ev)
 		}
 	}
+	sessionConfig := opts.Options.Config()
+	sessionConfig.Server, sessionConfig.Writer, sessionConfig.Inbox = srv, writerInbox, sessionInbox
+	sessionConfig.Handlers, sessionConfig.Backlog, sessionConfig.Logger = handlersPID, backlog, log
+	sessionConfig.MaxInFlight = maxInFlight
 	spec := supervisor.Spec{
 		Name:      name,
 		Strategy:  supervisor.OneForOne,
@@ -174,26 +151,7 @@ func Start(e *actor.Engine, srv *handlers.Server, in io.Reader, out io.Writer, o
 				EventHook: opts.EventHook,
 				Logger:    log,
 			}), Restart: supervisor.Permanent, Shutdown: 2 * time.Second},
-			{ID: "session", Start: session.New(session.Config{
-				Server:          srv,
-				Writer:          writerInbox,
-				Inbox:           sessionInbox,
-				Handlers:        handlersPID,
-				Backlog:         backlog,
-				MaxInFlight:     maxInFlight,
-				MaxQueued:       opts.MaxQueued,
-				RequestTimeout:  opts.RequestTimeout,
-				DrainTimeout:    opts.DrainTimeout,
-				CacheTTL:        opts.CacheTTL,
-				CrashPolicy:     opts.CrashPolicy,
-				CrashIntensity:  opts.CrashIntensity,
-				CrashPeriod:     opts.CrashPeriod,
-				PanicDetail:     opts.PanicDetail,
-				DefaultLogLevel: opts.DefaultLogLevel,
-				LogBuffer:       opts.LogBuffer,
-				OnLogLevel:      opts.OnLogLevel,
-				Logger:          log,
-			}), Restart: supervisor.Transient, Significant: true, Shutdown: 2 * time.Second},
+			{ID: "session", Start: session.New(sessionConfig), Restart: supervisor.Transient, Significant: true, Shutdown: 2 * time.Second},
 		},
 	}
 	root, err := supervisor.Start(e, name, spec)

@@ -54,14 +54,9 @@ func serveHTTP(ctx context.Context, srv *handlers.Server, opts Options) error {
 	so := streamhttp.ServeOptions{
 		Engine: engine,
 		Options: streamhttp.Options{
-			Logger:         log,
-			MaxInFlight:    opts.MaxInFlight,
-			MaxQueued:      opts.MaxQueued,
-			RequestTimeout: opts.RequestTimeout,
-			DrainTimeout:   opts.DrainTimeout,
-			CacheTTL:       opts.CacheTTL,
-			PanicDetail:    opts.PanicDetail,
-			EventHook:      opts.EventHook,
+			Logger:    log,
+			Options:   opts.Options,
+			EventHook: opts.EventHook,
 		},
 		OnServing: func() {
 			log.Info("mcprt: serving Streamable HTTP", "url", "http://"+ln.Addr().String()+streamhttp.DefaultPath)

@@ -135,17 +135,12 @@ type httpListener struct {
 // flag or a taken port is said at once.
 func listenHTTP(verb string, o runtime.Options, hf *httpFlags, stderr io.Writer) (*httpListener, int) {
 	ho := streamhttp.Options{
-		Logger:         runtime.LoggerFromEnv(),
-		MaxSessions:    hf.maxSessions,
-		SessionIdle:    hf.sessionIdle,
-		MaxBodyBytes:   hf.maxBody,
-		MaxInFlight:    o.MaxInFlight,
-		MaxQueued:      o.MaxQueued,
-		RequestTimeout: o.RequestTimeout,
-		DrainTimeout:   o.DrainTimeout,
-		CacheTTL:       o.CacheTTL,
-		PanicDetail:    o.PanicDetail,
-		SessionTag:     hf.tag,
+		Logger:       runtime.LoggerFromEnv(),
+		MaxSessions:  hf.maxSessions,
+		SessionIdle:  hf.sessionIdle,
+		MaxBodyBytes: hf.maxBody,
+		Options:      o.Options,
+		SessionTag:   hf.tag,
 		// A refused browser is told which flag would let it in.
 		AllowOriginHint: "-http-allow-origin",
 	}

@@ -45,14 +45,12 @@ type Options struct {
 	// MaxBodyBytes bounds one request body (0: DefaultMaxBodyBytes); a
 	// larger one gets 413.
 	MaxBodyBytes int64
-	// MaxInFlight and MaxQueued bound each session's requests, as on
-	// stdio (see session.Config).
-	MaxInFlight, MaxQueued int
-	// RequestTimeout, DrainTimeout and CacheTTL are each session's, as on
-	// stdio (see session.Config).
-	RequestTimeout, DrainTimeout, CacheTTL time.Duration
-	// PanicDetail shows a panicking tool's panic value to the client.
-	PanicDetail bool
+	// Options are each session's bounds, deadlines, crash policy and
+	// logging, the same struct runtime.Options embeds, so that HTTP
+	// sessions are configured as stdio's are (see session.Options).
+	// DefaultLogLevel and OnLogLevel are per session here: each client
+	// sets its own level.
+	session.Options
 	// AllowedOrigins are the Origin header values accepted besides
 	// loopback ones (http(s)://localhost, 127.0.0.1, [::1], any port). A
 	// request with any other Origin gets 403: the DNS-rebinding rule.
@@ -280,23 +278,10 @@ func (h *Handler) startSession(id, owner string, restart supervisor.Restart) (*h
 	}
 	hs := newSession(h, id, child)
 	hs.owner = owner
-	o := h.opts
-	start := session.New(session.Config{
-		Server:         h.srv,
-		Deliver:        hs.route,
-		Inbox:          hs.in,
-		Handlers:       h.handlersPID,
-		Backlog:        hs.backlog,
-		MaxInFlight:    o.MaxInFlight,
-		MaxQueued:      o.MaxQueued,
-		RequestTimeout: o.RequestTimeout,
-		DrainTimeout:   o.DrainTimeout,
-		CacheTTL:       o.CacheTTL,
-		PanicDetail:    o.PanicDetail,
-		StateKey:       o.StateKey,
-		WorkerPrefix:   child + "-",
-		Logger:         h.log.With("session", child),
-	})
+	cfg := h.opts.Options.Config()
+	cfg.Server, cfg.Deliver, cfg.Inbox, cfg.Handlers, cfg.Backlog = h.srv, hs.route, hs.in, h.handlersPID, hs.backlog
+	cfg.StateKey, cfg.WorkerPrefix, cfg.Logger = h.opts.StateKey, child+"-", h.log.With("session", child)
+	start := session.New(cfg)
 	h.mu.Lock()
 	h.byChild[child] = hs
 	if id != "" {
