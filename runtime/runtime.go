@@ -3,7 +3,6 @@ package runtime
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"sync"
@@ -69,10 +68,25 @@ type Options struct {
 	// stdout: both protocol eras, the same options per session, and the
 	// same graceful stop (SIGINT, SIGTERM or ctx: requests in flight are
 	// answered, then every session ends). It logs the address it serves
-	// at info level. For origins, authorization, health and metrics, use
-	// streamhttp.Serve, or put the server behind mcprt gateway -http.
+	// at info level. For origins, authorization, health and metrics, give
+	// a Transport, or put the server behind mcprt gateway -http.
 	// Start ignores it.
 	HTTP string
+	// Transport, when set, serves the clients in place of stdin and
+	// stdout: a *streamhttp.Server with options of the caller's, say. As
+	// with HTTP, Serve then claims no standard stream, builds no log
+	// pipeline and sets no memory limit, and a signal or ctx stops the
+	// tree, the transport first. A listener it was given is closed by the
+	// tree, or by Serve if the tree never started. Start ignores it.
+	Transport Part
+	// Parts are more children of the process's one tree, such as a
+	// gateway's backends (gateway.Gateway), started in this order before
+	// the tasks and the transport, and stopped in reverse after them:
+	// they are up before a client is served, and outlive every request
+	// and task that uses them. If one ends, the process does. Serve's
+	// tree is then: Parts..., tasks (with Tasks), then the transport
+	// ("stdio", or "http"). Start ignores them.
+	Parts []Part
 }
 
 // Instance is a running server tree.
@@ -89,8 +103,6 @@ type Instance struct {
 	once sync.Once
 }
 
-var instances atomic.Int64
-
 // Start runs srv's tree inside engine e over in and out. It touches no file
 // descriptor and changes no global state, so one engine may hold several.
 //
@@ -100,6 +112,13 @@ var instances atomic.Int64
 // Close if in is an io.Closer (io.PipeReader); an in with neither must reach
 // EOF or fail on its own before Done is closed.
 func Start(e *actor.Engine, srv *handlers.Server, in io.Reader, out io.Writer, opts Options) (*Instance, error) {
+	return start(e, srv, in, out, opts, nil)
+}
+
+// start is Start with parts before the stdio tree: with none, the stdio
+// tree is the root; with some, it is the last child of the process's
+// root ("stdio"), after them.
+func start(e *actor.Engine, srv *handlers.Server, in io.Reader, out io.Writer, opts Options, parts []Part) (*Instance, error) {
 	if srv == nil {
 		return nil, errors.New("runtime: nil server")
 	}
@@ -111,9 +130,13 @@ func Start(e *actor.Engine, srv *handlers.Server, in io.Reader, out io.Writer, o
 	if maxInFlight <= 0 {
 		maxInFlight = DefaultMaxInFlight
 	}
-	name := fmt.Sprintf("mcprt-%d", instances.Add(1))
+	name := processName()
 	rootPID := supervisor.RootPID(e, name)
-	handlersPID := supervisor.ChildPID(rootPID, "handlers")
+	stdioName, stdioPID := name, rootPID
+	if len(parts) > 0 {
+		stdioName, stdioPID = name+"/stdio", supervisor.ChildPID(rootPID, "stdio")
+	}
+	handlersPID := supervisor.ChildPID(stdioPID, "handlers")
 	// The writer's and the session's inboxes outlive their restarts, and the
 	// reader, the workers and the answering goroutines send to them
 	// directly.
@@ -125,7 +148,7 @@ func Start(e *actor.Engine, srv *handlers.Server, in io.Reader, out io.Writer, o
 		// Started, not Restarted: the restart event comes before the new
 		// handler supervisor exists, and the session would find nothing
 		// to start workers under.
-		if r, ok := ev.(supervisor.EventChildStarted); ok && r.Supervisor == name && r.Child == "handlers" && handlersStarts.Add(1) > 1 {
+		if r, ok := ev.(supervisor.EventChildStarted); ok && r.Supervisor == stdioName && r.Child == "handlers" && handlersStarts.Add(1) > 1 {
 			sessionInbox.Send(session.WorkersLost{})
 		}
 		if opts.EventHook != nil {
@@ -137,7 +160,7 @@ func Start(e *actor.Engine, srv *handlers.Server, in io.Reader, out io.Writer, o
 	sessionConfig.Handlers, sessionConfig.Backlog, sessionConfig.Logger = handlersPID, backlog, log
 	sessionConfig.MaxInFlight = maxInFlight
 	spec := supervisor.Spec{
-		Name:      name,
+		Name:      stdioName,
 		Strategy:  supervisor.OneForOne,
 		Intensity: opts.Intensity,
 		Period:    opts.Period,
@@ -146,13 +169,20 @@ func Start(e *actor.Engine, srv *handlers.Server, in io.Reader, out io.Writer, o
 		Children: []supervisor.ChildSpec{
 			{ID: "writer", Start: stdio.NewWriter(out, writerInbox), Restart: supervisor.Transient, Significant: true, Shutdown: 2 * time.Second},
 			{ID: "handlers", Start: supervisor.New(supervisor.Spec{
-				Name:      name + "/handlers",
+				Name:      stdioName + "/handlers",
 				Strategy:  supervisor.OneForOne,
 				EventHook: opts.EventHook,
 				Logger:    log,
 			}), Restart: supervisor.Permanent, Shutdown: 2 * time.Second},
 			{ID: "session", Start: session.New(sessionConfig), Restart: supervisor.Transient, Significant: true, Shutdown: 2 * time.Second},
 		},
+	}
+	if len(parts) > 0 {
+		stdio := func(*actor.PID) supervisor.ChildSpec {
+			// The sum of its children's shutdowns, and a little.
+			return supervisor.ChildSpec{ID: "stdio", Start: supervisor.New(spec), Shutdown: 7 * time.Second}
+		}
+		spec = processSpec(e, name, parts, stdio, log, opts.EventHook)
 	}
 	root, err := supervisor.Start(e, name, spec)
 	if err != nil {

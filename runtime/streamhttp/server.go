@@ -183,6 +183,7 @@ func (s *Server) ChildSpec(e *actor.Engine, parent *actor.PID) supervisor.ChildS
 func (s *Server) start(exit func(error)) error {
 	h, o := s.h, s.o
 	if err := h.begin(); err != nil {
+		s.ln.Close() // stop will not run
 		return err
 	}
 	if o.Wrap != nil {
