@@ -114,8 +114,10 @@ type Manager struct {
 	sweepDone chan struct{}
 	sweeping  atomic.Bool // the sweep was started: drain waits for it
 
-	parent      *actor.PID // the supervisor the tasks' tree is under (ChildSpec)
-	runs        *actor.PID // the supervisor of the tasks' actors
+	up          bool                        // the tree runs: tasks can be started (under mu)
+	deferred    func(tasks.Task) tasks.Work // Resume's, called before the tree ran (under mu)
+	parent      *actor.PID                  // the supervisor the tasks' tree is under (ChildSpec)
+	runs        *actor.PID                  // the supervisor of the tasks' actors
 	closeOnce   sync.Once
 	storeErr    error
 	storeClosed chan struct{}
@@ -255,6 +257,13 @@ func (m *Manager) spec(e *actor.Engine, self *actor.PID) supervisor.Spec {
 			{ID: "sweep", Start: supervisor.Service(func(func(error)) error {
 				m.sweeping.Store(true)
 				go m.sweep() // owned: drain waits for it
+				m.mu.Lock()
+				m.up = true
+				rework := m.deferred
+				m.mu.Unlock()
+				if rework != nil {
+					m.resume(rework)
+				}
 				return nil
 			}, m.drain), Shutdown: m.cfg.ShutdownGrace + 2*time.Second},
 		},
@@ -319,6 +328,20 @@ func restarted(t tasks.Task, msg string, now time.Time) tasks.Task {
 // whatever the bounds on live tasks (they were admitted before). Only the
 // first call does anything.
 func (m *Manager) Resume(rework func(tasks.Task) tasks.Work) {
+	m.mu.Lock()
+	if !m.up {
+		// Before the tree runs (New, then ServeTasks, then the tree):
+		// the sweep's start resumes them, once there are actors to run
+		// them on.
+		m.deferred = rework
+		m.mu.Unlock()
+		return
+	}
+	m.mu.Unlock()
+	m.resume(rework)
+}
+
+func (m *Manager) resume(rework func(tasks.Task) tasks.Work) {
 	m.mu.Lock()
 	pending, done := m.pending, m.resumed
 	m.pending, m.resumed = nil, true
