@@ -40,8 +40,9 @@ type TasksOptions struct {
 }
 
 // StartTasks starts a tasks manager on e (nil: an engine of its own) and
-// has srv serve tasks with it. The caller stops it (Manager.Stop) after
-// the server has stopped.
+// has srv serve tasks with it, its tree a root of its own. The caller
+// stops it (Manager.Stop) after the server has stopped. Serve does not use
+// it: with Options.Tasks the manager is a child of the process's one tree.
 func StartTasks(e *actor.Engine, srv *handlers.Server, o TasksOptions) (*taskrun.Manager, error) {
 	return makeTasks(srv, o, func(c taskrun.Config) (*taskrun.Manager, error) { return taskrun.Start(e, c) })
 }

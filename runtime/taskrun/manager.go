@@ -146,7 +146,8 @@ type runner struct {
 // A program with a tree of its own (runtime.Serve) puts ChildSpec in it
 // instead, so that the tasks start and stop in order with the rest.
 //
-// e may be nil: the manager then runs its actors on an engine of its own.
+// e may be nil: the manager then runs its actors on an engine of its own
+// (a second engine in a process that has one: use New and ChildSpec).
 func Start(e *actor.Engine, cfg Config) (*Manager, error) {
 	if e == nil {
 		var err error
