@@ -76,8 +76,9 @@ type Options struct {
 	// stdout: a *streamhttp.Server with options of the caller's, say. As
 	// with HTTP, Serve then claims no standard stream, builds no log
 	// pipeline and sets no memory limit, and a signal or ctx stops the
-	// tree, the transport first. A listener it was given is closed by the
-	// tree, or by Serve if the tree never started. Start ignores it.
+	// tree, the transport first. When Serve returns, a Transport that is
+	// an io.Closer (a *streamhttp.Server) has been closed. Start ignores
+	// it.
 	Transport Part
 	// Parts are more children of the process's one tree, such as a
 	// gateway's backends (gateway.Gateway), started in this order before

@@ -32,7 +32,9 @@ func serveTransport(ctx context.Context, srv *handlers.Server, opts Options) err
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	transport := opts.Transport
-	var ln io.Closer // closed here if the tree never starts
+	// What the transport holds (its listener) is closed by its drain, or
+	// here if the tree never got to start it.
+	ln, _ := transport.(io.Closer)
 	if transport == nil {
 		l, err := net.Listen("tcp", opts.HTTP)
 		if err != nil {
@@ -47,7 +49,7 @@ func serveTransport(ctx context.Context, srv *handlers.Server, opts Options) err
 		if err != nil {
 			return fmt.Errorf("runtime: HTTP: %w", err)
 		}
-		transport, ln = s, l
+		transport, ln = s, s
 	}
 	fail := func(err error) error {
 		if ln != nil {
@@ -98,6 +100,9 @@ func serveTransport(ctx context.Context, srv *handlers.Server, opts Options) err
 		if errors.As(err, &gaveUp) {
 			err = fmt.Errorf("runtime: the server's supervision tree gave up: %w", err)
 		}
+	}
+	if ln != nil {
+		ln.Close() // closed by the drain already, unless never served
 	}
 	if ExitCode(err) != ExitOK {
 		log.Error("mcprt: server failed", "err", err)

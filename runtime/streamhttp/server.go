@@ -158,6 +158,10 @@ func NewServer(ln net.Listener, srv *handlers.Server, o ServeOptions) (*Server, 
 	return &Server{ln: ln, srv: srv, o: o, mux: mux}, nil
 }
 
+// Close gives the listener back without serving, for a Server whose tree
+// never started (once it has, the tree closes it).
+func (s *Server) Close() error { return s.ln.Close() }
+
 // ChildSpec is the Server as a child of parent, a supervisor on e: the
 // handler's tree ("http": its handler supervisor, its sessions' supervisor)
 // and last a service that serves ln when the tree starts it and, when the
