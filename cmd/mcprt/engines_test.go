@@ -33,13 +33,13 @@ import (
 func TestEngineSites(t *testing.T) {
 	root := filepath.Join("..", "..")
 	want := []string{
-		"handlers/gateway.launch",  // Launch or Start, without a tree
-		"runtime.Serve",            // stdio
-		"runtime.serveTransport",   // HTTP, or Options.Transport
-		"runtime/streamhttp.Serve", // without ServeOptions.Engine
-		"runtime/taskrun.Start",    // without an engine
-		"test/fault.startTree",     // mcprt chaos's target
-		"test/fault.startHTTPTree", // mcprt chaos -http's target
+		"runtime.Serve",               // stdio
+		"runtime.serveTransport",      // HTTP, or Options.Transport
+		"runtime/fault.startHTTPTree", // mcprt chaos -http's target
+		"runtime/fault.startTree",     // mcprt chaos's target
+		"runtime/gateway.launch",      // Launch or Start, without a tree
+		"runtime/streamhttp.Serve",    // without ServeOptions.Engine
+		"runtime/taskrun.Start",       // without an engine
 	}
 	var got []string
 	fset := token.NewFileSet()
