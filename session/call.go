@@ -14,7 +14,7 @@ import (
 
 	"github.com/mcprt/mcprt/handlers"
 	"github.com/mcprt/mcprt/session/jsonrpc"
-	"github.com/mcprt/mcprt/stdio"
+	"github.com/mcprt/mcprt/stdio/wire"
 	"github.com/mcprt/mcprt/supervisor"
 )
 
@@ -33,9 +33,9 @@ const (
 type env struct {
 	engine     *actor.Engine
 	writer     *supervisor.Inbox
-	deliver    func(stdio.Out)   // in place of writer, when set (Config.Deliver)
+	deliver    func(wire.Out)    // in place of writer, when set (Config.Deliver)
 	inbox      *supervisor.Inbox // the session's own
-	backlog    *stdio.Backlog
+	backlog    *wire.Backlog
 	slots      slots
 	waits      waits
 	logger     *slog.Logger
@@ -49,11 +49,11 @@ type env struct {
 }
 
 func (e *env) out(b []byte, done func()) {
-	e.emit(&stdio.Out{Data: b, Done: done})
+	e.emit(&wire.Out{Data: b, Done: done})
 }
 
 // emit sends one outgoing message to the writer, or hands it to deliver.
-func (e *env) emit(m *stdio.Out) {
+func (e *env) emit(m *wire.Out) {
 	if e.deliver != nil {
 		e.deliver(*m)
 		return
@@ -69,7 +69,7 @@ func (e *env) post(msg any) { e.inbox.Send(msg) }
 // an add cannot overshoot) and the request gives it back when its answer is
 // queued or it is cancelled, on whatever goroutine that happens. Requests
 // past the bound wait in the session (parked), and past MaxQueued are
-// refused: the reader never waits for a slot (see stdio.Backlog).
+// refused: the reader never waits for a slot (see wire.Backlog).
 type slots struct {
 	busy atomic.Int32
 	max  int32
@@ -179,21 +179,21 @@ func (t ticket) keyOf(id []byte) string {
 }
 
 // answer sends the line's (or batch part's) one response, a result.
-func (t ticket) answer(b []byte) { t.answerIn(stdio.Out{Data: b}, nil, 0) }
+func (t ticket) answer(b []byte) { t.answerIn(wire.Out{Data: b}, nil, 0) }
 
 // answerError sends the line's (or batch part's) one response, an error.
 func (t ticket) answerError(id []byte, e *jsonrpc.Error) {
-	t.answerIn(stdio.Out{Data: jsonrpc.AppendError(nil, id, e)}, nil, e.Code)
+	t.answerIn(wire.Out{Data: jsonrpc.AppendError(nil, id, e)}, nil, e.Code)
 }
 
 // notify sends a message on the request's behalf: to its Replier, or to
 // the session's sink.
 func (t ticket) notify(b []byte) {
 	if to := t.to(); to != nil {
-		to.Notify(stdio.Out{Data: b})
+		to.Notify(wire.Out{Data: b})
 		return
 	}
-	t.env.emit(&stdio.Out{Data: b})
+	t.env.emit(&wire.Out{Data: b})
 }
 
 // answerIn is answer for a response m, which may carry its text apart
@@ -201,7 +201,7 @@ func (t ticket) notify(b []byte) {
 // message that outlives the send, so that the message is not boxed anew:
 // the writer takes a pointer to it. A call answers once, so its own slot
 // is never reused.
-func (t ticket) answerIn(m stdio.Out, slot *stdio.Out, code int) {
+func (t ticket) answerIn(m wire.Out, slot *wire.Out, code int) {
 	switch {
 	case t.batch != nil:
 		t.batch.add(m.Data, code)
@@ -212,7 +212,7 @@ func (t ticket) answerIn(m stdio.Out, slot *stdio.Out, code int) {
 		t.in.Reply.Respond(m, code)
 		return
 	case slot == nil:
-		slot = &stdio.Out{}
+		slot = &wire.Out{}
 	}
 	*slot = m
 	t.release()
@@ -287,7 +287,7 @@ func (b *batch) add(p []byte, code int) {
 	}
 	out = append(out, ']')
 	if b.to != nil {
-		b.to.Respond(stdio.Out{Data: out, Done: b.env.written}, b.code)
+		b.to.Respond(wire.Out{Data: out, Done: b.env.written}, b.code)
 		return
 	}
 	b.env.out(out, b.env.written)
@@ -326,7 +326,7 @@ type call struct {
 	// and none is sent after. It also guards timer.
 	mu    sync.Mutex
 	timer *time.Timer
-	out   stdio.Out // the response, as the writer takes it
+	out   wire.Out // the response, as the writer takes it
 }
 
 // cancel cancels the handler's context. Safe from any goroutine, and more
@@ -335,7 +335,7 @@ func (cl *call) cancel() { cl.cx.cancel() }
 
 // settle moves a pending call to state `to` and, when it gets there first,
 // sends m (none when cancelled). Runs on any goroutine.
-func (cl *call) settle(to int32, m stdio.Out, code int) bool {
+func (cl *call) settle(to int32, m wire.Out, code int) bool {
 	cl.mu.Lock()
 	defer cl.mu.Unlock()
 	if !cl.state.CompareAndSwap(statePending, to) {
@@ -383,7 +383,7 @@ type (
 // fail answers the call with a protocol error if nothing else has. It
 // reports whether it did.
 func (cl *call) fail(e *jsonrpc.Error) bool {
-	if !cl.settle(stateClaimed, stdio.Out{Data: jsonrpc.AppendError(nil, cl.id, e)}, e.Code) {
+	if !cl.settle(stateClaimed, wire.Out{Data: jsonrpc.AppendError(nil, cl.id, e)}, e.Code) {
 		return false
 	}
 	cl.cancel()
@@ -445,12 +445,12 @@ func (cl *call) SetTimeout(d time.Duration) {
 type settled struct{}
 
 // encode makes the call's response. A legacy tool result of one long
-// text block that needs no escaping keeps that text apart (stdio.Out.Text);
+// text block that needs no escaping keeps that text apart (wire.Out.Text);
 // anything else comes whole, from encodeWhole.
-func (cl *call) encode(result any, err error) (stdio.Out, int) {
+func (cl *call) encode(result any, err error) (wire.Out, int) {
 	if err != nil || cl.modern {
 		b, code := cl.encodeWhole(result, err)
-		return stdio.Out{Data: b}, code
+		return wire.Out{Data: b}, code
 	}
 	// Legacy results go straight into the response: no copy of the result.
 	out := append(make([]byte, 0, 256), `{"jsonrpc":"2.0","id":`...)
@@ -458,19 +458,19 @@ func (cl *call) encode(result any, err error) (stdio.Out, int) {
 	out = append(out, `,"result":`...)
 	if p, ok := result.(partsAppender); ok && cl.ticket.batch == nil {
 		if head, text, tail, ok := p.AppendJSONParts(out, textApart); ok {
-			return stdio.Out{Data: head, Text: text, Tail: append(tail, '}')}, 0
+			return wire.Out{Data: head, Text: text, Tail: append(tail, '}')}, 0
 		}
 	}
 	at := len(out)
 	out, merr := appendJSON(out, result)
 	if merr != nil || len(out) == at || out[at] != '{' {
-		return stdio.Out{Data: cl.badResult(merr)}, jsonrpc.CodeInternalError
+		return wire.Out{Data: cl.badResult(merr)}, jsonrpc.CodeInternalError
 	}
-	return stdio.Out{Data: append(out, '}')}, 0
+	return wire.Out{Data: append(out, '}')}, 0
 }
 
 // textApart is the size from which a tool's one text block is sent apart
-// from the rest of the response (stdio.Out.Text): the writer then sends
+// from the rest of the response (wire.Out.Text): the writer then sends
 // the handler's string itself, and a megabyte echoed costs one buffer of
 // that size fewer. Below it, a copy is cheaper than the extra writes.
 const textApart = 64 << 10

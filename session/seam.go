@@ -4,16 +4,18 @@ import (
 	"context"
 
 	"github.com/mcprt/mcprt/session/jsonrpc"
-	"github.com/mcprt/mcprt/stdio"
+	"github.com/mcprt/mcprt/stdio/wire"
 )
 
 // The seam between a session and its transport: messages in, messages out.
 //
 // In: a transport sends the session's Inbox decoded messages (*In), each
-// holding one unit of Config.Backlog as a line does. stdio is the one
-// transport that sends lines instead (*stdio.Line, *stdio.LineTooLong,
-// *stdio.EOF from its reader goroutine): the reader never parses JSON, so
-// the session decodes a line into the same path an *In takes.
+// holding one unit of Config.Backlog. A transport whose reader must not
+// parse JSON (stdio: one goroutine reads, and a line is decoded on the
+// session's goroutine instead) sends each message undecoded (*Raw), with
+// the same unit; it tells the session of a message it discarded for its
+// size (*Oversized) and of the end of its input (Closed). The session
+// imports no transport: each transport translates what it reads into these.
 //
 // Out: what belongs to no request in particular (list_changed, logs,
 // captured stdout) goes to the session's sink, Config.Writer (the stdio
@@ -21,9 +23,9 @@ import (
 // its response, and everything sent on its behalf before it, there instead;
 // one without gets them on the sink, as every request on stdio does.
 //
-// Three transports use it: stdio (reader goroutine + writer actor, no
-// Replier), Streamable HTTP (one Replier per POST: the response goes back
-// on that POST), and tests (Pipe, in memory).
+// Three transports use it: stdio (a reader goroutine sending Raw, a writer
+// actor, no Replier), Streamable HTTP (one Replier per POST: the response
+// goes back on that POST), and tests (Pipe, in memory).
 
 // In is one decoded message for the session.
 type In struct {
@@ -58,13 +60,40 @@ type Replier interface {
 	// log record, a request to the client, a listen stream's
 	// notifications. It may also come after Respond (a listen stream's
 	// notifications/cancelled, a request to the client that gave up).
-	Notify(m stdio.Out)
+	Notify(m wire.Out)
 	// Respond takes the request's one response, or the batch's array of
 	// responses. code is the JSON-RPC error code of an error response (for
 	// a batch, its first part's that is one), 0 for a result. A request
 	// the client cancelled gets none.
-	Respond(m stdio.Out, code int)
+	Respond(m wire.Out, code int)
 }
+
+// Raw is one message (or a JSON-RPC batch) as a stream transport read it,
+// not yet decoded: the session decodes it on its own goroutine, then takes
+// the path an In without a Replier takes (the response goes to the sink).
+// It holds one unit of Config.Backlog. It is not an In because a line is
+// the hot path of stdio: this is one small allocation per line, an In ten
+// times its size.
+type Raw struct {
+	// Data is the message; the session owns it from the send on.
+	Data []byte
+}
+
+// Oversized reports a message the transport discarded because it was over
+// its size cap (a stdio line over its limit). The session answers it with
+// Invalid Request, under the id found in Head, the message's first bytes,
+// if one is there, so the client can match the error to its request. It
+// holds one unit of Config.Backlog, as the message would have.
+type Oversized struct {
+	Size int // bytes discarded
+	Max  int // the cap
+	Head []byte
+}
+
+// Closed tells the session that its transport's input has ended: Err is
+// nil when the client closed it (stdin EOF), else why reading failed. The
+// session drains, as on Drain.
+type Closed struct{ Err error }
 
 // Cancel asks the session to settle the request (or end the listen stream)
 // keyed key with no response, as notifications/cancelled does by id: for

@@ -14,7 +14,7 @@ import (
 	"github.com/mcprt/mcprt/handlers"
 	"github.com/mcprt/mcprt/session"
 	"github.com/mcprt/mcprt/session/jsonrpc"
-	"github.com/mcprt/mcprt/stdio"
+	"github.com/mcprt/mcprt/stdio/wire"
 	"github.com/mcprt/mcprt/supervisor"
 )
 
@@ -23,7 +23,7 @@ import (
 type pipe struct {
 	t       *testing.T
 	inbox   *supervisor.Inbox
-	backlog *stdio.Backlog
+	backlog *wire.Backlog
 	sink    *replier // what belongs to no request's Replier (Config.Deliver)
 	root    *supervisor.Root
 }
@@ -38,14 +38,14 @@ func startPipe(t *testing.T, srv *handlers.Server) *pipe {
 	}
 	pipes++
 	name := "pipe-" + strconv.Itoa(pipes)
-	p := &pipe{t: t, inbox: supervisor.NewInbox(), backlog: stdio.NewBacklog(1 << 20), sink: newReplier()}
+	p := &pipe{t: t, inbox: supervisor.NewInbox(), backlog: wire.NewBacklog(1 << 20), sink: newReplier()}
 	p.root, err = supervisor.Start(e, name, supervisor.Spec{
 		Name: name, Strategy: supervisor.OneForOne, Logger: quiet,
 		Children: []supervisor.ChildSpec{
 			{ID: "handlers", Start: supervisor.New(supervisor.Spec{Name: name + "/handlers", Strategy: supervisor.OneForOne, Logger: quiet}),
 				Restart: supervisor.Permanent, Shutdown: 2 * time.Second},
 			{ID: "session", Start: session.New(session.Config{
-				Server: srv, Deliver: func(m stdio.Out) { p.sink.Notify(m) }, Inbox: p.inbox,
+				Server: srv, Deliver: func(m wire.Out) { p.sink.Notify(m) }, Inbox: p.inbox,
 				Handlers: supervisor.ChildPID(supervisor.RootPID(e, name), "handlers"),
 				Backlog:  p.backlog, Logger: quiet,
 			}), Restart: supervisor.Transient, Significant: true, Shutdown: 2 * time.Second},
@@ -88,14 +88,14 @@ type replier struct{ ch chan sent }
 
 func newReplier() *replier { return &replier{ch: make(chan sent, 64)} }
 
-func (r *replier) Notify(m stdio.Out) {
+func (r *replier) Notify(m wire.Out) {
 	r.ch <- sent{data: string(m.Data) + m.Text + string(m.Tail)}
 	if m.Done != nil {
 		m.Done()
 	}
 }
 
-func (r *replier) Respond(m stdio.Out, code int) {
+func (r *replier) Respond(m wire.Out, code int) {
 	r.ch <- sent{data: string(m.Data) + m.Text + string(m.Tail), final: true, code: code}
 	if m.Done != nil {
 		m.Done()

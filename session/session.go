@@ -17,7 +17,7 @@ import (
 
 	"github.com/mcprt/mcprt/handlers"
 	"github.com/mcprt/mcprt/session/jsonrpc"
-	"github.com/mcprt/mcprt/stdio"
+	"github.com/mcprt/mcprt/stdio/wire"
 	"github.com/mcprt/mcprt/supervisor"
 )
 
@@ -44,17 +44,19 @@ type Config struct {
 	// rather than write one stream: they need no writer actor, and a
 	// response costs no hand-off. It must not block, and it calls each
 	// message's Done once it has taken the message.
-	Deliver  func(stdio.Out)
+	Deliver  func(wire.Out)
 	Handlers *actor.PID
 	// Inbox is the session's own: a transport sends it what the client
-	// sent (*In, or the stdio reader's lines: see In), and anything may
+	// sent (*In, *Raw, *Oversized, Closed: see In), and anything may
 	// send it messages (Drain, Cancel, Log, Notify, WorkersLost) from any
 	// goroutine. Nil: New makes one, reachable through the PID only.
 	Inbox *supervisor.Inbox
-	// Backlog, when set, is the reader's: each line (or In) it hands on
-	// carries one unit, which the session gives back once the message is
-	// dealt with or passes on to its answer (see stdio.Backlog).
-	Backlog *stdio.Backlog
+	// Backlog, when set, is the reader's: each message (In, Raw,
+	// Oversized) it hands on carries one unit, which the session gives back
+	// once the message is dealt with or passes on to its answer (see
+	// wire.Backlog). Nil: no reader waits (Streamable HTTP), and the
+	// session counts on one of its own that nobody waits on.
+	Backlog *wire.Backlog
 	// MaxInFlight bounds the requests being worked on at once (0:
 	// DefaultMaxInFlight). A request past it waits, in arrival order,
 	// for one to finish; it still counts against its deadline, and the
@@ -203,7 +205,7 @@ func New(cfg Config) actor.Producer {
 		cfg.Inbox = supervisor.NewInbox()
 	}
 	if cfg.Backlog == nil {
-		cfg.Backlog = stdio.NewBacklog(1) // nobody waits on it
+		cfg.Backlog = wire.NewBacklog(1 << 30) // nobody waits on it
 	}
 	if cfg.MaxInFlight <= 0 {
 		cfg.MaxInFlight = DefaultMaxInFlight
@@ -227,15 +229,16 @@ func (s *Session) Receive(lc *supervisor.LoopContext, msg any) {
 		s.start(lc)
 	case *In:
 		s.in(m)
-	case *stdio.Line:
+	case *Raw:
 		s.line(m.Data, s.single())
-	case *stdio.LineTooLong:
-		s.lineTooLong(m)
-	case *stdio.EOF:
-		s.cfg.Logger.Debug("stdin closed; draining", "in_flight", s.pendingCount())
-		s.drain()
-	case *stdio.ReadError:
-		s.cfg.Logger.Error("reading stdin failed; draining", "err", m.Err)
+	case *Oversized:
+		s.oversized(m)
+	case Closed:
+		if m.Err != nil {
+			s.cfg.Logger.Error("reading the input failed; draining", "err", m.Err)
+		} else {
+			s.cfg.Logger.Debug("input closed; draining", "in_flight", s.pendingCount())
+		}
 		s.drain()
 	case Drain:
 		s.drain()
@@ -398,7 +401,7 @@ func (s *Session) in(m *In) {
 	s.message(&m.Msg, t)
 }
 
-// line takes a line from the stdio reader: the same path as In, once
+// line takes an undecoded message (Raw): the same path as In, once
 // decoded here.
 func (s *Session) line(data []byte, t ticket) {
 	if jsonrpc.IsBatch(data) {
@@ -414,7 +417,7 @@ func (s *Session) line(data []byte, t ticket) {
 	s.message(&m, t)
 }
 
-func (s *Session) lineTooLong(m *stdio.LineTooLong) {
+func (s *Session) oversized(m *Oversized) {
 	e := &jsonrpc.Error{
 		Code:    jsonrpc.CodeInvalidRequest,
 		Message: fmt.Sprintf("Invalid Request: message of %d bytes exceeds the %d-byte line limit", m.Size, m.Max),
@@ -527,7 +530,7 @@ func (s *Session) notification(m *jsonrpc.Message) {
 // cancel settles an in-flight call with no response at all.
 func (s *Session) cancel(key string) {
 	cl := s.calls[key]
-	if cl == nil || !cl.settle(stateCancelled, stdio.Out{}, 0) {
+	if cl == nil || !cl.settle(stateCancelled, wire.Out{}, 0) {
 		return // unknown or already answered: nothing to do
 	}
 	cl.cancel()

@@ -286,7 +286,6 @@ func (h *Handler) startSession(id, owner string, restart supervisor.Restart) (*h
 		Deliver:        hs.route,
 		Inbox:          hs.in,
 		Handlers:       h.handlersPID,
-		Backlog:        hs.backlog,
 		MaxInFlight:    o.MaxInFlight,
 		MaxQueued:      o.MaxQueued,
 		RequestTimeout: o.RequestTimeout,

@@ -15,6 +15,8 @@
 //	  handlers/uritemplate
 //	stdio                         bytes ↔ lines: the reader, the writer actor
 //	supervisor                    OTP-style supervision over hollywood
+//	stdio/wire                    the seam's outgoing message and credit, below
+//	                              both stdio and session (streamhttp needs no stdio)
 //	session/jsonrpc               the JSON-RPC codec: a leaf everyone may use
 //
 // So the path of a request is cmd → runtime → session → handlers: the

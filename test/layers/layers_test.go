@@ -24,6 +24,7 @@ var stack = [][]string{
 	{"handlers/jsonschema", "handlers/uritemplate"},
 	{"stdio"},
 	{"supervisor"},
+	{"stdio/wire"},
 	{"session/jsonrpc"},
 }
 
