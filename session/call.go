@@ -179,11 +179,72 @@ func (t ticket) keyOf(id []byte) string {
 }
 
 // answer sends the line's (or batch part's) one response, a result.
-func (t ticket) answer(b []byte) { t.answerIn(wire.Out{Data: b}, nil, 0) }
+func (t ticket) answer(b []byte) { t.answerIn(wire.Out{Data: b}, nil, Outcome{}) }
+
+// answerAs is answer with what the transport is to learn of it (an
+// initialize's negotiated version).
+func (t ticket) answerAs(b []byte, o Outcome) { t.answerIn(wire.Out{Data: b}, nil, o) }
 
 // answerError sends the line's (or batch part's) one response, an error.
 func (t ticket) answerError(id []byte, e *jsonrpc.Error) {
-	t.answerIn(wire.Out{Data: jsonrpc.AppendError(nil, id, e)}, nil, e.Code)
+	t.answerIn(wire.Out{Data: jsonrpc.AppendError(nil, id, e)}, nil, outcomeOf(e))
+}
+
+// refuse is answerError for a request that is malformed as a whole, or
+// that its transport refused (In.Refuse): a 400 over HTTP, whatever the
+// code.
+func (t ticket) refuse(id []byte, e *jsonrpc.Error) {
+	o := outcomeOf(e)
+	o.Status = statusBadRequest
+	t.answerIn(wire.Out{Data: jsonrpc.AppendError(nil, id, e)}, nil, o)
+}
+
+// modern reports whether the transport said the request is of 2026-07-28
+// (In.Modern).
+func (t ticket) modern() bool { return t.in != nil && t.in.Modern && t.batch == nil }
+
+// outcomeOf is the Outcome of an error response.
+func outcomeOf(e *jsonrpc.Error) Outcome {
+	o := Outcome{Code: e.Code}
+	switch d := e.Data.(type) {
+	case map[string]string:
+		o.Scope = d["scope"]
+	case map[string]any:
+		o.Scope, _ = d["scope"].(string)
+	}
+	return o
+}
+
+// HTTP statuses an Outcome names, as numbers: the session has no use for
+// net/http otherwise.
+const (
+	statusOK                 = 200
+	statusBadRequest         = 400
+	statusNotFound           = 404
+	statusServiceUnavailable = 503
+)
+
+// codeHeaderMismatch is streamhttp.CodeHeaderMismatch: one a gateway
+// forwards from its backend keeps its 400.
+const codeHeaderMismatch = -32020
+
+// statusOf is the HTTP status of a response whose JSON-RPC error code is
+// code (0: a result): errors that the specification (2026-07-28) or a
+// bound gives a status get it.
+func statusOf(code int, modern bool) int {
+	switch {
+	case code == 0:
+		return statusOK
+	case code == jsonrpc.CodeServerBusy:
+		return statusServiceUnavailable
+	case !modern:
+		return statusOK
+	case code == jsonrpc.CodeMethodNotFound:
+		return statusNotFound
+	case code == codeHeaderMismatch, code == jsonrpc.CodeMissingClientCapability, code == jsonrpc.CodeUnsupportedProtocolVersion:
+		return statusBadRequest
+	}
+	return statusOK
 }
 
 // notify sends a message on the request's behalf: to its Replier, or to
@@ -201,15 +262,18 @@ func (t ticket) notify(b []byte) {
 // message that outlives the send, so that the message is not boxed anew:
 // the writer takes a pointer to it. A call answers once, so its own slot
 // is never reused.
-func (t ticket) answerIn(m wire.Out, slot *wire.Out, code int) {
+func (t ticket) answerIn(m wire.Out, slot *wire.Out, o Outcome) {
 	switch {
 	case t.batch != nil:
-		t.batch.add(m.Data, code)
+		t.batch.add(m.Data, o.Code)
 		return
 	case t.in != nil && t.in.Reply != nil:
 		t.release()
 		m.Done = t.env.written
-		t.in.Reply.Respond(m, code)
+		if o.Status == 0 {
+			o.Status = statusOf(o.Code, t.in.Modern)
+		}
+		t.in.Reply.Respond(m, o)
 		return
 	case slot == nil:
 		slot = &wire.Out{}
@@ -287,7 +351,7 @@ func (b *batch) add(p []byte, code int) {
 	}
 	out = append(out, ']')
 	if b.to != nil {
-		b.to.Respond(wire.Out{Data: out, Done: b.env.written}, b.code)
+		b.to.Respond(wire.Out{Data: out, Done: b.env.written}, Outcome{Code: b.code, Status: statusOf(b.code, false)})
 		return
 	}
 	b.env.out(out, b.env.written)
@@ -335,7 +399,7 @@ func (cl *call) cancel() { cl.cx.cancel() }
 
 // settle moves a pending call to state `to` and, when it gets there first,
 // sends m (none when cancelled). Runs on any goroutine.
-func (cl *call) settle(to int32, m wire.Out, code int) bool {
+func (cl *call) settle(to int32, m wire.Out, o Outcome) bool {
 	cl.mu.Lock()
 	defer cl.mu.Unlock()
 	if !cl.state.CompareAndSwap(statePending, to) {
@@ -348,7 +412,7 @@ func (cl *call) settle(to int32, m wire.Out, code int) bool {
 		cl.ticket.none()
 		return true
 	}
-	cl.ticket.answerIn(m, &cl.out, code)
+	cl.ticket.answerIn(m, &cl.out, o)
 	cl.state.Store(stateDelivered)
 	return true
 }
@@ -357,8 +421,8 @@ func (cl *call) settle(to int32, m wire.Out, code int) bool {
 // worker's goroutine, or on whichever one a Start's request answers from.
 func (cl *call) Reply(result any, err error) {
 	if cl.state.Load() == statePending { // else spare the encoding of an answer nobody wants
-		out, code := cl.encode(result, err)
-		cl.settle(stateClaimed, out, code)
+		out, o := cl.encode(result, err)
+		cl.settle(stateClaimed, out, o)
 	}
 	// The handler has returned: whatever it left running on its context
 	// stops now, not when the session next hears from the worker.
@@ -383,7 +447,7 @@ type (
 // fail answers the call with a protocol error if nothing else has. It
 // reports whether it did.
 func (cl *call) fail(e *jsonrpc.Error) bool {
-	if !cl.settle(stateClaimed, wire.Out{Data: jsonrpc.AppendError(nil, cl.id, e)}, e.Code) {
+	if !cl.settle(stateClaimed, wire.Out{Data: jsonrpc.AppendError(nil, cl.id, e)}, outcomeOf(e)) {
 		return false
 	}
 	cl.cancel()
@@ -447,10 +511,10 @@ type settled struct{}
 // encode makes the call's response. A legacy tool result of one long
 // text block that needs no escaping keeps that text apart (wire.Out.Text);
 // anything else comes whole, from encodeWhole.
-func (cl *call) encode(result any, err error) (wire.Out, int) {
+func (cl *call) encode(result any, err error) (wire.Out, Outcome) {
 	if err != nil || cl.modern {
-		b, code := cl.encodeWhole(result, err)
-		return wire.Out{Data: b}, code
+		b, o := cl.encodeWhole(result, err)
+		return wire.Out{Data: b}, o
 	}
 	// Legacy results go straight into the response: no copy of the result.
 	out := append(make([]byte, 0, 256), `{"jsonrpc":"2.0","id":`...)
@@ -458,15 +522,15 @@ func (cl *call) encode(result any, err error) (wire.Out, int) {
 	out = append(out, `,"result":`...)
 	if p, ok := result.(partsAppender); ok && cl.ticket.batch == nil {
 		if head, text, tail, ok := p.AppendJSONParts(out, textApart); ok {
-			return wire.Out{Data: head, Text: text, Tail: append(tail, '}')}, 0
+			return wire.Out{Data: head, Text: text, Tail: append(tail, '}')}, Outcome{}
 		}
 	}
 	at := len(out)
 	out, merr := appendJSON(out, result)
 	if merr != nil || len(out) == at || out[at] != '{' {
-		return wire.Out{Data: cl.badResult(merr)}, jsonrpc.CodeInternalError
+		return wire.Out{Data: cl.badResult(merr)}, Outcome{Code: jsonrpc.CodeInternalError}
 	}
-	return wire.Out{Data: append(out, '}')}, 0
+	return wire.Out{Data: append(out, '}')}, Outcome{}
 }
 
 // textApart is the size from which a tool's one text block is sent apart
@@ -482,10 +546,10 @@ type partsAppender interface {
 }
 
 // encodeWhole makes an error response, or a 2026-07-28 result.
-func (cl *call) encodeWhole(result any, err error) ([]byte, int) {
+func (cl *call) encodeWhole(result any, err error) ([]byte, Outcome) {
 	if err != nil && cl.modern && isInputRequired(err) {
 		if raw, ok := cl.inputRequired(&cl.req); ok {
-			return cl.env.modernResponse(cl.id, raw, noCache), 0
+			return cl.env.modernResponse(cl.id, raw, noCache), Outcome{}
 		}
 	}
 	if err != nil {
@@ -502,7 +566,7 @@ func (cl *call) encodeWhole(result any, err error) ([]byte, int) {
 			cl.env.logger.Error("handler error", "method", cl.method, "id", string(cl.id), "err", err)
 			je = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error"}
 		}
-		return jsonrpc.AppendError(nil, cl.id, je), je.Code
+		return jsonrpc.AppendError(nil, cl.id, je), outcomeOf(je)
 	}
 	sp := resultScratch.Get().(*[]byte)
 	raw, merr := appendJSON((*sp)[:0], result)
@@ -513,9 +577,9 @@ func (cl *call) encodeWhole(result any, err error) ([]byte, int) {
 		}
 	}()
 	if merr != nil || len(raw) == 0 || raw[0] != '{' {
-		return cl.badResult(merr), jsonrpc.CodeInternalError
+		return cl.badResult(merr), Outcome{Code: jsonrpc.CodeInternalError}
 	}
-	return cl.env.modernResponse(cl.id, raw, cl.cache), 0
+	return cl.env.modernResponse(cl.id, raw, cl.cache), Outcome{}
 }
 
 // badResult answers for a handler whose result is not a JSON object.

@@ -49,6 +49,17 @@ type In struct {
 	// Value is used, never Done, Err or Deadline, so a transport may pass
 	// its request's context as it is, even one that ends before the call.
 	Values context.Context
+	// Modern says that the transport knows the request to be of 2026-07-28
+	// (its headers say so), whatever its _meta holds: one without the
+	// _meta members that revision requires is malformed (-32602, Outcome
+	// Status 400), not a request of no revision.
+	Modern bool
+	// Refuse, when set, is an error the transport found in the request
+	// that only it can see (a 2026-07-28 header that disagrees with the
+	// body): the session answers it, with Outcome Status 400, in place of
+	// serving the request, once the request is well formed (a malformed
+	// one gets its -32602 first, as the specification orders them).
+	Refuse *jsonrpc.Error
 }
 
 // Replier takes what the session sends for one request (or one batch). It
@@ -62,10 +73,31 @@ type Replier interface {
 	// notifications/cancelled, a request to the client that gave up).
 	Notify(m wire.Out)
 	// Respond takes the request's one response, or the batch's array of
-	// responses. code is the JSON-RPC error code of an error response (for
-	// a batch, its first part's that is one), 0 for a result. A request
-	// the client cancelled gets none.
-	Respond(m wire.Out, code int)
+	// responses, with what the transport needs to know of it (Outcome),
+	// so that it never reads the bytes back. A request the client
+	// cancelled gets none.
+	Respond(m wire.Out, o Outcome)
+}
+
+// Outcome is what a transport learns of a response beside its bytes: the
+// session has decoded and validated the request once, and says here what
+// it found.
+type Outcome struct {
+	// Code is the JSON-RPC error code of an error response (for a batch,
+	// its first part's that is one), 0 for a result.
+	Code int
+	// Status is the HTTP status the specification gives the response:
+	// 200, but 503 for CodeServerBusy and, in 2026-07-28, 404 for a method
+	// not found and 400 for a malformed request (a _meta member the
+	// revision requires missing or mistyped), for In.Refuse, an
+	// unsupported version or a missing client capability.
+	Status int
+	// Scope is the error's data.scope when it has one (handlers.Access's
+	// CodeInsufficientScope): the scopes the client should ask for.
+	Scope string
+	// Version is the protocol version an initialize negotiated ("" for
+	// any other response, and for a failed initialize).
+	Version string
 }
 
 // Raw is one message (or a JSON-RPC batch) as a stream transport read it,

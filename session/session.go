@@ -530,7 +530,7 @@ func (s *Session) notification(m *jsonrpc.Message) {
 // cancel settles an in-flight call with no response at all.
 func (s *Session) cancel(key string) {
 	cl := s.calls[key]
-	if cl == nil || !cl.settle(stateCancelled, wire.Out{}, 0) {
+	if cl == nil || !cl.settle(stateCancelled, wire.Out{}, Outcome{}) {
 		return // unknown or already answered: nothing to do
 	}
 	cl.cancel()
@@ -554,19 +554,17 @@ func (s *Session) request(m *jsonrpc.Message, t ticket) {
 		return
 	}
 	var rp requestParams
-	if m.Params != nil {
-		if m.Params[0] != '{' {
-			s.answerError(t, m.ID, errInvalidParams("params must be an object"))
-			return
+	if e := rp.parse(m.Params); e != nil {
+		// In a request its transport knows to be of 2026-07-28, this is
+		// malformed: a 400 over HTTP.
+		if t.modern() {
+			t.refuse(m.ID, e)
+		} else {
+			s.answerError(t, m.ID, e)
 		}
-		// Only what routing needs is read here; the rest stays raw for the
-		// handler.
-		if !rp.read(m.Params) {
-			s.answerError(t, m.ID, errInvalidParams("_meta must be an object"))
-			return
-		}
+		return
 	}
-	modern := rp.version != nil
+	modern := rp.version != nil || t.modern()
 	switch {
 	case m.Method == "initialize" && !modern:
 		// An initialize that carries a 2026-07-28 _meta version is a
@@ -621,7 +619,7 @@ func (s *Session) initialize(m *jsonrpc.Message, t ticket) {
 		Instructions    string                  `json:"instructions,omitempty"`
 	}{version, s.capabilities(version), info, s.cfg.Server.Instructions()}
 	raw, _ := json.Marshal(res)
-	t.answer(jsonrpc.AppendResult(nil, m.ID, raw))
+	t.answerAs(jsonrpc.AppendResult(nil, m.ID, raw), Outcome{Version: version})
 }
 
 // capabilities are the server's, as the given revision knows them.
@@ -736,7 +734,13 @@ func (s *Session) modernRequest(m *jsonrpc.Message, rp *requestParams, t ticket)
 		}
 	}
 	if e := rp.malformed(); e != nil {
-		s.answerError(t, m.ID, e)
+		t.refuse(m.ID, e)
+		return
+	}
+	if t.in != nil && t.in.Refuse != nil && t.batch == nil {
+		// Well formed, but its transport found fault with it (headers that
+		// contradict the body): that answer, now that it is the first due.
+		t.refuse(m.ID, t.in.Refuse)
 		return
 	}
 	version, ok := stringIn(rp.version, ModernVersions)
@@ -1105,7 +1109,7 @@ func (s *Session) answerPanic(cl *call, value any) {
 		msg = "Tool " + strconv.Quote(name) + " panicked: " + fmt.Sprint(value)
 	}
 	res := &handlers.CallToolResult{Content: []handlers.Content{handlers.TextContent(msg)}, IsError: true}
-	if out, code := cl.encode(res, nil); cl.settle(stateClaimed, out, code) {
+	if out, o := cl.encode(res, nil); cl.settle(stateClaimed, out, o) {
 		cl.cancel()
 	}
 }

@@ -249,7 +249,7 @@ type exchange struct {
 	mu        sync.Mutex
 	q         [][]byte
 	final     bool
-	code      int // the response's JSON-RPC error code (0: a result)
+	outcome   session.Outcome // what the session says of the response
 	aborted   bool
 	cancelled bool // by the client: no response will come
 	dropped   int
@@ -284,7 +284,7 @@ func (x *exchange) Notify(m wire.Out) {
 	}
 	hs.mu.Unlock()
 	if to != nil {
-		to.push(data, false, 0)
+		to.push(data)
 	}
 	if m.Done != nil {
 		m.Done()
@@ -293,7 +293,7 @@ func (x *exchange) Notify(m wire.Out) {
 
 // Respond implements session.Replier: the response ends the exchange. One
 // whose client left (cancelled, closed the stream) goes nowhere.
-func (x *exchange) Respond(m wire.Out, code int) {
+func (x *exchange) Respond(m wire.Out, o session.Outcome) {
 	data := m.Bytes()
 	hs := x.hs
 	hs.mu.Lock()
@@ -304,19 +304,26 @@ func (x *exchange) Respond(m wire.Out, code int) {
 	orphaned := x.orphaned
 	hs.mu.Unlock()
 	if open && !orphaned {
-		x.push(data, true, code)
+		x.finish(data, o)
 	}
 	if m.Done != nil {
 		m.Done()
 	}
 }
 
-func (x *exchange) push(b []byte, final bool, code int) {
+// finish queues the response, which ends the exchange.
+func (x *exchange) finish(b []byte, o session.Outcome) {
+	x.mu.Lock()
+	x.final, x.outcome = true, o
+	x.q = append(x.q, b)
+	x.mu.Unlock()
+	x.signal()
+}
+
+// push queues a message sent for the request, or drops it past maxPending.
+func (x *exchange) push(b []byte) {
 	x.mu.Lock()
 	switch {
-	case final:
-		x.final, x.code = true, code
-		x.q = append(x.q, b)
 	case len(x.q) < maxPending:
 		x.q = append(x.q, b)
 	default:
@@ -326,11 +333,11 @@ func (x *exchange) push(b []byte, final bool, code int) {
 	x.signal()
 }
 
-// responseCode is the code Respond was given.
-func (x *exchange) responseCode() int {
+// response is the Outcome Respond was given.
+func (x *exchange) response() session.Outcome {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	return x.code
+	return x.outcome
 }
 
 func (x *exchange) abort() {
@@ -376,7 +383,7 @@ func (hs *hsession) route(m wire.Out) {
 	to := hs.stream()
 	hs.mu.Unlock()
 	if to != nil {
-		to.push(data, false, 0)
+		to.push(data)
 	}
 	if m.Done != nil {
 		m.Done()
