@@ -374,7 +374,7 @@ type call struct {
 	worker *worker    // set once a worker runs it; session goroutine only
 	dl     int        // its entry in dlq, plus one (0: none); session goroutine only
 	dlq    *deadlines // the deadline queue it is in; session goroutine only
-	// startTimeout is a timeout set while Start runs (see startCall), in
+	// startTimeout is a timeout set while Start runs (see scheduler.startCall), in
 	// nanoseconds.
 	startTimeout atomic.Int64
 	inStart      atomic.Bool
@@ -429,7 +429,7 @@ func (cl *call) Reply(result any, err error) {
 	cl.cancel()
 	if cl.deferred {
 		// Posted, not sent: the session forgets the call with its next
-		// message rather than wake for it (see EndBatch).
+		// message rather than wake for it (see scheduler.endBatch).
 		cl.env.inbox.Post(deferredDone{cl})
 	}
 }
@@ -438,7 +438,7 @@ func (cl *call) Reply(result any, err error) {
 // all.
 func (cl *call) Fallback() { cl.env.post(fallback{cl}) }
 
-// Messages about calls a Start took (see Session.startCall).
+// Messages about calls a Start took (see scheduler.startCall).
 type (
 	deferredDone struct{ cl *call } // answered
 	fallback     struct{ cl *call } // handed back, for a worker
