@@ -9,7 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcprt/mcprt/handlers"
-	"github.com/mcprt/mcprt/session/jsonrpc"
+	"github.com/mcprt/mcprt/handlers/jsonrpc"
 )
 
 var argsCases = []string{

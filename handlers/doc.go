@@ -36,7 +36,10 @@
 //
 // Below session in the stack cmd → runtime → session → handlers
 // (test/layers writes it out whole and checks it): handlers imports
-// handlers/jsonschema, handlers/uritemplate and session/jsonrpc, and
-// neither hollywood nor supervisor. handlers/gateway, a Server whose offers
+// handlers/jsonschema, handlers/uritemplate and handlers/jsonrpc, and
+// neither hollywood nor supervisor. runtime/gateway, a Server whose offers
 // are other servers', sits higher, beside runtime and above session/client.
+// The handlers/ folder is the protocol's own floor: what a server offers,
+// and beneath it the codec (handlers/jsonrpc) and the schemas everything
+// above is built from.
 package handlers

@@ -7,7 +7,7 @@ import (
 	"sort"
 	"strconv"
 
-	"github.com/mcprt/mcprt/session/jsonrpc"
+	"github.com/mcprt/mcprt/handlers/jsonrpc"
 )
 
 // DefaultPageSize is how many items a list method returns per page unless

@@ -6,8 +6,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/mcprt/mcprt/handlers/jsonrpc"
 	"github.com/mcprt/mcprt/handlers/uritemplate"
-	"github.com/mcprt/mcprt/session/jsonrpc"
 )
 
 // Resource describes a resource with a fixed URI, as resources/list shows it.

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/mcprt/mcprt/session/jsonrpc"
+	"github.com/mcprt/mcprt/handlers/jsonrpc"
 )
 
 func resourceServer() *Server {

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcprt/mcprt/session/jsonrpc"
+	"github.com/mcprt/mcprt/handlers/jsonrpc"
 )
 
 // eras are the revisions a server answers in, oldest first.

@@ -9,8 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcprt/mcprt/handlers/jsonrpc"
 	"github.com/mcprt/mcprt/handlers/tasks"
-	"github.com/mcprt/mcprt/session/jsonrpc"
 )
 
 // TasksExtension is the identifier of the 2026-07-28 tasks extension.

@@ -11,8 +11,8 @@ import (
 	"github.com/anthdm/hollywood/actor"
 
 	"github.com/mcprt/mcprt/handlers"
+	"github.com/mcprt/mcprt/handlers/jsonrpc"
 	"github.com/mcprt/mcprt/runtime/taskrun"
-	"github.com/mcprt/mcprt/session/jsonrpc"
 )
 
 // Issue 32, item 7: a huge ttl is the longest allowed (the manager's cap,

@@ -10,8 +10,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/mcprt/mcprt/handlers/jsonrpc"
 	"github.com/mcprt/mcprt/handlers/jsonschema"
-	"github.com/mcprt/mcprt/session/jsonrpc"
 )
 
 // Tool describes a tool as tools/list shows it.
@@ -65,6 +65,11 @@ type Tool struct {
 	// Access, when set, says which callers may see and use it (see
 	// Access); nil: everyone.
 	Access *Access `json:"-"`
+	// Unlisted leaves the tool out of tools/list while tools/call still
+	// serves it (Access still applies): for a server that offers a search
+	// of its tools instead of their catalog, to clients that may still
+	// call a name they learnt before (see Server.Tools).
+	Unlisted bool `json:"-"`
 	// AskBeforeTask, for a tool that runs as a task (Execution's
 	// taskSupport, Server.ServeTasks), asks its questions in the request's
 	// own rounds in 2026-07-28 (input_required results) and becomes a task
@@ -337,6 +342,9 @@ func (s *Server) AddTool(t Tool, h ToolHandler) {
 	}
 	s.mu.Lock()
 	s.guard(t.Access)
+	if t.Unlisted {
+		s.guard(&noOne) // tools/list looks at each tool only when something is guarded
+	}
 	s.tools.put(t.Name, tl)
 	s.offer(offerTools)
 	s.mu.Unlock()
@@ -387,7 +395,13 @@ func isObjectSchema(raw json.RawMessage) bool {
 }
 
 func (s *Server) listTools(ctx context.Context, req *Request) (any, error) {
-	list, next, err := listPage(ctx, s, req, &s.tools, 't', func(t *tool) *Access { return t.Access }, func(t *tool, req *Request) *Tool { return t.Tool.forVersion(req) })
+	access := func(t *tool) *Access {
+		if t.Unlisted {
+			return &noOne
+		}
+		return t.Access
+	}
+	list, next, err := listPage(ctx, s, req, &s.tools, 't', access, func(t *tool, req *Request) *Tool { return t.Tool.forVersion(req) })
 	if err != nil {
 		return nil, err
 	}

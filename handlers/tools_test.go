@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcprt/mcprt/session/jsonrpc"
+	"github.com/mcprt/mcprt/handlers/jsonrpc"
 )
 
 func TestListToolsPerEra(t *testing.T) {

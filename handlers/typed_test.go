@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcprt/mcprt/session/jsonrpc"
+	"github.com/mcprt/mcprt/handlers/jsonrpc"
 )
 
 type searchIn struct {

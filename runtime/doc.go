@@ -91,12 +91,14 @@
 // # Where it sits
 //
 // mcprt's packages are a stack, cmd → runtime → session → handlers, with
-// stdio and supervisor beneath and session/jsonrpc a leaf every floor may
+// stdio and supervisor beneath and handlers/jsonrpc a leaf every floor may
 // use; test/layers writes it out whole and fails on any import against it.
 // runtime and runtime/streamhttp are the floor under the command: they
 // import session, handlers, stdio and supervisor, and only the command and
 // the test harnesses import them. runtime/resourceserver, on the same
 // floor, puts an HTTP endpoint behind OAuth 2.1 access tokens; it imports
-// only session/jsonrpc, and streamhttp does not import it (the command
-// puts one around the other).
+// only handlers/jsonrpc, and streamhttp does not import it (the command
+// puts one around the other). runtime/gateway (a server whose offers are
+// other servers') and runtime/fault (the campaigns of mcprt chaos) are on
+// the same floor, above session/client, which both speak through.
 package runtime

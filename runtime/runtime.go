@@ -27,7 +27,7 @@ const DefaultMaxInFlight = session.DefaultMaxInFlight
 
 // DefaultMaxQueued is how many requests may wait for one of the
 // MaxInFlight to finish before further ones are refused with
-// CodeServerBusy (session/jsonrpc).
+// CodeServerBusy (handlers/jsonrpc).
 const DefaultMaxQueued = session.DefaultMaxQueued
 
 // Options configure a server. The zero value is ready to use.

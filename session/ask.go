@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/mcprt/mcprt/handlers"
-	"github.com/mcprt/mcprt/session/jsonrpc"
+	"github.com/mcprt/mcprt/handlers/jsonrpc"
 )
 
 // asks is the table of server-to-client requests (legacy era) waiting for

@@ -3,7 +3,7 @@ package session
 import (
 	"time"
 
-	"github.com/mcprt/mcprt/session/jsonrpc"
+	"github.com/mcprt/mcprt/handlers/jsonrpc"
 )
 
 // deadlines expires calls at the session's RequestTimeout. Every call gets

@@ -39,7 +39,7 @@
 // Below runtime, which assembles the tree and the process, and above
 // handlers, which says what the server offers (cmd → runtime → session →
 // handlers; test/layers has the whole stack and checks it). The session
-// imports handlers, supervisor, stdio/wire and session/jsonrpc (no
+// imports handlers, supervisor, stdio/wire and handlers/jsonrpc (no
 // transport: each transport translates what it reads), and runs the
 // handler actors itself (worker.go): handlers stays plain values and
 // functions, and a request does not leave this package on its way to the

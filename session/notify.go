@@ -6,7 +6,7 @@ import (
 	"strconv"
 
 	"github.com/mcprt/mcprt/handlers"
-	"github.com/mcprt/mcprt/session/jsonrpc"
+	"github.com/mcprt/mcprt/handlers/jsonrpc"
 )
 
 // Log is a server-wide log record for the client: a captured stdout line or

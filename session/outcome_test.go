@@ -3,7 +3,7 @@ package session
 import (
 	"testing"
 
-	"github.com/mcprt/mcprt/session/jsonrpc"
+	"github.com/mcprt/mcprt/handlers/jsonrpc"
 )
 
 // An error's Outcome names its data.scope, as handlers.Access makes it or

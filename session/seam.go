@@ -3,7 +3,7 @@ package session
 import (
 	"context"
 
-	"github.com/mcprt/mcprt/session/jsonrpc"
+	"github.com/mcprt/mcprt/handlers/jsonrpc"
 	"github.com/mcprt/mcprt/stdio/wire"
 )
 

@@ -6,7 +6,7 @@ import (
 
 	"github.com/anthdm/hollywood/actor"
 
-	"github.com/mcprt/mcprt/session/jsonrpc"
+	"github.com/mcprt/mcprt/handlers/jsonrpc"
 	"github.com/mcprt/mcprt/supervisor"
 )
 

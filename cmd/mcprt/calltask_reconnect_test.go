@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcprt/mcprt/handlers/jsonrpc"
 	"github.com/mcprt/mcprt/session/client"
-	"github.com/mcprt/mcprt/session/jsonrpc"
 )
 
 // TestLostServer: what makes a task's poller connect again (the server

@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/mcprt/mcprt/runtime"
+	"github.com/mcprt/mcprt/runtime/fault"
 	"github.com/mcprt/mcprt/session/client"
-	"github.com/mcprt/mcprt/test/fault"
 )
 
 const chaosUsage = `Usage: mcprt chaos [flags] -- CMD ARGS...

@@ -24,7 +24,7 @@ import (
 func TestChaosHTTP(t *testing.T) {
 	t.Parallel()
 	bin := buildChaos(t)
-	// Small payloads keep this quick under -race; test/fault's campaigns
+	// Small payloads keep this quick under -race; runtime/fault's campaigns
 	// use paused answers large enough to block the server's writes.
 	serve := []string{bin, "serve", "-http", "127.0.0.1:0", "-http-max-body", "2097152", "-request-timeout", "2s", "-drain-timeout", "1s"}
 	faults := []string{"-max-body", "2097152", "-huge", "3000000", "-pause-size", "1048576", "-garbage", "0.1", "-pause", "0.02", "-disconnect", "0.02", "-delete", "0.02", "-cancel", "0.08"}

@@ -19,8 +19,8 @@ import (
 	"time"
 
 	"github.com/mcprt/mcprt/runtime"
+	"github.com/mcprt/mcprt/runtime/fault"
 	"github.com/mcprt/mcprt/session/client"
-	"github.com/mcprt/mcprt/test/fault"
 )
 
 // The task campaign of mcprt chaos (-tasks N): tasks started, polled,

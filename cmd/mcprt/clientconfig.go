@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/mcprt/mcprt/handlers/gateway"
+	"github.com/mcprt/mcprt/runtime/gateway"
 )
 
 // configFlags are the client verbs' -config FILE and -server NAME: the

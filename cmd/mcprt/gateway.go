@@ -21,8 +21,8 @@ import (
 	"time"
 
 	"github.com/mcprt/mcprt/handlers"
-	"github.com/mcprt/mcprt/handlers/gateway"
 	"github.com/mcprt/mcprt/runtime"
+	"github.com/mcprt/mcprt/runtime/gateway"
 	"github.com/mcprt/mcprt/runtime/taskrun"
 	"github.com/mcprt/mcprt/stdio"
 )
@@ -172,6 +172,15 @@ gateway's own keys, per server, all optional:
                  initialize), legacy, modern, or one revision ("2025-06-18")
   disabled       true: leave it out
 
+Tool search, against a catalog that fills a model's context: with
+-tool-search, or "toolSearch": true beside "mcpServers", tools/list offers
+search_tools {query, limit?} (the tools the caller may use, ranked by BM25
+over names, titles, descriptions and arguments, best first, with their full
+definitions) and call_tool {name, arguments} (a call of any of them, as a
+direct call would be) instead of every backend's tools; "alwaysList":
+["fs__read_*"] keeps those gateway tool names, or patterns, listed too. A
+direct tools/call of any tool still works. A reload applies both keys.
+
 Durations are strings ("30s", "1m") or numbers of seconds. Other keys are
 ignored with a warning. A file with any error is refused (exit status 2),
 every error naming the server and the key; -check reads it, finds each
@@ -212,6 +221,7 @@ func runGateway(args []string, s streams) int {
 	fs.DurationVar(&o.DrainTimeout, "drain-timeout", 5e9, "how long in-flight requests may still run after stdin EOF or a signal, before the backends are closed")
 	closeGrace := fs.Duration("close-grace", time.Second, "how long a backend may take to exit after its stdin is closed, before it gets SIGTERM")
 	termGrace := fs.Duration("term-grace", time.Second, "how long a backend may take to exit after SIGTERM, before it gets SIGKILL")
+	toolSearch := fs.Bool("tool-search", false, "list search_tools and call_tool instead of the backends' tools (as \"toolSearch\": true in FILE does); every tool stays callable by name")
 	logCalls := fs.Bool("log-calls", false, "log each tool call forwarded (backend, tool, time taken, outcome) to stderr, whatever LOG_LEVEL says")
 	useGuard := fs.Bool("guard", true, "run each stdio backend through mcprt guard, so that all it started dies with the gateway, even a killed one (not on Windows)")
 	fs.StringVar(&o.DefaultLogLevel, "client-log-level", "", "lowest level of the gateway's logs sent to a legacy client that has not sent logging/setLevel (\"\": none)")
@@ -345,6 +355,7 @@ func runGateway(args []string, s streams) int {
 		// With a journal the gateway's tasks are durable: any call may
 		// be made one, even of a backend that knows no tasks.
 		TaskAnyTool: to.Dir != "",
+		ToolSearch:  *toolSearch,
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "mcprt gateway: %v\n", err)

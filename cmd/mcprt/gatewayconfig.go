@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/mcprt/mcprt/handlers/gateway"
+	"github.com/mcprt/mcprt/runtime/gateway"
 )
 
 // The gateway without -config serves the servers the user's MCP client

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcprt/mcprt/handlers/gateway"
+	"github.com/mcprt/mcprt/runtime/gateway"
 )
 
 // TestRunsGateway: an entry that runs mcprt gateway on the file being

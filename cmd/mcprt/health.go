@@ -3,7 +3,7 @@ package main
 import (
 	"net/http"
 
-	"github.com/mcprt/mcprt/handlers/gateway"
+	"github.com/mcprt/mcprt/runtime/gateway"
 )
 
 // gatewayHealth reports each backend's state: status "ok", "degraded"

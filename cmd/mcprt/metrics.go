@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mcprt/mcprt/handlers/gateway"
+	"github.com/mcprt/mcprt/runtime/gateway"
 )
 
 // processMetrics are what every serving verb reports: its version, how

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcprt/mcprt/handlers/gateway"
+	"github.com/mcprt/mcprt/runtime/gateway"
 )
 
 // Label values are escaped as Prometheus's text format asks: a tool or

@@ -37,8 +37,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcprt/mcprt/handlers"
+	"github.com/mcprt/mcprt/handlers/jsonrpc"
 	"github.com/mcprt/mcprt/handlers/skillmd"
-	"github.com/mcprt/mcprt/session/jsonrpc"
 )
 
 // Identifiers of the extension.

@@ -9,9 +9,9 @@ import (
 	"testing/fstest"
 
 	"github.com/mcprt/mcprt/handlers"
+	"github.com/mcprt/mcprt/handlers/jsonrpc"
 	"github.com/mcprt/mcprt/handlers/skillmd"
 	"github.com/mcprt/mcprt/handlers/skills"
-	"github.com/mcprt/mcprt/session/jsonrpc"
 )
 
 const pdfSkill = "---\nname: pdf\ndescription: Works with PDF files.\nmetadata:\n  author: t\n---\n\nRead FORMS.md.\n"

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcprt/mcprt/session/jsonrpc"
+	"github.com/mcprt/mcprt/handlers/jsonrpc"
 )
 
 // ProtectedResourceMetadata is the RFC 9728 document this server

@@ -15,10 +15,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcprt/mcprt/handlers/jsonrpc"
 	"github.com/mcprt/mcprt/handlers/jsonschema"
 	"github.com/mcprt/mcprt/handlers/tasks"
 	"github.com/mcprt/mcprt/session"
-	"github.com/mcprt/mcprt/session/jsonrpc"
 	"github.com/mcprt/mcprt/supervisor"
 )
 

@@ -20,8 +20,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/mcprt/mcprt/handlers/jsonrpc"
 	"github.com/mcprt/mcprt/session/client"
-	"github.com/mcprt/mcprt/session/jsonrpc"
 )
 
 // hangTimeout only turns a hang into a failure; nothing waits for it in a

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcprt/mcprt/session/jsonrpc"
+	"github.com/mcprt/mcprt/handlers/jsonrpc"
 )
 
 type discoverResult struct {

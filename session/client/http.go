@@ -15,8 +15,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcprt/mcprt/handlers/jsonrpc"
 	"github.com/mcprt/mcprt/handlers/jsonschema"
-	"github.com/mcprt/mcprt/session/jsonrpc"
 	"github.com/mcprt/mcprt/session/sse"
 )
 

@@ -6,8 +6,8 @@ import (
 	"net/http"
 	"slices"
 
+	"github.com/mcprt/mcprt/handlers/jsonrpc"
 	"github.com/mcprt/mcprt/handlers/jsonschema"
-	"github.com/mcprt/mcprt/session/jsonrpc"
 )
 
 // validTools leaves out, with a warning, the tools whose x-mcp-header

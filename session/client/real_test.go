@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcprt/mcprt/handlers/jsonrpc"
 	"github.com/mcprt/mcprt/session/client"
-	"github.com/mcprt/mcprt/session/jsonrpc"
 )
 
 func mcprtServe(t *testing.T) client.Command {

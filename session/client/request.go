@@ -7,10 +7,10 @@ import (
 	"strconv"
 	"sync"
 
-	"github.com/mcprt/mcprt/session/jsonrpc"
+	"github.com/mcprt/mcprt/handlers/jsonrpc"
 )
 
-// The request line is built by appending, as session/jsonrpc builds the
+// The request line is built by appending, as handlers/jsonrpc builds the
 // server's responses: the caller's params are copied as they are, and the
 // members the client adds (the 2026-07-28 _meta, a progressToken, the
 // inputResponses and requestState of a retry) are spliced in, rather than

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mcprt/mcprt/session/jsonrpc"
+	"github.com/mcprt/mcprt/handlers/jsonrpc"
 )
 
 // Tasks: a tools/call that the server runs in the background while the

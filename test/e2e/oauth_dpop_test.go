@@ -85,7 +85,7 @@ func TestOAuthDPoP(t *testing.T) {
 		"-http-oauth-issuer", as.issuer, "-http-oauth-resource", resource, "-http-oauth-scopes", "mcp:tools", "-http-oauth-dpop-required")
 	f := newGateway(t)
 	cfg := f.config(map[string]any{"remote": map[string]any{"url": backend.url,
-		"oauth": map[string]any{"clientId": "c-es256", "clientSecret": "${GW_OAUTH_SECRET}", "scopes": "mcp:tools"}}})
+		"oauth": map[string]any{"issuer": as.issuer, "clientId": "c-es256", "clientSecret": "${GW_OAUTH_SECRET}", "scopes": "mcp:tools"}}})
 	gw := startHTTPEnv(t, []string{"GW_OAUTH_SECRET=secret-c-es256", "LOG_LEVEL=debug"}, binPath,
 		"gateway", "-config", cfg, "-http", "127.0.0.1:0")
 	t.Cleanup(func() {
@@ -225,7 +225,7 @@ func TestOAuthDPoPNonce(t *testing.T) {
 		"-http-oauth-dpop-required", "-http-oauth-dpop-nonce")
 	f := newGateway(t)
 	cfg := f.config(map[string]any{"remote": map[string]any{"url": backend.url,
-		"oauth": map[string]any{"clientId": "c-es256", "clientSecret": "${GW_OAUTH_SECRET}", "scopes": "mcp:tools"}}})
+		"oauth": map[string]any{"issuer": as.issuer, "clientId": "c-es256", "clientSecret": "${GW_OAUTH_SECRET}", "scopes": "mcp:tools"}}})
 	gw := startHTTPEnv(t, []string{"GW_OAUTH_SECRET=secret-c-es256", "LOG_LEVEL=debug"}, binPath,
 		"gateway", "-config", cfg, "-http", "127.0.0.1:0")
 	t.Cleanup(func() {

@@ -21,7 +21,7 @@ import (
 
 	"github.com/mcprt/mcprt/handlers"
 	"github.com/mcprt/mcprt/runtime"
-	"github.com/mcprt/mcprt/test/fault"
+	"github.com/mcprt/mcprt/runtime/fault"
 )
 
 // The proofs: each one a claim about what mcprt never loses, checked

@@ -15,7 +15,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcprt/mcprt/handlers/gateway"
+	"github.com/mcprt/mcprt/runtime/gateway"
 )
 
 // TestReadmeGoBlocksCompile compiles every ```go block of README.md, so the

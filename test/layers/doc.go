@@ -5,19 +5,25 @@
 // packages of its own floor or of floors below it, never one above:
 //
 //	cmd/mcprt                     the command (and its internal packages)
-//	test/...                      harnesses: the fault kit, which mcprt serve -fixture uses
+//	test/...                      harnesses: end-to-end, interop, conformance
 //	runtime, runtime/streamhttp,  serving a server over stdio or HTTP
 //	  runtime/resourceserver      (behind OAuth 2.1 access tokens);
-//	  handlers/gateway            a server whose offers are other servers'
+//	  runtime/gateway             a server whose offers are other servers';
+//	  runtime/fault               the fault campaigns of mcprt chaos
 //	session, session/client       the MCP session: the server end, and the client end
 //	handlers                      what a server offers, as plain values and functions
 //	handlers/jsonschema,          what handlers are built from
 //	  handlers/uritemplate
 //	stdio                         bytes ↔ lines: the reader, the writer actor
-//	supervisor                    OTP-style supervision over hollywood
 //	stdio/wire                    the seam's outgoing message and credit, below
 //	                              both stdio and session (streamhttp needs no stdio)
-//	session/jsonrpc               the JSON-RPC codec: a leaf everyone may use
+//	supervisor                    OTP-style supervision over hollywood
+//	handlers/jsonrpc              the JSON-RPC codec: a leaf everyone may use
+//
+// The folders follow the same order: cmd/, runtime/, session/, handlers/,
+// stdio/, supervisor/, and no folder imports one above it (the codec sits
+// in handlers/, the lowest folder of the protocol, and imports nothing of
+// the module).
 //
 // So the path of a request is cmd → runtime → session → handlers: the
 // runtime assembles the tree, the session runs the protocol and the

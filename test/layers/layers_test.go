@@ -18,14 +18,14 @@ const module = "github.com/mcprt/mcprt"
 var stack = [][]string{
 	{"cmd"},
 	{"test"},
-	{"runtime", "handlers/gateway"},
+	{"runtime", "runtime/gateway"},
 	{"session", "session/client"},
 	{"handlers"},
 	{"handlers/jsonschema", "handlers/uritemplate"},
 	{"stdio"},
-	{"supervisor"},
 	{"stdio/wire"},
-	{"session/jsonrpc"},
+	{"supervisor"},
+	{"handlers/jsonrpc"},
 }
 
 // floor returns the floor of a package of the module (its path relative to
@@ -134,26 +134,26 @@ func TestArrowsAgainst(t *testing.T) {
 	}{
 		{"down and sideways", map[string][]string{
 			"runtime":            {module + "/session", module + "/handlers", "fmt"},
-			"runtime/streamhttp": {module + "/runtime", module + "/session/jsonrpc"},
-			"handlers/gateway":   {module + "/session/client", module + "/supervisor"},
+			"runtime/streamhttp": {module + "/runtime", module + "/handlers/jsonrpc"},
+			"runtime/gateway":    {module + "/session/client", module + "/supervisor"},
 			"session/transport":  {module + "/session", module + "/stdio"},
 		}, nil},
 		{"up", map[string][]string{
-			"handlers":        {module + "/session"},
-			"session/jsonrpc": {module + "/handlers/jsonschema"},
-			"supervisor":      {module + "/stdio"},
+			"handlers":         {module + "/session"},
+			"handlers/jsonrpc": {module + "/handlers/jsonschema"},
+			"supervisor":       {module + "/stdio"},
 		}, []string{
 			"handlers imports session, which is above it in the stack",
-			"session/jsonrpc imports handlers/jsonschema, which is above it in the stack",
+			"handlers/jsonrpc imports handlers/jsonschema, which is above it in the stack",
 			"supervisor imports stdio, which is above it in the stack",
 		}},
 		{"a sub-package keeps its parent's floor unless it has its own", map[string][]string{
-			"session/x":       {module + "/runtime"},
-			"handlers/y":      {module + "/session"},
-			"session/jsonrpc": {module + "/session"},
+			"session/x":        {module + "/runtime"},
+			"handlers/y":       {module + "/session"},
+			"handlers/jsonrpc": {module + "/session"},
 		}, []string{
+			"handlers/jsonrpc imports session, which is above it in the stack",
 			"handlers/y imports session, which is above it in the stack",
-			"session/jsonrpc imports session, which is above it in the stack",
 			"session/x imports runtime, which is above it in the stack",
 		}},
 		{"nowhere", map[string][]string{"transport": nil}, []string{

@@ -17,7 +17,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/mcprt/mcprt/session/jsonrpc"
+	"github.com/mcprt/mcprt/handlers/jsonrpc"
 )
 
 // Phases that Config.Skip may name.

@@ -26,6 +26,11 @@ import (
 // code (zero fields of a Backend take the defaults below).
 type Config struct {
 	Backends []Backend
+	// ToolSearch and AlwaysList are the top-level "toolSearch" and
+	// "alwaysList": Options.ToolSearch and Options.AlwaysList, from the
+	// file.
+	ToolSearch bool
+	AlwaysList []string
 	// Warnings are what the file held that the gateway ignores: unknown
 	// keys, disabled backends. The gateway prints them on stderr.
 	Warnings []string
@@ -408,7 +413,7 @@ func ParseConfig(data []byte, lookupEnv func(string) (string, bool)) (*Config, e
 		return nil, &ConfigError{Key: "mcpServers", Problem: "missing: the file must be a JSON object with an \"mcpServers\" object of servers by name"}
 	}
 	for _, k := range slices.Sorted(maps.Keys(top)) {
-		if k != serversKey && k != "$schema" {
+		if k != serversKey && k != "$schema" && !searchKeys[k] {
 			cfg.Warnings = append(cfg.Warnings, fmt.Sprintf("config: key %q ignored", k))
 		}
 	}
@@ -441,6 +446,7 @@ func ParseConfig(data []byte, lookupEnv func(string) (string, bool)) (*Config, e
 		}
 		cfg.Backends = append(cfg.Backends, b)
 	}
+	errs = append(errs, parseSearchKeys(top, cfg)...)
 	if len(errs) > 0 {
 		return &Config{Warnings: cfg.Warnings}, errors.Join(errs...)
 	}

@@ -88,6 +88,13 @@ type Options struct {
 	// DefaultListGrace; negative: no wait). A backend that comes up later
 	// joins with list_changed.
 	ListGrace time.Duration
+	// ToolSearch lists search_tools and call_tool in place of the
+	// backends' tools (but those AlwaysList names, by name or path.Match
+	// pattern), which stay callable by name (mcprt gateway -tool-search;
+	// the configuration's "toolSearch" and "alwaysList" do the same; see
+	// the package doc).
+	ToolSearch bool
+	AlwaysList []string
 }
 
 // DefaultListGrace is Options.ListGrace's default: enough for most
@@ -165,6 +172,7 @@ type Gateway struct {
 	clientRoots atomic.Bool
 	closing     atomic.Bool
 	ext         extOffers // extensions, offered and declared (extensions.go)
+	search      search    // tool search (toolsearch.go)
 
 	// owners say which backend registered each name (tools, prompts) or
 	// URI (resources, templates), so that the first keeps one two offer.
@@ -343,6 +351,8 @@ func New(cfg *Config, opts Options) (*Gateway, error) {
 	g.srv.OnSubscription(g.subscription)
 	g.srv.OnRootsListChanged(g.rootsListChanged)
 	g.rootsDueNow.Store(true) // nothing known yet
+	g.watchTools()
+	g.configureSearch(cfg)
 	return g, nil
 }
 

@@ -3,7 +3,7 @@ package jsonrpc_test
 import (
 	"fmt"
 
-	"github.com/mcprt/mcprt/session/jsonrpc"
+	"github.com/mcprt/mcprt/handlers/jsonrpc"
 )
 
 // Reading one member of a params object without decoding the rest: Member

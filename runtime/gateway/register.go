@@ -182,6 +182,10 @@ func (b *backend) apply(l *lists, note string) {
 			skip("tool", name, fmt.Sprintf("it is %q to the gateway, as %q is", ext, o))
 			continue
 		}
+		if g.searchReserved(ext) {
+			skip("tool", name, fmt.Sprintf("%q is the gateway's own with tool search", ext))
+			continue
+		}
 		if len(ext) > 128 {
 			skip("tool", name, fmt.Sprintf("%q is longer than the 128 characters a tool name may have", ext))
 			continue
@@ -189,6 +193,7 @@ func (b *backend) apply(l *lists, note string) {
 		t.Name, t.Unchecked, t.Timeout, t.Description = ext, true, b.cfg.Timeout+toolMargin, describe(t.Description)
 		t.Start = b.toolStarter(name)
 		t.Access = b.cfg.toolAccess(name)
+		t.Unlisted = g.unlisted(ext)
 		if g.opts.TaskAnyTool {
 			t.Execution = anyTask(t.Execution)
 		}

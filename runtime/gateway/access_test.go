@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/mcprt/mcprt/handlers"
-	"github.com/mcprt/mcprt/session/jsonrpc"
+	"github.com/mcprt/mcprt/handlers/jsonrpc"
 )
 
 func TestParseConfigAccess(t *testing.T) {

@@ -54,6 +54,7 @@ func (g *Gateway) Reload(ctx context.Context, cfg *Config) (Changes, error) {
 	if err != nil {
 		return ch, err
 	}
+	g.configureSearch(cfg)
 	// Outside reloadMu: Close ends the wait (it settles every backend).
 	waitSettled(ctx, started)
 	// A restarted backend's names stayed with its stopped predecessor,

@@ -13,8 +13,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcprt/mcprt/handlers"
+	"github.com/mcprt/mcprt/handlers/jsonrpc"
 	"github.com/mcprt/mcprt/session/client"
-	"github.com/mcprt/mcprt/session/jsonrpc"
 )
 
 // errTimeout is the cause of a forwarded request's context when the

@@ -11,8 +11,8 @@ import (
 
 	"github.com/anthdm/hollywood/actor"
 
-	"github.com/mcprt/mcprt/handlers/gateway"
 	mcprt "github.com/mcprt/mcprt/runtime"
+	"github.com/mcprt/mcprt/runtime/gateway"
 )
 
 // A gateway in front of one backend, the reference server (mcprt serve),

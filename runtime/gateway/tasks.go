@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/mcprt/mcprt/handlers"
+	"github.com/mcprt/mcprt/handlers/jsonrpc"
 	"github.com/mcprt/mcprt/handlers/tasks"
 	"github.com/mcprt/mcprt/session/client"
-	"github.com/mcprt/mcprt/session/jsonrpc"
 )
 
 // Tasks through the gateway are the gateway's own: its server serves them

@@ -27,6 +27,26 @@
 // reaches a backend: backends see the gateway, with their own configured
 // headers.
 //
+// # Tool search
+//
+// A client of five servers gets a hundred tool definitions in its model's
+// context, most never used. With Options.ToolSearch (mcprt gateway
+// -tool-search; the file's top-level "toolSearch": true), tools/list
+// offers two tools of the gateway's own instead, plus those
+// Options.AlwaysList ("alwaysList") names or matches: search_tools {query,
+// limit?} returns the tools the caller may use (Access applies as to
+// tools/list: a tool hidden from it is never found), ranked by BM25F
+// (package toolsearch) over their names, titles, descriptions and
+// arguments, best first, as structuredContent {"tools": [full
+// definitions]} and as text; call_tool {name, arguments} makes the call
+// through the server's own tools/call, so that it is in every respect a
+// direct call of that tool (access, argument checks, progress,
+// cancellation, questions to the client, errors naming the backend; a
+// 2026-07-28 task). Every tool stays callable by its name, for clients
+// that listed it before. The index is rebuilt on the first search after
+// the tools change (a backend came, went or sent list_changed); Reload
+// applies the keys.
+//
 // # One view
 //
 // Every name a backend offers becomes "<prefix>__<name>" (Separator; the

@@ -9,7 +9,7 @@ import (
 
 	"github.com/mcprt/mcprt/handlers"
 	"github.com/mcprt/mcprt/runtime"
-	"github.com/mcprt/mcprt/test/fault"
+	"github.com/mcprt/mcprt/runtime/fault"
 )
 
 // A server's own test: its tools, one of them wrapped so that it panics,

@@ -8,8 +8,8 @@ import (
 	"sync/atomic"
 
 	"github.com/mcprt/mcprt/handlers"
+	"github.com/mcprt/mcprt/handlers/jsonrpc"
 	"github.com/mcprt/mcprt/session/client"
-	"github.com/mcprt/mcprt/session/jsonrpc"
 )
 
 // Extensions (capabilities.extensions) go both ways through the gateway.
