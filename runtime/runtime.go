@@ -203,25 +203,40 @@ func start(e *actor.Engine, srv *handlers.Server, in io.Reader, out io.Writer, o
 }
 
 // read is the reader goroutine: the only reader of in. It waits only on
-// the backlog, that is, only while the client is not reading.
+// the backlog, that is, only while the client is not reading. It hands the
+// session what it reads in the session's own terms (session.Raw,
+// Oversized, Closed): stdio knows lines, the session no transport.
 func (i *Instance) read(in io.Reader, maxLine int, backlog *stdio.Backlog) {
 	defer close(i.readerDone)
-	stdio.ReadLines(in, maxLine, func(msg any) bool {
-		switch msg.(type) {
-		case *stdio.Line, *stdio.LineTooLong:
-			if !backlog.Wait(i.stopRead) {
-				return false
-			}
-			backlog.Add(1)
+	stopped := false
+	hand := func(msg any) bool {
+		if !backlog.Wait(i.stopRead) {
+			stopped = true
+			return false
 		}
+		backlog.Add(1)
 		select {
 		case <-i.stopRead:
+			stopped = true
 			return false
 		default:
 		}
 		i.session.Send(msg)
 		return true
+	}
+	err := stdio.ScanLines(in, maxLine, func(line []byte) bool {
+		return hand(&session.Raw{Data: line})
+	}, func(t stdio.LineTooLong) bool {
+		return hand(&session.Oversized{Size: t.Size, Max: t.Max, Head: t.Head})
 	})
+	if stopped {
+		return
+	}
+	select {
+	case <-i.stopRead:
+	default:
+		i.session.Send(session.Closed{Err: err})
+	}
 }
 
 func (i *Instance) wait() {

@@ -318,7 +318,7 @@ func (h *Handler) startSession(id, owner string, restart supervisor.Restart) (*h
 	hs := newSession(h, id, child)
 	hs.owner = owner
 	cfg := h.opts.Options.Config()
-	cfg.Server, cfg.Deliver, cfg.Inbox, cfg.Handlers, cfg.Backlog = h.srv, hs.route, hs.in, h.handlersPID, hs.backlog
+	cfg.Server, cfg.Deliver, cfg.Inbox, cfg.Handlers = h.srv, hs.route, hs.in, h.handlersPID
 	cfg.StateKey, cfg.WorkerPrefix, cfg.Logger = h.opts.StateKey, child+"-", h.log.With("session", child)
 	start := session.New(cfg)
 	h.mu.Lock()

@@ -23,6 +23,7 @@ var stack = [][]string{
 	{"handlers"},
 	{"handlers/jsonschema", "handlers/uritemplate"},
 	{"stdio"},
+	{"stdio/wire"},
 	{"supervisor"},
 	{"handlers/jsonrpc"},
 }
