@@ -168,6 +168,27 @@ func (c *client) finish() {
 	}
 }
 
+// finishAllowing is finish for a transcript whose end may still hold lines
+// containing allowed, which no order settles.
+func (c *client) finishAllowing(allowed string) {
+	c.t.Helper()
+	c.in.Close()
+	select {
+	case <-c.inst.Done():
+	case <-time.After(hang):
+		c.t.Fatal("server did not end after its input closed")
+	}
+	if err := c.inst.Err(); err != nil {
+		c.t.Errorf("Err() = %v after input EOF, want nil", err)
+	}
+	c.outW.Close()
+	for l := range c.out {
+		if !strings.Contains(l, allowed) {
+			c.t.Errorf("unexpected output after the transcript: %s", l)
+		}
+	}
+}
+
 // A transcript is a golden file: "> " lines are sent, "< " lines are the
 // responses expected next, in order, and a run of "~ " lines is a set of
 // responses that may come in any order. "#" lines and blank lines are
