@@ -36,6 +36,26 @@
 // the stdout capture; Start runs it inside a caller's hollywood engine over
 // any reader and writer, touching no file descriptor and no global state.
 //
+// # One tree per process
+//
+// Serve builds one tree on one engine for the whole process. With
+// Options.Parts (a gateway's backends, a program's own pieces: see Part),
+// Options.Tasks, or a transport other than stdio (Options.HTTP,
+// Options.Transport), they are children of one root, in this start
+// order, each significant (its end ends the process) and never restarted
+// by the root:
+//
+//	root
+//	 ├─ Parts…    in the order given (mcprt gateway: "gateway", its backends)
+//	 ├─ tasks     taskrun.Manager.ChildSpec: store, runs, sweep
+//	 └─ stdio     the tree above; or "http": streamhttp.Server.ChildSpec
+//
+// Stopping goes in reverse: the transport drains (requests in flight are
+// answered), then the tasks are cancelled and waited for, then the parts
+// close; no caller orders it by hand. Why: a tree per piece, each on an
+// engine of its own, was three engines and a shutdown written out for
+// mcprt gateway -http -tasks, and a piece that failed went unnoticed.
+//
 // # Failures, by design
 //
 // The flags named are mcprt serve's; an embedding server sets the same in

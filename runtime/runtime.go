@@ -3,7 +3,6 @@ package runtime
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"sync"
@@ -36,45 +35,18 @@ type Options struct {
 	Logger *slog.Logger
 	// MaxLineBytes caps one input line (0: stdio.DefaultMaxLine, 64 MiB).
 	MaxLineBytes int
-	// MaxInFlight bounds the requests in progress and, as the reader's
-	// bound, the lines and answers not yet dealt with (0:
-	// DefaultMaxInFlight). MaxQueued bounds the requests waiting for a
-	// slot (0: DefaultMaxQueued); past it a request is refused at once.
-	// The reader never waits for a slot, so the client's cancellations
-	// and answers always get through; it waits only while the client
-	// does not read.
-	MaxInFlight int
-	MaxQueued   int
-	// RequestTimeout is each request's deadline (0: session.DefaultRequestTimeout; <0: none).
-	RequestTimeout time.Duration
-	// DrainTimeout bounds the wait for in-flight requests after stdin EOF,
-	// Drain or a signal (0: session.DefaultDrainTimeout).
-	DrainTimeout time.Duration
-	// CacheTTL is the ttlMs of cacheable 2026-07-28 results (default 0: always re-fetch).
-	CacheTTL time.Duration
+	// Options are each session's bounds, deadlines, crash policy and
+	// logging, the same struct streamhttp.Options embeds, so that stdio
+	// and HTTP sessions are configured alike (see session.Options). On
+	// stdio, MaxInFlight is also the reader's bound on the lines and
+	// answers not yet dealt with: the reader never waits for a slot, so
+	// the client's cancellations and answers always get through; it waits
+	// only while the client does not read.
+	session.Options
 	// Intensity and Period bound the root supervisor's restarts
 	// (0: supervisor defaults). Past them the server gives up and exits 1.
 	Intensity int
 	Period    time.Duration
-	// CrashPolicy, CrashIntensity and CrashPeriod decide what happens to a
-	// tool whose handlers keep panicking (see session.CrashPolicy): by
-	// default it is suspended for a period; with session.Escalate the
-	// handler supervisor fails, and repeated crash loops climb to the root.
-	CrashPolicy    session.CrashPolicy
-	CrashIntensity int
-	CrashPeriod    time.Duration
-	// PanicDetail shows a panicking tool's panic value to the client, in
-	// the text of its isError result (default: a generic message; the
-	// value and stack go to the log either way).
-	PanicDetail bool
-	// DefaultLogLevel admits server-wide logs (Instance.Log, captured
-	// stdout) to a legacy client that has not sent logging/setLevel ("":
-	// none until it does). LogBuffer bounds what waits for
-	// notifications/initialized (0: session.DefaultLogBuffer).
-	DefaultLogLevel string
-	LogBuffer       int
-	// OnLogLevel is called when the client changes its log level.
-	OnLogLevel func(level string)
 	// EventHook observes every supervision event of the tree. It runs on a
 	// supervisor's goroutine and must not block.
 	EventHook func(supervisor.Event)
@@ -96,10 +68,26 @@ type Options struct {
 	// stdout: both protocol eras, the same options per session, and the
 	// same graceful stop (SIGINT, SIGTERM or ctx: requests in flight are
 	// answered, then every session ends). It logs the address it serves
-	// at info level. For origins, authorization, health and metrics, use
-	// streamhttp.Serve, or put the server behind mcprt gateway -http.
+	// at info level. For origins, authorization, health and metrics, give
+	// a Transport, or put the server behind mcprt gateway -http.
 	// Start ignores it.
 	HTTP string
+	// Transport, when set, serves the clients in place of stdin and
+	// stdout: a *streamhttp.Server with options of the caller's, say. As
+	// with HTTP, Serve then claims no standard stream, builds no log
+	// pipeline and sets no memory limit, and a signal or ctx stops the
+	// tree, the transport first. When Serve returns, a Transport that is
+	// an io.Closer (a *streamhttp.Server) has been closed. Start ignores
+	// it.
+	Transport Part
+	// Parts are more children of the process's one tree, such as a
+	// gateway's backends (gateway.Gateway), started in this order before
+	// the tasks and the transport, and stopped in reverse after them:
+	// they are up before a client is served, and outlive every request
+	// and task that uses them. If one ends, the process does. Serve's
+	// tree is then: Parts..., tasks (with Tasks), then the transport
+	// ("stdio", or "http"). Start ignores them.
+	Parts []Part
 }
 
 // Instance is a running server tree.
@@ -116,8 +104,6 @@ type Instance struct {
 	once sync.Once
 }
 
-var instances atomic.Int64
-
 // Start runs srv's tree inside engine e over in and out. It touches no file
 // descriptor and changes no global state, so one engine may hold several.
 //
@@ -127,6 +113,13 @@ var instances atomic.Int64
 // Close if in is an io.Closer (io.PipeReader); an in with neither must reach
 // EOF or fail on its own before Done is closed.
 func Start(e *actor.Engine, srv *handlers.Server, in io.Reader, out io.Writer, opts Options) (*Instance, error) {
+	return start(e, srv, in, out, opts, nil)
+}
+
+// start is Start with parts before the stdio tree: with none, the stdio
+// tree is the root; with some, it is the last child of the process's
+// root ("stdio"), after them.
+func start(e *actor.Engine, srv *handlers.Server, in io.Reader, out io.Writer, opts Options, parts []Part) (*Instance, error) {
 	if srv == nil {
 		return nil, errors.New("runtime: nil server")
 	}
@@ -138,9 +131,13 @@ func Start(e *actor.Engine, srv *handlers.Server, in io.Reader, out io.Writer, o
 	if maxInFlight <= 0 {
 		maxInFlight = DefaultMaxInFlight
 	}
-	name := fmt.Sprintf("mcprt-%d", instances.Add(1))
+	name := processName()
 	rootPID := supervisor.RootPID(e, name)
-	handlersPID := supervisor.ChildPID(rootPID, "handlers")
+	stdioName, stdioPID := name, rootPID
+	if len(parts) > 0 {
+		stdioName, stdioPID = name+"/stdio", supervisor.ChildPID(rootPID, "stdio")
+	}
+	handlersPID := supervisor.ChildPID(stdioPID, "handlers")
 	// The writer's and the session's inboxes outlive their restarts, and the
 	// reader, the workers and the answering goroutines send to them
 	// directly.
@@ -152,15 +149,19 @@ func Start(e *actor.Engine, srv *handlers.Server, in io.Reader, out io.Writer, o
 		// Started, not Restarted: the restart event comes before the new
 		// handler supervisor exists, and the session would find nothing
 		// to start workers under.
-		if r, ok := ev.(supervisor.EventChildStarted); ok && r.Supervisor == name && r.Child == "handlers" && handlersStarts.Add(1) > 1 {
+		if r, ok := ev.(supervisor.EventChildStarted); ok && r.Supervisor == stdioName && r.Child == "handlers" && handlersStarts.Add(1) > 1 {
 			sessionInbox.Send(session.WorkersLost{})
 		}
 		if opts.EventHook != nil {
 			opts.EventHook(ev)
 		}
 	}
+	sessionConfig := opts.Options.Config()
+	sessionConfig.Server, sessionConfig.Writer, sessionConfig.Inbox = srv, writerInbox, sessionInbox
+	sessionConfig.Handlers, sessionConfig.Backlog, sessionConfig.Logger = handlersPID, backlog, log
+	sessionConfig.MaxInFlight = maxInFlight
 	spec := supervisor.Spec{
-		Name:      name,
+		Name:      stdioName,
 		Strategy:  supervisor.OneForOne,
 		Intensity: opts.Intensity,
 		Period:    opts.Period,
@@ -169,32 +170,20 @@ func Start(e *actor.Engine, srv *handlers.Server, in io.Reader, out io.Writer, o
 		Children: []supervisor.ChildSpec{
 			{ID: "writer", Start: stdio.NewWriter(out, writerInbox), Restart: supervisor.Transient, Significant: true, Shutdown: 2 * time.Second},
 			{ID: "handlers", Start: supervisor.New(supervisor.Spec{
-				Name:      name + "/handlers",
+				Name:      stdioName + "/handlers",
 				Strategy:  supervisor.OneForOne,
 				EventHook: opts.EventHook,
 				Logger:    log,
 			}), Restart: supervisor.Permanent, Shutdown: 2 * time.Second},
-			{ID: "session", Start: session.New(session.Config{
-				Server:          srv,
-				Writer:          writerInbox,
-				Inbox:           sessionInbox,
-				Handlers:        handlersPID,
-				Backlog:         backlog,
-				MaxInFlight:     maxInFlight,
-				MaxQueued:       opts.MaxQueued,
-				RequestTimeout:  opts.RequestTimeout,
-				DrainTimeout:    opts.DrainTimeout,
-				CacheTTL:        opts.CacheTTL,
-				CrashPolicy:     opts.CrashPolicy,
-				CrashIntensity:  opts.CrashIntensity,
-				CrashPeriod:     opts.CrashPeriod,
-				PanicDetail:     opts.PanicDetail,
-				DefaultLogLevel: opts.DefaultLogLevel,
-				LogBuffer:       opts.LogBuffer,
-				OnLogLevel:      opts.OnLogLevel,
-				Logger:          log,
-			}), Restart: supervisor.Transient, Significant: true, Shutdown: 2 * time.Second},
+			{ID: "session", Start: session.New(sessionConfig), Restart: supervisor.Transient, Significant: true, Shutdown: 2 * time.Second},
 		},
+	}
+	if len(parts) > 0 {
+		stdio := func(*actor.PID) supervisor.ChildSpec {
+			// The sum of its children's shutdowns, and a little.
+			return supervisor.ChildSpec{ID: "stdio", Start: supervisor.New(spec), Shutdown: 7 * time.Second}
+		}
+		spec = processSpec(e, name, parts, stdio, log, opts.EventHook)
 	}
 	root, err := supervisor.Start(e, name, spec)
 	if err != nil {
@@ -214,25 +203,40 @@ func Start(e *actor.Engine, srv *handlers.Server, in io.Reader, out io.Writer, o
 }
 
 // read is the reader goroutine: the only reader of in. It waits only on
-// the backlog, that is, only while the client is not reading.
+// the backlog, that is, only while the client is not reading. It hands the
+// session what it reads in the session's own terms (session.Raw,
+// Oversized, Closed): stdio knows lines, the session no transport.
 func (i *Instance) read(in io.Reader, maxLine int, backlog *stdio.Backlog) {
 	defer close(i.readerDone)
-	stdio.ReadLines(in, maxLine, func(msg any) bool {
-		switch msg.(type) {
-		case *stdio.Line, *stdio.LineTooLong:
-			if !backlog.Wait(i.stopRead) {
-				return false
-			}
-			backlog.Add(1)
+	stopped := false
+	hand := func(msg any) bool {
+		if !backlog.Wait(i.stopRead) {
+			stopped = true
+			return false
 		}
+		backlog.Add(1)
 		select {
 		case <-i.stopRead:
+			stopped = true
 			return false
 		default:
 		}
 		i.session.Send(msg)
 		return true
+	}
+	err := stdio.ScanLines(in, maxLine, func(line []byte) bool {
+		return hand(&session.Raw{Data: line})
+	}, func(t stdio.LineTooLong) bool {
+		return hand(&session.Oversized{Size: t.Size, Max: t.Max, Head: t.Head})
 	})
+	if stopped {
+		return
+	}
+	select {
+	case <-i.stopRead:
+	default:
+		i.session.Send(session.Closed{Err: err})
+	}
 }
 
 func (i *Instance) wait() {

@@ -62,8 +62,8 @@ func LoggerFromEnv() *slog.Logger {
 // says otherwise (see Options.MemoryLimit). Everything is restored on
 // return.
 func Serve(ctx context.Context, srv *handlers.Server, opts Options) error {
-	if opts.HTTP != "" {
-		return serveHTTP(ctx, srv, opts)
+	if opts.HTTP != "" || opts.Transport != nil {
+		return serveTransport(ctx, srv, opts)
 	}
 	defer memoryPolicy(opts.MemoryLimit, os.Getenv).apply()()
 
@@ -129,12 +129,13 @@ func Serve(ctx context.Context, srv *handlers.Server, opts Options) error {
 		return fmt.Errorf("runtime: %w", err)
 	}
 	<-sigsCaught
+	parts := opts.Parts
 	if opts.Tasks != nil {
 		to := *opts.Tasks
 		if to.Logger == nil {
 			to.Logger = opts.Logger
 		}
-		m, err := startTasksOrSignal(ctx, sigs, engine, srv, to)
+		m, err := newTasksOrSignal(ctx, sigs, srv, to)
 		if err != nil {
 			var sig *run.SignalError
 			if !errors.As(err, &sig) && !errors.Is(err, context.Canceled) {
@@ -145,12 +146,17 @@ func Serve(ctx context.Context, srv *handlers.Server, opts Options) error {
 			}
 			return fmt.Errorf("runtime: tasks: %w", err)
 		}
-		// After the session's tree: a task outlives its request, not the
-		// process; what is still working is failed on the next start.
-		defer m.Stop(context.Background())
+		// After the parts, before the session's tree: the tree stops the
+		// tasks once the session has drained (a task outlives its
+		// request, not the process; what is still working is failed on
+		// the next start), and before the parts they may use.
+		parts = append(parts[:len(parts):len(parts)], m)
 	}
-	inst, err := Start(engine, srv, claimed.In, claimed.Out, opts)
+	inst, err := start(engine, srv, claimed.In, claimed.Out, opts, parts)
 	if err != nil {
+		if m, ok := lastTasks(parts); ok {
+			m.Stop(context.Background())
+		}
 		return err
 	}
 	if pipe != nil {
@@ -189,20 +195,20 @@ func Serve(ctx context.Context, srv *handlers.Server, opts Options) error {
 	return err
 }
 
-// startTasksOrSignal is StartTasks, given up for a signal or ctx: a start
-// on a large journal replays and settles it before any request is served,
+// newTasksOrSignal is newTasks, given up for a signal or ctx: a start on
+// a large journal replays and settles it before any request is served,
 // and a SIGTERM meanwhile ends the process rather than waiting for it.
 // What a start given up leaves is stopped once it is done (the journal's
 // writes are whole, so it may also simply end with the process).
-func startTasksOrSignal(ctx context.Context, sigs <-chan os.Signal, e *actor.Engine, srv *handlers.Server, to TasksOptions) (*taskrun.Manager, error) {
-	type started struct {
+func newTasksOrSignal(ctx context.Context, sigs <-chan os.Signal, srv *handlers.Server, to TasksOptions) (*taskrun.Manager, error) {
+	type made struct {
 		m   *taskrun.Manager
 		err error
 	}
-	done := make(chan started, 1)
+	done := make(chan made, 1)
 	go func() {
-		m, err := StartTasks(e, srv, to)
-		done <- started{m, err}
+		m, err := newTasks(srv, to)
+		done <- made{m, err}
 	}()
 	abandon := func() {
 		go func() {
@@ -221,4 +227,13 @@ func startTasksOrSignal(ctx context.Context, sigs <-chan os.Signal, e *actor.Eng
 		abandon()
 		return nil, ctx.Err()
 	}
+}
+
+// lastTasks is the tasks' manager Serve put last in parts, if it did.
+func lastTasks(parts []Part) (*taskrun.Manager, bool) {
+	if len(parts) == 0 {
+		return nil, false
+	}
+	m, ok := parts[len(parts)-1].(*taskrun.Manager)
+	return m, ok
 }

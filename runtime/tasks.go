@@ -40,9 +40,20 @@ type TasksOptions struct {
 }
 
 // StartTasks starts a tasks manager on e (nil: an engine of its own) and
-// has srv serve tasks with it. The caller stops it (Manager.Stop) after
-// the server has stopped.
+// has srv serve tasks with it, its tree a root of its own. The caller
+// stops it (Manager.Stop) after the server has stopped. Serve does not use
+// it: with Options.Tasks the manager is a child of the process's one tree.
 func StartTasks(e *actor.Engine, srv *handlers.Server, o TasksOptions) (*taskrun.Manager, error) {
+	return makeTasks(srv, o, func(c taskrun.Config) (*taskrun.Manager, error) { return taskrun.Start(e, c) })
+}
+
+// newTasks is StartTasks with nothing started: the manager is a Part of
+// Serve's tree.
+func newTasks(srv *handlers.Server, o TasksOptions) (*taskrun.Manager, error) {
+	return makeTasks(srv, o, taskrun.New)
+}
+
+func makeTasks(srv *handlers.Server, o TasksOptions, mk func(taskrun.Config) (*taskrun.Manager, error)) (*taskrun.Manager, error) {
 	var store tasks.Store
 	if o.Dir != "" {
 		j, err := tasks.OpenJournalWith(o.Dir, tasks.JournalOptions{Logger: o.Logger})
@@ -51,7 +62,7 @@ func StartTasks(e *actor.Engine, srv *handlers.Server, o TasksOptions) (*taskrun
 		}
 		store = j
 	}
-	m, err := taskrun.Start(e, taskrun.Config{Store: store, Tag: o.Tag, MaxLive: o.MaxLive, MaxLivePerOwner: o.MaxLivePerOwner,
+	m, err := mk(taskrun.Config{Store: store, Tag: o.Tag, MaxLive: o.MaxLive, MaxLivePerOwner: o.MaxLivePerOwner,
 		MaxEndedPerClient: o.MaxEndedPerClient, TTL: o.TTL, MaxTTL: o.MaxTTL, Logger: o.Logger})
 	if err != nil {
 		if store != nil {

@@ -139,7 +139,7 @@ func (t *benchTree) line(data []byte) {
 func (t *benchTree) notify(data []byte) {
 	t.backlog.Wait(nil)
 	t.backlog.Add(1)
-	t.session.Send(&stdio.Line{Data: data})
+	t.session.Send(&session.Raw{Data: data})
 }
 
 func (t *benchTree) wait(b *testing.B, lines int) {
@@ -151,7 +151,7 @@ func (t *benchTree) wait(b *testing.B, lines int) {
 }
 
 func (t *benchTree) stop() {
-	t.session.Send(&stdio.EOF{})
+	t.session.Send(session.Closed{})
 	select {
 	case <-t.root.Done():
 	case <-time.After(10 * time.Second):

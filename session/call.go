@@ -14,7 +14,7 @@ import (
 
 	"github.com/mcprt/mcprt/handlers"
 	"github.com/mcprt/mcprt/handlers/jsonrpc"
-	"github.com/mcprt/mcprt/stdio"
+	"github.com/mcprt/mcprt/stdio/wire"
 	"github.com/mcprt/mcprt/supervisor"
 )
 
@@ -33,9 +33,9 @@ const (
 type env struct {
 	engine     *actor.Engine
 	writer     *supervisor.Inbox
-	deliver    func(stdio.Out)   // in place of writer, when set (Config.Deliver)
+	deliver    func(wire.Out)    // in place of writer, when set (Config.Deliver)
 	inbox      *supervisor.Inbox // the session's own
-	backlog    *stdio.Backlog
+	backlog    *wire.Backlog
 	slots      slots
 	waits      waits
 	logger     *slog.Logger
@@ -49,11 +49,11 @@ type env struct {
 }
 
 func (e *env) out(b []byte, done func()) {
-	e.emit(&stdio.Out{Data: b, Done: done})
+	e.emit(&wire.Out{Data: b, Done: done})
 }
 
 // emit sends one outgoing message to the writer, or hands it to deliver.
-func (e *env) emit(m *stdio.Out) {
+func (e *env) emit(m *wire.Out) {
 	if e.deliver != nil {
 		e.deliver(*m)
 		return
@@ -69,7 +69,7 @@ func (e *env) post(msg any) { e.inbox.Send(msg) }
 // an add cannot overshoot) and the request gives it back when its answer is
 // queued or it is cancelled, on whatever goroutine that happens. Requests
 // past the bound wait in the session (parked), and past MaxQueued are
-// refused: the reader never waits for a slot (see stdio.Backlog).
+// refused: the reader never waits for a slot (see wire.Backlog).
 type slots struct {
 	busy atomic.Int32
 	max  int32
@@ -179,21 +179,82 @@ func (t ticket) keyOf(id []byte) string {
 }
 
 // answer sends the line's (or batch part's) one response, a result.
-func (t ticket) answer(b []byte) { t.answerIn(stdio.Out{Data: b}, nil, 0) }
+func (t ticket) answer(b []byte) { t.answerIn(wire.Out{Data: b}, nil, Outcome{}) }
+
+// answerAs is answer with what the transport is to learn of it (an
+// initialize's negotiated version).
+func (t ticket) answerAs(b []byte, o Outcome) { t.answerIn(wire.Out{Data: b}, nil, o) }
 
 // answerError sends the line's (or batch part's) one response, an error.
 func (t ticket) answerError(id []byte, e *jsonrpc.Error) {
-	t.answerIn(stdio.Out{Data: jsonrpc.AppendError(nil, id, e)}, nil, e.Code)
+	t.answerIn(wire.Out{Data: jsonrpc.AppendError(nil, id, e)}, nil, outcomeOf(e))
+}
+
+// refuse is answerError for a request that is malformed as a whole, or
+// that its transport refused (In.Refuse): a 400 over HTTP, whatever the
+// code.
+func (t ticket) refuse(id []byte, e *jsonrpc.Error) {
+	o := outcomeOf(e)
+	o.Status = statusBadRequest
+	t.answerIn(wire.Out{Data: jsonrpc.AppendError(nil, id, e)}, nil, o)
+}
+
+// modern reports whether the transport said the request is of 2026-07-28
+// (In.Modern).
+func (t ticket) modern() bool { return t.in != nil && t.in.Modern && t.batch == nil }
+
+// outcomeOf is the Outcome of an error response.
+func outcomeOf(e *jsonrpc.Error) Outcome {
+	o := Outcome{Code: e.Code}
+	switch d := e.Data.(type) {
+	case map[string]string:
+		o.Scope = d["scope"]
+	case map[string]any:
+		o.Scope, _ = d["scope"].(string)
+	}
+	return o
+}
+
+// HTTP statuses an Outcome names, as numbers: the session has no use for
+// net/http otherwise.
+const (
+	statusOK                 = 200
+	statusBadRequest         = 400
+	statusNotFound           = 404
+	statusServiceUnavailable = 503
+)
+
+// codeHeaderMismatch is streamhttp.CodeHeaderMismatch: one a gateway
+// forwards from its backend keeps its 400.
+const codeHeaderMismatch = -32020
+
+// statusOf is the HTTP status of a response whose JSON-RPC error code is
+// code (0: a result): errors that the specification (2026-07-28) or a
+// bound gives a status get it.
+func statusOf(code int, modern bool) int {
+	switch {
+	case code == 0:
+		return statusOK
+	case code == jsonrpc.CodeServerBusy:
+		return statusServiceUnavailable
+	case !modern:
+		return statusOK
+	case code == jsonrpc.CodeMethodNotFound:
+		return statusNotFound
+	case code == codeHeaderMismatch, code == jsonrpc.CodeMissingClientCapability, code == jsonrpc.CodeUnsupportedProtocolVersion:
+		return statusBadRequest
+	}
+	return statusOK
 }
 
 // notify sends a message on the request's behalf: to its Replier, or to
 // the session's sink.
 func (t ticket) notify(b []byte) {
 	if to := t.to(); to != nil {
-		to.Notify(stdio.Out{Data: b})
+		to.Notify(wire.Out{Data: b})
 		return
 	}
-	t.env.emit(&stdio.Out{Data: b})
+	t.env.emit(&wire.Out{Data: b})
 }
 
 // answerIn is answer for a response m, which may carry its text apart
@@ -201,18 +262,21 @@ func (t ticket) notify(b []byte) {
 // message that outlives the send, so that the message is not boxed anew:
 // the writer takes a pointer to it. A call answers once, so its own slot
 // is never reused.
-func (t ticket) answerIn(m stdio.Out, slot *stdio.Out, code int) {
+func (t ticket) answerIn(m wire.Out, slot *wire.Out, o Outcome) {
 	switch {
 	case t.batch != nil:
-		t.batch.add(m.Data, code)
+		t.batch.add(m.Data, o.Code)
 		return
 	case t.in != nil && t.in.Reply != nil:
 		t.release()
 		m.Done = t.env.written
-		t.in.Reply.Respond(m, code)
+		if o.Status == 0 {
+			o.Status = statusOf(o.Code, t.in.Modern)
+		}
+		t.in.Reply.Respond(m, o)
 		return
 	case slot == nil:
-		slot = &stdio.Out{}
+		slot = &wire.Out{}
 	}
 	*slot = m
 	t.release()
@@ -287,7 +351,7 @@ func (b *batch) add(p []byte, code int) {
 	}
 	out = append(out, ']')
 	if b.to != nil {
-		b.to.Respond(stdio.Out{Data: out, Done: b.env.written}, b.code)
+		b.to.Respond(wire.Out{Data: out, Done: b.env.written}, Outcome{Code: b.code, Status: statusOf(b.code, false)})
 		return
 	}
 	b.env.out(out, b.env.written)
@@ -310,7 +374,7 @@ type call struct {
 	worker *worker    // set once a worker runs it; session goroutine only
 	dl     int        // its entry in dlq, plus one (0: none); session goroutine only
 	dlq    *deadlines // the deadline queue it is in; session goroutine only
-	// startTimeout is a timeout set while Start runs (see startCall), in
+	// startTimeout is a timeout set while Start runs (see scheduler.startCall), in
 	// nanoseconds.
 	startTimeout atomic.Int64
 	inStart      atomic.Bool
@@ -326,7 +390,7 @@ type call struct {
 	// and none is sent after. It also guards timer.
 	mu    sync.Mutex
 	timer *time.Timer
-	out   stdio.Out // the response, as the writer takes it
+	out   wire.Out // the response, as the writer takes it
 }
 
 // cancel cancels the handler's context. Safe from any goroutine, and more
@@ -335,7 +399,7 @@ func (cl *call) cancel() { cl.cx.cancel() }
 
 // settle moves a pending call to state `to` and, when it gets there first,
 // sends m (none when cancelled). Runs on any goroutine.
-func (cl *call) settle(to int32, m stdio.Out, code int) bool {
+func (cl *call) settle(to int32, m wire.Out, o Outcome) bool {
 	cl.mu.Lock()
 	defer cl.mu.Unlock()
 	if !cl.state.CompareAndSwap(statePending, to) {
@@ -348,7 +412,7 @@ func (cl *call) settle(to int32, m stdio.Out, code int) bool {
 		cl.ticket.none()
 		return true
 	}
-	cl.ticket.answerIn(m, &cl.out, code)
+	cl.ticket.answerIn(m, &cl.out, o)
 	cl.state.Store(stateDelivered)
 	return true
 }
@@ -357,15 +421,15 @@ func (cl *call) settle(to int32, m stdio.Out, code int) bool {
 // worker's goroutine, or on whichever one a Start's request answers from.
 func (cl *call) Reply(result any, err error) {
 	if cl.state.Load() == statePending { // else spare the encoding of an answer nobody wants
-		out, code := cl.encode(result, err)
-		cl.settle(stateClaimed, out, code)
+		out, o := cl.encode(result, err)
+		cl.settle(stateClaimed, out, o)
 	}
 	// The handler has returned: whatever it left running on its context
 	// stops now, not when the session next hears from the worker.
 	cl.cancel()
 	if cl.deferred {
 		// Posted, not sent: the session forgets the call with its next
-		// message rather than wake for it (see EndBatch).
+		// message rather than wake for it (see scheduler.endBatch).
 		cl.env.inbox.Post(deferredDone{cl})
 	}
 }
@@ -374,7 +438,7 @@ func (cl *call) Reply(result any, err error) {
 // all.
 func (cl *call) Fallback() { cl.env.post(fallback{cl}) }
 
-// Messages about calls a Start took (see Session.startCall).
+// Messages about calls a Start took (see scheduler.startCall).
 type (
 	deferredDone struct{ cl *call } // answered
 	fallback     struct{ cl *call } // handed back, for a worker
@@ -383,7 +447,7 @@ type (
 // fail answers the call with a protocol error if nothing else has. It
 // reports whether it did.
 func (cl *call) fail(e *jsonrpc.Error) bool {
-	if !cl.settle(stateClaimed, stdio.Out{Data: jsonrpc.AppendError(nil, cl.id, e)}, e.Code) {
+	if !cl.settle(stateClaimed, wire.Out{Data: jsonrpc.AppendError(nil, cl.id, e)}, outcomeOf(e)) {
 		return false
 	}
 	cl.cancel()
@@ -445,12 +509,12 @@ func (cl *call) SetTimeout(d time.Duration) {
 type settled struct{}
 
 // encode makes the call's response. A legacy tool result of one long
-// text block that needs no escaping keeps that text apart (stdio.Out.Text);
+// text block that needs no escaping keeps that text apart (wire.Out.Text);
 // anything else comes whole, from encodeWhole.
-func (cl *call) encode(result any, err error) (stdio.Out, int) {
+func (cl *call) encode(result any, err error) (wire.Out, Outcome) {
 	if err != nil || cl.modern {
-		b, code := cl.encodeWhole(result, err)
-		return stdio.Out{Data: b}, code
+		b, o := cl.encodeWhole(result, err)
+		return wire.Out{Data: b}, o
 	}
 	// Legacy results go straight into the response: no copy of the result.
 	out := append(make([]byte, 0, 256), `{"jsonrpc":"2.0","id":`...)
@@ -458,19 +522,19 @@ func (cl *call) encode(result any, err error) (stdio.Out, int) {
 	out = append(out, `,"result":`...)
 	if p, ok := result.(partsAppender); ok && cl.ticket.batch == nil {
 		if head, text, tail, ok := p.AppendJSONParts(out, textApart); ok {
-			return stdio.Out{Data: head, Text: text, Tail: append(tail, '}')}, 0
+			return wire.Out{Data: head, Text: text, Tail: append(tail, '}')}, Outcome{}
 		}
 	}
 	at := len(out)
 	out, merr := appendJSON(out, result)
 	if merr != nil || len(out) == at || out[at] != '{' {
-		return stdio.Out{Data: cl.badResult(merr)}, jsonrpc.CodeInternalError
+		return wire.Out{Data: cl.badResult(merr)}, Outcome{Code: jsonrpc.CodeInternalError}
 	}
-	return stdio.Out{Data: append(out, '}')}, 0
+	return wire.Out{Data: append(out, '}')}, Outcome{}
 }
 
 // textApart is the size from which a tool's one text block is sent apart
-// from the rest of the response (stdio.Out.Text): the writer then sends
+// from the rest of the response (wire.Out.Text): the writer then sends
 // the handler's string itself, and a megabyte echoed costs one buffer of
 // that size fewer. Below it, a copy is cheaper than the extra writes.
 const textApart = 64 << 10
@@ -482,10 +546,10 @@ type partsAppender interface {
 }
 
 // encodeWhole makes an error response, or a 2026-07-28 result.
-func (cl *call) encodeWhole(result any, err error) ([]byte, int) {
+func (cl *call) encodeWhole(result any, err error) ([]byte, Outcome) {
 	if err != nil && cl.modern && isInputRequired(err) {
 		if raw, ok := cl.inputRequired(&cl.req); ok {
-			return cl.env.modernResponse(cl.id, raw, noCache), 0
+			return cl.env.modernResponse(cl.id, raw, noCache), Outcome{}
 		}
 	}
 	if err != nil {
@@ -502,7 +566,7 @@ func (cl *call) encodeWhole(result any, err error) ([]byte, int) {
 			cl.env.logger.Error("handler error", "method", cl.method, "id", string(cl.id), "err", err)
 			je = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error"}
 		}
-		return jsonrpc.AppendError(nil, cl.id, je), je.Code
+		return jsonrpc.AppendError(nil, cl.id, je), outcomeOf(je)
 	}
 	sp := resultScratch.Get().(*[]byte)
 	raw, merr := appendJSON((*sp)[:0], result)
@@ -513,9 +577,9 @@ func (cl *call) encodeWhole(result any, err error) ([]byte, int) {
 		}
 	}()
 	if merr != nil || len(raw) == 0 || raw[0] != '{' {
-		return cl.badResult(merr), jsonrpc.CodeInternalError
+		return cl.badResult(merr), Outcome{Code: jsonrpc.CodeInternalError}
 	}
-	return cl.env.modernResponse(cl.id, raw, cl.cache), 0
+	return cl.env.modernResponse(cl.id, raw, cl.cache), Outcome{}
 }
 
 // badResult answers for a handler whose result is not a JSON object.

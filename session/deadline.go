@@ -124,30 +124,30 @@ func (dl *deadlines) expire() int {
 func (dl *deadlines) stop() { dl.timer.Stop() }
 
 // maxOwnDeadlines bounds the queues of timeouts other than the session's
-// (see Session.ownDeadline): past it, a call gets a timer of its own.
+// (see scheduler.ownDeadline): past it, a call gets a timer of its own.
 const maxOwnDeadlines = 8
 
 // ownDeadline gives cl, a call a Start took and set its own timeout d
 // for (a gateway's tools do, every call), a deadline in a queue of that
 // duration rather than a timer of its own: the calls of one tool share
 // their timeout, as the session's calls share RequestTimeout.
-func (s *Session) ownDeadline(cl *call, d time.Duration) {
-	q := s.own[d]
+func (sc *scheduler) ownDeadline(cl *call, d time.Duration) {
+	q := sc.own[d]
 	if q == nil {
-		if len(s.own) >= maxOwnDeadlines {
+		if len(sc.own) >= maxOwnDeadlines {
 			cl.startTimer(d)
 			return
 		}
-		q = newDeadlines(d, s.env.post)
-		if s.own == nil {
-			s.own = map[time.Duration]*deadlines{}
+		q = newDeadlines(d, sc.env.post)
+		if sc.own == nil {
+			sc.own = map[time.Duration]*deadlines{}
 		}
-		s.own[d] = q
+		sc.own[d] = q
 	}
 	if cl.dlq != nil {
 		cl.dlq.remove(cl)
 	}
-	q.add(cl, len(s.calls))
+	q.add(cl, len(sc.calls))
 }
 
 // expireAt answers the call with a timeout error, unless a handler gave it

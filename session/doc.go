@@ -1,6 +1,6 @@
 // Package session is one MCP session, whatever carries it: an actor that
 // takes the client's JSON-RPC messages (decoded by its transport, as In, or
-// lines from the stdio reader, which it decodes itself), runs the MCP
+// undecoded, as Raw: the stdio reader's lines, which it decodes itself), runs the MCP
 // lifecycle in both protocol eras, and hands each request to a handler
 // actor. What it sends goes to its sink (the stdio writer, or
 // Config.Deliver) or, for a request that came with one, to the request's
@@ -13,6 +13,13 @@
 // cancellation or the shutdown drain comes first wins, and the others are
 // dropped. The handler writes its own response straight to the writer (no hop
 // through the session on the hot path) and then tells the session it is idle.
+//
+// Two halves share that goroutine: the Session is the protocol (decode,
+// validate, the lifecycle, routing, listen streams, crash-loop policy), and
+// the scheduler (scheduler.go) decides when and where each call runs (the
+// slots and their queue, the waiting pool, the handler actors, deadlines,
+// the answers a crash calls for); the scheduler asks the Session for two
+// things only (host).
 //
 // The session runs on a goroutine of its own (supervisor.OwnGoroutine) and
 // is fed through its supervisor.Inbox by the reader, the workers and the
@@ -32,7 +39,8 @@
 // Below runtime, which assembles the tree and the process, and above
 // handlers, which says what the server offers (cmd → runtime → session →
 // handlers; test/layers has the whole stack and checks it). The session
-// imports handlers, stdio, supervisor and handlers/jsonrpc, and runs the
+// imports handlers, supervisor, stdio/wire and handlers/jsonrpc (no
+// transport: each transport translates what it reads), and runs the
 // handler actors itself (worker.go): handlers stays plain values and
 // functions, and a request does not leave this package on its way to the
 // handler and back. session/client, the client end, shares this floor and

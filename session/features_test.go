@@ -110,7 +110,7 @@ func TestProgressAndLogModern(t *testing.T) {
 // the oldest past the bound replaced by one drop notice, then follow the
 // client's level.
 func TestServerLogBacklog(t *testing.T) {
-	c := startClientWith(t, testServer(), runtime.Options{DefaultLogLevel: "info", LogBuffer: 3})
+	c := startClientWith(t, testServer(), runtime.Options{Options: session.Options{DefaultLogLevel: "info", LogBuffer: 3}})
 	for i := range 5 {
 		c.inst.Log("info", "stdout", string(rune('a'+i)))
 	}
@@ -144,7 +144,7 @@ func TestServerLogBacklog(t *testing.T) {
 
 // TestServerLogModernNeverSent: 2026-07-28 forbids unsolicited messages.
 func TestServerLogModernNeverSent(t *testing.T) {
-	c := startClientWith(t, testServer(), runtime.Options{DefaultLogLevel: "debug"})
+	c := startClientWith(t, testServer(), runtime.Options{Options: session.Options{DefaultLogLevel: "debug"}})
 	c.send(`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{` + modernMeta + `}}`)
 	if got := c.recv(); !strings.Contains(got, `"id":1,"result"`) {
 		t.Fatalf("discover: %s", got)
@@ -159,7 +159,7 @@ func TestServerLogModernNeverSent(t *testing.T) {
 }
 
 func TestCrashLoopSuspend(t *testing.T) {
-	c := startClientWith(t, testServer(), runtime.Options{CrashIntensity: 2, CrashPeriod: time.Hour})
+	c := startClientWith(t, testServer(), runtime.Options{Options: session.Options{CrashIntensity: 2, CrashPeriod: time.Hour}})
 	c.handshake()
 	for i := range 3 {
 		c.send(`{"jsonrpc":"2.0","id":` + string(rune('1'+i)) + `,"method":"tools/call","params":{"name":"panic"}}`)
@@ -184,14 +184,15 @@ func TestCrashLoopSuspend(t *testing.T) {
 func TestCrashLoopEscalate(t *testing.T) {
 	var restarts chan string = make(chan string, 16)
 	c := startClientWith(t, testServer(), runtime.Options{
-		CrashPolicy: session.Escalate, CrashIntensity: 1, CrashPeriod: time.Hour,
-		Intensity: 1, Period: time.Hour,
-		Logger: debugLogger(t),
+		Intensity: 1,
+		Period:    time.Hour,
+		Logger:    debugLogger(t),
 		EventHook: func(ev supervisor.Event) {
 			if r, ok := ev.(supervisor.EventChildRestarted); ok {
 				restarts <- r.Child
 			}
 		},
+		Options: session.Options{CrashPolicy: session.Escalate, CrashIntensity: 1, CrashPeriod: time.Hour},
 	})
 	c.handshake()
 	c.send(`{"jsonrpc":"2.0","id":"slow","method":"tools/call","params":{"name":"echo","arguments":{"text":"x","sleepMs":60000}}}`)

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/mcprt/mcprt/session"
 	"io"
 	"log/slog"
 	"sync"
@@ -151,10 +152,10 @@ func FuzzSession(f *testing.F) {
 		inR, inW := io.Pipe()
 		outR, outW := io.Pipe()
 		inst, err := runtime.Start(e, fuzzServer(), inR, outW, runtime.Options{
-			Logger:         slog.New(slog.DiscardHandler),
-			MaxLineBytes:   1024, // reach the over-long-line path with small inputs
-			RequestTimeout: 2 * time.Second,
-			DrainTimeout:   200 * time.Millisecond,
+			Logger:       slog.New(slog.DiscardHandler),
+			MaxLineBytes: 1024,
+			// reach the over-long-line path with small inputs
+			Options: session.Options{RequestTimeout: 2 * time.Second, DrainTimeout: 200 * time.Millisecond},
 		})
 		if err != nil {
 			t.Fatal(err)

@@ -259,7 +259,7 @@ func (s *Session) listen(m *jsonrpc.Message, t ticket) {
 	// does not wait for one.
 	if t.batch == nil {
 		if !s.env.takeSlot() {
-			s.answerError(t, m.ID, s.errBusy())
+			s.answerError(t, m.ID, s.sc.errBusy())
 			return
 		}
 		t.hold = holdSlot

@@ -3,6 +3,7 @@ package session_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/mcprt/mcprt/session"
 	"strings"
 	"testing"
 
@@ -57,7 +58,7 @@ func TestToolPanicIsToolError(t *testing.T) {
 
 // TestToolPanicDetail: with PanicDetail the value is shown; never the stack.
 func TestToolPanicDetail(t *testing.T) {
-	c := startClientWith(t, panicServer(), mcprt.Options{PanicDetail: true})
+	c := startClientWith(t, panicServer(), mcprt.Options{Options: session.Options{PanicDetail: true}})
 	c.handshake()
 	c.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"secret-panic"}}`)
 	got := c.recv()

@@ -85,23 +85,20 @@ func (rp *requestParams) malformed() *jsonrpc.Error {
 	return nil
 }
 
-// MalformedMeta checks the params of a 2026-07-28 request as the session
-// does before anything else: it returns the -32602 error the session would
-// answer for a missing or mistyped _meta member the revision requires, or
-// nil. A Streamable HTTP transport calls it before it compares headers with
-// the body, because a body without its version is malformed, not
-// mismatched, and answers 400 with the error.
-func MalformedMeta(params json.RawMessage) *jsonrpc.Error {
-	var rp requestParams
-	if params != nil {
-		if params[0] != '{' {
-			return errInvalidParams("params must be an object")
-		}
-		if !rp.read(params) {
-			return errInvalidParams("_meta must be an object")
-		}
+// parse fills rp from a request's params, which must be an object (or
+// absent) whose _meta, if any, is an object: the error says which is not.
+// Only what routing needs is read; the rest stays raw for the handler.
+func (rp *requestParams) parse(params json.RawMessage) *jsonrpc.Error {
+	if params == nil {
+		return nil
 	}
-	return rp.malformed()
+	if params[0] != '{' {
+		return errInvalidParams("params must be an object")
+	}
+	if !rp.read(params) {
+		return errInvalidParams("_meta must be an object")
+	}
+	return nil
 }
 
 type initializeParams struct {

@@ -15,7 +15,7 @@ import (
 	"github.com/mcprt/mcprt/handlers/jsonrpc"
 	"github.com/mcprt/mcprt/handlers/mcp"
 	"github.com/mcprt/mcprt/session"
-	"github.com/mcprt/mcprt/stdio"
+	"github.com/mcprt/mcprt/stdio/wire"
 	"github.com/mcprt/mcprt/supervisor"
 )
 
@@ -24,7 +24,7 @@ import (
 type pipe struct {
 	t       *testing.T
 	inbox   *supervisor.Inbox
-	backlog *stdio.Backlog
+	backlog *wire.Backlog
 	sink    *replier // what belongs to no request's Replier (Config.Deliver)
 	root    *supervisor.Root
 }
@@ -39,14 +39,14 @@ func startPipe(t *testing.T, srv *handlers.Server) *pipe {
 	}
 	pipes++
 	name := "pipe-" + strconv.Itoa(pipes)
-	p := &pipe{t: t, inbox: supervisor.NewInbox(), backlog: stdio.NewBacklog(1 << 20), sink: newReplier()}
+	p := &pipe{t: t, inbox: supervisor.NewInbox(), backlog: wire.NewBacklog(1 << 20), sink: newReplier()}
 	p.root, err = supervisor.Start(e, name, supervisor.Spec{
 		Name: name, Strategy: supervisor.OneForOne, Logger: quiet,
 		Children: []supervisor.ChildSpec{
 			{ID: "handlers", Start: supervisor.New(supervisor.Spec{Name: name + "/handlers", Strategy: supervisor.OneForOne, Logger: quiet}),
 				Restart: supervisor.Permanent, Shutdown: 2 * time.Second},
 			{ID: "session", Start: session.New(session.Config{
-				Server: srv, Deliver: func(m stdio.Out) { p.sink.Notify(m) }, Inbox: p.inbox,
+				Server: srv, Deliver: func(m wire.Out) { p.sink.Notify(m) }, Inbox: p.inbox,
 				Handlers: supervisor.ChildPID(supervisor.RootPID(e, name), "handlers"),
 				Backlog:  p.backlog, Logger: quiet,
 			}), Restart: supervisor.Transient, Significant: true, Shutdown: 2 * time.Second},
@@ -82,6 +82,7 @@ type sent struct {
 	data  string
 	final bool
 	code  int
+	o     session.Outcome
 }
 
 // replier records what the session sends for one request.
@@ -89,15 +90,15 @@ type replier struct{ ch chan sent }
 
 func newReplier() *replier { return &replier{ch: make(chan sent, 64)} }
 
-func (r *replier) Notify(m stdio.Out) {
+func (r *replier) Notify(m wire.Out) {
 	r.ch <- sent{data: string(m.Data) + m.Text + string(m.Tail)}
 	if m.Done != nil {
 		m.Done()
 	}
 }
 
-func (r *replier) Respond(m stdio.Out, code int) {
-	r.ch <- sent{data: string(m.Data) + m.Text + string(m.Tail), final: true, code: code}
+func (r *replier) Respond(m wire.Out, o session.Outcome) {
+	r.ch <- sent{data: string(m.Data) + m.Text + string(m.Tail), final: true, code: o.Code, o: o}
 	if m.Done != nil {
 		m.Done()
 	}
@@ -385,5 +386,67 @@ func TestSeamCallerCacheScope(t *testing.T) {
 		if resp := r.final(t); !strings.Contains(resp.data, tc.want) || !strings.Contains(resp.data, `"ttlMs":`) {
 			t.Errorf("tools/list: %s, want %s", resp.data, tc.want)
 		}
+	}
+}
+
+// The session validates a request once and tells its transport, beside the
+// bytes, what the transport needs of the answer (Outcome): the code, the
+// HTTP status, and nothing to read back out of the bytes.
+func TestSeamOutcome(t *testing.T) {
+	p := startPipe(t, seamServer(nil, nil))
+	const noVersion = `"_meta":{"io.modelcontextprotocol/clientCapabilities":{}}`
+	cases := []struct {
+		name         string
+		line         string
+		modern       bool
+		refuse       *jsonrpc.Error
+		code, status int
+	}{
+		{"result", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{` + modernMeta + `,"name":"who"}}`, true, nil, 0, 200},
+		{"not found, 2026-07-28", `{"jsonrpc":"2.0","id":2,"method":"nope/x","params":{` + modernMeta + `}}`, true, nil, jsonrpc.CodeMethodNotFound, 404},
+		{"not found, no era from the transport", `{"jsonrpc":"2.0","id":3,"method":"nope/x","params":{` + modernMeta + `}}`, false, nil, jsonrpc.CodeMethodNotFound, 200},
+		{"malformed: no version", `{"jsonrpc":"2.0","id":4,"method":"tools/list","params":{` + noVersion + `}}`, true, nil, jsonrpc.CodeInvalidParams, 400},
+		{"malformed: params not an object", `{"jsonrpc":"2.0","id":5,"method":"tools/list","params":[1]}`, true, nil, jsonrpc.CodeInvalidParams, 400},
+		{"malformed: _meta not an object", `{"jsonrpc":"2.0","id":6,"method":"tools/list","params":{"_meta":3}}`, true, nil, jsonrpc.CodeInvalidParams, 400},
+		{"refused by the transport", `{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{` + modernMeta + `}}`, true,
+			&jsonrpc.Error{Code: -32020, Message: "Header mismatch: x"}, -32020, 400},
+		{"malformed before refused", `{"jsonrpc":"2.0","id":8,"method":"tools/list","params":{` + noVersion + `}}`, true,
+			&jsonrpc.Error{Code: -32020, Message: "Header mismatch: x"}, jsonrpc.CodeInvalidParams, 400},
+	}
+	for _, c := range cases {
+		r := newReplier()
+		in := &session.In{Key: "o" + c.name, Reply: r, Modern: c.modern, Refuse: c.refuse}
+		if _, jerr := jsonrpc.Decode([]byte(c.line), &in.Msg); jerr != nil {
+			t.Fatal(jerr)
+		}
+		p.backlog.Add(1)
+		p.inbox.Send(in)
+		var resp sent
+		for resp = r.next(t); !resp.final; resp = r.next(t) {
+		}
+		if resp.o.Code != c.code || resp.o.Status != c.status || resp.o.Version != "" {
+			t.Errorf("%s: outcome %+v, want code %d, status %d (%s)", c.name, resp.o, c.code, c.status, resp.data)
+		}
+		if c.refuse != nil && c.code == c.refuse.Code && !strings.Contains(resp.data, c.refuse.Message) {
+			t.Errorf("%s: %s, want the transport's error", c.name, resp.data)
+		}
+	}
+}
+
+// An initialize's Outcome carries the version it negotiated, so a transport
+// learns the session's revision without decoding the result; a failed one
+// carries none.
+func TestSeamOutcomeVersion(t *testing.T) {
+	p := startPipe(t, seamServer(nil, nil))
+	r := newReplier()
+	p.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2099-01-01","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`, "", r, nil)
+	resp := r.next(t)
+	if !resp.final || resp.o.Version != mcp.LegacyVersions[0] || resp.o.Status != 200 {
+		t.Fatalf("initialize: %+v, want version %s (the server's offer)", resp, mcp.LegacyVersions[0])
+	}
+	r = newReplier()
+	p.send(`{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`, "", r, nil)
+	if resp := r.next(t); resp.o.Version != "" || resp.o.Code != jsonrpc.CodeInvalidRequest {
+		t.Fatalf("second initialize: %+v, want an error and no version", resp)
 	}
 }

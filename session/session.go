@@ -4,13 +4,10 @@ import (
 	"bytes"
 
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
-	"runtime/debug"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/anthdm/hollywood/actor"
@@ -18,7 +15,7 @@ import (
 	"github.com/mcprt/mcprt/handlers"
 	"github.com/mcprt/mcprt/handlers/jsonrpc"
 	"github.com/mcprt/mcprt/handlers/mcp"
-	"github.com/mcprt/mcprt/stdio"
+	"github.com/mcprt/mcprt/stdio/wire"
 	"github.com/mcprt/mcprt/supervisor"
 )
 
@@ -45,17 +42,19 @@ type Config struct {
 	// rather than write one stream: they need no writer actor, and a
 	// response costs no hand-off. It must not block, and it calls each
 	// message's Done once it has taken the message.
-	Deliver  func(stdio.Out)
+	Deliver  func(wire.Out)
 	Handlers *actor.PID
 	// Inbox is the session's own: a transport sends it what the client
-	// sent (*In, or the stdio reader's lines: see In), and anything may
+	// sent (*In, *Raw, *Oversized, Closed: see In), and anything may
 	// send it messages (Drain, Cancel, Log, Notify, WorkersLost) from any
 	// goroutine. Nil: New makes one, reachable through the PID only.
 	Inbox *supervisor.Inbox
-	// Backlog, when set, is the reader's: each line (or In) it hands on
-	// carries one unit, which the session gives back once the message is
-	// dealt with or passes on to its answer (see stdio.Backlog).
-	Backlog *stdio.Backlog
+	// Backlog, when set, is the reader's: each message (In, Raw,
+	// Oversized) it hands on carries one unit, which the session gives back
+	// once the message is dealt with or passes on to its answer (see
+	// wire.Backlog). Nil: no reader waits (Streamable HTTP), and the
+	// session counts on one of its own that nobody waits on.
+	Backlog *wire.Backlog
 	// MaxInFlight bounds the requests being worked on at once (0:
 	// DefaultMaxInFlight). A request past it waits, in arrival order,
 	// for one to finish; it still counts against its deadline, and the
@@ -160,20 +159,9 @@ type Session struct {
 	// suspendedUntil holds the tools suspended for crash-looping (Suspend).
 	suspendedUntil map[string]time.Time
 
-	calls    map[string]*call // by raw id, until the worker is done with it
-	parked   []*call          // calls waiting for a slot, oldest first
-	workers  map[*worker]bool // the live workers of the current generation
-	idle     []*worker        // workers ready for a call
-	starting int              // workers asked for, not yet ready
-	waiting  []*call          // calls waiting for a worker
-	gen      int              // the handler supervisor's incarnation (WorkersLost)
-	nextW    int
-	retrying bool // a retryWorkers is on its way
-	// wakeOnIdle: a worker's workerIdle wakes the session (see EndBatch).
-	wakeOnIdle bool
-
-	deadlines *deadlines                   // nil: no RequestTimeout
-	own       map[time.Duration]*deadlines // see ownDeadline
+	// sc is the scheduling half: the calls in flight, the slots' queue,
+	// the worker pool, the deadlines (scheduler.go).
+	sc *scheduler
 
 	draining   bool
 	exiting    bool
@@ -204,7 +192,7 @@ func New(cfg Config) actor.Producer {
 		cfg.Inbox = supervisor.NewInbox()
 	}
 	if cfg.Backlog == nil {
-		cfg.Backlog = stdio.NewBacklog(1) // nobody waits on it
+		cfg.Backlog = wire.NewBacklog(1 << 30) // nobody waits on it
 	}
 	if cfg.MaxInFlight <= 0 {
 		cfg.MaxInFlight = DefaultMaxInFlight
@@ -228,15 +216,16 @@ func (s *Session) Receive(lc *supervisor.LoopContext, msg any) {
 		s.start(lc)
 	case *In:
 		s.in(m)
-	case *stdio.Line:
+	case *Raw:
 		s.line(m.Data, s.single())
-	case *stdio.LineTooLong:
-		s.lineTooLong(m)
-	case *stdio.EOF:
-		s.cfg.Logger.Debug("stdin closed; draining", "in_flight", s.pendingCount())
-		s.drain()
-	case *stdio.ReadError:
-		s.cfg.Logger.Error("reading stdin failed; draining", "err", m.Err)
+	case *Oversized:
+		s.oversized(m)
+	case Closed:
+		if m.Err != nil {
+			s.cfg.Logger.Error("reading the input failed; draining", "err", m.Err)
+		} else {
+			s.cfg.Logger.Debug("input closed; draining", "in_flight", s.sc.pendingCount())
+		}
 		s.drain()
 	case Drain:
 		s.drain()
@@ -245,19 +234,18 @@ func (s *Session) Receive(lc *supervisor.LoopContext, msg any) {
 			s.cancel(m.Key)
 		}
 	case deferredDone:
-		s.forget(m.cl)
+		s.sc.forget(m.cl)
 		s.checkDrain()
 	case fallback:
-		s.fallback(m.cl)
+		s.sc.fallback(m.cl)
 	case workerIdle:
-		s.workerIdle(m.w)
+		s.sc.workerIdle(m.w)
 	case workerCrashed:
-		s.workerCrashed(m.w, m.value)
+		s.sc.workerCrashed(m.w, m.value)
 	case WorkersLost:
-		s.workersLost()
+		s.sc.workersLost()
 	case retryWorkers:
-		s.retrying = false
-		s.ensureWorkers()
+		s.sc.retryWorkers()
 	case Log:
 		s.onLog(m)
 	case Notify:
@@ -265,8 +253,7 @@ func (s *Session) Receive(lc *supervisor.LoopContext, msg any) {
 	case changed:
 		s.onChanged(m.Change)
 	case slotFreed:
-		s.env.slots.woken.Store(false)
-		s.unpark()
+		s.sc.slotFreed()
 		s.checkDrain()
 	case settled:
 		s.checkDrain()
@@ -283,7 +270,8 @@ func (s *Session) Receive(lc *supervisor.LoopContext, msg any) {
 
 func (s *Session) start(lc *supervisor.LoopContext) {
 	s.lc = lc
-	// The inbox outlives incarnations: start from what s.wakeOnIdle says.
+	// The inbox outlives incarnations: start from what a new scheduler's
+	// wakeOnIdle says.
 	lc.Inbox().WakeOnPost(false)
 	info, _ := json.Marshal(s.cfg.Server.Info())
 	s.env = &env{
@@ -303,11 +291,7 @@ func (s *Session) start(lc *supervisor.LoopContext) {
 	s.env.slots.max = int32(s.cfg.MaxInFlight)
 	s.env.waits.max = int32(s.cfg.MaxWaiting)
 	s.env.written = s.env.backlog.Done
-	s.calls = map[string]*call{}
-	if d := s.cfg.RequestTimeout; d > 0 {
-		s.deadlines = newDeadlines(d, s.env.post)
-	}
-	s.workers = map[*worker]bool{}
+	s.sc = newScheduler(s, s.env, &s.cfg)
 	s.crashes = map[string]*supervisor.Window{}
 	s.suspendedUntil = map[string]time.Time{}
 	post := s.env.post
@@ -316,38 +300,7 @@ func (s *Session) start(lc *supervisor.LoopContext) {
 
 // EndBatch implements supervisor.BatchEnder.
 func (s *Session) EndBatch(lc *supervisor.LoopContext) {
-	if s.deadlines != nil {
-		s.deadlines.tick()
-	}
-	for _, q := range s.own {
-		q.tick()
-	}
-	if want := len(s.waiting) > 0 || s.draining; want != s.wakeOnIdle {
-		s.wakeOnIdle = want
-		lc.Inbox().WakeOnPost(want)
-	}
-}
-
-// workersLost runs when the handler supervisor was restarted: its actors,
-// and whatever they were running, are gone. Their requests are answered now
-// rather than at their deadlines, and waiting ones get fresh actors.
-func (s *Session) workersLost() {
-	for w := range s.workers {
-		if cl := w.busy; cl != nil {
-			cl.fail(&jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error: the handler was stopped"})
-			s.forget(cl)
-			w.busy = nil
-		}
-	}
-	clear(s.idle)
-	s.idle = s.idle[:0]
-	s.starting = 0
-	// A worker of the old supervisor that outlived its shutdown timeout
-	// may still report once its handler returns: it must not be used.
-	clear(s.workers)
-	s.gen++
-	s.ensureWorkers()
-	s.checkDrain()
+	s.sc.endBatch(lc.Inbox(), s.draining)
 }
 
 // stop runs when the session actor stops, for whatever reason: handlers
@@ -360,29 +313,10 @@ func (s *Session) stop() {
 		s.stopWatch()
 	}
 	s.releaseSubscriptions()
-	for _, cl := range s.calls {
-		cl.fail(errShuttingDown)
-	}
 	if s.drainTimer != nil {
 		s.drainTimer.Stop()
 	}
-	if s.deadlines != nil {
-		s.deadlines.stop()
-	}
-	for _, q := range s.own {
-		q.stop()
-	}
-	s.cancelAll()
-}
-
-// cancelAll cancels the context of every call still known, answered or not:
-// their handlers are to stop now. (Call contexts are not children of one
-// session context: with hundreds in flight, registering each with a shared
-// parent cost more than the handful of calls this loop visits.)
-func (s *Session) cancelAll() {
-	for _, cl := range s.calls { // running calls (busy) are among them
-		cl.cancel()
-	}
+	s.sc.stop(errShuttingDown)
 }
 
 var errShuttingDown = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Server is shutting down"}
@@ -399,7 +333,7 @@ func (s *Session) in(m *In) {
 	s.message(&m.Msg, t)
 }
 
-// line takes a line from the stdio reader: the same path as In, once
+// line takes an undecoded message (Raw): the same path as In, once
 // decoded here.
 func (s *Session) line(data []byte, t ticket) {
 	if jsonrpc.IsBatch(data) {
@@ -415,7 +349,7 @@ func (s *Session) line(data []byte, t ticket) {
 	s.message(&m, t)
 }
 
-func (s *Session) lineTooLong(m *stdio.LineTooLong) {
+func (s *Session) oversized(m *Oversized) {
 	e := &jsonrpc.Error{
 		Code:    jsonrpc.CodeInvalidRequest,
 		Message: fmt.Sprintf("Invalid Request: message of %d bytes exceeds the %d-byte line limit", m.Size, m.Max),
@@ -527,15 +461,9 @@ func (s *Session) notification(m *jsonrpc.Message) {
 
 // cancel settles an in-flight call with no response at all.
 func (s *Session) cancel(key string) {
-	cl := s.calls[key]
-	if cl == nil || !cl.settle(stateCancelled, stdio.Out{}, 0) {
-		return // unknown or already answered: nothing to do
+	if s.sc.cancel(key) {
+		s.checkDrain()
 	}
-	cl.cancel()
-	if cl.worker == nil {
-		s.forget(cl) // still waiting for a worker: it never runs
-	}
-	s.checkDrain()
 }
 
 func errInvalidParams(msg string) *jsonrpc.Error {
@@ -552,19 +480,17 @@ func (s *Session) request(m *jsonrpc.Message, t ticket) {
 		return
 	}
 	var rp requestParams
-	if m.Params != nil {
-		if m.Params[0] != '{' {
-			s.answerError(t, m.ID, errInvalidParams("params must be an object"))
-			return
+	if e := rp.parse(m.Params); e != nil {
+		// In a request its transport knows to be of 2026-07-28, this is
+		// malformed: a 400 over HTTP.
+		if t.modern() {
+			t.refuse(m.ID, e)
+		} else {
+			s.answerError(t, m.ID, e)
 		}
-		// Only what routing needs is read here; the rest stays raw for the
-		// handler.
-		if !rp.read(m.Params) {
-			s.answerError(t, m.ID, errInvalidParams("_meta must be an object"))
-			return
-		}
+		return
 	}
-	modern := rp.version != nil
+	modern := rp.version != nil || t.modern()
 	switch {
 	case m.Method == "initialize" && !modern:
 		// An initialize that carries a 2026-07-28 _meta version is a
@@ -619,7 +545,7 @@ func (s *Session) initialize(m *jsonrpc.Message, t ticket) {
 		Instructions    string                  `json:"instructions,omitempty"`
 	}{version, s.capabilities(version), info, s.cfg.Server.Instructions()}
 	raw, _ := json.Marshal(res)
-	t.answer(jsonrpc.AppendResult(nil, m.ID, raw))
+	t.answerAs(jsonrpc.AppendResult(nil, m.ID, raw), Outcome{Version: version})
 }
 
 // capabilities are the server's, as the given revision knows them.
@@ -734,7 +660,13 @@ func (s *Session) modernRequest(m *jsonrpc.Message, rp *requestParams, t ticket)
 		}
 	}
 	if e := rp.malformed(); e != nil {
-		s.answerError(t, m.ID, e)
+		t.refuse(m.ID, e)
+		return
+	}
+	if t.in != nil && t.in.Refuse != nil && t.batch == nil {
+		// Well formed, but its transport found fault with it (headers that
+		// contradict the body): that answer, now that it is the first due.
+		t.refuse(m.ID, t.in.Refuse)
 		return
 	}
 	version, ok := stringIn(rp.version, mcp.ModernVersions)
@@ -836,20 +768,10 @@ func (s *Session) dispatch(m *jsonrpc.Message, t ticket, method handlers.Method,
 		s.answerError(t, m.ID, e)
 		return
 	}
-	park := false
-	if t.batch == nil { // a batch's line holds the unit for all its parts
-		switch {
-		case method.Waits && s.env.takeWait():
-			t.hold = holdWait
-		case s.env.takeSlot():
-			t.hold = holdSlot
-		case s.roomToPark():
-			t.hold, park = holdNothing, true
-		default:
-			s.answerError(t, m.ID, s.errBusy())
-			return
-		}
-		s.env.backlog.Done()
+	park, busy := s.sc.admit(&t, method.Waits)
+	if busy != nil {
+		s.answerError(t, m.ID, busy)
+		return
 	}
 	cl.key, cl.id, cl.env, cl.ticket = key, m.ID, s.env, t
 	cl.cx.in = t.in
@@ -858,294 +780,13 @@ func (s *Session) dispatch(m *jsonrpc.Message, t ticket, method handlers.Method,
 	cl.req.Peer = cl
 	cl.req.LocalLog = s.cfg.Logger
 	cl.run = method.Run
-	s.calls[key] = cl
-	if s.deadlines != nil {
-		s.deadlines.add(cl, len(s.calls))
-	}
-	if park {
-		s.parked = append(s.parked, cl)
-		s.env.slots.parked.Store(true)
-		// A slot given back before the flag was up woke nobody.
-		s.unpark()
-		return
-	}
-	s.assign(cl)
+	s.sc.enter(cl, park)
 }
 
-// roomToPark reports whether one more call may wait for a slot, first
-// dropping those that were settled while they waited.
-func (s *Session) roomToPark() bool {
-	if len(s.parked) < s.cfg.MaxQueued {
-		return true
-	}
-	kept := s.parked[:0]
-	for _, cl := range s.parked {
-		if cl.state.Load() == statePending {
-			kept = append(kept, cl)
-		} else {
-			s.forget(cl)
-		}
-	}
-	clear(s.parked[len(kept):])
-	s.parked = kept
-	return len(s.parked) < s.cfg.MaxQueued
-}
-
-// unpark runs parked calls, oldest first, while slots are free. A call
-// settled while it waited (cancelled, timed out, drained) is dropped.
-func (s *Session) unpark() {
-	for len(s.parked) > 0 {
-		cl := s.parked[0]
-		if cl.state.Load() == statePending {
-			if !s.env.takeSlot() {
-				return
-			}
-			cl.mu.Lock()
-			pending := cl.state.Load() == statePending
-			if pending {
-				cl.ticket.hold = holdSlot
-			}
-			cl.mu.Unlock()
-			if !pending {
-				s.env.slots.busy.Add(-1)
-			}
-		}
-		s.parked[0] = nil
-		s.parked = s.parked[1:]
-		if cl.ticket.hold == holdSlot {
-			s.assign(cl)
-		} else {
-			s.forget(cl)
-		}
-	}
-	s.parked = nil
-	s.env.slots.parked.Store(false)
-	// A slot given back between the last take and the flag going down
-	// posted a slotFreed; it finds nothing to do.
-}
-
-// errBusy answers a request that found every slot taken and the queue full.
-func (s *Session) errBusy() *jsonrpc.Error {
-	return &jsonrpc.Error{
-		Code: jsonrpc.CodeServerBusy,
-		Message: fmt.Sprintf("Server busy: %d requests in progress and %d waiting; retry later",
-			s.cfg.MaxInFlight, s.cfg.MaxQueued),
-		Data: map[string]int{"maxInFlight": s.cfg.MaxInFlight, "maxQueued": s.cfg.MaxQueued},
-	}
-}
-
-// assign offers a call to its method's Start, then gives it to an idle
-// worker, or queues it and asks for one more.
-func (s *Session) assign(cl *call) {
-	if cl.start != nil && s.startCall(cl) {
-		return
-	}
-	if n := len(s.idle); n > 0 {
-		w := s.idle[n-1]
-		s.idle = s.idle[:n-1]
-		s.run(cl, w)
-		return
-	}
-	s.waiting = append(s.waiting, cl)
-	s.ensureWorkers()
-}
-
-// startCall offers a call to its method's Start, on the session's
-// goroutine, and reports whether Start took it: the call then holds its
-// slot, without a worker, until it is answered (deferredDone) or handed
-// back (fallback). A Start that panics fails the call as a handler's
-// panic does.
-func (s *Session) startCall(cl *call) (taken bool) {
-	start := cl.start
-	cl.start = nil // tried once: a call handed back goes to a worker
-	cl.deferred = true
-	defer func() {
-		if v := recover(); v != nil {
-			s.cfg.Logger.Error("a handler's Start panicked", "method", cl.method, "id", string(cl.id), "panic", v, "stack", string(debug.Stack()))
-			s.crashed(cl)
-			s.answerPanic(cl, v)
-			cl.cancel()
-			s.forget(cl)
-			taken = true
-		}
-	}()
-	// A timeout Start sets (handlers.Tool.Timeout) goes in a queue, not
-	// a timer; one set later, from elsewhere, gets a timer as usual.
-	cl.inStart.Store(true)
-	taken = start(&cl.cx, &cl.req, cl)
-	cl.inStart.Store(false)
-	if d := cl.startTimeout.Swap(0); d > 0 && cl.state.Load() == statePending {
-		s.ownDeadline(cl, time.Duration(d))
-	}
-	if !taken {
-		cl.deferred = false
-	}
-	return taken
-}
-
-// fallback gives a call that a Start handed back to a worker.
-func (s *Session) fallback(cl *call) {
-	if cl.state.Load() != statePending {
-		s.forget(cl) // answered meanwhile (a deadline, a cancel, a drain)
-		s.checkDrain()
-		return
-	}
-	cl.deferred = false
-	s.assign(cl)
-}
-
-// ensureWorkers asks for as many new workers as there are calls waiting
-// beyond those already being started.
-func (s *Session) ensureWorkers() {
-	for s.starting < len(s.waiting) {
-		s.nextW++
-		id := s.cfg.WorkerPrefix + "w" + strconv.Itoa(s.nextW)
-		w := &worker{slot: make(chan *call, 1), gen: s.gen}
-		_, err := supervisor.StartChild(s.env.engine, s.cfg.Handlers, supervisor.ChildSpec{
-			ID:       id,
-			Start:    newHandlerActor(w, s.env.inbox),
-			Restart:  supervisor.Temporary,
-			Shutdown: 200 * time.Millisecond,
-			Options:  []actor.OptFunc{actor.WithInboxSize(8)},
-		})
-		if errors.Is(err, supervisor.ErrNotRunning) {
-			// The handler supervisor is being restarted (WorkersLost
-			// follows), or its new incarnation is not registered yet: try
-			// again shortly. The waiting calls' deadlines bound this.
-			if !s.retrying {
-				s.retrying = true
-				post := s.env.post
-				time.AfterFunc(10*time.Millisecond, func() { post(retryWorkers{}) })
-			}
-			return
-		}
-		if err != nil {
-			// Without a handler actor the waiting calls cannot run: answer
-			// them now rather than at their deadline.
-			s.cfg.Logger.Error("cannot start a handler actor", "err", err)
-			for _, cl := range s.waiting {
-				s.forget(cl)
-				cl.fail(&jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error: no handler available"})
-			}
-			clear(s.waiting)
-			s.waiting = s.waiting[:0]
-			return
-		}
-		w.starting = true
-		s.starting++
-		s.workers[w] = true
-	}
-}
-
-func (s *Session) run(cl *call, w *worker) {
-	cl.worker = w
-	w.busy = cl
-	// Straight to the worker's goroutine: an idle worker's slot is empty.
-	w.slot <- cl
-}
-
-// forget drops a call that is over from the session's tables. Nothing may
-// keep it after that: a call holds its input line, which may be megabytes.
-func (s *Session) forget(cl *call) {
-	if s.calls[cl.key] == cl {
-		delete(s.calls, cl.key)
-	}
-	if cl.dlq != nil {
-		cl.dlq.remove(cl)
-	}
-}
-
-// workerDone forgets a worker's current call (the call is over, whoever
-// answered it) and reports whether the worker is one of the current
-// generation's.
-func (s *Session) workerDone(w *worker) bool {
-	if w.gen != s.gen {
-		return false // from a supervisor generation that is gone
-	}
-	if w.starting {
-		w.starting = false
-		s.starting--
-	}
-	if cl := w.busy; cl != nil {
-		w.busy = nil
-		s.forget(cl)
-		cl.cancel()
-	}
-	return true
-}
-
-func (s *Session) workerCrashed(w *worker, value any) {
-	if cl := w.busy; w.gen == s.gen && cl != nil {
-		s.crashed(cl)
-		s.answerPanic(cl, value)
-	}
-	if s.workerDone(w) {
-		delete(s.workers, w)
-	}
-	s.ensureWorkers()
-	s.checkDrain()
-}
-
-// answerPanic answers a call whose handler panicked. A tool's panic is a
-// tool error, a result with isError set: the model reads it and can act on
-// it, where SDK-based clients treat a JSON-RPC error as a failure of the
-// host application. No other result type carries errors, so the other
-// methods get errHandlerPanic. The panic value goes to the client only with
-// Config.PanicDetail; the stack never does.
-func (s *Session) answerPanic(cl *call, value any) {
-	if cl.method != "tools/call" {
-		cl.fail(errHandlerPanic)
-		return
-	}
-	name := strings.TrimPrefix(crashKey(cl.method, cl.req.Params), "tools/call ")
-	msg := "Tool " + strconv.Quote(name) + " failed with an internal error."
-	if s.cfg.PanicDetail {
-		msg = "Tool " + strconv.Quote(name) + " panicked: " + fmt.Sprint(value)
-	}
-	res := &handlers.CallToolResult{Content: []handlers.Content{handlers.TextContent(msg)}, IsError: true}
-	if out, code := cl.encode(res, nil); cl.settle(stateClaimed, out, code) {
-		cl.cancel()
-	}
-}
-
-func (s *Session) workerIdle(w *worker) {
-	if !s.workerDone(w) || !s.workers[w] {
-		return
-	}
-	for len(s.waiting) > 0 {
-		cl := s.waiting[0]
-		s.waiting[0] = nil
-		s.waiting = s.waiting[1:]
-		if cl.state.Load() != statePending {
-			s.forget(cl)
-			continue
-		}
-		s.run(cl, w)
-		s.checkDrain()
-		return
-	}
-	s.idle = append(s.idle, w)
-	s.checkDrain()
-}
-
-func (s *Session) pendingCount() int {
-	n := 0
-	for _, cl := range s.calls {
-		if st := cl.state.Load(); st == statePending || st == stateClaimed {
-			n++
-		}
-	}
-	return n
-}
-
-// inUse reports whether an id belongs to a request still open. A call
-// stays in s.calls until its worker is done with it, which the session may
-// hear after the client has its answer, so only a pending call holds its
-// id: one that is claimed has its answer on the way (the client may have it
-// before the worker has marked it delivered), and an answered or cancelled
-// one is over.
+// inUse reports whether an id belongs to a request still open: a call
+// still pending (scheduler.inUse), or a listen stream.
 func (s *Session) inUse(key string) bool {
-	if cl, ok := s.calls[key]; ok && cl.state.Load() == statePending {
+	if s.sc.inUse(key) {
 		return true
 	}
 	_, listen := s.listeners[key]
@@ -1175,7 +816,7 @@ func (s *Session) checkDrain() bool {
 	if !s.draining || s.exiting {
 		return s.exiting
 	}
-	if s.pendingCount() > 0 {
+	if s.sc.pendingCount() > 0 {
 		return false
 	}
 	s.exit()
@@ -1186,18 +827,12 @@ func (s *Session) expireDrain() {
 	if s.exiting {
 		return
 	}
-	n := 0
-	for _, cl := range s.calls {
-		if cl.fail(errShuttingDown) {
-			n++
-		}
-	}
-	if n > 0 {
+	if n := s.sc.failAll(errShuttingDown); n > 0 {
 		s.cfg.Logger.Warn("drain timeout: answered in-flight requests with an error", "requests", n, "timeout", s.cfg.DrainTimeout)
 	}
 	// A call another goroutine has claimed but not yet queued is a matter of
 	// microseconds; give it that, without blocking the actor.
-	if s.pendingCount() > 0 {
+	if s.sc.pendingCount() > 0 {
 		post := s.env.post
 		time.AfterFunc(time.Millisecond, func() { post(drainExpired{}) })
 		return
@@ -1210,6 +845,6 @@ func (s *Session) exit() {
 	if s.drainTimer != nil {
 		s.drainTimer.Stop()
 	}
-	s.cancelAll()
+	s.sc.cancelAll()
 	s.lc.Exit(nil)
 }

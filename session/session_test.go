@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/mcprt/mcprt/session"
 	"io"
 	"log/slog"
 	"os"
@@ -164,6 +165,27 @@ func (c *client) finish() {
 	c.outW.Close()
 	for l := range c.out {
 		c.t.Errorf("unexpected output after the transcript: %s", l)
+	}
+}
+
+// finishAllowing is finish for a transcript whose end may still hold lines
+// containing allowed, which no order settles.
+func (c *client) finishAllowing(allowed string) {
+	c.t.Helper()
+	c.in.Close()
+	select {
+	case <-c.inst.Done():
+	case <-time.After(hang):
+		c.t.Fatal("server did not end after its input closed")
+	}
+	if err := c.inst.Err(); err != nil {
+		c.t.Errorf("Err() = %v after input EOF, want nil", err)
+	}
+	c.outW.Close()
+	for l := range c.out {
+		if !strings.Contains(l, allowed) {
+			c.t.Errorf("unexpected output after the transcript: %s", l)
+		}
 	}
 }
 
@@ -395,7 +417,7 @@ func TestDuplicateID(t *testing.T) {
 // TestRequestTimeout: a call past its deadline is answered with an error,
 // once, and its handler's late result is dropped.
 func TestRequestTimeout(t *testing.T) {
-	c := startClient(t, runtime.Options{RequestTimeout: 100 * time.Millisecond})
+	c := startClient(t, runtime.Options{Options: session.Options{RequestTimeout: 100 * time.Millisecond}})
 	c.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
 	c.recv()
 	c.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"x","sleepMs":5000}}}`)
@@ -426,7 +448,7 @@ func TestDeadlinesInterleaved(t *testing.T) {
 	})
 	// Margins are wide: a loaded machine may take a while to start the
 	// hundreds of handler actors this needs.
-	c := startClientWith(t, srv, runtime.Options{RequestTimeout: time.Second})
+	c := startClientWith(t, srv, runtime.Options{Options: session.Options{RequestTimeout: time.Second}})
 	c.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
 	c.recv()
 	const n = 300

@@ -26,7 +26,9 @@
 //     client), partial lines after an idle time, long output in chunks,
 //     everything flushed on Stop.
 //
-// Backlog gives the reader back-pressure from the client alone: the reader
+// Backlog (wire.Backlog, in the leaf stdio/wire with Out, so that the
+// session and other transports share them without importing stdio) gives
+// the reader back-pressure from the client alone: the reader
 // waits while the lines it handed on and the answers not yet written are
 // too many, which happens only when the client stops reading.
 //

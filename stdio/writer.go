@@ -9,28 +9,13 @@ import (
 
 	"github.com/anthdm/hollywood/actor"
 
+	"github.com/mcprt/mcprt/stdio/wire"
 	"github.com/mcprt/mcprt/supervisor"
 )
 
-// Out asks the Writer to write one message. Data must be one complete JSON
-// message without a line ending; its ownership passes to the writer, which
-// may append '\n' in place (producers leave one byte of spare capacity to
-// save a copy). Done, if set, is called once the message has been written or
-// has been dropped because the stream is gone: it is how producers learn
-// that their bytes have left the process, which is what bounds memory when
-// the client stops reading.
-type Out struct {
-	Data []byte
-	// Text and Tail, when Text is set, follow Data: the message is Data,
-	// Text, Tail. A large string, a tool's text result, then leaves the
-	// process without first being copied into a buffer with the rest of
-	// the message. Such a message goes out in Writes of its own, after
-	// those queued before it and before any that come after; Tail gets
-	// the line ending.
-	Text string
-	Tail []byte
-	Done func()
-}
+// Out asks the Writer to write one message (see wire.Out): the writer
+// appends '\n' and calls Done once the bytes are written or dropped.
+type Out = wire.Out
 
 // ErrClientGone is the cause of the writer's exit when the client closed its
 // end of the stream (EPIPE). The writer exits with supervisor.Shutdown of it:

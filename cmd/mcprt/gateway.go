@@ -24,7 +24,6 @@ import (
 	"github.com/mcprt/mcprt/handlers/mcp"
 	"github.com/mcprt/mcprt/runtime"
 	"github.com/mcprt/mcprt/runtime/gateway"
-	"github.com/mcprt/mcprt/runtime/taskrun"
 	"github.com/mcprt/mcprt/stdio"
 )
 
@@ -171,6 +170,13 @@ gateway's own keys, per server, all optional:
                  {"delete_*": {"scopes": ["notes:admin"]}}
   protocol       how to connect: auto (probe server/discover, fall back to
                  initialize), legacy, modern, or one revision ("2025-06-18")
+  tools          overrides per tool, by the backend's name of it:
+                 {"search_code": {"name": "find", "title": "Find code",
+                 "description": "…", "fixed": {"repo": "acme/app"}}}: a new
+                 name (the prefix still goes before it), title or description;
+                 fixed arguments are set on every call and left out of the
+                 offered inputSchema, and a call that sets one is refused
+                 (-32602 naming it)
   disabled       true: leave it out
 
 Tool search, against a catalog that fills a model's context: with
@@ -366,6 +372,9 @@ func runGateway(args []string, s streams) int {
 		to.Tag = hf.tag
 		o.Tasks = &to
 	}
+	// The backends are the first part of the process's one tree: launched
+	// before the tasks and the transport start, closed after they stop.
+	o.Parts = []runtime.Part{g}
 	var hl *httpListener
 	if hf.addr != "" {
 		var status int
@@ -377,15 +386,6 @@ func runGateway(args []string, s streams) int {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
-	// The client is served at once: the backends start in the
-	// background, and its first lists wait -list-grace for them.
-	if err := g.Launch(); err != nil {
-		if hl != nil {
-			hl.close()
-		}
-		fmt.Fprintf(stderr, "mcprt gateway: %v\n", err)
-		return runtime.ExitFailure
-	}
 	// A client that has closed our stdin may signal us while the
 	// backends close (-close-grace, -term-grace): we are exiting already,
 	// and dying by the signal would leave them to Pdeathsig's SIGKILL.
@@ -394,32 +394,22 @@ func runGateway(args []string, s streams) int {
 	defer signal.Stop(closing)
 	stopReloads := reloadOn(hup, *watch, loaded, g, *file, *startTimeout, *restartWait, stderr)
 	closeBackends := func() {
-		// Close first: it ends a reload's wait for the backends it
-		// started, and one that comes after is refused.
+		// The tree closed the backends already (Close is idempotent);
+		// this closes them if it never started. Close first: it ends a
+		// reload's wait for the backends it started, and one that comes
+		// after is refused.
 		if cerr := g.Close(); cerr != nil {
 			slog.Warn("mcprt gateway: closing the backends", "err", cerr)
 		}
 		stopReloads()
 	}
 	if hl != nil {
-		// HTTP drains first (serve returns once its sessions ended), then
-		// the tasks stop (cancelling the backends' tasks they await), then
-		// the backends close, as after stdin EOF.
-		var m *taskrun.Manager
-		if o.Tasks != nil {
-			to := *o.Tasks
-			to.Logger = hl.so.Logger
-			if m, err = runtime.StartTasks(nil, g.Server(), to); err != nil {
-				hl.close()
-				closeBackends()
-				fmt.Fprintf(stderr, "mcprt gateway: tasks: %v\n", err)
-				return runtime.ExitFailure
-			}
-		}
-		status := hl.serve(g.Server(), gatewayHealth(g), gatewayMetrics(g, calls, time.Now()))
-		if m != nil {
-			m.Stop(context.Background())
-		}
+		// One tree: the backends, the tasks, then the endpoint; the client
+		// is served at once, the backends starting in the background, and
+		// its first lists wait -list-grace for them. Stopped in reverse:
+		// HTTP drains, the tasks stop (cancelling the backends' tasks they
+		// await), then the backends close.
+		status := hl.serve(g.Server(), o, gatewayHealth(g), gatewayMetrics(g, calls, time.Now()))
 		closeBackends()
 		return status
 	}

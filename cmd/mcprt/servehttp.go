@@ -9,10 +9,8 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/signal"
 	"runtime/debug"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/mcprt/mcprt/handlers"
@@ -104,19 +102,7 @@ func serveHTTP(verb string, srv *handlers.Server, o runtime.Options, hf *httpFla
 	if l == nil {
 		return status
 	}
-	if o.Tasks != nil {
-		to := *o.Tasks
-		to.Logger = l.so.Logger
-		m, err := runtime.StartTasks(nil, srv, to)
-		if err != nil {
-			fmt.Fprintf(stderr, "%s: tasks: %v\n", verb, err)
-			l.ln.Close()
-			return runtime.ExitFailure
-		}
-		// After the server: a task outlives its request, not the process.
-		defer m.Stop(context.Background())
-	}
-	return l.serve(srv, nil, processMetrics(time.Now()))
+	return l.serve(srv, o, nil, processMetrics(time.Now()))
 }
 
 // httpListener is a bound Streamable HTTP endpoint, not yet serving.
@@ -135,17 +121,12 @@ type httpListener struct {
 // flag or a taken port is said at once.
 func listenHTTP(verb string, o runtime.Options, hf *httpFlags, stderr io.Writer) (*httpListener, int) {
 	ho := streamhttp.Options{
-		Logger:         runtime.LoggerFromEnv(),
-		MaxSessions:    hf.maxSessions,
-		SessionIdle:    hf.sessionIdle,
-		MaxBodyBytes:   hf.maxBody,
-		MaxInFlight:    o.MaxInFlight,
-		MaxQueued:      o.MaxQueued,
-		RequestTimeout: o.RequestTimeout,
-		DrainTimeout:   o.DrainTimeout,
-		CacheTTL:       o.CacheTTL,
-		PanicDetail:    o.PanicDetail,
-		SessionTag:     hf.tag,
+		Logger:       runtime.LoggerFromEnv(),
+		MaxSessions:  hf.maxSessions,
+		SessionIdle:  hf.sessionIdle,
+		MaxBodyBytes: hf.maxBody,
+		Options:      o.Options,
+		SessionTag:   hf.tag,
 		// A refused browser is told which flag would let it in.
 		AllowOriginHint: "-http-allow-origin",
 	}
@@ -231,10 +212,12 @@ func (l *httpListener) close() {
 	}
 }
 
-// serve serves srv with streamhttp.Serve until SIGINT or SIGTERM, as
-// serveHTTP says, health's report on -http-health (nil: "ok") and
-// metrics on -http-metrics.
-func (l *httpListener) serve(srv *handlers.Server, health func() (int, any), metrics func(io.Writer)) int {
+// serve serves srv until SIGINT or SIGTERM, as serveHTTP says, health's
+// report on -http-health (nil: "ok") and metrics on -http-metrics: with
+// runtime.Serve, the endpoint as its Transport, so that o's Parts, its
+// tasks and the endpoint are one tree on one engine, stopped in reverse
+// (the endpoint drains, the tasks stop, then the parts).
+func (l *httpListener) serve(srv *handlers.Server, o runtime.Options, health func() (int, any), metrics func(io.Writer)) int {
 	// The collector paced at GOGC=200 unless GOGC says otherwise: at 256
 	// clients it cut the CPU per request by about a tenth for 6 MiB more
 	// peak RSS (test/bench/RESULTS.md). No memory limit: an HTTP server's
@@ -256,13 +239,14 @@ func (l *httpListener) serve(srv *handlers.Server, health func() (int, any), met
 			log.Warn("mcprt: serving beyond loopback with no -http-token-file or -http-oauth-issuer: anyone who can reach this address can use the server; require a token with one of them, or listen on 127.0.0.1", "addr", addr)
 		}
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
-	if err := streamhttp.Serve(ctx, l.ln, srv, so); err != nil {
+	server, err := streamhttp.NewServer(l.ln, srv, so)
+	if err != nil {
 		log.Error("mcprt: "+strings.TrimPrefix(err.Error(), "streamhttp: "), "verb", l.verb)
 		return runtime.ExitFailure
 	}
-	return runtime.ExitOK
+	o.Transport, o.Logger = server, log
+	// runtime.Serve catches SIGINT and SIGTERM, and says why it failed.
+	return runtime.ExitCode(runtime.Serve(context.Background(), srv, o))
 }
 
 func readSecret(path string) (string, error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/mcprt/mcprt/session"
 	"log/slog"
 	"strings"
 	"testing"
@@ -216,7 +217,7 @@ func TestCampaignInProcess(t *testing.T) {
 					// Long enough that a busy machine running -race does
 					// not turn quick calls into timeouts; short enough that
 					// hung calls are answered within the test.
-					RequestTimeout: time.Second,
+					Options: session.Options{RequestTimeout: time.Second},
 				},
 				Seed:     uint64(end) + 1,
 				Requests: 400,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/mcprt/mcprt/session"
 	"log/slog"
 	"time"
 
@@ -47,8 +48,9 @@ func Example() {
 	rep, err := (&fault.Campaign{
 		Server: srv,
 		ServerOptions: runtime.Options{
-			RequestTimeout: time.Second, // hung calls are answered by their deadline
-			Logger:         slog.New(slog.DiscardHandler),
+			// hung calls are answered by their deadline
+			Logger:  slog.New(slog.DiscardHandler),
+			Options: session.Options{RequestTimeout: time.Second},
 		},
 		Seed:     1,
 		Requests: 300,

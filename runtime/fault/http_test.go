@@ -3,6 +3,7 @@ package fault
 import (
 	"context"
 	"errors"
+	"github.com/mcprt/mcprt/session"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -154,9 +155,8 @@ func TestHTTPCampaignInProcess(t *testing.T) {
 		rep, err := (&Campaign{
 			Server: testServer(inj),
 			ServerOptions: runtime.Options{
-				Logger:         slog.New(slog.DiscardHandler),
-				RequestTimeout: time.Second,
-				DrainTimeout:   time.Second,
+				Logger:  slog.New(slog.DiscardHandler),
+				Options: session.Options{RequestTimeout: time.Second, DrainTimeout: time.Second},
 			},
 			HTTP:        true,
 			Modern:      modern,
@@ -189,7 +189,8 @@ func TestHTTPCampaignInProcess(t *testing.T) {
 func TestHTTPCampaignURL(t *testing.T) {
 	t.Parallel()
 	srv, u, err := startHTTPTree(testServer(NewInjector(1, HandlerRates{})), runtime.Options{
-		Logger: slog.New(slog.DiscardHandler), RequestTimeout: time.Second, DrainTimeout: time.Second,
+		Logger:  slog.New(slog.DiscardHandler),
+		Options: session.Options{RequestTimeout: time.Second, DrainTimeout: time.Second},
 	}, 128<<10)
 	if err != nil {
 		t.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/mcprt/mcprt/session"
 	"net"
 	"net/http"
 	"net/url"
@@ -171,15 +172,10 @@ func startHTTPTree(srv *handlers.Server, o runtime.Options, maxBody int64) (*inp
 		return nil, "", fmt.Errorf("fault: %w", err)
 	}
 	h, err := streamhttp.New(e, srv, streamhttp.Options{
-		Logger:         o.Logger,
-		MaxBodyBytes:   maxBody,
-		MaxInFlight:    o.MaxInFlight,
-		MaxQueued:      o.MaxQueued,
-		RequestTimeout: o.RequestTimeout,
-		DrainTimeout:   o.DrainTimeout,
-		CacheTTL:       o.CacheTTL,
-		PanicDetail:    o.PanicDetail,
-		EventHook:      o.EventHook,
+		Logger:       o.Logger,
+		MaxBodyBytes: maxBody,
+		EventHook:    o.EventHook,
+		Options:      session.Options{MaxInFlight: o.MaxInFlight, MaxQueued: o.MaxQueued, RequestTimeout: o.RequestTimeout, DrainTimeout: o.DrainTimeout, CacheTTL: o.CacheTTL, PanicDetail: o.PanicDetail},
 	})
 	if err != nil {
 		ln.Close()

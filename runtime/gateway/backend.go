@@ -156,7 +156,7 @@ func (b *backend) start() {
 	b.running = true
 	b.setState(Starting)
 	b.mu.Unlock()
-	_, err := supervisor.StartChild(b.g.e, b.g.root.PID(), supervisor.ChildSpec{
+	_, err := supervisor.StartChild(b.g.e, b.g.sup, supervisor.ChildSpec{
 		ID:       b.id,
 		Start:    supervisor.New(b.supervisorSpec()),
 		Restart:  supervisor.Temporary,
@@ -385,7 +385,7 @@ func (b *backend) cannotStart(inc int, err error) {
 // says which backend it is, in the warning when that fails. One already
 // gone is no failure.
 func (b *backend) stopSupervisor(what string) {
-	err := supervisor.TerminateChild(b.g.e, b.g.root.PID(), b.id)
+	err := supervisor.TerminateChild(b.g.e, b.g.sup, b.id)
 	if err != nil && !errors.Is(err, supervisor.ErrUnknownChild) && !errors.Is(err, supervisor.ErrNotRunning) {
 		msg := "gateway: stopping a backend"
 		if what != "" {

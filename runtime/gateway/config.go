@@ -136,6 +136,10 @@ type Backend struct {
 	// meets no Access, so what has one is offered to none.
 	Access     *handlers.Access
 	ToolAccess map[string]*handlers.Access
+	// Tools are overrides of the backend's tools, by the backend's name
+	// of each ("tools"): see ToolOverride. AllowTools, HideTools and
+	// ToolAccess still name the tools as the backend does.
+	Tools map[string]*ToolOverride
 	// Protocol is "" or "auto" (probe server/discover, fall back to
 	// initialize), "legacy" or "modern" (one era), or one revision
 	// ("2025-06-18"): how the gateway connects to the backend. Pinning
@@ -376,6 +380,12 @@ func (e *ConfigError) Error() string {
 //	"toolAccess":    the same per tool name or path.Match pattern, demanded besides "access":
 //	                 {"delete_*": {"scopes": ["notes:admin"]}}
 //	"protocol":      "auto", "legacy", "modern" or a revision such as "2025-06-18"
+//	"tools":         overrides per tool, by the backend's name of it (see ToolOverride):
+//	                 {"search_code": {"name": "find", "title": "…", "description": "…",
+//	                 "fixed": {"repo": "acme/app"}}}: a new name (the prefix still goes
+//	                 before it), title or description; fixed arguments are set on every
+//	                 call and left out of the offered inputSchema, and a call that sets one
+//	                 is refused (-32602)
 //	"disabled":      true: leave the server out
 //	"oauth":         a remote server's OAuth client credentials and the authorization server
 //	                 that issued them: {"issuer": "https://as.example", "clientId": "…",
@@ -537,6 +547,7 @@ func parseBackend(name string, raw json.RawMessage, lookupEnv func(string) (stri
 	p.patterns("allowTools", &p.b.AllowTools)
 	p.patterns("hideTools", &p.b.HideTools)
 	p.access()
+	p.overrides()
 	if pr, ok := p.str("protocol", false); ok {
 		if _, _, err := protocolOf(pr); err != nil {
 			p.fail("protocol", "%v", err)
@@ -1036,7 +1047,7 @@ func validHeaderName(s string) bool {
 
 var backendKeys = []string{"command", "args", "env", "envFile", "cwd", "type", "url", "headers", "oauth", "disabled",
 	"prefix", "timeout", "maxTimeout", "maxRestarts", "restartWindow", "cooldown", "backoff", "maxBackoff", "restartWait",
-	"pingInterval", "pingTimeout", "lazy", "idleTimeout", "allowTools", "hideTools", "access", "toolAccess", "protocol"}
+	"pingInterval", "pingTimeout", "lazy", "idleTimeout", "allowTools", "hideTools", "access", "toolAccess", "protocol", "tools"}
 
 // protocolOf reads a Backend's Protocol as the client's era and version.
 func protocolOf(p string) (client.Era, string, error) {

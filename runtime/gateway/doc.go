@@ -27,6 +27,21 @@
 // reaches a backend: backends see the gateway, with their own configured
 // headers.
 //
+// # Tool overrides
+//
+// A backend's "tools" (Backend.Tools, ToolOverride) fits its tools to the
+// gateway's clients, by the backend's name of each: a new name (the
+// prefix still goes before it), title or description, and fixed
+// arguments, set on every call and taken out of the offered inputSchema
+// (its properties and required; the rest of the schema is kept, so it
+// stays valid JSON Schema). A call that sets a fixed argument is refused
+// with -32602 naming it, rather than overridden behind the client's back.
+// tools/list, tool search and calls all see the tool as overridden; the
+// backend's own name is unknown to clients. allowTools, hideTools and
+// toolAccess still name the backend's tools as the backend does. An
+// override that changes on reload restarts its backend, as any change
+// of its entry does.
+//
 // # Tool search
 //
 // A client of five servers gets a hundred tool definitions in its model's

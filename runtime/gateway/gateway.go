@@ -147,7 +147,10 @@ type Gateway struct {
 	nextIndex int
 	nextID    int
 
-	rootName  string
+	rootName string
+	// sup is the backends' supervisor: under the caller's tree (ChildSpec),
+	// or root's when the gateway runs a tree of its own (Launch, Start).
+	sup       *actor.PID
 	root      *supervisor.Root
 	started   atomic.Bool
 	startDone chan struct{} // closed when Launch (or Start) returns
@@ -548,29 +551,72 @@ func (g *Gateway) launch() error {
 		return errors.New("gateway: Start called twice")
 	}
 	defer close(g.startDone)
-	if g.e == nil {
-		e, err := actor.NewEngine(actor.NewEngineConfig())
+	if g.sup == nil {
+		// No tree holds the gateway: it runs one of its own.
+		if g.e == nil {
+			e, err := actor.NewEngine(actor.NewEngineConfig())
+			if err != nil {
+				g.setReady()
+				return fmt.Errorf("gateway: %w", err)
+			}
+			g.e = e
+		}
+		root, err := supervisor.Start(g.e, g.rootName, g.backendsSpec())
 		if err != nil {
 			g.setReady()
 			return fmt.Errorf("gateway: %w", err)
 		}
-		g.e = e
+		g.root, g.sup = root, root.PID()
 	}
-	root, err := supervisor.Start(g.e, g.rootName, supervisor.Spec{
-		Name:      "gateway",
-		Strategy:  supervisor.OneForOne,
-		Logger:    g.quietLog,
-		EventHook: g.onRootEvent,
-	})
-	if err != nil {
-		g.setReady()
-		return fmt.Errorf("gateway: %w", err)
-	}
-	g.root = root
 	for _, b := range g.all() {
 		b.start()
 	}
 	return nil
+}
+
+// backendsSpec is the backends' supervisor's: one child per backend, each
+// a supervisor of its own (backend.start).
+func (g *Gateway) backendsSpec() supervisor.Spec {
+	return supervisor.Spec{
+		Name:      "gateway",
+		Strategy:  supervisor.OneForOne,
+		Logger:    g.quietLog,
+		EventHook: g.onRootEvent,
+	}
+}
+
+// ChildSpec is the gateway as a child of parent, a supervisor on e, for a
+// program whose one tree holds it (runtime.Options.Parts), in place of
+// Launch or Start: a supervisor ("gateway") of the backends' supervisor
+// and of a service that launches the backends (Launch) when the tree
+// starts it and closes them (Close) when the tree stops it, all at once,
+// each with its graces, before their supervisor is stopped. Put before
+// the tasks and the transports, the backends are up before a client is
+// served, and closed after the last request and task that used them. It
+// is significant: if the gateway cannot launch, its parent fails. Call it
+// once; Close still works, and the tree then finds the backends closed.
+func (g *Gateway) ChildSpec(e *actor.Engine, parent *actor.PID) supervisor.ChildSpec {
+	self := supervisor.ChildPID(parent, "gateway")
+	g.e, g.sup = e, supervisor.ChildPID(self, "backends")
+	closing := g.opts.CloseGrace + g.opts.TermGrace + 3*time.Second
+	return supervisor.ChildSpec{
+		ID: "gateway",
+		Start: supervisor.New(supervisor.Spec{
+			Name:     "gateway/tree",
+			Strategy: supervisor.OneForOne,
+			Logger:   g.quietLog,
+			Children: []supervisor.ChildSpec{
+				{ID: "backends", Start: supervisor.New(g.backendsSpec()), Shutdown: closing},
+				{ID: "launch", Start: supervisor.Service(
+					func(func(error)) error { return g.Launch() },
+					func() { _ = g.Close() },
+				), Restart: supervisor.Temporary, Significant: true, Shutdown: closing},
+			},
+		}),
+		Restart:     supervisor.Transient,
+		Significant: true,
+		Shutdown:    2*closing + 2*time.Second,
+	}
 }
 
 // waitSettled waits until each of bs has been up or failed once, or ctx
@@ -614,12 +660,15 @@ func (g *Gateway) close() error {
 	for _, b := range g.all() {
 		b.closing("")
 	}
-	if g.root == nil {
+	if !g.started.Load() || g.sup == nil { // never launched, or failed to
 		g.wg.Wait()
 		return nil
 	}
 	g.stopBackends(g.all())
-	err := g.root.Stop(context.Background())
+	var err error
+	if g.root != nil { // a tree of its own; a caller's stops its part itself
+		err = g.root.Stop(context.Background())
+	}
 	g.wg.Wait()
 	return err
 }

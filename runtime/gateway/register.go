@@ -177,7 +177,8 @@ func (b *backend) apply(l *lists, note string) {
 			continue
 		}
 		name := t.Name
-		ext := b.external(sanitizeName(name))
+		ov := b.cfg.Tools[name]
+		ext := b.external(sanitizeName(ov.offeredName(name)))
 		if o, ok := tools[ext]; ok {
 			skip("tool", name, fmt.Sprintf("it is %q to the gateway, as %q is", ext, o))
 			continue
@@ -190,17 +191,25 @@ func (b *backend) apply(l *lists, note string) {
 			skip("tool", name, fmt.Sprintf("%q is longer than the 128 characters a tool name may have", ext))
 			continue
 		}
+		t, err := ov.fit(t)
+		if err != nil {
+			skip("tool", name, err.Error())
+			continue
+		}
 		t.Name, t.Unchecked, t.Timeout, t.Description = ext, true, b.cfg.Timeout+toolMargin, describe(t.Description)
-		t.Start = b.toolStarter(name)
+		t.Start = ov.starter(ext, b.toolStarter(name))
 		t.Access = b.cfg.toolAccess(name)
 		t.Unlisted = g.unlisted(ext)
 		if g.opts.TaskAnyTool {
 			t.Execution = anyTask(t.Execution)
 		}
-		if !offer('t', "tool", name, ext, func() { srv.AddTool(t, b.toolHandler(name)) }) {
+		if !offer('t', "tool", name, ext, func() { srv.AddTool(t, ov.handler(ext, b.toolHandler(name))) }) {
 			continue
 		}
 		tools[ext] = name
+	}
+	if note == "" {
+		b.unmatchedOverrides(l.tools)
 	}
 	for ext := range b.reg.tools {
 		if _, ok := tools[ext]; !ok {

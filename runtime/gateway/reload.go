@@ -75,7 +75,7 @@ func (g *Gateway) Reload(ctx context.Context, cfg *Config) (Changes, error) {
 func (g *Gateway) reload(bcs []Backend) (started, replaced []*backend, ch Changes, err error) {
 	g.reloadMu.Lock()
 	defer g.reloadMu.Unlock()
-	if g.closing.Load() || g.root == nil {
+	if g.closing.Load() || g.sup == nil {
 		return nil, nil, ch, ErrClosed
 	}
 	old := g.all()

@@ -45,14 +45,12 @@ type Options struct {
 	// MaxBodyBytes bounds one request body (0: DefaultMaxBodyBytes); a
 	// larger one gets 413.
 	MaxBodyBytes int64
-	// MaxInFlight and MaxQueued bound each session's requests, as on
-	// stdio (see session.Config).
-	MaxInFlight, MaxQueued int
-	// RequestTimeout, DrainTimeout and CacheTTL are each session's, as on
-	// stdio (see session.Config).
-	RequestTimeout, DrainTimeout, CacheTTL time.Duration
-	// PanicDetail shows a panicking tool's panic value to the client.
-	PanicDetail bool
+	// Options are each session's bounds, deadlines, crash policy and
+	// logging, the same struct runtime.Options embeds, so that HTTP
+	// sessions are configured as stdio's are (see session.Options).
+	// DefaultLogLevel and OnLogLevel are per session here: each client
+	// sets its own level.
+	session.Options
 	// AllowedOrigins are the Origin header values accepted besides
 	// loopback ones (http(s)://localhost, 127.0.0.1, [::1], any port). A
 	// request with any other Origin gets 403: the DNS-rebinding rule.
@@ -128,11 +126,27 @@ type Handler struct {
 
 var instances atomic.Int64
 
-// New starts the handler's supervision tree on e.
+// New starts the handler's supervision tree on e, as a root of its own.
+// (A Server puts the same tree in a caller's: see Server.ChildSpec.)
 func New(e *actor.Engine, srv *handlers.Server, opts Options) (*Handler, error) {
 	if e == nil || srv == nil {
 		return nil, errors.New("streamhttp: nil engine or server")
 	}
+	h := newHandler(e, srv, opts)
+	root, err := supervisor.Start(e, h.name, h.spec(supervisor.RootPID(e, h.name)))
+	if err != nil {
+		return nil, err
+	}
+	h.root = root
+	if err := h.begin(); err != nil {
+		_ = root.Stop(context.Background())
+		return nil, err
+	}
+	return h, nil
+}
+
+// newHandler fills in opts' defaults; nothing runs yet.
+func newHandler(e *actor.Engine, srv *handlers.Server, opts Options) *Handler {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
@@ -149,7 +163,7 @@ func New(e *actor.Engine, srv *handlers.Server, opts Options) (*Handler, error) 
 		opts.StateKey = make([]byte, 32)
 		_, _ = rand.Read(opts.StateKey)
 	}
-	h := &Handler{
+	return &Handler{
 		e: e, srv: srv, opts: opts, log: opts.Logger,
 		name:      fmt.Sprintf("mcprt-http-%d", instances.Add(1)),
 		sessions:  map[string]*hsession{},
@@ -159,9 +173,15 @@ func New(e *actor.Engine, srv *handlers.Server, opts Options) (*Handler, error) 
 		evictLog:  logLimit{every: time.Minute},
 		originLog: logLimit{every: 10 * time.Second},
 	}
-	rootPID := supervisor.RootPID(e, h.name)
-	h.handlersPID = supervisor.ChildPID(rootPID, "handlers")
-	h.sessionsPID = supervisor.ChildPID(rootPID, "sessions")
+}
+
+// spec is the handler's supervisor's, to run as self: the handler
+// supervisor every session's workers run under, the sessions' supervisor,
+// then more (a Server's service, stopped first).
+func (h *Handler) spec(self *actor.PID, more ...supervisor.ChildSpec) supervisor.Spec {
+	opts := h.opts
+	h.handlersPID = supervisor.ChildPID(self, "handlers")
+	h.sessionsPID = supervisor.ChildPID(self, "sessions")
 	var handlersStarts atomic.Int64
 	rootHook := func(ev supervisor.Event) {
 		if s, ok := ev.(supervisor.EventChildStarted); ok && s.Supervisor == h.name && s.Child == "handlers" && handlersStarts.Add(1) > 1 {
@@ -180,12 +200,12 @@ func New(e *actor.Engine, srv *handlers.Server, opts Options) (*Handler, error) 
 			opts.EventHook(ev)
 		}
 	}
-	root, err := supervisor.Start(e, h.name, supervisor.Spec{
+	return supervisor.Spec{
 		Name:      h.name,
 		Strategy:  supervisor.OneForOne,
 		EventHook: rootHook,
 		Logger:    h.log,
-		Children: []supervisor.ChildSpec{
+		Children: append([]supervisor.ChildSpec{
 			{ID: "handlers", Start: supervisor.New(supervisor.Spec{
 				Name: h.name + "/handlers", Strategy: supervisor.OneForOne, EventHook: opts.EventHook, Logger: h.log,
 			}), Restart: supervisor.Permanent, Shutdown: 2 * time.Second},
@@ -196,24 +216,31 @@ func New(e *actor.Engine, srv *handlers.Server, opts Options) (*Handler, error) 
 				// what this bounds.
 				Intensity: 10, Period: 10 * time.Second,
 			}), Restart: supervisor.Permanent, Shutdown: 30 * time.Second},
-		},
-	})
-	if err != nil {
-		return nil, err
+		}, more...),
 	}
-	h.root = root
-	st, err := h.startSession("", "", supervisor.Transient)
-	if err != nil {
-		_ = root.Stop(context.Background())
-		return nil, err
-	}
-	h.stateless = st
-	go h.sweep()
-	return h, nil
 }
 
-// Done is closed once the handler's tree has stopped.
-func (h *Handler) Done() <-chan struct{} { return h.root.Done() }
+// begin starts the stateless session and the idle sweep, once the tree
+// runs; not on the sessions' supervisor's goroutine.
+func (h *Handler) begin() error {
+	st, err := h.startSession("", "", supervisor.Transient)
+	if err != nil {
+		return err
+	}
+	h.stateless = st
+	go h.sweep() // owned: drain waits for it
+	return nil
+}
+
+// Done is closed once the tree New started has stopped. A Server's handler
+// is in its caller's tree, which says when it stopped: its Done is never
+// closed.
+func (h *Handler) Done() <-chan struct{} {
+	if h.root == nil {
+		return nil
+	}
+	return h.root.Done()
+}
 
 // Shutdown stops taking requests (503 from then on), lets every session
 // answer what is in flight (bounded by each session's DrainTimeout), then
@@ -221,6 +248,23 @@ func (h *Handler) Done() <-chan struct{} { return h.root.Done() }
 // stopped without waiting. Shut the http.Server down first, or with it:
 // open streams end when their sessions do.
 func (h *Handler) Shutdown(ctx context.Context) error {
+	err := h.drain(ctx)
+	stopCtx := ctx
+	if err != nil {
+		stopCtx = context.Background()
+	}
+	if h.root == nil { // a Server's: its caller's tree stops it
+		return err
+	}
+	if serr := h.root.Stop(stopCtx); err == nil {
+		err = serr
+	}
+	return err
+}
+
+// drain is Shutdown but for the tree: 503 from now on, and every session
+// drained and ended, or ctx's error.
+func (h *Handler) drain(ctx context.Context) error {
 	h.mu.Lock()
 	first := !h.closing
 	h.closing = true
@@ -246,13 +290,6 @@ func (h *Handler) Shutdown(ctx context.Context) error {
 		if err != nil {
 			break
 		}
-	}
-	stopCtx := ctx
-	if err != nil {
-		stopCtx = context.Background()
-	}
-	if serr := h.root.Stop(stopCtx); err == nil {
-		err = serr
 	}
 	return err
 }
@@ -280,23 +317,10 @@ func (h *Handler) startSession(id, owner string, restart supervisor.Restart) (*h
 	}
 	hs := newSession(h, id, child)
 	hs.owner = owner
-	o := h.opts
-	start := session.New(session.Config{
-		Server:         h.srv,
-		Deliver:        hs.route,
-		Inbox:          hs.in,
-		Handlers:       h.handlersPID,
-		Backlog:        hs.backlog,
-		MaxInFlight:    o.MaxInFlight,
-		MaxQueued:      o.MaxQueued,
-		RequestTimeout: o.RequestTimeout,
-		DrainTimeout:   o.DrainTimeout,
-		CacheTTL:       o.CacheTTL,
-		PanicDetail:    o.PanicDetail,
-		StateKey:       o.StateKey,
-		WorkerPrefix:   child + "-",
-		Logger:         h.log.With("session", child),
-	})
+	cfg := h.opts.Options.Config()
+	cfg.Server, cfg.Deliver, cfg.Inbox, cfg.Handlers = h.srv, hs.route, hs.in, h.handlersPID
+	cfg.StateKey, cfg.WorkerPrefix, cfg.Logger = h.opts.StateKey, child+"-", h.log.With("session", child)
+	start := session.New(cfg)
 	h.mu.Lock()
 	h.byChild[child] = hs
 	if id != "" {

@@ -192,7 +192,7 @@ func (h *Handler) postLegacy(w http.ResponseWriter, r *http.Request, hs *hsessio
 		hs.feed(&session.In{Msg: *m})
 		w.WriteHeader(http.StatusAccepted)
 	case jsonrpc.KindRequest:
-		h.exchange(w, r, hs, m, false, nil)
+		h.exchange(w, r, hs, m, false, nil, nil)
 	default: // a response to one of the server's requests
 		hs.heard()
 		hs.feed(&session.In{Msg: *m})
@@ -261,14 +261,8 @@ func (h *Handler) initialize(w http.ResponseWriter, r *http.Request, m *jsonrpc.
 		writeError(w, http.StatusServiceUnavailable, m.ID, jsonrpc.CodeInternalError, "Internal error: cannot start a session")
 		return
 	}
-	h.exchange(w, r, hs, m, false, func(resp []byte, hdr http.Header) {
-		var res struct {
-			Result *struct {
-				ProtocolVersion string `json:"protocolVersion"`
-			} `json:"result"`
-		}
-		if json.Unmarshal(resp, &res) == nil && res.Result != nil {
-			v := res.Result.ProtocolVersion
+	h.exchange(w, r, hs, m, false, nil, func(o session.Outcome, hdr http.Header) {
+		if v := o.Version; v != "" {
 			hs.version.Store(&v)
 			hdr.Set(hSessionID, hs.id)
 			return
@@ -297,20 +291,20 @@ func (h *Handler) postModern(w http.ResponseWriter, r *http.Request, m *jsonrpc.
 		return
 	}
 	// A body without the _meta members the revision requires is
-	// malformed before any header can disagree with it: -32602, and 400.
-	// One whose version (a string) the header contradicts is a
-	// mismatch first.
-	if bodyVersion, isString := jsonrpc.Unquote(mv); !isString || bodyVersion == pv {
-		if e := session.MalformedMeta(m.Params); e != nil {
-			writeError(w, http.StatusBadRequest, m.ID, e.Code, e.Message)
+	// malformed before any header can disagree with it: -32602, and 400,
+	// which the session finds and answers; a mismatch goes with the
+	// request (session.In.Refuse) for the session to answer once the
+	// body passes. One whose version (a string) the header contradicts is
+	// a mismatch first, answered here.
+	var refuse *jsonrpc.Error
+	if msg := h.headerMismatch(r, m, pv, mv); msg != "" {
+		refuse = &jsonrpc.Error{Code: CodeHeaderMismatch, Message: "Header mismatch: " + msg}
+		if bodyVersion, isString := jsonrpc.Unquote(mv); isString && bodyVersion != pv {
+			writeError(w, http.StatusBadRequest, m.ID, refuse.Code, refuse.Message)
 			return
 		}
 	}
-	if msg := h.headerMismatch(r, m, pv, mv); msg != "" {
-		writeError(w, http.StatusBadRequest, m.ID, CodeHeaderMismatch, "Header mismatch: "+msg)
-		return
-	}
-	h.exchange(w, r, h.stateless, m, true, nil)
+	h.exchange(w, r, h.stateless, m, true, refuse, nil)
 }
 
 // headerMismatch checks the request metadata headers 2026-07-28 requires
@@ -426,12 +420,13 @@ func sameNumber(a, b string) bool {
 // exchange runs one request: it feeds it, with itself as the request's
 // session.Replier, and sends back what the session sends for it, as one
 // JSON body when the response comes first, otherwise as an SSE stream that
-// the response ends. onFinal may set headers from the response before it
-// goes. A legacy request is keyed inside by its own id (its session has
+// the response ends. modern and refuse go to the session (In.Modern,
+// In.Refuse); onFinal may set headers from the response's Outcome before
+// it goes. A legacy request is keyed inside by its own id (its session has
 // one client); a 2026-07-28 one, on the session every client shares, by a
 // key of its own.
-func (h *Handler) exchange(w http.ResponseWriter, r *http.Request, hs *hsession, m *jsonrpc.Message, modern bool, onFinal func([]byte, http.Header)) {
-	in := &session.In{Msg: *m, Values: hs.values(r)}
+func (h *Handler) exchange(w http.ResponseWriter, r *http.Request, hs *hsession, m *jsonrpc.Message, modern bool, refuse *jsonrpc.Error, onFinal func(session.Outcome, http.Header)) {
+	in := &session.In{Msg: *m, Values: hs.values(r), Modern: modern, Refuse: refuse}
 	key := string(m.ID)
 	if hs.id == "" {
 		key = strconv.FormatInt(h.nextID.Add(1), 10)
@@ -444,7 +439,7 @@ func (h *Handler) exchange(w http.ResponseWriter, r *http.Request, hs *hsession,
 
 // run feeds a request (or batch) and writes back what the session sends
 // for it.
-func (h *Handler) run(w http.ResponseWriter, r *http.Request, hs *hsession, x *exchange, in *session.In, modern bool, onFinal func([]byte, http.Header)) {
+func (h *Handler) run(w http.ResponseWriter, r *http.Request, hs *hsession, x *exchange, in *session.In, modern bool, onFinal func(session.Outcome, http.Header)) {
 	if err := hs.register(x); err != nil {
 		status := http.StatusNotFound
 		if _, dup := err.(*dupError); dup {
@@ -494,14 +489,14 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request, hs *hsession, x *e
 		}
 		if !sse && final && len(msgs) == 1 {
 			resp := msgs[0]
+			o := x.response()
 			if onFinal != nil {
-				onFinal(resp, w.Header())
+				onFinal(o, w.Header())
 			}
 			w.Header().Set("Content-Type", "application/json")
-			code := x.responseCode()
-			status := statusOf(code, modern)
-			if code == jsonrpc.CodeInsufficientScope && h.opts.ScopeChallenge != nil {
-				h.opts.ScopeChallenge(w.Header(), errorScope(resp))
+			status := o.Status
+			if o.Code == jsonrpc.CodeInsufficientScope && h.opts.ScopeChallenge != nil {
+				h.opts.ScopeChallenge(w.Header(), o.Scope)
 				status = http.StatusForbidden
 			}
 			w.WriteHeader(status)
@@ -513,7 +508,7 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request, hs *hsession, x *e
 			hdr := w.Header()
 			startSSE(hdr)
 			if onFinal != nil && final {
-				onFinal(msgs[len(msgs)-1], hdr)
+				onFinal(x.response(), hdr)
 			}
 			w.WriteHeader(http.StatusOK)
 			t := time.NewTicker(keepAliveEvery)
@@ -647,39 +642,6 @@ func metaVersion(params []byte) []byte {
 		return nil
 	}
 	return v
-}
-
-// statusOf is the HTTP status of a JSON response whose JSON-RPC error code
-// is code (0: a result): errors that the specification (2026-07-28) or a
-// bound gives a status get it.
-func statusOf(code int, modern bool) int {
-	switch {
-	case code == 0:
-		return http.StatusOK
-	case code == jsonrpc.CodeServerBusy:
-		return http.StatusServiceUnavailable
-	case !modern:
-		return http.StatusOK
-	case code == jsonrpc.CodeMethodNotFound:
-		return http.StatusNotFound
-	case code == CodeHeaderMismatch, code == jsonrpc.CodeMissingClientCapability, code == jsonrpc.CodeUnsupportedProtocolVersion:
-		return http.StatusBadRequest
-	}
-	return http.StatusOK
-}
-
-// errorScope is the data.scope of an error response (handlers.Access's
-// insufficient-scope error): the scopes its client should ask for.
-func errorScope(resp []byte) string {
-	var r struct {
-		Error struct {
-			Data struct {
-				Scope string `json:"scope"`
-			} `json:"data"`
-		} `json:"error"`
-	}
-	_ = json.Unmarshal(resp, &r)
-	return r.Error.Data.Scope
 }
 
 func writeEvent(w io.Writer, b []byte) {

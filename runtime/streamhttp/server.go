@@ -5,14 +5,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/anthdm/hollywood/actor"
 
 	"github.com/mcprt/mcprt/handlers"
+	"github.com/mcprt/mcprt/supervisor"
 )
 
 // Defaults for ServeOptions' zero values.
@@ -75,12 +78,13 @@ type ServeOptions struct {
 // answered while every session drains and ends (within ShutdownGrace; the
 // connections still open after it are closed). It returns nil when ctx
 // ended it, otherwise the error that did, after the same drain: the HTTP
-// server failed, or the handler's supervision tree gave up. Serve has an
-// actor engine of its own.
+// server failed, or the handler's supervision tree gave up. It runs the
+// Server's tree as a root of its own on o.Engine (nil: an engine of its
+// own); a program with a tree of its own puts the Server's ChildSpec in
+// it instead (runtime.Options.Transport).
 func Serve(ctx context.Context, ln net.Listener, srv *handlers.Server, o ServeOptions) error {
-	mux, err := o.endpoints()
+	s, err := NewServer(ln, srv, o)
 	if err != nil {
-		ln.Close()
 		return err
 	}
 	engine := o.Engine
@@ -90,75 +94,165 @@ func Serve(ctx context.Context, ln net.Listener, srv *handlers.Server, o ServeOp
 			return fmt.Errorf("streamhttp: %w", err)
 		}
 	}
-	h, err := New(engine, srv, o.Options)
+	name := fmt.Sprintf("mcprt-serve-%d", serves.Add(1))
+	root, err := supervisor.Start(engine, name, supervisor.Spec{
+		Name: name, Strategy: supervisor.OneForOne, Logger: s.o.Logger,
+		Children: []supervisor.ChildSpec{s.ChildSpec(engine, supervisor.RootPID(engine, name))},
+	})
 	if err != nil {
 		ln.Close()
 		return err
 	}
+	select {
+	case <-ctx.Done():
+		return root.Stop(context.Background())
+	case <-root.Done():
+	}
+	return treeFailure(root.Err())
+}
+
+var serves atomic.Int64
+
+// treeFailure says why a Server's tree ended on its own.
+func treeFailure(err error) error {
+	var gaveUp *supervisor.GaveUpError
+	switch {
+	case err == nil || errors.Is(err, supervisor.ErrShutdown):
+		return nil
+	case errors.As(err, &gaveUp):
+		return fmt.Errorf("streamhttp: the server's supervision tree gave up: %w", err)
+	}
+	return err
+}
+
+// Server is Serve's endpoint as a part of a caller's supervision tree, so
+// that a process keeps one tree on one engine, whose order starts it after
+// what it serves (tasks, a gateway's backends) and stops it before them.
+type Server struct {
+	ln  net.Listener
+	srv *handlers.Server
+	o   ServeOptions
+	mux *http.ServeMux
+
+	h      *Handler
+	hs     *http.Server
+	quiet  quietConns
+	served chan error
+}
+
+// NewServer checks o's paths and returns a Server for ln; nothing runs
+// until its ChildSpec is started. On an error, ln is closed.
+func NewServer(ln net.Listener, srv *handlers.Server, o ServeOptions) (*Server, error) {
+	if srv == nil {
+		ln.Close()
+		return nil, errors.New("streamhttp: nil server")
+	}
+	mux, err := o.endpoints()
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	return &Server{ln: ln, srv: srv, o: o, mux: mux}, nil
+}
+
+// Close gives the listener back without serving, for a Server whose tree
+// never started (once it has, the tree closes it).
+func (s *Server) Close() error { return s.ln.Close() }
+
+// ChildSpec is the Server as a child of parent, a supervisor on e: the
+// handler's tree ("http": its handler supervisor, its sessions' supervisor)
+// and last a service that serves ln when the tree starts it and, when the
+// tree stops it, drains as Serve says before the sessions' supervisor is
+// stopped. The service is significant, and so is "http": if the HTTP
+// server fails, so does the parent, with that reason. Call it once.
+func (s *Server) ChildSpec(e *actor.Engine, parent *actor.PID) supervisor.ChildSpec {
+	s.h = newHandler(e, s.srv, s.o.Options)
+	serving := s.o.ShutdownGrace + settleFor + 5*time.Second
+	spec := s.h.spec(supervisor.ChildPID(parent, "http"), supervisor.ChildSpec{
+		ID: "serve", Start: supervisor.Service(s.start, s.stop),
+		Restart: supervisor.Temporary, Significant: true, Shutdown: serving,
+	})
+	return supervisor.ChildSpec{
+		ID: "http", Start: supervisor.New(spec),
+		Restart: supervisor.Transient, Significant: true,
+		// the service's drain, then the sessions' supervisor's bound
+		Shutdown: serving + 35*time.Second,
+	}
+}
+
+// start mounts the endpoints and serves: the service's start.
+func (s *Server) start(exit func(error)) error {
+	h, o := s.h, s.o
+	if err := h.begin(); err != nil {
+		s.ln.Close() // stop will not run
+		return err
+	}
 	if o.Wrap != nil {
-		mux.Handle(o.Path, o.Wrap(h))
+		s.mux.Handle(o.Path, o.Wrap(h))
 	} else {
-		mux.Handle(o.Path, h)
+		s.mux.Handle(o.Path, h)
 	}
 	for p, eh := range o.Extra {
-		mux.Handle(p, eh)
+		s.mux.Handle(p, eh)
 	}
 	if o.HealthPath != "" {
-		mux.Handle(o.HealthPath, healthHandler(o.Health))
+		s.mux.Handle(o.HealthPath, healthHandler(o.Health))
 	}
 	if o.MetricsPath != "" {
 		extra := o.Metrics
-		mux.Handle(o.MetricsPath, metricsHandler(func(w io.Writer) {
+		s.mux.Handle(o.MetricsPath, metricsHandler(func(w io.Writer) {
 			if extra != nil {
 				extra(w)
 			}
 			h.WriteMetrics(w)
 		}))
 	}
-	var quiet quietConns
-	ln = quiet.listen(ln)
-	hs := &http.Server{
-		Handler:           mux,
+	ln := s.quiet.listen(s.ln)
+	s.hs = &http.Server{
+		Handler:           s.mux,
 		ReadHeaderTimeout: o.ReadHeaderTimeout,
 		IdleTimeout:       o.IdleTimeout,
 		MaxHeaderBytes:    64 << 10,
-		ConnState:         quiet.track,
+		ConnState:         s.quiet.track,
 	}
-	served := make(chan error, 1)
-	go func() { served <- hs.Serve(ln) }()
+	s.served = make(chan error, 1)
+	go func() { // owned: stop waits for it
+		err := s.hs.Serve(ln)
+		if !errors.Is(err, http.ErrServerClosed) {
+			exit(fmt.Errorf("streamhttp: the HTTP server failed: %w", err))
+		}
+		s.served <- err
+	}()
 	if o.OnServing != nil {
 		o.OnServing()
 	}
-	var failure error
-	select {
-	case <-ctx.Done():
-	case err := <-served:
-		failure = fmt.Errorf("streamhttp: the HTTP server failed: %w", err)
-	case <-h.Done():
-		failure = errors.New("streamhttp: the server's supervision tree gave up")
-	}
-	grace, cancel := context.WithTimeout(context.Background(), o.ShutdownGrace)
+	return nil
+}
+
+// stop is the service's stop: the drain Serve describes.
+func (s *Server) stop() {
+	grace, cancel := context.WithTimeout(context.Background(), s.o.ShutdownGrace)
 	defer cancel()
 	// Requests that reached the socket but not yet a handler are let in
 	// first: Shutdown would close their connections as idle, leaving
 	// their clients with no response at all.
-	quiet.settle(settleFor)
+	s.quiet.settle(settleFor)
 	// Stop accepting and let requests in flight finish, while the sessions
 	// drain and answer them.
 	shut := make(chan error, 1)
-	go func() { shut <- hs.Shutdown(grace) }()
-	if err := h.Shutdown(grace); err != nil && !errors.Is(err, context.DeadlineExceeded) {
-		h.log.Warn("streamhttp: sessions did not all end cleanly", "err", err)
+	go func() { shut <- s.hs.Shutdown(grace) }()
+	s.h.log.Debug("streamhttp: draining: no new requests; those in flight are answered")
+	if err := s.h.drain(grace); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		s.h.log.Warn("streamhttp: sessions did not all end cleanly", "err", err)
 	}
 	if err := <-shut; err != nil {
-		hs.Close() // streams still open past the grace
+		s.hs.Close() // streams still open past the grace
 	}
-	if failure == nil {
-		if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
-			failure = fmt.Errorf("streamhttp: the HTTP server failed: %w", err)
-		}
-	}
-	return failure
+	<-s.served
+	s.h.log.Debug("streamhttp: drained")
 }
 
 // endpoints fills in o's defaults, checks its paths, and returns the mux

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/mcprt/mcprt/session"
-	"github.com/mcprt/mcprt/stdio"
+	"github.com/mcprt/mcprt/stdio/wire"
 	"github.com/mcprt/mcprt/supervisor"
 )
 
@@ -21,7 +21,6 @@ type hsession struct {
 	child    string // its child ID under the sessions supervisor
 	owner    string // legacy: Options.Principal of its initialize
 	in       *supervisor.Inbox
-	backlog  *stdio.Backlog
 	gone     chan struct{}
 	goneOnce sync.Once
 	last     atomic.Int64 // UnixNano of the last request
@@ -43,12 +42,9 @@ type hsession struct {
 func newSession(h *Handler, id, child string) *hsession {
 	hs := &hsession{
 		h: h, id: id, child: child,
-		in: supervisor.NewInbox(),
-		// Nobody waits on it: HTTP requests are bounded by the session's
-		// slots and each exchange's queue, not by a reader.
-		backlog: stdio.NewBacklog(1 << 30),
-		gone:    make(chan struct{}),
-		ex:      map[string]*exchange{},
+		in:   supervisor.NewInbox(),
+		gone: make(chan struct{}),
+		ex:   map[string]*exchange{},
 	}
 	hs.touch()
 	return hs
@@ -253,7 +249,7 @@ type exchange struct {
 	mu        sync.Mutex
 	q         [][]byte
 	final     bool
-	code      int // the response's JSON-RPC error code (0: a result)
+	outcome   session.Outcome // what the session says of the response
 	aborted   bool
 	cancelled bool // by the client: no response will come
 	dropped   int
@@ -278,8 +274,8 @@ func (x *exchange) each(fn func(key string)) {
 // Notify implements session.Replier: a message for the request goes on its
 // stream while the request is open and its client reads; otherwise it is
 // one that belongs to no open request (see hsession.stream).
-func (x *exchange) Notify(m stdio.Out) {
-	data := whole(m)
+func (x *exchange) Notify(m wire.Out) {
+	data := m.Bytes()
 	hs := x.hs
 	hs.mu.Lock()
 	to := x
@@ -288,7 +284,7 @@ func (x *exchange) Notify(m stdio.Out) {
 	}
 	hs.mu.Unlock()
 	if to != nil {
-		to.push(data, false, 0)
+		to.push(data)
 	}
 	if m.Done != nil {
 		m.Done()
@@ -297,8 +293,8 @@ func (x *exchange) Notify(m stdio.Out) {
 
 // Respond implements session.Replier: the response ends the exchange. One
 // whose client left (cancelled, closed the stream) goes nowhere.
-func (x *exchange) Respond(m stdio.Out, code int) {
-	data := whole(m)
+func (x *exchange) Respond(m wire.Out, o session.Outcome) {
+	data := m.Bytes()
 	hs := x.hs
 	hs.mu.Lock()
 	open := hs.ex[x.key] == x
@@ -308,28 +304,26 @@ func (x *exchange) Respond(m stdio.Out, code int) {
 	orphaned := x.orphaned
 	hs.mu.Unlock()
 	if open && !orphaned {
-		x.push(data, true, code)
+		x.finish(data, o)
 	}
 	if m.Done != nil {
 		m.Done()
 	}
 }
 
-// whole is m's bytes in one slice.
-func whole(m stdio.Out) []byte {
-	if m.Text == "" {
-		return m.Data
-	}
-	b := make([]byte, 0, len(m.Data)+len(m.Text)+len(m.Tail))
-	return append(append(append(b, m.Data...), m.Text...), m.Tail...)
+// finish queues the response, which ends the exchange.
+func (x *exchange) finish(b []byte, o session.Outcome) {
+	x.mu.Lock()
+	x.final, x.outcome = true, o
+	x.q = append(x.q, b)
+	x.mu.Unlock()
+	x.signal()
 }
 
-func (x *exchange) push(b []byte, final bool, code int) {
+// push queues a message sent for the request, or drops it past maxPending.
+func (x *exchange) push(b []byte) {
 	x.mu.Lock()
 	switch {
-	case final:
-		x.final, x.code = true, code
-		x.q = append(x.q, b)
 	case len(x.q) < maxPending:
 		x.q = append(x.q, b)
 	default:
@@ -339,11 +333,11 @@ func (x *exchange) push(b []byte, final bool, code int) {
 	x.signal()
 }
 
-// responseCode is the code Respond was given.
-func (x *exchange) responseCode() int {
+// response is the Outcome Respond was given.
+func (x *exchange) response() session.Outcome {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	return x.code
+	return x.outcome
 }
 
 func (x *exchange) abort() {
@@ -383,22 +377,20 @@ func (x *exchange) next(ctx context.Context, keepAlive <-chan time.Time) (msgs [
 // route takes one of the session's outgoing messages that belongs to no
 // request's Replier (session.Config.Deliver), on the goroutine that sends
 // it: list_changed, logs, the errors of a batch of notifications.
-func (hs *hsession) route(m stdio.Out) {
-	data := whole(m)
+func (hs *hsession) route(m wire.Out) {
+	data := m.Bytes()
 	hs.mu.Lock()
 	to := hs.stream()
 	hs.mu.Unlock()
 	if to != nil {
-		to.push(data, false, 0)
+		to.push(data)
 	}
 	if m.Done != nil {
 		m.Done()
 	}
 }
 
-// feed hands the session one message, counted in its backlog as the stdio
-// reader counts its lines.
-func (hs *hsession) feed(in *session.In) {
-	hs.backlog.Add(1)
-	hs.in.Send(in)
-}
+// feed hands the session one message. It takes no unit of backlog (the
+// session's Config.Backlog is left unset): HTTP requests are bounded by the
+// session's slots and each exchange's queue, and no reader waits.
+func (hs *hsession) feed(in *session.In) { hs.in.Send(in) }

@@ -7,6 +7,7 @@ package taskrun
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -111,6 +112,15 @@ type Manager struct {
 	resumed   bool
 	stopSweep chan struct{}
 	sweepDone chan struct{}
+	sweeping  atomic.Bool // the sweep was started: drain waits for it
+
+	up          bool                        // the tree runs: tasks can be started (under mu)
+	deferred    func(tasks.Task) tasks.Work // Resume's, called before the tree ran (under mu)
+	parent      *actor.PID                  // the supervisor the tasks' tree is under (ChildSpec)
+	runs        *actor.PID                  // the supervisor of the tasks' actors
+	closeOnce   sync.Once
+	storeErr    error
+	storeClosed chan struct{}
 }
 
 // runner is a live task's state outside its record: what only this process
@@ -131,12 +141,13 @@ type runner struct {
 	asked map[string]json.RawMessage
 }
 
-// Start makes a manager on e: it starts the tasks supervisor, settles what
-// a previous process left in the store (tasks that were running are
-// failed with tasks.RestartedMessage, but those of resumable tools wait
-// for Resume; expired ones are deleted), and starts the expiry sweep.
+// Start makes a manager on e and runs its tree there, as a root of its
+// own: New, then ChildSpec's supervisor started with supervisor.Start.
+// A program with a tree of its own (runtime.Serve) puts ChildSpec in it
+// instead, so that the tasks start and stop in order with the rest.
 //
-// e may be nil: the manager then runs its actors on an engine of its own.
+// e may be nil: the manager then runs its actors on an engine of its own
+// (a second engine in a process that has one: use New and ChildSpec).
 func Start(e *actor.Engine, cfg Config) (*Manager, error) {
 	if e == nil {
 		var err error
@@ -144,6 +155,26 @@ func Start(e *actor.Engine, cfg Config) (*Manager, error) {
 			return nil, err
 		}
 	}
+	m, err := New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	root, err := supervisor.Start(e, m.cfg.Name, m.spec(e, supervisor.RootPID(e, m.cfg.Name)))
+	if err != nil {
+		return nil, err
+	}
+	m.root = root
+	return m, nil
+}
+
+// New makes a manager and settles what a previous process left in the
+// store (tasks that were running are failed with tasks.RestartedMessage,
+// but those of resumable tools wait for Resume; expired ones are
+// deleted). It starts nothing: its actors and its expiry sweep run once
+// its ChildSpec is started in a tree (or by Start). Settling a large
+// journal takes a while, which is why it comes before the tree: a caller
+// may give it up on a signal.
+func New(cfg Config) (*Manager, error) {
 	if cfg.Store == nil {
 		cfg.Store = tasks.NewMemoryStore()
 	}
@@ -180,9 +211,9 @@ func Start(e *actor.Engine, cfg Config) (*Manager, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	m := &Manager{cfg: cfg, store: cfg.Store, e: e, log: cfg.Logger,
+	m := &Manager{cfg: cfg, store: cfg.Store, log: cfg.Logger,
 		live: map[string]*runner{}, owners: map[string]int{}, running: map[*runner]struct{}{}, abandon: make(chan struct{}),
-		stopSweep: make(chan struct{}), sweepDone: make(chan struct{})}
+		stopSweep: make(chan struct{}), sweepDone: make(chan struct{}), storeClosed: make(chan struct{})}
 	m.changed = sync.NewCond(&m.mu)
 	if err := m.settle(); err != nil {
 		return nil, err
@@ -190,16 +221,54 @@ func Start(e *actor.Engine, cfg Config) (*Manager, error) {
 	if err := m.indexEnded(); err != nil {
 		return nil, err
 	}
-	root, err := supervisor.Start(e, cfg.Name, supervisor.Spec{
-		Strategy: supervisor.OneForOne,
-		Logger:   cfg.Logger,
-	})
-	if err != nil {
-		return nil, err
-	}
-	m.root = root
-	go m.sweep()
 	return m, nil
+}
+
+// ChildSpec is the manager as a child of parent, a supervisor on e: the
+// tasks supervisor (Config.Name), whose children are, in start order, the
+// store (closed last), the tasks' actors ("runs"), and the expiry sweep,
+// whose stop cancels every task and waits for their handlers (up to
+// ShutdownGrace) before the actors are stopped. It is significant: if the
+// tasks supervisor fails, so does its parent. Put it in the tree before
+// the transports, so that tasks outlive the requests that made them but
+// not the process. Call it once.
+func (m *Manager) ChildSpec(e *actor.Engine, parent *actor.PID) supervisor.ChildSpec {
+	m.parent = parent
+	return supervisor.ChildSpec{
+		ID:          m.cfg.Name,
+		Start:       supervisor.New(m.spec(e, supervisor.ChildPID(parent, m.cfg.Name))),
+		Restart:     supervisor.Transient,
+		Significant: true,
+		Shutdown:    2*m.cfg.ShutdownGrace + 10*time.Second,
+	}
+}
+
+// spec is the tasks supervisor's, to run as self on e.
+func (m *Manager) spec(e *actor.Engine, self *actor.PID) supervisor.Spec {
+	m.e, m.runs = e, supervisor.ChildPID(self, "runs")
+	return supervisor.Spec{
+		Name:     m.cfg.Name,
+		Strategy: supervisor.OneForOne,
+		Logger:   m.cfg.Logger,
+		Children: []supervisor.ChildSpec{
+			{ID: "store", Start: supervisor.Service(nil, m.closeStore), Shutdown: 5 * time.Second},
+			{ID: "runs", Start: supervisor.New(supervisor.Spec{
+				Name: m.cfg.Name + "/runs", Strategy: supervisor.OneForOne, Logger: m.cfg.Logger,
+			}), Shutdown: m.cfg.ShutdownGrace + 2*time.Second},
+			{ID: "sweep", Start: supervisor.Service(func(func(error)) error {
+				m.sweeping.Store(true)
+				go m.sweep() // owned: drain waits for it
+				m.mu.Lock()
+				m.up = true
+				rework := m.deferred
+				m.mu.Unlock()
+				if rework != nil {
+					m.resume(rework)
+				}
+				return nil
+			}, m.drain), Shutdown: m.cfg.ShutdownGrace + 2*time.Second},
+		},
+	}
 }
 
 // settle fails what a previous process left live and deletes what expired.
@@ -260,6 +329,20 @@ func restarted(t tasks.Task, msg string, now time.Time) tasks.Task {
 // whatever the bounds on live tasks (they were admitted before). Only the
 // first call does anything.
 func (m *Manager) Resume(rework func(tasks.Task) tasks.Work) {
+	m.mu.Lock()
+	if !m.up {
+		// Before the tree runs (New, then ServeTasks, then the tree):
+		// the sweep's start resumes them, once there are actors to run
+		// them on.
+		m.deferred = rework
+		m.mu.Unlock()
+		return
+	}
+	m.mu.Unlock()
+	m.resume(rework)
+}
+
+func (m *Manager) resume(rework func(tasks.Task) tasks.Work) {
 	m.mu.Lock()
 	pending, done := m.pending, m.resumed
 	m.pending, m.resumed = nil, true
@@ -349,7 +432,7 @@ func (m *Manager) launch(t tasks.Task, work tasks.Work, bounded bool) (tasks.Tas
 		cancel()
 		return tasks.Task{}, err
 	}
-	_, err := supervisor.StartChild(m.e, m.root.PID(), supervisor.ChildSpec{
+	_, err := supervisor.StartChild(m.e, m.runs, supervisor.ChildSpec{
 		ID:       t.ID,
 		Start:    func() actor.Receiver { return &taskActor{m: m, r: r} },
 		Restart:  supervisor.Temporary,
@@ -729,20 +812,48 @@ func (m *Manager) expire() {
 	}
 }
 
-// Stop cancels every task's work, all at once, and waits for the handlers
-// to return, all together, bounded by ShutdownGrace (or ctx) overall,
+// Stop stops the manager's tree (Start's root, or its ChildSpec's child
+// under its parent, which it then leaves) and waits for it, or for ctx.
+// The tree cancels every task's work, all at once, and waits for the
+// handlers to return, all together, bounded by ShutdownGrace overall,
 // not per task: many tasks whose handlers ignore their cancellation cost
 // one grace, not one each. Those still running then are abandoned (Go
 // cannot stop a goroutine; they are counted in one warning), and their
-// actors stop without waiting again. Then it stops the tasks supervisor,
-// which waits for every actor, and the sweep, and closes the store. Tasks
+// actors stop without waiting again. Then the tasks' actors stop, and
+// the store is closed, whose error Stop returns. Tasks
 // still working are left as they are in the store: the next Start on it
 // fails them with tasks.RestartedMessage (or resumes them).
 func (m *Manager) Stop(ctx context.Context) error {
+	switch {
+	case m.root != nil:
+		if err := m.root.Stop(ctx); err != nil {
+			return err
+		}
+	case m.parent != nil:
+		err := supervisor.TerminateChild(m.e, m.parent, m.cfg.Name)
+		if err != nil && !errors.Is(err, supervisor.ErrUnknownChild) && !errors.Is(err, supervisor.ErrNotRunning) {
+			return err
+		}
+	default: // never started: only the store is open
+		m.drain()
+		m.closeStore()
+	}
+	select {
+	case <-m.storeClosed:
+		return m.storeErr
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// drain is the sweep's stop: it refuses new tasks, cancels every running
+// one and waits for their handlers, all together, up to ShutdownGrace,
+// before the tree stops their actors.
+func (m *Manager) drain() {
 	m.mu.Lock()
 	if m.stopped {
 		m.mu.Unlock()
-		return nil
+		return
 	}
 	m.stopped = true
 	running := make([]*runner, 0, len(m.running))
@@ -761,7 +872,6 @@ wait:
 		case <-r.done:
 			continue
 		case <-grace.C:
-		case <-ctx.Done():
 		}
 		for _, r := range running[i:] {
 			select {
@@ -778,12 +888,17 @@ wait:
 			"handlers", left, "grace", m.cfg.ShutdownGrace)
 	}
 	close(m.abandon)
-	err := m.root.Stop(ctx)
-	<-m.sweepDone
-	if cerr := m.store.Close(); err == nil {
-		err = cerr
+	if m.sweeping.Load() {
+		<-m.sweepDone
 	}
-	return err
+}
+
+// closeStore is the store's stop: the last of the tasks' tree.
+func (m *Manager) closeStore() {
+	m.closeOnce.Do(func() {
+		m.storeErr = m.store.Close()
+		close(m.storeClosed)
+	})
 }
 
 // Live returns the number of tasks working or waiting for input.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/mcprt/mcprt/session"
 	"io"
 	"log/slog"
 	"os"
@@ -390,8 +391,9 @@ func embeddedRound(t *testing.T, e *actor.Engine, srv *handlers.Server, round in
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	inst, err := runtime.Start(e, srv, inR, outW, runtime.Options{
-		Logger:       slog.New(slog.DiscardHandler),
-		DrainTimeout: 20 * time.Millisecond, // the sleep left in flight is cut short
+		Logger: slog.New(slog.DiscardHandler),
+		// the sleep left in flight is cut short,
+		Options: session.Options{DrainTimeout: 20 * time.Millisecond},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -17,6 +17,8 @@
 //	handlers/jsonschema,          what handlers are built from
 //	  handlers/uritemplate
 //	stdio                         bytes ↔ lines: the reader, the writer actor
+//	stdio/wire                    the seam's outgoing message and credit, below
+//	                              both stdio and session (streamhttp needs no stdio)
 //	supervisor                    OTP-style supervision over hollywood
 //	handlers/jsonrpc              the JSON-RPC codec: a leaf everyone may use
 //

@@ -24,6 +24,7 @@ var stack = [][]string{
 	{"handlers/mcp"},
 	{"handlers/jsonschema", "handlers/uritemplate"},
 	{"stdio"},
+	{"stdio/wire"},
 	{"supervisor"},
 	{"handlers/jsonrpc"},
 }
