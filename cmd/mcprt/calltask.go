@@ -112,11 +112,11 @@ func (cv *clientRun) awaitTask(task *client.Task) (json.RawMessage, error) {
 			return nil, fmt.Errorf("task %s: %w (-task-reconnect is negative: not connecting again)", task.ID, err)
 		}
 		cv.stderr.setStatus("")
-		fmt.Fprintf(cv.stderr, "mcprt %s: lost the server while task %s runs (%v); connecting again until %s\n",
-			cv.verb, task.ID, err, until.Format(time.TimeOnly))
+		fmt.Fprintf(cv.stderr, "mcprt %s: lost the server while task %s runs (%v); connecting again for %v (until %s, the task's ttl)\n",
+			cv.verb, task.ID, err, time.Until(until).Round(time.Second), until.Format("15:04:05 MST"))
 		for {
 			if rerr := cv.reconnect(until); rerr != nil {
-				return nil, fmt.Errorf("task %s: the server did not come back by %s: %w", task.ID, until.Format(time.TimeOnly), rerr)
+				return nil, fmt.Errorf("task %s: the server did not come back by %s: %w", task.ID, until.Format("15:04:05 MST"), rerr)
 			}
 			t, gerr := cv.c.GetTask(cv.ctx, task.ID)
 			if gerr == nil {

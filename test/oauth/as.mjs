@@ -53,9 +53,15 @@ const config = process.argv[2] ? JSON.parse(readFileSync(process.argv[2], 'utf8'
 
 function tryConfig() {
   const keysFile = join(mkdtempSync(join(tmpdir(), 'mcprt-as-')), 'jwks.json');
-  const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
-  const jwk = { ...privateKey.export({ format: 'jwk' }), kid: 'try', alg: 'ES256', use: 'sig' };
-  writeFileSync(keysFile, JSON.stringify({ keys: [jwk] }), { mode: 0o600 });
+  // An RSA key too: clients registered without naming an algorithm get
+  // RS256 ID tokens, which oidc-provider refuses to register without one.
+  const ec = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey;
+  const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey;
+  const keys = [
+    { ...ec.export({ format: 'jwk' }), kid: 'try-es256', alg: 'ES256', use: 'sig' },
+    { ...rsa.export({ format: 'jwk' }), kid: 'try-rs256', alg: 'RS256', use: 'sig' },
+  ];
+  writeFileSync(keysFile, JSON.stringify({ keys }), { mode: 0o600 });
   return {
     keysFile, ttl: 3600, scope: 'mcp:tools', authorizationCode: true,
     clients: [{ client_id: 'demo', client_secret: 'demo-secret', alg: 'ES256', format: 'jwt', scope: 'mcp:tools' }],
