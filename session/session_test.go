@@ -153,24 +153,17 @@ func (c *client) recv() string {
 // checks that nothing else was written.
 func (c *client) finish() {
 	c.t.Helper()
-	c.in.Close()
-	select {
-	case <-c.inst.Done():
-	case <-time.After(hang):
-		c.t.Fatal("server did not end after its input closed")
-	}
-	if err := c.inst.Err(); err != nil {
-		c.t.Errorf("Err() = %v after input EOF, want nil", err)
-	}
-	c.outW.Close()
-	for l := range c.out {
-		c.t.Errorf("unexpected output after the transcript: %s", l)
-	}
+	c.finishWhere(func(string) bool { return false })
 }
 
 // finishAllowing is finish for a transcript whose end may still hold lines
 // containing allowed, which no order settles.
 func (c *client) finishAllowing(allowed string) {
+	c.t.Helper()
+	c.finishWhere(func(l string) bool { return strings.Contains(l, allowed) })
+}
+
+func (c *client) finishWhere(allowed func(string) bool) {
 	c.t.Helper()
 	c.in.Close()
 	select {
@@ -183,7 +176,7 @@ func (c *client) finishAllowing(allowed string) {
 	}
 	c.outW.Close()
 	for l := range c.out {
-		if !strings.Contains(l, allowed) {
+		if !allowed(l) {
 			c.t.Errorf("unexpected output after the transcript: %s", l)
 		}
 	}
