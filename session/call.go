@@ -224,10 +224,6 @@ const (
 	statusServiceUnavailable = 503
 )
 
-// codeHeaderMismatch is streamhttp.CodeHeaderMismatch: one a gateway
-// forwards from its backend keeps its 400.
-const codeHeaderMismatch = -32020
-
 // statusOf is the HTTP status of a response whose JSON-RPC error code is
 // code (0: a result): errors that the specification (2026-07-28) or a
 // bound gives a status get it.
@@ -241,7 +237,7 @@ func statusOf(code int, modern bool) int {
 		return statusOK
 	case code == jsonrpc.CodeMethodNotFound:
 		return statusNotFound
-	case code == codeHeaderMismatch, code == jsonrpc.CodeMissingClientCapability, code == jsonrpc.CodeUnsupportedProtocolVersion:
+	case code == jsonrpc.CodeHeaderMismatch, code == jsonrpc.CodeMissingClientCapability, code == jsonrpc.CodeUnsupportedProtocolVersion:
 		return statusBadRequest
 	}
 	return statusOK

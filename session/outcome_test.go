@@ -29,7 +29,7 @@ func TestStatusOf(t *testing.T) {
 		{0, true, 200}, {0, false, 200},
 		{jsonrpc.CodeServerBusy, false, 503}, {jsonrpc.CodeServerBusy, true, 503},
 		{jsonrpc.CodeMethodNotFound, false, 200}, {jsonrpc.CodeMethodNotFound, true, 404},
-		{codeHeaderMismatch, true, 400}, {jsonrpc.CodeMissingClientCapability, true, 400},
+		{jsonrpc.CodeHeaderMismatch, true, 400}, {jsonrpc.CodeMissingClientCapability, true, 400},
 		{jsonrpc.CodeUnsupportedProtocolVersion, true, 400}, {jsonrpc.CodeUnsupportedProtocolVersion, false, 200},
 		{jsonrpc.CodeInvalidParams, true, 200}, // a handler's: the request was well formed
 	} {

@@ -30,6 +30,9 @@ const (
 
 	// CodeResourceNotFound is the legacy-era (≤ 2025-11-25) code for an unknown resource.
 	CodeResourceNotFound = -32002
+	// CodeHeaderMismatch (2026-07-28, Streamable HTTP): the request's
+	// headers disagree with its body, or a required one is missing.
+	CodeHeaderMismatch = -32020
 	// CodeMissingClientCapability (2026-07-28): the request needs a client
 	// capability it did not declare.
 	CodeMissingClientCapability = -32021

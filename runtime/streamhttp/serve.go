@@ -32,8 +32,8 @@ const (
 )
 
 // CodeHeaderMismatch (2026-07-28): the HTTP headers disagree with the body,
-// or a required one is missing.
-const CodeHeaderMismatch = -32020
+// or a required one is missing (the codec's jsonrpc.CodeHeaderMismatch).
+const CodeHeaderMismatch = jsonrpc.CodeHeaderMismatch
 
 // keepAliveEvery is how often a quiet SSE stream gets a comment line, so
 // that proxies and clients do not time it out.

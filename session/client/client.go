@@ -992,7 +992,7 @@ func (c *Client) call(ctx context.Context, method string, params, result any, op
 		}
 		raw, err := c.roundTrip(ctx, method, base, extra, meta, o, true)
 		if err != nil {
-			if c.h != nil && method == "tools/call" && !relisted && isCode(err, codeHeaderMismatch) {
+			if c.h != nil && method == "tools/call" && !relisted && isCode(err, jsonrpc.CodeHeaderMismatch) {
 				// The tool's x-mcp-header annotations may have changed
 				// since it was listed: list again and retry once, as the
 				// transport asks.

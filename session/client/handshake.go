@@ -104,7 +104,7 @@ func (c *Client) handshake(ctx context.Context) error {
 		return err
 	}
 	var re *RPCError
-	if errors.As(err, &re) && (re.Err.Code == codeHeaderMismatch || re.Err.Code == jsonrpc.CodeMissingClientCapability) {
+	if errors.As(err, &re) && (re.Err.Code == jsonrpc.CodeHeaderMismatch || re.Err.Code == jsonrpc.CodeMissingClientCapability) {
 		// A modern server refused the probe itself: initialize would only
 		// hide why.
 		return err

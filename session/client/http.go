@@ -29,10 +29,6 @@ const (
 	hdrParamPrefix     = "Mcp-Param-"
 )
 
-// codeHeaderMismatch (2026-07-28, Streamable HTTP): the request's headers
-// disagree with its body, or one it needs is missing.
-const codeHeaderMismatch = -32020
-
 // maxErrorBody bounds what is read of a response that is not an answer
 // (an HTTP error): enough for a JSON-RPC error or a proxy's page.
 const maxErrorBody = 64 << 10
