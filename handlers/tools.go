@@ -236,7 +236,7 @@ func (r *CallToolResult) MarshalJSON() ([]byte, error) {
 // AppendJSONParts is AppendJSON for a result of a single text block of at
 // least min bytes that needs no escaping (jsonrpc.PlainString): head and
 // tail are the JSON before and after that text, so that a writer can send
-// the text itself rather than a copy of it (see stdio.Out). ok is false for
+// the text itself rather than a copy of it (see wire.Out). ok is false for
 // any other result, which AppendJSON writes whole.
 func (r *CallToolResult) AppendJSONParts(dst []byte, min int) (head []byte, text string, tail []byte, ok bool) {
 	if len(r.Content) != 1 || r.StructuredContent != nil || r.encoded != nil || r.Meta != nil {

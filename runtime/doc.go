@@ -9,7 +9,7 @@
 //	 └─ session   the single implicit session (transient, significant)
 //
 // Beside it, outside the actor system, runs the reader goroutine: the only
-// reader of the input. It counts each line it hands on in a stdio.Backlog,
+// reader of the input. It counts each line it hands on in a wire.Backlog,
 // with the answers not yet written, and stops reading while that count is
 // at MaxInFlight: the client feels back-pressure when it does not read.
 // Work is bounded by the session, not by the reader: past MaxInFlight

@@ -14,6 +14,7 @@ import (
 	"github.com/mcprt/mcprt/handlers"
 	"github.com/mcprt/mcprt/session"
 	"github.com/mcprt/mcprt/stdio"
+	"github.com/mcprt/mcprt/stdio/wire"
 	"github.com/mcprt/mcprt/supervisor"
 )
 
@@ -142,7 +143,7 @@ func start(e *actor.Engine, srv *handlers.Server, in io.Reader, out io.Writer, o
 	// reader, the workers and the answering goroutines send to them
 	// directly.
 	writerInbox, sessionInbox := supervisor.NewInbox(), supervisor.NewInbox()
-	backlog := stdio.NewBacklog(maxInFlight)
+	backlog := wire.NewBacklog(maxInFlight)
 
 	var handlersStarts atomic.Int64
 	hook := func(ev supervisor.Event) {
@@ -206,7 +207,7 @@ func start(e *actor.Engine, srv *handlers.Server, in io.Reader, out io.Writer, o
 // the backlog, that is, only while the client is not reading. It hands the
 // session what it reads in the session's own terms (session.Raw,
 // Oversized, Closed): stdio knows lines, the session no transport.
-func (i *Instance) read(in io.Reader, maxLine int, backlog *stdio.Backlog) {
+func (i *Instance) read(in io.Reader, maxLine int, backlog *wire.Backlog) {
 	defer close(i.readerDone)
 	stopped := false
 	hand := func(msg any) bool {

@@ -17,6 +17,7 @@ import (
 	"github.com/mcprt/mcprt/handlers"
 	"github.com/mcprt/mcprt/session"
 	"github.com/mcprt/mcprt/stdio"
+	"github.com/mcprt/mcprt/stdio/wire"
 	"github.com/mcprt/mcprt/supervisor"
 )
 
@@ -69,7 +70,7 @@ type benchTree struct {
 	root    *supervisor.Root
 	session *supervisor.Inbox
 	writer  *supervisor.Inbox
-	backlog *stdio.Backlog
+	backlog *wire.Backlog
 	sink    *benchSink
 	// k bounds the requests in flight, sent the requests sent: line waits
 	// for answers to keep the loop closed at depth k. The reader's backlog
@@ -90,7 +91,7 @@ func startBenchTree(b *testing.B, maxInFlight int) *benchTree {
 	benchTrees++
 	name := "bench-" + strconv.Itoa(benchTrees)
 	root := supervisor.RootPID(e, name)
-	t := &benchTree{e: e, session: supervisor.NewInbox(), writer: supervisor.NewInbox(), backlog: stdio.NewBacklog(maxInFlight), sink: &benchSink{}, k: maxInFlight}
+	t := &benchTree{e: e, session: supervisor.NewInbox(), writer: supervisor.NewInbox(), backlog: wire.NewBacklog(maxInFlight), sink: &benchSink{}, k: maxInFlight}
 	srv := handlers.NewServer(handlers.Implementation{Name: "bench", Version: "1"}, "")
 	srv.AddTool(handlers.Tool{
 		Name:        "echo",

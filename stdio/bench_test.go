@@ -3,6 +3,7 @@ package stdio_test
 import (
 	"bytes"
 	"fmt"
+	"github.com/mcprt/mcprt/stdio/wire"
 	"io"
 	"sync"
 	"sync/atomic"
@@ -131,7 +132,7 @@ func BenchmarkWriter(b *testing.B) {
 					for next.Add(1) <= int64(b.N) {
 						d := make([]byte, len(benchResponse), len(benchResponse)+1)
 						copy(d, benchResponse)
-						e.Send(pid, stdio.Out{Data: d})
+						e.Send(pid, wire.Out{Data: d})
 					}
 				})
 			}

@@ -13,10 +13,6 @@ import (
 	"github.com/mcprt/mcprt/supervisor"
 )
 
-// Out asks the Writer to write one message (see wire.Out): the writer
-// appends '\n' and calls Done once the bytes are written or dropped.
-type Out = wire.Out
-
 // ErrClientGone is the cause of the writer's exit when the client closed its
 // end of the stream (EPIPE). The writer exits with supervisor.Shutdown of it:
 // a quiet, normal end of the session, not a failure.
@@ -39,7 +35,7 @@ type Writer struct {
 }
 
 // NewWriter returns a Producer for the writer actor over w, fed by in
-// (Out messages sent to in directly, or to the actor's PID). A nil in gets
+// (wire.Out messages sent to in directly, or to the actor's PID). A nil in gets
 // an inbox of its own, reachable through the PID only. Each message is
 // written with a single w.Write call (with consecutive ones, for a message
 // with Text), so w must not split a Write (os.File and pipes do not).
@@ -53,9 +49,9 @@ func NewWriter(w io.Writer, in *supervisor.Inbox) actor.Producer {
 // Receive implements supervisor.Loop.
 func (wr *Writer) Receive(lc *supervisor.LoopContext, msg any) {
 	switch m := msg.(type) {
-	case Out:
+	case wire.Out:
 		wr.enqueue(lc, m)
-	case *Out:
+	case *wire.Out:
 		wr.enqueue(lc, *m)
 	case actor.Stopped:
 		// What was sent before the stop is the last batch; after a failed
@@ -81,7 +77,7 @@ func (wr *Writer) EndBatch(lc *supervisor.LoopContext) {
 	wr.flush(lc)
 }
 
-func (wr *Writer) enqueue(lc *supervisor.LoopContext, m Out) {
+func (wr *Writer) enqueue(lc *supervisor.LoopContext, m wire.Out) {
 	if m.Text != "" && !wr.failed {
 		wr.flush(lc) // what came before goes first
 	}
@@ -138,7 +134,7 @@ func (wr *Writer) flush(lc *supervisor.LoopContext) {
 
 // writeParts writes a message that has Text: the writer is the stream's
 // only writer, so nothing can come between its parts.
-func (wr *Writer) writeParts(lc *supervisor.LoopContext, m Out) {
+func (wr *Writer) writeParts(lc *supervisor.LoopContext, m wire.Out) {
 	_, err := wr.w.Write(m.Data)
 	if err == nil {
 		_, err = io.WriteString(wr.w, m.Text) // os.File writes a string without a copy

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/mcprt/mcprt/stdio/wire"
 	"io"
 	"log/slog"
 	"math/rand/v2"
@@ -114,7 +115,7 @@ func TestWriterConcurrentSenders(t *testing.T) {
 	for g := range senders {
 		wg.Go(func() {
 			for i := range perSender {
-				m := Out{Data: message(g, i), Done: func() { dones.Add(1) }}
+				m := wire.Out{Data: message(g, i), Done: func() { dones.Add(1) }}
 				if i%10 == 9 {
 					m = withText(m) // the pad as Text, as a large tool result goes
 				}
@@ -139,7 +140,7 @@ func TestWriterConcurrentSenders(t *testing.T) {
 }
 
 // withText moves m's pad into Text, the message's end into Tail.
-func withText(m Out) Out {
+func withText(m wire.Out) wire.Out {
 	pad := bytes.Index(m.Data, []byte(`"pad":"`)) + len(`"pad":"`)
 	end := len(m.Data) - len(`"}`)
 	if end == pad {
@@ -163,7 +164,7 @@ func (r *recordingWriter) Write(p []byte) (int, error) {
 }
 
 // TestWriterWholeMessagesPerWrite: every Write call carries whole
-// messages, each followed by '\n'; *Out works like Out; messages queued
+// messages, each followed by '\n'; *wire.Out works like wire.Out; messages queued
 // before a stop are written.
 func TestWriterWholeMessagesPerWrite(t *testing.T) {
 	rec := &recordingWriter{}
@@ -174,9 +175,9 @@ func TestWriterWholeMessagesPerWrite(t *testing.T) {
 		m := fmt.Sprintf(`{"n":%d}`, i)
 		want = append(want, m)
 		if i%2 == 0 {
-			e.Send(pid, Out{Data: []byte(m)})
+			e.Send(pid, wire.Out{Data: []byte(m)})
 		} else {
-			e.Send(pid, &Out{Data: []byte(m)})
+			e.Send(pid, &wire.Out{Data: []byte(m)})
 		}
 	}
 	<-e.Poison(pid).Done()
@@ -240,7 +241,7 @@ func TestWriterEPIPE(t *testing.T) {
 	pr.Close()
 	e, root, pid, exits := startWriterTree(t, pw, supervisor.Transient)
 	var dones atomic.Int64
-	e.Send(pid, Out{Data: []byte(`{}`), Done: func() { dones.Add(1) }})
+	e.Send(pid, wire.Out{Data: []byte(`{}`), Done: func() { dones.Add(1) }})
 	waitRoot(t, root)
 	reason := <-exits
 	if !errors.Is(reason, supervisor.ErrShutdown) || !errors.Is(reason, ErrClientGone) {
@@ -271,7 +272,7 @@ func TestWriterClosedPipeReasons(t *testing.T) {
 	} {
 		t.Run(tc.err.Error(), func(t *testing.T) {
 			e, root, pid, exits := startWriterTree(t, failWriter{tc.err}, supervisor.Temporary)
-			e.Send(pid, Out{Data: []byte(`{}`)})
+			e.Send(pid, wire.Out{Data: []byte(`{}`)})
 			waitRoot(t, root)
 			reason := <-exits
 			if tc.gone {
@@ -313,7 +314,7 @@ func TestWriterDoneAfterFailure(t *testing.T) {
 	e, root, pid, exits := startWriterTree(t, gw, supervisor.Transient)
 	var dones atomic.Int64
 	done := func() { dones.Add(1) }
-	e.Send(pid, Out{Data: []byte(`{"first":true}`), Done: done})
+	e.Send(pid, wire.Out{Data: []byte(`{"first":true}`), Done: done})
 	select {
 	case <-gw.entered:
 	case <-time.After(hang):
@@ -322,7 +323,7 @@ func TestWriterDoneAfterFailure(t *testing.T) {
 	// These queue in the writer's inbox while its first write hangs.
 	const later = 50
 	for i := range later {
-		m := Out{Data: fmt.Appendf(nil, `{"n":%d,"pad":"x"}`, i), Done: done}
+		m := wire.Out{Data: fmt.Appendf(nil, `{"n":%d,"pad":"x"}`, i), Done: done}
 		if i%2 == 1 {
 			m = withText(m) // nor a message with Text
 		}
@@ -347,7 +348,7 @@ func TestWriterStopFlushes(t *testing.T) {
 	rec := &recordingWriter{}
 	e, root, pid, _ := startWriterTree(t, rec, supervisor.Transient)
 	for i := range 100 {
-		e.Send(pid, Out{Data: fmt.Appendf(nil, `{"n":%d}`, i)})
+		e.Send(pid, wire.Out{Data: fmt.Appendf(nil, `{"n":%d}`, i)})
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), hang)
 	defer cancel()

@@ -21,7 +21,7 @@ import (
 // An Inbox outlives the incarnations of its actor: messages sent while the
 // actor is being restarted wait for the next incarnation, as they would in
 // a PID's inbox. It is unbounded, like hollywood's; bound what flows into it
-// (the runtime does so with stdio.Backlog).
+// (the runtime does so with wire.Backlog).
 type Inbox struct {
 	mu         sync.Mutex
 	queue      []any
