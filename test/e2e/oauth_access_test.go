@@ -24,14 +24,7 @@ func TestOAuthGatewayAccess(t *testing.T) {
 	t.Parallel()
 	as := startAuthServer(t, asKeys("1"))
 	f := newGateway(t)
-	cfg := f.config(map[string]any{
-		"open": f.serve("open", map[string]any{"allowTools": []string{"echo"}}),
-		"ops": f.serve("ops", map[string]any{
-			"allowTools": []string{"echo", "add"},
-			"access":     map[string]any{"scopes": []string{"mcp:admin"}},
-			"toolAccess": map[string]any{"add": map[string]any{"claims": map[string]any{"client_id": "c-rs256"}}},
-		}),
-	})
+	cfg := accessConfig(f)
 	gw := f.startGatewayHTTP(cfg, "-http-oauth-issuer", as.issuer, "-http-oauth-resource", oauthResource, "-http-oauth-scopes", "mcp:tools")
 
 	admin := as.token("c-rs256", oauthResource, "mcp:tools mcp:admin")
@@ -116,4 +109,18 @@ func postAs(t *testing.T, endpoint, token string, hdr map[string]string, body st
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return posted{resp.StatusCode, resp.Header.Get("WWW-Authenticate"), string(b), resp.Header.Get("Mcp-Session-Id")}
+}
+
+// accessConfig is the gateway configuration the access tests share: an
+// open backend offering echo to every token, and an ops backend offering
+// echo and add to tokens with mcp:admin, add only to client c-rs256.
+func accessConfig(f *gwFixture) string {
+	return f.config(map[string]any{
+		"open": f.serve("open", map[string]any{"allowTools": []string{"echo"}}),
+		"ops": f.serve("ops", map[string]any{
+			"allowTools": []string{"echo", "add"},
+			"access":     map[string]any{"scopes": []string{"mcp:admin"}},
+			"toolAccess": map[string]any{"add": map[string]any{"claims": map[string]any{"client_id": "c-rs256"}}},
+		}),
+	})
 }

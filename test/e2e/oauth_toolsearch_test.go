@@ -20,14 +20,7 @@ func TestOAuthGatewayToolSearch(t *testing.T) {
 	t.Parallel()
 	as := startAuthServer(t, asKeys("1"))
 	f := newGateway(t)
-	cfg := f.config(map[string]any{
-		"open": f.serve("open", map[string]any{"allowTools": []string{"echo"}}),
-		"ops": f.serve("ops", map[string]any{
-			"allowTools": []string{"echo", "add"},
-			"access":     map[string]any{"scopes": []string{"mcp:admin"}},
-			"toolAccess": map[string]any{"add": map[string]any{"claims": map[string]any{"client_id": "c-rs256"}}},
-		}),
-	})
+	cfg := accessConfig(f)
 	gw := f.startGatewayHTTP(cfg, "-tool-search", "-http-oauth-issuer", as.issuer, "-http-oauth-resource", oauthResource, "-http-oauth-scopes", "mcp:tools")
 
 	admin := as.token("c-rs256", oauthResource, "mcp:tools mcp:admin")
