@@ -14,7 +14,7 @@ import (
 // kind that needs the scope "admin" and the claim groups=ops.
 func accessServer() *Server {
 	ops := &Access{Scopes: []string{"admin"}, Claims: map[string][]string{"groups": {"ops"}}}
-	s := NewServer(Implementation{Name: "t", Version: "1"}, "")
+	s := NewServer(mcp.Implementation{Name: "t", Version: "1"}, "")
 	s.AddTool(Tool{Name: "open"}, textTool("open"))
 	s.AddTool(Tool{Name: "drop", Access: ops}, textTool("dropped"))
 	prompt := func(context.Context, *Request, map[string]string) (*GetPromptResult, error) {
@@ -128,7 +128,7 @@ func TestAccessRefusesUse(t *testing.T) {
 // A page is filled with what the caller may see, and the cursor goes on
 // past the items left out.
 func TestAccessPages(t *testing.T) {
-	s := NewServer(Implementation{Name: "t", Version: "1"}, "")
+	s := NewServer(mcp.Implementation{Name: "t", Version: "1"}, "")
 	s.SetPageSize(2)
 	admin := &Access{Scopes: []string{"admin"}}
 	for _, n := range []string{"a", "b", "c", "d", "e"} {

@@ -27,7 +27,7 @@ const appUI = "io.modelcontextprotocol/ui"
 // serves from the client's declared extensions. Here the server runs
 // over a pipe, and a host's requests are written by hand.
 func Example_mcpApp() {
-	srv := handlers.NewServer(handlers.Implementation{Name: "weather", Version: "1.0.0"}, "")
+	srv := handlers.NewServer(mcp.Implementation{Name: "weather", Version: "1.0.0"}, "")
 	srv.SetExtension(appUI, nil)
 	srv.AddTool(handlers.Tool{
 		Name:        "forecast",

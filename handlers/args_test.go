@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcprt/mcprt/handlers"
 	"github.com/mcprt/mcprt/handlers/jsonrpc"
+	"github.com/mcprt/mcprt/handlers/mcp"
 )
 
 var argsCases = []string{
@@ -101,7 +102,7 @@ func BenchmarkStringArg(b *testing.B) {
 // sent, which the tool's schema has already checked. (The session normally
 // calls the methods; here we call tools/call directly.)
 func ExampleStringArg() {
-	s := handlers.NewServer(handlers.Implementation{Name: "demo", Version: "1.0.0"}, "")
+	s := handlers.NewServer(mcp.Implementation{Name: "demo", Version: "1.0.0"}, "")
 	s.AddTool(handlers.Tool{
 		Name:        "repeat",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"},"times":{"type":"integer","minimum":1},"shout":{"type":"boolean"}},"required":["text"]}`),

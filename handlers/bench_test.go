@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/mcprt/mcprt/handlers"
+	"github.com/mcprt/mcprt/handlers/mcp"
 )
 
 // benchEcho is the reference server's echo tool.
@@ -20,7 +21,7 @@ func benchEcho(_ context.Context, _ *handlers.Request, args json.RawMessage) (*h
 }
 
 func benchServer() *handlers.Server {
-	s := handlers.NewServer(handlers.Implementation{Name: "bench", Version: "1"}, "")
+	s := handlers.NewServer(mcp.Implementation{Name: "bench", Version: "1"}, "")
 	s.AddTool(handlers.Tool{
 		Name:        "echo",
 		Description: "Returns its text argument unchanged.",
@@ -106,7 +107,7 @@ func BenchmarkToolsList(b *testing.B) {
 // of them (echo among them) needing a scope the caller has, listed (five
 // left out for a caller without it) and called.
 func BenchmarkAccess(b *testing.B) {
-	s := handlers.NewServer(handlers.Implementation{Name: "bench", Version: "1"}, "")
+	s := handlers.NewServer(mcp.Implementation{Name: "bench", Version: "1"}, "")
 	admin := &handlers.Access{Scopes: []string{"admin"}}
 	s.AddTool(handlers.Tool{
 		Name:        "echo",

@@ -9,7 +9,7 @@ import (
 
 // Caller is who a request comes from, as its transport vouched for it: over
 // Streamable HTTP behind runtime/resourceserver, what the verified access
-// token says (resourceserver.Caller is this type). It holds no credential,
+// token says (what runtime/resourceserver vouches for). It holds no credential,
 // never the token: only what the token says about its holder.
 //
 // Request.Caller is nil where nobody vouched for anyone: over stdio (the

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/mcprt/mcprt/handlers"
+	"github.com/mcprt/mcprt/handlers/mcp"
 )
 
 // A tool's handler reads who calls it from Request.Caller, which the
@@ -15,7 +16,7 @@ import (
 // resource, template) says which callers see it in their lists and may
 // use it. Here the requests are made by hand, as a session would.
 func ExampleCaller() {
-	s := handlers.NewServer(handlers.Implementation{Name: "notes", Version: "1"}, "")
+	s := handlers.NewServer(mcp.Implementation{Name: "notes", Version: "1"}, "")
 	s.AddTool(handlers.Tool{Name: "whoami"}, func(ctx context.Context, req *handlers.Request, _ json.RawMessage) (*handlers.CallToolResult, error) {
 		if req.Caller == nil {
 			return handlers.TextResult("nobody in particular (stdio)"), nil

@@ -3,13 +3,14 @@ package handlers
 import (
 	"context"
 	"fmt"
+	"github.com/mcprt/mcprt/handlers/mcp"
 	"strings"
 	"sync"
 	"testing"
 )
 
 func TestWatchReportsEveryChange(t *testing.T) {
-	s := NewServer(Implementation{Name: "t", Version: "1"}, "")
+	s := NewServer(mcp.Implementation{Name: "t", Version: "1"}, "")
 	var got []string
 	stop := s.Watch(func(c Change) {
 		// Runs without the registry lock: reading the server must not deadlock.
@@ -61,7 +62,7 @@ func TestWatchReportsEveryChange(t *testing.T) {
 }
 
 func TestWatchSeveralWatchers(t *testing.T) {
-	s := NewServer(Implementation{Name: "t", Version: "1"}, "")
+	s := NewServer(mcp.Implementation{Name: "t", Version: "1"}, "")
 	var mu sync.Mutex
 	calls := map[string]int{}
 	watch := func(name string) func() {
@@ -82,7 +83,7 @@ func TestWatchSeveralWatchers(t *testing.T) {
 }
 
 func TestWatchConcurrentChanges(t *testing.T) {
-	s := NewServer(Implementation{Name: "t", Version: "1"}, "")
+	s := NewServer(mcp.Implementation{Name: "t", Version: "1"}, "")
 	var mu sync.Mutex
 	n := 0
 	s.Watch(func(Change) {

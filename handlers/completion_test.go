@@ -12,7 +12,7 @@ import (
 )
 
 func completionServer() *Server {
-	s := NewServer(Implementation{Name: "t", Version: "1"}, "")
+	s := NewServer(mcp.Implementation{Name: "t", Version: "1"}, "")
 	s.AddPrompt(Prompt{Name: "review", Arguments: []PromptArgument{
 		{Name: "code", Required: true},
 		{Name: "language", Complete: CompleteFrom("Go", "Python", "go-template", "Pascal")},

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/mcprt/mcprt/handlers"
+	"github.com/mcprt/mcprt/handlers/mcp"
 )
 
 type AddIn struct {
@@ -30,7 +31,7 @@ type ShoutOut struct {
 // the Go types. The session normally calls the methods; here we call
 // tools/call directly.
 func ExampleAddTool() {
-	s := handlers.NewServer(handlers.Implementation{Name: "calc", Version: "1.0.0"}, "")
+	s := handlers.NewServer(mcp.Implementation{Name: "calc", Version: "1.0.0"}, "")
 	handlers.AddTool(s, handlers.Tool{Name: "add", Description: "Adds two integers."},
 		func(_ context.Context, _ *handlers.Request, in AddIn) (AddOut, error) {
 			return AddOut{Sum: in.A + in.B}, nil

@@ -7,13 +7,14 @@ import (
 	"testing"
 
 	"github.com/mcprt/mcprt/handlers"
+	"github.com/mcprt/mcprt/handlers/mcp"
 )
 
 // TestToolHeaderParams: a tool's x-mcp-header annotations are read when it
 // is added; invalid ones make AddTool panic (HTTP clients would have to
 // leave the tool out), unless the tool is passed through Unchecked.
 func TestToolHeaderParams(t *testing.T) {
-	srv := handlers.NewServer(handlers.Implementation{Name: "h", Version: "1"}, "")
+	srv := handlers.NewServer(mcp.Implementation{Name: "h", Version: "1"}, "")
 	noop := func(context.Context, *handlers.Request, json.RawMessage) (*handlers.CallToolResult, error) {
 		return nil, nil
 	}

@@ -2,12 +2,13 @@ package handlers
 
 import (
 	"fmt"
+	"github.com/mcprt/mcprt/handlers/mcp"
 	"sync"
 	"testing"
 )
 
 func TestHoldReportsEachChangeOnce(t *testing.T) {
-	s := NewServer(Implementation{Name: "t", Version: "1"}, "")
+	s := NewServer(mcp.Implementation{Name: "t", Version: "1"}, "")
 	var mu sync.Mutex
 	var got []string
 	s.Watch(func(c Change) {

@@ -20,7 +20,7 @@ func TestMetaPerEra(t *testing.T) {
 		itemMeta = `{"com.example/tag":"x"}`
 		execRaw  = `{"taskSupport":"optional"}`
 	)
-	s := NewServer(Implementation{Name: "t", Version: "1"}, "")
+	s := NewServer(mcp.Implementation{Name: "t", Version: "1"}, "")
 	s.AddTool(Tool{Name: "app", Meta: json.RawMessage(toolMeta), Execution: json.RawMessage(execRaw)},
 		func(context.Context, *Request, json.RawMessage) (*CallToolResult, error) {
 			text := TextContent("hi")
@@ -77,7 +77,7 @@ func TestMetaPerEra(t *testing.T) {
 // TestMetaMustBeObject: a _meta or execution that is not a JSON object is
 // refused at registration, as a bad schema is; null is none.
 func TestMetaMustBeObject(t *testing.T) {
-	s := NewServer(Implementation{Name: "t", Version: "1"}, "")
+	s := NewServer(mcp.Implementation{Name: "t", Version: "1"}, "")
 	read := func(context.Context, *Request, string, map[string]string) ([]mcp.ResourceContents, error) {
 		return nil, nil
 	}
@@ -110,7 +110,7 @@ func TestMetaMustBeObject(t *testing.T) {
 // TestExtensions: a server's extensions are in its capabilities; a
 // handler reads the client's own from the request's capabilities.
 func TestExtensions(t *testing.T) {
-	s := NewServer(Implementation{Name: "t", Version: "1"}, "")
+	s := NewServer(mcp.Implementation{Name: "t", Version: "1"}, "")
 	s.SetExtension("io.modelcontextprotocol/ui", nil)
 	s.SetExtension("com.example/x", json.RawMessage(`{"v":1}`))
 	got, _ := json.Marshal(s.Capabilities()["extensions"])
@@ -147,7 +147,7 @@ func TestExtensions(t *testing.T) {
 // TestAddMethod: an extension's method is found as the core ones are; a
 // core one cannot be replaced.
 func TestAddMethod(t *testing.T) {
-	s := NewServer(Implementation{Name: "t", Version: "1"}, "")
+	s := NewServer(mcp.Implementation{Name: "t", Version: "1"}, "")
 	if _, ok := s.Method("x/y"); ok {
 		t.Fatal("x/y before AddMethod")
 	}

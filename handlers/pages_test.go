@@ -71,7 +71,7 @@ var lists = []struct {
 func TestPagination(t *testing.T) {
 	for _, l := range lists {
 		t.Run(l.method, func(t *testing.T) {
-			s := NewServer(Implementation{Name: "t", Version: "1"}, "")
+			s := NewServer(mcp.Implementation{Name: "t", Version: "1"}, "")
 			s.SetPageSize(2)
 			for _, n := range []string{"a", "b", "c", "d", "e"} {
 				l.add(s, n)
@@ -107,7 +107,7 @@ func TestPagination(t *testing.T) {
 }
 
 func TestPaginationExactPages(t *testing.T) {
-	s := NewServer(Implementation{Name: "t", Version: "1"}, "")
+	s := NewServer(mcp.Implementation{Name: "t", Version: "1"}, "")
 	s.SetPageSize(2)
 	for _, n := range []string{"a", "b", "c", "d"} {
 		s.AddTool(Tool{Name: n}, textTool(n))
@@ -130,7 +130,7 @@ func TestPaginationExactPages(t *testing.T) {
 }
 
 func TestInvalidCursor(t *testing.T) {
-	s := NewServer(Implementation{Name: "t", Version: "1"}, "")
+	s := NewServer(mcp.Implementation{Name: "t", Version: "1"}, "")
 	s.SetPageSize(1)
 	for _, l := range lists {
 		l.add(s, "a")

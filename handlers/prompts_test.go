@@ -6,10 +6,11 @@ import (
 	"testing"
 
 	"github.com/mcprt/mcprt/handlers/jsonrpc"
+	"github.com/mcprt/mcprt/handlers/mcp"
 )
 
 func promptServer() *Server {
-	s := NewServer(Implementation{Name: "t", Version: "1"}, "")
+	s := NewServer(mcp.Implementation{Name: "t", Version: "1"}, "")
 	s.AddPrompt(Prompt{
 		Name: "review", Title: "Review", Description: "Reviews code.",
 		Arguments: []PromptArgument{

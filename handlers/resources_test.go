@@ -12,7 +12,7 @@ import (
 
 func resourceServer() *Server {
 	prio := 0.5
-	s := NewServer(Implementation{Name: "t", Version: "1"}, "")
+	s := NewServer(mcp.Implementation{Name: "t", Version: "1"}, "")
 	s.AddResource(Resource{
 		URI: "file:///readme.md", Name: "readme", Title: "Read me", Description: "Docs.", MimeType: "text/markdown",
 		Annotations: &Annotations{Audience: []string{"user"}, Priority: &prio, LastModified: "2026-01-01T00:00:00Z"},
@@ -113,7 +113,7 @@ func TestReadResourceNotFoundPerEra(t *testing.T) {
 }
 
 func TestAddResourceRejects(t *testing.T) {
-	s := NewServer(Implementation{Name: "t", Version: "1"}, "")
+	s := NewServer(mcp.Implementation{Name: "t", Version: "1"}, "")
 	for _, c := range []struct {
 		name string
 		add  func()

@@ -11,11 +11,6 @@ import (
 	"github.com/mcprt/mcprt/handlers/mcp"
 )
 
-// Implementation names a server or client, as in initialize's serverInfo
-// and 2026-07-28's _meta serverInfo: the vocabulary's, which a client
-// speaks too.
-type Implementation = mcp.Implementation
-
 // Server is the registry of what a server offers: tools, resources,
 // resource templates, prompts and completions. Its methods are safe for
 // concurrent use, and everything may be added or removed while the server
@@ -24,7 +19,7 @@ type Implementation = mcp.Implementation
 // Lists come in registration order; an item replaced under the same name
 // (or URI) keeps its place.
 type Server struct {
-	info         Implementation
+	info         mcp.Implementation
 	instructions atomic.Pointer[string]
 
 	mu        sync.RWMutex
@@ -91,7 +86,7 @@ func (s *Server) offer(bit uint32) { s.offered.Or(bit) }
 
 // NewServer returns an empty server with the given identity. instructions
 // are given to clients at initialize and server/discover ("" for none).
-func NewServer(info Implementation, instructions string) *Server {
+func NewServer(info mcp.Implementation, instructions string) *Server {
 	s := &Server{info: info, pageSize: DefaultPageSize}
 	s.instructions.Store(&instructions)
 	b := &s.bound
@@ -156,7 +151,7 @@ func (s *Server) OnUnknownTool(fn func(name string, caller *Caller) *CallToolRes
 }
 
 // Info returns the server's identity.
-func (s *Server) Info() Implementation { return s.info }
+func (s *Server) Info() mcp.Implementation { return s.info }
 
 // Instructions returns the guidance given to clients at initialize and server/discover.
 func (s *Server) Instructions() string {

@@ -133,7 +133,7 @@ func textTool(text string) ToolHandler {
 }
 
 func TestCapabilitiesFollowRegistrations(t *testing.T) {
-	s := NewServer(Implementation{Name: "t", Version: "1"}, "")
+	s := NewServer(mcp.Implementation{Name: "t", Version: "1"}, "")
 	caps := func() string {
 		raw, _ := json.Marshal(s.Capabilities())
 		return string(raw)
@@ -176,7 +176,7 @@ func TestCapabilitiesFollowRegistrations(t *testing.T) {
 }
 
 func TestMethodsCacheable(t *testing.T) {
-	s := NewServer(Implementation{Name: "t", Version: "1"}, "")
+	s := NewServer(mcp.Implementation{Name: "t", Version: "1"}, "")
 	s.AddTool(Tool{Name: "a"}, textTool("a"))
 	s.AddPrompt(Prompt{Name: "p", Arguments: []PromptArgument{{Name: "x", Complete: CompleteFrom("y")}}},
 		func(context.Context, *Request, map[string]string) (*GetPromptResult, error) { return nil, nil })
@@ -207,7 +207,7 @@ func TestMethodsCacheable(t *testing.T) {
 }
 
 func TestInfoAndInstructions(t *testing.T) {
-	info := Implementation{Name: "n", Title: "T", Version: "2"}
+	info := mcp.Implementation{Name: "n", Title: "T", Version: "2"}
 	s := NewServer(info, "Use it.")
 	if !reflect.DeepEqual(s.Info(), info) || s.Instructions() != "Use it." {
 		t.Fatalf("Info %+v, Instructions %q", s.Info(), s.Instructions())

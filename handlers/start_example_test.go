@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/mcprt/mcprt/handlers"
+	"github.com/mcprt/mcprt/handlers/mcp"
 )
 
 // job is a tool call handed to the goroutine that owns the work (an actor
@@ -45,7 +46,7 @@ func ExampleToolStarter() {
 	}()
 	defer func() { close(jobs); <-stopped }()
 
-	s := handlers.NewServer(handlers.Implementation{Name: "relay", Version: "1.0.0"}, "")
+	s := handlers.NewServer(mcp.Implementation{Name: "relay", Version: "1.0.0"}, "")
 	s.AddTool(handlers.Tool{
 		Name: "relay",
 		Start: func(_ context.Context, _ *handlers.Request, args json.RawMessage, reply handlers.ToolReply) bool {

@@ -3,6 +3,7 @@ package handlers
 import (
 	"context"
 	"encoding/json"
+	"github.com/mcprt/mcprt/handlers/mcp"
 	"strings"
 	"testing"
 	"time"
@@ -14,7 +15,7 @@ import (
 // of a tool not yet there wait for ready, and an unknown tool is answered
 // as the hook says.
 func TestOffersStillComing(t *testing.T) {
-	s := NewServer(Implementation{Name: "s", Version: "1"}, "")
+	s := NewServer(mcp.Implementation{Name: "s", Version: "1"}, "")
 	s.OfferEverything()
 	for _, c := range []string{"tools", "resources", "prompts", "completions"} {
 		if _, ok := s.Capabilities()[c]; !ok {

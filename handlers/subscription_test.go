@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"fmt"
+	"github.com/mcprt/mcprt/handlers/mcp"
 	"slices"
 	"testing"
 )
@@ -9,7 +10,7 @@ import (
 // OnSubscription's hook hears what Subscription tells; nil, or none set,
 // tells nobody; a later hook replaces an earlier one.
 func TestOnSubscription(t *testing.T) {
-	s := NewServer(Implementation{Name: "t", Version: "1"}, "")
+	s := NewServer(mcp.Implementation{Name: "t", Version: "1"}, "")
 	s.Subscription("test://x", true) // no hook: nothing happens
 	var got []string
 	s.OnSubscription(func(uri string, on bool) { got = append(got, fmt.Sprint(uri, " ", on)) })
@@ -27,7 +28,7 @@ func TestOnSubscription(t *testing.T) {
 
 // OnRootsListChanged's hook is called by RootsListChanged; nil removes it.
 func TestOnRootsListChanged(t *testing.T) {
-	s := NewServer(Implementation{Name: "t", Version: "1"}, "")
+	s := NewServer(mcp.Implementation{Name: "t", Version: "1"}, "")
 	s.RootsListChanged() // no hook
 	n := 0
 	s.OnRootsListChanged(func() { n++ })

@@ -10,6 +10,7 @@ import (
 	"github.com/anthdm/hollywood/actor"
 
 	"github.com/mcprt/mcprt/handlers"
+	"github.com/mcprt/mcprt/handlers/mcp"
 	"github.com/mcprt/mcprt/handlers/tasks"
 	"github.com/mcprt/mcprt/runtime/taskrun"
 )
@@ -22,7 +23,7 @@ func TestTaskOfResumableToolRunsAgain(t *testing.T) {
 	dir := t.TempDir()
 	alice := &handlers.Caller{Subject: "alice", ClientID: "c", Scopes: []string{"s"}}
 	serve := func(name string, block bool) (*handlers.Server, *taskrun.Manager) {
-		srv := handlers.NewServer(handlers.Implementation{Name: "resume", Version: "0"}, "")
+		srv := handlers.NewServer(mcp.Implementation{Name: "resume", Version: "0"}, "")
 		handler := func(ctx context.Context, req *handlers.Request, args json.RawMessage) (*handlers.CallToolResult, error) {
 			if block {
 				<-ctx.Done()

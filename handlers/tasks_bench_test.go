@@ -8,6 +8,7 @@ import (
 	"github.com/anthdm/hollywood/actor"
 
 	"github.com/mcprt/mcprt/handlers"
+	"github.com/mcprt/mcprt/handlers/mcp"
 	"github.com/mcprt/mcprt/handlers/tasks"
 	"github.com/mcprt/mcprt/runtime/taskrun"
 )
@@ -20,7 +21,7 @@ import (
 //	go test -run '^$' -bench 'ToolCall(Plain|Task)' -benchmem ./handlers/
 
 func benchTaskServer(b testing.TB, store tasks.Store) (*handlers.Server, tasks.Manager) {
-	srv := handlers.NewServer(handlers.Implementation{Name: "bench", Version: "0"}, "")
+	srv := handlers.NewServer(mcp.Implementation{Name: "bench", Version: "0"}, "")
 	echo := func(_ context.Context, _ *handlers.Request, _ json.RawMessage) (*handlers.CallToolResult, error) {
 		return handlers.TextResult("ok"), nil
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/anthdm/hollywood/actor"
 
 	"github.com/mcprt/mcprt/handlers"
+	"github.com/mcprt/mcprt/handlers/mcp"
 	"github.com/mcprt/mcprt/handlers/tasks"
 	"github.com/mcprt/mcprt/runtime/taskrun"
 )
@@ -20,7 +21,7 @@ import (
 // the handler returns then. A task that ends within its tool's Timeout
 // completes.
 func TestTaskHonoursToolTimeout(t *testing.T) {
-	srv := handlers.NewServer(handlers.Implementation{Name: "timeout", Version: "0"}, "")
+	srv := handlers.NewServer(mcp.Implementation{Name: "timeout", Version: "0"}, "")
 	srv.AddTool(handlers.Tool{Name: "stuck", Timeout: 50 * time.Millisecond, Execution: json.RawMessage(`{"taskSupport":"optional"}`)},
 		func(ctx context.Context, _ *handlers.Request, _ json.RawMessage) (*handlers.CallToolResult, error) {
 			<-ctx.Done() // a request's timeout would end it: so must the tool's own

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcprt/mcprt/handlers"
 	"github.com/mcprt/mcprt/handlers/jsonrpc"
+	"github.com/mcprt/mcprt/handlers/mcp"
 	"github.com/mcprt/mcprt/runtime/taskrun"
 )
 
@@ -20,7 +21,7 @@ import (
 // 448 µs, reported as "ttl":0, and the task was deleted at once). And a
 // task object whose ttl is bad is told so, not that it is no object.
 func TestTaskHugeTTL(t *testing.T) {
-	srv := handlers.NewServer(handlers.Implementation{Name: "ttl", Version: "0"}, "")
+	srv := handlers.NewServer(mcp.Implementation{Name: "ttl", Version: "0"}, "")
 	srv.AddTool(handlers.Tool{Name: "job", Execution: json.RawMessage(`{"taskSupport":"optional"}`)},
 		func(context.Context, *handlers.Request, json.RawMessage) (*handlers.CallToolResult, error) {
 			return handlers.TextResult("done"), nil

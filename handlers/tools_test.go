@@ -16,7 +16,7 @@ import (
 
 func TestListToolsPerEra(t *testing.T) {
 	yes := true
-	s := NewServer(Implementation{Name: "t", Version: "1"}, "")
+	s := NewServer(mcp.Implementation{Name: "t", Version: "1"}, "")
 	s.AddTool(Tool{
 		Name:         "rich",
 		Title:        "Rich",
@@ -44,7 +44,7 @@ func TestListToolsPerEra(t *testing.T) {
 }
 
 func TestCallToolProtocolErrors(t *testing.T) {
-	s := NewServer(Implementation{Name: "t", Version: "1"}, "")
+	s := NewServer(mcp.Implementation{Name: "t", Version: "1"}, "")
 	s.AddTool(Tool{Name: "echo"}, textTool("x"))
 	s.AddTool(Tool{Name: "refuses"}, func(context.Context, *Request, json.RawMessage) (*CallToolResult, error) {
 		return nil, fmt.Errorf("wrapped: %w", &jsonrpc.Error{Code: -32042, Message: "go elsewhere"})
@@ -73,7 +73,7 @@ func TestCallToolProtocolErrors(t *testing.T) {
 }
 
 func TestCallToolFailureIsAResult(t *testing.T) {
-	s := NewServer(Implementation{Name: "t", Version: "1"}, "")
+	s := NewServer(mcp.Implementation{Name: "t", Version: "1"}, "")
 	s.AddTool(Tool{Name: "fail"}, func(context.Context, *Request, json.RawMessage) (*CallToolResult, error) {
 		return nil, errors.New("disk <full>")
 	})
@@ -85,7 +85,7 @@ func TestCallToolFailureIsAResult(t *testing.T) {
 }
 
 func TestCallToolInputValidationPerEra(t *testing.T) {
-	s := NewServer(Implementation{Name: "t", Version: "1"}, "")
+	s := NewServer(mcp.Implementation{Name: "t", Version: "1"}, "")
 	called := 0
 	s.AddTool(Tool{
 		Name:        "count",
@@ -112,7 +112,7 @@ func TestCallToolInputValidationPerEra(t *testing.T) {
 }
 
 func TestCallToolStructuredContentPerEra(t *testing.T) {
-	s := NewServer(Implementation{Name: "t", Version: "1"}, "")
+	s := NewServer(mcp.Implementation{Name: "t", Version: "1"}, "")
 	out := json.RawMessage(`{"type":"object","properties":{"sum":{"type":"number"}},"required":["sum"]}`)
 	s.AddTool(Tool{Name: "mirrored", OutputSchema: out}, func(context.Context, *Request, json.RawMessage) (*CallToolResult, error) {
 		return &CallToolResult{StructuredContent: map[string]int{"sum": 3}}, nil
@@ -140,7 +140,7 @@ func TestCallToolStructuredContentPerEra(t *testing.T) {
 }
 
 func TestCallToolOutputSchemaViolationIsInternal(t *testing.T) {
-	s := NewServer(Implementation{Name: "t", Version: "1"}, "")
+	s := NewServer(mcp.Implementation{Name: "t", Version: "1"}, "")
 	out := json.RawMessage(`{"type":"object","properties":{"sum":{"type":"number"}},"required":["sum"]}`)
 	shared := &CallToolResult{StructuredContent: map[string]string{"sum": "three"}}
 	s.AddTool(Tool{Name: "wrong", OutputSchema: out}, func(context.Context, *Request, json.RawMessage) (*CallToolResult, error) {
@@ -165,7 +165,7 @@ func TestCallToolOutputSchemaViolationIsInternal(t *testing.T) {
 
 func TestContentPerEra(t *testing.T) {
 	prio := 0.0
-	s := NewServer(Implementation{Name: "t", Version: "1"}, "")
+	s := NewServer(mcp.Implementation{Name: "t", Version: "1"}, "")
 	s.AddTool(Tool{Name: "mixed"}, func(context.Context, *Request, json.RawMessage) (*CallToolResult, error) {
 		text := TextContent("hi")
 		text.Annotations = &Annotations{Audience: []string{"user"}, Priority: &prio, LastModified: "2026-01-02T03:04:05Z"}
@@ -249,7 +249,7 @@ func TestContentRoundTrip(t *testing.T) {
 }
 
 func TestToolTimeout(t *testing.T) {
-	s := NewServer(Implementation{Name: "t", Version: "1"}, "")
+	s := NewServer(mcp.Implementation{Name: "t", Version: "1"}, "")
 	s.AddTool(Tool{Name: "slow", Timeout: 20 * time.Millisecond}, func(ctx context.Context, _ *Request, _ json.RawMessage) (*CallToolResult, error) {
 		select {
 		case <-ctx.Done():
@@ -291,7 +291,7 @@ func TestToolTimeout(t *testing.T) {
 }
 
 func TestAddToolRejects(t *testing.T) {
-	s := NewServer(Implementation{Name: "t", Version: "1"}, "")
+	s := NewServer(mcp.Implementation{Name: "t", Version: "1"}, "")
 	for _, c := range []struct {
 		name string
 		tool Tool
@@ -324,7 +324,7 @@ func TestAddToolRejects(t *testing.T) {
 }
 
 func TestReplaceToolKeepsPlace(t *testing.T) {
-	s := NewServer(Implementation{Name: "t", Version: "1"}, "")
+	s := NewServer(mcp.Implementation{Name: "t", Version: "1"}, "")
 	s.AddTool(Tool{Name: "a"}, textTool("1"))
 	s.AddTool(Tool{Name: "b"}, textTool("1"))
 	s.AddTool(Tool{Name: "a", Description: "new"}, textTool("2"))
@@ -340,7 +340,7 @@ func TestReplaceToolKeepsPlace(t *testing.T) {
 // BenchmarkCallTool measures what the handlers add to a call of a small
 // tool: params decoding, argument validation, result shaping.
 func BenchmarkCallTool(b *testing.B) {
-	s := NewServer(Implementation{Name: "t", Version: "1"}, "")
+	s := NewServer(mcp.Implementation{Name: "t", Version: "1"}, "")
 	s.AddTool(Tool{
 		Name:        "echo",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`),
@@ -365,7 +365,7 @@ func BenchmarkCallTool(b *testing.B) {
 // mcp.ErrInputRequired; it must reach the session untouched, which answers
 // input_required, rather than become a tool error.
 func TestInputRequiredPassesThrough(t *testing.T) {
-	s := NewServer(Implementation{Name: "t", Version: "1"}, "")
+	s := NewServer(mcp.Implementation{Name: "t", Version: "1"}, "")
 	ask := func(ctx context.Context, req *Request) (string, error) {
 		res, err := req.Elicit(ctx, "Name?", json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}}}`))
 		if err != nil {

@@ -3,6 +3,7 @@ package handlers
 import (
 	"context"
 	"encoding/json"
+	"github.com/mcprt/mcprt/handlers/mcp"
 	"strings"
 	"testing"
 )
@@ -10,7 +11,7 @@ import (
 // TestUnlistedTool: an Unlisted tool is left out of tools/list, for every
 // caller, but still called by name, and Tools gives it with the rest.
 func TestUnlistedTool(t *testing.T) {
-	s := NewServer(Implementation{Name: "t", Version: "1"}, "")
+	s := NewServer(mcp.Implementation{Name: "t", Version: "1"}, "")
 	h := func(context.Context, *Request, json.RawMessage) (*CallToolResult, error) {
 		return TextResult("ran"), nil
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/mcprt/mcprt/handlers/jsonrpc"
+	"github.com/mcprt/mcprt/handlers/mcp"
 )
 
 type searchIn struct {
@@ -22,7 +23,7 @@ type searchOut struct {
 }
 
 func TestTypedToolSchemas(t *testing.T) {
-	s := NewServer(Implementation{Name: "t", Version: "1"}, "")
+	s := NewServer(mcp.Implementation{Name: "t", Version: "1"}, "")
 	AddTool(s, Tool{Name: "search", Description: "Searches."}, func(_ context.Context, _ *Request, in searchIn) (searchOut, error) {
 		return searchOut{}, nil
 	})
@@ -36,7 +37,7 @@ func TestTypedToolSchemas(t *testing.T) {
 }
 
 func TestTypedToolCall(t *testing.T) {
-	s := NewServer(Implementation{Name: "t", Version: "1"}, "")
+	s := NewServer(mcp.Implementation{Name: "t", Version: "1"}, "")
 	var seen searchIn
 	AddTool(s, Tool{Name: "search"}, func(_ context.Context, _ *Request, in searchIn) (searchOut, error) {
 		seen = in
@@ -74,7 +75,7 @@ func TestTypedToolCall(t *testing.T) {
 }
 
 func TestTypedToolDynamicOutput(t *testing.T) {
-	s := NewServer(Implementation{Name: "t", Version: "1"}, "")
+	s := NewServer(mcp.Implementation{Name: "t", Version: "1"}, "")
 	AddTool(s, Tool{Name: "dyn"}, func(_ context.Context, _ *Request, in map[string]any) (any, error) {
 		switch in["kind"] {
 		case "text":
@@ -98,13 +99,13 @@ func TestTypedToolDynamicOutput(t *testing.T) {
 }
 
 func TestTypedToolNilPointerOutput(t *testing.T) {
-	s := NewServer(Implementation{Name: "t", Version: "1"}, "")
+	s := NewServer(mcp.Implementation{Name: "t", Version: "1"}, "")
 	AddTool(s, Tool{Name: "ptr"}, func(context.Context, *Request, struct{}) (*searchOut, error) { return nil, nil })
 	wantInternal(t, run(t, s, "2025-11-25", "tools/call", `{"name":"ptr"}`), "returned no structuredContent")
 }
 
 func TestTypedToolRejects(t *testing.T) {
-	s := NewServer(Implementation{Name: "t", Version: "1"}, "")
+	s := NewServer(mcp.Implementation{Name: "t", Version: "1"}, "")
 	for _, c := range []struct {
 		name string
 		add  func()

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/mcprt/mcprt/handlers"
+	"github.com/mcprt/mcprt/handlers/mcp"
 )
 
 // rawOut marshals to JSON that is not compact, as a MarshalJSON method may:
@@ -21,7 +22,7 @@ func (rawOut) MarshalJSON() ([]byte, error) { return []byte(`{ "spaced" : [ 1 , 
 // what json.Marshal writes, in every revision; and a structuredContent put
 // in the result's place afterwards is encoded by encoding/json again.
 func TestTypedResultAppendJSON(t *testing.T) {
-	s := handlers.NewServer(handlers.Implementation{Name: "t", Version: "1"}, "")
+	s := handlers.NewServer(mcp.Implementation{Name: "t", Version: "1"}, "")
 	handlers.AddTool(s, handlers.Tool{Name: "echo"}, func(_ context.Context, _ *handlers.Request, in benchTextIn) (benchTextOut, error) {
 		return benchTextOut(in), nil
 	})
@@ -74,7 +75,7 @@ type benchTextOut struct {
 // whose text crosses the input decode, the output schema check and the
 // result's two copies (structuredContent and its text mirror).
 func BenchmarkTypedToolsCall(b *testing.B) {
-	s := handlers.NewServer(handlers.Implementation{Name: "bench", Version: "1"}, "")
+	s := handlers.NewServer(mcp.Implementation{Name: "bench", Version: "1"}, "")
 	handlers.AddTool(s, handlers.Tool{Name: "add"}, func(_ context.Context, _ *handlers.Request, in AddIn) (AddOut, error) {
 		return AddOut{Sum: in.A + in.B}, nil
 	})

@@ -3,6 +3,7 @@ package handlers
 import (
 	"context"
 	"encoding/json"
+	"github.com/mcprt/mcprt/handlers/mcp"
 	"strings"
 	"testing"
 )
@@ -11,7 +12,7 @@ import (
 // cannot compile, and its handler gets whatever arguments object the
 // client sent and returns what it likes: the party it forwards to checks.
 func TestUncheckedToolIsNotValidated(t *testing.T) {
-	s := NewServer(Implementation{Name: "t", Version: "1"}, "")
+	s := NewServer(mcp.Implementation{Name: "t", Version: "1"}, "")
 	// A lookahead: ECMA-262, not RE2, so Compile rejects it.
 	in := `{"type":"object","properties":{"email":{"type":"string","pattern":"^(?!\\.)[a-z.]+@x$"}},"required":["email"]}`
 	out := `{"type":"object","properties":{"sum":{"type":"number"}},"required":["sum"]}`

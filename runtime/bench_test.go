@@ -16,12 +16,13 @@ import (
 	"github.com/anthdm/hollywood/actor"
 
 	"github.com/mcprt/mcprt/handlers"
+	"github.com/mcprt/mcprt/handlers/mcp"
 	"github.com/mcprt/mcprt/runtime"
 )
 
 // benchServer has the reference server's echo tool.
 func benchServer() *handlers.Server {
-	s := handlers.NewServer(handlers.Implementation{Name: "bench", Version: "1"}, "")
+	s := handlers.NewServer(mcp.Implementation{Name: "bench", Version: "1"}, "")
 	s.AddTool(handlers.Tool{
 		Name:        "echo",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`),

@@ -12,6 +12,7 @@ import (
 	"github.com/anthdm/hollywood/actor"
 
 	"github.com/mcprt/mcprt/handlers"
+	"github.com/mcprt/mcprt/handlers/mcp"
 	mcprt "github.com/mcprt/mcprt/runtime"
 )
 
@@ -27,7 +28,7 @@ type GreetOut struct {
 // stdout until stdin is closed, a SIGINT or SIGTERM arrives or the client
 // closes stdout. (Not run here: Serve takes over the process's stdio.)
 func ExampleServe() {
-	srv := handlers.NewServer(handlers.Implementation{Name: "greeter", Version: "1.0.0"}, "")
+	srv := handlers.NewServer(mcp.Implementation{Name: "greeter", Version: "1.0.0"}, "")
 	handlers.AddTool(srv, handlers.Tool{Name: "greet", Description: "Greets someone by name."},
 		func(_ context.Context, _ *handlers.Request, in GreetIn) (GreetOut, error) {
 			return GreetOut{Greeting: "Hello, " + in.Name + "!"}, nil
@@ -39,7 +40,7 @@ func ExampleServe() {
 // A server embedded in your own hollywood engine, over any reader and
 // writer: here a pipe each way, with a client's lines written by hand.
 func ExampleStart() {
-	srv := handlers.NewServer(handlers.Implementation{Name: "greeter", Version: "1.0.0"}, "")
+	srv := handlers.NewServer(mcp.Implementation{Name: "greeter", Version: "1.0.0"}, "")
 	handlers.AddTool(srv, handlers.Tool{Name: "greet", Description: "Greets someone by name."},
 		func(_ context.Context, _ *handlers.Request, in GreetIn) (GreetOut, error) {
 			return GreetOut{Greeting: "Hello, " + in.Name + "!"}, nil

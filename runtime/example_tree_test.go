@@ -12,6 +12,7 @@ import (
 	"github.com/anthdm/hollywood/actor"
 
 	"github.com/mcprt/mcprt/handlers"
+	"github.com/mcprt/mcprt/handlers/mcp"
 	mcprt "github.com/mcprt/mcprt/runtime"
 	"github.com/mcprt/mcprt/runtime/streamhttp"
 	"github.com/mcprt/mcprt/supervisor"
@@ -35,7 +36,7 @@ func (pool) ChildSpec(*actor.Engine, *actor.PID) supervisor.ChildSpec {
 // and, when ctx ends (or SIGINT, SIGTERM), stops them in reverse: the
 // endpoint drains first, the pool closes last.
 func ExampleServe_oneTree() {
-	srv := handlers.NewServer(handlers.Implementation{Name: "greeter", Version: "1.0.0"}, "")
+	srv := handlers.NewServer(mcp.Implementation{Name: "greeter", Version: "1.0.0"}, "")
 	handlers.AddTool(srv, handlers.Tool{Name: "greet", Description: "Greets someone by name."},
 		func(_ context.Context, _ *handlers.Request, in GreetIn) (GreetOut, error) {
 			return GreetOut{Greeting: "Hello, " + in.Name + "!"}, nil

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/mcprt/mcprt/handlers"
+	"github.com/mcprt/mcprt/handlers/mcp"
 )
 
 func TestMemoryPolicy(t *testing.T) {
@@ -136,7 +137,7 @@ func memoryHelper(mode string) {
 		limit, gc := memoryNow()
 		return "limit=" + strconv.FormatInt(limit, 10) + " gogc=" + strconv.Itoa(gc)
 	}
-	srv := handlers.NewServer(handlers.Implementation{Name: "memory", Version: "0"}, "")
+	srv := handlers.NewServer(mcp.Implementation{Name: "memory", Version: "0"}, "")
 	srv.AddTool(handlers.Tool{Name: "memory"}, func(context.Context, *handlers.Request, json.RawMessage) (*handlers.CallToolResult, error) {
 		return handlers.TextResult(report()), nil
 	})

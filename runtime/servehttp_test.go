@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcprt/mcprt/handlers"
+	"github.com/mcprt/mcprt/handlers/mcp"
 	mcprt "github.com/mcprt/mcprt/runtime"
 )
 
@@ -57,7 +58,7 @@ func modernCall(t *testing.T, url, name, args string) (int, string) {
 // and a stop (ctx here, SIGTERM in a process) still answers the call in
 // flight before Serve returns.
 func TestServeHTTP(t *testing.T) {
-	srv := handlers.NewServer(handlers.Implementation{Name: "greeter", Version: "1.0.0"}, "")
+	srv := handlers.NewServer(mcp.Implementation{Name: "greeter", Version: "1.0.0"}, "")
 	handlers.AddTool(srv, handlers.Tool{Name: "greet", Description: "Greets someone by name."},
 		func(_ context.Context, _ *handlers.Request, in GreetIn) (GreetOut, error) {
 			return GreetOut{Greeting: "Hello, " + in.Name + "!"}, nil

@@ -11,6 +11,7 @@ import (
 	"github.com/anthdm/hollywood/actor"
 
 	"github.com/mcprt/mcprt/handlers"
+	"github.com/mcprt/mcprt/handlers/mcp"
 	mcprt "github.com/mcprt/mcprt/runtime"
 	"github.com/mcprt/mcprt/runtime/streamhttp"
 	"github.com/mcprt/mcprt/supervisor"
@@ -28,7 +29,7 @@ func (f failing) ChildSpec(*actor.Engine, *actor.PID) supervisor.ChildSpec {
 // before the transport serves: Serve returns its reason (exit status 1),
 // and the endpoint's listener, never served, is given back.
 func TestServePartFails(t *testing.T) {
-	srv := handlers.NewServer(handlers.Implementation{Name: "t", Version: "1"}, "")
+	srv := handlers.NewServer(mcp.Implementation{Name: "t", Version: "1"}, "")
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

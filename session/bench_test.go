@@ -15,6 +15,7 @@ import (
 	"github.com/anthdm/hollywood/actor"
 
 	"github.com/mcprt/mcprt/handlers"
+	"github.com/mcprt/mcprt/handlers/mcp"
 	"github.com/mcprt/mcprt/session"
 	"github.com/mcprt/mcprt/stdio"
 	"github.com/mcprt/mcprt/stdio/wire"
@@ -92,7 +93,7 @@ func startBenchTree(b *testing.B, maxInFlight int) *benchTree {
 	name := "bench-" + strconv.Itoa(benchTrees)
 	root := supervisor.RootPID(e, name)
 	t := &benchTree{e: e, session: supervisor.NewInbox(), writer: supervisor.NewInbox(), backlog: wire.NewBacklog(maxInFlight), sink: &benchSink{}, k: maxInFlight}
-	srv := handlers.NewServer(handlers.Implementation{Name: "bench", Version: "1"}, "")
+	srv := handlers.NewServer(mcp.Implementation{Name: "bench", Version: "1"}, "")
 	srv.AddTool(handlers.Tool{
 		Name:        "echo",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`),

@@ -19,6 +19,7 @@ import (
 	"github.com/anthdm/hollywood/actor"
 
 	"github.com/mcprt/mcprt/handlers"
+	"github.com/mcprt/mcprt/handlers/mcp"
 	"github.com/mcprt/mcprt/runtime"
 )
 
@@ -27,7 +28,7 @@ const fuzzHang = 10 * time.Second
 
 // fuzzServer has a tool that works, one that fails and one that panics.
 func fuzzServer() *handlers.Server {
-	srv := handlers.NewServer(handlers.Implementation{Name: "fuzz", Version: "1"}, "")
+	srv := handlers.NewServer(mcp.Implementation{Name: "fuzz", Version: "1"}, "")
 	srv.AddTool(handlers.Tool{Name: "echo"}, func(_ context.Context, _ *handlers.Request, args json.RawMessage) (*handlers.CallToolResult, error) {
 		var a struct{ Text string }
 		if err := json.Unmarshal(args, &a); err != nil {

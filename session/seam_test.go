@@ -129,7 +129,7 @@ func (r *replier) none(t *testing.T, within time.Duration) {
 type callerKey struct{}
 
 func seamServer(release <-chan struct{}, started chan<- struct{}) *handlers.Server {
-	srv := handlers.NewServer(handlers.Implementation{Name: "seam", Version: "1"}, "")
+	srv := handlers.NewServer(mcp.Implementation{Name: "seam", Version: "1"}, "")
 	srv.AddTool(handlers.Tool{Name: "who"}, func(ctx context.Context, req *handlers.Request, _ json.RawMessage) (*handlers.CallToolResult, error) {
 		req.Progress(1, 2, "half")
 		if started != nil {
@@ -258,7 +258,7 @@ func (r *replier) final(t *testing.T) sent {
 // The caller a transport vouches for (handlers.WithCaller on In.Values)
 // is the handler's Request.Caller; a request without one has none.
 func TestSeamCallerOnRequest(t *testing.T) {
-	srv := handlers.NewServer(handlers.Implementation{Name: "seam", Version: "1"}, "")
+	srv := handlers.NewServer(mcp.Implementation{Name: "seam", Version: "1"}, "")
 	srv.AddTool(handlers.Tool{Name: "whoami"}, func(ctx context.Context, req *handlers.Request, _ json.RawMessage) (*handlers.CallToolResult, error) {
 		if req.Caller == nil {
 			return handlers.TextResult("nobody"), nil
@@ -290,7 +290,7 @@ func TestSeamCallerOnRequest(t *testing.T) {
 // another subject, or nobody, presenting it is refused as a state this
 // server never issued; its own subject gets the answer.
 func TestSeamRequestStateBoundToCaller(t *testing.T) {
-	srv := handlers.NewServer(handlers.Implementation{Name: "seam", Version: "1"}, "")
+	srv := handlers.NewServer(mcp.Implementation{Name: "seam", Version: "1"}, "")
 	srv.AddTool(handlers.Tool{Name: "greet"}, func(ctx context.Context, req *handlers.Request, _ json.RawMessage) (*handlers.CallToolResult, error) {
 		res, err := req.Elicit(ctx, "Who are you?", json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}}}`))
 		if err != nil {

@@ -539,10 +539,10 @@ func (s *Session) initialize(m *jsonrpc.Message, t ticket) {
 		info.Title = "" // title arrived in 2025-06-18
 	}
 	res := struct {
-		ProtocolVersion string                  `json:"protocolVersion"`
-		Capabilities    map[string]any          `json:"capabilities"`
-		ServerInfo      handlers.Implementation `json:"serverInfo"`
-		Instructions    string                  `json:"instructions,omitempty"`
+		ProtocolVersion string             `json:"protocolVersion"`
+		Capabilities    map[string]any     `json:"capabilities"`
+		ServerInfo      mcp.Implementation `json:"serverInfo"`
+		Instructions    string             `json:"instructions,omitempty"`
 	}{version, s.capabilities(version), info, s.cfg.Server.Instructions()}
 	raw, _ := json.Marshal(res)
 	t.answerAs(jsonrpc.AppendResult(nil, m.ID, raw), Outcome{Version: version})

@@ -21,6 +21,7 @@ import (
 	"github.com/anthdm/hollywood/actor"
 
 	"github.com/mcprt/mcprt/handlers"
+	"github.com/mcprt/mcprt/handlers/mcp"
 	"github.com/mcprt/mcprt/runtime"
 )
 
@@ -38,7 +39,7 @@ var quiet = slog.New(slog.DiscardHandler)
 
 // testServer has one tool of each behaviour the transcripts need.
 func testServer() *handlers.Server {
-	srv := handlers.NewServer(handlers.Implementation{Name: "golden", Title: "Golden Server", Version: "1.0.0"}, "Use the tools.")
+	srv := handlers.NewServer(mcp.Implementation{Name: "golden", Title: "Golden Server", Version: "1.0.0"}, "Use the tools.")
 	srv.AddTool(handlers.Tool{
 		Name:        "echo",
 		Description: "Echoes its text.",

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/mcprt/mcprt/handlers"
+	"github.com/mcprt/mcprt/handlers/mcp"
 	"github.com/mcprt/mcprt/runtime"
 )
 
@@ -113,7 +114,7 @@ func TestReadmeListsTheRegistry(t *testing.T) {
 // offersOf reads every page of a list, and the text shows arguments in
 // the schema's order, optional ones marked.
 func TestOffersOf(t *testing.T) {
-	s := handlers.NewServer(handlers.Implementation{Name: "t", Version: "0"}, "")
+	s := handlers.NewServer(mcp.Implementation{Name: "t", Version: "0"}, "")
 	s.SetPageSize(2)
 	noop := func(context.Context, *handlers.Request, json.RawMessage) (*handlers.CallToolResult, error) {
 		return handlers.TextResult(""), nil

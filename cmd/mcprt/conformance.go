@@ -29,7 +29,7 @@ var conformanceSkills embed.FS
 // each scenario checks. It mirrors the suite's own "everything server";
 // nothing else belongs here (the reference server is for everything else).
 func conformanceServer() *handlers.Server {
-	s := handlers.NewServer(handlers.Implementation{Name: "mcprt-conformance", Title: "mcprt conformance fixture", Version: version},
+	s := handlers.NewServer(mcp.Implementation{Name: "mcprt-conformance", Title: "mcprt conformance fixture", Version: version},
 		"Fixture for the MCP conformance suite's server scenarios: test_* tools, test:// resources and test_* prompts.")
 	w := &watched{}
 	addConformanceTools(s, w)

@@ -20,7 +20,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/mcprt/mcprt/handlers"
 	"github.com/mcprt/mcprt/handlers/mcp"
 	"github.com/mcprt/mcprt/runtime"
 	"github.com/mcprt/mcprt/runtime/gateway"
@@ -349,7 +348,7 @@ func runGateway(args []string, s streams) int {
 		calls = &callStats{}
 	}
 	g, err := gateway.New(cfg, gateway.Options{
-		Info:       handlers.Implementation{Name: "mcprt-gateway", Title: "mcprt gateway", Version: version},
+		Info:       mcp.Implementation{Name: "mcprt-gateway", Title: "mcprt gateway", Version: version},
 		Logger:     slog.New(defaultHandler{}),
 		Stderr:     stderr,
 		CloseGrace: *closeGrace,

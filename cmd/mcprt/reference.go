@@ -18,7 +18,7 @@ import (
 // referenceServer is the server `mcprt serve` runs: the tools the benchmark
 // and fault-injection harnesses drive, each small enough to read at a glance.
 func referenceServer() *handlers.Server {
-	s := handlers.NewServer(handlers.Implementation{Name: "mcprt-reference", Title: "mcprt reference server", Version: version},
+	s := handlers.NewServer(mcp.Implementation{Name: "mcprt-reference", Title: "mcprt reference server", Version: version},
 		"Reference server of the mcprt runtime: echo, CPU work, sleep, and tools that misbehave on purpose (panic, print).")
 	s.AddTool(handlers.Tool{
 		Name:        "echo",

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcprt/mcprt/handlers"
 	"github.com/mcprt/mcprt/handlers/jsonrpc"
+	"github.com/mcprt/mcprt/handlers/mcp"
 	"github.com/mcprt/mcprt/handlers/skillmd"
 	"github.com/mcprt/mcprt/handlers/skills"
 )
@@ -55,7 +56,7 @@ func call(t *testing.T, srv *handlers.Server, method, params string) (string, *j
 // listed with subdirectories as inode/directory; unknown skills and
 // directories refused with -32602.
 func TestServe(t *testing.T) {
-	srv := handlers.NewServer(handlers.Implementation{Name: "t", Version: "1"}, "")
+	srv := handlers.NewServer(mcp.Implementation{Name: "t", Version: "1"}, "")
 	c, err := skills.Serve(srv, tree(), skills.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -127,7 +128,7 @@ func TestServe(t *testing.T) {
 
 // TestListPages: skills/list pages by URI, never splitting an entry.
 func TestListPages(t *testing.T) {
-	srv := handlers.NewServer(handlers.Implementation{Name: "t", Version: "1"}, "")
+	srv := handlers.NewServer(mcp.Implementation{Name: "t", Version: "1"}, "")
 	if _, err := skills.Serve(srv, tree(), skills.Options{PageSize: 1, TTL: 60e9, Scope: "private"}); err != nil {
 		t.Fatal(err)
 	}

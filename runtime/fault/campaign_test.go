@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcprt/mcprt/handlers"
+	"github.com/mcprt/mcprt/handlers/mcp"
 	"github.com/mcprt/mcprt/runtime"
 )
 
@@ -163,7 +164,7 @@ func TestCampaignPlanIsSeeded(t *testing.T) {
 func TestCampaignRejectsBadConfig(t *testing.T) {
 	for _, c := range []Campaign{
 		{},
-		{Command: []string{"x"}, Server: handlers.NewServer(handlers.Implementation{}, "")},
+		{Command: []string{"x"}, Server: handlers.NewServer(mcp.Implementation{}, "")},
 		{Command: []string{"x"}, Rates: Rates{Panic: 0.7, Cancel: 0.7}},
 		{Command: []string{"x"}, Rates: Rates{Pause: -1}},
 	} {
@@ -176,7 +177,7 @@ func TestCampaignRejectsBadConfig(t *testing.T) {
 // testServer has the tools a campaign looks for, the panic tool being a
 // handler wrapped by an Injector that fails every call one way or another.
 func testServer(inj *Injector) *handlers.Server {
-	srv := handlers.NewServer(handlers.Implementation{Name: "fault-test", Version: "1"}, "")
+	srv := handlers.NewServer(mcp.Implementation{Name: "fault-test", Version: "1"}, "")
 	echo := func(ctx context.Context, _ *handlers.Request, args json.RawMessage) (*handlers.CallToolResult, error) {
 		var a struct{ Text string }
 		if err := json.Unmarshal(args, &a); err != nil {

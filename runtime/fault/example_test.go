@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcprt/mcprt/handlers"
+	"github.com/mcprt/mcprt/handlers/mcp"
 	"github.com/mcprt/mcprt/runtime"
 	"github.com/mcprt/mcprt/runtime/fault"
 )
@@ -40,7 +41,7 @@ func Example() {
 	}
 	inj := fault.NewInjector(7, fault.HandlerRates{Panic: 0.3, Hang: 0.1, Error: 0.3})
 
-	srv := handlers.NewServer(handlers.Implementation{Name: "example", Version: "1.0.0"}, "")
+	srv := handlers.NewServer(mcp.Implementation{Name: "example", Version: "1.0.0"}, "")
 	srv.AddTool(handlers.Tool{Name: "echo"}, echo)
 	srv.AddTool(handlers.Tool{Name: "sleep"}, sleep)
 	srv.AddTool(handlers.Tool{Name: "flaky"}, inj.Wrap(echo))
@@ -92,7 +93,7 @@ func Example_http() {
 		}
 		return handlers.TextResult(a.Text), nil
 	}
-	srv := handlers.NewServer(handlers.Implementation{Name: "example", Version: "1.0.0"}, "")
+	srv := handlers.NewServer(mcp.Implementation{Name: "example", Version: "1.0.0"}, "")
 	srv.AddTool(handlers.Tool{Name: "echo"}, echo)
 
 	rates := fault.DefaultRates

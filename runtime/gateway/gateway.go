@@ -27,7 +27,7 @@ import (
 type Options struct {
 	// Info is the gateway's serverInfo; default {Name: "mcprt-gateway",
 	// Version: "0.1.0"}.
-	Info handlers.Implementation
+	Info mcp.Implementation
 	// Instructions are given to clients at initialize and server/discover,
 	// followed by each backend's own, under its name and prefix, in the
 	// configuration's order, once it has been up.
@@ -299,7 +299,7 @@ func New(cfg *Config, opts Options) (*Gateway, error) {
 		return nil, err
 	}
 	if opts.Info.Name == "" {
-		opts.Info = handlers.Implementation{Name: "mcprt-gateway", Version: "0.1.0"}
+		opts.Info = mcp.Implementation{Name: "mcprt-gateway", Version: "0.1.0"}
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcprt/mcprt/handlers"
+	"github.com/mcprt/mcprt/handlers/mcp"
 	mcprt "github.com/mcprt/mcprt/runtime"
 )
 
@@ -64,7 +65,7 @@ func dynamic(name string) Backend {
 }
 
 func runDynamicServer() int {
-	srv := handlers.NewServer(handlers.Implementation{Name: "dynamic", Version: "1"}, "Call grow to add a tool.")
+	srv := handlers.NewServer(mcp.Implementation{Name: "dynamic", Version: "1"}, "Call grow to add a tool.")
 	var mu sync.Mutex
 	var extra []string
 	srv.AddTool(handlers.Tool{Name: "grow"}, func(context.Context, *handlers.Request, json.RawMessage) (*handlers.CallToolResult, error) {

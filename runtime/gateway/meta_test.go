@@ -112,7 +112,7 @@ func appBackend(name, protocol string) Backend {
 }
 
 func runAppServer() int {
-	srv := handlers.NewServer(handlers.Implementation{Name: "app", Version: "1"}, "")
+	srv := handlers.NewServer(mcp.Implementation{Name: "app", Version: "1"}, "")
 	var icons []handlers.Icon
 	if err := json.Unmarshal([]byte(appIcons), &icons); err != nil {
 		panic(err)

@@ -18,6 +18,7 @@ import (
 	"github.com/anthdm/hollywood/actor"
 
 	"github.com/mcprt/mcprt/handlers"
+	"github.com/mcprt/mcprt/handlers/mcp"
 	"github.com/mcprt/mcprt/runtime/streamhttp"
 	"github.com/mcprt/mcprt/session/client"
 )
@@ -37,7 +38,7 @@ type remote struct {
 // ("127.0.0.1:0" for any port); a token requires Authorization: Bearer.
 func startRemote(t *testing.T, addr, token string) *remote {
 	t.Helper()
-	srv := handlers.NewServer(handlers.Implementation{Name: "remote", Version: "1"}, "")
+	srv := handlers.NewServer(mcp.Implementation{Name: "remote", Version: "1"}, "")
 	srv.AddTool(handlers.Tool{Name: "echo"}, func(_ context.Context, _ *handlers.Request, args json.RawMessage) (*handlers.CallToolResult, error) {
 		var in struct {
 			Text string `json:"text"`

@@ -2,6 +2,7 @@ package resourceserver
 
 import (
 	"crypto/sha256"
+	"github.com/mcprt/mcprt/handlers"
 	"sync"
 	"time"
 )
@@ -24,7 +25,7 @@ func hashToken(token string) tokenKey {
 // cached is what a verified token was found to mean: its caller, until
 // when, and what it is bound to.
 type cached struct {
-	caller *Caller
+	caller *handlers.Caller
 	until  time.Time
 	bind   binding
 	// refused is why the authorization server refused it, in the

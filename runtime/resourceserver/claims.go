@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"github.com/mcprt/mcprt/handlers"
 	"math"
 	"strings"
 	"time"
@@ -148,7 +149,7 @@ func numericDate(v float64) (time.Time, bool) {
 // returns the caller and its expiry. A JWT must name its issuer and its
 // expiry; an introspection response may leave them out (the authorization
 // server has just said the token is active), but not contradict them.
-func (g *Guard) check(cs *claimSet, raw []byte, now time.Time, jwt bool) (*Caller, time.Time, error) {
+func (g *Guard) check(cs *claimSet, raw []byte, now time.Time, jwt bool) (*handlers.Caller, time.Time, error) {
 	if cs.Iss != "" || jwt {
 		if cs.Iss != g.issuer {
 			return nil, time.Time{}, invalid("issued by another authorization server")
@@ -204,7 +205,7 @@ func (g *Guard) check(cs *claimSet, raw []byte, now time.Time, jwt bool) (*Calle
 	if err := json.Unmarshal(raw, &all); err != nil {
 		return nil, time.Time{}, invalid("malformed claims")
 	}
-	c := &Caller{Subject: cs.Sub, ClientID: cs.ClientID, Issuer: g.issuer, Audience: cs.Aud, Expiry: exp, Claims: all}
+	c := &handlers.Caller{Subject: cs.Sub, ClientID: cs.ClientID, Issuer: g.issuer, Audience: cs.Aud, Expiry: exp, Claims: all}
 	if c.ClientID == "" {
 		c.ClientID = cs.Azp
 	}

@@ -95,8 +95,8 @@
 //     key is the jwk it carries.
 //   - The token is never logged and never in an error message; the
 //     request reaches the wrapped handler without its Authorization (and
-//     DPoP) header, and with the Caller (subject, client id, audience, scopes, claims)
-//     on its context: CallerFrom(r.Context()). Caller is handlers.Caller:
+//     DPoP) header, and with the handlers.Caller (subject, client id, audience, scopes, claims)
+//     on its context: CallerFrom(r.Context()), the one handlers reads:
 //     behind streamhttp, a handler finds it as Request.Caller, and
 //     handlers.Access (which tools, prompts and resources each caller
 //     sees and uses) decides on it; ScopeChallenge is the 403 step-up

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcprt/mcprt/handlers"
 	"github.com/mcprt/mcprt/runtime/resourceserver/internal/jose"
 )
 
@@ -449,7 +450,7 @@ func (g *Guard) refetchKeys(seen uint64) bool {
 // remembered by the token's hash until the token expires. A token bound
 // to a key (DPoP, or a TLS client certificate) is refused: it is only
 // good with its proof, which Wrap checks and this cannot.
-func (g *Guard) Authenticate(ctx context.Context, token string) (*Caller, error) {
+func (g *Guard) Authenticate(ctx context.Context, token string) (*handlers.Caller, error) {
 	e, err := g.authenticate(ctx, token, "", g.now())
 	if err != nil {
 		return nil, err

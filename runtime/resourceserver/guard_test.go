@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcprt/mcprt/handlers"
 	rst "github.com/mcprt/mcprt/runtime/resourceserver/resourceservertest"
 )
 
@@ -174,7 +175,7 @@ func serve(g *Guard, token string, header ...string) (*httptest.ResponseRecorder
 
 type seen struct {
 	called        bool
-	caller        *Caller
+	caller        *handlers.Caller
 	authorization []string
 }
 

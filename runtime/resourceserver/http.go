@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcprt/mcprt/handlers"
 	"github.com/mcprt/mcprt/handlers/jsonrpc"
 )
 
@@ -73,7 +74,7 @@ func (g *Guard) MetadataHandler() http.Handler {
 // use_dpop_nonce with a DPoP-Nonce); a certificate-bound one
 // (cnf.x5t#S256, RFC 8705) only over a TLS connection whose client
 // certificate it names. A request let through reaches next with its
-// Caller on its context (CallerFrom) and without its Authorization and
+// handlers.Caller on its context (CallerFrom) and without its Authorization and
 // DPoP headers: nothing behind the guard can pass the token on.
 func (g *Guard) Wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -235,7 +236,7 @@ func (g *Guard) ScopeChallenge(h http.Header, scope string) {
 // section 3), and the further challenges also. For insufficient_scope,
 // scope is the required scopes and the ones the token already has (so a
 // client asking again loses none).
-func (g *Guard) refuse(w http.ResponseWriter, status int, scheme, code, desc string, c *Caller, also ...string) {
+func (g *Guard) refuse(w http.ResponseWriter, status int, scheme, code, desc string, c *handlers.Caller, also ...string) {
 	var b strings.Builder
 	b.WriteString(scheme)
 	b.WriteString(` error="`)

@@ -13,6 +13,7 @@ import (
 	"github.com/anthdm/hollywood/actor"
 
 	"github.com/mcprt/mcprt/handlers"
+	"github.com/mcprt/mcprt/handlers/mcp"
 	"github.com/mcprt/mcprt/runtime/streamhttp"
 )
 
@@ -23,7 +24,7 @@ type callerKey struct{}
 // carries, through the handler's context, in both eras: each request to the
 // session carries its own values (session.In.Values).
 func TestCallerTravelsToHandler(t *testing.T) {
-	srv := handlers.NewServer(handlers.Implementation{Name: "caller-test", Version: "1"}, "")
+	srv := handlers.NewServer(mcp.Implementation{Name: "caller-test", Version: "1"}, "")
 	srv.AddTool(handlers.Tool{Name: "whoami"}, func(ctx context.Context, _ *handlers.Request, _ json.RawMessage) (*handlers.CallToolResult, error) {
 		who, _ := ctx.Value(callerKey{}).(string)
 		return handlers.TextResult("caller=" + who), nil
@@ -70,7 +71,7 @@ func TestCallerTravelsToHandler(t *testing.T) {
 // with 403 and the step-up challenge (Options.ScopeChallenge) in both
 // eras, and left out of its tools/list; a caller it lets in calls it.
 func TestScopeChallenge(t *testing.T) {
-	srv := handlers.NewServer(handlers.Implementation{Name: "caller-test", Version: "1"}, "")
+	srv := handlers.NewServer(mcp.Implementation{Name: "caller-test", Version: "1"}, "")
 	srv.AddTool(handlers.Tool{Name: "whoami"}, func(_ context.Context, req *handlers.Request, _ json.RawMessage) (*handlers.CallToolResult, error) {
 		return handlers.TextResult("caller=" + req.Caller.Principal()), nil
 	})

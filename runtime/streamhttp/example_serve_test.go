@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/mcprt/mcprt/handlers"
+	"github.com/mcprt/mcprt/handlers/mcp"
 	"github.com/mcprt/mcprt/runtime/streamhttp"
 )
 
@@ -16,7 +17,7 @@ import (
 // drains it as mcprt serve -http does on SIGTERM: requests in flight are
 // answered and every session ends before it returns.
 func ExampleServe() {
-	srv := handlers.NewServer(handlers.Implementation{Name: "greeter", Version: "1.0.0"}, "")
+	srv := handlers.NewServer(mcp.Implementation{Name: "greeter", Version: "1.0.0"}, "")
 	handlers.AddTool(srv, handlers.Tool{Name: "greet", Description: "Greets someone by name."},
 		func(_ context.Context, _ *handlers.Request, in struct {
 			Name string `json:"name"`

@@ -12,13 +12,14 @@ import (
 	"github.com/anthdm/hollywood/actor"
 
 	"github.com/mcprt/mcprt/handlers"
+	"github.com/mcprt/mcprt/handlers/mcp"
 	"github.com/mcprt/mcprt/runtime/streamhttp"
 )
 
 // An MCP server over Streamable HTTP, mounted in your own mux, and one
 // stateless 2026-07-28 call to it.
 func Example() {
-	srv := handlers.NewServer(handlers.Implementation{Name: "greeter", Version: "1.0.0"}, "")
+	srv := handlers.NewServer(mcp.Implementation{Name: "greeter", Version: "1.0.0"}, "")
 	handlers.AddTool(srv, handlers.Tool{Name: "greet", Description: "Greets someone by name."},
 		func(_ context.Context, _ *handlers.Request, in struct {
 			Name string `json:"name"`

@@ -18,6 +18,7 @@ import (
 	"github.com/anthdm/hollywood/actor"
 
 	"github.com/mcprt/mcprt/handlers"
+	"github.com/mcprt/mcprt/handlers/mcp"
 	"github.com/mcprt/mcprt/runtime/streamhttp"
 )
 
@@ -27,7 +28,7 @@ const modernMeta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-
 // cancelled, a tool that panics, one that reports progress and one that
 // asks the client for input.
 func testServer(cancelled chan<- string) *handlers.Server {
-	srv := handlers.NewServer(handlers.Implementation{Name: "http-test", Version: "1"}, "")
+	srv := handlers.NewServer(mcp.Implementation{Name: "http-test", Version: "1"}, "")
 	srv.AddTool(handlers.Tool{
 		Name:        "echo",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`),

@@ -17,6 +17,7 @@ import (
 	"github.com/anthdm/hollywood/actor"
 
 	"github.com/mcprt/mcprt/handlers"
+	"github.com/mcprt/mcprt/handlers/mcp"
 	"github.com/mcprt/mcprt/runtime/streamhttp"
 )
 
@@ -113,7 +114,7 @@ func TestProofManySessions(t *testing.T) {
 // it: a tool that sends 200,000 progress notifications to such a client
 // raises the heap by far less than those notifications take.
 func TestProofUnreadStream(t *testing.T) {
-	srv := handlers.NewServer(handlers.Implementation{Name: "flood", Version: "1"}, "")
+	srv := handlers.NewServer(mcp.Implementation{Name: "flood", Version: "1"}, "")
 	sent := make(chan struct{})
 	srv.AddTool(handlers.Tool{Name: "flood"}, func(_ context.Context, req *handlers.Request, _ json.RawMessage) (*handlers.CallToolResult, error) {
 		pad := strings.Repeat("x", 200)

@@ -10,6 +10,7 @@ import (
 	"github.com/anthdm/hollywood/actor"
 
 	"github.com/mcprt/mcprt/handlers"
+	"github.com/mcprt/mcprt/handlers/mcp"
 	"github.com/mcprt/mcprt/runtime/streamhttp"
 	"github.com/mcprt/mcprt/session/client"
 )
@@ -18,7 +19,7 @@ import (
 // process), in each era: the probe finds 2026-07-28, and Era pins the
 // legacy one, which gets a session of its own.
 func ExampleConnectURL() {
-	srv := handlers.NewServer(handlers.Implementation{Name: "greeter", Version: "1.0.0"}, "")
+	srv := handlers.NewServer(mcp.Implementation{Name: "greeter", Version: "1.0.0"}, "")
 	handlers.AddTool(srv, handlers.Tool{Name: "greet", Description: "Greets someone by name."},
 		func(_ context.Context, _ *handlers.Request, in struct {
 			Name string `json:"name"`

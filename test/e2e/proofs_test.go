@@ -21,6 +21,7 @@ import (
 	"github.com/anthdm/hollywood/actor"
 
 	"github.com/mcprt/mcprt/handlers"
+	"github.com/mcprt/mcprt/handlers/mcp"
 	"github.com/mcprt/mcprt/runtime"
 	"github.com/mcprt/mcprt/runtime/fault"
 )
@@ -359,7 +360,7 @@ func (a *actorCensus) count() (live, started int, sample []string) {
 // proofServer is a small server for the embedded proof: an echo, a sleep
 // that honours cancellation, and a tool that panics.
 func proofServer() *handlers.Server {
-	srv := handlers.NewServer(handlers.Implementation{Name: "proof", Version: "1"}, "")
+	srv := handlers.NewServer(mcp.Implementation{Name: "proof", Version: "1"}, "")
 	srv.AddTool(handlers.Tool{Name: "echo"}, func(_ context.Context, _ *handlers.Request, args json.RawMessage) (*handlers.CallToolResult, error) {
 		var a struct{ Text string }
 		if err := json.Unmarshal(args, &a); err != nil {
