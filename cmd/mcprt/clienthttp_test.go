@@ -11,6 +11,7 @@ import (
 
 	"github.com/anthdm/hollywood/actor"
 
+	"github.com/mcprt/mcprt/cmd/mcprt/internal/fixture"
 	"github.com/mcprt/mcprt/runtime"
 	"github.com/mcprt/mcprt/runtime/streamhttp"
 )
@@ -24,7 +25,7 @@ func serveReferenceHTTP(t *testing.T, o streamhttp.Options) string {
 		t.Fatal(err)
 	}
 	o.Logger = slog.New(slog.DiscardHandler)
-	h, err := streamhttp.New(e, referenceServer(), o)
+	h, err := streamhttp.New(e, fixture.Reference(version), o)
 	if err != nil {
 		t.Fatal(err)
 	}

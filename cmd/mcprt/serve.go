@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mcprt/mcprt/cmd/mcprt/internal/fixture"
 	"github.com/mcprt/mcprt/handlers"
 	"github.com/mcprt/mcprt/handlers/mcp"
 	"github.com/mcprt/mcprt/runtime"
@@ -68,8 +69,7 @@ Flags:
 // serveUsage is serve's usage, listing what srv offers as its own list
 // methods show it.
 func serveUsage(srv *handlers.Server) string {
-	o, err := offersOf(srv)
-	text := o.text()
+	text, err := fixture.Catalog(srv)
 	if err != nil {
 		text += fmt.Sprintf("(listing the rest failed: %v)\n", err)
 	}
@@ -82,7 +82,7 @@ func init() {
 
 func serve(args []string, s streams) int {
 	stderr := s.Stderr
-	srv := referenceServer()
+	srv := fixture.Reference(version)
 	fs := flagsFunc("serve", func() string { return serveUsage(srv) }, s)
 	var o runtime.Options
 	fs.IntVar(&o.MaxLineBytes, "max-line", stdio.DefaultMaxLine, "largest input line in `bytes`; a longer one is answered with an error and skipped")
@@ -108,7 +108,7 @@ func serve(args []string, s streams) int {
 	fs.IntVar(&to.MaxLive, "tasks-max", 0, "tasks in progress at once on the server; past it a new task is refused with error -32000 (0: 10000)")
 	fs.IntVar(&to.MaxLivePerOwner, "tasks-max-per-client", 0, "tasks in progress at once per client (the caller with OAuth; else the address the connection comes from, an IPv6 one by its /64, so anonymous clients do not share one budget, though behind a proxy they share the proxy's; stdio: its one client); past it a new task is refused with error -32000 (0: 1000)")
 	fs.IntVar(&to.MaxEndedPerClient, "tasks-max-ended-per-client", 0, "ended tasks (completed, failed, cancelled) kept per client, as -tasks-max-per-client counts clients, within their ttl: when one more ends, the client's task that ended first is deleted (its id then reads as unknown); new tasks are never refused for it (0: 10000; negative: no bound)")
-	fixture := fs.String("fixture", "reference", "which built-in server to run: `name` is reference (the one listed above) or conformance (the tools, resources and prompts the official MCP conformance suite's server scenarios call; see test/conformance) or wedged (answers the handshake and pings, never its lists: a hung backend for mcprt chaos -behind-gateway)")
+	fixtureName := fs.String("fixture", "reference", "which built-in server to run: `name` is reference (the one listed above) or conformance (the tools, resources and prompts the official MCP conformance suite's server scenarios call; see test/conformance) or wedged (answers the handshake and pings, never its lists: a hung backend for mcprt chaos -behind-gateway)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return runtime.ExitOK
@@ -132,17 +132,17 @@ func serve(args []string, s streams) int {
 		fmt.Fprintf(stderr, "mcprt serve: unexpected argument %q\n", fs.Arg(0))
 		return runtime.ExitUsage
 	}
-	switch *fixture {
+	switch *fixtureName {
 	case "reference":
 	case "conformance":
-		srv = conformanceServer()
+		srv = fixture.Conformance(version)
 	case "wedged":
-		srv = wedgedServer()
+		srv = fixture.Wedged(version)
 	default:
-		fmt.Fprintf(stderr, "mcprt serve: -fixture must be reference, conformance or wedged, not %q\n", *fixture)
+		fmt.Fprintf(stderr, "mcprt serve: -fixture must be reference, conformance or wedged, not %q\n", *fixtureName)
 		return runtime.ExitUsage
 	}
-	if *tasksOn || to.Dir != "" || *fixture == "conformance" {
+	if *tasksOn || to.Dir != "" || *fixtureName == "conformance" {
 		// The conformance fixture serves the suite's tasks-* scenarios.
 		to.Tag = hf.tag
 		o.Tasks = &to

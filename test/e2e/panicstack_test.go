@@ -21,7 +21,7 @@ func TestPanicStackReadable(t *testing.T) {
 	if !strings.Contains(errs, `stack="(below, one frame a line)"`) {
 		t.Fatalf("no record with a stack below it:\n%s", errs)
 	}
-	frame := regexp.MustCompile(`(?m)^\[[^]]+\]     main\.referenceServer\.func\d+ at \S+reference\.go:\d+$`)
+	frame := regexp.MustCompile(`(?m)^\[[^]]+\]     \S*fixture\.Reference\.func\d+ at \S+reference\.go:\d+$`)
 	if !frame.MatchString(errs) {
 		t.Errorf("the panicking handler's frame is not a line of its own:\n%s", errs)
 	}
