@@ -10,9 +10,9 @@ import (
 	"github.com/mcprt/mcprt/handlers/jsonrpc"
 )
 
-// DefaultPageSize is how many items a list method returns per page unless
+// defaultPageSize is how many items a list method returns per page unless
 // Server.SetPageSize says otherwise.
-const DefaultPageSize = 100
+const defaultPageSize = 100
 
 // catalog is one kind of registered item (tools, prompts, ...) in
 // registration order. Every entry gets a sequence number when its key is

@@ -87,7 +87,7 @@ func (s *Server) offer(bit uint32) { s.offered.Or(bit) }
 // NewServer returns an empty server with the given identity. instructions
 // are given to clients at initialize and server/discover ("" for none).
 func NewServer(info mcp.Implementation, instructions string) *Server {
-	s := &Server{info: info, pageSize: DefaultPageSize}
+	s := &Server{info: info, pageSize: defaultPageSize}
 	s.instructions.Store(&instructions)
 	b := &s.bound
 	b.listTools, b.callTool = s.listTools, s.callTool
@@ -169,10 +169,10 @@ func (s *Server) SetInstructions(instructions string) { s.instructions.Store(&in
 
 // SetPageSize sets how many items tools/list, resources/list,
 // resources/templates/list and prompts/list return per page; n <= 0
-// restores DefaultPageSize.
+// restores 100.
 func (s *Server) SetPageSize(n int) {
 	if n <= 0 {
-		n = DefaultPageSize
+		n = defaultPageSize
 	}
 	s.mu.Lock()
 	s.pageSize = n

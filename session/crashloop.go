@@ -32,8 +32,8 @@ const (
 
 // Defaults for Config's zero values.
 const (
-	DefaultCrashIntensity = 10
-	DefaultCrashPeriod    = 5 * time.Second
+	defaultCrashIntensity = 10
+	defaultCrashPeriod    = 5 * time.Second
 )
 
 // CrashLoopError is the exit reason of a handler supervisor stopped because

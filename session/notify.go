@@ -38,9 +38,9 @@ type queued struct {
 	b     []byte
 }
 
-// DefaultLogBuffer is how many notifications may wait for
+// defaultLogBuffer is how many notifications may wait for
 // notifications/initialized before the oldest are dropped.
-const DefaultLogBuffer = 1024
+const defaultLogBuffer = 1024
 
 func encodeNotification(method string, params any) ([]byte, error) {
 	raw, err := json.Marshal(params)

@@ -16,9 +16,9 @@ type Options struct {
 	// DefaultMaxQueued); past it a request is refused at once.
 	MaxInFlight int
 	MaxQueued   int
-	// RequestTimeout is each request's deadline (0: DefaultRequestTimeout;
+	// RequestTimeout is each request's deadline (0: 60s;
 	// <0: none). DrainTimeout bounds the wait for in-flight requests after
-	// EOF, Drain or a signal (0: DefaultDrainTimeout).
+	// EOF, Drain or a signal (0: 5s).
 	RequestTimeout time.Duration
 	DrainTimeout   time.Duration
 	// CacheTTL is the ttlMs of cacheable 2026-07-28 results (0: always
@@ -37,7 +37,7 @@ type Options struct {
 	PanicDetail bool
 	// DefaultLogLevel admits server-wide logs to a legacy client that has
 	// not sent logging/setLevel ("": none until it does). LogBuffer bounds
-	// what waits for notifications/initialized (0: DefaultLogBuffer).
+	// what waits for notifications/initialized (0: 1024).
 	DefaultLogLevel string
 	LogBuffer       int
 	// OnLogLevel is called when a client changes its log level.

@@ -114,7 +114,7 @@ func startScheduler(t *testing.T, cfg Config) *schedHarness {
 	cfg.Handlers = supervisor.ChildPID(supervisor.RootPID(e, name), "handlers")
 	cfg.Logger = schedQuiet
 	if cfg.MaxWaiting == 0 {
-		cfg.MaxWaiting = DefaultMaxWaiting
+		cfg.MaxWaiting = defaultMaxWaiting
 	}
 	root, err := supervisor.Start(e, name, supervisor.Spec{
 		Name: name, Strategy: supervisor.OneForOne, Logger: schedQuiet,

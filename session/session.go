@@ -21,11 +21,11 @@ import (
 
 // Defaults for Config's zero values.
 const (
-	DefaultRequestTimeout = 60 * time.Second
-	DefaultDrainTimeout   = 5 * time.Second
+	defaultRequestTimeout = 60 * time.Second
+	defaultDrainTimeout   = 5 * time.Second
 	DefaultMaxInFlight    = 512
 	DefaultMaxQueued      = 1024
-	DefaultMaxWaiting     = 1024
+	defaultMaxWaiting     = 1024
 )
 
 // Config wires a session to the rest of the tree.
@@ -68,18 +68,18 @@ type Config struct {
 	// MaxWaiting bounds the requests of methods that wait on something
 	// else for long (handlers.Method.Waits: tasks/result, which blocks
 	// until its task ends) in progress at once, apart from MaxInFlight
-	// (0: DefaultMaxWaiting): a client waiting for the results of its
+	// (0: 1024): a client waiting for the results of its
 	// many tasks must not take the slots its plain calls need, or those
 	// calls wait for tasks to end. Past it such a request takes a slot
 	// as any other does.
 	MaxWaiting int
-	// RequestTimeout is the deadline of each request (0: DefaultRequestTimeout;
+	// RequestTimeout is the deadline of each request (0: 60s;
 	// negative: none). When it passes, the handler's context is cancelled and
 	// the client gets an error.
 	RequestTimeout time.Duration
 	// DrainTimeout bounds how long in-flight requests may still run after
 	// stdin EOF or Drain before they are answered with an error and the
-	// session exits (0: DefaultDrainTimeout).
+	// session exits (0: 5s).
 	DrainTimeout time.Duration
 	// CacheTTL is the ttlMs given on cacheable 2026-07-28 results.
 	CacheTTL time.Duration
@@ -89,7 +89,7 @@ type Config struct {
 	// the client's level.
 	DefaultLogLevel string
 	// LogBuffer bounds the notifications waiting for
-	// notifications/initialized (0: DefaultLogBuffer).
+	// notifications/initialized (0: 1024).
 	LogBuffer int
 	// OnLogLevel, if set, is called with the client's level whenever
 	// logging/setLevel changes it, so a log forwarder can skip records
@@ -97,7 +97,7 @@ type Config struct {
 	OnLogLevel func(level string)
 	// CrashPolicy, CrashIntensity and CrashPeriod say what happens to a
 	// tool whose handlers panic more than CrashIntensity times within
-	// CrashPeriod (0: DefaultCrashIntensity, DefaultCrashPeriod).
+	// CrashPeriod (0: 10, 5s).
 	CrashPolicy    CrashPolicy
 	CrashIntensity int
 	CrashPeriod    time.Duration
@@ -171,22 +171,22 @@ type Session struct {
 // New returns a Producer for the session actor.
 func New(cfg Config) actor.Producer {
 	if cfg.RequestTimeout == 0 {
-		cfg.RequestTimeout = DefaultRequestTimeout
+		cfg.RequestTimeout = defaultRequestTimeout
 	}
 	if cfg.DrainTimeout <= 0 {
-		cfg.DrainTimeout = DefaultDrainTimeout
+		cfg.DrainTimeout = defaultDrainTimeout
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
 	if cfg.LogBuffer <= 0 {
-		cfg.LogBuffer = DefaultLogBuffer
+		cfg.LogBuffer = defaultLogBuffer
 	}
 	if cfg.CrashIntensity <= 0 {
-		cfg.CrashIntensity = DefaultCrashIntensity
+		cfg.CrashIntensity = defaultCrashIntensity
 	}
 	if cfg.CrashPeriod <= 0 {
-		cfg.CrashPeriod = DefaultCrashPeriod
+		cfg.CrashPeriod = defaultCrashPeriod
 	}
 	if cfg.Inbox == nil {
 		cfg.Inbox = supervisor.NewInbox()
@@ -201,7 +201,7 @@ func New(cfg Config) actor.Producer {
 		cfg.MaxQueued = DefaultMaxQueued
 	}
 	if cfg.MaxWaiting <= 0 {
-		cfg.MaxWaiting = DefaultMaxWaiting
+		cfg.MaxWaiting = defaultMaxWaiting
 	}
 	// The session owns its goroutine: every line and every finished call
 	// reaches it, and hollywood would start a goroutine for each message

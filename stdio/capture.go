@@ -82,20 +82,20 @@ func CaptureStdout(deliver func(line []byte, partial bool), opts CaptureOptions)
 // not take the test binary's own stdout.
 func captureFD(fd int, deliver func([]byte, bool), opts CaptureOptions) (*Capture, error) {
 	if opts.Idle <= 0 {
-		opts.Idle = DefaultCaptureIdle
+		opts.Idle = defaultCaptureIdle
 	}
 	if opts.Chunk <= 0 {
-		opts.Chunk = DefaultCaptureChunk
+		opts.Chunk = defaultCaptureChunk
 	}
 	opts.Chunk = max(opts.Chunk, utf8.UTFMax)
 	if opts.Queue <= 0 {
-		opts.Queue = DefaultCaptureQueue
+		opts.Queue = defaultCaptureQueue
 	}
 	if opts.MaxStall == 0 {
-		opts.MaxStall = DefaultCaptureMaxStall
+		opts.MaxStall = defaultCaptureMaxStall
 	}
 	if opts.StopWait <= 0 {
-		opts.StopWait = DefaultCaptureStopWait
+		opts.StopWait = defaultCaptureStopWait
 	}
 
 	var p [2]int

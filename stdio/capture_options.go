@@ -7,11 +7,11 @@ import (
 
 // Defaults for CaptureOptions' zero values.
 const (
-	DefaultCaptureIdle     = 50 * time.Millisecond
-	DefaultCaptureChunk    = 16 << 10
-	DefaultCaptureQueue    = 1024
-	DefaultCaptureMaxStall = time.Second
-	DefaultCaptureStopWait = time.Second
+	defaultCaptureIdle     = 50 * time.Millisecond
+	defaultCaptureChunk    = 16 << 10
+	defaultCaptureQueue    = 1024
+	defaultCaptureMaxStall = time.Second
+	defaultCaptureStopWait = time.Second
 )
 
 // ErrCaptureHeld is returned by Capture.Stop when the pipe behind fd 1 was
@@ -23,25 +23,25 @@ var ErrCaptureHeld = errors.New("stdio: captured stdout still held open by anoth
 // CaptureOptions tune CaptureStdout. The zero value is ready to use.
 type CaptureOptions struct {
 	// Idle is how long a line without its newline waits for more output
-	// before it is delivered as it is (0: DefaultCaptureIdle). A prompt
+	// before it is delivered as it is (0: 50ms). A prompt
 	// printed without a newline still shows up.
 	Idle time.Duration
 	// Chunk is the longest delivery: longer lines are cut into pieces of at
 	// most Chunk bytes, on a UTF-8 boundary when there is one nearby
-	// (0: DefaultCaptureChunk; at least utf8.UTFMax).
+	// (0: 16 KiB; at least utf8.UTFMax).
 	Chunk int
 	// Queue is how many deliveries may wait for the callback
-	// (0: DefaultCaptureQueue).
+	// (0: 1024).
 	Queue int
 	// MaxStall is how long reading waits for a full queue before it drops
-	// output instead (0: DefaultCaptureMaxStall; negative: never drop, let
+	// output instead (0: 1s; negative: never drop, let
 	// writers of fd 1 block until the callback catches up). Dropping lasts
 	// until the queue has room again; each run of drops is reported through
 	// Dropped and counted in Stats.
 	MaxStall time.Duration
 	// StopWait bounds how long Stop waits for other holders of the pipe,
 	// such as children that inherited fd 1, to close it
-	// (0: DefaultCaptureStopWait).
+	// (0: 1s).
 	StopWait time.Duration
 	// Dropped, if set, is told how many lines and bytes were dropped, on the
 	// delivering goroutine, in order: right before the first delivery after

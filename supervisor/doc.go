@@ -76,14 +76,14 @@
 //
 // # Defaults
 //
-//   - Spec.Intensity 0: DefaultIntensity (3); negative: no restart allowed.
-//   - Spec.Period 0: DefaultPeriod (5s).
+//   - Spec.Intensity 0: 3; negative: no restart allowed.
+//   - Spec.Period 0: 5s.
 //   - Spec.Backoff zero: restarts at once.
 //   - Spec.Logger nil: slog.Default(). Starts are logged at Debug, restarts at
 //     Info, normal exits and shutdowns at Debug, abnormal exits and giving up at
 //     Error (with the panic stack), stop timeouts at Warn.
 //   - ChildSpec.Restart: Permanent (its zero value).
-//   - ChildSpec.Shutdown 0: DefaultShutdown (5s).
+//   - ChildSpec.Shutdown 0: 5s.
 //
 // # Using it
 //

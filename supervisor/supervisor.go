@@ -79,10 +79,10 @@ type supervisor struct {
 func newSupervisor(spec Spec) *supervisor {
 	s := &supervisor{spec: spec, intensity: spec.Intensity, period: spec.Period, now: spec.now, log: spec.Logger}
 	if s.intensity == 0 {
-		s.intensity = DefaultIntensity
+		s.intensity = defaultIntensity
 	}
 	if s.period <= 0 {
-		s.period = DefaultPeriod
+		s.period = defaultPeriod
 	}
 	s.restarts = Window{Max: s.intensity, Period: s.period}
 	if s.now == nil {

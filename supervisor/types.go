@@ -75,9 +75,9 @@ func (s Strategy) String() string {
 
 // Defaults applied to zero values in Spec and ChildSpec.
 const (
-	DefaultIntensity = 3
-	DefaultPeriod    = 5 * time.Second
-	DefaultShutdown  = 5 * time.Second
+	defaultIntensity = 3
+	defaultPeriod    = 5 * time.Second
+	defaultShutdown  = 5 * time.Second
 )
 
 // lastResortRestartDelay is hollywood's own restart delay. Our wrapper
@@ -95,7 +95,7 @@ type ChildSpec struct {
 	Restart Restart
 	// Shutdown bounds the wait for the child to stop when the supervisor
 	// stops it; after that it is abandoned (EventStopTimeout). 0 means
-	// DefaultShutdown. For a child that is itself a supervisor, make it
+	// 5s. For a child that is itself a supervisor, make it
 	// larger than the sum of its own children's.
 	Shutdown time.Duration
 	// Significant makes the supervisor stop all children and exit with this
@@ -109,7 +109,7 @@ type ChildSpec struct {
 
 func (c ChildSpec) shutdown() time.Duration {
 	if c.Shutdown <= 0 {
-		return DefaultShutdown
+		return defaultShutdown
 	}
 	return c.Shutdown
 }
@@ -129,10 +129,10 @@ type Spec struct {
 	Name     string // for logs and events; defaults to the supervisor's PID ID
 	Strategy Strategy
 	// Intensity is the most restarts allowed within Period before the
-	// supervisor gives up. 0 means DefaultIntensity; negative means no
+	// supervisor gives up. 0 means 3; negative means no
 	// restart is allowed at all.
 	Intensity int
-	Period    time.Duration // 0 means DefaultPeriod
+	Period    time.Duration // 0 means 5s
 	// Backoff delays restarts: the first within Period waits
 	// Backoff.Initial, each one after twice the one before, up to
 	// Backoff.Max (zero: restart at once, as OTP does). A child that

@@ -83,14 +83,14 @@ type Backend struct {
 	Timeout time.Duration
 	// MaxTimeout bounds a request whose backend reports progress: each
 	// notifications/progress starts its Timeout again, up to MaxTimeout
-	// after it was sent (default DefaultMaxTimeout; one not longer than
+	// after it was sent (default 10m; one not longer than
 	// Timeout lets no progress extend it). The gateway asks every backend
 	// request for progress, whether its client did or not.
 	MaxTimeout time.Duration
 	// MaxRestarts restarts are allowed within RestartWindow (defaults
-	// DefaultMaxRestarts, DefaultRestartWindow); past them the backend is
+	// 5, 60s); past them the backend is
 	// failed and stays down until a call comes after Cooldown (default
-	// DefaultCooldown); one that failed before it ever listed what it
+	// 60s); one that failed before it ever listed what it
 	// offers, which no call can reach, is started again after Cooldown.
 	// MaxRestarts < 0 allows none.
 	MaxRestarts   int
@@ -98,7 +98,7 @@ type Backend struct {
 	Cooldown      time.Duration
 	// Backoff is the wait before the first restart of a series; it doubles
 	// with each failure within RestartWindow, up to MaxBackoff (defaults
-	// DefaultBackoff, DefaultMaxBackoff).
+	// 250ms, 30s).
 	Backoff    time.Duration
 	MaxBackoff time.Duration
 	// RestartWait is how long a request that comes while the backend is
@@ -110,13 +110,13 @@ type Backend struct {
 	RestartWait time.Duration
 	// PingInterval is how often an idle backend is pinged; one that does
 	// not answer within PingTimeout is restarted like a crashed one
-	// (defaults DefaultPingInterval, DefaultPingTimeout; PingInterval < 0
+	// (defaults 30s, 10s; PingInterval < 0
 	// never pings).
 	PingInterval time.Duration
 	PingTimeout  time.Duration
 	// Lazy backends are not started with the gateway but by the first
 	// request routed to them (see Gateway.Start), and are stopped again
-	// after IdleTimeout without one (default DefaultIdleTimeout).
+	// after IdleTimeout without one (default 10m).
 	Lazy        bool
 	IdleTimeout time.Duration
 	// AllowTools, when not nil, are the only tools the gateway offers of
@@ -178,15 +178,15 @@ const (
 	// clients give up on their own (60 s for the TypeScript SDK's), so
 	// that the client hears which backend stalled, and its stderr.
 	DefaultTimeout       = 30 * time.Second
-	DefaultMaxTimeout    = 10 * time.Minute
-	DefaultMaxRestarts   = 5
-	DefaultRestartWindow = 60 * time.Second
-	DefaultCooldown      = 60 * time.Second
-	DefaultBackoff       = 250 * time.Millisecond
-	DefaultMaxBackoff    = 30 * time.Second
-	DefaultPingInterval  = 30 * time.Second
-	DefaultPingTimeout   = 10 * time.Second
-	DefaultIdleTimeout   = 10 * time.Minute
+	defaultMaxTimeout    = 10 * time.Minute
+	defaultMaxRestarts   = 5
+	defaultRestartWindow = 60 * time.Second
+	defaultCooldown      = 60 * time.Second
+	defaultBackoff       = 250 * time.Millisecond
+	defaultMaxBackoff    = 30 * time.Second
+	defaultPingInterval  = 30 * time.Second
+	defaultPingTimeout   = 10 * time.Second
+	defaultIdleTimeout   = 10 * time.Minute
 	DefaultRestartWait   = 3 * time.Second
 )
 
@@ -205,18 +205,18 @@ func (b Backend) withDefaults() Backend {
 		}
 	}
 	set(&b.Timeout, DefaultTimeout)
-	set(&b.MaxTimeout, DefaultMaxTimeout)
+	set(&b.MaxTimeout, defaultMaxTimeout)
 	b.MaxTimeout = max(b.MaxTimeout, b.Timeout)
-	set(&b.RestartWindow, DefaultRestartWindow)
-	set(&b.Cooldown, DefaultCooldown)
-	set(&b.Backoff, DefaultBackoff)
-	set(&b.MaxBackoff, DefaultMaxBackoff)
-	set(&b.PingInterval, DefaultPingInterval)
-	set(&b.PingTimeout, DefaultPingTimeout)
-	set(&b.IdleTimeout, DefaultIdleTimeout)
+	set(&b.RestartWindow, defaultRestartWindow)
+	set(&b.Cooldown, defaultCooldown)
+	set(&b.Backoff, defaultBackoff)
+	set(&b.MaxBackoff, defaultMaxBackoff)
+	set(&b.PingInterval, defaultPingInterval)
+	set(&b.PingTimeout, defaultPingTimeout)
+	set(&b.IdleTimeout, defaultIdleTimeout)
 	set(&b.RestartWait, DefaultRestartWait)
 	if b.MaxRestarts == 0 {
-		b.MaxRestarts = DefaultMaxRestarts
+		b.MaxRestarts = defaultMaxRestarts
 	}
 	return b
 }

@@ -56,7 +56,7 @@ func TestParseConfigClaudeDesktop(t *testing.T) {
 	}
 	// Defaults are applied when the gateway uses a backend.
 	d := cfg.Backends[2].withDefaults()
-	if d.Prefix != "a_b_c_d" || d.Timeout != DefaultTimeout || d.MaxRestarts != DefaultMaxRestarts || d.PingInterval != DefaultPingInterval {
+	if d.Prefix != "a_b_c_d" || d.Timeout != DefaultTimeout || d.MaxRestarts != defaultMaxRestarts || d.PingInterval != defaultPingInterval {
 		t.Errorf("defaults: %+v", d)
 	}
 }

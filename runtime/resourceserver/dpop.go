@@ -21,9 +21,9 @@ import (
 
 // Defaults of the DPoP options.
 const (
-	DefaultDPoPWindow        = time.Minute
-	DefaultDPoPReplayCache   = 100000
-	DefaultDPoPNonceLifetime = 5 * time.Minute
+	defaultDPoPWindow        = time.Minute
+	defaultDPoPReplayCache   = 100000
+	defaultDPoPNonceLifetime = 5 * time.Minute
 	// maxProofBytes bounds a DPoP header: a proof is a header with a
 	// public key (an RSA 4096 one is under 1 KiB) and a few claims.
 	maxProofBytes = 8 << 10

@@ -364,7 +364,7 @@ func TestDPoPReplayCacheBounded(t *testing.T) {
 	if w, _ := serveDPoP(g, http.MethodPost, "/mcp", tok, first); w.Code != 401 {
 		t.Errorf("the first proof again: %d, want 401", w.Code)
 	}
-	clock.add(DefaultDPoPWindow)
+	clock.add(defaultDPoPWindow)
 	if w, _ := serveDPoP(g, http.MethodPost, "/mcp", tok, proofFor(client, tok, map[string]any{"iat": clock.now().Unix()})); w.Code != 200 {
 		t.Errorf("a window later: %d %q", w.Code, w.Header().Get("WWW-Authenticate"))
 	}

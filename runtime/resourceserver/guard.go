@@ -20,13 +20,13 @@ import (
 
 // Defaults for Options' zero values.
 const (
-	DefaultLeeway       = 30 * time.Second
-	DefaultRefresh      = time.Hour
-	DefaultKeyRefetch   = 10 * time.Second
-	DefaultCacheSize    = 10000
-	DefaultFetchTimeout = 10 * time.Second
-	// DefaultMaxTokenBytes: access tokens are a few kilobytes at most.
-	DefaultMaxTokenBytes = 8 << 10
+	defaultLeeway       = 30 * time.Second
+	defaultRefresh      = time.Hour
+	defaultKeyRefetch   = 10 * time.Second
+	defaultCacheSize    = 10000
+	defaultFetchTimeout = 10 * time.Second
+	// defaultMaxTokenBytes: access tokens are a few kilobytes at most.
+	defaultMaxTokenBytes = 8 << 10
 	// DefaultMaxTokenLifetime: access tokens last minutes or hours.
 	DefaultMaxTokenLifetime = 24 * time.Hour
 	// Introspection: an active answer is remembered this long at most
@@ -34,9 +34,9 @@ const (
 	// and each client address may have this many tokens a second
 	// introspected, in bursts of this many.
 	DefaultIntrospectionCache         = 2 * time.Minute
-	DefaultIntrospectionNegativeCache = 10 * time.Second
+	defaultIntrospectionNegativeCache = 10 * time.Second
 	DefaultIntrospectionRate          = 2
-	DefaultIntrospectionBurst         = 20
+	defaultIntrospectionBurst         = 20
 	defaultMetadataCache              = "public, max-age=300"
 )
 
@@ -71,11 +71,11 @@ type Options struct {
 	// a token revoked at the authorization server is refused within it.
 	// IntrospectionNegativeCache is how long a token it called inactive
 	// (or refused) is refused without asking again (0:
-	// DefaultIntrospectionNegativeCache; negative: not remembered).
+	// 10s; negative: not remembered).
 	IntrospectionCache, IntrospectionNegativeCache time.Duration
 	// IntrospectionRate and IntrospectionBurst bound the introspections
 	// Wrap makes for one client address (IPv6: its /64): a token bucket
-	// of IntrospectionBurst (0: DefaultIntrospectionBurst) refilled at
+	// of IntrospectionBurst (0: 20) refilled at
 	// IntrospectionRate a second (0: DefaultIntrospectionRate; negative:
 	// no limit). A request past it gets 429. Tokens already remembered
 	// cost nothing, and one that was active when last asked about is
@@ -89,7 +89,7 @@ type Options struct {
 	// ahead of this clock by more than Leeway is refused too.
 	MaxTokenLifetime time.Duration
 	// MaxTokenBytes: a longer token is refused without further ado,
-	// never sent to the authorization server (0: DefaultMaxTokenBytes).
+	// never sent to the authorization server (0: 8 KiB).
 	MaxTokenBytes int
 	// AcceptUntypedJWT accepts JWTs whose typ is "JWT" or absent besides
 	// RFC 9068's "at+jwt", for authorization servers that do not type
@@ -97,19 +97,19 @@ type Options struct {
 	// this resource; off, only typed access tokens are accepted (an ID
 	// token is never one).
 	AcceptUntypedJWT bool
-	// Leeway is the clock skew allowed on exp and nbf (0: DefaultLeeway;
+	// Leeway is the clock skew allowed on exp and nbf (0: 30s;
 	// negative: none).
 	Leeway time.Duration
 	// Refresh is how often the issuer's metadata and key set are fetched
-	// again (0: DefaultRefresh). A token signed by a key the set does not
+	// again (0: 1h). A token signed by a key the set does not
 	// have fetches the set at once, at most every KeyRefetch (0:
-	// DefaultKeyRefetch), so a key rotation needs no restart.
+	// 10s), so a key rotation needs no restart.
 	Refresh, KeyRefetch time.Duration
 	// CacheSize bounds the verified tokens remembered (0:
-	// DefaultCacheSize).
+	// 10000).
 	CacheSize int
 	// HTTPClient fetches metadata and keys and introspects (nil: a client
-	// with DefaultFetchTimeout). Redirects are not followed.
+	// with 10s). Redirects are not followed.
 	HTTPClient *http.Client
 	// DPoPRequired accepts only DPoP-bound tokens (RFC 9449), each with
 	// its proof, and says so in the metadata
@@ -121,14 +121,14 @@ type Options struct {
 	// (RFC 9449 section 9: the DPoP-Nonce header, with a use_dpop_nonce
 	// error when a proof lacks it), so that a proof made in advance is
 	// worthless. Nonces last DPoPNonceLifetime (0:
-	// DefaultDPoPNonceLifetime) to twice that.
+	// 5m) to twice that.
 	DPoPNonce         bool
 	DPoPNonceLifetime time.Duration
 	// DPoPWindow is how old a DPoP proof may be (its iat) besides Leeway
-	// (0: DefaultDPoPWindow); one from the future gets Leeway only.
+	// (0: 1m); one from the future gets Leeway only.
 	DPoPWindow time.Duration
 	// DPoPReplayCache bounds the proofs remembered so that each is
-	// accepted once (0: DefaultDPoPReplayCache); past it, proofs are
+	// accepted once (0: 100000); past it, proofs are
 	// refused (503) until older ones are out of their window.
 	DPoPReplayCache int
 	// Logger receives what the guard has to say: a refresh that failed,
@@ -192,18 +192,18 @@ func New(ctx context.Context, o Options) (*Guard, error) {
 		return nil, err
 	}
 	if o.Leeway == 0 {
-		o.Leeway = DefaultLeeway
+		o.Leeway = defaultLeeway
 	} else if o.Leeway < 0 {
 		o.Leeway = 0
 	}
 	if o.Refresh <= 0 {
-		o.Refresh = DefaultRefresh
+		o.Refresh = defaultRefresh
 	}
 	if o.KeyRefetch <= 0 {
-		o.KeyRefetch = DefaultKeyRefetch
+		o.KeyRefetch = defaultKeyRefetch
 	}
 	if o.CacheSize <= 0 {
-		o.CacheSize = DefaultCacheSize
+		o.CacheSize = defaultCacheSize
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
@@ -212,32 +212,32 @@ func New(ctx context.Context, o Options) (*Guard, error) {
 		o.IntrospectionCache = DefaultIntrospectionCache
 	}
 	if o.IntrospectionNegativeCache == 0 {
-		o.IntrospectionNegativeCache = DefaultIntrospectionNegativeCache
+		o.IntrospectionNegativeCache = defaultIntrospectionNegativeCache
 	}
 	if o.IntrospectionRate == 0 {
 		o.IntrospectionRate = DefaultIntrospectionRate
 	}
 	if o.IntrospectionBurst <= 0 {
-		o.IntrospectionBurst = DefaultIntrospectionBurst
+		o.IntrospectionBurst = defaultIntrospectionBurst
 	}
 	if o.MaxTokenLifetime == 0 {
 		o.MaxTokenLifetime = DefaultMaxTokenLifetime
 	}
 	if o.MaxTokenBytes <= 0 {
-		o.MaxTokenBytes = DefaultMaxTokenBytes
+		o.MaxTokenBytes = defaultMaxTokenBytes
 	}
 	if o.DPoPWindow <= 0 {
-		o.DPoPWindow = DefaultDPoPWindow
+		o.DPoPWindow = defaultDPoPWindow
 	}
 	if o.DPoPReplayCache <= 0 {
-		o.DPoPReplayCache = DefaultDPoPReplayCache
+		o.DPoPReplayCache = defaultDPoPReplayCache
 	}
 	if o.DPoPNonceLifetime <= 0 {
-		o.DPoPNonceLifetime = DefaultDPoPNonceLifetime
+		o.DPoPNonceLifetime = defaultDPoPNonceLifetime
 	}
 	client := o.HTTPClient
 	if client == nil {
-		client = &http.Client{Timeout: DefaultFetchTimeout}
+		client = &http.Client{Timeout: defaultFetchTimeout}
 	}
 	c := *client
 	c.CheckRedirect = noRedirects
@@ -434,7 +434,7 @@ func (g *Guard) refetchKeys(seen uint64) bool {
 		return false
 	}
 	g.lastRefetch = now
-	ctx, cancel := context.WithTimeout(g.ctx, DefaultFetchTimeout)
+	ctx, cancel := context.WithTimeout(g.ctx, defaultFetchTimeout)
 	defer cancel()
 	if err := g.fetchKeys(ctx); err != nil {
 		g.log.Warn("resourceserver: fetching the key set for an unknown kid failed", "issuer", g.issuer, "err", err)

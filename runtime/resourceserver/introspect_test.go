@@ -78,7 +78,7 @@ func TestIntrospectionNegativeCache(t *testing.T) {
 	if n := as.introCalls.Load(); n != 1 {
 		t.Errorf("100 requests with one junk token: %d introspections, want 1", n)
 	}
-	clock.add(DefaultIntrospectionNegativeCache)
+	clock.add(defaultIntrospectionNegativeCache)
 	serveFrom(g, "198.51.100.7:4000", "junk")
 	if n := as.introCalls.Load(); n != 2 {
 		t.Errorf("after the negative cache: %d introspections, want 2", n)
@@ -104,17 +104,17 @@ func TestIntrospectionRateLimited(t *testing.T) {
 	for i := range 400 {
 		codes[serveFrom(g, "203.0.113.9:5000", fmt.Sprintf("junk-%d", i))]++
 	}
-	if n := as.introCalls.Load(); n > DefaultIntrospectionBurst {
-		t.Errorf("400 junk tokens: %d introspections, want at most %d", n, DefaultIntrospectionBurst)
+	if n := as.introCalls.Load(); n > defaultIntrospectionBurst {
+		t.Errorf("400 junk tokens: %d introspections, want at most %d", n, defaultIntrospectionBurst)
 	}
-	if codes[401] != DefaultIntrospectionBurst || codes[429] != 400-DefaultIntrospectionBurst {
+	if codes[401] != defaultIntrospectionBurst || codes[429] != 400-defaultIntrospectionBurst {
 		t.Errorf("statuses %v", codes)
 	}
 	// The same /64 is the same client; another address is not.
 	if c := serveFrom(g, "[2001:db8::1]:1", "good"); c != 200 {
 		t.Errorf("another address: %d", c)
 	}
-	for i := range DefaultIntrospectionBurst {
+	for i := range defaultIntrospectionBurst {
 		serveFrom(g, fmt.Sprintf("[2001:db8::%x]:1", i+2), fmt.Sprintf("v6-%d", i))
 	}
 	if c := serveFrom(g, "[2001:db8::ffff]:1", "v6-last"); c != 429 {
@@ -123,7 +123,7 @@ func TestIntrospectionRateLimited(t *testing.T) {
 	// A token that was good when last asked about is asked about again
 	// past the cache bound even with the bucket empty.
 	clock.add(DefaultIntrospectionCache)
-	for i := range 2 * DefaultIntrospectionBurst {
+	for i := range 2 * defaultIntrospectionBurst {
 		serveFrom(g, "[2001:db8::99]:1", fmt.Sprintf("v6-more-%d", i))
 	}
 	if c := serveFrom(g, "[2001:db8::1]:1", "good"); c != 200 {
@@ -164,7 +164,7 @@ func TestAddrLimiterBounded(t *testing.T) {
 func TestTokenSizeCap(t *testing.T) {
 	as := newFakeAS(t, rst.MustKey("ES256", "k1"))
 	g, _ := newGuard(t, as, Options{Introspection: introspector})
-	for _, n := range []int{60 << 10, DefaultMaxTokenBytes + 1} {
+	for _, n := range []int{60 << 10, defaultMaxTokenBytes + 1} {
 		w, _ := serve(g, strings.Repeat("a", n))
 		if w.Code != 401 || !strings.Contains(w.Header().Get("WWW-Authenticate"), `error_description="too long"`) {
 			t.Errorf("%d bytes: %d %q", n, w.Code, w.Header().Get("WWW-Authenticate"))
@@ -173,7 +173,7 @@ func TestTokenSizeCap(t *testing.T) {
 	if n := as.introCalls.Load(); n != 0 {
 		t.Errorf("%d introspections of oversized tokens", n)
 	}
-	serve(g, strings.Repeat("a", DefaultMaxTokenBytes))
+	serve(g, strings.Repeat("a", defaultMaxTokenBytes))
 	if n := as.introCalls.Load(); n != 1 {
 		t.Errorf("a token of the maximum size: %d introspections, want 1", n)
 	}

@@ -67,7 +67,7 @@ func (f *fixture) pingStatus(sid string) int {
 // the longest is (404).
 func TestSessionFlood(t *testing.T) {
 	f := start(t, testServer(nil), streamhttp.Options{})
-	const limit, flood = streamhttp.DefaultMaxSessions, 2 * streamhttp.DefaultMaxSessions
+	const limit, flood = 1000, 2 * 1000 // Options.MaxSessions's documented default
 
 	oldest := f.initialize(`{}`)
 	streaming := f.initialize(`{}`)

@@ -22,9 +22,9 @@ import (
 
 // Defaults for Options' zero values.
 const (
-	DefaultMaxSessions  = 1000
-	DefaultSessionIdle  = 10 * time.Minute
-	DefaultMaxBodyBytes = 16 << 20
+	defaultMaxSessions  = 1000
+	defaultSessionIdle  = 10 * time.Minute
+	defaultMaxBodyBytes = 16 << 20
 )
 
 // Options configure a Handler. The zero value is ready to use and safe for
@@ -34,15 +34,15 @@ type Options struct {
 	// slog.Default()).
 	Logger *slog.Logger
 	// MaxSessions bounds the legacy sessions open at once (0:
-	// DefaultMaxSessions). An initialize past it closes the session idle
+	// 1000). An initialize past it closes the session idle
 	// the longest (no request in flight, no open stream), whose next
 	// request gets 404 so that its client initializes again; only when
 	// every session is in use does it get 503.
 	MaxSessions int
 	// SessionIdle ends a legacy session that has had no request and no
-	// open stream for this long (0: DefaultSessionIdle; negative: never).
+	// open stream for this long (0: 10m; negative: never).
 	SessionIdle time.Duration
-	// MaxBodyBytes bounds one request body (0: DefaultMaxBodyBytes); a
+	// MaxBodyBytes bounds one request body (0: 16 MiB); a
 	// larger one gets 413.
 	MaxBodyBytes int64
 	// Options are each session's bounds, deadlines, crash policy and
@@ -151,13 +151,13 @@ func newHandler(e *actor.Engine, srv *handlers.Server, opts Options) *Handler {
 		opts.Logger = slog.Default()
 	}
 	if opts.MaxSessions <= 0 {
-		opts.MaxSessions = DefaultMaxSessions
+		opts.MaxSessions = defaultMaxSessions
 	}
 	if opts.SessionIdle == 0 {
-		opts.SessionIdle = DefaultSessionIdle
+		opts.SessionIdle = defaultSessionIdle
 	}
 	if opts.MaxBodyBytes <= 0 {
-		opts.MaxBodyBytes = DefaultMaxBodyBytes
+		opts.MaxBodyBytes = defaultMaxBodyBytes
 	}
 	if opts.StateKey == nil {
 		opts.StateKey = make([]byte, 32)

@@ -21,9 +21,9 @@ import (
 // Defaults for ServeOptions' zero values.
 const (
 	DefaultPath              = "/mcp"
-	DefaultReadHeaderTimeout = 10 * time.Second
-	DefaultIdleTimeout       = 2 * time.Minute
-	DefaultShutdownGrace     = 10 * time.Second
+	defaultReadHeaderTimeout = 10 * time.Second
+	defaultIdleTimeout       = 2 * time.Minute
+	defaultShutdownGrace     = 10 * time.Second
 )
 
 // settleFor is how long, at shutdown, a request already sent on a
@@ -42,7 +42,7 @@ type ServeOptions struct {
 	ReadHeaderTimeout, IdleTimeout time.Duration
 	// ShutdownGrace bounds how long, once ctx ends, requests in flight may
 	// still run before the connections are closed (0:
-	// DefaultShutdownGrace).
+	// 10s).
 	ShutdownGrace time.Duration
 	// HealthPath, when set, answers GET and HEAD there with Health's
 	// status code and JSON body (nil Health: 200 and {"status":"ok"}),
@@ -262,13 +262,13 @@ func (o *ServeOptions) endpoints() (*http.ServeMux, error) {
 		o.Path = DefaultPath
 	}
 	if o.ReadHeaderTimeout <= 0 {
-		o.ReadHeaderTimeout = DefaultReadHeaderTimeout
+		o.ReadHeaderTimeout = defaultReadHeaderTimeout
 	}
 	if o.IdleTimeout <= 0 {
-		o.IdleTimeout = DefaultIdleTimeout
+		o.IdleTimeout = defaultIdleTimeout
 	}
 	if o.ShutdownGrace <= 0 {
-		o.ShutdownGrace = DefaultShutdownGrace
+		o.ShutdownGrace = defaultShutdownGrace
 	}
 	if o.Health == nil {
 		o.Health = serving

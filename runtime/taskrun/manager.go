@@ -25,16 +25,16 @@ import (
 
 // Defaults of Config.
 const (
-	DefaultMaxLive         = 10000
-	DefaultMaxLivePerOwner = 1000
-	DefaultTTL             = time.Hour
-	DefaultMaxTTL          = 24 * time.Hour
-	DefaultPollInterval    = time.Second
+	defaultMaxLive         = 10000
+	defaultMaxLivePerOwner = 1000
+	defaultTTL             = time.Hour
+	defaultMaxTTL          = 24 * time.Hour
+	defaultPollInterval    = time.Second
 
-	// DefaultMaxEndedPerClient bounds the ended tasks a client keeps
+	// defaultMaxEndedPerClient bounds the ended tasks a client keeps
 	// (about 1 KiB each, in memory and in the journal, besides its
 	// result): ten times its live ones.
-	DefaultMaxEndedPerClient = 10000
+	defaultMaxEndedPerClient = 10000
 )
 
 // Config configures a Manager.
@@ -57,7 +57,7 @@ type Config struct {
 	// run out. New tasks are never refused for it: a client that
 	// collects its results as they come never notices, and one that
 	// never does cannot fill the memory or the journal. 0:
-	// DefaultMaxEndedPerClient; negative: no bound.
+	// 10000; negative: no bound.
 	MaxEndedPerClient int
 	// TTL is how long a task is kept after its creation when the client
 	// asks for no ttl; MaxTTL caps what a client may ask. 0: the defaults.
@@ -179,25 +179,25 @@ func New(cfg Config) (*Manager, error) {
 		cfg.Store = tasks.NewMemoryStore()
 	}
 	if cfg.MaxLive == 0 {
-		cfg.MaxLive = DefaultMaxLive
+		cfg.MaxLive = defaultMaxLive
 	}
 	if cfg.MaxLivePerOwner == 0 {
-		cfg.MaxLivePerOwner = DefaultMaxLivePerOwner
+		cfg.MaxLivePerOwner = defaultMaxLivePerOwner
 	}
 	if cfg.MaxEndedPerClient == 0 {
-		cfg.MaxEndedPerClient = DefaultMaxEndedPerClient
+		cfg.MaxEndedPerClient = defaultMaxEndedPerClient
 	}
 	if cfg.TTL <= 0 {
-		cfg.TTL = DefaultTTL
+		cfg.TTL = defaultTTL
 	}
 	if cfg.MaxTTL <= 0 {
-		cfg.MaxTTL = DefaultMaxTTL
+		cfg.MaxTTL = defaultMaxTTL
 	}
 	if cfg.TTL > cfg.MaxTTL {
 		cfg.TTL = cfg.MaxTTL
 	}
 	if cfg.PollInterval <= 0 {
-		cfg.PollInterval = DefaultPollInterval
+		cfg.PollInterval = defaultPollInterval
 	}
 	if cfg.ShutdownGrace <= 0 {
 		cfg.ShutdownGrace = 5 * time.Second

@@ -58,7 +58,7 @@ func TestTaskCompletes(t *testing.T) {
 	if !strings.HasPrefix(tk.ID, "r1.") || len(tk.ID) != len("r1.")+32 {
 		t.Fatalf("id %q: want the tag, a dot and 32 hex digits", tk.ID)
 	}
-	if tk.Status != tasks.Working || tk.TTL != taskrun.DefaultTTL {
+	if tk.Status != tasks.Working || tk.TTL != time.Hour {
 		t.Fatalf("new task %+v", tk)
 	}
 	got := wait(t, m, "alice", tk.ID)

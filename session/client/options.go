@@ -55,11 +55,11 @@ type Options struct {
 	Version string
 	// ProbeTimeout bounds the server/discover probe of EraAuto; a server
 	// that does not answer in time is taken for a legacy one. Default
-	// DefaultProbeTimeout.
+	// 5s.
 	ProbeTimeout time.Duration
 
 	// Timeout bounds each request (handshake included) unless its context
-	// ends earlier; negative means no bound. Default DefaultTimeout.
+	// ends earlier; negative means no bound. Default 60s.
 	Timeout time.Duration
 	// MaxTimeout, when longer than a request's timeout, lets the server's
 	// notifications/progress for the request (sent only for requests that
@@ -70,21 +70,21 @@ type Options struct {
 
 	// CloseGrace is how long Close waits for the server to exit after its
 	// stdin is closed, and TermGrace how long after SIGTERM, before it
-	// sends SIGKILL. Defaults DefaultCloseGrace and DefaultTermGrace.
+	// sends SIGKILL. Defaults 2s and 2s.
 	CloseGrace time.Duration
 	TermGrace  time.Duration
 
 	// MaxLineBytes bounds one line of the server's stdout; a longer line
 	// is skipped, and fails its request when it starts like a response to
-	// one. Default DefaultMaxLine.
+	// one. Default 64 MiB.
 	MaxLineBytes int
 
 	// StderrLines is how many of the server's first stderr lines, and how
 	// many of its last, are kept for error messages (default
-	// DefaultStderrLines each): the first say why a server refused to
+	// 10 each): the first say why a server refused to
 	// start, the last why it crashed. LogLimit lines are logged per
 	// LogWindow; the rest of the window is dropped after one "throttling"
-	// line (defaults DefaultLogLimit, DefaultLogWindow).
+	// line (defaults 10, 5s).
 	StderrLines int
 	LogLimit    int
 	LogWindow   time.Duration
@@ -161,28 +161,28 @@ func (o *Options) withDefaults() (Options, error) {
 		r.ClientInfo = mcp.Implementation{Name: "mcprt-client", Version: "0.1.0"}
 	}
 	if r.ProbeTimeout <= 0 {
-		r.ProbeTimeout = DefaultProbeTimeout
+		r.ProbeTimeout = defaultProbeTimeout
 	}
 	if r.Timeout == 0 {
-		r.Timeout = DefaultTimeout
+		r.Timeout = defaultTimeout
 	}
 	if r.CloseGrace <= 0 {
-		r.CloseGrace = DefaultCloseGrace
+		r.CloseGrace = defaultCloseGrace
 	}
 	if r.TermGrace <= 0 {
-		r.TermGrace = DefaultTermGrace
+		r.TermGrace = defaultTermGrace
 	}
 	if r.MaxLineBytes <= 0 {
-		r.MaxLineBytes = DefaultMaxLine
+		r.MaxLineBytes = defaultMaxLine
 	}
 	if r.StderrLines <= 0 {
-		r.StderrLines = DefaultStderrLines
+		r.StderrLines = defaultStderrLines
 	}
 	if r.LogLimit <= 0 {
-		r.LogLimit = DefaultLogLimit
+		r.LogLimit = defaultLogLimit
 	}
 	if r.LogWindow <= 0 {
-		r.LogWindow = DefaultLogWindow
+		r.LogWindow = defaultLogWindow
 	}
 	if r.Logger == nil {
 		r.Logger = slog.Default()

@@ -204,12 +204,12 @@ const (
 
 // Defaults for zero Options fields.
 const (
-	DefaultTimeout      = 60 * time.Second
-	DefaultProbeTimeout = 5 * time.Second
-	DefaultCloseGrace   = 2 * time.Second
-	DefaultTermGrace    = 2 * time.Second
-	DefaultMaxLine      = 64 << 20 // as mcprt serve's input limit
-	DefaultStderrLines  = 10
-	DefaultLogLimit     = 10
-	DefaultLogWindow    = 5 * time.Second
+	defaultTimeout      = 60 * time.Second
+	defaultProbeTimeout = 5 * time.Second
+	defaultCloseGrace   = 2 * time.Second
+	defaultTermGrace    = 2 * time.Second
+	defaultMaxLine      = 64 << 20 // as mcprt serve's input limit
+	defaultStderrLines  = 10
+	defaultLogLimit     = 10
+	defaultLogWindow    = 5 * time.Second
 )
