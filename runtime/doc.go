@@ -31,7 +31,7 @@
 // writes every answer queued before it.
 //
 // Serve runs this over the process's own stdin and stdout, in an oklog/run
-// group with SIGINT/SIGTERM handling, with the log pipeline (LogPipeline:
+// group with SIGINT/SIGTERM handling, with the log pipeline (logPipeline:
 // slog to stderr, forwarded to the client at the level it asked for) and
 // the stdout capture; Start runs it inside a caller's hollywood engine over
 // any reader and writer, touching no file descriptor and no global state.

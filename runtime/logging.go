@@ -20,18 +20,18 @@ import (
 	"github.com/mcprt/mcprt/handlers/mcp"
 )
 
-// ComponentKey is the attribute naming the part of the process a record
-// comes from. Loggers are made with logger.With(ComponentKey, "session");
+// componentKey is the attribute naming the part of the process a record
+// comes from. Loggers are made with logger.With(componentKey, "session");
 // forwarded records carry it as the notification's logger.
-const ComponentKey = "component"
+const componentKey = "component"
 
-// StdoutComponent is the component of captured stdout lines.
-const StdoutComponent = "stdout"
+// stdoutComponent is the component of captured stdout lines.
+const stdoutComponent = "stdout"
 
-// LogBacklog is how many records a LogPipeline keeps until the client first
+// logBacklog is how many records a logPipeline keeps until the client first
 // asks for log messages; it then gets them, so what a server logged (or
 // printed) while starting up is not lost to it.
-const LogBacklog = 100
+const logBacklog = 100
 
 // LogOptions configure NewLogHandler. The zero value logs text at info.
 type LogOptions struct {
@@ -83,7 +83,7 @@ func parseLevel(s string) (slog.Level, error) {
 // os.Stderr (never fd 1: it may be captured, and would feed itself). Each
 // record has a time, a level, a message and its attributes; the levels MCP
 // names between slog's four are written by those names (NOTICE, CRITICAL,
-// ALERT, EMERGENCY). In text, a goroutine stack (the StackKey attribute)
+// ALERT, EMERGENCY). In text, a goroutine stack (the stackKey attribute)
 // is written below its record, one frame a line; JSON keeps it a string,
 // a record being one line there.
 func NewLogHandler(w io.Writer, o LogOptions) slog.Handler {
@@ -109,7 +109,7 @@ func mcpLevelNames(groups []string, a slog.Attr) slog.Attr {
 	return a
 }
 
-// LogSink receives the records the client asked for. level is an MCP level
+// logSink receives the records the client asked for. level is an MCP level
 // name, logger the record's component ("" when it has none), and data a
 // JSON object (a json.RawMessage): {"message": ..., attributes...}, groups
 // as nested objects, plus "time" for records logged before the client
@@ -119,20 +119,20 @@ func mcpLevelNames(groups []string, a slog.Attr) slog.Attr {
 // Whatever the sink sets off must not log through the pipeline's Logger,
 // or a forwarded record could produce another one, forever: the sink, the
 // session's handling of what it sends, and the writer log through Local.
-type LogSink func(level, logger string, data any)
+type logSink func(level, logger string, data any)
 
-// LogPipeline routes the process's logs: every record goes to the local
+// logPipeline routes the process's logs: every record goes to the local
 // handler (stderr), and the records at or above the level the client set
-// also go to a LogSink, which turns them into notifications/message.
+// also go to a logSink, which turns them into notifications/message.
 // Forwarding is off until SetLevel turns it on. Captured stdout lines enter
 // through Stdout.
-type LogPipeline struct {
+type logPipeline struct {
 	local  slog.Handler
 	root   *fanout
 	stdout *fanout
 
 	min  atomic.Int64 // lowest forwarded level; levelOff when off
-	sink atomic.Pointer[LogSink]
+	sink atomic.Pointer[logSink]
 
 	// Until forwarding is first on, records are kept for the client.
 	// backlog, lost and replaying are guarded by mu.
@@ -150,30 +150,30 @@ type kept struct {
 	rec slog.Record
 }
 
-// NewLogPipeline returns a pipeline writing to local (see NewLogHandler),
+// newLogPipeline returns a pipeline writing to local (see NewLogHandler),
 // with forwarding off and no sink.
-func NewLogPipeline(local slog.Handler) *LogPipeline {
-	p := &LogPipeline{local: local}
+func newLogPipeline(local slog.Handler) *logPipeline {
+	p := &logPipeline{local: local}
 	p.min.Store(levelOff)
 	p.buffering.Store(true)
 	p.root = &fanout{p: p, local: local}
-	p.stdout = p.root.WithAttrs([]slog.Attr{slog.String(ComponentKey, StdoutComponent)}).(*fanout)
+	p.stdout = p.root.WithAttrs([]slog.Attr{slog.String(componentKey, stdoutComponent)}).(*fanout)
 	p.stdout.always = true
 	return p
 }
 
 // Logger returns the process's logger: local and, by level, forwarded.
-func (p *LogPipeline) Logger() *slog.Logger { return slog.New(p.root) }
+func (p *logPipeline) Logger() *slog.Logger { return slog.New(p.root) }
 
 // Handler returns the handler behind Logger.
-func (p *LogPipeline) Handler() slog.Handler { return p.root }
+func (p *logPipeline) Handler() slog.Handler { return p.root }
 
 // Local returns a logger that only writes locally, for the code that
 // forwarding sets off.
-func (p *LogPipeline) Local() *slog.Logger { return slog.New(p.local) }
+func (p *logPipeline) Local() *slog.Logger { return slog.New(p.local) }
 
 // SetSink connects the pipeline to a session (nil disconnects it).
-func (p *LogPipeline) SetSink(s LogSink) {
+func (p *logPipeline) SetSink(s logSink) {
 	if s == nil {
 		p.sink.Store(nil)
 		return
@@ -186,7 +186,7 @@ func (p *LogPipeline) SetSink(s LogSink) {
 // logging/setLevel), or "off" (or "") to forward nothing. The first time
 // it turns forwarding on, with a sink set, the kept backlog is forwarded
 // (by the new level) before anything newer.
-func (p *LogPipeline) SetLevel(level string) error {
+func (p *logPipeline) SetLevel(level string) error {
 	switch level {
 	case "", "off":
 		p.min.Store(levelOff)
@@ -201,7 +201,7 @@ func (p *LogPipeline) SetLevel(level string) error {
 }
 
 // Level returns the lowest level forwarded, or "off".
-func (p *LogPipeline) Level() string {
+func (p *logPipeline) Level() string {
 	m := p.min.Load()
 	if m == levelOff {
 		return "off"
@@ -214,7 +214,7 @@ func (p *LogPipeline) Level() string {
 // "stdout" whatever the local level, so nothing printed is lost, and is
 // forwarded with logger "stdout" at info. partial marks a line cut before
 // its newline. Empty lines are skipped.
-func (p *LogPipeline) Stdout(line []byte, partial bool) {
+func (p *logPipeline) Stdout(line []byte, partial bool) {
 	if len(line) == 0 {
 		return
 	}
@@ -227,18 +227,18 @@ func (p *LogPipeline) Stdout(line []byte, partial bool) {
 
 // StdoutDropped reports captured output that was dropped because the
 // pipeline could not keep up (the stdio.CaptureOptions.Dropped callback).
-func (p *LogPipeline) StdoutDropped(lines, bytes int64) {
+func (p *logPipeline) StdoutDropped(lines, bytes int64) {
 	r := slog.NewRecord(time.Now(), slog.LevelWarn, "stdout output dropped: the log could not keep up", 0)
 	r.AddAttrs(slog.Int64("lines", lines), slog.Int64("bytes", bytes))
 	_ = p.stdout.Handle(context.Background(), r)
 }
 
 // admits reports whether a record at l is to be forwarded now.
-func (p *LogPipeline) admits(l slog.Level) bool {
+func (p *logPipeline) admits(l slog.Level) bool {
 	return int64(l) >= p.min.Load() && p.sink.Load() != nil
 }
 
-func (p *LogPipeline) forward(h *fanout, r slog.Record, replayed bool) {
+func (p *logPipeline) forward(h *fanout, r slog.Record, replayed bool) {
 	if int64(r.Level) < p.min.Load() {
 		return
 	}
@@ -252,7 +252,7 @@ func (p *LogPipeline) forward(h *fanout, r slog.Record, replayed bool) {
 
 // keep holds r for the client while forwarding has never been on, and
 // reports whether it did (or would have, for a record not written locally).
-func (p *LogPipeline) keep(h *fanout, r slog.Record, local bool) bool {
+func (p *logPipeline) keep(h *fanout, r slog.Record, local bool) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if !p.buffering.Load() {
@@ -263,7 +263,7 @@ func (p *LogPipeline) keep(h *fanout, r slog.Record, local bool) bool {
 		// it is one the client asked for, and waits its turn.
 		return true
 	}
-	if len(p.backlog) == LogBacklog {
+	if len(p.backlog) == logBacklog {
 		p.backlog = p.backlog[:copy(p.backlog, p.backlog[1:])]
 		p.lost++
 	}
@@ -274,7 +274,7 @@ func (p *LogPipeline) keep(h *fanout, r slog.Record, local bool) bool {
 // replay forwards the backlog once forwarding is first on. The sink is
 // called without the lock held; records logged meanwhile join the backlog
 // and go out after it, so the client sees them in order.
-func (p *LogPipeline) replay() {
+func (p *logPipeline) replay() {
 	p.mu.Lock()
 	if !p.buffering.Load() || p.replaying || p.min.Load() == levelOff || p.sink.Load() == nil {
 		p.mu.Unlock()
@@ -294,7 +294,7 @@ func (p *LogPipeline) replay() {
 		if lost > 0 {
 			r := slog.NewRecord(time.Now(), slog.LevelWarn, "earlier log records were not kept", 0)
 			r.AddAttrs(slog.Int("lost", lost))
-			p.forward(p.root.WithAttrs([]slog.Attr{slog.String(ComponentKey, "mcprt")}).(*fanout), r, false)
+			p.forward(p.root.WithAttrs([]slog.Attr{slog.String(componentKey, "mcprt")}).(*fanout), r, false)
 		}
 		for _, k := range batch {
 			p.forward(k.h, k.rec, true)
@@ -305,7 +305,7 @@ func (p *LogPipeline) replay() {
 
 // fanout is the pipeline's slog.Handler.
 type fanout struct {
-	p      *LogPipeline
+	p      *logPipeline
 	local  slog.Handler // with this handler's attributes and groups
 	goas   []groupOrAttrs
 	always bool // written locally whatever the local level (stdout lines)
@@ -427,7 +427,7 @@ func (e *encoder) attr(a slog.Attr, top bool) {
 	if a.Equal(slog.Attr{}) {
 		return
 	}
-	if top && a.Key == ComponentKey && a.Value.Kind() == slog.KindString {
+	if top && a.Key == componentKey && a.Value.Kind() == slog.KindString {
 		e.logger = a.Value.String()
 		return
 	}

@@ -26,7 +26,7 @@ type forwarded struct {
 	data          string // the JSON object, as sent
 }
 
-// collector is a LogSink that records what it is given.
+// collector is a logSink that records what it is given.
 type collector struct {
 	mu  sync.Mutex
 	got []forwarded
@@ -71,10 +71,10 @@ func (s *syncBuffer) String() string {
 // newPipeline returns a pipeline whose local log is JSON in a buffer at
 // localLevel, connected to a collector, with forwarding still off and the
 // backlog already gone (as after a client's first logging/setLevel).
-func newPipeline(t *testing.T, localLevel slog.Level) (*LogPipeline, *syncBuffer, *collector) {
+func newPipeline(t *testing.T, localLevel slog.Level) (*logPipeline, *syncBuffer, *collector) {
 	t.Helper()
 	var local syncBuffer
-	p := NewLogPipeline(NewLogHandler(&local, LogOptions{Level: localLevel, JSON: true}))
+	p := newLogPipeline(NewLogHandler(&local, LogOptions{Level: localLevel, JSON: true}))
 	c := &collector{}
 	p.SetSink(c.sink)
 	mustSetLevel(t, p, "emergency")
@@ -82,7 +82,7 @@ func newPipeline(t *testing.T, localLevel slog.Level) (*LogPipeline, *syncBuffer
 	return p, &local, c
 }
 
-func mustSetLevel(t *testing.T, p *LogPipeline, level string) {
+func mustSetLevel(t *testing.T, p *logPipeline, level string) {
 	t.Helper()
 	if err := p.SetLevel(level); err != nil {
 		t.Fatal(err)
@@ -134,7 +134,7 @@ func TestLogHandlerFormats(t *testing.T) {
 	var text, js bytes.Buffer
 	for _, w := range []*bytes.Buffer{&text, &js} {
 		h := NewLogHandler(w, LogOptions{Level: slog.LevelDebug, JSON: w == &js})
-		log := slog.New(h).With(ComponentKey, "session")
+		log := slog.New(h).With(componentKey, "session")
 		log.Log(context.Background(), handlers.SlogLevel("notice"), "hello", "n", 1)
 		log.Log(context.Background(), handlers.SlogLevel("critical"), "bad")
 		log.Warn("careful")
@@ -151,7 +151,7 @@ func TestLogHandlerFormats(t *testing.T) {
 	}
 	recs := localRecords(t, js.String())
 	for i, want := range []string{"NOTICE", "CRITICAL", "WARN"} {
-		if recs[i]["level"] != want || recs[i][ComponentKey] != "session" || recs[i]["time"] == nil {
+		if recs[i]["level"] != want || recs[i][componentKey] != "session" || recs[i]["time"] == nil {
 			t.Errorf("json record %v, want level %s, a time and the component", recs[i], want)
 		}
 	}
@@ -159,7 +159,7 @@ func TestLogHandlerFormats(t *testing.T) {
 
 func TestPipelineForwardsOnlyWhatTheClientAskedFor(t *testing.T) {
 	p, local, c := newPipeline(t, slog.LevelInfo)
-	log := p.Logger().With(ComponentKey, "session")
+	log := p.Logger().With(componentKey, "session")
 
 	log.Error("before setLevel")
 	if got := c.take(); len(got) != 0 {
@@ -277,7 +277,7 @@ func (loud) Error() string                { return "not this" }
 func TestPipelineData(t *testing.T) {
 	p, _, c := newPipeline(t, slog.LevelInfo)
 	mustSetLevel(t, p, "debug")
-	log := p.Logger().With(ComponentKey, "tools", "pid", 7).WithGroup("req").With("id", "a")
+	log := p.Logger().With(componentKey, "tools", "pid", 7).WithGroup("req").With("id", "a")
 	log.Info("called",
 		"err", errors.New("boom"),
 		"took", 1500*time.Millisecond,
@@ -288,7 +288,7 @@ func TestPipelineData(t *testing.T) {
 		"loud", loud{},
 		slog.Group("empty"),
 		slog.Group("", "inline", true),
-		slog.Group("sub", ComponentKey, "not the logger", "n", uint64(3)),
+		slog.Group("sub", componentKey, "not the logger", "n", uint64(3)),
 	)
 	got := c.take()
 	if len(got) != 1 {
@@ -328,7 +328,7 @@ func TestPipelineStdout(t *testing.T) {
 	// Written locally although the local level is error: nothing printed
 	// may vanish.
 	recs := localRecords(t, local.String())
-	if len(recs) != 2 || recs[0]["msg"] != "hello from fmt.Println" || recs[0][ComponentKey] != StdoutComponent ||
+	if len(recs) != 2 || recs[0]["msg"] != "hello from fmt.Println" || recs[0][componentKey] != stdoutComponent ||
 		recs[0]["level"] != "INFO" || recs[1]["partial"] != true {
 		t.Fatalf("local log %v", recs)
 	}
@@ -354,8 +354,8 @@ func TestPipelineStdout(t *testing.T) {
 
 func TestPipelineReplaysStartupLogsOnce(t *testing.T) {
 	var local syncBuffer
-	p := NewLogPipeline(NewLogHandler(&local, LogOptions{JSON: true}))
-	log := p.Logger().With(ComponentKey, "main")
+	p := newLogPipeline(NewLogHandler(&local, LogOptions{JSON: true}))
+	log := p.Logger().With(componentKey, "main")
 	log.Info("starting")
 	p.Stdout([]byte("banner from a library"), false)
 	log.Warn("config file missing")
@@ -397,8 +397,8 @@ func TestPipelineReplaysStartupLogsOnce(t *testing.T) {
 }
 
 func TestPipelineBacklogIsBounded(t *testing.T) {
-	p := NewLogPipeline(NewLogHandler(&syncBuffer{}, LogOptions{}))
-	for i := range LogBacklog + 5 {
+	p := newLogPipeline(NewLogHandler(&syncBuffer{}, LogOptions{}))
+	for i := range logBacklog + 5 {
 		p.Logger().Info("r", "i", i)
 	}
 	c := &collector{}
@@ -408,27 +408,27 @@ func TestPipelineBacklogIsBounded(t *testing.T) {
 		t.Fatalf("got %+v", got)
 	}
 
-	p = NewLogPipeline(NewLogHandler(&syncBuffer{}, LogOptions{}))
-	for i := range LogBacklog + 5 {
+	p = newLogPipeline(NewLogHandler(&syncBuffer{}, LogOptions{}))
+	for i := range logBacklog + 5 {
 		p.Logger().Info("r", "i", i)
 	}
 	p.SetSink(c.sink)
 	mustSetLevel(t, p, "info")
 	got := c.take()
-	if len(got) != LogBacklog+1 {
-		t.Fatalf("%d forwarded, want %d", len(got), LogBacklog+1)
+	if len(got) != logBacklog+1 {
+		t.Fatalf("%d forwarded, want %d", len(got), logBacklog+1)
 	}
-	if !strings.Contains(got[1].data, `"i":5}`) || !strings.Contains(got[LogBacklog].data, fmt.Sprintf(`"i":%d}`, LogBacklog+4)) {
-		t.Fatalf("kept the wrong records: first %s last %s", got[1].data, got[LogBacklog].data)
+	if !strings.Contains(got[1].data, `"i":5}`) || !strings.Contains(got[logBacklog].data, fmt.Sprintf(`"i":%d}`, logBacklog+4)) {
+		t.Fatalf("kept the wrong records: first %s last %s", got[1].data, got[logBacklog].data)
 	}
 }
 
 func TestPipelineForwardingPathDoesNotLoop(t *testing.T) {
 	var local syncBuffer
-	p := NewLogPipeline(NewLogHandler(&local, LogOptions{JSON: true}))
+	p := newLogPipeline(NewLogHandler(&local, LogOptions{JSON: true}))
 	var calls int
 	var mu sync.Mutex
-	sinkLog := p.Local().With(ComponentKey, "forwarder")
+	sinkLog := p.Local().With(componentKey, "forwarder")
 	// A sink that logs on every call, at a level the client asked for, as
 	// a session that failed to send would: through Local, as required.
 	p.SetSink(func(level, logger string, data any) {
@@ -447,7 +447,7 @@ func TestPipelineForwardingPathDoesNotLoop(t *testing.T) {
 	}
 	n := 0
 	for _, r := range localRecords(t, local.String()) {
-		if r[ComponentKey] == "forwarder" {
+		if r[componentKey] == "forwarder" {
 			n++
 		}
 	}
@@ -458,12 +458,12 @@ func TestPipelineForwardingPathDoesNotLoop(t *testing.T) {
 
 func TestPipelineConcurrentUse(t *testing.T) {
 	var local syncBuffer
-	p := NewLogPipeline(NewLogHandler(&local, LogOptions{}))
+	p := newLogPipeline(NewLogHandler(&local, LogOptions{}))
 	c := &collector{}
 	var wg sync.WaitGroup
 	for g := range 8 {
 		wg.Go(func() {
-			log := p.Logger().With(ComponentKey, fmt.Sprint("g", g))
+			log := p.Logger().With(componentKey, fmt.Sprint("g", g))
 			for i := range 500 {
 				log.Info("m", "i", i)
 				p.Stdout([]byte("out"), false)
@@ -517,7 +517,7 @@ func TestCapturedStdoutThroughThePipeline(t *testing.T) {
 
 	var stray []string
 	for _, r := range localRecords(t, stderr.String()) {
-		if r[ComponentKey] == StdoutComponent {
+		if r[componentKey] == stdoutComponent {
 			stray = append(stray, r["msg"].(string))
 		}
 	}
@@ -545,7 +545,7 @@ func capturedStdoutHelper() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	p := NewLogPipeline(NewLogHandler(os.Stderr, LogOptions{JSON: true}))
+	p := newLogPipeline(NewLogHandler(os.Stderr, LogOptions{JSON: true}))
 	claimed, err := stdio.Claim()
 	if err != nil {
 		fail(err)

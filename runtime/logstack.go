@@ -8,14 +8,14 @@ import (
 	"strings"
 )
 
-// StackKey is the attribute that carries a goroutine stack (a panicking
+// stackKey is the attribute that carries a goroutine stack (a panicking
 // handler's, in the supervisors' records). The text log writes it below
 // its record, one frame a line, rather than as one quoted line of \n and
 // \t escapes that nobody can read.
-const StackKey = "stack"
+const stackKey = "stack"
 
 // stackText is the text handler, with the stack of a record written below
-// it (see StackKey). Records without one go to the inner handler as they
+// it (see stackKey). Records without one go to the inner handler as they
 // are; one with a stack is written whole, with one Write, so that other
 // records cannot come between its lines.
 type stackText struct {
@@ -38,7 +38,7 @@ func (h *stackText) Enabled(ctx context.Context, l slog.Level) bool {
 func (h *stackText) Handle(ctx context.Context, r slog.Record) error {
 	var stack string
 	r.Attrs(func(a slog.Attr) bool {
-		if a.Key == StackKey && a.Value.Kind() == slog.KindString {
+		if a.Key == stackKey && a.Value.Kind() == slog.KindString {
 			stack = a.Value.String()
 			return false
 		}
@@ -49,8 +49,8 @@ func (h *stackText) Handle(ctx context.Context, r slog.Record) error {
 	}
 	bare := slog.NewRecord(r.Time, r.Level, r.Message, r.PC)
 	r.Attrs(func(a slog.Attr) bool {
-		if a.Key == StackKey {
-			a = slog.String(StackKey, "(below, one frame a line)")
+		if a.Key == stackKey {
+			a = slog.String(stackKey, "(below, one frame a line)")
 		}
 		bare.AddAttrs(a)
 		return true
@@ -63,7 +63,7 @@ func (h *stackText) Handle(ctx context.Context, r slog.Record) error {
 	if err := th.Handle(ctx, bare); err != nil {
 		return err
 	}
-	for _, l := range StackLines(stack) {
+	for _, l := range stackLines(stack) {
 		buf.WriteString("    ")
 		buf.WriteString(l)
 		buf.WriteByte('\n')
@@ -84,11 +84,11 @@ func (h *stackText) WithGroup(name string) slog.Handler {
 	return h.with(func(x slog.Handler) slog.Handler { return x.WithGroup(name) })
 }
 
-// StackLines is a goroutine stack as debug.Stack writes it, one frame a
+// stackLines is a goroutine stack as debug.Stack writes it, one frame a
 // line: "pkg.Func at /path/file.go:42", without the arguments' words and
 // the program counter offsets, which say nothing to a reader. Lines it
 // does not recognise (the goroutine header, "created by") are kept.
-func StackLines(stack string) []string {
+func stackLines(stack string) []string {
 	lines := strings.Split(strings.TrimRight(stack, "\n"), "\n")
 	out := make([]string, 0, len(lines)/2+1)
 	for i := 0; i < len(lines); i++ {

@@ -16,7 +16,7 @@ func TestLogStackReadable(t *testing.T) {
 	var buf bytes.Buffer
 	l := slog.New(NewLogHandler(&buf, LogOptions{})).With("component", "test").WithGroup("g")
 	l.Info("plain", "n", 1)
-	l.Error("child exited", "reason", "panic: boom", StackKey, string(debug.Stack()))
+	l.Error("child exited", "reason", "panic: boom", stackKey, string(debug.Stack()))
 	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
 	if len(lines) < 4 {
 		t.Fatalf("log:\n%s", buf.String())
@@ -42,7 +42,7 @@ func TestLogStackReadable(t *testing.T) {
 	}
 
 	buf.Reset()
-	slog.New(NewLogHandler(&buf, LogOptions{JSON: true})).Error("x", StackKey, "goroutine 1 [running]:\nmain.main()\n\t/x.go:1 +0x1\n")
+	slog.New(NewLogHandler(&buf, LogOptions{JSON: true})).Error("x", stackKey, "goroutine 1 [running]:\nmain.main()\n\t/x.go:1 +0x1\n")
 	if strings.Count(buf.String(), "\n") != 1 || !strings.Contains(buf.String(), `"stack":"goroutine 1`) {
 		t.Errorf("JSON: %s", buf.String())
 	}
@@ -51,7 +51,7 @@ func TestLogStackReadable(t *testing.T) {
 func TestStackLines(t *testing.T) {
 	stack := "goroutine 7 [running]:\nmain.(*T).m(0xc000, {0x1, 0x2})\n\t/src/t.go:12 +0x25\npanic({0xa0cd00?, 0xb3ee80?})\n\t/go/panic.go:860 +0x13a\ncreated by main.start in goroutine 1\n\t/src/s.go:3 +0x9\n"
 	want := []string{"goroutine 7 [running]:", "main.(*T).m at /src/t.go:12", "panic at /go/panic.go:860", "created by main.start in goroutine 1 at /src/s.go:3"}
-	got := StackLines(stack)
+	got := stackLines(stack)
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}

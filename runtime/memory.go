@@ -32,14 +32,14 @@ import (
 // turn it off, for such loads.
 const DefaultMemoryLimit int64 = 14 << 20
 
-// GCPercentUnderLimit is the collector's pace (GOGC) while a memory limit
+// gcPercentUnderLimit is the collector's pace (GOGC) while a memory limit
 // Serve set holds the heap down, unless GOGC is set. Collecting each time
 // the heap doubles a live set of a few MiB only spends CPU when the limit
 // already bounds memory: GOGC=400 took 8% off the CPU per call at K=256,
 // with the same peak RSS and 1 MiB echo (mcpload, GOGC=100 and 400 side by
 // side in one run). This is the pairing the Go GC guide describes, a
 // memory limit with a lazier GOGC.
-const GCPercentUnderLimit = 400
+const gcPercentUnderLimit = 400
 
 // memorySettings are what memoryPolicy decides for the Go runtime.
 type memorySettings struct {
@@ -52,7 +52,7 @@ type memorySettings struct {
 // memoryPolicy decides the settings for Options.MemoryLimit: a negative
 // limit changes nothing; 0 means DefaultMemoryLimit unless GOMEMLIMIT is
 // set; a positive one is set whatever GOMEMLIMIT says. Under the limit the
-// collector is paced by GCPercentUnderLimit, unless GOGC is set or there
+// collector is paced by gcPercentUnderLimit, unless GOGC is set or there
 // is no limit (math.MaxInt64).
 func memoryPolicy(limit int64, getenv func(string) string) memorySettings {
 	var m memorySettings
@@ -67,7 +67,7 @@ func memoryPolicy(limit int64, getenv func(string) string) memorySettings {
 	}
 	m.setLimit, m.limit = true, limit
 	if limit != math.MaxInt64 && getenv("GOGC") == "" {
-		m.setGC, m.gcPercent = true, GCPercentUnderLimit
+		m.setGC, m.gcPercent = true, gcPercentUnderLimit
 	}
 	return m
 }

@@ -37,9 +37,9 @@ func TestMemoryPolicy(t *testing.T) {
 		getenv func(string) string
 		want   memorySettings
 	}{
-		{"default", 0, env(), memorySettings{true, DefaultMemoryLimit, true, GCPercentUnderLimit}},
+		{"default", 0, env(), memorySettings{true, DefaultMemoryLimit, true, gcPercentUnderLimit}},
 		{"GOMEMLIMIT wins over the default", 0, env("GOMEMLIMIT", "1GiB"), memorySettings{}},
-		{"a limit given wins over GOMEMLIMIT", 32 << 20, env("GOMEMLIMIT", "1GiB"), memorySettings{true, 32 << 20, true, GCPercentUnderLimit}},
+		{"a limit given wins over GOMEMLIMIT", 32 << 20, env("GOMEMLIMIT", "1GiB"), memorySettings{true, 32 << 20, true, gcPercentUnderLimit}},
 		{"GOGC is left to the user", 0, env("GOGC", "100"), memorySettings{setLimit: true, limit: DefaultMemoryLimit}},
 		{"no limit, no change of pace", math.MaxInt64, env(), memorySettings{setLimit: true, limit: math.MaxInt64}},
 		{"negative: hands off", -1, env(), memorySettings{}},
@@ -75,9 +75,9 @@ func TestServeMemoryLimit(t *testing.T) {
 		env    []string
 		during string
 	}{
-		{"default", nil, fmt.Sprintf("limit=%d gogc=%d", DefaultMemoryLimit, GCPercentUnderLimit)},
+		{"default", nil, fmt.Sprintf("limit=%d gogc=%d", DefaultMemoryLimit, gcPercentUnderLimit)},
 		{"default", []string{"GOGC=150"}, fmt.Sprintf("limit=%d gogc=150", DefaultMemoryLimit)},
-		{"32MiB", nil, fmt.Sprintf("limit=%d gogc=%d", 32<<20, GCPercentUnderLimit)},
+		{"32MiB", nil, fmt.Sprintf("limit=%d gogc=%d", 32<<20, gcPercentUnderLimit)},
 		{"off", nil, before},
 	} {
 		t.Run(strings.Join(append([]string{c.mode}, c.env...), ","), func(t *testing.T) {

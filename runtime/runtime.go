@@ -58,7 +58,7 @@ type Options struct {
 	// set, which then wins; > 0: this limit, over GOMEMLIMIT too;
 	// math.MaxInt64: no limit, over GOMEMLIMIT too; < 0: Serve leaves the
 	// limit and GOGC alone. Under a limit other than math.MaxInt64, the
-	// collector is paced at GOGC=GCPercentUnderLimit unless GOGC is set.
+	// collector is paced at GOGC=gcPercentUnderLimit unless GOGC is set.
 	// Start ignores it: it changes no global state.
 	MemoryLimit int64
 	// Tasks, when set, turns tasks on for Serve (see TasksOptions);

@@ -58,7 +58,7 @@ func LoggerFromEnv() *slog.Logger {
 // on the same terms, the client. The runtime's own records (panic stacks
 // among them) stay on stderr. It tunes the Go runtime's memory for a
 // small, long-lived server, a soft limit of DefaultMemoryLimit and
-// GOGC=GCPercentUnderLimit, unless the environment or opts.MemoryLimit
+// GOGC=gcPercentUnderLimit, unless the environment or opts.MemoryLimit
 // says otherwise (see Options.MemoryLimit). Everything is restored on
 // return.
 func Serve(ctx context.Context, srv *handlers.Server, opts Options) error {
@@ -67,10 +67,10 @@ func Serve(ctx context.Context, srv *handlers.Server, opts Options) error {
 	}
 	defer memoryPolicy(opts.MemoryLimit, os.Getenv).apply()()
 
-	var pipe *LogPipeline
+	var pipe *logPipeline
 	if opts.Logger == nil {
 		lo, lerr := LogOptionsFromEnv()
-		pipe = NewLogPipeline(NewLogHandler(os.Stderr, lo))
+		pipe = newLogPipeline(NewLogHandler(os.Stderr, lo))
 		slog.SetDefault(pipe.Logger())
 		opts.Logger = pipe.Local()
 		if lerr != nil {

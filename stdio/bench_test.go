@@ -72,15 +72,16 @@ func BenchmarkReadLines(b *testing.B) {
 			r := &benchLines{line: bc.line, n: b.N}
 			lines := 0
 			b.ResetTimer()
-			stdio.ReadLines(r, 0, func(msg any) bool {
-				switch m := msg.(type) {
-				case *stdio.Line:
-					lines++
-				case *stdio.LineTooLong, *stdio.ReadError:
-					b.Fatalf("unexpected %T", m)
-				}
+			err := stdio.ScanLines(r, 0, func([]byte) bool {
+				lines++
 				return true
+			}, func(t stdio.LineTooLong) bool {
+				b.Fatalf("unexpected %+v", t)
+				return false
 			})
+			if err != nil {
+				b.Fatal(err)
+			}
 			b.StopTimer()
 			if lines != b.N {
 				b.Fatalf("%d lines read, want %d", lines, b.N)

@@ -100,7 +100,7 @@ func captureFD(fd int, deliver func([]byte, bool), opts CaptureOptions) (*Captur
 
 	var p [2]int
 	// Under ForkLock, so no child started meanwhile inherits either end:
-	// a stray write end would keep Stop from ever seeing EOF.
+	// a stray write end would keep Stop from ever seeing eof.
 	syscall.ForkLock.RLock()
 	err := syscall.Pipe(p[:])
 	if err == nil {
@@ -133,7 +133,7 @@ func captureFD(fd int, deliver func([]byte, bool), opts CaptureOptions) (*Captur
 		return nil, fmt.Errorf("stdio: capture: point fd %d at the pipe: %w", fd, err)
 	}
 	// From here fd is the only write end in this process: once Stop points
-	// it back, the reader sees EOF as soon as the pipe is empty.
+	// it back, the reader sees eof as soon as the pipe is empty.
 	syscall.Close(p[1])
 
 	c := &Capture{
@@ -306,7 +306,7 @@ func (c *Capture) readNow(buf []byte) int {
 }
 
 // drainNow reads what is in the pipe right now, without waiting for more,
-// and reports whether it reached EOF. It is bounded: a holder that keeps
+// and reports whether it reached eof. It is bounded: a holder that keeps
 // writing cannot keep Stop from returning.
 func (c *Capture) drainNow(buf []byte, s *splitter) (eof bool) {
 	_ = c.r.SetReadDeadline(time.Time{})

@@ -2,7 +2,7 @@
 //
 // Four pieces, each with one owner:
 //
-//   - ReadLines is the only reader of the input. It splits on '\n' (a
+//   - readLines is the only reader of the input. It splits on '\n' (a
 //     trailing '\r' is dropped), skips blank lines, and has no fixed token
 //     limit: lines grow up to a configurable cap, and a line over the cap is
 //     discarded up to its newline and reported as LineTooLong, after which

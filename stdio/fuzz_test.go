@@ -32,7 +32,7 @@ func (r *fuzzChunks) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// fuzzExpect is what ReadLines must emit for input, worked out the obvious
+// fuzzExpect is what readLines must emit for input, worked out the obvious
 // way: split on '\n', drop one '\r' before each '\n', skip blank lines, and
 // report lines over maxLine by their size.
 func fuzzExpect(input []byte, maxLine int, final string) []string {
@@ -59,9 +59,9 @@ func fuzzExpect(input []byte, maxLine int, final string) []string {
 
 // FuzzReadLines feeds arbitrary bytes, after padding (so lines and CRLFs
 // straddle the 64 KiB buffer), in arbitrary chunks, under arbitrary caps.
-// ReadLines must never panic and must emit exactly the lines the input
+// readLines must never panic and must emit exactly the lines the input
 // holds: none with a '\n', sizes that add up, a head that is the line's
-// start, and one final EOF (or ReadError), or nothing after emit says stop.
+// start, and one final eof (or readError), or nothing after emit says stop.
 func FuzzReadLines(f *testing.F) {
 	f.Add([]byte("a\nb\r\nc"), uint16(0), []byte{1}, uint32(0), false, uint8(0))
 	f.Add([]byte("\r\n{\"id\":1}\n"), uint16(32767), []byte{7, 0, 3}, uint32(0), false, uint8(0))
@@ -80,7 +80,7 @@ func FuzzReadLines(f *testing.F) {
 		if effMax <= 0 {
 			effMax = DefaultMaxLine
 		}
-		final := "EOF"
+		final := "eof"
 		var rerr error = io.EOF
 		if fail {
 			rerr, final = errors.New("boom"), "error: boom"
@@ -89,7 +89,7 @@ func FuzzReadLines(f *testing.F) {
 
 		var got []string
 		calls := 0
-		ReadLines(&fuzzChunks{data: input, chunks: chunks, err: rerr}, maxLine, func(msg any) bool {
+		readLines(&fuzzChunks{data: input, chunks: chunks, err: rerr}, maxLine, func(msg any) bool {
 			calls++
 			if stopAfter != 0 && calls > int(stopAfter) {
 				t.Fatalf("emit called again (%T) after it returned false", msg)
@@ -111,9 +111,9 @@ func FuzzReadLines(f *testing.F) {
 					t.Fatalf("head %.40q is not from the input", m.Head)
 				}
 				got = append(got, fmt.Sprintf("too long: %d", m.Size))
-			case *EOF:
-				got = append(got, "EOF")
-			case *ReadError:
+			case *eof:
+				got = append(got, "eof")
+			case *readError:
 				got = append(got, "error: "+m.Err.Error())
 			default:
 				t.Fatalf("unexpected message %T", msg)

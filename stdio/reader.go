@@ -25,22 +25,22 @@ type LineTooLong struct {
 	Head []byte
 }
 
-// EOF reports the end of the input: the client closed stdin.
-type EOF struct{}
+// eof reports the end of the input: the client closed stdin.
+type eof struct{}
 
-// ReadError reports a read failure other than EOF; reading has stopped.
-type ReadError struct{ Err error }
+// readError reports a read failure other than eof; reading has stopped.
+type readError struct{ Err error }
 
 // headKeep is how much of an over-long line is kept for id recovery.
 const headKeep = 4096
 
-// ReadLines reads r until EOF or error and calls emit with a *Line,
-// *LineTooLong, *EOF or *ReadError. It stops early, without a final message,
+// readLines reads r until eof or error and calls emit with a *Line,
+// *LineTooLong, *eof or *readError. It stops early, without a final message,
 // when emit returns false. maxLine <= 0 means DefaultMaxLine.
 //
-// A last line without a newline is still delivered before EOF: a client that
+// A last line without a newline is still delivered before eof: a client that
 // forgets the final '\n' should not lose its last request.
-func ReadLines(r io.Reader, maxLine int, emit func(msg any) bool) {
+func readLines(r io.Reader, maxLine int, emit func(msg any) bool) {
 	stopped := false
 	err := ScanLines(r, maxLine, func(line []byte) bool {
 		stopped = !emit(&Line{Data: line})
@@ -52,17 +52,17 @@ func ReadLines(r io.Reader, maxLine int, emit func(msg any) bool) {
 	switch {
 	case stopped:
 	case err == nil:
-		emit(&EOF{})
+		emit(&eof{})
 	default:
-		emit(&ReadError{Err: err})
+		emit(&readError{Err: err})
 	}
 }
 
-// ScanLines is ReadLines without the messages, for a reader that handles
+// ScanLines is readLines without the messages, for a reader that handles
 // each line where it is read (session/client reads a server's stdout so):
 // onLine gets each non-blank line, without its ending, in a fresh buffer the
 // receiver owns; onTooLong gets each line over the cap, discarded. It
-// returns nil at EOF or when a callback returns false, else the read error.
+// returns nil at eof or when a callback returns false, else the read error.
 func ScanLines(r io.Reader, maxLine int, onLine func([]byte) bool, onTooLong func(LineTooLong) bool) error {
 	if maxLine <= 0 {
 		maxLine = DefaultMaxLine

@@ -10,11 +10,11 @@ import (
 	"testing/iotest"
 )
 
-// collect runs ReadLines over r and renders every emitted message as a
+// collect runs readLines over r and renders every emitted message as a
 // short string, so a whole run compares as one slice.
 func collect(r io.Reader, maxLine int) []string {
 	var got []string
-	ReadLines(r, maxLine, func(msg any) bool {
+	readLines(r, maxLine, func(msg any) bool {
 		got = append(got, render(msg))
 		return true
 	})
@@ -27,9 +27,9 @@ func render(msg any) string {
 		return "line:" + string(m.Data)
 	case *LineTooLong:
 		return fmt.Sprintf("toolong:%d/%d:%q", m.Size, m.Max, m.Head)
-	case *EOF:
+	case *eof:
 		return "eof"
-	case *ReadError:
+	case *readError:
 		return "err:" + m.Err.Error()
 	}
 	return fmt.Sprintf("unexpected %T", msg)
@@ -37,7 +37,7 @@ func render(msg any) string {
 
 var errBoom = errors.New("boom")
 
-// errAfter returns data, then err (not EOF).
+// errAfter returns data, then err (not eof).
 func errAfter(data string, err error) io.Reader {
 	return io.MultiReader(strings.NewReader(data), iotest.ErrReader(err))
 }
@@ -101,7 +101,7 @@ func slicesEqual(a, b []string) bool {
 }
 
 // TestReadLinesReadErrorAfterData: lines before the failure are delivered,
-// then ReadError, and nothing after it.
+// then readError, and nothing after it.
 func TestReadLinesReadErrorAfterData(t *testing.T) {
 	got := collect(errAfter("a\nb\n", errBoom), 0)
 	want := []string{"line:a", "line:b", "err:boom"}
@@ -134,11 +134,11 @@ func TestReadLinesLongLines(t *testing.T) {
 	} {
 		var got [][]byte
 		sawEOF := false
-		ReadLines(wrap(bytes.NewReader(in.Bytes())), 4<<20, func(msg any) bool {
+		readLines(wrap(bytes.NewReader(in.Bytes())), 4<<20, func(msg any) bool {
 			switch m := msg.(type) {
 			case *Line:
 				got = append(got, m.Data)
-			case *EOF:
+			case *eof:
 				sawEOF = true
 			default:
 				t.Errorf("%s: unexpected %s", rname, render(msg))
@@ -186,7 +186,7 @@ func TestReadLinesLongLineSizes(t *testing.T) {
 		"half":  iotest.HalfReader,
 	} {
 		var got []string
-		ReadLines(wrap(bytes.NewReader(in.Bytes())), maxLine, func(msg any) bool {
+		readLines(wrap(bytes.NewReader(in.Bytes())), maxLine, func(msg any) bool {
 			switch m := msg.(type) {
 			case *Line:
 				d := m.Data
@@ -228,7 +228,7 @@ func TestReadLinesOverCap(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			in := append(append(append([]byte(nil), tc.line...), "\r\n"...), `{"id":1}`+"\n"...)
 			var got []any
-			ReadLines(iotest.HalfReader(bytes.NewReader(in)), maxLine, func(msg any) bool {
+			readLines(iotest.HalfReader(bytes.NewReader(in)), maxLine, func(msg any) bool {
 				got = append(got, msg)
 				return true
 			})
@@ -248,8 +248,8 @@ func TestReadLinesOverCap(t *testing.T) {
 			if l, ok := got[1].(*Line); !ok || string(l.Data) != `{"id":1}` {
 				t.Errorf("second message %s, want the next line", render(got[1]))
 			}
-			if _, ok := got[2].(*EOF); !ok {
-				t.Errorf("third message %s, want EOF", render(got[2]))
+			if _, ok := got[2].(*eof); !ok {
+				t.Errorf("third message %s, want eof", render(got[2]))
 			}
 		})
 	}
@@ -269,7 +269,7 @@ func TestReadLinesOverCapShortHead(t *testing.T) {
 // do not overwrite it.
 func TestReadLinesOwnsData(t *testing.T) {
 	var lines []*Line
-	ReadLines(strings.NewReader("aaaa\nbbbb\ncccc\n"), 0, func(msg any) bool {
+	readLines(strings.NewReader("aaaa\nbbbb\ncccc\n"), 0, func(msg any) bool {
 		if l, ok := msg.(*Line); ok {
 			lines = append(lines, l)
 		}
@@ -287,7 +287,7 @@ func TestReadLinesOwnsData(t *testing.T) {
 func TestReadLinesStop(t *testing.T) {
 	r := &countingReader{r: strings.NewReader("a\nb\nc\n")}
 	var got []string
-	ReadLines(iotest.OneByteReader(r), 0, func(msg any) bool {
+	readLines(iotest.OneByteReader(r), 0, func(msg any) bool {
 		got = append(got, render(msg))
 		return false
 	})
@@ -299,7 +299,7 @@ func TestReadLinesStop(t *testing.T) {
 	}
 	// Stop on a LineTooLong too.
 	got = nil
-	ReadLines(strings.NewReader("123456\nok\n"), 5, func(msg any) bool {
+	readLines(strings.NewReader("123456\nok\n"), 5, func(msg any) bool {
 		got = append(got, render(msg))
 		return false
 	})
@@ -329,7 +329,7 @@ func TestReadLinesCRAtBufferEnd(t *testing.T) {
 	in := append(append([]byte(nil), line...), "\r\nnext\n"...)
 
 	var got []string
-	ReadLines(bytes.NewReader(in), len(line), func(msg any) bool {
+	readLines(bytes.NewReader(in), len(line), func(msg any) bool {
 		if l, ok := msg.(*Line); ok && bytes.Equal(l.Data, line) {
 			got = append(got, "line:<the long line>")
 		} else {
@@ -342,7 +342,7 @@ func TestReadLinesCRAtBufferEnd(t *testing.T) {
 	}
 
 	got = nil
-	ReadLines(bytes.NewReader(in), 1000, func(msg any) bool {
+	readLines(bytes.NewReader(in), 1000, func(msg any) bool {
 		if tl, ok := msg.(*LineTooLong); ok {
 			got = append(got, fmt.Sprintf("toolong:%d", tl.Size))
 		} else {
@@ -370,7 +370,7 @@ func BenchmarkReadLinesAlternating(b *testing.B) {
 	r := &repeatReader{data: pair, n: b.N}
 	lines := 0
 	b.ResetTimer()
-	ReadLines(r, 0, func(msg any) bool {
+	readLines(r, 0, func(msg any) bool {
 		if _, ok := msg.(*Line); ok {
 			lines++
 		}
@@ -400,14 +400,14 @@ func (r *repeatReader) Read(p []byte) (int, error) {
 	return c, nil
 }
 
-// TestScanLinesErrors: ScanLines returns nil at EOF and when told to stop,
+// TestScanLinesErrors: ScanLines returns nil at eof and when told to stop,
 // and the read error otherwise, after the lines before it.
 func TestScanLinesErrors(t *testing.T) {
 	var got []string
 	onLine := func(b []byte) bool { got = append(got, string(b)); return true }
 	onTooLong := func(l LineTooLong) bool { got = append(got, "toolong"); return true }
 	if err := ScanLines(strings.NewReader("a\r\n123456\nb"), 5, onLine, onTooLong); err != nil {
-		t.Fatalf("at EOF: %v, want nil", err)
+		t.Fatalf("at eof: %v, want nil", err)
 	}
 	if !slicesEqual(got, []string{"a", "toolong", "b"}) {
 		t.Fatalf("got %q", got)

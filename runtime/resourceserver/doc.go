@@ -96,7 +96,7 @@
 //   - The token is never logged and never in an error message; the
 //     request reaches the wrapped handler without its Authorization (and
 //     DPoP) header, and with the handlers.Caller (subject, client id, audience, scopes, claims)
-//     on its context: CallerFrom(r.Context()), the one handlers reads:
+//     on its context: handlers.CallerFrom(r.Context()), the one handlers reads:
 //     behind streamhttp, a handler finds it as Request.Caller, and
 //     handlers.Access (which tools, prompts and resources each caller
 //     sees and uses) decides on it; ScopeChallenge is the 403 step-up

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcprt/mcprt/handlers"
 	rst "github.com/mcprt/mcprt/runtime/resourceserver/resourceservertest"
 )
 
@@ -50,7 +51,7 @@ func serveDPoP(g *Guard, method, target, token string, proofs ...string) (*httpt
 	s := &seen{}
 	h := g.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.called = true
-		s.caller = CallerFrom(r.Context())
+		s.caller = handlers.CallerFrom(r.Context())
 		s.authorization = append(r.Header.Values("Authorization"), r.Header.Values("DPoP")...)
 		w.WriteHeader(http.StatusOK)
 	}))

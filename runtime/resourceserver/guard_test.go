@@ -157,7 +157,7 @@ func serve(g *Guard, token string, header ...string) (*httptest.ResponseRecorder
 	s := &seen{}
 	h := g.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.called = true
-		s.caller = CallerFrom(r.Context())
+		s.caller = handlers.CallerFrom(r.Context())
 		s.authorization = r.Header.Values("Authorization")
 		w.WriteHeader(http.StatusOK)
 	}))

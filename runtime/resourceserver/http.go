@@ -74,7 +74,7 @@ func (g *Guard) MetadataHandler() http.Handler {
 // use_dpop_nonce with a DPoP-Nonce); a certificate-bound one
 // (cnf.x5t#S256, RFC 8705) only over a TLS connection whose client
 // certificate it names. A request let through reaches next with its
-// handlers.Caller on its context (CallerFrom) and without its Authorization and
+// handlers.Caller on its context (handlers.CallerFrom) and without its Authorization and
 // DPoP headers: nothing behind the guard can pass the token on.
 func (g *Guard) Wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -126,7 +126,7 @@ func (g *Guard) Wrap(next http.Handler) http.Handler {
 		if scheme == schemeDPoP {
 			r.Header.Del("DPoP")
 		}
-		next.ServeHTTP(w, r.WithContext(WithCaller(r.Context(), c)))
+		next.ServeHTTP(w, r.WithContext(handlers.WithCaller(r.Context(), c)))
 	})
 }
 

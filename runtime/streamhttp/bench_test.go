@@ -12,7 +12,7 @@ import (
 	"github.com/anthdm/hollywood/actor"
 
 	"github.com/mcprt/mcprt/handlers"
-	"github.com/mcprt/mcprt/runtime/resourceserver"
+
 	"github.com/mcprt/mcprt/runtime/streamhttp"
 )
 
@@ -36,7 +36,7 @@ func BenchmarkHandler(b *testing.B) {
 	})
 	// A caller on the request's context, as resourceserver's Guard puts
 	// it there: the session makes it the handler's Request.Caller.
-	withCaller := resourceserver.WithCaller(context.Background(), &handlers.Caller{Subject: "bench", Scopes: []string{"mcp:tools"}})
+	withCaller := handlers.WithCaller(context.Background(), &handlers.Caller{Subject: "bench", Scopes: []string{"mcp:tools"}})
 	post := func(body string, hdr map[string]string, ctx context.Context) *httptest.ResponseRecorder {
 		r := httptest.NewRequest("POST", "/mcp", strings.NewReader(body))
 		if ctx != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/anthdm/hollywood/actor"
 
 	"github.com/mcprt/mcprt/handlers"
+	"github.com/mcprt/mcprt/handlers/jsonrpc"
 	"github.com/mcprt/mcprt/handlers/mcp"
 	"github.com/mcprt/mcprt/runtime/streamhttp"
 )
@@ -360,7 +361,7 @@ func TestHeaderMismatchNamesTheMetaKeys(t *testing.T) {
 		"no _meta": {"", `Invalid params: _meta["io.modelcontextprotocol/protocolVersion"] is required: ` +
 			`a 2026-07-28 request carries, in params._meta, "io.modelcontextprotocol/protocolVersion", "io.modelcontextprotocol/clientCapabilities" and "io.modelcontextprotocol/clientInfo"`, -32602},
 		"other version": {`,"_meta":{"io.modelcontextprotocol/protocolVersion":"2025-11-25"}`,
-			`Header mismatch: MCP-Protocol-Version header "2026-07-28" does not match params._meta["io.modelcontextprotocol/protocolVersion"] "2025-11-25"`, streamhttp.CodeHeaderMismatch},
+			`Header mismatch: MCP-Protocol-Version header "2026-07-28" does not match params._meta["io.modelcontextprotocol/protocolVersion"] "2025-11-25"`, jsonrpc.CodeHeaderMismatch},
 	} {
 		r := f.do("POST", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"x"}`+c.meta+`}}`, modernHeaders("tools/call", "echo"))
 		var e struct{ Message string }
@@ -403,7 +404,7 @@ func TestModernRequests(t *testing.T) {
 		"other name":    {"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "sleep"},
 	} {
 		r := f.do("POST", call("2", "echo", `{"text":"x"}`), hdr)
-		if r.status != 400 || errCode(r.last()) != streamhttp.CodeHeaderMismatch {
+		if r.status != 400 || errCode(r.last()) != jsonrpc.CodeHeaderMismatch {
 			t.Errorf("%s: %d %v", name, r.status, r.msgs)
 		}
 	}
@@ -725,7 +726,7 @@ func TestParamHeaders(t *testing.T) {
 		"bad base64":          {`{"region":"eu","q":"x"}`, map[string]string{"Region": "=?base64?%%%?="}, false},
 	} {
 		r := call(c.args, c.params)
-		if got := r.status == 200; got != c.ok || !c.ok && errCode(r.last()) != streamhttp.CodeHeaderMismatch {
+		if got := r.status == 200; got != c.ok || !c.ok && errCode(r.last()) != jsonrpc.CodeHeaderMismatch {
 			t.Errorf("%s: %d %v", name, r.status, r.msgs)
 		}
 	}

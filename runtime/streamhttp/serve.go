@@ -31,10 +31,6 @@ const (
 	hName            = "Mcp-Name"
 )
 
-// CodeHeaderMismatch (2026-07-28): the HTTP headers disagree with the body,
-// or a required one is missing (the codec's jsonrpc.CodeHeaderMismatch).
-const CodeHeaderMismatch = jsonrpc.CodeHeaderMismatch
-
 // keepAliveEvery is how often a quiet SSE stream gets a comment line, so
 // that proxies and clients do not time it out.
 const keepAliveEvery = 25 * time.Second
@@ -298,7 +294,7 @@ func (h *Handler) postModern(w http.ResponseWriter, r *http.Request, m *jsonrpc.
 	// a mismatch first, answered here.
 	var refuse *jsonrpc.Error
 	if msg := h.headerMismatch(r, m, pv, mv); msg != "" {
-		refuse = &jsonrpc.Error{Code: CodeHeaderMismatch, Message: "Header mismatch: " + msg}
+		refuse = &jsonrpc.Error{Code: jsonrpc.CodeHeaderMismatch, Message: "Header mismatch: " + msg}
 		if bodyVersion, isString := jsonrpc.Unquote(mv); isString && bodyVersion != pv {
 			writeError(w, http.StatusBadRequest, m.ID, refuse.Code, refuse.Message)
 			return
