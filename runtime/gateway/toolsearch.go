@@ -13,7 +13,7 @@ import (
 
 	"github.com/mcprt/mcprt/handlers"
 	"github.com/mcprt/mcprt/handlers/jsonrpc"
-	"github.com/mcprt/mcprt/runtime/gateway/toolsearch"
+	"github.com/mcprt/mcprt/runtime/gateway/internal/toolsearch"
 )
 
 // The tools the gateway offers in place of its catalog with tool search.

@@ -242,8 +242,8 @@ func TestGatewayToolSearchNPM(t *testing.T) {
 	plain.WaitExit(exitTimeout)
 
 	// The catalog is the relevance set's (a newer server would call for
-	// a new capture: see runtime/gateway/toolsearch/relevance_test.go).
-	raw, err := os.ReadFile("../../runtime/gateway/toolsearch/testdata/four-servers.json")
+	// a new capture: see runtime/gateway/internal/toolsearch/relevance_test.go).
+	raw, err := os.ReadFile("../../runtime/gateway/internal/toolsearch/testdata/four-servers.json")
 	if err != nil {
 		t.Fatal(err)
 	}

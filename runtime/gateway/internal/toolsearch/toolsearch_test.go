@@ -94,7 +94,7 @@ func catalogOf(t testing.TB, n int) []Doc {
 // BenchmarkSearch1000 is a search of the relevance set's queries, in
 // turn, over 1,000 tools; it reports the index's bytes per tool.
 //
-//	go test ./runtime/gateway/toolsearch -run '^$' -bench Search1000 -benchmem
+//	go test ./runtime/gateway/internal/toolsearch -run '^$' -bench Search1000 -benchmem
 func BenchmarkSearch1000(b *testing.B) {
 	docs := catalogOf(b, 1000)
 	x := New(docs)
@@ -136,7 +136,7 @@ func indexBytes(t testing.TB, docs []Doc) uint64 {
 // TestLatency1000 logs the search latency's percentiles over 1,000 tools
 // and the index's memory, the figures of test/bench/RESULTS.md:
 //
-//	go test ./runtime/gateway/toolsearch -run Latency1000 -v
+//	go test ./runtime/gateway/internal/toolsearch -run Latency1000 -v
 //
 // It asserts only loosely (race detector and shared CPUs slow it).
 func TestLatency1000(t *testing.T) {
