@@ -4,11 +4,13 @@
 // The stack, top to bottom, as the code has it. A package imports only
 // packages of its own floor or of floors below it, never one above:
 //
-//	cmd/mcprt                     the command (and its internal packages)
+//	cmd/mcprt                     the command; its internal packages: fixture (the servers
+//	                              serve -fixture runs), loadgen (the bench load)
 //	test/...                      harnesses: end-to-end, interop, conformance
 //	runtime, runtime/streamhttp,  serving a server over stdio or HTTP
 //	  runtime/resourceserver      (behind OAuth 2.1 access tokens);
-//	  runtime/gateway             a server whose offers are other servers';
+//	  runtime/gateway             a server whose offers are other servers' (its
+//	                              internal/toolsearch: the tool-search index);
 //	  runtime/fault               the fault campaigns of mcprt chaos
 //	session, session/client       the MCP session: the server end, and the client end
 //	handlers                      what a server offers, as plain values and functions
