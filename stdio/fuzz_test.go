@@ -95,7 +95,7 @@ func FuzzReadLines(f *testing.F) {
 				t.Fatalf("emit called again (%T) after it returned false", msg)
 			}
 			switch m := msg.(type) {
-			case *Line:
+			case *lineMsg:
 				if bytes.IndexByte(m.Data, '\n') >= 0 {
 					t.Fatalf("line holds a newline: %q", m.Data)
 				}

@@ -12,8 +12,8 @@ import (
 // take the process's memory.
 const DefaultMaxLine = 64 << 20
 
-// Line is one input line without its line ending. The receiver owns Data.
-type Line struct {
+// lineMsg is one input line without its line ending. The receiver owns Data.
+type lineMsg struct {
 	Data []byte
 }
 
@@ -34,7 +34,7 @@ type readError struct{ Err error }
 // headKeep is how much of an over-long line is kept for id recovery.
 const headKeep = 4096
 
-// readLines reads r until eof or error and calls emit with a *Line,
+// readLines reads r until eof or error and calls emit with a *lineMsg,
 // *LineTooLong, *eof or *readError. It stops early, without a final message,
 // when emit returns false. maxLine <= 0 means DefaultMaxLine.
 //
@@ -43,7 +43,7 @@ const headKeep = 4096
 func readLines(r io.Reader, maxLine int, emit func(msg any) bool) {
 	stopped := false
 	err := ScanLines(r, maxLine, func(line []byte) bool {
-		stopped = !emit(&Line{Data: line})
+		stopped = !emit(&lineMsg{Data: line})
 		return !stopped
 	}, func(t LineTooLong) bool {
 		stopped = !emit(&t)

@@ -23,7 +23,7 @@ func collect(r io.Reader, maxLine int) []string {
 
 func render(msg any) string {
 	switch m := msg.(type) {
-	case *Line:
+	case *lineMsg:
 		return "line:" + string(m.Data)
 	case *LineTooLong:
 		return fmt.Sprintf("toolong:%d/%d:%q", m.Size, m.Max, m.Head)
@@ -136,7 +136,7 @@ func TestReadLinesLongLines(t *testing.T) {
 		sawEOF := false
 		readLines(wrap(bytes.NewReader(in.Bytes())), 4<<20, func(msg any) bool {
 			switch m := msg.(type) {
-			case *Line:
+			case *lineMsg:
 				got = append(got, m.Data)
 			case *eof:
 				sawEOF = true
@@ -188,7 +188,7 @@ func TestReadLinesLongLineSizes(t *testing.T) {
 		var got []string
 		readLines(wrap(bytes.NewReader(in.Bytes())), maxLine, func(msg any) bool {
 			switch m := msg.(type) {
-			case *Line:
+			case *lineMsg:
 				d := m.Data
 				if d[0] != '<' || d[len(d)-1] != '>' || bytes.Count(d, d[1:2]) != len(d)-2 {
 					t.Errorf("%s: line of %d bytes is not what was sent", rname, len(d))
@@ -245,7 +245,7 @@ func TestReadLinesOverCap(t *testing.T) {
 			if !bytes.Equal(tl.Head, tc.line[:4096]) {
 				t.Errorf("Head: got %d bytes %.20q..., want the line's first 4096", len(tl.Head), tl.Head)
 			}
-			if l, ok := got[1].(*Line); !ok || string(l.Data) != `{"id":1}` {
+			if l, ok := got[1].(*lineMsg); !ok || string(l.Data) != `{"id":1}` {
 				t.Errorf("second message %s, want the next line", render(got[1]))
 			}
 			if _, ok := got[2].(*eof); !ok {
@@ -265,12 +265,12 @@ func TestReadLinesOverCapShortHead(t *testing.T) {
 	}
 }
 
-// TestReadLinesOwnsData: each Line's Data is the receiver's: later reads
+// TestReadLinesOwnsData: each lineMsg's Data is the receiver's: later reads
 // do not overwrite it.
 func TestReadLinesOwnsData(t *testing.T) {
-	var lines []*Line
+	var lines []*lineMsg
 	readLines(strings.NewReader("aaaa\nbbbb\ncccc\n"), 0, func(msg any) bool {
-		if l, ok := msg.(*Line); ok {
+		if l, ok := msg.(*lineMsg); ok {
 			lines = append(lines, l)
 		}
 		return true
@@ -330,7 +330,7 @@ func TestReadLinesCRAtBufferEnd(t *testing.T) {
 
 	var got []string
 	readLines(bytes.NewReader(in), len(line), func(msg any) bool {
-		if l, ok := msg.(*Line); ok && bytes.Equal(l.Data, line) {
+		if l, ok := msg.(*lineMsg); ok && bytes.Equal(l.Data, line) {
 			got = append(got, "line:<the long line>")
 		} else {
 			got = append(got, render(msg)[:min(len(render(msg)), 40)])
@@ -371,7 +371,7 @@ func BenchmarkReadLinesAlternating(b *testing.B) {
 	lines := 0
 	b.ResetTimer()
 	readLines(r, 0, func(msg any) bool {
-		if _, ok := msg.(*Line); ok {
+		if _, ok := msg.(*lineMsg); ok {
 			lines++
 		}
 		return true
