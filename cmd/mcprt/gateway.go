@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -24,6 +25,7 @@ import (
 	"github.com/mcprt/mcprt/handlers/mcp"
 	"github.com/mcprt/mcprt/runtime"
 	"github.com/mcprt/mcprt/runtime/gateway"
+	"github.com/mcprt/mcprt/runtime/resourceserver"
 	"github.com/mcprt/mcprt/stdio"
 )
 
@@ -228,6 +230,7 @@ func runGateway(args []string, s streams) int {
 	fs.DurationVar(&o.DrainTimeout, "drain-timeout", 5e9, "how long in-flight requests may still run after stdin EOF or a signal, before the backends are closed")
 	closeGrace := fs.Duration("close-grace", time.Second, "how long a backend may take to exit after its stdin is closed, before it gets SIGTERM")
 	termGrace := fs.Duration("term-grace", time.Second, "how long a backend may take to exit after SIGTERM, before it gets SIGKILL")
+	endpointName := fs.String("endpoint", "", "serve only the virtual endpoint `name` of FILE's \"endpoints\" over stdio (over HTTP each is served at <-http-path>/name)")
 	toolSearch := fs.Bool("tool-search", false, "list search_tools and call_tool instead of the backends' tools (as \"toolSearch\": true in FILE does); every tool stays callable by name")
 	logCalls := fs.Bool("log-calls", false, "log each tool call forwarded (backend, tool, time taken, outcome) to stderr, whatever LOG_LEVEL says")
 	useGuard := fs.Bool("guard", true, "run each stdio backend through mcprt guard, so that all it started dies with the gateway, even a killed one (not on Windows)")
@@ -256,6 +259,8 @@ func runGateway(args []string, s streams) int {
 		return usageErr("unexpected argument %q", fs.Arg(0))
 	case o.DefaultLogLevel != "" && !slices.Contains(mcp.LogLevels, o.DefaultLogLevel):
 		return usageErr("-client-log-level must be one of %v", mcp.LogLevels)
+	case *endpointName != "" && hf.addr != "":
+		return usageErr("-endpoint serves one endpoint over stdio; over HTTP each is served at %s/NAME", strings.TrimSuffix(hf.path, "/"))
 	}
 	if *restartWait == 0 {
 		*restartWait = -1 // a Backend's 0 is the default
@@ -286,6 +291,9 @@ func runGateway(args []string, s streams) int {
 				fmt.Fprintf(stderr, "mcprt gateway: backend %q: \"access\" and \"toolAccess\" are met only by callers with an OAuth access token (-http with -http-oauth-issuer); what they guard is offered to no one here\n", b.Name)
 			}
 		}
+	}
+	if _, ok := cfg.Endpoints[*endpointName]; *endpointName != "" && !ok {
+		return usageErr("-endpoint %q: %s has no such endpoint (its \"endpoints\": %v)", *endpointName, *file, slices.Sorted(maps.Keys(cfg.Endpoints)))
 	}
 	if *check {
 		status := runtime.ExitOK
@@ -381,6 +389,19 @@ func runGateway(args []string, s streams) int {
 		if hl, status = listenHTTP("mcprt gateway", o, hf, stderr); hl == nil {
 			return status
 		}
+		// The virtual endpoints, beside the gateway's own, each with a
+		// resource server of its own when OAuth is on.
+		var rs *resourceserver.Options
+		if hl.guard != nil {
+			opts, _, err := hf.oauth.options(hf.tokenFile, hl.so.Logger)
+			if err != nil { // it made hl.guard: not now
+				hl.close()
+				fmt.Fprintf(stderr, "mcprt gateway: %v\n", err)
+				return runtime.ExitUsage
+			}
+			rs = &opts
+		}
+		o.Parts = append(o.Parts, mountEndpoints(g, hl, rs))
 	}
 	// SIGHUP reloads the file (its default would end the gateway).
 	hup := make(chan os.Signal, 1)
@@ -416,7 +437,11 @@ func runGateway(args []string, s streams) int {
 	if isTerminalInput(os.Stdin) {
 		fmt.Fprintln(stderr, gatewayTerminalHint) // see serveTerminalHint
 	}
-	err = runtime.Serve(context.Background(), g.Server(), o)
+	srv := g.Server()
+	if *endpointName != "" {
+		srv = g.Endpoint(*endpointName)
+	}
+	err = runtime.Serve(context.Background(), srv, o)
 	closeBackends()
 	return runtime.ExitCode(err)
 }

@@ -32,6 +32,9 @@ type Config struct {
 	// file.
 	ToolSearch bool
 	AlwaysList []string
+	// Endpoints are the top-level "endpoints": virtual endpoints by name,
+	// each a subset of what the gateway offers (see Endpoint).
+	Endpoints map[string]Endpoint
 	// Warnings are what the file held that the gateway ignores: unknown
 	// keys, disabled backends. The gateway prints them on stderr.
 	Warnings []string
@@ -424,7 +427,7 @@ func ParseConfig(data []byte, lookupEnv func(string) (string, bool)) (*Config, e
 		return nil, &ConfigError{Key: "mcpServers", Problem: "missing: the file must be a JSON object with an \"mcpServers\" object of servers by name"}
 	}
 	for _, k := range slices.Sorted(maps.Keys(top)) {
-		if k != serversKey && k != "$schema" && !searchKeys[k] {
+		if k != serversKey && k != "$schema" && !searchKeys[k] && k != "endpoints" {
 			cfg.Warnings = append(cfg.Warnings, fmt.Sprintf("config: key %q ignored", k))
 		}
 	}
@@ -458,6 +461,7 @@ func ParseConfig(data []byte, lookupEnv func(string) (string, bool)) (*Config, e
 		cfg.Backends = append(cfg.Backends, b)
 	}
 	errs = append(errs, parseSearchKeys(top, cfg)...)
+	errs = append(errs, parseEndpoints(top, cfg)...)
 	if len(errs) > 0 {
 		return &Config{Warnings: cfg.Warnings}, errors.Join(errs...)
 	}
