@@ -169,14 +169,15 @@ type Gateway struct {
 	// roots are declared to them only when the client has roots
 	// (clientRoots), so that a server that falls back to its own
 	// arguments without them does so.
-	awaitClient    bool
-	clientKnown    chan struct{}
-	clientOnce     sync.Once
-	clientRoots    atomic.Bool
-	closing        atomic.Bool
-	ext            extOffers // extensions, offered and declared (extensions.go)
-	search         search    // tool search (toolsearch.go)
-	endpointsState           // virtual endpoints (endpoints.go)
+	awaitClient bool
+	clientKnown chan struct{}
+	clientOnce  sync.Once
+	clientRoots atomic.Bool
+	closing     atomic.Bool
+	ext         extOffers // extensions, offered and declared (extensions.go)
+	search      search    // tool search (toolsearch.go)
+
+	endpointsState // virtual endpoints (endpoints.go)
 
 	// owners say which backend registered each name (tools, prompts) or
 	// URI (resources, templates), so that the first keeps one two offer.
