@@ -190,6 +190,22 @@ direct call would be) instead of every backend's tools; "alwaysList":
 ["fs__read_*"] keeps those gateway tool names, or patterns, listed too. A
 direct tools/call of any tool still works. A reload applies both keys.
 
+Virtual endpoints, each a subset of the tools, prompts and resources for
+one team or agent: "endpoints" beside "mcpServers",
+
+  "endpoints": {"dev": {"tools": ["fs__read_*", "mem__*"], "prompts": [],
+                        "resources": ["file:///docs/*"], "toolSearch": true,
+                        "access": {"claims": {"groups": ["dev"]}}}}
+
+(gateway names, or patterns; resources by URI or name; "toolSearch" as
+above, there only; "access" as a backend's, for all it offers there).
+With -http each is served at <-http-path>/NAME (/mcp/dev), with OAuth as
+a resource of its own (<-http-oauth-resource>/NAME, its metadata at
+/.well-known/oauth-protected-resource/mcp/dev); -endpoint NAME serves one
+over stdio. An endpoint lists, finds and calls only what it names: the
+rest is an unknown tool there. A reload applies "endpoints" without
+restarting a backend.
+
 Durations are strings ("30s", "1m") or numbers of seconds. Other keys are
 ignored with a warning. A file with any error is refused (exit status 2),
 every error naming the server and the key; -check reads it, finds each
