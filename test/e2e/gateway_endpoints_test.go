@@ -66,7 +66,8 @@ func TestGatewayEndpoints(t *testing.T) {
 	f := newGateway(t)
 	servers, file := f.endpointServers(t)
 	config := f.writeConfig(servers, map[string]any{"endpoints": endpointsBefore})
-	gw := f.startGatewayHTTP(config)
+	// The node servers may take a while to start on a busy machine.
+	gw := f.startGatewayHTTP(config, "-list-grace", "60s")
 	dev, mem := gw.url+"/dev", gw.url+"/mem"
 
 	for _, era := range []client.Era{client.EraLegacy, client.EraModern} {
@@ -160,7 +161,7 @@ func TestGatewayEndpointStdio(t *testing.T) {
 	if out, err := exec.Command(binPath, "gateway", "-config", config, "-endpoint", "nope").CombinedOutput(); err == nil || !strings.Contains(string(out), `-endpoint "nope"`) {
 		t.Errorf("-endpoint nope: %v\n%s", err, out)
 	}
-	c := f.start(config, Options{}, "-endpoint", "dev")
+	c := f.start(config, Options{}, "-endpoint", "dev", "-list-grace", "60s")
 	c.Initialize("2025-11-25")
 	for _, modern := range []bool{false, true} {
 		call := func(method string, params map[string]any) *Msg {
