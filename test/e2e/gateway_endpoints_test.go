@@ -152,7 +152,8 @@ func TestGatewayEndpoints(t *testing.T) {
 
 // TestGatewayEndpointStdio: mcprt gateway -endpoint dev over stdio, in
 // both eras: it lists dev's tools, calls them, and refuses the rest as
-// unknown; an endpoint the file lacks is a usage error.
+// unknown; an endpoint the file lacks is a usage error; a reload that
+// changes it sends its client list_changed, with the backends untouched.
 func TestGatewayEndpointStdio(t *testing.T) {
 	t.Parallel()
 	f := newGateway(t)
@@ -193,6 +194,16 @@ func TestGatewayEndpointStdio(t *testing.T) {
 			t.Errorf("modern %v: ref__echo refused with %q, an unknown tool with %q", modern, hidden.Message, unknown.Message)
 		}
 	}
+	// A reload that changes the endpoint: its client is told, and lists
+	// the new subset; the backends stay.
+	notes := c.countNotes("notifications/tools/list_changed")
+	f.writeConfig(servers, map[string]any{"endpoints": endpointsAfter})
+	c.Signal(syscall.SIGHUP)
+	c.waitNotes(t, "notifications/tools/list_changed", notes+1)
+	if got := namesOf(listAll(t, c, "tools/list", "tools"), "name"); !slices.Equal(got, []string{"ref__echo"}) {
+		t.Errorf("tools/list after the reload: %v", got)
+	}
+	waitStderr(t, c, 1, "unchanged=3")
 	c.CloseStdin()
 	if code, ok := c.WaitExit(2 * exitTimeout); !ok || code != 0 {
 		t.Fatalf("exit %d (exited: %v)\n%s", code, ok, tail(c.Stderr(), 2000))
