@@ -417,7 +417,11 @@ func runGateway(args []string, s streams) int {
 			}
 			rs = &opts
 		}
-		o.Parts = append(o.Parts, mountEndpoints(g, hl, rs))
+		if ge := mountEndpoints(g, hl, rs); ge != nil {
+			o.Parts = append(o.Parts, ge)
+		} else if len(cfg.Endpoints) > 0 {
+			fmt.Fprintf(stderr, "mcprt gateway: \"endpoints\" are served at <-http-path>/NAME: with -http-path / they are not served\n")
+		}
 	}
 	// SIGHUP reloads the file (its default would end the gateway).
 	hup := make(chan os.Signal, 1)

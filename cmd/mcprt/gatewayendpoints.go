@@ -53,9 +53,13 @@ type servedEndpoint struct {
 }
 
 // mountEndpoints puts the gateway's endpoints beside l's main one. rs are
-// the resource server's options when OAuth is on.
+// the resource server's options when OAuth is on. With -http-path / there
+// is no room beside it: nil.
 func mountEndpoints(g *gateway.Gateway, l *httpListener, rs *resourceserver.Options) *gatewayEndpoints {
 	base := strings.TrimSuffix(l.so.Path, "/")
+	if base == "" {
+		return nil
+	}
 	ge := &gatewayEndpoints{
 		g: g, prefix: base + "/", ho: l.so.Options, rs: rs, drain: l.so.ShutdownGrace,
 		metaPrefix: "/.well-known/oauth-protected-resource" + base + "/",
