@@ -145,3 +145,42 @@ func TestParseEndpoints(t *testing.T) {
 		}
 	}
 }
+
+// A subscription made on an endpoint is followed at the backend, and the
+// resource's updates reach the endpoint's server; a resource the endpoint
+// does not name is not there to read.
+func TestGatewayEndpointSubscription(t *testing.T) {
+	t.Parallel()
+	c := conformance("c", "legacy")
+	g := unstarted(t, Options{}, c)
+	g.configureEndpoints(&Config{Endpoints: map[string]Endpoint{
+		"watch": {Tools: []string{"c__test_update_watched_resource"}, Resources: []string{"test://watched-*"}},
+	}})
+	g.start()
+	srv := g.Endpoint("watch")
+	ch := updates(t, srv)
+	srv.Subscription(watchedURI, true)
+	waitFor(t, "the backend to follow the resource", func() bool { return g.state("c").Subscriptions == 1 })
+	wantUpdate(t, ch, watchedURI)
+	if out, err := g.on(srv, "tools/call", `{"name":"c__test_update_watched_resource","arguments":{}}`); err != nil {
+		t.Fatalf("%s %v", out, err)
+	}
+	wantUpdate(t, ch, watchedURI)
+	if out, err := g.on(srv, "resources/read", `{"uri":"`+watchedURI+`"}`); err != nil {
+		t.Errorf("reading %s on the endpoint: %s %v", watchedURI, out, err)
+	}
+	var other string
+	for _, r := range g.names("resources/list", "resources", "uri") {
+		if r != watchedURI {
+			other = r
+		}
+	}
+	if other == "" {
+		t.Fatal("the backend offers no other resource")
+	}
+	if out, err := g.on(srv, "resources/read", `{"uri":"`+other+`"}`); err == nil {
+		t.Errorf("reading %s on the endpoint that does not name it: %s", other, out)
+	}
+	srv.Subscription(watchedURI, false)
+	waitFor(t, "the backend to stop following", func() bool { return g.state("c").Subscriptions == 0 })
+}
