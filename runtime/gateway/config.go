@@ -395,6 +395,14 @@ func (e *ConfigError) Error() string {
 //	                 "clientSecret": "${SECRET}" or "keyFile": "key.pem", "scopes": "a b"};
 //	                 optional "metadataOrigins": ["https://…"], "allowPrivate": true
 //
+// Beside "mcpServers", the gateway's top-level keys: "toolSearch" and
+// "alwaysList" (Config.ToolSearch, Config.AlwaysList), and "endpoints",
+// virtual endpoints by name (Config.Endpoints, see Endpoint):
+//
+//	"endpoints": {"dev": {"tools": ["fs__read_*"], "prompts": ["fs__*"],
+//	              "resources": ["file:///docs/*"], "toolSearch": true,
+//	              "access": {"claims": {"groups": ["dev"]}}}}
+//
 // "type" may be "stdio", "http" or "streamable-http" (or absent: then
 // "url" makes a remote server); "sse", the HTTP+SSE transport of
 // 2024-11-05, is an error, as is a server with both "command" and "url".
