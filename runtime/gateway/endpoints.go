@@ -376,28 +376,34 @@ func (ep *endpoint) sync(g *Gateway) {
 			ep.srv.SetExtension(id, settings)
 		}
 	}
-	for name, o := range g.offered.tools {
+	// By name, so that an endpoint made by a reload lists in an order
+	// that does not change from one run to the next.
+	for _, name := range slices.Sorted(maps.Keys(g.offered.tools)) {
+		o := g.offered.tools[name]
 		if !matches(ep.cfg.Tools, name) || ep.search.reserved(name) {
 			ep.srv.RemoveTool(name)
 			continue
 		}
 		ep.offerTool(o.t, o.h)
 	}
-	for name, o := range g.offered.prompts {
+	for _, name := range slices.Sorted(maps.Keys(g.offered.prompts)) {
+		o := g.offered.prompts[name]
 		if !matches(ep.cfg.Prompts, name) {
 			ep.srv.RemovePrompt(name)
 			continue
 		}
 		ep.offerPrompt(o.p, o.h)
 	}
-	for uri, o := range g.offered.resources {
+	for _, uri := range slices.Sorted(maps.Keys(g.offered.resources)) {
+		o := g.offered.resources[uri]
 		if !matches(ep.cfg.Resources, uri, o.r.Name) {
 			ep.srv.RemoveResource(uri)
 			continue
 		}
 		ep.offerResource(o.r, o.h)
 	}
-	for tmpl, o := range g.offered.templates {
+	for _, tmpl := range slices.Sorted(maps.Keys(g.offered.templates)) {
+		o := g.offered.templates[tmpl]
 		if !matches(ep.cfg.Resources, tmpl, o.t.Name) {
 			ep.srv.RemoveResourceTemplate(tmpl)
 			continue
