@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -23,6 +24,7 @@ import (
 	"github.com/mcprt/mcprt/handlers/mcp"
 	"github.com/mcprt/mcprt/runtime"
 	"github.com/mcprt/mcprt/runtime/gateway"
+	"github.com/mcprt/mcprt/runtime/resourceserver"
 	"github.com/mcprt/mcprt/stdio"
 )
 
@@ -187,6 +189,22 @@ direct call would be) instead of every backend's tools; "alwaysList":
 ["fs__read_*"] keeps those gateway tool names, or patterns, listed too. A
 direct tools/call of any tool still works. A reload applies both keys.
 
+Virtual endpoints, each a subset of the tools, prompts and resources for
+one team or agent: "endpoints" beside "mcpServers",
+
+  "endpoints": {"dev": {"tools": ["fs__read_*", "mem__*"], "prompts": [],
+                        "resources": ["file:///docs/*"], "toolSearch": true,
+                        "access": {"claims": {"groups": ["dev"]}}}}
+
+(gateway names, or patterns; resources by URI or name; "toolSearch" as
+above, there only; "access" as a backend's, for all it offers there).
+With -http each is served at <-http-path>/NAME (/mcp/dev), with OAuth as
+a resource of its own (<-http-oauth-resource>/NAME, its metadata at
+/.well-known/oauth-protected-resource/mcp/dev); -endpoint NAME serves one
+over stdio. An endpoint lists, finds and calls only what it names: the
+rest is an unknown tool there. A reload applies "endpoints" without
+restarting a backend.
+
 Durations are strings ("30s", "1m") or numbers of seconds. Other keys are
 ignored with a warning. A file with any error is refused (exit status 2),
 every error naming the server and the key; -check reads it, finds each
@@ -227,6 +245,7 @@ func runGateway(args []string, s streams) int {
 	fs.DurationVar(&o.DrainTimeout, "drain-timeout", 5e9, "how long in-flight requests may still run after stdin EOF or a signal, before the backends are closed")
 	closeGrace := fs.Duration("close-grace", time.Second, "how long a backend may take to exit after its stdin is closed, before it gets SIGTERM")
 	termGrace := fs.Duration("term-grace", time.Second, "how long a backend may take to exit after SIGTERM, before it gets SIGKILL")
+	endpointName := fs.String("endpoint", "", "serve only the virtual endpoint `name` of FILE's \"endpoints\" over stdio (over HTTP each is served at <-http-path>/name)")
 	toolSearch := fs.Bool("tool-search", false, "list search_tools and call_tool instead of the backends' tools (as \"toolSearch\": true in FILE does); every tool stays callable by name")
 	logCalls := fs.Bool("log-calls", false, "log each tool call forwarded (backend, tool, time taken, outcome) to stderr, whatever LOG_LEVEL says")
 	useGuard := fs.Bool("guard", true, "run each stdio backend through mcprt guard, so that all it started dies with the gateway, even a killed one (not on Windows)")
@@ -255,6 +274,8 @@ func runGateway(args []string, s streams) int {
 		return usageErr("unexpected argument %q", fs.Arg(0))
 	case o.DefaultLogLevel != "" && !slices.Contains(mcp.LogLevels, o.DefaultLogLevel):
 		return usageErr("-client-log-level must be one of %v", mcp.LogLevels)
+	case *endpointName != "" && hf.addr != "":
+		return usageErr("-endpoint serves one endpoint over stdio; over HTTP each is served at %s/NAME", strings.TrimSuffix(hf.path, "/"))
 	}
 	if *restartWait == 0 {
 		*restartWait = -1 // a Backend's 0 is the default
@@ -285,6 +306,9 @@ func runGateway(args []string, s streams) int {
 				fmt.Fprintf(stderr, "mcprt gateway: backend %q: \"access\" and \"toolAccess\" are met only by callers with an OAuth access token (-http with -http-oauth-issuer); what they guard is offered to no one here\n", b.Name)
 			}
 		}
+	}
+	if _, ok := cfg.Endpoints[*endpointName]; *endpointName != "" && !ok {
+		return usageErr("-endpoint %q: %s has no such endpoint (its \"endpoints\": %v)", *endpointName, *file, slices.Sorted(maps.Keys(cfg.Endpoints)))
 	}
 	if *check {
 		status := runtime.ExitOK
@@ -380,6 +404,23 @@ func runGateway(args []string, s streams) int {
 		if hl, status = listenHTTP("mcprt gateway", o, hf, stderr); hl == nil {
 			return status
 		}
+		// The virtual endpoints, beside the gateway's own, each with a
+		// resource server of its own when OAuth is on.
+		var rs *resourceserver.Options
+		if hl.guard != nil {
+			opts, _, err := hf.oauth.options(hf.tokenFile, hl.so.Logger)
+			if err != nil { // it made hl.guard: not now
+				hl.close()
+				fmt.Fprintf(stderr, "mcprt gateway: %v\n", err)
+				return runtime.ExitUsage
+			}
+			rs = &opts
+		}
+		if ge := mountEndpoints(g, hl, rs); ge != nil {
+			o.Parts = append(o.Parts, ge)
+		} else if len(cfg.Endpoints) > 0 {
+			fmt.Fprintf(stderr, "mcprt gateway: \"endpoints\" are served at <-http-path>/NAME: with -http-path / they are not served\n")
+		}
 	}
 	// SIGHUP reloads the file (its default would end the gateway).
 	hup := make(chan os.Signal, 1)
@@ -415,7 +456,11 @@ func runGateway(args []string, s streams) int {
 	if isTerminalInput(os.Stdin) {
 		fmt.Fprintln(stderr, gatewayTerminalHint) // see serveTerminalHint
 	}
-	err = runtime.Serve(context.Background(), g.Server(), o)
+	srv := g.Server()
+	if *endpointName != "" {
+		srv = g.Endpoint(*endpointName)
+	}
+	err = runtime.Serve(context.Background(), srv, o)
 	closeBackends()
 	return runtime.ExitCode(err)
 }

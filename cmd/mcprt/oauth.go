@@ -47,19 +47,33 @@ var errNoOAuth = errors.New("no -http-oauth-issuer")
 // issuer's metadata and keys; errNoOAuth when they ask for none. usage
 // says the error is the flags', not the issuer's.
 func (of *oauthFlags) guard(ctx context.Context, tokenFile string, log *slog.Logger) (g *resourceserver.Guard, usage bool, err error) {
+	o, usage, err := of.options(tokenFile, log)
+	if err != nil {
+		return nil, usage, err
+	}
+	g, err = resourceserver.New(ctx, o)
+	if err != nil {
+		return nil, false, fmt.Errorf("-http-oauth-issuer: %v", err)
+	}
+	return g, false, nil
+}
+
+// options are the resource server's the flags ask for; errNoOAuth when
+// they ask for none. usage says the error is the flags'.
+func (of *oauthFlags) options(tokenFile string, log *slog.Logger) (o resourceserver.Options, usage bool, err error) {
 	if of.issuer == "" {
 		if of.resource != "" || of.scopes != "" || of.introspectionFile != "" || of.untypedJWT || of.dpopRequired || of.dpopNonce || of.introspectionEndpoint != "" {
-			return nil, true, errors.New("the -http-oauth-* flags need -http-oauth-issuer")
+			return o, true, errors.New("the -http-oauth-* flags need -http-oauth-issuer")
 		}
-		return nil, false, errNoOAuth
+		return o, false, errNoOAuth
 	}
 	if of.resource == "" {
-		return nil, true, errors.New("-http-oauth-issuer needs -http-oauth-resource, this server's URL as clients reach it")
+		return o, true, errors.New("-http-oauth-issuer needs -http-oauth-resource, this server's URL as clients reach it")
 	}
 	if tokenFile != "" {
-		return nil, true, errors.New("-http-token-file and -http-oauth-issuer are two ways to authorize: choose one")
+		return o, true, errors.New("-http-token-file and -http-oauth-issuer are two ways to authorize: choose one")
 	}
-	o := resourceserver.Options{
+	o = resourceserver.Options{
 		Issuer: of.issuer, Resource: of.resource, AcceptUntypedJWT: of.untypedJWT, Logger: log,
 		DPoPRequired: of.dpopRequired, DPoPNonce: of.dpopNonce, IntrospectionCache: of.introspectionCache,
 		MaxTokenLifetime: of.maxLifetime, IntrospectionRate: of.introspectionRate,
@@ -68,24 +82,20 @@ func (of *oauthFlags) guard(ctx context.Context, tokenFile string, log *slog.Log
 	if of.introspectionFile != "" {
 		c, err := resourceserver.LoadClientCredentials(of.introspectionFile)
 		if err != nil {
-			return nil, true, fmt.Errorf("-http-oauth-introspection-client: %v", err)
+			return o, true, fmt.Errorf("-http-oauth-introspection-client: %v", err)
 		}
 		o.Introspection = c
 	}
 	if of.introspectionEndpoint != "" {
 		if o.Introspection == nil {
-			return nil, true, errors.New("-http-oauth-introspection-endpoint needs -http-oauth-introspection-client, the credentials to introspect with")
+			return o, true, errors.New("-http-oauth-introspection-endpoint needs -http-oauth-introspection-client, the credentials to introspect with")
 		}
 		o.IntrospectionEndpoint = of.introspectionEndpoint
 	}
 	if err := o.Validate(); err != nil {
-		return nil, true, err
+		return o, true, err
 	}
-	g, err = resourceserver.New(ctx, o)
-	if err != nil {
-		return nil, false, fmt.Errorf("-http-oauth-issuer: %v", err)
-	}
-	return g, false, nil
+	return o, false, nil
 }
 
 // pathsClash reports a path of the MCP endpoint, -http-health or

@@ -449,7 +449,7 @@ func (b *backend) followedUpstream(inc int, uris map[string]bool) {
 	b.mu.Unlock()
 	slices.Sort(fresh)
 	for _, u := range fresh {
-		b.g.srv.NotifyResourceUpdated(u)
+		b.g.notifyResourceUpdated(u)
 	}
 	b.mu.Lock()
 	if inc == b.inc {

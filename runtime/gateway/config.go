@@ -32,6 +32,9 @@ type Config struct {
 	// file.
 	ToolSearch bool
 	AlwaysList []string
+	// Endpoints are the top-level "endpoints": virtual endpoints by name,
+	// each a subset of what the gateway offers (see Endpoint).
+	Endpoints map[string]Endpoint
 	// Warnings are what the file held that the gateway ignores: unknown
 	// keys, disabled backends. The gateway prints them on stderr.
 	Warnings []string
@@ -392,6 +395,14 @@ func (e *ConfigError) Error() string {
 //	                 "clientSecret": "${SECRET}" or "keyFile": "key.pem", "scopes": "a b"};
 //	                 optional "metadataOrigins": ["https://…"], "allowPrivate": true
 //
+// Beside "mcpServers", the gateway's top-level keys: "toolSearch" and
+// "alwaysList" (Config.ToolSearch, Config.AlwaysList), and "endpoints",
+// virtual endpoints by name (Config.Endpoints, see Endpoint):
+//
+//	"endpoints": {"dev": {"tools": ["fs__read_*"], "prompts": ["fs__*"],
+//	              "resources": ["file:///docs/*"], "toolSearch": true,
+//	              "access": {"claims": {"groups": ["dev"]}}}}
+//
 // "type" may be "stdio", "http" or "streamable-http" (or absent: then
 // "url" makes a remote server); "sse", the HTTP+SSE transport of
 // 2024-11-05, is an error, as is a server with both "command" and "url".
@@ -424,7 +435,7 @@ func ParseConfig(data []byte, lookupEnv func(string) (string, bool)) (*Config, e
 		return nil, &ConfigError{Key: "mcpServers", Problem: "missing: the file must be a JSON object with an \"mcpServers\" object of servers by name"}
 	}
 	for _, k := range slices.Sorted(maps.Keys(top)) {
-		if k != serversKey && k != "$schema" && !searchKeys[k] {
+		if k != serversKey && k != "$schema" && !searchKeys[k] && k != "endpoints" {
 			cfg.Warnings = append(cfg.Warnings, fmt.Sprintf("config: key %q ignored", k))
 		}
 	}
@@ -458,6 +469,7 @@ func ParseConfig(data []byte, lookupEnv func(string) (string, bool)) (*Config, e
 		cfg.Backends = append(cfg.Backends, b)
 	}
 	errs = append(errs, parseSearchKeys(top, cfg)...)
+	errs = append(errs, parseEndpoints(top, cfg)...)
 	if len(errs) > 0 {
 		return &Config{Warnings: cfg.Warnings}, errors.Join(errs...)
 	}

@@ -249,7 +249,7 @@ func (c *conn) notification(n client.Notification) {
 			URI string `json:"uri"`
 		}
 		if json.Unmarshal(n.Params, &p) == nil && c.b.isFollowed(p.URI) {
-			c.b.g.srv.NotifyResourceUpdated(p.URI)
+			c.b.g.notifyResourceUpdated(p.URI)
 		}
 	case "notifications/subscriptions/acknowledged":
 		// What a 2026-07-28 listen stream follows (the latest one's ack

@@ -62,6 +62,23 @@
 // the tools change (a backend came, went or sent list_changed); Reload
 // applies the keys.
 //
+// # Virtual endpoints
+//
+// Config.Endpoints (the file's top-level "endpoints") names endpoints,
+// each a subset of what the gateway offers for one team or one agent:
+// Endpoint's tools, prompts and resources patterns over the gateway's
+// names (and resources' URIs), its own toolSearch, and an access joined to
+// each item's. Each is a handlers.Server of its own (Gateway.Endpoint),
+// served beside Server over the same backends: every registration of the
+// gateway's is copied to the endpoints whose patterns name it, with the
+// same handler, so a call there is the gateway's call. What an endpoint
+// does not name is not there: not listed, not found by its search_tools,
+// and a call of it is "Unknown tool", as for a name no backend offers.
+// Its clients get list_changed and resource updates as the gateway's do.
+// Reload applies a change of the endpoints without touching a backend.
+// Tasks are served on the gateway's own server only (mcprt gateway -http;
+// over stdio, -endpoint serves one endpoint, tasks included).
+//
 // # One view
 //
 // Every name a backend offers becomes "<prefix>__<name>" (Separator; the

@@ -81,12 +81,13 @@ func (g *Gateway) offerExtensions(b *backend, ext map[string]json.RawMessage) {
 	}
 	for id := range o.set {
 		if _, ok := union[id]; !ok {
-			g.srv.RemoveExtension(id)
+			g.eachServer(func(s *handlers.Server) { s.RemoveExtension(id) })
 		}
 	}
 	o.set = map[string]bool{}
+	g.extNow.Store(&union)
 	for id, settings := range union {
-		g.srv.SetExtension(id, settings)
+		g.eachServer(func(s *handlers.Server) { s.SetExtension(id, settings) })
 		o.set[id] = true
 	}
 }

@@ -177,6 +177,8 @@ type Gateway struct {
 	ext         extOffers // extensions, offered and declared (extensions.go)
 	search      search    // tool search (toolsearch.go)
 
+	endpointsState // virtual endpoints (endpoints.go)
+
 	// owners say which backend registered each name (tools, prompts) or
 	// URI (resources, templates), so that the first keeps one two offer.
 	mu     sync.Mutex
@@ -255,7 +257,7 @@ func (g *Gateway) setInstructions() {
 		all.WriteString("\n\n")
 		all.WriteString(t)
 	}
-	g.srv.SetInstructions(all.String())
+	g.eachServer(func(s *handlers.Server) { s.SetInstructions(all.String()) })
 }
 
 // all is the backends, in configuration order.
@@ -338,6 +340,7 @@ func New(cfg *Config, opts Options) (*Gateway, error) {
 		clientKnown: make(chan struct{}),
 		rootName:    fmt.Sprintf("mcprt-gateway-%d", gateways.Add(1)),
 	}
+	g.endpointsState = newEndpointsState()
 	list := make([]*backend, len(bcs))
 	for i, bc := range bcs {
 		list[i] = newBackend(g, i, i, bc)
@@ -354,8 +357,10 @@ func New(cfg *Config, opts Options) (*Gateway, error) {
 	g.srv.OnSubscription(g.subscription)
 	g.srv.OnRootsListChanged(g.rootsListChanged)
 	g.rootsDueNow.Store(true) // nothing known yet
-	g.watchTools()
+	g.search.srv, g.search.ready = g.srv, g.ready
+	g.search.watch()
 	g.configureSearch(cfg)
+	g.configureEndpoints(cfg)
 	return g, nil
 }
 

@@ -149,8 +149,8 @@ func (b *backend) markUnavailable() {
 // description, and removes what the backend registered before and l no
 // longer has. The caller holds regMu.
 func (b *backend) apply(l *lists, note string) {
-	g, srv := b.g, b.g.srv
-	defer srv.Hold()()
+	g := b.g
+	defer g.hold()()
 	skip := func(kind, name, why string) {
 		g.log.Warn("gateway: not offering a backend's "+kind, "backend", b.name, kind, name, "why", why)
 	}
@@ -183,7 +183,7 @@ func (b *backend) apply(l *lists, note string) {
 			skip("tool", name, fmt.Sprintf("it is %q to the gateway, as %q is", ext, o))
 			continue
 		}
-		if g.searchReserved(ext) {
+		if g.search.reserved(ext) {
 			skip("tool", name, fmt.Sprintf("%q is the gateway's own with tool search", ext))
 			continue
 		}
@@ -199,11 +199,11 @@ func (b *backend) apply(l *lists, note string) {
 		t.Name, t.Unchecked, t.Timeout, t.Description = ext, true, b.cfg.Timeout+toolMargin, describe(t.Description)
 		t.Start = ov.starter(ext, b.toolStarter(name))
 		t.Access = b.cfg.toolAccess(name)
-		t.Unlisted = g.unlisted(ext)
+		t.Unlisted = g.search.unlisted(ext)
 		if g.opts.TaskAnyTool {
 			t.Execution = anyTask(t.Execution)
 		}
-		if !offer('t', "tool", name, ext, func() { srv.AddTool(t, ov.handler(ext, b.toolHandler(name))) }) {
+		if !offer('t', "tool", name, ext, func() { g.addTool(t, ov.handler(ext, b.toolHandler(name))) }) {
 			continue
 		}
 		tools[ext] = name
@@ -213,7 +213,7 @@ func (b *backend) apply(l *lists, note string) {
 	}
 	for ext := range b.reg.tools {
 		if _, ok := tools[ext]; !ok {
-			g.drop('t', ext, b, func() { srv.RemoveTool(ext) })
+			g.drop('t', ext, b, func() { g.removeTool(ext) })
 		}
 	}
 	b.reg.tools = tools
@@ -232,14 +232,14 @@ func (b *backend) apply(l *lists, note string) {
 				p.Arguments[i].Complete = b.completer(client.CompletionRef{Type: "ref/prompt", Name: name}, p.Arguments[i].Name)
 			}
 		}
-		if !offer('p', "prompt", name, ext, func() { srv.AddPrompt(p, b.promptHandler(name)) }) {
+		if !offer('p', "prompt", name, ext, func() { g.addPrompt(p, b.promptHandler(name)) }) {
 			continue
 		}
 		prompts[ext] = name
 	}
 	for ext := range b.reg.prompts {
 		if _, ok := prompts[ext]; !ok {
-			g.drop('p', ext, b, func() { srv.RemovePrompt(ext) })
+			g.drop('p', ext, b, func() { g.removePrompt(ext) })
 		}
 	}
 	b.reg.prompts = prompts
@@ -250,14 +250,14 @@ func (b *backend) apply(l *lists, note string) {
 			continue
 		}
 		r.Name, r.Access = b.external(cmpOr(r.Name, r.URI)), b.cfg.Access
-		if !offer('r', "resource", r.URI, r.URI, func() { srv.AddResource(r, b.resourceHandler()) }) {
+		if !offer('r', "resource", r.URI, r.URI, func() { g.addResource(r, b.resourceHandler()) }) {
 			continue
 		}
 		resources[r.URI] = true
 	}
 	for uri := range b.reg.resources {
 		if !resources[uri] {
-			g.drop('r', uri, b, func() { srv.RemoveResource(uri) })
+			g.drop('r', uri, b, func() { g.removeResource(uri) })
 		}
 	}
 	b.reg.resources = resources
@@ -279,14 +279,14 @@ func (b *backend) apply(l *lists, note string) {
 				t.Complete[v] = b.completer(client.CompletionRef{Type: "ref/resource", URI: t.URITemplate}, v)
 			}
 		}
-		if !offer('u', "resource template", t.URITemplate, t.URITemplate, func() { srv.AddResourceTemplate(t, b.resourceHandler()) }) {
+		if !offer('u', "resource template", t.URITemplate, t.URITemplate, func() { g.addTemplate(t, b.resourceHandler()) }) {
 			continue
 		}
 		templates[t.URITemplate] = true
 	}
 	for tmpl := range b.reg.templates {
 		if !templates[tmpl] {
-			g.drop('u', tmpl, b, func() { srv.RemoveResourceTemplate(tmpl) })
+			g.drop('u', tmpl, b, func() { g.removeTemplate(tmpl) })
 		}
 	}
 	b.reg.templates = templates

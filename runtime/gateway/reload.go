@@ -55,6 +55,7 @@ func (g *Gateway) Reload(ctx context.Context, cfg *Config) (Changes, error) {
 		return ch, err
 	}
 	g.configureSearch(cfg)
+	g.configureEndpoints(cfg)
 	// Outside reloadMu: Close ends the wait (it settles every backend).
 	waitSettled(ctx, started)
 	// A restarted backend's names stayed with its stopped predecessor,

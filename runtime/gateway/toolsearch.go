@@ -28,11 +28,15 @@ const (
 	maxSearchLimit     = 50
 )
 
-// search is the gateway's tool search (Options.ToolSearch, Config's
-// "toolSearch"): whether it is on, which tools stay listed, and the index
-// of what the server offers, rebuilt on the first search after the tools
-// changed (backends came, went or sent list_changed).
+// search is the tool search of one of the gateway's servers (its own,
+// Options.ToolSearch and Config's "toolSearch"; or an endpoint's,
+// Endpoint.ToolSearch): whether it is on, which tools stay listed, and
+// the index of what that server offers, rebuilt on the first search after
+// its tools changed (backends came, went or sent list_changed).
 type search struct {
+	srv   *handlers.Server
+	ready <-chan struct{} // searches wait for it, as tools/list does
+
 	// settings is read by apply (each tool's Unlisted) and written by
 	// configureSearch.
 	settings atomic.Pointer[searchSettings]
@@ -50,8 +54,8 @@ type searchSettings struct {
 
 // unlisted says whether a tool the gateway names ext is left out of
 // tools/list: with search on, unless it is pinned.
-func (g *Gateway) unlisted(ext string) bool {
-	s := g.search.settings.Load()
+func (sr *search) unlisted(ext string) bool {
+	s := sr.settings.Load()
 	if s == nil || !s.on {
 		return false
 	}
@@ -65,8 +69,8 @@ func (g *Gateway) unlisted(ext string) bool {
 
 // searchReserved says whether a backend's tool may not take name: the
 // gateway's own search tools have it while search is on.
-func (g *Gateway) searchReserved(name string) bool {
-	s := g.search.settings.Load()
+func (sr *search) reserved(name string) bool {
+	s := sr.settings.Load()
 	return s != nil && s.on && (name == SearchToolsName || name == CallToolName)
 }
 
@@ -86,13 +90,12 @@ func (g *Gateway) configureSearch(cfg *Config) {
 	}
 	if old == nil { // New: nothing registered yet
 		if s.on {
-			g.addSearchTools()
+			g.search.addTools()
 		}
 		return
 	}
 	if old.on && !s.on {
-		g.srv.RemoveTool(SearchToolsName)
-		g.srv.RemoveTool(CallToolName)
+		g.search.removeTools()
 	}
 	// The backends first: one that offered a tool named as a search tool
 	// (without a prefix) withdraws it, and only then is the gateway's own
@@ -101,8 +104,9 @@ func (g *Gateway) configureSearch(cfg *Config) {
 		b.relist()
 	}
 	if s.on {
-		g.addSearchTools()
+		g.search.addTools()
 	}
+	g.resyncEndpoints() // their pins are these
 }
 
 // relist registers the backend's tools again as they last were, so that a
@@ -125,8 +129,13 @@ const searchOutput = `{"type":"object","properties":{"tools":{"type":"array","de
 
 var yes = true
 
-func (g *Gateway) addSearchTools() {
-	g.srv.AddTool(handlers.Tool{
+func (sr *search) removeTools() {
+	sr.srv.RemoveTool(SearchToolsName)
+	sr.srv.RemoveTool(CallToolName)
+}
+
+func (sr *search) addTools() {
+	sr.srv.AddTool(handlers.Tool{
 		Name:  SearchToolsName,
 		Title: "Search tools",
 		Description: "Finds the tools for a task among all the tools this server offers (they are not all listed, " +
@@ -136,39 +145,39 @@ func (g *Gateway) addSearchTools() {
 		InputSchema:  json.RawMessage(`{"type":"object","properties":{"query":{"type":"string","description":"what you want to do, in words"},"limit":{"type":"integer","minimum":1,"maximum":50,"description":"how many tools to return at most (default 5)"}},"required":["query"]}`),
 		OutputSchema: json.RawMessage(searchOutput),
 		Annotations:  &handlers.ToolAnnotations{ReadOnlyHint: &yes, IdempotentHint: &yes, OpenWorldHint: new(bool)},
-	}, g.searchTools)
-	g.srv.AddTool(handlers.Tool{
+	}, sr.searchTools)
+	sr.srv.AddTool(handlers.Tool{
 		Name:  CallToolName,
 		Title: "Call a tool",
 		Description: "Calls one of this server's tools by name, found with " + SearchToolsName +
 			", with its arguments (an object that fits the tool's inputSchema); returns what the tool returns.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string","description":"the tool's name, as search_tools gave it"},"arguments":{"type":"object","description":"the tool's arguments"}},"required":["name"]}`),
 		Unchecked:   true, // the tool called checks its own arguments
-		Start:       g.startNamedTool,
-	}, g.callNamedTool)
+		Start:       startNamedTool,
+	}, sr.callNamedTool)
 }
 
 // searchIndex returns the index of the tools the server offers (but the
 // search tools), built again if they changed since it was last built.
-func (g *Gateway) searchIndex() (*toolsearch.Index, []handlers.Tool) {
-	g.search.mu.Lock()
-	defer g.search.mu.Unlock()
-	if g.search.index == nil || g.search.stale.Swap(false) {
-		tools := slices.DeleteFunc(g.srv.Tools(), func(t handlers.Tool) bool {
+func (sr *search) searchIndex() (*toolsearch.Index, []handlers.Tool) {
+	sr.mu.Lock()
+	defer sr.mu.Unlock()
+	if sr.index == nil || sr.stale.Swap(false) {
+		tools := slices.DeleteFunc(sr.srv.Tools(), func(t handlers.Tool) bool {
 			return t.Name == SearchToolsName || t.Name == CallToolName
 		})
 		docs := make([]toolsearch.Doc, len(tools))
 		for i, t := range tools {
 			docs[i] = toolsearch.Doc{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: t.InputSchema, OutputSchema: t.OutputSchema}
 		}
-		g.search.index, g.search.tools = toolsearch.New(docs), tools
+		sr.index, sr.tools = toolsearch.New(docs), tools
 	}
-	return g.search.index, g.search.tools
+	return sr.index, sr.tools
 }
 
 // searchTools is search_tools: the tools the caller may use (Access, as
 // tools/list shows them), ranked for the query.
-func (g *Gateway) searchTools(ctx context.Context, req *handlers.Request, args json.RawMessage) (*handlers.CallToolResult, error) {
+func (sr *search) searchTools(ctx context.Context, req *handlers.Request, args json.RawMessage) (*handlers.CallToolResult, error) {
 	var in struct {
 		Query string `json:"query"`
 		Limit int    `json:"limit"`
@@ -182,11 +191,11 @@ func (g *Gateway) searchTools(ctx context.Context, req *handlers.Request, args j
 	in.Limit = min(in.Limit, maxSearchLimit)
 	// As tools/list does: the backends still starting get their moment.
 	select {
-	case <-g.ready:
+	case <-sr.ready:
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
-	index, tools := g.searchIndex()
+	index, tools := sr.searchIndex()
 	hits := index.Search(in.Query, in.Limit, func(i int) bool { return tools[i].Access.Allows(req.Caller) })
 	found := make([]handlers.Tool, len(hits))
 	var text strings.Builder
@@ -236,7 +245,7 @@ func compactJSON(raw json.RawMessage) string {
 // which must then be the request's when it is answered, and its task is
 // the named tool's there already. Params that name no tool are left to
 // callNamedTool too, which says what is wrong.
-func (g *Gateway) startNamedTool(_ context.Context, req *handlers.Request, args json.RawMessage, _ handlers.ToolReply) bool {
+func startNamedTool(_ context.Context, req *handlers.Request, args json.RawMessage, _ handlers.ToolReply) bool {
 	if req.Modern {
 		return false
 	}
@@ -282,12 +291,12 @@ func namedToolParams(req *handlers.Request, args json.RawMessage) (json.RawMessa
 // before it is answered. A 2025-11-25 params.task is refused before it
 // gets here (call_tool itself is no task tool): only the Start path
 // serves it.
-func (g *Gateway) callNamedTool(ctx context.Context, req *handlers.Request, args json.RawMessage) (*handlers.CallToolResult, error) {
+func (sr *search) callNamedTool(ctx context.Context, req *handlers.Request, args json.RawMessage) (*handlers.CallToolResult, error) {
 	params, err := namedToolParams(req, args)
 	if err != nil {
 		return nil, err
 	}
-	call, ok := g.srv.Method("tools/call")
+	call, ok := sr.srv.Method("tools/call")
 	if !ok {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "call_tool: the server has no tools/call"}
 	}
@@ -311,11 +320,12 @@ func (g *Gateway) callNamedTool(ctx context.Context, req *handlers.Request, args
 	return handlers.EncodedResult(raw), err
 }
 
-// watchTools marks the index stale on every change of the server's tools.
-func (g *Gateway) watchTools() {
-	g.srv.Watch(func(c handlers.Change) {
+// watch marks the index stale on every change of the server's tools,
+// until stop.
+func (sr *search) watch() (stop func()) {
+	return sr.srv.Watch(func(c handlers.Change) {
 		if c.Kind == handlers.ToolsChanged {
-			g.search.stale.Store(true)
+			sr.stale.Store(true)
 		}
 	})
 }

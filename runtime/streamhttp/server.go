@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -66,6 +67,12 @@ type ServeOptions struct {
 	// as the Guard's metadata documents), on the same terms as the
 	// endpoint: no path of Path, HealthPath or MetricsPath.
 	Extra map[string]http.Handler
+	// OnDrain, when set, is called as the server drains, beside the
+	// endpoint's own drain and bounded by the same grace (ctx): where
+	// MCP endpoints of its own among Extra (more Handlers) shut down, so
+	// that their open streams end with their sessions, as the endpoint's
+	// do, rather than at the end of the grace.
+	OnDrain func(ctx context.Context)
 	// Engine, when set, is the actor engine the sessions' tree runs on,
 	// so that a process keeps one engine for all its trees (nil: an
 	// engine of Serve's own).
@@ -245,9 +252,14 @@ func (s *Server) stop() {
 	shut := make(chan error, 1)
 	go func() { shut <- s.hs.Shutdown(grace) }()
 	s.h.log.Debug("streamhttp: draining: no new requests; those in flight are answered")
+	var others sync.WaitGroup
+	if s.o.OnDrain != nil {
+		others.Go(func() { s.o.OnDrain(grace) })
+	}
 	if err := s.h.drain(grace); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		s.h.log.Warn("streamhttp: sessions did not all end cleanly", "err", err)
 	}
+	others.Wait()
 	if err := <-shut; err != nil {
 		s.hs.Close() // streams still open past the grace
 	}

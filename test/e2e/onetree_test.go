@@ -81,11 +81,13 @@ func TestGatewayHTTPTasksShutdownOrder(t *testing.T) {
 	t.Logf("the root started %v and stopped %v", started, exited)
 	// The root's children only: the other supervisors are named after
 	// their place ("mcprt-1/…", "gateway/…", "tasks/…").
-	if got := strings.Join(started, ","); got != "gateway,tasks,http" {
-		t.Errorf("the root started %q, want gateway,tasks,http:\n%s", got, tail(log, 4000))
+	// endpoints: the gateway's virtual endpoints (<path>/NAME), which
+	// drain beside http and are stopped before the backends close.
+	if got := strings.Join(started, ","); got != "gateway,endpoints,tasks,http" {
+		t.Errorf("the root started %q, want gateway,endpoints,tasks,http:\n%s", got, tail(log, 4000))
 	}
-	if got := strings.Join(exited, ","); got != "http,tasks,gateway" {
-		t.Errorf("the root stopped %q, want http,tasks,gateway (reverse start order):\n%s", got, tail(log, 4000))
+	if got := strings.Join(exited, ","); got != "http,tasks,endpoints,gateway" {
+		t.Errorf("the root stopped %q, want http,tasks,endpoints,gateway (reverse start order):\n%s", got, tail(log, 4000))
 	}
 	// The endpoint drained before its tree went on.
 	if d, h := strings.Index(log, "streamhttp: drained"), strings.Index(log, `child=http reason=`); d < 0 || h < 0 || d > h {
