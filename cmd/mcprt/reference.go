@@ -325,3 +325,25 @@ type sampleOut struct {
 	Text  string `json:"text"`
 	Model string `json:"model"`
 }
+
+// addWhoami adds whoami, which the reference server offers when it is an
+// OAuth resource server (-http-oauth-issuer): who the request's token
+// says the caller is, as handlers.Caller has it, and never the token.
+// What a gateway acting for each user (auth "exchange") is checked by.
+func addWhoami(s *handlers.Server) {
+	s.AddTool(handlers.Tool{
+		Name:        "whoami",
+		Description: "Who the caller's access token says it is: its subject, client, issuer and audience.",
+		InputSchema: json.RawMessage(`{"type":"object"}`),
+	}, func(_ context.Context, req *handlers.Request, _ json.RawMessage) (*handlers.CallToolResult, error) {
+		c := req.Caller
+		if c == nil {
+			return handlers.TextResult("nobody"), nil
+		}
+		b, err := json.Marshal(map[string]any{"sub": c.Subject, "client_id": c.ClientID, "iss": c.Issuer, "aud": c.Audience, "scopes": c.Scopes, "act": c.Claims["act"]})
+		if err != nil {
+			return nil, err
+		}
+		return handlers.TextResult(string(b)), nil
+	})
+}

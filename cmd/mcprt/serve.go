@@ -142,6 +142,9 @@ func serve(args []string, s streams) int {
 		fmt.Fprintf(stderr, "mcprt serve: -fixture must be reference, conformance or wedged, not %q\n", *fixture)
 		return runtime.ExitUsage
 	}
+	if *fixture == "reference" && hf.oauth.issuer != "" {
+		addWhoami(srv)
+	}
 	if *tasksOn || to.Dir != "" || *fixture == "conformance" {
 		// The conformance fixture serves the suite's tasks-* scenarios.
 		to.Tag = hf.tag

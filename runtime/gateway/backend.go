@@ -58,6 +58,7 @@ type backend struct {
 	authErr  error
 
 	mu       sync.Mutex
+	callers  *callers // the current incarnation's, for AuthExchange
 	state    State
 	changed  chan struct{} // closed and replaced at every state change
 	running  bool          // its supervisor exists
