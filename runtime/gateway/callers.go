@@ -30,6 +30,7 @@ import (
 type callers struct {
 	b    *backend
 	base http.RoundTripper
+	as   *http.Client // to the authorization server, shared
 	max  int
 	idle time.Duration
 
@@ -56,7 +57,7 @@ type callerConn struct {
 func newCallers(b *backend) *callers {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.MaxIdleConnsPerHost = 64
-	cs := &callers{b: b, base: t, max: DefaultMaxCallers, idle: DefaultCallerIdle,
+	cs := &callers{b: b, base: t, as: oauth.NewHTTPClient(), max: maxCallers, idle: callerIdle,
 		m: map[string]*callerConn{}, stop: make(chan struct{})}
 	cs.wg.Go(cs.sweep)
 	return cs
@@ -72,7 +73,7 @@ const noCallerToken = "acts as each caller (auth \"exchange\"), and this request
 // (with the request's error, if any).
 func (cs *callers) get(ctx context.Context, req *handlers.Request) (*client.Client, func(error), error) {
 	b := cs.b
-	token := resourceserver.SubjectToken(ctx)
+	token := subjectToken(ctx)
 	caller := req.Caller
 	if caller == nil || token == "" || caller.Principal() == "" {
 		return nil, nil, &unavailable{backend: b.name, why: noCallerToken}
@@ -155,7 +156,7 @@ func (cs *callers) connect(ctx context.Context, e *callerConn) (*client.Client, 
 		Grant: oauth.TokenExchange, SubjectToken: subject,
 		ClientIssuer: o.Issuer, ClientID: o.ClientID, ClientSecret: o.ClientSecret,
 		Scopes: o.Scopes, MetadataOrigins: o.MetadataOrigins, AllowPrivate: o.AllowPrivate,
-		Base: cs.base, Logger: g.log.With("backend", b.name),
+		Base: cs.base, HTTPClient: cs.as, Logger: g.log.With("backend", b.name),
 	}
 	if o.KeyFile != "" {
 		pemData, err := os.ReadFile(o.KeyFile)
@@ -245,7 +246,11 @@ func (cs *callers) dropLocked(p string, e *callerConn) {
 
 // sweep closes the connections idle longer than cs.idle until close.
 func (cs *callers) sweep() {
-	t := time.NewTicker(max(cs.idle/4, time.Second))
+	every := cs.idle / 4
+	if callerSweep > 0 {
+		every = callerSweep
+	}
+	t := time.NewTicker(max(every, time.Millisecond))
 	defer t.Stop()
 	for {
 		select {
@@ -297,9 +302,24 @@ func (cs *callers) close() {
 		}
 	}
 	cs.wg.Wait()
+	cs.base.(*http.Transport).CloseIdleConnections()
+	cs.as.CloseIdleConnections()
 }
 
 func noRelease(error) {}
+
+// maxCallers and callerIdle are DefaultMaxCallers and DefaultCallerIdle
+// but in tests, and callerSweep how often idle connections are looked
+// for (0: a quarter of callerIdle).
+var (
+	maxCallers  = DefaultMaxCallers
+	callerIdle  = DefaultCallerIdle
+	callerSweep time.Duration
+)
+
+// subjectToken is the caller's access token on a request's context
+// (resourceserver.Options.PassToken); a test's own, in tests.
+var subjectToken = resourceserver.SubjectToken
 
 // setCallers makes cs the callers of incarnation inc.
 func (b *backend) setCallers(inc int, cs *callers) {
