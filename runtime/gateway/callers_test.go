@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -228,4 +230,89 @@ func TestExchangePerCaller(t *testing.T) {
 	if text, _ := call("alice", as.srv.URL); text != "as-alice" {
 		t.Errorf("alice again: %q", text)
 	}
+}
+
+// BenchmarkExchangeCaller is what a caller costs an "auth": "exchange"
+// backend (2026-07-28, whose server keeps nothing per session):
+//   - new: a caller's first call, with its connection, discovery and
+//     token exchange (ns/op, allocs/op, B/op: the gateway's and the
+//     in-process backend's and authorization server's together);
+//   - known: a call of a caller whose connection is kept;
+//   - 1000: the heap that 1,000 callers' kept connections hold, after a
+//     collection (heap-B/caller; the backend keeps nothing per caller).
+//     Run it with -benchtime=1x: each run connects 1,000 callers.
+func BenchmarkExchangeCaller(b *testing.B) {
+	as := newExchangeAS(b)
+	url := startProtected(b, as)
+	g, err := New(&Config{Backends: []Backend{exchangeBackend(url, as.srv.URL, "modern")}}, Options{
+		Logger: slog.New(slog.DiscardHandler), Stderr: &syncBuffer{}, CloseGrace: time.Second, TermGrace: time.Second,
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), hang)
+	defer cancel()
+	if err := g.Start(ctx); err != nil {
+		b.Fatal(err)
+	}
+	defer g.Close()
+	m, _ := g.Server().Method("tools/call")
+	n := 0
+	call := func(who string) {
+		cctx, r := asCaller(who, as.srv.URL, `{"name":"x__who","arguments":{}}`)
+		cctx, cancel := context.WithTimeout(cctx, hang)
+		defer cancel()
+		res, err := m.Run(cctx, r)
+		if err != nil || res.(*handlers.CallToolResult).IsError {
+			b.Fatalf("%s: %+v %v", who, res, err)
+		}
+	}
+	b.Run("new", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			n++
+			call(fmt.Sprintf("u%d", n))
+		}
+	})
+	b.Run("known", func(b *testing.B) {
+		call("k")
+		b.ReportAllocs()
+		for b.Loop() {
+			call("k")
+		}
+	})
+	b.Run("1000", func(b *testing.B) {
+		var cs *callers
+		for _, bk := range g.all() {
+			bk.mu.Lock()
+			cs = bk.callers
+			bk.mu.Unlock()
+		}
+		for b.Loop() {
+			// Start from none: the connections of the runs before closed.
+			cs.mu.Lock()
+			for p, e := range cs.m {
+				cs.dropLocked(p, e)
+			}
+			cs.mu.Unlock()
+			time.Sleep(200 * time.Millisecond) // for the closes, in the background
+			before := heap()
+			for i := range 1000 {
+				call(fmt.Sprintf("m%d", i))
+			}
+			after := heap()
+			if cs.count() != 1000 {
+				b.Fatalf("%d callers kept, want 1000", cs.count())
+			}
+			b.ReportMetric(float64(after-before)/1000, "heap-B/caller")
+		}
+	})
+}
+
+func heap() uint64 {
+	var ms runtime.MemStats
+	runtime.GC()
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc
 }
