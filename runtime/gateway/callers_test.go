@@ -230,6 +230,13 @@ func TestExchangePerCaller(t *testing.T) {
 	if text, _ := call("alice", as.srv.URL); text != "as-alice" {
 		t.Errorf("alice again: %q", text)
 	}
+	// Neither the callers' tokens, nor the exchanged ones, nor the
+	// gateway's secret reach its log.
+	for _, secret := range []string{"in-alice", "in-bob", "in-mallory", "as-alice-", "as-bob-", "gw-secret"} {
+		if strings.Contains(g.stderr.String(), secret) {
+			t.Errorf("%q reached the gateway's log", secret)
+		}
+	}
 }
 
 // BenchmarkExchangeCaller is what a caller costs an "auth": "exchange"
