@@ -219,6 +219,9 @@ func TestExchangePerCaller(t *testing.T) {
 	if n := cs.count(); n != 2 {
 		t.Errorf("%d callers' connections, want 2", n)
 	}
+	if st := g.state("x"); st.Auth != AuthExchange || st.Callers != 2 {
+		t.Errorf("status: auth %q, %d callers", st.Auth, st.Callers)
+	}
 	cs.mu.Lock()
 	_, alice := cs.m["sub:alice"]
 	cs.idle = 10 * time.Millisecond
