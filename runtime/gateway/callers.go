@@ -111,7 +111,7 @@ func (cs *callers) get(ctx context.Context, req *handlers.Request) (*client.Clie
 		cs.mu.Lock()
 		e.busy--
 		e.lastUsed = time.Now()
-		if err != nil && e.cl != nil && (errors.Is(err, client.ErrSessionEnded) || connectionGone(err)) {
+		if err != nil && e.cl != nil && lostConnection(err) {
 			cs.dropLocked(principal, e) // the next request connects again
 		}
 		cs.mu.Unlock()
@@ -132,6 +132,17 @@ func (cs *callers) get(ctx context.Context, req *handlers.Request) (*client.Clie
 		return nil, nil, callerError(b.name, b.cfg.OAuth.Issuer, e.err)
 	}
 	return e.cl, release, nil
+}
+
+// lostConnection: a request's error says its connection is no good any
+// more (a session the backend forgot, a refused or broken connection, a
+// 5xx), not that the backend answered with an error or the request ended.
+func lostConnection(err error) bool {
+	var re *client.RPCError
+	if errors.As(err, &re) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, mcp.ErrInputRequired) {
+		return false
+	}
+	return errors.Is(err, client.ErrSessionEnded) || connectionGone(err)
 }
 
 func (e *callerConn) settled() bool {

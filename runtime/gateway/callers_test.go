@@ -192,8 +192,18 @@ func TestExchangePerCaller(t *testing.T) {
 			}
 		}
 	}
+	// A tool the backend does not know is its error, and the caller's
+	// connection stays.
+	ctx, r := asCaller("alice", as.srv.URL, `{"name":"x__who","arguments":{}}`)
+	b := g.all()[0]
+	if err := b.forward(ctx, r, "tools/call", map[string]any{"name": "nope"}, new(json.RawMessage)); err == nil {
+		t.Error("an unknown tool answered")
+	}
+	if text, _ := call("alice", as.srv.URL); text != "as-alice" {
+		t.Errorf("alice after an error: %q", text)
+	}
 	if n := as.exchanges.Load(); n != 2 {
-		t.Errorf("%d exchanges for 6 calls of 2 callers, want 2", n)
+		t.Errorf("%d exchanges for 6 calls of 2 callers and an error, want 2", n)
 	}
 	if text, isErr := call("", ""); !isErr || !strings.Contains(text, "carries no OAuth access token") {
 		t.Errorf("no token: %q", text)
