@@ -75,8 +75,12 @@ func (cs *callers) get(ctx context.Context, req *handlers.Request) (*client.Clie
 	b := cs.b
 	token := subjectToken(ctx)
 	caller := req.Caller
-	if caller == nil || token == "" || caller.Principal() == "" {
+	switch {
+	case caller == nil || caller.Principal() == "":
 		return nil, nil, &unavailable{backend: b.name, why: noCallerToken}
+	case token == "":
+		// A DPoP-bound token: its proofs are its client's to make.
+		return nil, nil, &unavailable{backend: b.name, why: "acts as each caller (auth \"exchange\"), and this request's token cannot be exchanged: it is bound to its client's key (DPoP); use a bearer token"}
 	}
 	if caller.Issuer != b.cfg.OAuth.Issuer {
 		// A user's token is shown to the authorization server that
