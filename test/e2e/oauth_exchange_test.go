@@ -157,6 +157,9 @@ func TestOAuthGatewayExchange(t *testing.T) {
 	if err != nil || !r.IsError || len(r.Content) == 0 {
 		t.Fatalf("a refused exchange: %+v %v", r, err)
 	}
+	if msg := r.Content[0].Text; strings.Contains(msg, "eyJ") {
+		t.Errorf("a refused exchange's message holds a token: %q", msg)
+	}
 	if msg := r.Content[0].Text; !strings.Contains(msg, "refused to exchange your sign-in") || !strings.Contains(msg, "c-eddsa may not be represented by c-rs256") {
 		t.Errorf("a refused exchange says: %q", msg)
 	}
@@ -171,7 +174,7 @@ func TestOAuthGatewayExchange(t *testing.T) {
 	if err != nil || !r.IsError || len(r.Content) == 0 {
 		t.Fatalf("the authorization server down: %+v %v", r, err)
 	}
-	if msg := r.Content[0].Text; !strings.Contains(msg, x.as.issuer) {
+	if msg := r.Content[0].Text; !strings.Contains(msg, x.as.issuer) || strings.Contains(msg, "eyJ") || strings.Contains(msg, "secret-c-rs256") {
 		t.Errorf("the authorization server down: %q does not name it (%s)", msg, x.as.issuer)
 	}
 	if took := time.Since(start); took > 20*time.Second {
