@@ -137,6 +137,34 @@ origin ("metadataOrigins": ["https://…"] adds others), without redirects,
 never from a link-local address, and from a private or loopback one only
 when the server is on one too ("allowPrivate": true allows them).
 
+"auth" says whom the server's requests are made as:
+
+  service   (the default) the gateway itself, with its headers or "oauth"
+            client credentials: every caller reaches the server as the
+            gateway. For a server of the team's own, or one with no users.
+  exchange  each caller, by OAuth 2.0 token exchange (RFC 8693): for a
+            caller who came with an access token (-http with
+            -http-oauth-issuer), the gateway presents that token to the
+            "oauth" issuer, authenticated with the "oauth" credentials,
+            and gets one whose resource is this server (the scopes its
+            401 names), which it sends to this server alone and keeps for
+            that caller until shortly before it expires. The server sees
+            each user, and applies its own permissions and audit. The
+            caller's token must be from that issuer (it is shown to no
+            other), and the server must name that issuer. Each caller
+            gets a connection of their own (1000 at most; unused for 5m,
+            closed); what the gateway lists and follows of the server it
+            asks as itself, with the "oauth" client credentials. A caller
+            without a token (stdio; -http without OAuth) is told it
+            cannot use the server. A refused exchange says so, and why.
+
+  "issues": {"url": "https://issues.example.com/mcp", "auth": "exchange",
+             "oauth": {"issuer": "https://login.example.com", "clientId": "gw",
+                       "clientSecret": "${GW_SECRET}"}}
+
+Per-user sign-in to a server's own authorization server ("user") is not
+supported yet.
+
 "envFile" (as VS Code writes it) names a file of KEY=value lines added to
 the server's environment ("env" wins); a relative path is taken from
 FILE's folder. "${VAR}" and "${VAR:-default}" in command, args, env,
@@ -297,6 +325,17 @@ func runGateway(args []string, s streams) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "mcprt gateway: %v\n", err)
 		return runtime.ExitUsage
+	}
+	// The callers' tokens are what the gateway exchanges for a backend
+	// with "auth": "exchange" (one a reload adds, too); only that code
+	// reads them, and sends them to their own issuer alone.
+	hf.oauth.passToken = true
+	for _, b := range cfg.Backends {
+		if b.Auth == gateway.AuthExchange {
+			if hf.addr == "" || hf.oauth.issuer == "" {
+				fmt.Fprintf(stderr, "mcprt gateway: backend %q: \"auth\": \"exchange\" acts as each caller with an OAuth access token (-http with -http-oauth-issuer); here nobody has one, and its tools will refuse every call\n", b.Name)
+			}
+		}
 	}
 	if hf.addr == "" || hf.oauth.issuer == "" {
 		// Access rules are met only by callers an authorization server

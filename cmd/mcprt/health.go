@@ -15,13 +15,17 @@ func gatewayHealth(g *gateway.Gateway) func() (int, any) {
 		Name     string        `json:"name"`
 		State    gateway.State `json:"state"`
 		Restarts int           `json:"restarts"`
+		// Auth is a remote backend's credential mode, and Callers how
+		// many callers reach an "exchange" one as themselves now.
+		Auth    string `json:"auth,omitempty"`
+		Callers int    `json:"callers,omitempty"`
 	}
 	return func() (int, any) {
 		st := g.Backends()
 		bs := make([]backend, len(st))
 		failed := 0
 		for i, s := range st {
-			bs[i] = backend{s.Name, s.State, s.Restarts}
+			bs[i] = backend{s.Name, s.State, s.Restarts, s.Auth, s.Callers}
 			if s.State == gateway.Failed {
 				failed++
 			}

@@ -24,6 +24,9 @@ type oauthFlags struct {
 	introspectionCache       time.Duration
 	maxLifetime              time.Duration
 	introspectionRate        float64
+	// passToken: the gateway exchanges callers' tokens (auth
+	// "exchange"), so the guard leaves them on the request's context.
+	passToken bool
 }
 
 func addOAuthFlags(fs *flag.FlagSet, of *oauthFlags) {
@@ -76,7 +79,7 @@ func (of *oauthFlags) options(tokenFile string, log *slog.Logger) (o resourceser
 	o = resourceserver.Options{
 		Issuer: of.issuer, Resource: of.resource, AcceptUntypedJWT: of.untypedJWT, Logger: log,
 		DPoPRequired: of.dpopRequired, DPoPNonce: of.dpopNonce, IntrospectionCache: of.introspectionCache,
-		MaxTokenLifetime: of.maxLifetime, IntrospectionRate: of.introspectionRate,
+		MaxTokenLifetime: of.maxLifetime, IntrospectionRate: of.introspectionRate, PassToken: of.passToken,
 		Scopes: strings.FieldsFunc(of.scopes, func(r rune) bool { return r == ',' || r == ' ' }),
 	}
 	if of.introspectionFile != "" {

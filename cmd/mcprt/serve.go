@@ -142,6 +142,9 @@ func serve(args []string, s streams) int {
 		fmt.Fprintf(stderr, "mcprt serve: -fixture must be reference, conformance or wedged, not %q\n", *fixtureName)
 		return runtime.ExitUsage
 	}
+	if *fixtureName == "reference" && hf.oauth.issuer != "" {
+		fixture.AddWhoami(srv)
+	}
 	if *tasksOn || to.Dir != "" || *fixtureName == "conformance" {
 		// The conformance fixture serves the suite's tasks-* scenarios.
 		to.Tag = hf.tag

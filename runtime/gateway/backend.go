@@ -58,6 +58,7 @@ type backend struct {
 	authErr  error
 
 	mu       sync.Mutex
+	callers  *callers // the current incarnation's, for AuthExchange
 	state    State
 	changed  chan struct{} // closed and replaced at every state change
 	running  bool          // its supervisor exists
@@ -648,7 +649,15 @@ func (b *backend) status() Status {
 		st.PID = b.cl.PID()
 	}
 	st.Subscriptions = len(b.upstream)
+	cs := b.callers
 	b.mu.Unlock()
+	st.Auth = b.cfg.Auth
+	if st.Auth == "" && b.cfg.URL != "" {
+		st.Auth = AuthService
+	}
+	if cs != nil {
+		st.Callers = cs.count()
+	}
 	b.regMu.Lock()
 	st.Tools, st.Prompts, st.Resources, st.Templates = len(b.reg.tools), len(b.reg.prompts), len(b.reg.resources), len(b.reg.templates)
 	b.regMu.Unlock()

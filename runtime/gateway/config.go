@@ -71,6 +71,10 @@ type Backend struct {
 	// server first answers 401, sent to that server alone, and renewed
 	// before it expires.
 	OAuth *OAuth
+	// Auth is whom a remote backend's requests are made as (its "auth"
+	// key): AuthService (or ""), the gateway itself (Headers, or OAuth's
+	// client credentials); AuthExchange, each caller: see AuthExchange.
+	Auth string
 
 	// Prefix namespaces the backend's tools, prompts, resources and
 	// templates: "<Prefix>__<name>". The default is Name with every
@@ -174,6 +178,32 @@ type OAuth struct {
 	MetadataOrigins []string
 	AllowPrivate    bool
 }
+
+// The values of Backend.Auth.
+const (
+	// AuthService: every request reaches the backend as the gateway,
+	// with its Headers or its OAuth client credentials token.
+	AuthService = "service"
+	// AuthExchange: a request made for a caller who came with an OAuth
+	// access token (-http with -http-oauth-issuer) reaches the backend
+	// with a token for that caller: the gateway exchanges the caller's
+	// token (RFC 8693) at OAuth.Issuer, which must have issued it,
+	// authenticated with OAuth's client credentials, for a token whose
+	// resource is the backend, and keeps it for that caller and backend
+	// until shortly before it expires. Each caller has a connection of
+	// their own (defaultMaxCallers at most, closed after
+	// defaultCallerIdle unused); what the gateway lists and follows of
+	// the backend, unasked by anyone, it asks as itself (the OAuth
+	// client credentials). A caller without a token (stdio; -http
+	// without OAuth) is refused the backend's tools, told why.
+	AuthExchange = "exchange"
+)
+
+// Per-caller connections of an AuthExchange backend.
+const (
+	defaultMaxCallers = 1000
+	defaultCallerIdle = 5 * time.Minute
+)
 
 // Defaults for the zero fields of a Backend.
 const (
@@ -394,6 +424,9 @@ func (e *ConfigError) Error() string {
 //	                 that issued them: {"issuer": "https://as.example", "clientId": "…",
 //	                 "clientSecret": "${SECRET}" or "keyFile": "key.pem", "scopes": "a b"};
 //	                 optional "metadataOrigins": ["https://…"], "allowPrivate": true
+//	"auth":          whom a remote server's requests are made as: "service" (the default: the
+//	                 gateway, with "headers" or "oauth") or "exchange" (each caller, by
+//	                 token exchange at the "oauth" issuer; see AuthExchange)
 //
 // Beside "mcpServers", the gateway's top-level keys: "toolSearch" and
 // "alwaysList" (Config.ToolSearch, Config.AlwaysList), and "endpoints",
@@ -667,6 +700,9 @@ func (p *entryParser) transport() bool {
 	if _, ok := p.m["oauth"]; ok {
 		p.fail("oauth", `only a remote server ("url") takes oauth`)
 	}
+	if _, ok := p.m["auth"]; ok {
+		p.fail("auth", `only a remote server ("url") takes auth: a server the gateway starts runs as the gateway`)
+	}
 	if c, ok := p.str("command", true); ok {
 		if c == "" {
 			p.fail("command", "must not be empty")
@@ -911,6 +947,7 @@ func (p *entryParser) remote() {
 		}
 	}
 	p.oauth()
+	p.auth()
 	v, ok := m["headers"]
 	if !ok {
 		return
@@ -945,6 +982,32 @@ func (p *entryParser) remote() {
 		}
 		b.Headers[k] = val
 	}
+}
+
+// auth reads a remote server's "auth" mode (after its "oauth" block).
+func (p *entryParser) auth() {
+	if _, ok := p.m["auth"]; !ok {
+		return
+	}
+	mode, ok := p.str("auth", false)
+	if !ok {
+		return
+	}
+	switch mode {
+	case AuthService:
+	case AuthExchange:
+		if _, ok := p.m["oauth"]; !ok {
+			p.fail("auth", `"exchange" needs an "oauth" block: the authorization server to exchange callers' tokens at ("issuer") and the gateway's client credentials there`)
+			return
+		}
+	case "user":
+		p.fail("auth", `"user" (each caller signing in to the server's own authorization server) is not supported yet: use "service" or "exchange"`)
+		return
+	default:
+		p.fail("auth", `%q is not a mode: want "service" (the gateway's own credentials) or "exchange" (each caller's, by token exchange)`, mode)
+		return
+	}
+	p.b.Auth = mode
 }
 
 // oauth reads a remote server's "oauth" block.
@@ -1057,7 +1120,7 @@ func validHeaderName(s string) bool {
 	return true
 }
 
-var backendKeys = []string{"command", "args", "env", "envFile", "cwd", "type", "url", "headers", "oauth", "disabled",
+var backendKeys = []string{"command", "args", "env", "envFile", "cwd", "type", "url", "headers", "oauth", "auth", "disabled",
 	"prefix", "timeout", "maxTimeout", "maxRestarts", "restartWindow", "cooldown", "backoff", "maxBackoff", "restartWait",
 	"pingInterval", "pingTimeout", "lazy", "idleTimeout", "allowTools", "hideTools", "access", "toolAccess", "protocol", "tools"}
 

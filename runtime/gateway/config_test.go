@@ -114,7 +114,7 @@ func TestParseConfigRemote(t *testing.T) {
 		t.Errorf("other: %+v", o)
 	}
 	oc, err := ParseConfig([]byte(`{"mcpServers": {
-		"a": {"url": "https://a.example/mcp", "oauth": {"issuer": "https://as.example", "clientId": "gw", "clientSecret": "${SECRET}", "scopes": "mcp:tools, mcp:admin"}},
+		"a": {"url": "https://a.example/mcp", "auth": "exchange", "oauth": {"issuer": "https://as.example", "clientId": "gw", "clientSecret": "${SECRET}", "scopes": "mcp:tools, mcp:admin"}},
 		"b": {"url": "https://b.example/mcp", "oauth": {"issuer": "http://127.0.0.1:9000", "clientId": "${ID:-gw2}", "keyFile": "/k.pem", "scopes": ["x y", "z"],
 			"metadataOrigins": ["https://Meta.example"], "allowPrivate": true}}
 	}}`), env(map[string]string{"SECRET": "s3"}))
@@ -123,6 +123,9 @@ func TestParseConfigRemote(t *testing.T) {
 	}
 	if a := oc.Backends[0].OAuth; a == nil || a.Issuer != "https://as.example" || a.ClientID != "gw" || a.ClientSecret != "s3" || fmt.Sprint(a.Scopes) != "[mcp:tools mcp:admin]" {
 		t.Errorf("oauth a: %+v", a)
+	}
+	if oc.Backends[0].Auth != AuthExchange || oc.Backends[1].Auth != "" {
+		t.Errorf("auth: %q %q", oc.Backends[0].Auth, oc.Backends[1].Auth)
 	}
 	if b := oc.Backends[1].OAuth; b == nil || b.ClientID != "gw2" || b.KeyFile != "/k.pem" || fmt.Sprint(b.Scopes) != "[x y z]" ||
 		fmt.Sprint(b.MetadataOrigins) != "[https://meta.example]" || !b.AllowPrivate {
@@ -246,6 +249,10 @@ func TestParseConfigErrors(t *testing.T) {
 		// Issue 31, item 1: a secret without the issuer it belongs to
 		// would be offered to whichever authorization server the backend
 		// names.
+		{"auth stdio", `{"mcpServers": {"a": {"command": "x", "auth": "exchange"}}}`, []string{`backend "a": key "auth": only a remote server ("url") takes auth`}},
+		{"auth without oauth", `{"mcpServers": {"a": {"url": "https://x/mcp", "auth": "exchange"}}}`, []string{`backend "a": key "auth": "exchange" needs an "oauth" block`}},
+		{"auth user", `{"mcpServers": {"a": {"url": "https://x/mcp", "auth": "user"}}}`, []string{`backend "a": key "auth": "user" (each caller signing in to the server's own authorization server) is not supported yet`}},
+		{"auth unknown", `{"mcpServers": {"a": {"url": "https://x/mcp", "auth": "root"}}}`, []string{`backend "a": key "auth": "root" is not a mode`}},
 		{"oauth no issuer", `{"mcpServers": {"a": {"url": "https://x/mcp", "oauth": {"clientId": "c", "clientSecret": "s"}}}}`, []string{`backend "a": key "oauth.issuer": missing`}},
 		// Issue 31, items 3 and 11: OAuth 2.1 §1.5, TLS for the
 		// authorization server and for the bearer tokens (RFC 6750 §5.3).

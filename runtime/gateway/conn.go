@@ -50,6 +50,8 @@ type conn struct {
 	resub   chan struct{} // capacity 1: the resources to follow changed
 
 	reported bool // the end of this incarnation was told to the backend
+
+	callers *callers // AuthExchange: each caller's connection
 }
 
 // connFailed is how the actor's goroutines tell it that the incarnation
@@ -75,6 +77,10 @@ func (c *conn) start(e *actor.Engine, self *actor.PID) {
 	c.refresh = make(chan struct{}, 1)
 	c.resub = make(chan struct{}, 1)
 	c.inc = b.beginIncarnation(c.resub)
+	if b.cfg.Auth == AuthExchange {
+		c.callers = newCallers(b)
+		b.setCallers(c.inc, c.callers)
+	}
 	fail := func(err error) {
 		if c.ctx.Err() == nil {
 			e.Send(self, connFailed{err})
@@ -224,6 +230,9 @@ func (c *conn) stop() {
 	if !c.reported {
 		c.reported = true
 		c.b.down(c.inc, errors.New("stopped"))
+	}
+	if c.callers != nil {
+		c.callers.close()
 	}
 	if cl != nil {
 		if err := cl.Close(); err != nil {

@@ -25,7 +25,17 @@
 // it is "Unknown tool"; one lacking only a scope gets 403
 // insufficient_scope naming the scopes to ask for. Its token never
 // reaches a backend: backends see the gateway, with their own configured
-// headers.
+// headers, unless a remote backend's Auth is AuthExchange: then each
+// caller's requests reach it as that caller, with a token the gateway
+// got by exchanging the caller's (RFC 8693) at the backend's OAuth
+// issuer (the caller's token goes there, and nowhere else), kept per
+// caller and backend, on a connection of the caller's own (a legacy
+// session is bound to one principal). Those connections belong to the
+// backend's incarnation, which closes them when it ends; at most
+// defaultMaxCallers, the least recently used idle one closed for a new
+// caller, and any idle for defaultCallerIdle closed. Each costs ~7 KB
+// of heap, and a first call about 0.7 ms more than a known caller's
+// (BenchmarkExchangeCaller).
 //
 // # Tool overrides
 //

@@ -162,6 +162,11 @@ func (b *backend) forward(parent context.Context, req *handlers.Request, method 
 	defer f.wait.stop()
 	b.g.refreshRoots(&f.wait, req)
 	cl, err := b.acquire(&f.wait)
+	release := noRelease
+	if err == nil && b.cfg.Auth == AuthExchange {
+		// The request goes as its caller, on the caller's connection.
+		cl, release, err = b.callerClient(&f.wait, req)
+	}
 	if err != nil {
 		if parent.Err() != nil {
 			return parent.Err()
@@ -186,6 +191,7 @@ func (b *backend) forward(parent context.Context, req *handlers.Request, method 
 		opts = append(opts, client.WithProgress(fn))
 	}
 	err = cl.Call(&f.ctx, method, params, &f.raw, opts...)
+	release(err)
 	if err == nil && !f.c.needInput.Load() {
 		*result = f.raw
 		return nil
@@ -262,7 +268,9 @@ func (b *backend) rpcError(err error) error {
 func (b *backend) toolHandler(name string) handlers.ToolHandler {
 	nameLit := jsonrpc.AppendString(nil, name)
 	call := func(ctx context.Context, req *handlers.Request, args json.RawMessage) (*handlers.CallToolResult, error) {
-		if inTask(ctx) {
+		if inTask(ctx) && b.cfg.Auth != AuthExchange {
+			// As each caller, the call is a plain one on the caller's
+			// connection, which the gateway's task awaits.
 			return b.taskCall(ctx, req, name, args)
 		}
 		var raw json.RawMessage

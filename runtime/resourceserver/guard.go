@@ -137,6 +137,11 @@ type Options struct {
 	Logger *slog.Logger
 
 	now func() time.Time // tests
+	// PassToken leaves a bearer token the guard let through on the
+	// request's context (SubjectToken), for a gateway that exchanges it
+	// for a backend's token (RFC 8693): it is still removed from the
+	// request's headers. Off, nothing behind the guard sees the token.
+	PassToken bool
 }
 
 // Guard makes an HTTP endpoint an OAuth 2.1 resource server, as the MCP

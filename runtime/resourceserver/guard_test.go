@@ -159,6 +159,7 @@ func serve(g *Guard, token string, header ...string) (*httptest.ResponseRecorder
 		s.called = true
 		s.caller = handlers.CallerFrom(r.Context())
 		s.authorization = r.Header.Values("Authorization")
+		s.subjectToken = SubjectToken(r.Context())
 		w.WriteHeader(http.StatusOK)
 	}))
 	r := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(`{}`))
@@ -177,6 +178,7 @@ type seen struct {
 	called        bool
 	caller        *handlers.Caller
 	authorization []string
+	subjectToken  string
 }
 
 // TestMetadataDocument: RFC 9728 metadata at the resource's well-known
@@ -266,6 +268,24 @@ func TestAcceptsIssuedTokens(t *testing.T) {
 	w, s := serve(g, keys[0].Sign(claimsFor(as, map[string]any{"aud": "HTTPS://MCP.Example.Test/mcp", "scope": nil, "scp": []string{"mcp:tools"}}), nil))
 	if w.Code != 200 || !s.caller.HasScope("mcp:tools") {
 		t.Errorf("uppercase aud, scp: %d %s", w.Code, w.Header().Get("WWW-Authenticate"))
+	}
+}
+
+// TestPassToken: the token goes past the guard, on the context, only with
+// Options.PassToken; never in the headers.
+func TestPassToken(t *testing.T) {
+	key := rst.MustKey("ES256", "k1")
+	as := newFakeAS(t, key)
+	tok := key.Sign(claimsFor(as, nil), nil)
+	for _, pass := range []bool{false, true} {
+		g, _ := newGuard(t, as, Options{PassToken: pass})
+		w, s := serve(g, tok)
+		if w.Code != 200 || len(s.authorization) != 0 {
+			t.Fatalf("PassToken %v: %d, Authorization %v", pass, w.Code, s.authorization)
+		}
+		if want := map[bool]string{false: "", true: tok}[pass]; s.subjectToken != want {
+			t.Errorf("PassToken %v: SubjectToken %q", pass, s.subjectToken)
+		}
 	}
 }
 

@@ -1,6 +1,7 @@
 package resourceserver
 
 import (
+	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"errors"
@@ -126,8 +127,23 @@ func (g *Guard) Wrap(next http.Handler) http.Handler {
 		if scheme == schemeDPoP {
 			r.Header.Del("DPoP")
 		}
-		next.ServeHTTP(w, r.WithContext(handlers.WithCaller(r.Context(), c)))
+		ctx := handlers.WithCaller(r.Context(), c)
+		if g.opts.PassToken && scheme == schemeBearer {
+			// A DPoP-bound token is not: its proof is for this server.
+			ctx = context.WithValue(ctx, subjectTokenKey{}, token)
+		}
+		next.ServeHTTP(w, r.WithContext(ctx))
 	})
+}
+
+type subjectTokenKey struct{}
+
+// SubjectToken is the bearer token that a Guard with Options.PassToken
+// let through, carried by the request's context (and the context of a
+// handler serving it), or "": the subject token of a token exchange.
+func SubjectToken(ctx context.Context) string {
+	t, _ := ctx.Value(subjectTokenKey{}).(string)
+	return t
 }
 
 // checkBinding checks what a token is bound to against the request: a

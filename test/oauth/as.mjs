@@ -32,6 +32,17 @@
 // Development-only, as is this whole server. publicClients are
 // pre-registered native clients (no secret) for the code grant.
 //
+// With "tokenExchange": {"clients": ["gw"], "ttl": 2, "refuse": ["sub"],
+// "resources": ["http://…/mcp"]}, it also serves RFC 8693 token exchange
+// (registerGrantType) to those confidential clients, as a gateway acting
+// for each user meets it: the subject_token, an access token of this
+// server's own (a JWT it signed, not expired), is exchanged for a JWT
+// access token for the resource asked for (one of "resources", when
+// given, else invalid_target), with the subject's sub, the exchanging
+// client as client_id and in act.sub, and "ttl" seconds of life (default
+// the server's). A subject in "refuse" is invalid_grant, in words. Each
+// exchange prints "exchanged SUB for RESOURCE" on stdout (never a token).
+//
 // It listens on 127.0.0.1 (a free port) and prints one line,
 // "issuer http://127.0.0.1:PORT", when it serves. SIGHUP reads keysFile
 // again and serves with the new keys at the same address: a key
@@ -41,13 +52,18 @@
 // Without CONFIG (a local try, as the README says: npm ci, then node
 // as.mjs), it serves users and one client, "demo" with secret
 // "demo-secret", with a fresh P-256 signing key in a temporary file.
-import { generateKeyPairSync } from 'node:crypto';
+import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import Provider from 'oidc-provider';
+// oidc-provider's own dependency, for the token exchange grant's JWTs.
+import { SignJWT, createLocalJWKSet, importJWK, jwtVerify } from 'jose';
+
+const tokenExchange = 'urn:ietf:params:oauth:grant-type:token-exchange';
+const accessTokenType = 'urn:ietf:params:oauth:token-type:access_token';
 
 const config = process.argv[2] ? JSON.parse(readFileSync(process.argv[2], 'utf8')) : tryConfig();
 
@@ -77,7 +93,7 @@ function build(issuer) {
     clients: config.clients.map((c) => ({
       client_id: c.client_id,
       client_secret: c.client_secret,
-      grant_types: ['client_credentials'],
+      grant_types: ['client_credentials', ...(exchanges(c.client_id) ? [tokenExchange] : [])],
       response_types: [],
       redirect_uris: [],
       token_endpoint_auth_method: 'client_secret_basic',
@@ -119,8 +135,59 @@ function build(issuer) {
       idTokenSigningAlgValues: ['RS256', 'PS256', 'ES256', 'EdDSA'],
     },
   });
+  if (config.tokenExchange) {
+    provider.registerGrantType(tokenExchange, exchangeGrant(issuer, jwks),
+      ['subject_token', 'subject_token_type', 'requested_token_type', 'resource', 'scope', 'audience']);
+  }
   provider.on('server_error', (ctx, err) => console.error('as: server_error', err));
   return provider;
+}
+
+function exchanges(clientId) {
+  return Boolean(config.tokenExchange && (config.tokenExchange.clients || []).includes(clientId));
+}
+
+// exchangeGrant is the token exchange grant's handler: oidc-provider has
+// authenticated the client (and checked it may use the grant) by then.
+function exchangeGrant(issuer, jwks) {
+  const x = config.tokenExchange;
+  const pub = { keys: jwks.keys.map(({ d, p, q, dp, dq, qi, ...k }) => k) };
+  const keySet = createLocalJWKSet(pub);
+  const signing = jwks.keys.find((k) => k.alg === 'ES256');
+  return async function (ctx) {
+    const p = ctx.oidc.params;
+    const fail = (error, description) => {
+      ctx.status = 400;
+      ctx.body = { error, error_description: description };
+    };
+    if (p.subject_token_type !== accessTokenType) {
+      return fail('invalid_request', 'subject_token_type must be an access token');
+    }
+    let claims;
+    try {
+      ({ payload: claims } = await jwtVerify(p.subject_token || '', keySet, { issuer }));
+    } catch (err) {
+      return fail('invalid_grant', `the subject token is not valid (${err.code || 'unreadable'})`);
+    }
+    const client = ctx.oidc.client.clientId;
+    if ((x.refuse || []).includes(claims.sub)) {
+      return fail('invalid_grant', `${claims.sub} may not be represented by ${client}`);
+    }
+    const resource = p.resource;
+    if (!resource || (x.resources && !x.resources.includes(resource))) {
+      return fail('invalid_target', `no tokens are issued for ${resource || 'an unnamed resource'}`);
+    }
+    const ttl = x.ttl || config.ttl;
+    const scope = p.scope || claims.scope || '';
+    const key = await importJWK(signing, 'ES256');
+    const now = Math.floor(Date.now() / 1000);
+    const token = await new SignJWT({ sub: claims.sub, client_id: client, scope, act: { sub: client } })
+      .setProtectedHeader({ alg: 'ES256', kid: signing.kid, typ: 'at+jwt' })
+      .setIssuer(issuer).setAudience(resource).setIssuedAt(now).setExpirationTime(now + ttl)
+      .setJti(randomUUID()).sign(key);
+    console.log(`exchanged ${claims.sub} for ${resource}`);
+    ctx.body = { access_token: token, issued_token_type: accessTokenType, token_type: 'Bearer', expires_in: ttl, scope };
+  };
 }
 
 let handler = null;

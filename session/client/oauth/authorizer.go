@@ -32,7 +32,15 @@ const (
 	// Config.Assertion: a workload identity, or an identity assertion
 	// grant from an enterprise identity provider.
 	JWTBearer
+	// TokenExchange: the client acts for a user whose access token
+	// Config.SubjectToken gives (RFC 8693): it presents that token as the
+	// subject_token, authenticated as itself (its secret or key), and
+	// gets a token for the MCP server's resource. A gateway's grant.
+	TokenExchange
 )
+
+// RFC 8693 §3: the token type of an OAuth 2.0 access token.
+const accessTokenType = "urn:ietf:params:oauth:token-type:access_token"
 
 // Config is how an Authorizer is a client.
 type Config struct {
@@ -71,6 +79,11 @@ type Config struct {
 	// Assertion gives the JWT bearer grant's assertion for the
 	// authorization server issuer and the resource.
 	Assertion func(ctx context.Context, issuer, resource string) (string, error)
+
+	// SubjectToken gives the token exchange grant's subject token: the
+	// access token of the user the client acts for, issued by
+	// ClientIssuer (it is presented to that issuer alone).
+	SubjectToken func(ctx context.Context) (string, error)
 
 	// NoDPoP: never bind tokens with DPoP, even where the server offers it.
 	NoDPoP bool
@@ -190,6 +203,16 @@ func New(endpoint string, cfg Config) (*Authorizer, error) {
 		if cfg.ClientID == "" || (cfg.ClientSecret == "" && cfg.ClientKey == nil) {
 			return nil, errors.New("oauth: client credentials need a client id and a secret or key")
 		}
+	case TokenExchange:
+		// The subject token goes to the client's issuer alone (bound),
+		// with the client's authentication: a public client would hand
+		// a user's token to whichever issuer the server names.
+		if cfg.ClientID == "" || (cfg.ClientSecret == "" && cfg.ClientKey == nil) {
+			return nil, errors.New("oauth: token exchange needs a client id and a secret or key")
+		}
+		if cfg.SubjectToken == nil {
+			return nil, errors.New("oauth: token exchange needs a SubjectToken")
+		}
 	}
 	if cfg.ClientSecret != "" || cfg.ClientKey != nil {
 		// A secret offered to whichever issuer the MCP server names is
@@ -207,7 +230,7 @@ func New(endpoint string, cfg Config) (*Authorizer, error) {
 		}
 	}
 	switch cfg.Grant {
-	case AuthorizationCode, ClientCredentials:
+	case AuthorizationCode, ClientCredentials, TokenExchange:
 	case JWTBearer:
 		if cfg.Assertion == nil {
 			return nil, errors.New("oauth: the JWT bearer grant needs an Assertion")
@@ -765,6 +788,20 @@ func (a *Authorizer) grant(ctx context.Context) error {
 		}
 		t, err = a.simpleGrant(ctx, url.Values{
 			"grant_type": {"urn:ietf:params:oauth:grant-type:jwt-bearer"}, "assertion": {assertion}})
+	case TokenExchange:
+		var subject string
+		subject, err = a.cfg.SubjectToken(ctx)
+		if err != nil {
+			return fmt.Errorf("oauth: token exchange: %w", err)
+		}
+		// RFC 8693 §2.1: the token asked for is an access token for the
+		// resource (simpleGrant names it and the scopes).
+		t, err = a.simpleGrant(ctx, url.Values{
+			"grant_type":           {"urn:ietf:params:oauth:grant-type:token-exchange"},
+			"subject_token":        {subject},
+			"subject_token_type":   {accessTokenType},
+			"requested_token_type": {accessTokenType},
+		})
 	}
 	if err != nil {
 		return err

@@ -211,6 +211,12 @@ func noRedirects(*http.Request, []*http.Request) error {
 	return errors.New("redirect refused (discovery and token requests are not redirected)")
 }
 
+// NewHTTPClient is a client for authorization servers and metadata as an
+// Authorizer makes one when Config.HTTPClient is nil: its dialer applies
+// the address rule. Many Authorizers (a gateway's, one per user) share
+// one, and its connections, by giving it as their Config.HTTPClient.
+func NewHTTPClient() *http.Client { return defaultClient() }
+
 // defaultClient is the client for authorization servers and metadata
 // when the caller gives none: its dialer applies the address rule.
 func defaultClient() *http.Client {
