@@ -191,8 +191,8 @@ const (
 	// authenticated with OAuth's client credentials, for a token whose
 	// resource is the backend, and keeps it for that caller and backend
 	// until shortly before it expires. Each caller has a connection of
-	// their own (defaultMaxCallers at most, closed after
-	// defaultCallerIdle unused); what the gateway lists and follows of
+	// their own (1,000 at most, the least recently used closed first; closed after
+	// 5 minutes unused); what the gateway lists and follows of
 	// the backend, unasked by anyone, it asks as itself (the OAuth
 	// client credentials). A caller without a token (stdio; -http
 	// without OAuth) is refused the backend's tools, told why.
