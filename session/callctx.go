@@ -30,11 +30,18 @@ type callCtx struct {
 	err error
 	// afters are the funcs AfterFunc registered: a slice, as there are
 	// seldom more than one or two, whose first element lives here.
-	afters []*afterFunc
-	first  [1]*afterFunc
+	afters []afterFunc
+	first  [1]afterFunc
+	// lastAfter numbers the registrations, so that a stop func finds its
+	// own by number: a registration then costs only the stop func (a
+	// forwarding gateway registers one on every call).
+	lastAfter uint64
 }
 
-type afterFunc struct{ f func() }
+type afterFunc struct {
+	f func()
+	n uint64
+}
 
 // closedDone is the Done of a context cancelled before anyone asked for it.
 var closedDone = func() chan struct{} {
@@ -84,7 +91,6 @@ func (cx *callCtx) Err() error {
 // once if it already is), as context.AfterFunc does; stop unregisters f
 // and reports whether it did so before f was started.
 func (cx *callCtx) AfterFunc(f func()) (stop func() bool) {
-	a := &afterFunc{f: f}
 	cx.mu.Lock()
 	if cx.err != nil {
 		cx.mu.Unlock()
@@ -94,12 +100,14 @@ func (cx *callCtx) AfterFunc(f func()) (stop func() bool) {
 	if cx.afters == nil {
 		cx.afters = cx.first[:0]
 	}
-	cx.afters = append(cx.afters, a)
+	cx.lastAfter++
+	n := cx.lastAfter
+	cx.afters = append(cx.afters, afterFunc{f: f, n: n})
 	cx.mu.Unlock()
 	return func() bool {
 		cx.mu.Lock()
 		defer cx.mu.Unlock()
-		i := slices.Index(cx.afters, a)
+		i := slices.IndexFunc(cx.afters, func(a afterFunc) bool { return a.n == n })
 		if i < 0 {
 			return false
 		}
