@@ -32,16 +32,19 @@ type callCtx struct {
 	// seldom more than one or two, whose first element lives here.
 	afters []afterFunc
 	first  [1]afterFunc
-	// lastAfter numbers the registrations, so that a stop func finds its
-	// own by number: a registration then costs only the stop func (a
-	// forwarding gateway registers one on every call).
-	lastAfter uint64
 }
 
+// afterFunc is a registration, numbered (from afterFuncs) so that its stop
+// func finds it by number: a registration then costs only the stop func,
+// not also a record to point at (a forwarding gateway registers one on
+// every call). The counter is the process's, not the context's: the call
+// that holds the context stays in its allocation size class.
 type afterFunc struct {
 	f func()
 	n uint64
 }
+
+var afterFuncs atomic.Uint64
 
 // closedDone is the Done of a context cancelled before anyone asked for it.
 var closedDone = func() chan struct{} {
@@ -100,8 +103,7 @@ func (cx *callCtx) AfterFunc(f func()) (stop func() bool) {
 	if cx.afters == nil {
 		cx.afters = cx.first[:0]
 	}
-	cx.lastAfter++
-	n := cx.lastAfter
+	n := afterFuncs.Add(1)
 	cx.afters = append(cx.afters, afterFunc{f: f, n: n})
 	cx.mu.Unlock()
 	return func() bool {
