@@ -217,7 +217,7 @@ func (l *httpListener) serve(srv *handlers.Server, o runtime.Options, health fun
 	// The collector keeps Go's default pace (GOGC=100) and there is no
 	// memory limit: an HTTP server's live memory grows with its sessions.
 	// GOGC=200 took about a tenth off the CPU per request at 256 clients
-	// but cost 8-9 MiB of peak RSS there, which made mcprt the heaviest of
+	// but cost 8-10 MiB of peak RSS there, which made mcprt the heaviest of
 	// the Go servers while it already used about half of the SDKs' CPU
 	// per request (test/bench/RESULTS.md, 2026-11-28).
 	if l.guard != nil {
