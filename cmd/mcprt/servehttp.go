@@ -218,7 +218,7 @@ func (l *httpListener) serve(srv *handlers.Server, o runtime.Options, health fun
 	// memory limit: an HTTP server's live memory grows with its sessions.
 	// GOGC=200 took about a tenth off the CPU per request at 256 clients
 	// but cost 8-10 MiB of peak RSS there, which made mcprt the heaviest of
-	// the Go servers while it already used about half of the SDKs' CPU
+	// the Go servers while it already used about half of mcp-go's CPU
 	// per request (test/bench/RESULTS.md, 2026-11-28).
 	if l.guard != nil {
 		defer l.guard.Close()
