@@ -30,11 +30,21 @@ type callCtx struct {
 	err error
 	// afters are the funcs AfterFunc registered: a slice, as there are
 	// seldom more than one or two, whose first element lives here.
-	afters []*afterFunc
-	first  [1]*afterFunc
+	afters []afterFunc
+	first  [1]afterFunc
 }
 
-type afterFunc struct{ f func() }
+// afterFunc is a registration, numbered (from afterFuncs) so that its stop
+// func finds it by number: a registration then costs only the stop func,
+// not also a record to point at (a forwarding gateway registers one on
+// every call). The counter is the process's, not the context's: the call
+// that holds the context stays in its allocation size class.
+type afterFunc struct {
+	f func()
+	n uint64
+}
+
+var afterFuncs atomic.Uint64
 
 // closedDone is the Done of a context cancelled before anyone asked for it.
 var closedDone = func() chan struct{} {
@@ -84,7 +94,6 @@ func (cx *callCtx) Err() error {
 // once if it already is), as context.AfterFunc does; stop unregisters f
 // and reports whether it did so before f was started.
 func (cx *callCtx) AfterFunc(f func()) (stop func() bool) {
-	a := &afterFunc{f: f}
 	cx.mu.Lock()
 	if cx.err != nil {
 		cx.mu.Unlock()
@@ -94,12 +103,13 @@ func (cx *callCtx) AfterFunc(f func()) (stop func() bool) {
 	if cx.afters == nil {
 		cx.afters = cx.first[:0]
 	}
-	cx.afters = append(cx.afters, a)
+	n := afterFuncs.Add(1)
+	cx.afters = append(cx.afters, afterFunc{f: f, n: n})
 	cx.mu.Unlock()
 	return func() bool {
 		cx.mu.Lock()
 		defer cx.mu.Unlock()
-		i := slices.Index(cx.afters, a)
+		i := slices.IndexFunc(cx.afters, func(a afterFunc) bool { return a.n == n })
 		if i < 0 {
 			return false
 		}

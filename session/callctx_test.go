@@ -117,6 +117,11 @@ func TestCallCtxAfterFunc(t *testing.T) {
 	if !stopped() {
 		t.Fatal("stop before the cancel did not stop")
 	}
+	if stopped() {
+		t.Fatal("a second stop reported stopping again")
+	}
+	// Stopping a later registration leaves the earlier one in place.
+	context.AfterFunc(&cx, func() { ran <- "stopped too" })()
 	cx.cancel()
 	expect("runs", "after the cancel")
 	context.AfterFunc(&cx, func() { ran <- "late" })

@@ -67,11 +67,22 @@ func (dl *deadlines) add(cl *call, live int) {
 	}
 }
 
-// remove drops cl's entry, if it still has one in this queue.
+// remove drops cl's entry, if it still has one in this queue. Entries
+// that end the queue are cut off at once: a session with one request at a
+// time (most of them) then keeps a queue of one entry rather than the
+// 2*live+64 that compact waits for, about 2 KiB per HTTP session.
 func (dl *deadlines) remove(cl *call) {
 	if cl.dl > 0 && cl.dlq == dl {
 		dl.q[cl.dl-1].cl = nil
 		cl.dl, cl.dlq = 0, nil
+		n := len(dl.q)
+		for n > dl.head && dl.q[n-1].cl == nil {
+			n--
+		}
+		dl.q = dl.q[:n]
+		if n == dl.head {
+			dl.q, dl.head = dl.q[:0], 0
+		}
 	}
 }
 

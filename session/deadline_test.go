@@ -75,3 +75,45 @@ func TestDeadlinesForget(t *testing.T) {
 		}
 	}
 }
+
+// TestDeadlinesOneAtATime: a session with one request at a time, each
+// answered before the next arrives (most HTTP sessions), keeps a queue of
+// one entry, not the 2*live+64 that compaction allows; a call answered
+// behind a pending one keeps the pending one's entry in place.
+func TestDeadlinesOneAtATime(t *testing.T) {
+	ticks := make(chan any, 1)
+	dl := newDeadlines(time.Hour, func(m any) { ticks <- m })
+	defer dl.stop()
+	for i := range 1000 {
+		cl := &call{}
+		dl.add(cl, 1)
+		dl.remove(cl)
+		if len(dl.q) != 0 || dl.head != 0 {
+			t.Fatalf("after call %d the queue is %d entries from %d", i+1, len(dl.q), dl.head)
+		}
+	}
+	if c := cap(dl.q); c > 4 {
+		t.Fatalf("the queue grew to a capacity of %d entries", c)
+	}
+	// Answered out of order: a call's entry ahead of a pending one stays
+	// until the front is expired; the tail is cut only down to the pending
+	// one.
+	first, pending, last := &call{}, &call{}, &call{}
+	dl.add(first, 3)
+	dl.add(pending, 3)
+	dl.add(last, 3)
+	dl.remove(last)
+	dl.remove(first)
+	if len(dl.q)-dl.head != 2 || dl.q[pending.dl-1].cl != pending {
+		t.Fatalf("queue %v, pending at %d", dl.q[dl.head:], pending.dl)
+	}
+	// Once it is answered elsewhere (here: marked so), the timer's
+	// expiry finds it and empties the queue.
+	pending.state.Store(stateDelivered)
+	if n := dl.expire(); n != 0 {
+		t.Fatalf("expire answered %d calls", n)
+	}
+	if len(dl.q) != 0 {
+		t.Fatalf("%d entries left after expiry", len(dl.q))
+	}
+}

@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"runtime/debug"
 	"strings"
 	"time"
 
@@ -89,9 +88,6 @@ func loopback(a net.Addr) bool {
 	ta, ok := a.(*net.TCPAddr)
 	return ok && ta.IP.IsLoopback()
 }
-
-// httpGCPercent is the collector's pace when serving HTTP.
-const httpGCPercent = 200
 
 // serveHTTP runs srv over Streamable HTTP until SIGINT or SIGTERM: then it
 // stops accepting, lets in-flight requests finish (bounded), ends every
@@ -218,13 +214,12 @@ func (l *httpListener) close() {
 // tasks and the endpoint are one tree on one engine, stopped in reverse
 // (the endpoint drains, the tasks stop, then the parts).
 func (l *httpListener) serve(srv *handlers.Server, o runtime.Options, health func() (int, any), metrics func(io.Writer)) int {
-	// The collector paced at GOGC=200 unless GOGC says otherwise: at 256
-	// clients it cut the CPU per request by about a tenth for 6 MiB more
-	// peak RSS (test/bench/RESULTS.md). No memory limit: an HTTP server's
-	// live memory grows with its sessions.
-	if _, set := os.LookupEnv("GOGC"); !set {
-		defer debug.SetGCPercent(debug.SetGCPercent(httpGCPercent))
-	}
+	// The collector keeps Go's default pace (GOGC=100) and there is no
+	// memory limit: an HTTP server's live memory grows with its sessions.
+	// GOGC=200 took about a tenth off the CPU per request at 256 clients
+	// but cost 8-10 MiB of peak RSS there, which made mcprt the heaviest of
+	// the Go servers while it already used about half of mcp-go's CPU
+	// per request (test/bench/RESULTS.md, 2026-11-28).
 	if l.guard != nil {
 		defer l.guard.Close()
 	}

@@ -169,7 +169,15 @@ func validID(raw json.RawMessage) bool {
 		// response as is, so it must be UTF-8 (JSON text is).
 		return utf8.Valid(raw)
 	case c == '-' || (c >= '0' && c <= '9'):
-		return !bytes.ContainsAny(raw, ".eE")
+		// A loop, not bytes.ContainsAny, which builds its set of bytes on
+		// every call: that was 2% of a gateway's CPU, for ids of a few
+		// digits.
+		for _, b := range raw[1:] {
+			if b == '.' || b == 'e' || b == 'E' {
+				return false
+			}
+		}
+		return true
 	}
 	return false
 }

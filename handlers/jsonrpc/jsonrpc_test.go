@@ -46,6 +46,7 @@ func TestDecode(t *testing.T) {
 		{name: "id array", line: `{"jsonrpc":"2.0","id":[1],"method":"ping"}`, code: invalid, id: "null"},
 		{name: "id float", line: `{"jsonrpc":"2.0","id":1.5,"method":"ping"}`, code: invalid, id: "null"},
 		{name: "id exponent", line: `{"jsonrpc":"2.0","id":1e3,"method":"ping"}`, code: invalid, id: "null"},
+		{name: "id negative exponent", line: `{"jsonrpc":"2.0","id":-2E3,"method":"ping"}`, code: invalid, id: "null"},
 		// method member.
 		{name: "method number", line: `{"jsonrpc":"2.0","id":1,"method":1}`, code: invalid, id: "1"},
 		{name: "method null", line: `{"jsonrpc":"2.0","id":1,"method":null}`, code: invalid, id: "1"},

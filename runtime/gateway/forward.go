@@ -302,7 +302,11 @@ func callRecord(backend, tool string, at time.Time, res *handlers.CallToolResult
 // client's that are not UTF-8 become U+FFFD, as an encoding of them
 // would make them: the backend gets JSON text.
 func toolParams(nameLit []byte, args, meta json.RawMessage) json.RawMessage {
-	params := make([]byte, 0, len(nameLit)+len(args)+len(meta)+32)
+	return appendToolParams(make([]byte, 0, len(nameLit)+len(args)+len(meta)+32), nameLit, args, meta)
+}
+
+// appendToolParams appends toolParams' params to params.
+func appendToolParams(params, nameLit []byte, args, meta json.RawMessage) json.RawMessage {
 	params = append(append(params, `{"name":`...), nameLit...)
 	params = append(append(params, `,"arguments":`...), args...)
 	if meta != nil {
@@ -424,7 +428,15 @@ func (b *backend) toolStarter(name string) handlers.ToolStarter {
 		if ext, ok := extensionsOption(req); ok {
 			opts = []client.CallOption{ext}
 		}
-		id, err := cl.Go("tools/call", toolParams(nameLit, args, passMeta(req.Params)), f, opts...)
+		// The params are copied into the request's line before Go returns,
+		// so their buffer is lent, not given: one allocation less a call.
+		pb := paramsPool.Get().(*[]byte)
+		params := appendToolParams((*pb)[:0], nameLit, args, passMeta(req.Params))
+		id, err := cl.Go("tools/call", params, f, opts...)
+		if cap(params) <= maxPooledParams {
+			*pb = params[:0]
+			paramsPool.Put(pb)
+		}
 		if err != nil {
 			b.remove(&f.c)
 			return false // toolHandler says why
@@ -454,6 +466,13 @@ type completeParams struct {
 	client.CompleteParams
 	Meta json.RawMessage `json:"_meta,omitempty"`
 }
+
+// paramsPool holds the buffers toolStarter builds a call's params in;
+// those of calls with arguments over maxPooledParams are left to the
+// collector, so that one large call does not keep its buffer for good.
+var paramsPool = sync.Pool{New: func() any { b := make([]byte, 0, 256); return &b }}
+
+const maxPooledParams = 16 << 10
 
 // afterFuncer is a context that runs a func once it is done, as the
 // session's request contexts do (the interface context.AfterFunc looks for).

@@ -86,8 +86,7 @@
 // idle connections. SIGINT or SIGTERM: stop accepting, answer what is in
 // flight (bounded), end every session, exit 0; a request already sent on
 // a connection the server had not read yet counts as in flight. Serve
-// does all of this for an embedder in one call. The collector runs at
-// GOGC=200 unless GOGC is set. stdin is not read.
+// does all of this for an embedder in one call. stdin is not read.
 // -http-health /healthz answers probes on a path of its own (200 and
 // {"status":"ok"}; mcprt gateway -http lists each backend's state there,
 // "degraded" while one is failed, 503 when all are); -http-metrics

@@ -154,6 +154,20 @@ func appendObject(dst, obj []byte, extra, meta []member) []byte {
 // clashes reports whether obj has a key that extra replaces, or a _meta
 // that meta's members go into.
 func clashes(obj []byte, extra, meta []member) bool {
+	// Without a backslash every key of obj is spelt as it reads, so a key
+	// none of whose names appears anywhere in obj is not there: a search
+	// of the bytes rather than a walk of the members (a gateway adds
+	// _meta.progressToken to every call it forwards, and the walk was 3%
+	// of its CPU). A name found (a key, or inside a value) gets the walk.
+	if bytes.IndexByte(obj, '\\') < 0 {
+		found := len(meta) > 0 && bytes.Contains(obj, metaKey)
+		for _, m := range extra {
+			found = found || bytes.Contains(obj, []byte(m.key))
+		}
+		if !found {
+			return false
+		}
+	}
 	clash := false
 	jsonrpc.Members(obj, func(k string, _ []byte) bool {
 		clash = k == "_meta" && len(meta) > 0 || hasKey(extra, k)
@@ -161,6 +175,8 @@ func clashes(obj []byte, extra, meta []member) bool {
 	})
 	return clash
 }
+
+var metaKey = []byte("_meta")
 
 // appendMembers appends extra's members, then meta's as _meta (unless
 // meta is empty), and the closing brace; n is how many members precede.

@@ -29,10 +29,10 @@ type timeoutEntry struct {
 	id int64
 }
 
-// addTimeout starts request id's timeout d; c.mu is held and id is in
-// c.pending. It reports false when d gets no queue: the caller then times
-// the request itself.
-func (c *Client) addTimeout(id int64, d time.Duration) bool {
+// addTimeout starts request id's timeout d, from now (time.Since(c.epoch));
+// c.mu is held and id is in c.pending. It reports false when d gets no
+// queue: the caller then times the request itself.
+func (c *Client) addTimeout(id int64, d, now time.Duration) bool {
 	q := c.timeouts[d]
 	if q == nil {
 		if len(c.timeouts) >= maxTimeoutQueues {
@@ -52,7 +52,7 @@ func (c *Client) addTimeout(id int64, d time.Duration) bool {
 	if len(q.q)-q.head >= 2*len(c.pending)+64 {
 		q.compact(c.pending)
 	}
-	q.q = append(q.q, timeoutEntry{time.Since(c.epoch) + d, id})
+	q.q = append(q.q, timeoutEntry{now + d, id})
 	if !q.armed {
 		q.armed = true
 		q.timer.Reset(d)
