@@ -26,13 +26,13 @@ type Cluster struct {
 }
 
 type member struct {
-	name, dir      string
-	client, peer   string // URLs
-	mu             sync.Mutex
-	cmd            *exec.Cmd
-	exited         chan struct{}
-	logPath        string
-	startedOnce    bool
+	name, dir    string
+	client, peer string // URLs
+	mu           sync.Mutex
+	cmd          *exec.Cmd
+	exited       chan struct{}
+	logPath      string
+	startedOnce  bool
 }
 
 // Start starts an etcd cluster of n members (1 or 3, say) on loopback in

@@ -431,6 +431,11 @@ func OpDelete(key, end []byte) Op {
 // OpGet reads key (as Range, without paging).
 func OpGet(key []byte) Op { return Op{map[string]any{"request_range": map[string]any{"key": key}}} }
 
+// OpRange reads the keys in [key, end), all of them.
+func OpRange(key, end []byte) Op {
+	return Op{map[string]any{"request_range": map[string]any{"key": key, "range_end": end}}}
+}
+
 // TxnResult is what a txn did: whether its comparisons held (then was
 // applied, else els), the revision after it, and the keys each OpGet of
 // the applied branch read, in order.
