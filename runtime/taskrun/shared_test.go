@@ -72,7 +72,10 @@ func TestSharedStoreReplicas(t *testing.T) {
 			return result("again")
 		}
 	})
-	hang := func(ctx context.Context, _ map[string]json.RawMessage) tasks.Outcome { <-ctx.Done(); return result("x") }
+	hang := func(ctx context.Context, _ map[string]json.RawMessage) tasks.Outcome {
+		<-ctx.Done()
+		return result("x")
+	}
 	res, err := c.CreateResumable(own("alice"), "sleep", true, 0, &tasks.Rerun{Args: json.RawMessage(`{}`)}, hang)
 	if err != nil {
 		t.Fatal(err)
