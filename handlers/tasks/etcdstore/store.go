@@ -152,7 +152,9 @@ func (s *Store) keepAlive() {
 		s.mu.Lock()
 		hold := s.hold
 		s.mu.Unlock()
-		ctx, cancel := context.WithTimeout(s.ctx, every)
+		// Patient: through a member's loss and an election, until the
+		// hold would have run out.
+		ctx, cancel := context.WithTimeout(s.ctx, max(every, s.o.HoldTTL-time.Since(renewed)))
 		_, err := s.c.KeepAlive(ctx, hold)
 		cancel()
 		if err == nil {
@@ -291,6 +293,14 @@ func (s *Store) put(ctx context.Context, t tasks.Task, val []byte, lease int64) 
 	if !res.Succeeded {
 		if len(res.Gets) == 2 && len(res.Gets[0]) > 0 {
 			return fmt.Errorf("task %s: %w", t.ID, tasks.ErrTerminal)
+		}
+		if !t.Status.Terminal() && !held && len(res.Gets) == 2 && len(res.Gets[1]) > 0 && res.Gets[1][0].Lease == hold {
+			// A new task whose first write was applied though its answer
+			// was lost (the request was sent again): ours.
+			s.mu.Lock()
+			s.mine[t.ID] = struct{}{}
+			s.mu.Unlock()
+			return nil
 		}
 		s.mu.Lock()
 		delete(s.mine, t.ID)

@@ -97,11 +97,16 @@ func (e *Error) Error() string { return "etcd: " + e.Message }
 
 // gRPC codes the client tells apart.
 const (
-	codeNotFound        = 5
-	codeUnavailable     = 14
-	codeUnauthenticated = 16
-	codeInvalidArgument = 3
+	codeNotFound         = 5
+	codeDeadlineExceeded = 4
+	codeUnavailable      = 14
+	codeUnauthenticated  = 16
+	codeInvalidArgument  = 3
 )
+
+// retryable reports whether an error etcd answered with may pass on
+// another member or a moment later (no leader, a timeout inside etcd).
+func retryable(code int) bool { return code == codeUnavailable || code == codeDeadlineExceeded }
 
 // IsLeaseNotFound reports whether err says a lease does not exist (it
 // expired, or was revoked).
@@ -117,27 +122,47 @@ func (c *Client) call(ctx context.Context, path string, body, into any) error {
 	if err != nil {
 		return err
 	}
-	c.mu.Lock()
-	start := c.next
-	c.mu.Unlock()
+	// Each endpoint in turn, from the last that answered; again after a
+	// pause while ctx has time left (a member down, a leader election:
+	// another answers shortly). Without a deadline, one round.
+	_, bounded := ctx.Deadline()
 	var last error
 	n := len(c.cfg.Endpoints)
-	for i := range n {
-		k := (start + i) % n
-		err := c.callOne(ctx, c.cfg.Endpoints[k], path, raw, into, true)
-		if err == nil {
-			if k != start {
-				c.mu.Lock()
-				c.next = k
-				c.mu.Unlock()
+	pause := 50 * time.Millisecond
+	for {
+		c.mu.Lock()
+		start := c.next
+		c.mu.Unlock()
+		for i := range n {
+			k := (start + i) % n
+			err := c.callOne(ctx, c.cfg.Endpoints[k], path, raw, into, true)
+			if err == nil {
+				if k != start {
+					c.mu.Lock()
+					c.next = k
+					c.mu.Unlock()
+				}
+				return nil
 			}
-			return nil
+			var e *Error
+			if errors.As(err, &e) && !retryable(e.Code) {
+				return err // etcd answered: another member would say the same
+			}
+			last = err
+			if ctx.Err() != nil {
+				break
+			}
 		}
-		var e *Error
-		if errors.As(err, &e) && e.Code != codeUnavailable {
-			return err // etcd answered: another member would say the same
+		if !bounded || ctx.Err() != nil {
+			break
 		}
-		last = err
+		t := time.NewTimer(pause)
+		select {
+		case <-ctx.Done():
+		case <-t.C:
+		}
+		t.Stop()
+		pause = min(2*pause, 500*time.Millisecond)
 		if ctx.Err() != nil {
 			break
 		}
