@@ -126,6 +126,11 @@ type Shared interface {
 	Adopt(t Task) (ok bool, err error)
 }
 
+// ErrUnavailable is what a Store's error wraps when the store cannot be
+// reached (a shared store's database down or cut off): task calls say so,
+// and may be tried again later; plain calls need no store.
+var ErrUnavailable = errors.New("tasks: the task store is unreachable")
+
 // ErrTakenOver is a Shared store's error for a write of a task another
 // replica holds now (this one's hold had lapsed).
 var ErrTakenOver = errors.New("tasks: the task was taken over by another server")

@@ -134,6 +134,30 @@ func TestEtcdReplicasSurviveALostNode(t *testing.T) {
 			t.Errorf("task %s made by %s was run again %d times; want %d", id, by, runs, want)
 		}
 	}
+	// The store down: a task call gets an error saying so within the
+	// client's bound; a plain call is unaffected.
+	var some string
+	for id := range made {
+		some = id
+	}
+	for i := range 3 {
+		cl.Kill(i)
+	}
+	start := time.Now()
+	hdr, body := nginxModernRequest(n, "tasks/get", map[string]any{"taskId": some}, tasksExt)
+	r, err := c.sendWithin(bound, c.url, "POST", hdr, body)
+	if err != nil {
+		t.Fatalf("tasks/get with etcd down: %v after %v (bound %v)", err, time.Since(start), bound)
+	}
+	if m := r.final(t); m.Error == nil || !strings.Contains(m.Error.Message, "task store is unreachable") {
+		t.Fatalf("tasks/get with etcd down: %s; want an error saying the task store is unreachable", r.body)
+	}
+	storeDown := time.Since(start)
+	res, _ := call(n+1, "tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"text": "hi"}})
+	if !strings.Contains(string(res["content"]), "hi") {
+		t.Fatalf("a plain call with etcd down: %v", res)
+	}
+	t.Logf("etcd down: tasks/get answered with the store's error in %v", storeDown.Round(10*time.Millisecond))
 	t.Logf("9 tasks, 3 replicas, hold 2 s: replica a killed; its tasks completed by survivors %v after the kill (sleep 2.5 s run again)", failover.Round(10*time.Millisecond))
 }
 

@@ -128,6 +128,9 @@ func (s *Store) fail(err error) error {
 	if errors.Is(err, tasks.ErrTerminal) || errors.Is(err, tasks.ErrTakenOver) || errors.Is(err, tasks.ErrClosed) {
 		return err
 	}
+	if errors.Is(err, etcdv3.ErrUnreachable) {
+		return fmt.Errorf("%w: %w", tasks.ErrUnavailable, err)
+	}
 	return fmt.Errorf("tasks: etcd store (%s): %w", s.c.Endpoints(), err)
 }
 

@@ -87,6 +87,10 @@ func (c *Client) Close() {
 	c.stream.CloseIdleConnections()
 }
 
+// ErrUnreachable is what a request's error wraps when no endpoint
+// answered it in time.
+var ErrUnreachable = errors.New("etcd unreachable")
+
 // Error is an error etcd answered with.
 type Error struct {
 	Code    int    // gRPC code
@@ -167,7 +171,7 @@ func (c *Client) call(ctx context.Context, path string, body, into any) error {
 			break
 		}
 	}
-	return fmt.Errorf("etcd (%s) unreachable: %w", c.Endpoints(), last)
+	return fmt.Errorf("%w (%s): %w", ErrUnreachable, c.Endpoints(), last)
 }
 
 // callOne is one attempt on one endpoint; reauth allows one new token.
