@@ -5,6 +5,7 @@
 package etcdtest
 
 import (
+	"crypto/tls"
 	"fmt"
 	"net"
 	"net/http"
@@ -21,6 +22,8 @@ import (
 // Cluster is etcd members started by a test, stopped when it ends.
 type Cluster struct {
 	t       testing.TB
+	tls     *TLS
+	health  *http.Client
 	members []*member
 	initial string
 }
@@ -35,19 +38,38 @@ type member struct {
 	startedOnce  bool
 }
 
+// TLS has the members serve clients over https with these PEM files and
+// require a client certificate signed by CA.
+type TLS struct {
+	CertFile, KeyFile, CAFile string
+	// Client is what the health checks use (a client certificate and
+	// the CA).
+	Client *tls.Config
+}
+
+// StartTLS is Start with clients served over https.
+func StartTLS(t testing.TB, n int, tc TLS) *Cluster { return start(t, n, &tc) }
+
 // Start starts an etcd cluster of n members (1 or 3, say) on loopback in
 // t's temporary directories and waits until it answers; it skips t when
 // etcd is not installed.
-func Start(t testing.TB, n int) *Cluster {
+func Start(t testing.TB, n int) *Cluster { return start(t, n, nil) }
+
+func start(t testing.TB, n int, tc *TLS) *Cluster {
 	t.Helper()
 	if _, err := exec.LookPath("etcd"); err != nil {
 		t.Skip("etcd is not installed (Debian: apt-get install etcd-server); skipping the tests that need a real etcd")
 	}
-	c := &Cluster{t: t}
+	c := &Cluster{t: t, tls: tc, health: &http.Client{Timeout: time.Second}}
+	scheme := "http://"
+	if tc != nil {
+		scheme = "https://"
+		c.health.Transport = &http.Transport{TLSClientConfig: tc.Client}
+	}
 	var initial []string
 	for i := range n {
 		m := &member{name: fmt.Sprint("m", i), dir: filepath.Join(t.TempDir(), "data"),
-			client: "http://" + freeAddr(t), peer: "http://" + freeAddr(t)}
+			client: scheme + freeAddr(t), peer: "http://" + freeAddr(t)}
 		m.logPath = filepath.Join(t.TempDir(), "etcd.log")
 		c.members = append(c.members, m)
 		initial = append(initial, m.name+"="+m.peer)
@@ -105,6 +127,10 @@ func (c *Cluster) start(m *member) {
 		// Quick elections on loopback: a killed leader is replaced in
 		// well under a second.
 		"--heartbeat-interval", "50", "--election-timeout", "500")
+	if c.tls != nil {
+		cmd.Args = append(cmd.Args, "--cert-file", c.tls.CertFile, "--key-file", c.tls.KeyFile,
+			"--trusted-ca-file", c.tls.CAFile, "--client-cert-auth")
+	}
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
@@ -140,7 +166,7 @@ func (c *Cluster) WaitHealthy(i int) {
 	m := c.members[i]
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
-		resp, err := http.Get(m.client + "/health")
+		resp, err := c.health.Get(m.client + "/health")
 		if err == nil {
 			ok := resp.StatusCode == 200
 			resp.Body.Close()

@@ -3,6 +3,9 @@ package etcdv3
 import (
 	"context"
 	"errors"
+	"os"
+	"os/exec"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -94,4 +97,43 @@ func TestUnreachable(t *testing.T) {
 		t.Fatalf("put to nothing: %v after %v", err, time.Since(start))
 	}
 	t.Log(err)
+}
+
+// With etcd's auth on, a client with the user's password gets a token and
+// is served; one without is refused, and the password is in no error.
+func TestAuth(t *testing.T) {
+	cl := etcdtest.Start(t, 1)
+	ep := cl.Endpoints()[0]
+	for _, args := range [][]string{
+		{"user", "add", "root", "--new-user-password=s3cret-pw"},
+		{"user", "grant-role", "root", "root"},
+		{"auth", "enable"},
+	} {
+		cmd := exec.Command("etcdctl", append([]string{"--endpoints=" + ep}, args...)...)
+		cmd.Env = append(os.Environ(), "ETCDCTL_API=3")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Skipf("etcdctl %v: %v: %s (etcd-client needed for the auth test)", args, err, out)
+		}
+	}
+	ctx := context.Background()
+	c, _ := New(Config{Endpoints: []string{ep}, Username: "root", Password: "s3cret-pw", Timeout: time.Second})
+	if _, err := c.Put(ctx, []byte("k"), []byte("v"), 0); err != nil {
+		t.Fatalf("put with a token: %v", err)
+	}
+	// A token etcd no longer knows is replaced once.
+	c.mu.Lock()
+	c.token = "stale.token"
+	c.mu.Unlock()
+	if kvs, _, err := c.Range(ctx, []byte("k"), nil); err != nil || len(kvs) != 1 {
+		t.Fatalf("range with a stale token: %v %v", kvs, err)
+	}
+	bad, _ := New(Config{Endpoints: []string{ep}, Username: "root", Password: "wrong-pw", Timeout: time.Second})
+	_, err := bad.Put(ctx, []byte("k"), []byte("v"), 0)
+	if err == nil || strings.Contains(err.Error(), "wrong-pw") {
+		t.Fatalf("put with a wrong password: %v; want an error without the password", err)
+	}
+	anon, _ := New(Config{Endpoints: []string{ep}, Timeout: time.Second})
+	if _, err := anon.Put(ctx, []byte("k"), []byte("v"), 0); err == nil {
+		t.Fatal("put without credentials succeeded with auth enabled")
+	}
 }
