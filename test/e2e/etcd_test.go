@@ -30,10 +30,16 @@ func TestEtcdReplicasSurviveALostNode(t *testing.T) {
 	cl := etcdtest.Start(t, 3)
 	key := nginxKeyFile(t, "etcd")
 	eps := strings.Join(cl.Endpoints(), ",")
+	// MCPRT_ETCD_HOLD sets the replicas' hold ttl, to measure failover
+	// against it (test/bench/RESULTS.md).
+	hold := "2s"
+	if h := os.Getenv("MCPRT_ETCD_HOLD"); h != "" {
+		hold = h
+	}
 	replicas := map[string]*nginxReplica{}
 	for _, tag := range []string{"a", "b", "c"} {
 		replicas[tag] = nginxStartReplica(t, tag, "-http-session-tag", tag, "-http-state-key-file", key,
-			"-tasks-etcd", eps, "-tasks-etcd-prefix", "e2e/", "-tasks-etcd-hold", "2s", "-tasks-etcd-timeout", "1s")
+			"-tasks-etcd", eps, "-tasks-etcd-prefix", "e2e/", "-tasks-etcd-hold", hold, "-tasks-etcd-timeout", "1s")
 	}
 	c := etcdNginx(t, nginx, replicas)
 	tasksExt := map[string]any{"extensions": map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}}
@@ -95,6 +101,7 @@ func TestEtcdReplicasSurviveALostNode(t *testing.T) {
 	}()
 	defer func() { <-etcdBack }()
 	done := map[string]time.Duration{}
+	takenOver := map[string]time.Duration{} // first read as run again by a survivor
 	for deadline := time.Now().Add(40 * time.Second); len(done) < len(made); {
 		if time.Now().After(deadline) {
 			t.Fatalf("tasks not answered within 40 s: %d of %d done", len(done), len(made))
@@ -109,6 +116,9 @@ func TestEtcdReplicasSurviveALostNode(t *testing.T) {
 			case `"completed"`:
 				done[id] = time.Since(killed)
 			case `"working"`:
+				if _, ok := takenOver[id]; !ok && strings.Contains(string(res["statusMessage"]), "run again by another server") {
+					takenOver[id] = time.Since(killed)
+				}
 			default:
 				t.Fatalf("task %s (made by %s): %s; want it completed (a sleep is resumable: taken over, it is run again)", id, made[id], r.final(t).Result)
 			}
@@ -118,7 +128,7 @@ func TestEtcdReplicasSurviveALostNode(t *testing.T) {
 	// Exactly one survivor ran each of a's tasks again; none of the
 	// others' was taken over.
 	<-etcdBack
-	var failover time.Duration
+	var failover, firstRun time.Duration
 	for id, by := range made {
 		runs := 0
 		for _, tag := range []string{"b", "c"} {
@@ -129,6 +139,7 @@ func TestEtcdReplicasSurviveALostNode(t *testing.T) {
 		if by == "a" {
 			want = 1
 			failover = max(failover, done[id])
+			firstRun = max(firstRun, takenOver[id])
 		}
 		if runs != want {
 			t.Errorf("task %s made by %s was run again %d times; want %d", id, by, runs, want)
@@ -158,7 +169,8 @@ func TestEtcdReplicasSurviveALostNode(t *testing.T) {
 		t.Fatalf("a plain call with etcd down: %v", res)
 	}
 	t.Logf("etcd down: tasks/get answered with the store's error in %v", storeDown.Round(10*time.Millisecond))
-	t.Logf("9 tasks, 3 replicas, hold 2 s: replica a killed; its tasks completed by survivors %v after the kill (sleep 2.5 s run again)", failover.Round(10*time.Millisecond))
+	t.Logf("9 tasks, 3 replicas, hold %s: replica a killed; its tasks run again by survivors within %v of the kill, completed within %v (sleep 2.5 s)",
+		hold, firstRun.Round(10*time.Millisecond), failover.Round(10*time.Millisecond))
 }
 
 // etcdNginx runs nginx with testdata/nginx-etcd.conf in front of replicas
