@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/mcprt/mcprt/handlers/tasks/etcdstore/etcdtest"
+	"github.com/mcprt/mcprt/session/client"
 )
 
 func TestEtcdReplicasSurviveALostNode(t *testing.T) {
@@ -243,4 +244,48 @@ http {
 	}
 	c.url = "http://" + listen + "/mcp"
 	return c
+}
+
+// The gateway variant: two gateways on one etcd (each with its own
+// backend, mcprt serve, which knows no tasks: the gateway makes the
+// task). A task made at one is read and awaited at the other; when the
+// one running it is killed, the other fails it, saying its server was
+// lost (a gateway's call is not resumable), rather than leave it working.
+func TestEtcdGatewayReplicas(t *testing.T) {
+	cl := etcdtest.Start(t, 1)
+	f := newGateway(t)
+	config := f.config(map[string]any{"ref": f.serve("ref", nil)})
+	args := []string{"-tasks-etcd", strings.Join(cl.Endpoints(), ","), "-tasks-etcd-prefix", "gw/", "-tasks-etcd-hold", "1s"}
+	g1 := f.startGatewayHTTP(config, append(args, "-http-session-tag", "g1")...)
+	g2 := f.startGatewayHTTP(config, append(args, "-http-session-tag", "g2")...)
+	ctx := testCtx(t)
+	c1 := connectHTTP(t, g1.url, client.Options{Era: client.EraModern})
+	c2 := connectHTTP(t, g2.url, client.Options{Era: client.EraModern})
+	short, _, err := c1.CallToolTask(ctx, "ref__sleep", map[string]any{"ms": 500})
+	if err != nil || short == nil {
+		t.Fatalf("CallToolTask at g1: %v %v", short, err)
+	}
+	if got, err := c2.GetTask(ctx, short.ID); err != nil || got.Status != client.TaskWorking {
+		t.Fatalf("g1's task read at g2: %+v %v", got, err)
+	}
+	if res, err := c2.AwaitTask(ctx, short, nil); err != nil || !strings.Contains(string(res), "slept") {
+		t.Fatalf("g1's task awaited at g2: %s %v", res, err)
+	}
+	long, _, err := c1.CallToolTask(ctx, "ref__sleep", map[string]any{"ms": 60000})
+	if err != nil || long == nil {
+		t.Fatalf("CallToolTask at g1: %v %v", long, err)
+	}
+	g1.stop(syscall.SIGKILL)
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		got, err := c2.GetTask(ctx, long.ID)
+		if err != nil {
+			t.Fatalf("g1's task read at g2 after g1 died: %v", err)
+		}
+		if got.Status == client.TaskFailed && strings.Contains(got.StatusMessage, "its server was lost") {
+			break
+		}
+		if got.Status != client.TaskWorking || time.Now().After(deadline) {
+			t.Fatalf("g1's task after g1 died: %+v; want it failed, its server lost", got)
+		}
+	}
 }
