@@ -63,6 +63,27 @@ func TestSharedStoreReplicas(t *testing.T) {
 		t.Fatalf("b's list for alice: %d tasks, want 1", len(list))
 	}
 
+	// A change made at a is told to whoever listens at b (status
+	// notifications reach a stream held by any replica).
+	seen := make(chan tasks.Task, 16)
+	b.OnStatus(func(tk tasks.Task) { seen <- tk })
+	quick, err := a.Create(own("alice"), "quick", true, 0, func(context.Context, map[string]json.RawMessage) tasks.Outcome { return result("done") })
+	if err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.After(10 * time.Second); ; {
+		var tk tasks.Task
+		select {
+		case tk = <-seen:
+		case <-deadline:
+			t.Fatal("b was not told of a's task completing")
+		}
+		if tk.ID == quick.ID && tk.Status == tasks.Completed {
+			break
+		}
+	}
+	b.OnStatus(func(tasks.Task) {})
+
 	// c runs a resumable task and a plain one, then goes.
 	c := open("c")
 	ran := make(chan string, 4)
