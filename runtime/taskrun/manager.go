@@ -269,7 +269,8 @@ func (m *Manager) spec(e *actor.Engine, self *actor.PID) supervisor.Spec {
 				m.sweeping.Store(true)
 				go m.sweep() // owned: drain waits for it
 				if m.shared != nil {
-					m.shared.Watch(m.remoteChange, m.kickAdopt, m.holdLost)
+					m.shared.Watch(tasks.Watchers{Changed: m.remoteChange, Answered: m.remoteAnswers,
+						Orphaned: m.kickAdopt, Lost: m.holdLost})
 					go m.adoptLoop() // owned: drain waits for it
 				} else {
 					close(m.adoptDone)
@@ -631,15 +632,26 @@ func (m *Manager) Cancel(owner, id string) (tasks.Task, error) {
 // already, are ignored. Once every request of the round is answered the
 // task runs again, with them.
 func (m *Manager) Answer(owner, id string, answers map[string]json.RawMessage) error {
-	if _, err := m.Get(owner, id); err != nil {
+	t, err := m.Get(owner, id)
+	if err != nil {
 		return err
 	}
 	m.mu.Lock()
 	r := m.live[id]
 	m.mu.Unlock()
+	if r == nil && m.shared != nil && !t.Status.Terminal() {
+		// Running on another replica: the answers go to it through
+		// the store.
+		return m.shared.Forward(id, answers)
+	}
 	if r == nil {
 		return nil // ended: nothing to do with the answers
 	}
+	return m.answer(r, answers)
+}
+
+// answer gives r the answers to its input requests.
+func (m *Manager) answer(r *runner, answers map[string]json.RawMessage) error {
 	r.mu.Lock()
 	if r.asked == nil {
 		r.mu.Unlock()

@@ -1,6 +1,7 @@
 package taskrun
 
 import (
+	"encoding/json"
 	"errors"
 	"time"
 
@@ -121,6 +122,17 @@ func (m *Manager) remoteChange(t tasks.Task) {
 		m.noteEnded(t)
 	}
 	m.notify(t)
+}
+
+// remoteAnswers are answers to a task running here, given at another
+// replica (tasks/update) and forwarded through the store.
+func (m *Manager) remoteAnswers(id string, answers map[string]json.RawMessage) {
+	m.mu.Lock()
+	r := m.live[id]
+	m.mu.Unlock()
+	if r != nil {
+		m.answer(r, answers)
+	}
 }
 
 // holdLost stops every task running here: the store says this replica's

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -61,6 +62,32 @@ func TestSharedStoreReplicas(t *testing.T) {
 	}
 	if list, _ := b.List("alice", ""); len(list) != 1 {
 		t.Fatalf("b's list for alice: %d tasks, want 1", len(list))
+	}
+
+	// Answers given at b reach the work running at a (tasks/update).
+	asking, err := a.Create(own("alice"), "ask", true, 0, func(_ context.Context, answers map[string]json.RawMessage) tasks.Outcome {
+		if len(answers) == 0 {
+			return tasks.Outcome{Input: map[string]json.RawMessage{"name": json.RawMessage(`{"method":"elicitation/create"}`)}}
+		}
+		return result("hello " + string(answers["name"]))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		got, _ := b.Get("alice", asking.ID)
+		if got.Status == tasks.InputRequired {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the asking task: %s, want input_required", got.Status)
+		}
+	}
+	if err := b.Answer("alice", asking.ID, map[string]json.RawMessage{"name": json.RawMessage(`"bob"`)}); err != nil {
+		t.Fatalf("b's answer to a's task: %v", err)
+	}
+	if got := wait(t, b, "alice", asking.ID); got.Status != tasks.Completed || !strings.Contains(string(got.Result), `hello \"bob\"`) {
+		t.Fatalf("a's task after b's answer: %s %s", got.Status, got.Result)
 	}
 
 	// A change made at a is told to whoever listens at b (status

@@ -483,14 +483,21 @@ func (s *Store) Adopt(t tasks.Task) (bool, error) {
 // Watch implements tasks.Shared. The watch starts from the revision now
 // and resumes from where it broke (a member down); history compacted
 // away is reported as orphans maybe (the caller looks again).
-func (s *Store) Watch(changed func(tasks.Task), orphaned, lost func()) {
+func (s *Store) Watch(w tasks.Watchers) {
 	s.mu.Lock()
-	s.lost = lost
+	s.lost = w.Lost
 	s.mu.Unlock()
+	changed, orphaned := w.Changed, w.Orphaned
+	if changed == nil {
+		changed = func(tasks.Task) {}
+	}
+	if orphaned == nil {
+		orphaned = func() {}
+	}
 	s.wg.Add(1)
 	go func() { // owned: Close ends and waits for it
 		defer s.wg.Done()
-		tp, op := s.key("t", ""), s.key("o", "")
+		tp, op, up := s.key("t", ""), s.key("o", ""), s.key("u", "")
 		from := int64(0)
 		for s.ctx.Err() == nil {
 			if from == 0 {
@@ -515,6 +522,8 @@ func (s *Store) Watch(changed func(tasks.Task), orphaned, lost func()) {
 					switch {
 					case ev.Delete && strings.HasPrefix(key, string(op)):
 						orphans = true
+					case !ev.Delete && strings.HasPrefix(key, string(up)):
+						s.answered(w.Answered, key, strings.TrimPrefix(key, string(up)), ev.KV.Value)
 					case !ev.Delete && strings.HasPrefix(key, string(tp)):
 						s.mu.Lock()
 						_, mine := s.own[ev.KV.ModRevision]
@@ -535,6 +544,56 @@ func (s *Store) Watch(changed func(tasks.Task), orphaned, lost func()) {
 			}
 		}
 	}()
+}
+
+// Forward implements tasks.Shared: the answers are a key of their own
+// (u/ID/<random>), which the holder's watch reads and deletes. It lives a
+// minute at most: answers for a task nobody runs are dropped with it.
+func (s *Store) Forward(id string, answers map[string]json.RawMessage) error {
+	if err := s.check(); err != nil {
+		return err
+	}
+	val, err := json.Marshal(answers)
+	if err != nil {
+		return fmt.Errorf("tasks: etcd store: %w", err)
+	}
+	ctx, cancel := s.reqCtx()
+	defer cancel()
+	lease, err := s.c.Grant(ctx, expiryGrace)
+	if err != nil {
+		return s.fail(err)
+	}
+	// Only while the task is held and live: else they would wait for no
+	// one.
+	k := s.key("u", id+"/"+tasks.NewID(""))
+	res, err := s.c.Txn(ctx, []etcdv3.Cmp{{Key: s.key("o", id), Target: "VERSION", Result: "GREATER", Num: 0}},
+		[]etcdv3.Op{etcdv3.OpPut(k, val, lease)}, nil)
+	if err != nil {
+		return s.fail(err)
+	}
+	// Not held: the task ended, or its replica was lost and whoever
+	// takes it over runs it again from the start, asking again.
+	_ = res.Succeeded
+	return nil
+}
+
+// answered hands forwarded answers to the task's holder, when that is
+// this replica, and deletes them.
+func (s *Store) answered(fn func(string, map[string]json.RawMessage), key, rest string, val []byte) {
+	id, _, ok := strings.Cut(rest, "/")
+	s.mu.Lock()
+	_, mine := s.mine[id]
+	s.mu.Unlock()
+	if !ok || !mine {
+		return
+	}
+	var answers map[string]json.RawMessage
+	if json.Unmarshal(val, &answers) == nil && fn != nil {
+		fn(id, answers)
+	}
+	ctx, cancel := s.reqCtx()
+	defer cancel()
+	s.c.Delete(ctx, []byte(key), nil)
 }
 
 // Close implements tasks.Store: it stops the keep-alive and the watch and

@@ -43,12 +43,12 @@ func TestSharedHoldsAndAdoption(t *testing.T) {
 	a, b, c := open(), open(), open()
 	changed := make(chan tasks.Task, 16)
 	orphaned := make(chan struct{}, 16)
-	b.Watch(func(t tasks.Task) { changed <- t }, func() {
+	b.Watch(tasks.Watchers{Changed: func(t tasks.Task) { changed <- t }, Orphaned: func() {
 		select {
 		case orphaned <- struct{}{}:
 		default:
 		}
-	}, func() {})
+	}})
 	now := time.Now()
 	work := tasks.Task{ID: "x", Status: tasks.Working, Created: now, Updated: now, TTL: time.Hour}
 	if err := a.Put(work); err != nil {

@@ -209,6 +209,20 @@ func (c *Client) callOne(ctx context.Context, ep, path string, raw []byte, into 
 	return nil
 }
 
+// dropTokenIf forgets the auth token when e says etcd no longer takes it
+// (the next request authenticates again), and returns e.
+func (c *Client) dropTokenIf(e *Error) error {
+	if e == nil {
+		return nil
+	}
+	if e.Code == codeUnauthenticated {
+		c.mu.Lock()
+		c.token = ""
+		c.mu.Unlock()
+	}
+	return e
+}
+
 // request makes a POST of raw to ep+path, authenticated when configured.
 func (c *Client) request(ctx context.Context, ep, path string, raw []byte) (*http.Request, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, ep+path, bytes.NewReader(raw))
@@ -630,7 +644,7 @@ func (c *Client) watchOnce(ctx context.Context, key, end []byte, from int64, eac
 	defer resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-		return from, decodeError(resp.StatusCode, b)
+		return from, c.dropTokenIf(decodeError(resp.StatusCode, b))
 	}
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 64<<10), 256<<20)
@@ -656,7 +670,7 @@ func (c *Client) watchOnce(ctx context.Context, key, end []byte, from int64, eac
 			return from, fmt.Errorf("etcd: watch: undecodable message: %w", err)
 		}
 		if msg.Error != nil {
-			return from, &Error{Code: msg.Error.Code, Message: msg.Error.Message}
+			return from, c.dropTokenIf(&Error{Code: msg.Error.Code, Message: msg.Error.Message})
 		}
 		r := msg.Result
 		if r.CompactRevision != 0 {
