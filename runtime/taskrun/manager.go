@@ -129,6 +129,8 @@ type Manager struct {
 	rework    func(tasks.Task) tasks.Work
 	adoptKick chan struct{}
 	adoptDone chan struct{}
+	// wakes are the waiters for tasks running elsewhere, by id (under mu).
+	wakes map[string]*wake
 }
 
 // runner is a live task's state outside its record: what only this process
@@ -225,6 +227,7 @@ func New(cfg Config) (*Manager, error) {
 	m.changed = sync.NewCond(&m.mu)
 	m.shared, _ = cfg.Store.(tasks.Shared)
 	m.adoptKick, m.adoptDone = make(chan struct{}, 1), make(chan struct{})
+	m.wakes = map[string]*wake{}
 	if err := m.settle(); err != nil {
 		return nil, err
 	}
@@ -555,24 +558,28 @@ func (m *Manager) Wait(ctx context.Context, owner, id string) (tasks.Task, error
 	})
 	defer stop()
 	for {
+		// A task running on another replica (a shared store) is waited
+		// for on its own wake, registered before the read so that a
+		// change after it is not missed.
+		var wake chan struct{}
+		if m.shared != nil {
+			wake = m.wakeOn(id)
+		}
 		t, err := m.Get(owner, id)
 		if err != nil || t.Status.Terminal() {
+			m.wakeOff(id, wake)
 			return t, err
 		}
 		m.mu.Lock()
-		if _, live := m.live[id]; (live || m.shared != nil) && ctx.Err() == nil && !m.stopped {
-			var backstop *time.Timer
-			if m.shared != nil {
-				// Woken by the store's watch; looked at again after a
-				// while anyway, should the watch be down.
-				backstop = time.AfterFunc(time.Second, m.broadcast)
-			}
+		_, live := m.live[id]
+		if live && ctx.Err() == nil && !m.stopped {
 			m.changed.Wait()
-			if backstop != nil {
-				backstop.Stop()
-			}
 		}
 		m.mu.Unlock()
+		if !live && wake != nil {
+			m.waitElsewhere(ctx, wake)
+		}
+		m.wakeOff(id, wake)
 		if err := ctx.Err(); err != nil {
 			return tasks.Task{}, err
 		}
@@ -739,6 +746,9 @@ func (m *Manager) settleRunner(r *runner, change func(*tasks.Task)) (t tasks.Tas
 }
 
 func (m *Manager) notify(t tasks.Task) {
+	if m.shared != nil {
+		m.wakeUp(t.ID)
+	}
 	if m.cfg.OnStatus != nil {
 		m.cfg.OnStatus(t)
 	}

@@ -1,6 +1,7 @@
 package taskrun
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"time"
@@ -122,6 +123,64 @@ func (m *Manager) remoteChange(t tasks.Task) {
 		m.noteEnded(t)
 	}
 	m.notify(t)
+}
+
+// wake is the waiters of one task running elsewhere: ch is closed when
+// it changes.
+type wake struct {
+	ch chan struct{}
+	n  int
+}
+
+// wakeOn registers a waiter for task id's next change.
+func (m *Manager) wakeOn(id string) chan struct{} {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	w := m.wakes[id]
+	if w == nil {
+		w = &wake{ch: make(chan struct{})}
+		m.wakes[id] = w
+	}
+	w.n++
+	return w.ch
+}
+
+// wakeOff unregisters a waiter of wakeOn (ch nil: none).
+func (m *Manager) wakeOff(id string, ch chan struct{}) {
+	if ch == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if w := m.wakes[id]; w != nil && w.ch == ch {
+		if w.n--; w.n == 0 {
+			delete(m.wakes, id)
+		}
+	}
+}
+
+// wakeUp wakes the waiters of task id: it changed.
+func (m *Manager) wakeUp(id string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if w := m.wakes[id]; w != nil {
+		close(w.ch)
+		delete(m.wakes, id)
+	}
+}
+
+// waitElsewhere blocks until wake is closed (the task changed: the
+// store's watch said so), ctx ends, the manager stops, or a second has
+// passed (a look again, should the watch be down).
+func (m *Manager) waitElsewhere(ctx context.Context, wake chan struct{}) {
+	t := time.NewTimer(time.Second)
+	defer t.Stop()
+	select {
+	case <-wake:
+	case <-ctx.Done():
+	case <-m.stopSweep:
+	case <-t.C:
+	}
 }
 
 // remoteAnswers are answers to a task running here, given at another
