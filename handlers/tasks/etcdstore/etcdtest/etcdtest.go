@@ -14,7 +14,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -132,7 +131,7 @@ func (c *Cluster) start(m *member) {
 			"--trusted-ca-file", c.tls.CAFile, "--client-cert-auth")
 	}
 	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	dieWithTest(cmd)
 	if err := cmd.Start(); err != nil {
 		logf.Close()
 		c.t.Fatalf("etcd: %v", err)
