@@ -438,6 +438,10 @@ func taskError(err error) *jsonrpc.Error {
 		return invalidParams("unknown task (it may have expired)")
 	case errors.Is(err, tasks.ErrTerminal):
 		return invalidParams("the task has already ended")
+	case errors.Is(err, tasks.ErrUnavailable):
+		// A shared store (etcd) down or cut off from this server: the
+		// client may try again; what is down is named, not where.
+		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Internal error: the task store is unreachable; try again later"}
 	case errors.Is(err, tasks.ErrStopped):
 		return &jsonrpc.Error{Code: jsonrpc.CodeServerBusy, Message: "Server busy: shutting down"}
 	}

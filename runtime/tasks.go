@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcprt/mcprt/handlers"
 	"github.com/mcprt/mcprt/handlers/tasks"
+	"github.com/mcprt/mcprt/handlers/tasks/etcdstore"
 	"github.com/mcprt/mcprt/runtime/taskrun"
 )
 
@@ -22,6 +23,11 @@ type TasksOptions struct {
 	// directory is locked, and a second server on it fails to start.
 	// "": tasks live in memory only, and a restart forgets them.
 	Dir string
+	// Etcd, when set, keeps the tasks in etcd instead, shared by the
+	// replicas that name the same endpoints and prefix: any of them
+	// answers for any task, and the tasks of one lost are taken over by
+	// another (see handlers/tasks/etcdstore). Not with Dir.
+	Etcd *etcdstore.Options
 	// Tag prefixes task ids (the replica's -http-session-tag).
 	Tag string
 	// MaxLive and MaxLivePerOwner bound the tasks in progress, overall and
@@ -55,7 +61,21 @@ func newTasks(srv *handlers.Server, o TasksOptions) (*taskrun.Manager, error) {
 
 func makeTasks(srv *handlers.Server, o TasksOptions, mk func(taskrun.Config) (*taskrun.Manager, error)) (*taskrun.Manager, error) {
 	var store tasks.Store
-	if o.Dir != "" {
+	if o.Etcd != nil {
+		eo := *o.Etcd
+		if eo.Logger == nil {
+			eo.Logger = o.Logger
+		}
+		if eo.Name == "" {
+			eo.Name = o.Tag
+		}
+		s, err := etcdstore.Open(eo)
+		if err != nil {
+			return nil, err
+		}
+		store = s
+	}
+	if o.Dir != "" && store == nil {
 		j, err := tasks.OpenJournalWith(o.Dir, tasks.JournalOptions{Logger: o.Logger})
 		if err != nil {
 			return nil, err

@@ -469,7 +469,9 @@ func chaosTasks(tc *taskCampaign, fs *flag.FlagSet, pf *protocolFlags, seed uint
 	}
 	tc.command = fs.Args()
 	for _, a := range tc.command[1:] {
-		if a == "-tasks-dir" || a == "--tasks-dir" || strings.HasPrefix(a, "-tasks-dir=") || strings.HasPrefix(a, "--tasks-dir=") {
+		// A journal or etcd (-tasks-etcd): the tasks outlive a restart.
+		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if strings.HasPrefix(a, "-") && (name == "tasks-dir" || name == "tasks-etcd") {
 			tc.durable = true
 		}
 	}

@@ -284,6 +284,7 @@ func runGateway(args []string, s streams) int {
 	tasksOn := fs.Bool("tasks", true, "serve tasks (2025-11-25 tasks; the 2026-07-28 extension io.modelcontextprotocol/tasks): a call of a backend's tool that declares execution.taskSupport, from a client asking for a task, becomes a task of the gateway's that runs the call as a task at the backend, in whichever revision each side speaks; kept in memory unless -tasks-dir is given")
 	var to runtime.TasksOptions
 	fs.StringVar(&to.Dir, "tasks-dir", "", "keep the gateway's tasks in a journal in `dir` (as mcprt serve -tasks-dir): a completed task's result outlives a restart of the gateway; one that was running is failed, saying the gateway restarted. Every tool is then offered as one a client may call as a task (taskSupport optional): a call of a backend that knows no tasks becomes a task of the gateway's that waits for the backend's answer without its timeout")
+	etcdFlags := addTasksEtcdFlags(fs, &to)
 	fs.IntVar(&to.MaxLive, "tasks-max", 0, "tasks in progress at once on the gateway; past it a new task is refused with error -32000 (0: 10000)")
 	fs.IntVar(&to.MaxLivePerOwner, "tasks-max-per-client", 0, "tasks in progress at once per client (the caller with OAuth; else the address the connection comes from, an IPv6 one by its /64, so anonymous clients do not share one budget, though behind a proxy they share the proxy's; stdio: its one client; at a backend the gateway is one client); past it a new task is refused with error -32000 (0: 1000)")
 	fs.IntVar(&to.MaxEndedPerClient, "tasks-max-ended-per-client", 0, "ended tasks (completed, failed, cancelled) kept per client, as -tasks-max-per-client counts clients, within their ttl: when one more ends, the client's task that ended first is deleted (its id then reads as unknown); new tasks are never refused for it (0: 10000; negative: no bound)")
@@ -296,6 +297,9 @@ func runGateway(args []string, s streams) int {
 	usageErr := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "mcprt gateway: %s\n(see mcprt gateway --help)\n", fmt.Sprintf(format, a...))
 		return runtime.ExitUsage
+	}
+	if err := etcdFlags(); err != nil {
+		return usageErr("%v", err)
 	}
 	switch {
 	case fs.NArg() > 0:
@@ -423,14 +427,14 @@ func runGateway(args []string, s streams) int {
 		ListGrace:    *listGrace,
 		// With a journal the gateway's tasks are durable: any call may
 		// be made one, even of a backend that knows no tasks.
-		TaskAnyTool: to.Dir != "",
+		TaskAnyTool: to.Dir != "" || to.Etcd != nil,
 		ToolSearch:  *toolSearch,
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "mcprt gateway: %v\n", err)
 		return runtime.ExitUsage
 	}
-	if *tasksOn || to.Dir != "" {
+	if *tasksOn || to.Dir != "" || to.Etcd != nil {
 		to.Tag = hf.tag
 		o.Tasks = &to
 	}

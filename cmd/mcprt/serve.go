@@ -105,6 +105,7 @@ func serve(args []string, s streams) int {
 	tasksOn := fs.Bool("tasks", false, "serve calls of tools that declare execution.taskSupport as tasks (2025-11-25 tasks; the 2026-07-28 extension io.modelcontextprotocol/tasks), kept in memory only: a restart forgets every task, finished or not, and a client polling one gets \"unknown task\"")
 	var to runtime.TasksOptions
 	fs.StringVar(&to.Dir, "tasks-dir", "", "serve tasks as -tasks does, durably: every change of a task is appended to a journal in `dir` and fsync'd, so after a crash or a redeploy a completed task's result is still served and one that was running is failed with a message saying the server restarted (or, for a tool that declares itself resumable, such as the reference server's sleep, run again once); one server per dir: it is locked, and a second server on it is refused")
+	etcdFlags := addTasksEtcdFlags(fs, &to)
 	fs.IntVar(&to.MaxLive, "tasks-max", 0, "tasks in progress at once on the server; past it a new task is refused with error -32000 (0: 10000)")
 	fs.IntVar(&to.MaxLivePerOwner, "tasks-max-per-client", 0, "tasks in progress at once per client (the caller with OAuth; else the address the connection comes from, an IPv6 one by its /64, so anonymous clients do not share one budget, though behind a proxy they share the proxy's; stdio: its one client); past it a new task is refused with error -32000 (0: 1000)")
 	fs.IntVar(&to.MaxEndedPerClient, "tasks-max-ended-per-client", 0, "ended tasks (completed, failed, cancelled) kept per client, as -tasks-max-per-client counts clients, within their ttl: when one more ends, the client's task that ended first is deleted (its id then reads as unknown); new tasks are never refused for it (0: 10000; negative: no bound)")
@@ -145,7 +146,11 @@ func serve(args []string, s streams) int {
 	if *fixtureName == "reference" && hf.oauth.issuer != "" {
 		fixture.AddWhoami(srv)
 	}
-	if *tasksOn || to.Dir != "" || *fixtureName == "conformance" {
+	if err := etcdFlags(); err != nil {
+		fmt.Fprintf(stderr, "mcprt serve: %v\n", err)
+		return runtime.ExitUsage
+	}
+	if *tasksOn || to.Dir != "" || to.Etcd != nil || *fixtureName == "conformance" {
 		// The conformance fixture serves the suite's tasks-* scenarios.
 		to.Tag = hf.tag
 		o.Tasks = &to

@@ -45,6 +45,14 @@
 // that brings its process down does not do so on every start. Its
 // outcome is stored once, as any task's.
 //
+// A Shared store (handlers/tasks/etcdstore: etcd) is one that replicas
+// use at once: any of them answers for any task, a cancel or an answer
+// given at one reaches the work where it runs, and a replica holds the
+// live tasks it runs with a lease, so that when it is lost exactly one
+// other takes each over (a resumable tool's task is run again once,
+// LostResumedMessage; any other is failed, LostMessage). A store that
+// cannot be reached is ErrUnavailable.
+//
 // handlers.Server.ServeTasks serves a Manager's tasks over MCP, in the
 // 2025-11-25 revision and as the 2026-07-28 extension
 // io.modelcontextprotocol/tasks; runtime.StartTasks starts one for a

@@ -1,6 +1,7 @@
 package tasks
 
 import (
+	"encoding/json"
 	"errors"
 	"sync"
 )
@@ -97,3 +98,55 @@ func (s *MemoryStore) Close() error {
 	s.closed = true
 	return nil
 }
+
+// Shared is a Store that several servers (replicas) use at once, as the
+// etcd store (handlers/tasks/etcdstore) is: any of them answers for any
+// task, and a task whose replica was lost is taken over by another. Each
+// replica holds the live tasks it runs (Put of a live record by a
+// replica holds it); its hold ends with it (a lease that is no longer
+// renewed), and the tasks it held become orphans, which Adopt gives to
+// exactly one other.
+//
+// With a Shared store a Put may fail with ErrTerminal (another replica
+// ended the task first: a cancel) or ErrTakenOver (another replica holds
+// it now): the writer's run of the task is over, and it stops it.
+type Shared interface {
+	Store
+	// Watch has the store report what w asks for, until Close. Each is
+	// called on one goroutine of the store's, in order, and must not
+	// block long. Call it once, before Orphans.
+	Watch(w Watchers)
+	// Forward sends answers to the input requests of task id (tasks/update
+	// at a replica other than the one running it) to its holder, which
+	// is told of them by its Watchers.Answered.
+	Forward(id string, answers map[string]json.RawMessage) error
+	// Orphans returns the live records that no replica holds.
+	Orphans() ([]Task, error)
+	// Adopt stores t, a record Orphans returned and changed, and holds it
+	// (unless t is terminal), if it is still an orphan, unchanged since:
+	// ok is false when another replica was first.
+	Adopt(t Task) (ok bool, err error)
+}
+
+// Watchers are what a Shared store reports.
+type Watchers struct {
+	// Changed is told every record another replica puts (a cancel, a
+	// change of a task run elsewhere).
+	Changed func(Task)
+	// Answered is told answers Forwarded to a task this replica holds.
+	Answered func(id string, answers map[string]json.RawMessage)
+	// Orphaned is told when tasks may have lost their replica.
+	Orphaned func()
+	// Lost is told when this replica's own hold lapsed: its tasks may
+	// run elsewhere now, and it stops them.
+	Lost func()
+}
+
+// ErrUnavailable is what a Store's error wraps when the store cannot be
+// reached (a shared store's database down or cut off): task calls say so,
+// and may be tried again later; plain calls need no store.
+var ErrUnavailable = errors.New("tasks: the task store is unreachable")
+
+// ErrTakenOver is a Shared store's error for a write of a task another
+// replica holds now (this one's hold had lapsed).
+var ErrTakenOver = errors.New("tasks: the task was taken over by another server")

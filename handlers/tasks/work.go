@@ -128,3 +128,12 @@ func IDFrom(ctx context.Context) string {
 	id, _ := ctx.Value(idKey{}).(string)
 	return id
 }
+
+// LostMessage is the statusMessage of a task whose server was lost (a
+// replica sharing its store with others died, or lost the store, while
+// the task ran there) and that another replica failed, taking it over.
+const LostMessage = "its server was lost while the task was running; its work was lost"
+
+// LostResumedMessage is the statusMessage of a task of a resumable tool
+// whose server was lost and that another replica runs again.
+const LostResumedMessage = "its server was lost while the task was running; its call was run again by another server"

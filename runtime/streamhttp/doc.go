@@ -103,7 +103,11 @@
 // not one this server issued"). Legacy sessions live in the memory of the
 // replica that created them, and tasks in its memory or -tasks-dir, so
 // each replica gets its own -http-session-tag (session and task ids become
-// TAG.<hex>) and the balancer routes on it.
+// TAG.<hex>) and the balancer routes on it. With -tasks-etcd (the same
+// endpoints and -tasks-etcd-prefix on every replica) tasks are shared
+// instead: any replica answers for any task, a dead replica's are taken
+// over by another, and routing a task by its tag is an optimisation, the
+// other replicas its backups (test/e2e/testdata/nginx-etcd.conf).
 //
 //	head -c 48 /dev/urandom | base64 > state.key      # the same file on every replica
 //	mcprt serve -http 127.0.0.1:8081 -http-state-key-file state.key -http-session-tag a -tasks-dir tasks-a

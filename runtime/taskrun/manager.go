@@ -121,6 +121,16 @@ type Manager struct {
 	closeOnce   sync.Once
 	storeErr    error
 	storeClosed chan struct{}
+
+	// shared is the store when replicas share it (tasks.Shared): tasks
+	// run elsewhere are watched, not settled, and orphans are adopted.
+	shared tasks.Shared
+	// rework is Resume's, for orphans of resumable tools (under mu).
+	rework    func(tasks.Task) tasks.Work
+	adoptKick chan struct{}
+	adoptDone chan struct{}
+	// wakes are the waiters for tasks running elsewhere, by id (under mu).
+	wakes map[string]*wake
 }
 
 // runner is a live task's state outside its record: what only this process
@@ -215,6 +225,9 @@ func New(cfg Config) (*Manager, error) {
 		live: map[string]*runner{}, owners: map[string]int{}, running: map[*runner]struct{}{}, abandon: make(chan struct{}),
 		stopSweep: make(chan struct{}), sweepDone: make(chan struct{}), storeClosed: make(chan struct{})}
 	m.changed = sync.NewCond(&m.mu)
+	m.shared, _ = cfg.Store.(tasks.Shared)
+	m.adoptKick, m.adoptDone = make(chan struct{}, 1), make(chan struct{})
+	m.wakes = map[string]*wake{}
 	if err := m.settle(); err != nil {
 		return nil, err
 	}
@@ -258,6 +271,13 @@ func (m *Manager) spec(e *actor.Engine, self *actor.PID) supervisor.Spec {
 			{ID: "sweep", Start: supervisor.Service(func(func(error)) error {
 				m.sweeping.Store(true)
 				go m.sweep() // owned: drain waits for it
+				if m.shared != nil {
+					m.shared.Watch(tasks.Watchers{Changed: m.remoteChange, Answered: m.remoteAnswers,
+						Orphaned: m.kickAdopt, Lost: m.holdLost})
+					go m.adoptLoop() // owned: drain waits for it
+				} else {
+					close(m.adoptDone)
+				}
 				m.mu.Lock()
 				m.up = true
 				rework := m.deferred
@@ -287,8 +307,11 @@ func (m *Manager) settle() error {
 	var dels []string
 	for _, t := range all {
 		switch {
-		case t.Expired(now):
+		case t.Expired(now) && (m.shared == nil || t.Status.Terminal()):
 			dels = append(dels, t.ID)
+		case m.shared != nil:
+			// Live tasks of a shared store run on other replicas, or
+			// are orphans, which the adoption takes over.
 		case !t.Status.Terminal() && t.Rerun != nil && t.Rerun.Resumed == 0:
 			m.pending = append(m.pending, t)
 		case !t.Status.Terminal():
@@ -346,7 +369,9 @@ func (m *Manager) resume(rework func(tasks.Task) tasks.Work) {
 	m.mu.Lock()
 	pending, done := m.pending, m.resumed
 	m.pending, m.resumed = nil, true
+	m.rework = rework
 	m.mu.Unlock()
+	m.kickAdopt()
 	if done {
 		return
 	}
@@ -533,15 +558,28 @@ func (m *Manager) Wait(ctx context.Context, owner, id string) (tasks.Task, error
 	})
 	defer stop()
 	for {
+		// A task running on another replica (a shared store) is waited
+		// for on its own wake, registered before the read so that a
+		// change after it is not missed.
+		var wake chan struct{}
+		if m.shared != nil {
+			wake = m.wakeOn(id)
+		}
 		t, err := m.Get(owner, id)
 		if err != nil || t.Status.Terminal() {
+			m.wakeOff(id, wake)
 			return t, err
 		}
 		m.mu.Lock()
-		if _, live := m.live[id]; live && ctx.Err() == nil && !m.stopped {
+		_, live := m.live[id]
+		if live && ctx.Err() == nil && !m.stopped {
 			m.changed.Wait()
 		}
 		m.mu.Unlock()
+		if !live && wake != nil {
+			m.waitElsewhere(ctx, wake)
+		}
+		m.wakeOff(id, wake)
 		if err := ctx.Err(); err != nil {
 			return tasks.Task{}, err
 		}
@@ -549,6 +587,12 @@ func (m *Manager) Wait(ctx context.Context, owner, id string) (tasks.Task, error
 			return tasks.Task{}, tasks.ErrStopped
 		}
 	}
+}
+
+func (m *Manager) broadcast() {
+	m.mu.Lock()
+	m.changed.Broadcast()
+	m.mu.Unlock()
 }
 
 func (m *Manager) isStopped() bool {
@@ -571,6 +615,9 @@ func (m *Manager) Cancel(owner, id string) (tasks.Task, error) {
 	m.mu.Lock()
 	r := m.live[id]
 	m.mu.Unlock()
+	if r == nil && m.shared != nil {
+		return m.cancelElsewhere(t)
+	}
 	if r == nil {
 		return t, tasks.ErrTerminal // ended between the two looks
 	}
@@ -592,15 +639,26 @@ func (m *Manager) Cancel(owner, id string) (tasks.Task, error) {
 // already, are ignored. Once every request of the round is answered the
 // task runs again, with them.
 func (m *Manager) Answer(owner, id string, answers map[string]json.RawMessage) error {
-	if _, err := m.Get(owner, id); err != nil {
+	t, err := m.Get(owner, id)
+	if err != nil {
 		return err
 	}
 	m.mu.Lock()
 	r := m.live[id]
 	m.mu.Unlock()
+	if r == nil && m.shared != nil && !t.Status.Terminal() {
+		// Running on another replica: the answers go to it through
+		// the store.
+		return m.shared.Forward(id, answers)
+	}
 	if r == nil {
 		return nil // ended: nothing to do with the answers
 	}
+	return m.answer(r, answers)
+}
+
+// answer gives r the answers to its input requests.
+func (m *Manager) answer(r *runner, answers map[string]json.RawMessage) error {
 	r.mu.Lock()
 	if r.asked == nil {
 		r.mu.Unlock()
@@ -654,6 +712,16 @@ func (m *Manager) settleRunner(r *runner, change func(*tasks.Task)) (t tasks.Tas
 	change(&t)
 	t.Updated = m.cfg.Now()
 	if err := m.store.Put(t); err != nil {
+		if errors.Is(err, tasks.ErrTerminal) || errors.Is(err, tasks.ErrTakenOver) {
+			// A shared store: another replica ended the task first, or
+			// holds it now. This run of it is over.
+			r.ended = true
+			r.mu.Unlock()
+			r.cancel()
+			m.forget(r)
+			t, _, err = m.store.Get(r.id)
+			return t, false, err
+		}
 		r.mu.Unlock()
 		return t, false, err
 	}
@@ -678,6 +746,9 @@ func (m *Manager) settleRunner(r *runner, change func(*tasks.Task)) (t tasks.Tas
 }
 
 func (m *Manager) notify(t tasks.Task) {
+	if m.shared != nil {
+		m.wakeUp(t.ID)
+	}
 	if m.cfg.OnStatus != nil {
 		m.cfg.OnStatus(t)
 	}
@@ -797,6 +868,9 @@ func (m *Manager) expire() {
 		m.mu.Lock()
 		r := m.live[t.ID]
 		m.mu.Unlock()
+		if r == nil && m.shared != nil && !t.Status.Terminal() {
+			continue // its replica's to end (or the adoption's)
+		}
 		if r != nil {
 			m.settleRunner(r, func(t *tasks.Task) {
 				t.Status, t.Input = tasks.Failed, nil
@@ -890,6 +964,7 @@ wait:
 	close(m.abandon)
 	if m.sweeping.Load() {
 		<-m.sweepDone
+		<-m.adoptDone
 	}
 }
 

@@ -1,0 +1,291 @@
+//go:build linux
+
+package e2e
+
+// Replicas that share their tasks through etcd and survive the loss of a
+// node: a 3-member etcd cluster, three `mcprt serve -http -tasks-etcd`
+// replicas with tags, nginx in front (testdata/nginx-etcd.conf: the tag
+// routing of nginx-modern.conf, with the other replicas as backups). One
+// replica is killed with -9 while its tasks run, and an etcd member is
+// killed and started again: every task is answered through the
+// survivors, the dead replica's taken over and run again once.
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mcprt/mcprt/handlers/tasks/etcdstore/etcdtest"
+	"github.com/mcprt/mcprt/session/client"
+)
+
+func TestEtcdReplicasSurviveALostNode(t *testing.T) {
+	nginx := nginxPath(t)
+	cl := etcdtest.Start(t, 3)
+	key := nginxKeyFile(t, "etcd")
+	eps := strings.Join(cl.Endpoints(), ",")
+	// MCPRT_ETCD_HOLD sets the replicas' hold ttl, to measure failover
+	// against it (test/bench/RESULTS.md).
+	hold := "2s"
+	if h := os.Getenv("MCPRT_ETCD_HOLD"); h != "" {
+		hold = h
+	}
+	replicas := map[string]*nginxReplica{}
+	for _, tag := range []string{"a", "b", "c"} {
+		replicas[tag] = nginxStartReplica(t, tag, "-http-session-tag", tag, "-http-state-key-file", key,
+			"-tasks-etcd", eps, "-tasks-etcd-prefix", "e2e/", "-tasks-etcd-hold", hold, "-tasks-etcd-timeout", "1s")
+	}
+	c := etcdNginx(t, nginx, replicas)
+	tasksExt := map[string]any{"extensions": map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}}
+	// A bound on every exchange: the client never waits past it, whatever
+	// is down.
+	const bound = 10 * time.Second
+	call := func(n int, method string, params map[string]any) (map[string]json.RawMessage, *nginxReply) {
+		t.Helper()
+		hdr, body := nginxModernRequest(n, method, params, tasksExt)
+		r, err := c.sendWithin(bound, c.url, "POST", hdr, body)
+		if err != nil {
+			t.Fatalf("%s through nginx: %v (the client's bound is %v)", method, err, bound)
+		}
+		return r.final(t).result(t, method), r
+	}
+	made := map[string]string{} // task id → replica that made it
+	for i := range 9 {
+		res, r := call(i, "tools/call", map[string]any{"name": "sleep", "arguments": map[string]any{"ms": 2500}})
+		var id string
+		if json.Unmarshal(res["taskId"], &id); id == "" {
+			t.Fatalf("tools/call sleep: want a task, got %s", r.final(t).Result)
+		}
+		made[id] = r.upstream
+	}
+	byA := 0
+	for _, by := range made {
+		if by == "a" {
+			byA++
+		}
+	}
+	if byA == 0 {
+		t.Fatalf("no task made by replica a (round robin): %v", made)
+	}
+	// Any replica answers for a task another runs: each task read from
+	// the replica after the one that made it, bypassing nginx.
+	next := map[string]string{"a": "b", "b": "c", "c": "a"}
+	n := 100
+	for id, by := range made {
+		hdr, body := nginxModernRequest(n, "tasks/get", map[string]any{"taskId": id}, tasksExt)
+		n++
+		r, err := c.sendWithin(bound, "http://"+replicas[next[by]].addr+"/mcp", "POST", hdr, body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res := r.final(t).result(t, "tasks/get"); string(res["status"]) != `"working"` {
+			t.Fatalf("task %s (made by %s) read at %s: %s, want working", id, by, next[by], r.final(t).Result)
+		}
+	}
+	// Node loss mid-task, and an etcd member lost for a while.
+	time.Sleep(300 * time.Millisecond)
+	replicas["a"].kill(t)
+	killed := time.Now()
+	cl.Kill(0)
+	etcdBack := make(chan struct{})
+	go func() {
+		defer close(etcdBack)
+		time.Sleep(1500 * time.Millisecond)
+		cl.Restart(0)
+	}()
+	defer func() { <-etcdBack }()
+	done := map[string]time.Duration{}
+	takenOver := map[string]time.Duration{} // first read as run again by a survivor
+	for deadline := time.Now().Add(40 * time.Second); len(done) < len(made); {
+		if time.Now().After(deadline) {
+			t.Fatalf("tasks not answered within 40 s: %d of %d done", len(done), len(made))
+		}
+		for id := range made {
+			if _, ok := done[id]; ok {
+				continue
+			}
+			res, r := call(n, "tasks/get", map[string]any{"taskId": id})
+			n++
+			switch string(res["status"]) {
+			case `"completed"`:
+				done[id] = time.Since(killed)
+			case `"working"`:
+				if _, ok := takenOver[id]; !ok && strings.Contains(string(res["statusMessage"]), "run again by another server") {
+					takenOver[id] = time.Since(killed)
+				}
+			default:
+				t.Fatalf("task %s (made by %s): %s; want it completed (a sleep is resumable: taken over, it is run again)", id, made[id], r.final(t).Result)
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	// Exactly one survivor ran each of a's tasks again; none of the
+	// others' was taken over.
+	<-etcdBack
+	var failover, firstRun time.Duration
+	for id, by := range made {
+		runs := 0
+		for _, tag := range []string{"b", "c"} {
+			runs += strings.Count(replicas[tag].stderr.String(), "took over and ran again a task whose server was lost\" task="+id)
+			runs += strings.Count(replicas[tag].stderr.String(), "took over and ran again a task whose server was lost task="+id)
+		}
+		want := 0
+		if by == "a" {
+			want = 1
+			failover = max(failover, done[id])
+			firstRun = max(firstRun, takenOver[id])
+		}
+		if runs != want {
+			t.Errorf("task %s made by %s was run again %d times; want %d", id, by, runs, want)
+		}
+	}
+	// The store down: a task call gets an error saying so within the
+	// client's bound; a plain call is unaffected.
+	var some string
+	for id := range made {
+		some = id
+	}
+	for i := range 3 {
+		cl.Kill(i)
+	}
+	start := time.Now()
+	hdr, body := nginxModernRequest(n, "tasks/get", map[string]any{"taskId": some}, tasksExt)
+	r, err := c.sendWithin(bound, c.url, "POST", hdr, body)
+	if err != nil {
+		t.Fatalf("tasks/get with etcd down: %v after %v (bound %v)", err, time.Since(start), bound)
+	}
+	if m := r.final(t); m.Error == nil || !strings.Contains(m.Error.Message, "task store is unreachable") {
+		t.Fatalf("tasks/get with etcd down: %s; want an error saying the task store is unreachable", r.body)
+	}
+	storeDown := time.Since(start)
+	res, _ := call(n+1, "tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"text": "hi"}})
+	if !strings.Contains(string(res["content"]), "hi") {
+		t.Fatalf("a plain call with etcd down: %v", res)
+	}
+	t.Logf("etcd down: tasks/get answered with the store's error in %v", storeDown.Round(10*time.Millisecond))
+	t.Logf("9 tasks, 3 replicas, hold %s: replica a killed; its tasks run again by survivors within %v of the kill, completed within %v (sleep 2.5 s)",
+		hold, firstRun.Round(10*time.Millisecond), failover.Round(10*time.Millisecond))
+}
+
+// etcdNginx runs nginx with testdata/nginx-etcd.conf in front of replicas
+// a, b and c (in place of its example addresses).
+func etcdNginx(t *testing.T, bin string, replicas map[string]*nginxReplica) *nginxCluster {
+	t.Helper()
+	tmpl, err := os.ReadFile(filepath.Join("testdata", "nginx-etcd.conf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	c := &nginxCluster{replicas: replicas, byAddr: map[string]string{}, dir: dir, errLog: filepath.Join(dir, "error.log"),
+		client: &http.Client{Transport: &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 4}}}
+	for name, r := range replicas {
+		c.byAddr[r.addr] = name
+	}
+	t.Cleanup(c.client.CloseIdleConnections)
+	user := ""
+	if os.Geteuid() == 0 {
+		user = "user root;"
+	}
+	main := fmt.Sprintf(`daemon off;
+master_process on;
+worker_processes 1;
+%[2]s
+pid %[1]s/nginx.pid;
+error_log %[1]s/error.log info;
+events { worker_connections 256; }
+http {
+    access_log %[1]s/access.log;
+    client_body_temp_path %[1]s/client_body;
+    proxy_temp_path %[1]s/proxy;
+    fastcgi_temp_path %[1]s/fastcgi;
+    uwsgi_temp_path %[1]s/uwsgi;
+    scgi_temp_path %[1]s/scgi;
+    add_header X-Upstream $upstream_addr always;
+    include %[1]s/mcprt.conf;
+}
+`, dir, user)
+	if err := os.WriteFile(filepath.Join(dir, "nginx.conf"), []byte(main), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	listen := nginxFreeAddr(t)
+	site := strings.NewReplacer(nginxExampleListen, listen, nginxExampleA, replicas["a"].addr, nginxExampleB, replicas["b"].addr,
+		"127.0.0.1:8083", replicas["c"].addr).Replace(string(tmpl))
+	if err := os.WriteFile(filepath.Join(dir, "mcprt.conf"), []byte(site), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "-p", dir, "-c", filepath.Join(dir, "nginx.conf"), "-e", c.errLog)
+	out := &nginxLog{}
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		<-exited
+		if t.Failed() {
+			t.Logf("nginx error.log:\n%s", tail(nginxReadFile(c.errLog), 4000))
+			for _, r := range replicas {
+				t.Logf("replica %s (%s) stderr:\n%s", r.name, r.addr, tail(r.stderr.String(), 6000))
+			}
+		}
+	})
+	if !nginxWaitListening(listen, exited, 10*time.Second) {
+		t.Fatalf("nginx did not start:\n%s%s", out.String(), nginxReadFile(c.errLog))
+	}
+	c.url = "http://" + listen + "/mcp"
+	return c
+}
+
+// The gateway variant: two gateways on one etcd (each with its own
+// backend, mcprt serve, which knows no tasks: the gateway makes the
+// task). A task made at one is read and awaited at the other; when the
+// one running it is killed, the other fails it, saying its server was
+// lost (a gateway's call is not resumable), rather than leave it working.
+func TestEtcdGatewayReplicas(t *testing.T) {
+	cl := etcdtest.Start(t, 1)
+	f := newGateway(t)
+	config := f.config(map[string]any{"ref": f.serve("ref", nil)})
+	args := []string{"-tasks-etcd", strings.Join(cl.Endpoints(), ","), "-tasks-etcd-prefix", "gw/", "-tasks-etcd-hold", "1s"}
+	g1 := f.startGatewayHTTP(config, append(args, "-http-session-tag", "g1")...)
+	g2 := f.startGatewayHTTP(config, append(args, "-http-session-tag", "g2")...)
+	ctx := testCtx(t)
+	c1 := connectHTTP(t, g1.url, client.Options{Era: client.EraModern})
+	c2 := connectHTTP(t, g2.url, client.Options{Era: client.EraModern})
+	short, _, err := c1.CallToolTask(ctx, "ref__sleep", map[string]any{"ms": 500})
+	if err != nil || short == nil {
+		t.Fatalf("CallToolTask at g1: %v %v", short, err)
+	}
+	if got, err := c2.GetTask(ctx, short.ID); err != nil || got.Status != client.TaskWorking {
+		t.Fatalf("g1's task read at g2: %+v %v", got, err)
+	}
+	if res, err := c2.AwaitTask(ctx, short, nil); err != nil || !strings.Contains(string(res), "slept") {
+		t.Fatalf("g1's task awaited at g2: %s %v", res, err)
+	}
+	long, _, err := c1.CallToolTask(ctx, "ref__sleep", map[string]any{"ms": 60000})
+	if err != nil || long == nil {
+		t.Fatalf("CallToolTask at g1: %v %v", long, err)
+	}
+	g1.stop(syscall.SIGKILL)
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		got, err := c2.GetTask(ctx, long.ID)
+		if err != nil {
+			t.Fatalf("g1's task read at g2 after g1 died: %v", err)
+		}
+		if got.Status == client.TaskFailed && strings.Contains(got.StatusMessage, "its server was lost") {
+			break
+		}
+		if got.Status != client.TaskWorking || time.Now().After(deadline) {
+			t.Fatalf("g1's task after g1 died: %+v; want it failed, its server lost", got)
+		}
+	}
+}
