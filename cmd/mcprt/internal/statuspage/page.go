@@ -26,7 +26,7 @@ import (
 
 // Page is what the page shows, taken at Now.
 type Page struct {
-	Verb    string // "gateway" or "serve"
+	Verb    string // "mcprt gateway" or "mcprt serve"
 	Version string
 	Now     time.Time
 	Started time.Time
@@ -61,7 +61,9 @@ func (b Backend) Uptime(now time.Time) time.Duration {
 // five minutes, the current one included.
 func (b Backend) CallsPerMinute() float64 { return b.perMinute(func(m Minute) int { return m.Calls }) }
 
-func (b Backend) ErrorsPerMinute() float64 { return b.perMinute(func(m Minute) int { return m.Errors }) }
+func (b Backend) ErrorsPerMinute() float64 {
+	return b.perMinute(func(m Minute) int { return m.Errors })
+}
 
 func (b Backend) perMinute(of func(Minute) int) float64 {
 	recent := b.Minutes[max(len(b.Minutes)-5, 0):]
@@ -76,13 +78,13 @@ func (b Backend) perMinute(of func(Minute) int) float64 {
 }
 
 // Chart draws the backend's latency percentiles minute by minute, as SVG.
-func (b Backend) Chart(now time.Time) template.HTML {
+func (b Backend) Chart() template.HTML {
 	var p50, p90, p99 []svgchart.Point
-	for _, m := range b.Minutes {
+	for i, m := range b.Minutes {
 		if m.Calls == 0 {
 			continue
 		}
-		x := -now.Sub(m.Start).Minutes()
+		x := float64(i - (len(b.Minutes) - 1)) // minutes ago, the current one 0
 		p50 = append(p50, svgchart.Point{X: x, Y: ms(m.P50)})
 		p90 = append(p90, svgchart.Point{X: x, Y: ms(m.P90)})
 		p99 = append(p99, svgchart.Point{X: x, Y: ms(m.P99)})
@@ -91,7 +93,7 @@ func (b Backend) Chart(now time.Time) template.HTML {
 		return ""
 	}
 	c := svgchart.Chart{Title: "latency, last " + strconv.Itoa(Minutes) + " minutes", XLabel: "minutes ago", YLabel: "ms (log)",
-		Width: 420, Height: 180, LogY: true,
+		Width: 420, Height: 180, LogY: true, XFrom: -(Minutes - 1), XTo: 0,
 		Series: []svgchart.Series{{Name: "p50", Points: p50}, {Name: "p90", Points: p90}, {Name: "p99", Points: p99}}}
 	// svgchart escapes every text it writes, and writes no script.
 	return template.HTML(c.SVG())

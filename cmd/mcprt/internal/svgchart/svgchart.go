@@ -30,7 +30,10 @@ type Chart struct {
 	XLabel, YLabel string
 	Width, Height  int // pixels; 0: 480 by 240
 	LogX, LogY     bool
-	Series         []Series
+	// XFrom and XTo, when XFrom < XTo, fix the X axis's span (points
+	// outside it are left out); otherwise it spans the points.
+	XFrom, XTo float64
+	Series     []Series
 }
 
 // palette is the series' colours, in order, distinguishable in print.
@@ -56,13 +59,18 @@ func (c Chart) SVG() string {
 	if !c.LogY {
 		y.lo = 0
 	}
+	fixed := c.XFrom < c.XTo
+	inX := func(v float64) bool { return !fixed || v >= c.XFrom && v <= c.XTo }
 	for _, s := range c.Series {
 		for _, p := range s.Points {
-			if x.ok(p.X) && y.ok(p.Y) {
+			if x.ok(p.X) && y.ok(p.Y) && inX(p.X) {
 				x.take(p.X)
 				y.take(p.Y)
 			}
 		}
+	}
+	if fixed {
+		x.lo, x.hi = c.XFrom, c.XTo
 	}
 	x.settle()
 	y.settle()
@@ -97,7 +105,7 @@ func (c Chart) SVG() string {
 		var pts []string
 		var only Point
 		for _, p := range s.Points {
-			if x.ok(p.X) && y.ok(p.Y) {
+			if x.ok(p.X) && y.ok(p.Y) && inX(p.X) {
 				pts = append(pts, num(px(p.X))+","+num(py(p.Y)))
 				only = p
 			}
