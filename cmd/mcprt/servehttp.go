@@ -56,7 +56,7 @@ func addHTTPFlags(fs *flag.FlagSet) *httpFlags {
 	fs.DurationVar(&hf.readHeaderTimeout, "http-header-timeout", 10*time.Second, "how long a client may take to send a request's headers")
 	fs.DurationVar(&hf.idleTimeout, "http-idle-timeout", 2*time.Minute, "how long an idle keep-alive connection is kept")
 	fs.StringVar(&hf.health, "http-health", "", "also answer GET on `path` (e.g. /healthz) with 200 and a JSON status while serving, for probes and load balancers (the gateway's lists each backend's state)")
-	fs.StringVar(&hf.metrics, "http-metrics", "", "also answer GET on `path` (e.g. /metrics) with metrics in Prometheus's text format: the process's and, for the gateway, each backend's state and restarts and its tool calls by outcome")
+	fs.StringVar(&hf.metrics, "http-metrics", "", "also answer GET on `path` (e.g. /metrics) with metrics in Prometheus's text format: the process's, the sessions', the tasks' by state, the OAuth refusals by reason and, for the gateway, each backend's state, restarts by cause, restart intensity used, give-ups, requests in flight and tool calls by outcome")
 	fs.StringVar(&hf.status, "http-status", "", "also answer GET on `path` (e.g. /status) with a status page for a person, in HTML: the tasks and sessions and, for the gateway, each backend's state, pid, protocol, uptime, restarts with their causes, last stderr lines, calls and errors per minute and latency percentiles; served only to loopback clients, or behind -http-token-file or -http-oauth-issuer when given")
 	fs.DurationVar(&hf.shutdownGrace, "http-shutdown-grace", 10*time.Second, "after SIGTERM, how long requests in flight may still run before connections are closed")
 	addOAuthFlags(fs, &hf.oauth)
