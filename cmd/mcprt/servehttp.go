@@ -240,7 +240,7 @@ func (l *httpListener) serve(srv *handlers.Server, o runtime.Options, health fun
 	}
 	so, log := l.so, l.so.Logger
 	var server *streamhttp.Server // set once made, before it serves
-	sv := l.seeInside(&o, metrics, backends, func() streamhttp.Stats { return server.Stats() })
+	sv := l.seeInside(&o, &so, metrics, backends, func() streamhttp.Stats { return server.Stats() })
 	so.Health, so.Metrics = health, sv.metrics
 	if l.hf.status != "" {
 		so.Extra = maps.Clone(so.Extra)

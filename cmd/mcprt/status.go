@@ -13,6 +13,7 @@ import (
 	"github.com/mcprt/mcprt/runtime/gateway"
 	"github.com/mcprt/mcprt/runtime/streamhttp"
 	"github.com/mcprt/mcprt/runtime/taskrun"
+	"github.com/mcprt/mcprt/session"
 )
 
 // inside is what -http-metrics and -http-status show beyond the verb's
@@ -26,12 +27,15 @@ type inside struct {
 	sessions func() streamhttp.Stats
 	tasks    atomic.Pointer[taskrun.Manager]
 	refusals func() map[string]uint64 // nil: no OAuth guard
+	overload session.Overload         // requests refused as busy
 }
 
 // seeInside makes the view of what l serves, o's tasks included (it
-// asks to be given their manager).
-func (l *httpListener) seeInside(o *runtime.Options, own func(io.Writer), backends func(time.Time) []statuspage.Backend, sessions func() streamhttp.Stats) *inside {
+// asks to be given their manager) and so's sessions' refusals (it has
+// them counted).
+func (l *httpListener) seeInside(o *runtime.Options, so *streamhttp.ServeOptions, own func(io.Writer), backends func(time.Time) []statuspage.Backend, sessions func() streamhttp.Stats) *inside {
 	in := &inside{verb: l.verb, started: time.Now(), own: own, backends: backends, sessions: sessions}
+	o.Overload, so.Overload = &in.overload, &in.overload
 	if o.Tasks != nil {
 		to := *o.Tasks
 		to.Made = in.tasks.Store
@@ -48,6 +52,8 @@ func (in *inside) metrics(w io.Writer) {
 	if in.own != nil {
 		in.own(w)
 	}
+	family(w, "mcprt_requests_refused_busy_total", "counter", "Requests refused as server busy: past -max-in-flight in progress and -max-queued waiting.")
+	sample(w, "mcprt_requests_refused_busy_total", "", float64(in.overload.Refused()))
 	if m := in.tasks.Load(); m != nil {
 		c := m.Counts()
 		family(w, "mcprt_tasks", "gauge", "Tasks in progress, by state (working, input_required).")
@@ -75,7 +81,7 @@ func (in *inside) metrics(w io.Writer) {
 func (in *inside) page() statuspage.Page {
 	now := time.Now()
 	v, _ := buildVersions()
-	p := statuspage.Page{Verb: in.verb, Version: v, Now: now, Started: in.started, Sessions: in.sessions()}
+	p := statuspage.Page{Verb: in.verb, Version: v, Now: now, Started: in.started, Sessions: in.sessions(), Busy: in.overload.Refused()}
 	if in.backends != nil {
 		p.Backends = in.backends(now)
 	}

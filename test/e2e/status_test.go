@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -23,15 +22,15 @@ import (
 const hostile = `<script>document.title="pwned"</script><img src=x onerror=alert(1)>`
 
 // statusGateway starts a gateway serving -http-status /status and
-// -http-metrics /metrics in front of good (mcprt serve, restarted only
-// after backoff, so that a test sees it restarting) and noisy (mcprt serve
-// behind a script that first writes hostile to stderr); it returns the
-// gateway and the base URL, once both backends are up.
-func statusGateway(t *testing.T, f *gwFixture, backoff string) (*httpProc, string) {
+// -http-metrics /metrics in front of good (the backend entry given) and
+// noisy (mcprt serve behind a script that first writes hostile to
+// stderr); it returns the gateway and the base URL, once both backends
+// are up.
+func statusGateway(t *testing.T, f *gwFixture, good map[string]any) (*httpProc, string) {
 	t.Helper()
 	noisy := f.script("noisy", fmt.Sprintf("echo '%s' >&2\nexec %s serve\n", hostile, f.mcprt("noisy-bin")))
 	gw := f.startGatewayHTTP(f.config(map[string]any{
-		"good":  f.serve("good", map[string]any{"backoff": backoff}),
+		"good":  good,
 		"noisy": map[string]any{"command": noisy, "env": map[string]string{"LOG_LEVEL": "warn"}},
 	}), "-http-status", "/status", "-http-metrics", "/metrics")
 	base := strings.TrimSuffix(gw.url, "/mcp")
@@ -67,7 +66,7 @@ func waitPage(t *testing.T, u string, wants ...string) string {
 func TestHTTPStatusPage(t *testing.T) {
 	t.Parallel()
 	f := newGateway(t)
-	gw, base := statusGateway(t, f, "50ms")
+	gw, base := statusGateway(t, f, f.serve("good", nil))
 	if out, err := exec.Command(binPath, "call", "-url", gw.url, "good__echo", `{"text":"hi"}`).CombinedOutput(); err != nil {
 		t.Fatalf("call: %v\n%s", err, out)
 	}
@@ -139,7 +138,7 @@ func TestPrometheusScrapesMetrics(t *testing.T) {
 		t.Skip("prometheus and promtool are not installed (Debian: apt-get install prometheus); .ci/run installs them")
 	}
 	f := newGateway(t)
-	gw, base := statusGateway(t, f, "50ms")
+	gw, base := statusGateway(t, f, f.serve("good", map[string]any{"backoff": "50ms"}))
 	if out, err := exec.Command(binPath, "call", "-url", gw.url, "good__echo", `{"text":"hi"}`).CombinedOutput(); err != nil {
 		t.Fatalf("call: %v\n%s", err, out)
 	}
@@ -252,8 +251,11 @@ func TestStatusPageInChromium(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := newGateway(t)
-	// A restart after 8s: long enough for the browser to see it waiting.
-	gw, base := statusGateway(t, f, "8s")
+	// good starts only while the hold file is absent: after its kill it
+	// stays restarting as long as the browser needs to see it so.
+	hold := filepath.Join(f.dir, "hold")
+	good := f.script("good", fmt.Sprintf("while [ -e %s ]; do sleep 0.05; done\nexec %s serve\n", hold, f.mcprt("good-bin")))
+	gw, base := statusGateway(t, f, map[string]any{"command": good, "backoff": "50ms", "timeout": "120s", "env": map[string]string{"LOG_LEVEL": "warn"}})
 	page := base + "/status"
 	for _, text := range []string{"one", "two", "three"} { // for the latency chart
 		if out, err := exec.Command(binPath, "call", "-url", gw.url, "good__echo", `{"text":"`+text+`"}`).CombinedOutput(); err != nil {
@@ -276,10 +278,18 @@ func TestStatusPageInChromium(t *testing.T) {
 		t.Errorf("the DOM does not show the backend's stderr as text:\n%s", dom)
 	}
 	shot(t, browser, page, filepath.Join(artifacts, "status-up.png"))
+	goodUp := regexp.MustCompile(`data-backend="good" data-state="up">\s*<td class="name">good</td>\s*<td class="state state-up">up</td>\s*<td class="num pid">(\d+)</td>`)
+	before := goodUp.FindStringSubmatch(dom)
+	if before == nil {
+		t.Fatalf("the DOM does not give good's pid:\n%s", dom)
+	}
 
-	pids := f.procs("good")
+	pids := f.procs("good-bin")
 	if len(pids) != 1 {
 		t.Fatalf("good's processes: %v", pids)
+	}
+	if err := os.WriteFile(hold, nil, 0o600); err != nil {
+		t.Fatal(err)
 	}
 	if err := syscall.Kill(pids[0], syscall.SIGKILL); err != nil {
 		t.Fatal(err)
@@ -290,11 +300,13 @@ func TestStatusPageInChromium(t *testing.T) {
 		t.Errorf("the DOM does not show good restarting after its kill:\n%s", dom)
 	}
 	shot(t, browser, page, filepath.Join(artifacts, "status-restarting.png"))
+	if err := os.Remove(hold); err != nil {
+		t.Fatal(err)
+	}
 	waitPage(t, page, `data-backend="good" data-state="up"`)
 	dom = chromium(t, browser, "--dump-dom", page)
-	m := regexp.MustCompile(`data-backend="good" data-state="up">\s*<td class="name">good</td>\s*<td class="state state-up">up</td>\s*<td class="num pid">(\d+)</td>`).FindStringSubmatch(dom)
-	if m == nil || m[1] == strconv.Itoa(pids[0]) {
-		t.Errorf("the DOM does not show good up again under a new pid (was %d):\n%s", pids[0], dom)
+	if after := goodUp.FindStringSubmatch(dom); after == nil || after[1] == before[1] {
+		t.Errorf("the DOM does not show good up again under a new pid (was %s):\n%s", before[1], dom)
 	}
 	shot(t, browser, page, filepath.Join(artifacts, "status-up-again.png"))
 	if code := gw.stop(syscall.SIGTERM); code != 0 {

@@ -35,8 +35,10 @@ type Page struct {
 	Backends []Backend
 	// Tasks are the tasks by state; nil when tasks are off.
 	Tasks *taskrun.Counts
-	// Sessions are the HTTP endpoint's counts.
+	// Sessions are the HTTP endpoint's counts; Busy the requests its
+	// sessions refused as busy (past their in-flight and queue bounds).
 	Sessions streamhttp.Stats
+	Busy     uint64
 	// OAuthRefusals are the requests the OAuth guard refused, by reason;
 	// nil when there is no guard.
 	OAuthRefusals map[string]uint64
