@@ -100,3 +100,33 @@ func TestHandlerHeaders(t *testing.T) {
 		t.Errorf("POST: %d", w.Code)
 	}
 }
+
+// BenchmarkCallsRecord: what -http-status adds to each forwarded call.
+func BenchmarkCallsRecord(b *testing.B) {
+	var c Calls
+	now := time.Now()
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		c.Record("backend", now, time.Duration(i%5000)*time.Microsecond, i%50 == 0)
+	}
+}
+
+// BenchmarkRender: one status page of four backends with a full window.
+func BenchmarkRender(b *testing.B) {
+	now := time.Now()
+	var c Calls
+	for i := range 10000 {
+		c.Record("b", now.Add(-time.Duration(i)*100*time.Millisecond), time.Duration(i%5000)*time.Microsecond, false)
+	}
+	p := Page{Verb: "mcprt gateway", Now: now, Started: now.Add(-time.Hour)}
+	for range 4 {
+		p.Backends = append(p.Backends, Backend{Status: gateway.Status{Name: "b", State: gateway.Up, Stderr: []string{"a line", "another"}}, Minutes: c.Recent("b", now)})
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		var w bytes.Buffer
+		if err := Render(&w, p); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
