@@ -667,7 +667,8 @@ func (b *backend) status() Status {
 	st.Subscriptions = len(b.upstream)
 	st.InFlight = b.calls.n
 	st.GaveUp = b.gaveUp
-	st.MaxRestarts, st.RestartWindow = b.cfg.MaxRestarts, b.cfg.RestartWindow
+	// The configuration's 0 (no restarts) is -1 in Backend: 0 here.
+	st.MaxRestarts, st.RestartWindow = max(b.cfg.MaxRestarts, 0), b.cfg.RestartWindow
 	st.RecentRestarts = slices.Clone(b.restartLog)
 	if len(b.byCause) > 0 {
 		st.RestartsByCause = maps.Clone(b.byCause)
