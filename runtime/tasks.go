@@ -43,6 +43,9 @@ type TasksOptions struct {
 	// Client what they count against (nil: handlers.TaskClient).
 	Owner, Client func(ctx context.Context) string
 	Logger        *slog.Logger
+	// Made, when set, is given the manager once it is made, before it
+	// serves: a status page or a metrics endpoint reads its Counts.
+	Made func(*taskrun.Manager)
 }
 
 // StartTasks starts a tasks manager on e (nil: an engine of its own) and
@@ -91,5 +94,8 @@ func makeTasks(srv *handlers.Server, o TasksOptions, mk func(taskrun.Config) (*t
 		return nil, err
 	}
 	srv.ServeTasks(m, handlers.TasksOptions{Owner: o.Owner, Client: o.Client})
+	if o.Made != nil {
+		o.Made(m)
+	}
 	return m, nil
 }

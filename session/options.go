@@ -1,6 +1,9 @@
 package session
 
-import "time"
+import (
+	"sync/atomic"
+	"time"
+)
 
 // Options are what a session's user chooses, whatever the transport: the
 // bounds, deadlines, crash policy and logging of each session. They are
@@ -16,6 +19,8 @@ type Options struct {
 	// DefaultMaxQueued); past it a request is refused at once.
 	MaxInFlight int
 	MaxQueued   int
+	// Overload counts the requests refused past them (nil: not counted).
+	Overload *Overload
 	// RequestTimeout is each request's deadline (0: 60s;
 	// <0: none). DrainTimeout bounds the wait for in-flight requests after
 	// EOF, Drain or a signal (0: 5s).
@@ -50,6 +55,7 @@ func (o Options) Config() Config {
 	return Config{
 		MaxInFlight:     o.MaxInFlight,
 		MaxQueued:       o.MaxQueued,
+		Overload:        o.Overload,
 		RequestTimeout:  o.RequestTimeout,
 		DrainTimeout:    o.DrainTimeout,
 		CacheTTL:        o.CacheTTL,
@@ -62,3 +68,10 @@ func (o Options) Config() Config {
 		OnLogLevel:      o.OnLogLevel,
 	}
 }
+
+// Overload counts requests refused as busy (past MaxInFlight and
+// MaxQueued) across the sessions that share it. Safe for concurrent use.
+type Overload struct{ busy atomic.Uint64 }
+
+// Refused is how many requests were refused so far.
+func (o *Overload) Refused() uint64 { return o.busy.Load() }

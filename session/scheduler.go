@@ -36,6 +36,7 @@ type scheduler struct {
 	workerPrefix string
 	maxInFlight  int
 	maxQueued    int
+	overload     *Overload // nil: refusals not counted
 	panicDetail  bool
 	logger       *slog.Logger
 
@@ -70,7 +71,7 @@ func newScheduler(h host, e *env, cfg *Config) *scheduler {
 	sc := &scheduler{
 		host: h, env: e,
 		handlers: cfg.Handlers, workerPrefix: cfg.WorkerPrefix,
-		maxInFlight: cfg.MaxInFlight, maxQueued: cfg.MaxQueued,
+		maxInFlight: cfg.MaxInFlight, maxQueued: cfg.MaxQueued, overload: cfg.Overload,
 		panicDetail: cfg.PanicDetail, logger: cfg.Logger,
 		calls:   map[string]*call{},
 		workers: map[*worker]bool{},
@@ -98,6 +99,9 @@ func (sc *scheduler) admit(t *ticket, waits bool) (park bool, busy *jsonrpc.Erro
 	case sc.roomToPark():
 		t.hold, park = holdNothing, true
 	default:
+		if sc.overload != nil {
+			sc.overload.busy.Add(1)
+		}
 		return false, sc.errBusy()
 	}
 	// The request's unit of backlog is given back: its answer takes one

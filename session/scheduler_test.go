@@ -219,7 +219,8 @@ func blockUntil(release <-chan struct{}, started chan<- string, name string) han
 // Past MaxInFlight a call waits for a slot, in arrival order; past
 // MaxQueued it is refused at once with CodeServerBusy (503 over HTTP).
 func TestSchedulerParksPastSlots(t *testing.T) {
-	h := startScheduler(t, Config{MaxInFlight: 1, MaxQueued: 1})
+	overload := &Overload{}
+	h := startScheduler(t, Config{MaxInFlight: 1, MaxQueued: 1, Overload: overload})
 	release, started := make(chan struct{}), make(chan string, 3)
 	a := h.submit("x/a", false, "", blockUntil(release, started, "a"))
 	if got := <-started; got != "a" {
@@ -229,6 +230,9 @@ func TestSchedulerParksPastSlots(t *testing.T) {
 	c := h.submit("x/c", false, "", blockUntil(release, started, "c"))
 	if got := c.wait(t); got.o.Code != jsonrpc.CodeServerBusy || got.o.Status != 503 {
 		t.Fatalf("third call: %+v, want busy, 503", got)
+	}
+	if n := overload.Refused(); n != 1 {
+		t.Errorf("Overload.Refused = %d, want 1", n)
 	}
 	h.on(func(sc *scheduler) {
 		if len(sc.parked) != 1 || sc.env.slots.busy.Load() != 1 {

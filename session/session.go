@@ -65,6 +65,9 @@ type Config struct {
 	// else ever waits: notifications and the client's answers to the
 	// server's requests are taken as they arrive.
 	MaxQueued int
+	// Overload, when set, counts the requests refused past MaxQueued, for
+	// the process's metrics: one value shared by all its sessions.
+	Overload *Overload
 	// MaxWaiting bounds the requests of methods that wait on something
 	// else for long (handlers.Method.Waits: tasks/result, which blocks
 	// until its task ends) in progress at once, apart from MaxInFlight

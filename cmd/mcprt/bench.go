@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"encoding/xml"
 	"errors"
 	"flag"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mcprt/mcprt/cmd/mcprt/internal/loadgen"
+	"github.com/mcprt/mcprt/cmd/mcprt/internal/svgchart"
 	"github.com/mcprt/mcprt/runtime"
 	"github.com/mcprt/mcprt/session/client"
 )
@@ -58,6 +60,10 @@ session (initialize before the phase, DELETE after it); 2026-07-28 clients
 share the stateless endpoint. Answers may be JSON or SSE; each is checked
 as above.
 
+With -svg FILE the latency distribution of each phase timed call by call
+(seq and each payload size; with -url each K) is also drawn, as its CDF on
+a log scale, in an SVG file a browser shows.
+
 Progress goes to stderr (one line rewritten in place on a terminal), the
 table or the JSON to stdout. Exit status: 0 when every phase ran; 1 when the
 server failed (exited, stalled past -timeout, answered wrongly), after
@@ -75,6 +81,12 @@ func init() {
 // benchFlags turns the command line into a loadgen.Config. Anything wrong
 // with it is a usage error.
 func benchFlags(args []string, stdout, stderr io.Writer) (cfg loadgen.Config, hb httpBench, asJSON, quiet bool, err error) {
+	cfg, hb, asJSON, quiet, _, err = benchFlagsSVG(args, stdout, stderr)
+	return
+}
+
+// benchFlagsSVG is benchFlags and the -svg file.
+func benchFlagsSVG(args []string, stdout, stderr io.Writer) (cfg loadgen.Config, hb httpBench, asJSON, quiet bool, svgPath string, err error) {
 	fs := flags("bench", benchUsage, streams{Stdout: stdout, Stderr: stderr})
 	pf := addProtocolFlags(fs, client.EraLegacy, loadgen.DefaultLegacyVersion+" in the legacy era, going on in the revision the server answers; "+loadgen.ModernVersion+" in the modern era")
 	tool := fs.String("tool", "", "`tool` the seq and pipe phases call (default echo if the server lists it, else ping)")
@@ -88,6 +100,7 @@ func benchFlags(args []string, stdout, stderr io.Writer) (cfg loadgen.Config, hb
 	timeout := fs.Duration("timeout", loadgen.DefaultTimeout, "fail when the server makes no progress for this long while an answer is due")
 	fs.BoolVar(&asJSON, "json", false, "write the results as JSON instead of a table")
 	fs.BoolVar(&quiet, "q", false, "no progress on stderr")
+	fs.StringVar(&svgPath, "svg", "", "also draw the latency distribution (CDF per phase timed call by call) as SVG in `file`")
 	fs.StringVar(&hb.url, "url", "", "measure the server at this Streamable HTTP endpoint instead of running CMD (see With -url above)")
 	fs.IntVar(&hb.pid, "pid", 0, "with -url, the server's process `id`, for its CPU time per call (Linux)")
 	var headers headerFlag
@@ -101,7 +114,7 @@ func benchFlags(args []string, stdout, stderr io.Writer) (cfg loadgen.Config, hb
 	usage := func(format string, a ...any) error { return fmt.Errorf(format, a...) }
 	era, version, err := pf.settle()
 	if err != nil {
-		return cfg, hb, false, false, err
+		return cfg, hb, false, false, "", err
 	}
 	// EraAuto stays "auto" here; bench settles it with a probe.
 	cfg = loadgen.Config{Argv: fs.Args(), Era: era.String(), Version: version, RequireVersion: version != "",
@@ -111,44 +124,44 @@ func benchFlags(args []string, stdout, stderr io.Writer) (cfg loadgen.Config, hb
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
 	switch {
 	case hb.url != "" && len(cfg.Argv) > 0:
-		return cfg, hb, false, false, usage("-url and a server command after -- are two servers: give one")
+		return cfg, hb, false, false, "", usage("-url and a server command after -- are two servers: give one")
 	case hb.url != "" && (given["cold"] || given["payload"] || given["skip"]):
-		return cfg, hb, false, false, usage("-cold, -payload and -skip are for a server command: -url times the -k phases only")
+		return cfg, hb, false, false, "", usage("-cold, -payload and -skip are for a server command: -url times the -k phases only")
 	case hb.url == "" && (given["pid"] || given["header"]):
-		return cfg, hb, false, false, usage("-pid and -header are for -url")
+		return cfg, hb, false, false, "", usage("-pid and -header are for -url")
 	case hb.url == "" && len(cfg.Argv) == 0:
-		return cfg, hb, false, false, usage("no server command: give it after --, or give -url URL")
+		return cfg, hb, false, false, "", usage("no server command: give it after --, or give -url URL")
 	case *dur <= 0 || *timeout <= 0:
-		return cfg, hb, false, false, usage("-duration and -timeout must be positive")
+		return cfg, hb, false, false, "", usage("-duration and -timeout must be positive")
 	case *cold < 0:
-		return cfg, hb, false, false, usage("-cold must not be negative")
+		return cfg, hb, false, false, "", usage("-cold must not be negative")
 	case *ping && (*tool != "" || *toolArgs != ""):
-		return cfg, hb, false, false, usage("-ping times ping: it takes no -tool or -args")
+		return cfg, hb, false, false, "", usage("-ping times ping: it takes no -tool or -args")
 	}
 	if *toolArgs != "" {
 		var obj map[string]json.RawMessage
 		if json.Unmarshal([]byte(*toolArgs), &obj) != nil || obj == nil {
-			return cfg, hb, false, false, usage("-args %q: want a JSON object", *toolArgs)
+			return cfg, hb, false, false, "", usage("-args %q: want a JSON object", *toolArgs)
 		}
 		cfg.Args, _ = json.Marshal(obj)
 	}
 	if cfg.Ks, err = sizes(*ks, false); err != nil || len(cfg.Ks) == 0 {
-		return cfg, hb, false, false, usage("-k %q: want depths from 1 to %d, comma-separated", *ks, maxK)
+		return cfg, hb, false, false, "", usage("-k %q: want depths from 1 to %d, comma-separated", *ks, maxK)
 	}
 	for _, k := range cfg.Ks {
 		if k < 1 || k > maxK {
-			return cfg, hb, false, false, usage("-k %d: want 1 to %d", k, maxK)
+			return cfg, hb, false, false, "", usage("-k %d: want 1 to %d", k, maxK)
 		}
 	}
 	if cfg.Payloads, err = sizes(*payload, true); err != nil {
-		return cfg, hb, false, false, usage("-payload %q: want sizes such as 64K,1M", *payload)
+		return cfg, hb, false, false, "", usage("-payload %q: want sizes such as 64K,1M", *payload)
 	}
 	if len(cfg.Payloads) == 0 {
 		cfg.Skip[loadgen.PhasePayload] = true
 	}
 	for _, s := range cfg.Payloads {
 		if s < 1 || s > 1<<30 {
-			return cfg, hb, false, false, usage("-payload %d: want 1 byte to 1 GiB", s)
+			return cfg, hb, false, false, "", usage("-payload %d: want 1 byte to 1 GiB", s)
 		}
 	}
 	for p := range strings.SplitSeq(*skip, ",") {
@@ -157,7 +170,7 @@ func benchFlags(args []string, stdout, stderr io.Writer) (cfg loadgen.Config, hb
 		case loadgen.PhaseCold, loadgen.PhaseSeq, loadgen.PhasePipe, loadgen.PhasePayload:
 			cfg.Skip[p] = true
 		default:
-			return cfg, hb, false, false, usage("-skip %q: phases are cold, seq, pipe, payload", p)
+			return cfg, hb, false, false, "", usage("-skip %q: phases are cold, seq, pipe, payload", p)
 		}
 	}
 	if *cold == 0 {
@@ -168,7 +181,7 @@ func benchFlags(args []string, stdout, stderr io.Writer) (cfg loadgen.Config, hb
 		cfg.Skip[loadgen.PhaseCold] = true
 		cfg.Skip[loadgen.PhasePayload] = true
 	}
-	return cfg, hb, asJSON, quiet, nil
+	return cfg, hb, asJSON, quiet, svgPath, nil
 }
 
 var errReported = errors.New("bad flags")
@@ -203,7 +216,7 @@ func sizes(s string, suffixes bool) ([]int, error) {
 }
 
 func bench(args []string, stdout, stderr io.Writer) int {
-	cfg, hb, asJSON, quiet, err := benchFlags(args, stdout, stderr)
+	cfg, hb, asJSON, quiet, svgPath, err := benchFlagsSVG(args, stdout, stderr)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return runtime.ExitOK
@@ -216,7 +229,7 @@ func bench(args []string, stdout, stderr io.Writer) int {
 	progress := newProgress(stderr, quiet)
 	cfg.Progress = progress.show
 	if hb.url != "" {
-		return benchHTTP(hb, cfg, asJSON, quiet, stdout, stderr, progress)
+		return benchHTTP(hb, cfg, asJSON, quiet, svgPath, stdout, stderr, progress)
 	}
 	start := time.Now()
 	if cfg.Era == client.EraAuto.String() {
@@ -236,6 +249,9 @@ func bench(args []string, stdout, stderr io.Writer) int {
 		_, err = stdout.Write(append(b, '\n'))
 	} else {
 		err = loadgen.WriteTable(stdout, res)
+	}
+	if err == nil && svgPath != "" {
+		err = writeLatencySVG(svgPath, strings.Join(cfg.Argv, " "), res.Latencies)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "mcprt bench: writing the results: %v\n", err)
@@ -293,4 +309,18 @@ func (p *progress) clear() {
 		io.WriteString(p.w, eraseLine)
 		p.shown = false
 	}
+}
+
+// writeLatencySVG draws each phase's latencies as a CDF, log scale, in
+// the SVG file path.
+func writeLatencySVG(path, server string, ls []loadgen.Latencies) error {
+	c := svgchart.Chart{Title: "mcprt bench: " + server, XLabel: "latency (µs, log scale)", YLabel: "fraction of calls", LogX: true, Width: 720, Height: 400}
+	for _, l := range ls {
+		us := make([]float64, len(l.Sorted))
+		for i, d := range l.Sorted {
+			us[i] = float64(d) / float64(time.Microsecond)
+		}
+		c.Series = append(c.Series, svgchart.Series{Name: l.Phase, Points: svgchart.CDF(us, 200)})
+	}
+	return os.WriteFile(path, []byte(xml.Header+c.SVG()+"\n"), 0o644)
 }

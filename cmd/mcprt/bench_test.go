@@ -200,11 +200,13 @@ func TestBenchBinary(t *testing.T) {
 	}
 	t.Run("serve/auto", func(t *testing.T) {
 		// mcprt serve speaks 2026-07-28: -era auto finds it before the run.
-		stdout, stderr, code := runBench(t, bin, nil, "bench", "-json", "-era", "auto", "-duration", "100ms", "-skip", "cold,pipe,payload", "--", bin, "serve")
+		svg := filepath.Join(t.TempDir(), "latency.svg")
+		stdout, stderr, code := runBench(t, bin, nil, "bench", "-json", "-era", "auto", "-duration", "100ms", "-skip", "cold,pipe,payload", "-svg", svg, "--", bin, "serve")
 		var res loadgen.Result
 		if code != 0 || json.Unmarshal([]byte(stdout), &res) != nil || res.Era != loadgen.EraModern || res.Version != "2026-07-28" || res.Sequential == nil {
 			t.Errorf("exit %d, era %q, version %q; stderr:\n%s\nstdout:\n%s", code, res.Era, res.Version, stderr, stdout)
 		}
+		checkLatencySVG(t, svg, "seq")
 	})
 	t.Run("dying server", func(t *testing.T) { testBenchDyingServer(t, bin) })
 }

@@ -62,6 +62,8 @@ type HTTPBenchPhase struct {
 	P99Us        float64 `json:"p99Us"`
 	MaxUs        float64 `json:"maxUs"`
 	CPUUsPerCall float64 `json:"cpuUsPerCall,omitempty"`
+	// sorted are the calls' latencies, ascending, for bench -svg.
+	sorted []time.Duration
 }
 
 // benchCall is the timed request, as built for each call.
@@ -104,7 +106,7 @@ func mustJSON(v any) json.RawMessage {
 }
 
 // benchHTTP runs bench -url and prints its results.
-func benchHTTP(hb httpBench, cfg loadgen.Config, asJSON, quiet bool, stdout, stderr io.Writer, progress *progress) int {
+func benchHTTP(hb httpBench, cfg loadgen.Config, asJSON, quiet bool, svgPath string, stdout, stderr io.Writer, progress *progress) int {
 	start := time.Now()
 	res, err := runHTTPBench(context.Background(), hb, cfg)
 	progress.clear()
@@ -115,6 +117,13 @@ func benchHTTP(hb httpBench, cfg loadgen.Config, asJSON, quiet bool, stdout, std
 			_, werr = stdout.Write(append(b, '\n'))
 		} else {
 			werr = writeHTTPTable(stdout, res)
+		}
+		if werr == nil && svgPath != "" {
+			var ls []loadgen.Latencies
+			for _, ph := range res.Phases {
+				ls = append(ls, loadgen.Latencies{Phase: fmt.Sprintf("k=%d", ph.K), Sorted: ph.sorted})
+			}
+			werr = writeLatencySVG(svgPath, res.URL, ls)
 		}
 		if werr != nil {
 			fmt.Fprintf(stderr, "mcprt bench: writing the results: %v\n", werr)
@@ -301,7 +310,7 @@ func benchPhase(ctx context.Context, hc *http.Client, hb httpBench, bc benchCall
 		return float64(lat[min(int(p*float64(len(lat))), len(lat)-1)]) / float64(time.Microsecond)
 	}
 	ph := &HTTPBenchPhase{K: k, Calls: len(lat), ReqPerSec: float64(done.Load()) / t1.Sub(t0).Seconds(),
-		P50Us: pct(0.50), P90Us: pct(0.90), P99Us: pct(0.99), MaxUs: float64(lat[len(lat)-1]) / float64(time.Microsecond)}
+		P50Us: pct(0.50), P90Us: pct(0.90), P99Us: pct(0.99), MaxUs: float64(lat[len(lat)-1]) / float64(time.Microsecond), sorted: lat}
 	if hb.pid != 0 && cpuErr == nil && cpuErr1 == nil {
 		ph.CPUUsPerCall = float64(cpu1-cpu0) / float64(time.Microsecond) / float64(len(lat))
 	}

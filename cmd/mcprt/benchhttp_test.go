@@ -3,7 +3,10 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"encoding/xml"
 	"os"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -21,7 +24,8 @@ func TestBenchURL(t *testing.T) {
 		t.Run(era, func(t *testing.T) {
 			t.Parallel()
 			var stdout, stderr bytes.Buffer
-			code := bench([]string{"-url", url, "-era", era, "-duration", "300ms", "-k", "1,4", "-json", "-q"}, &stdout, &stderr)
+			svg := filepath.Join(t.TempDir(), "latency.svg")
+			code := bench([]string{"-url", url, "-era", era, "-duration", "300ms", "-k", "1,4", "-json", "-q", "-svg", svg}, &stdout, &stderr)
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, stderr.String())
 			}
@@ -37,6 +41,7 @@ func TestBenchURL(t *testing.T) {
 					t.Errorf("phase %+v", p)
 				}
 			}
+			checkLatencySVG(t, svg, "k=1", "k=4")
 			stdout.Reset()
 			stderr.Reset()
 			code = bench([]string{"-url", url, "-era", era, "-duration", "300ms", "-k", "2", "-ping", "-pid", strconv.Itoa(os.Getpid())}, &stdout, &stderr)
@@ -71,6 +76,34 @@ func TestBenchURLUsage(t *testing.T) {
 		var stdout, stderr bytes.Buffer
 		if code := bench(tc.args, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), tc.want) {
 			t.Errorf("bench %q: exit %d, stderr:\n%s", tc.args, code, stderr.String())
+		}
+	}
+}
+
+// checkLatencySVG: bench -svg wrote an SVG document with one CDF line per
+// phase, each named.
+func checkLatencySVG(t *testing.T, path string, phases ...string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("bench -svg: %v", err)
+	}
+	var doc struct {
+		XMLName   xml.Name `xml:"svg"`
+		Polylines []struct {
+			Points string `xml:"points,attr"`
+		} `xml:"polyline"`
+		Texts []string `xml:"text"`
+	}
+	if err := xml.Unmarshal(b, &doc); err != nil {
+		t.Fatalf("bench -svg wrote no SVG document: %v\n%s", err, b)
+	}
+	if len(doc.Polylines) != len(phases) {
+		t.Errorf("bench -svg: %d lines, want %d (%q)", len(doc.Polylines), len(phases), phases)
+	}
+	for _, p := range phases {
+		if !slices.Contains(doc.Texts, p) {
+			t.Errorf("bench -svg: no legend %q among %q", p, doc.Texts)
 		}
 	}
 }

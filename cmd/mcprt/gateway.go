@@ -411,7 +411,7 @@ func runGateway(args []string, s streams) int {
 	// asked for.
 	slog.SetDefault(runtime.LoggerFromEnv())
 	var calls *callStats
-	if hf.addr != "" && hf.metrics != "" {
+	if hf.addr != "" && (hf.metrics != "" || hf.status != "") {
 		calls = &callStats{}
 	}
 	g, err := gateway.New(cfg, gateway.Options{
@@ -492,7 +492,7 @@ func runGateway(args []string, s streams) int {
 		// its first lists wait -list-grace for them. Stopped in reverse:
 		// HTTP drains, the tasks stop (cancelling the backends' tasks they
 		// await), then the backends close.
-		status := hl.serve(g.Server(), o, gatewayHealth(g), gatewayMetrics(g, calls, time.Now()))
+		status := hl.serve(g.Server(), o, gatewayHealth(g), gatewayMetrics(g, calls, time.Now()), gatewayBackends(g, calls))
 		closeBackends()
 		return status
 	}

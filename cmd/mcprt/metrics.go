@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcprt/mcprt/cmd/mcprt/internal/statuspage"
 	"github.com/mcprt/mcprt/runtime/gateway"
 )
 
@@ -46,6 +47,8 @@ func processMetrics(start time.Time) func(io.Writer) {
 type callStats struct {
 	mu sync.Mutex
 	m  map[callKey]*callStat
+	// recent are the calls minute by minute, for -http-status.
+	recent statuspage.Calls
 }
 
 type callKey struct{ backend, tool, outcome string }
@@ -57,6 +60,7 @@ type callStat struct {
 
 func (s *callStats) record(r gateway.CallRecord) {
 	k := callKey{r.Backend, r.Tool, r.Outcome()}
+	s.recent.Record(r.Backend, time.Now(), r.Took, k.outcome != "ok")
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.m == nil {
@@ -82,9 +86,32 @@ func gatewayMetrics(g *gateway.Gateway, calls *callStats, start time.Time) func(
 		for _, b := range backends {
 			sample(w, "mcprt_gateway_backend_state", labels("backend", b.Name, "state", string(b.State)), 1)
 		}
-		family(w, "mcprt_gateway_backend_restarts", "gauge", "Restarts of each backend within its restart window.")
+		family(w, "mcprt_gateway_backend_restarts", "gauge", "Restarts of each backend since the gateway started.")
 		for _, b := range backends {
 			sample(w, "mcprt_gateway_backend_restarts", labels("backend", b.Name), float64(b.Restarts))
+		}
+		family(w, "mcprt_gateway_backend_restart_causes_total", "counter", "Restarts of each backend, by reason: its cause (exited, timeout, start_failed, connection_lost).")
+		for _, b := range backends {
+			for _, cause := range sortedKeys(b.RestartsByCause) {
+				sample(w, "mcprt_gateway_backend_restart_causes_total", labels("backend", b.Name, "reason", cause), float64(b.RestartsByCause[cause]))
+			}
+		}
+		now := time.Now()
+		family(w, "mcprt_gateway_backend_restart_intensity_used", "gauge", "Restarts of each backend within its restart window: past mcprt_gateway_backend_restart_intensity_limit it is failed.")
+		for _, b := range backends {
+			sample(w, "mcprt_gateway_backend_restart_intensity_used", labels("backend", b.Name), float64(b.RestartsWithin(now)))
+		}
+		family(w, "mcprt_gateway_backend_restart_intensity_limit", "gauge", "Restarts each backend may make within its restart window (maxRestarts).")
+		for _, b := range backends {
+			sample(w, "mcprt_gateway_backend_restart_intensity_limit", labels("backend", b.Name), float64(b.MaxRestarts))
+		}
+		family(w, "mcprt_gateway_backend_gave_up_total", "counter", "Times each backend restarted too often within its window and was failed.")
+		for _, b := range backends {
+			sample(w, "mcprt_gateway_backend_gave_up_total", labels("backend", b.Name), float64(b.GaveUp))
+		}
+		family(w, "mcprt_gateway_backend_requests_in_flight", "gauge", "Requests forwarded to each backend and not yet answered: its queue.")
+		for _, b := range backends {
+			sample(w, "mcprt_gateway_backend_requests_in_flight", labels("backend", b.Name), float64(b.InFlight))
 		}
 		if calls == nil {
 			return

@@ -6,12 +6,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"os"
 	"strings"
 	"time"
 
+	"github.com/mcprt/mcprt/cmd/mcprt/internal/statuspage"
 	"github.com/mcprt/mcprt/handlers"
 	"github.com/mcprt/mcprt/runtime"
 	"github.com/mcprt/mcprt/runtime/resourceserver"
@@ -34,6 +36,7 @@ type httpFlags struct {
 	shutdownGrace     time.Duration
 	health            string
 	metrics           string
+	status            string
 	oauth             oauthFlags
 }
 
@@ -52,7 +55,8 @@ func addHTTPFlags(fs *flag.FlagSet) *httpFlags {
 	fs.DurationVar(&hf.readHeaderTimeout, "http-header-timeout", 10*time.Second, "how long a client may take to send a request's headers")
 	fs.DurationVar(&hf.idleTimeout, "http-idle-timeout", 2*time.Minute, "how long an idle keep-alive connection is kept")
 	fs.StringVar(&hf.health, "http-health", "", "also answer GET on `path` (e.g. /healthz) with 200 and a JSON status while serving, for probes and load balancers (the gateway's lists each backend's state)")
-	fs.StringVar(&hf.metrics, "http-metrics", "", "also answer GET on `path` (e.g. /metrics) with metrics in Prometheus's text format: the process's and, for the gateway, each backend's state and restarts and its tool calls by outcome")
+	fs.StringVar(&hf.metrics, "http-metrics", "", "also answer GET on `path` (e.g. /metrics) with metrics in Prometheus's text format: the process's, the sessions', the tasks' by state, the OAuth refusals by reason and, for the gateway, each backend's state, restarts by cause, restart intensity used, give-ups, requests in flight and tool calls by outcome")
+	fs.StringVar(&hf.status, "http-status", "", "also answer GET on `path` (e.g. /status) with a status page for a person, in HTML: the tasks and sessions and, for the gateway, each backend's state, pid, protocol, uptime, restarts with their causes, last stderr lines, calls and errors per minute and latency percentiles; served only to loopback clients, or behind -http-token-file or -http-oauth-issuer when given")
 	fs.DurationVar(&hf.shutdownGrace, "http-shutdown-grace", 10*time.Second, "after SIGTERM, how long requests in flight may still run before connections are closed")
 	addOAuthFlags(fs, &hf.oauth)
 	return hf
@@ -98,7 +102,7 @@ func serveHTTP(verb string, srv *handlers.Server, o runtime.Options, hf *httpFla
 	if l == nil {
 		return status
 	}
-	return l.serve(srv, o, nil, processMetrics(time.Now()))
+	return l.serve(srv, o, nil, processMetrics(time.Now()), nil)
 }
 
 // httpListener is a bound Streamable HTTP endpoint, not yet serving.
@@ -155,6 +159,10 @@ func listenHTTP(verb string, o runtime.Options, hf *httpFlags, stderr io.Writer)
 		fmt.Fprintf(stderr, "%s: -http-metrics wants a path of its own, such as /metrics\n", verb)
 		return nil, runtime.ExitUsage
 	}
+	if hf.status != "" && (hf.status == hf.path || hf.status == hf.health || hf.status == hf.metrics || !strings.HasPrefix(hf.status, "/")) {
+		fmt.Fprintf(stderr, "%s: -http-status wants a path of its own, such as /status\n", verb)
+		return nil, runtime.ExitUsage
+	}
 	guard, usage, err := hf.oauth.guard(context.Background(), hf.tokenFile, ho.Logger)
 	switch {
 	case errors.Is(err, errNoOAuth):
@@ -165,7 +173,7 @@ func listenHTTP(verb string, o runtime.Options, hf *httpFlags, stderr io.Writer)
 		fmt.Fprintf(stderr, "%s: %v\n", verb, err)
 		return nil, runtime.ExitFailure
 	default:
-		if p := pathsClash(guard, hf.path, hf.health, hf.metrics); p != "" {
+		if p := pathsClash(guard, hf.path, hf.health, hf.metrics, hf.status); p != "" {
 			guard.Close()
 			fmt.Fprintf(stderr, "%s: %s is where the protected resource metadata goes; serve the rest elsewhere\n", verb, p)
 			return nil, runtime.ExitUsage
@@ -209,11 +217,13 @@ func (l *httpListener) close() {
 }
 
 // serve serves srv until SIGINT or SIGTERM, as serveHTTP says, health's
-// report on -http-health (nil: "ok") and metrics on -http-metrics: with
+// report on -http-health (nil: "ok"), metrics on -http-metrics (and the
+// tasks' and the OAuth guard's), and the status page on -http-status
+// (backends, nil for serve, gives the gateway's backends): with
 // runtime.Serve, the endpoint as its Transport, so that o's Parts, its
 // tasks and the endpoint are one tree on one engine, stopped in reverse
 // (the endpoint drains, the tasks stop, then the parts).
-func (l *httpListener) serve(srv *handlers.Server, o runtime.Options, health func() (int, any), metrics func(io.Writer)) int {
+func (l *httpListener) serve(srv *handlers.Server, o runtime.Options, health func() (int, any), metrics func(io.Writer), backends func(time.Time) []statuspage.Backend) int {
 	// The collector keeps Go's default pace (GOGC=100) and there is no
 	// memory limit: an HTTP server's live memory grows with its sessions.
 	// GOGC=200 took about a tenth off the CPU per request at 256 clients
@@ -224,7 +234,16 @@ func (l *httpListener) serve(srv *handlers.Server, o runtime.Options, health fun
 		defer l.guard.Close()
 	}
 	so, log := l.so, l.so.Logger
-	so.Health, so.Metrics = health, metrics
+	var server *streamhttp.Server // set once made, before it serves
+	sv := l.seeInside(&o, &so, metrics, backends, func() streamhttp.Stats { return server.Stats() })
+	so.Health, so.Metrics = health, sv.metrics
+	if l.hf.status != "" {
+		so.Extra = maps.Clone(so.Extra)
+		if so.Extra == nil {
+			so.Extra = map[string]http.Handler{}
+		}
+		so.Extra[l.hf.status] = l.protectStatus(statuspage.Handler(sv.page))
+	}
 	// The host as given, the port as bound (for a port of 0); tests and
 	// scripts read it.
 	addr := shownAddr(l.hf.addr, l.ln.Addr())

@@ -84,6 +84,15 @@ type backend struct {
 	upstream map[string]bool
 	resub    chan struct{}
 
+	// What the status page and the metrics show of its restarts: when it
+	// last came up, why each restart was (the latest restartsKept), how
+	// many by cause, and how often its supervisor gave up.
+	upSince    time.Time
+	lastCause  string
+	restartLog []Restart
+	byCause    map[string]int
+	gaveUp     int
+
 	stderrMu   sync.Mutex
 	stderrTail []string
 	thr        client.Throttle
@@ -214,6 +223,7 @@ func (b *backend) onEvent(ev supervisor.Event) {
 		b.mu.Lock()
 		b.restarts++
 		reason := b.lastErr
+		b.noteRestart(time.Now(), b.lastCause, errString(reason))
 		b.mu.Unlock()
 		b.g.log.Log(context.Background(), b.level(slog.LevelWarn), "gateway: backend went away; restarting it", "backend", b.name, "reason", errString(reason),
 			"attempt", fmt.Sprintf("%d of %d within %v", ev.Restarts, b.cfg.MaxRestarts, b.cfg.RestartWindow), "after", ev.Delay)
@@ -225,6 +235,8 @@ func (b *backend) onEvent(ev supervisor.Event) {
 		}
 		b.cl = nil
 		b.failedAt = time.Now()
+		b.gaveUp++
+		b.upSince = time.Time{}
 		b.setState(Failed)
 		reason := b.lastErr
 		b.mu.Unlock()
@@ -317,6 +329,7 @@ func (b *backend) up(inc int, cl *client.Client, lost func(error)) bool {
 	}
 	b.cl, b.lost = cl, lost
 	b.lastUsed = time.Now()
+	b.upSince = b.lastUsed
 	b.retrying = false
 	b.setState(Up)
 	return true
@@ -330,8 +343,10 @@ func (b *backend) down(inc int, reason error) {
 		b.mu.Unlock()
 		return
 	}
+	b.lastCause = restartCause(reason, b.state == Up)
 	b.cl = nil
 	b.lastErr = reason
+	b.upSince = time.Time{}
 	b.setState(Restarting)
 	b.mu.Unlock()
 	b.settle()
@@ -647,9 +662,19 @@ func (b *backend) status() Status {
 	}
 	if b.cl != nil && b.state == Up {
 		st.PID = b.cl.PID()
+		st.Protocol = b.cl.ProtocolVersion()
+		st.Since = b.upSince
 	}
 	st.Subscriptions = len(b.upstream)
 	cs := b.callers
+	st.InFlight = b.calls.n
+	st.GaveUp = b.gaveUp
+	// The configuration's 0 (no restarts) is -1 in Backend: 0 here.
+	st.MaxRestarts, st.RestartWindow = max(b.cfg.MaxRestarts, 0), b.cfg.RestartWindow
+	st.RecentRestarts = slices.Clone(b.restartLog)
+	if len(b.byCause) > 0 {
+		st.RestartsByCause = maps.Clone(b.byCause)
+	}
 	b.mu.Unlock()
 	st.Auth = b.cfg.Auth
 	if st.Auth == "" && b.cfg.URL != "" {
@@ -661,7 +686,57 @@ func (b *backend) status() Status {
 	b.regMu.Lock()
 	st.Tools, st.Prompts, st.Resources, st.Templates = len(b.reg.tools), len(b.reg.prompts), len(b.reg.resources), len(b.reg.templates)
 	b.regMu.Unlock()
+	st.Stderr = b.tail()
 	return st
+}
+
+// restartsKept bounds the restarts a backend remembers for Status, the
+// latest kept.
+const restartsKept = 32
+
+// noteRestart records a restart decided at t. The caller holds b.mu.
+func (b *backend) noteRestart(t time.Time, cause, reason string) {
+	if cause == "" {
+		cause = CauseConnectionLost
+	}
+	if len(b.restartLog) == restartsKept {
+		b.restartLog = append(b.restartLog[:0], b.restartLog[1:]...)
+	}
+	b.restartLog = append(b.restartLog, Restart{At: t, Cause: cause, Reason: reason})
+	if b.byCause == nil {
+		b.byCause = map[string]int{}
+	}
+	b.byCause[cause]++
+}
+
+// The causes of a restart, few and fixed: the label values of
+// mcprt_gateway_backend_restarts_total.
+const (
+	// CauseExited: its process exited (or was killed).
+	CauseExited = "exited"
+	// CauseTimeout: it did not answer in time (its handshake, or a ping).
+	CauseTimeout = "timeout"
+	// CauseStartFailed: it went away before it was up (the handshake or
+	// the lists failed).
+	CauseStartFailed = "start_failed"
+	// CauseConnectionLost: a connection that was up broke otherwise (a
+	// remote server's stream, a protocol error).
+	CauseConnectionLost = "connection_lost"
+)
+
+// restartCause classifies why an incarnation went away; wasUp says it had
+// come up.
+func restartCause(reason error, wasUp bool) string {
+	var ee *client.ExitError
+	switch {
+	case errors.As(reason, &ee):
+		return CauseExited
+	case errors.Is(reason, context.DeadlineExceeded):
+		return CauseTimeout
+	case !wasUp:
+		return CauseStartFailed
+	}
+	return CauseConnectionLost
 }
 
 // call is one request forwarded to the backend, kept while it runs so

@@ -78,6 +78,13 @@ func TestKilledBackendComesBack(t *testing.T) {
 	if s := g.state("one"); s.Restarts != 1 || !strings.Contains(s.LastError, "killed") {
 		t.Errorf("status after the restart: %+v", s)
 	}
+	// What the status page and the metrics show of it: one restart, its
+	// process having exited, and the incarnation that is up now.
+	if s := g.state("one"); len(s.RecentRestarts) != 1 || s.RecentRestarts[0].Cause != CauseExited ||
+		!strings.Contains(s.RecentRestarts[0].Reason, "killed") || s.RestartsByCause[CauseExited] != 1 ||
+		s.Since.IsZero() || s.Protocol == "" || s.RestartsWithin(time.Now()) != 1 || s.GaveUp != 0 {
+		t.Errorf("restarts as reported: %+v", s)
+	}
 	if got := g.must("tools/call", `{"name":"one__echo","arguments":{"text":"back"}}`); !strings.Contains(got, "back") {
 		t.Errorf("after the restart: %s", got)
 	}
@@ -102,6 +109,10 @@ func TestCrashLoopingBackendFails(t *testing.T) {
 	}
 	if !strings.Contains(g.stderr.String(), "[bad] no config, giving up") {
 		t.Errorf("its stderr did not reach the gateway's:\n%s", g.stderr.String())
+	}
+	if s.GaveUp != 1 || len(s.RecentRestarts) != 2 || s.RestartsByCause[CauseExited] != 2 || !s.Since.IsZero() ||
+		len(s.Stderr) == 0 || s.Stderr[len(s.Stderr)-1] != "no config, giving up" {
+		t.Errorf("give-up as reported: %+v", s)
 	}
 	if got := g.must("tools/call", `{"name":"good__echo","arguments":{"text":"fine"}}`); !strings.Contains(got, "fine") {
 		t.Errorf("good: %s", got)

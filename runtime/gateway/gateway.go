@@ -722,6 +722,43 @@ type Status struct {
 	// have a connection of their own to it now. No token, ever.
 	Auth    string
 	Callers int
+	// Protocol is the revision it speaks and Since when it came up, while
+	// it is up.
+	Protocol string
+	Since    time.Time
+	// InFlight counts the requests forwarded to it and not yet answered.
+	InFlight int
+	// RecentRestarts are its latest restarts (up to 32), oldest first;
+	// RestartsByCause counts all of them by Restart.Cause; GaveUp counts
+	// the times it restarted more than MaxRestarts times within
+	// RestartWindow (its configuration's) and was failed.
+	RecentRestarts  []Restart
+	RestartsByCause map[string]int
+	GaveUp          int
+	MaxRestarts     int
+	RestartWindow   time.Duration
+	// Stderr is its last lines of stderr (up to 10), as it wrote them.
+	Stderr []string
+}
+
+// Restart is one restart of a backend: when it was decided, its cause
+// (CauseExited, CauseTimeout, CauseStartFailed, CauseConnectionLost) and
+// the reason in words.
+type Restart struct {
+	At            time.Time
+	Cause, Reason string
+}
+
+// RestartsWithin counts the restarts of RecentRestarts since now minus
+// the restart window: how much of the restart intensity is used.
+func (s Status) RestartsWithin(now time.Time) int {
+	n := 0
+	for _, r := range s.RecentRestarts {
+		if now.Sub(r.At) < s.RestartWindow {
+			n++
+		}
+	}
+	return n
 }
 
 // Backends reports the state of every backend, in configuration order.

@@ -177,6 +177,8 @@ type Guard struct {
 	nonces             *nonceSource // nil: no nonces asked for
 	dpopChallenge      string       // `DPoP algs="…"`
 
+	refusals refusals
+
 	fetchMu      sync.Mutex
 	lastRefetch  time.Time // the last fetch for an unknown kid
 	cache        *tokenCache

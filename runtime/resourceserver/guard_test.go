@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -239,6 +240,9 @@ func TestChallengeWithoutToken(t *testing.T) {
 	if w.Code != 400 || !strings.Contains(w.Header().Get("WWW-Authenticate"), `error="invalid_request"`) {
 		t.Errorf("two headers: %d %q", w.Code, w.Header().Get("WWW-Authenticate"))
 	}
+	if got := g.Refusals(); !maps.Equal(got, map[string]uint64{"no_token": 3, "invalid_request": 1}) {
+		t.Errorf("Refusals = %v", got)
+	}
 }
 
 // TestAcceptsIssuedTokens: a token of each algorithm signed by the
@@ -368,6 +372,9 @@ func TestInsufficientScope(t *testing.T) {
 	want := `Bearer error="insufficient_scope", error_description="the token lacks a required scope", resource_metadata="https://mcp.example.test/.well-known/oauth-protected-resource/mcp", scope="mcp:admin mcp:tools"`
 	if w.Code != 403 || s.called || w.Header().Get("WWW-Authenticate") != want {
 		t.Errorf("%d called=%v\n got %s\nwant %s", w.Code, s.called, w.Header().Get("WWW-Authenticate"), want)
+	}
+	if got := g.Refusals(); !maps.Equal(got, map[string]uint64{"insufficient_scope": 1}) {
+		t.Errorf("Refusals = %v", got)
 	}
 }
 

@@ -5,9 +5,11 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"errors"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mcprt/mcprt/handlers"
@@ -85,6 +87,7 @@ func (g *Guard) Wrap(next http.Handler) http.Handler {
 			g.refuse(w, http.StatusBadRequest, schemeBearer, "invalid_request", "one Authorization: Bearer or DPoP header, please", nil)
 			return
 		case http.StatusUnauthorized:
+			g.refusals.add("no_token")
 			w.Header().Set("WWW-Authenticate", g.challenge)
 			writeError(w, http.StatusUnauthorized, "Unauthorized: a bearer token is required")
 			return
@@ -100,11 +103,13 @@ func (g *Guard) Wrap(next http.Handler) http.Handler {
 			}
 			if errors.Is(err, ErrRateLimited) {
 				g.log.Debug("resourceserver: introspection rate-limited", "addr", limitKey(r.RemoteAddr))
+				g.refusals.add("rate_limited")
 				w.Header().Set("Retry-After", "1")
 				writeError(w, http.StatusTooManyRequests, "Too Many Requests: too many new tokens from this address")
 				return
 			}
 			g.log.Warn("resourceserver: token not checked", "err", err)
+			g.refusals.add("unavailable")
 			w.Header().Set("Retry-After", "5")
 			writeError(w, http.StatusServiceUnavailable, "Service Unavailable: the token could not be checked")
 			return
@@ -253,6 +258,7 @@ func (g *Guard) ScopeChallenge(h http.Header, scope string) {
 // scope is the required scopes and the ones the token already has (so a
 // client asking again loses none).
 func (g *Guard) refuse(w http.ResponseWriter, status int, scheme, code, desc string, c *handlers.Caller, also ...string) {
+	g.refusals.add(code)
 	var b strings.Builder
 	b.WriteString(scheme)
 	b.WriteString(` error="`)
@@ -360,3 +366,32 @@ var token68Char = func() (t [256]bool) {
 	}
 	return t
 }()
+
+// Refusals counts the requests the guard refused since it was made, by
+// reason: the error code it answered with (invalid_token,
+// insufficient_scope, invalid_request, invalid_dpop_proof,
+// use_dpop_nonce), no_token for a request without one, rate_limited (429)
+// and unavailable (503: the issuer could not be asked).
+func (g *Guard) Refusals() map[string]uint64 { return g.refusals.snapshot() }
+
+// refusals are Guard.Refusals' counts: a few fixed reasons, counted off
+// the hot path (a refused request).
+type refusals struct {
+	mu sync.Mutex
+	n  map[string]uint64
+}
+
+func (r *refusals) add(reason string) {
+	r.mu.Lock()
+	if r.n == nil {
+		r.n = map[string]uint64{}
+	}
+	r.n[reason]++
+	r.mu.Unlock()
+}
+
+func (r *refusals) snapshot() map[string]uint64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return maps.Clone(r.n)
+}

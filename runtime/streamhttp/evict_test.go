@@ -156,6 +156,9 @@ func TestSessionCapInUse(t *testing.T) {
 	if r.status != http.StatusServiceUnavailable || errCode(r.last()) != -32000 || !strings.Contains(string(r.last()["error"]), "in use") {
 		t.Fatalf("initialize with every session in use: %d %s, want 503 and -32000", r.status, r.last()["error"])
 	}
+	if st := f.h.Stats(); st.Full != 1 {
+		t.Errorf("Stats %+v, want 1 initialize refused", st)
+	}
 	stop()
 	// The cancelled call leaves its session idle once its cancellation is
 	// through; until then the session is in use.

@@ -115,6 +115,7 @@ type Handler struct {
 	evicted   atomic.Uint64
 	evictLog  logLimit
 	refused   atomic.Uint64 // requests refused for their Origin
+	full      atomic.Uint64 // initializes refused: every session in use
 	originLog logLimit
 
 	nextID   atomic.Int64 // 2026-07-28 request keys inside (session.In.Key)
@@ -471,6 +472,9 @@ type Stats struct {
 	Evicted uint64
 	// OriginRefused counts the requests refused (403) for their Origin.
 	OriginRefused uint64
+	// Full counts the initializes refused (503) because every one of
+	// MaxSessions was in use.
+	Full uint64
 }
 
 // Stats returns the handler's counts now.
@@ -478,7 +482,7 @@ func (h *Handler) Stats() Stats {
 	h.mu.Lock()
 	n := len(h.sessions)
 	h.mu.Unlock()
-	return Stats{Sessions: n, Evicted: h.evicted.Load(), OriginRefused: h.refused.Load()}
+	return Stats{Sessions: n, Evicted: h.evicted.Load(), OriginRefused: h.refused.Load(), Full: h.full.Load()}
 }
 
 // forget makes a legacy session unknown to new requests (they get 404).

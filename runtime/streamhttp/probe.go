@@ -62,8 +62,8 @@ func probe(h http.HandlerFunc) http.Handler {
 }
 
 // WriteMetrics writes the handler's counts in Prometheus's text format:
-// the legacy sessions open, those evicted at MaxSessions, and the
-// requests refused for their Origin.
+// the legacy sessions open, those evicted at MaxSessions, those refused
+// there, and the requests refused for their Origin.
 func (h *Handler) WriteMetrics(w io.Writer) {
 	st := h.Stats()
 	for _, m := range []struct {
@@ -73,6 +73,7 @@ func (h *Handler) WriteMetrics(w io.Writer) {
 		{"mcprt_http_sessions", "gauge", "Legacy Streamable HTTP sessions open.", uint64(st.Sessions)},
 		{"mcprt_http_sessions_evicted_total", "counter", "Idle legacy sessions closed to make room for a new one at the cap on sessions.", st.Evicted},
 		{"mcprt_http_origin_refused_total", "counter", "Requests refused (403) for an Origin not allowed.", st.OriginRefused},
+		{"mcprt_http_sessions_refused_total", "counter", "Legacy initializes refused (503) because every session was in use.", st.Full},
 	} {
 		fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s %s\n%s %s\n", m.name, m.help, m.name, m.kind, m.name, strconv.FormatUint(m.v, 10))
 	}

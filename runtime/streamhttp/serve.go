@@ -246,6 +246,7 @@ func (h *Handler) postBatch(w http.ResponseWriter, r *http.Request, body []byte)
 // initialize starts a legacy session; its id goes out with the result.
 func (h *Handler) initialize(w http.ResponseWriter, r *http.Request, m *jsonrpc.Message) {
 	if !h.reserve() {
+		h.full.Add(1)
 		w.Header().Set("Retry-After", "5")
 		writeError(w, http.StatusServiceUnavailable, m.ID, jsonrpc.CodeServerBusy,
 			"Server busy: all "+strconv.Itoa(h.opts.MaxSessions)+" sessions are in use; retry later")

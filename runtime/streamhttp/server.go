@@ -165,6 +165,15 @@ func NewServer(ln net.Listener, srv *handlers.Server, o ServeOptions) (*Server, 
 	return &Server{ln: ln, srv: srv, o: o, mux: mux}, nil
 }
 
+// Stats are the handler's counts (Handler.Stats); zero until its tree is
+// made (ChildSpec). For a page served beside the endpoint (Extra).
+func (s *Server) Stats() Stats {
+	if s.h == nil {
+		return Stats{}
+	}
+	return s.h.Stats()
+}
+
 // Close gives the listener back without serving, for a Server whose tree
 // never started (once it has, the tree closes it).
 func (s *Server) Close() error { return s.ln.Close() }

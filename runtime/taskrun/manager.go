@@ -106,6 +106,7 @@ type Manager struct {
 	changed *sync.Cond // broadcast on every change, for Wait
 
 	onStatus atomic.Pointer[func(tasks.Task)]
+	counts   counters
 	// pending are the tasks of resumable tools a previous process left
 	// working, until Resume runs them again (or fails them).
 	pending   []tasks.Task
@@ -146,9 +147,10 @@ type runner struct {
 	wake    chan struct{} // answers complete: run again
 	done    chan struct{} // closed when its work has returned (or never started)
 
-	mu    sync.Mutex // guards what follows, and serializes record changes
-	ended bool       // its record is terminal
-	asked map[string]json.RawMessage
+	mu     sync.Mutex   // guards what follows, and serializes record changes
+	ended  bool         // its record is terminal
+	status tasks.Status // its record's, for Counts
+	asked  map[string]json.RawMessage
 }
 
 // Start makes a manager on e and runs its tree there, as a root of its
@@ -430,7 +432,7 @@ func (m *Manager) CreateResumable(r tasks.Requestor, tool string, modern bool, t
 func (m *Manager) launch(t tasks.Task, work tasks.Work, bounded bool) (tasks.Task, error) {
 	client := t.Client
 	ctx, cancel := context.WithCancel(tasks.WithID(context.Background(), t.ID))
-	r := &runner{id: t.ID, client: client, session: t.Session, work: work, ctx: ctx, cancel: cancel, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	r := &runner{id: t.ID, client: client, session: t.Session, work: work, ctx: ctx, cancel: cancel, wake: make(chan struct{}, 1), done: make(chan struct{}), status: t.Status}
 	m.mu.Lock()
 	if m.stopped {
 		m.mu.Unlock()
@@ -440,11 +442,13 @@ func (m *Manager) launch(t tasks.Task, work tasks.Work, bounded bool) (tasks.Tas
 	if n := m.cfg.MaxLive; bounded && n > 0 && len(m.live) >= n {
 		m.mu.Unlock()
 		cancel()
+		m.counts.refused.Add(1)
 		return tasks.Task{}, &tasks.LimitError{Limit: n}
 	}
 	if n := m.cfg.MaxLivePerOwner; bounded && n > 0 && m.owners[client] >= n {
 		m.mu.Unlock()
 		cancel()
+		m.counts.refused.Add(1)
 		return tasks.Task{}, &tasks.LimitError{PerOwner: true, Limit: n}
 	}
 	m.live[t.ID] = r
@@ -474,6 +478,7 @@ func (m *Manager) launch(t tasks.Task, work tasks.Work, bounded bool) (tasks.Tas
 		m.workDone(r)
 		return tasks.Task{}, fmt.Errorf("tasks: could not start the task: %w", err)
 	}
+	m.counts.created.Add(1)
 	m.notify(t)
 	return t, nil
 }
@@ -725,8 +730,10 @@ func (m *Manager) settleRunner(r *runner, change func(*tasks.Task)) (t tasks.Tas
 		r.mu.Unlock()
 		return t, false, err
 	}
+	r.status = t.Status
 	if t.Status.Terminal() {
 		r.ended = true
+		m.counts.ended(t.Status)
 	}
 	r.mu.Unlock()
 	m.mu.Lock()
@@ -974,6 +981,55 @@ func (m *Manager) closeStore() {
 		m.storeErr = m.store.Close()
 		close(m.storeClosed)
 	})
+}
+
+// Counts are a manager's tasks by state: those live now, and how many
+// were created, ended in each terminal state, and refused at MaxLive or
+// MaxLivePerOwner since it started.
+type Counts struct {
+	Working, InputRequired                         int
+	Created, Completed, Failed, Cancelled, Refused uint64
+}
+
+// counters are the totals of Counts.
+type counters struct {
+	created, completed, failed, cancelled, refused atomic.Uint64
+}
+
+func (c *counters) ended(s tasks.Status) {
+	switch s {
+	case tasks.Completed:
+		c.completed.Add(1)
+	case tasks.Failed:
+		c.failed.Add(1)
+	case tasks.Cancelled:
+		c.cancelled.Add(1)
+	}
+}
+
+// Counts reports the tasks by state: a walk of the live ones, for a page
+// or a scrape, not for a hot path.
+func (m *Manager) Counts() Counts {
+	m.mu.Lock()
+	live := make([]*runner, 0, len(m.live))
+	for _, r := range m.live {
+		live = append(live, r)
+	}
+	m.mu.Unlock()
+	c := Counts{Created: m.counts.created.Load(), Completed: m.counts.completed.Load(), Failed: m.counts.failed.Load(),
+		Cancelled: m.counts.cancelled.Load(), Refused: m.counts.refused.Load()}
+	for _, r := range live {
+		r.mu.Lock()
+		switch {
+		case r.ended:
+		case r.status == tasks.InputRequired:
+			c.InputRequired++
+		default:
+			c.Working++
+		}
+		r.mu.Unlock()
+	}
+	return c
 }
 
 // Live returns the number of tasks working or waiting for input.

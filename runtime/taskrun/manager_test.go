@@ -151,6 +151,10 @@ func TestTaskLimits(t *testing.T) {
 	if _, err := m.Create(own("c"), "x", false, 0, block); err != nil {
 		t.Fatalf("after a cancel freed a place: %v", err)
 	}
+	// Four created, two refused, one cancelled, three working.
+	if c := m.Counts(); c != (taskrun.Counts{Working: 3, Created: 4, Cancelled: 1, Refused: 2}) {
+		t.Errorf("Counts = %+v", c)
+	}
 }
 
 func TestTaskTTLExpires(t *testing.T) {

@@ -118,6 +118,16 @@ type Result struct {
 	Notes        []string `json:"notes,omitempty"`
 	// Failure is why the run stopped early, if it did.
 	Failure string `json:"failure,omitempty"`
+	// Latencies are the round trips of the phases timed one call at a
+	// time (seq, each payload size), sorted, for a chart of their
+	// distribution (mcprt bench -svg); not in the JSON.
+	Latencies []Latencies `json:"-"`
+}
+
+// Latencies are one phase's round trips, sorted ascending.
+type Latencies struct {
+	Phase  string
+	Sorted []time.Duration
 }
 
 // ColdStart is spawn → handshake reply over fresh processes.
@@ -584,6 +594,7 @@ func (r *runner) sequential() error {
 	}
 	slices.Sort(rtts)
 	n := len(rtts)
+	r.res.Latencies = append(r.res.Latencies, Latencies{Phase: PhaseSeq, Sorted: rtts})
 	r.res.Sequential = &Sequential{
 		Calls:        n,
 		P50Us:        round(us(pct(rtts, 50))),
@@ -809,6 +820,7 @@ func (r *runner) payload(size int) error {
 	}
 	slices.Sort(rtts)
 	med := rtts[len(rtts)/2]
+	r.res.Latencies = append(r.res.Latencies, Latencies{Phase: PhasePayload + " " + SizeName(size), Sorted: rtts})
 	r.res.Payload = append(r.res.Payload, Payload{
 		Bytes:     size,
 		Calls:     len(rtts),
