@@ -42,6 +42,13 @@ type backend struct {
 	id    string // the child ID of its supervisor under the root, never reused
 	// removed says Reload took it out: it registers nothing any more.
 	removed atomic.Bool
+	// era is the era an "auto" backend was found to speak (client.Era;
+	// 0, EraAuto, until then): its restarts connect in that era at once
+	// rather than probing again, because a restarted server slow to
+	// start (a loaded machine) let the probe time out and was then spoken
+	// to in 2025-11-25 though it speaks 2026-07-28. A connect that fails
+	// forgets it, so a server replaced on disk by another is probed anew.
+	era atomic.Int32
 
 	settled     chan struct{} // closed once it first was up or first failed
 	settledOnce sync.Once

@@ -160,6 +160,12 @@ func (c *conn) connect() (*client.Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	auto, learned := era == client.EraAuto, false
+	if auto {
+		if found := client.Era(b.era.Load()); found != client.EraAuto {
+			era, learned = found, true
+		}
+	}
 	o := &client.Options{
 		ClientInfo:  mcp.Implementation{Name: g.opts.Info.Name, Version: g.opts.Info.Version},
 		Era:         era,
@@ -196,6 +202,12 @@ func (c *conn) connect() (*client.Client, error) {
 			cmd, o.SysProcAttr = gc, guardDiesWithParent
 		}
 		cl, err = client.Connect(ctx, cmd, o)
+	}
+	switch {
+	case err == nil && auto:
+		b.era.Store(int32(cl.Era()))
+	case err != nil && learned:
+		b.era.Store(int32(client.EraAuto))
 	}
 	if err != nil && context.Cause(ctx) != nil && c.ctx.Err() == nil {
 		err = fmt.Errorf("%w (%w)", context.Cause(ctx), err)

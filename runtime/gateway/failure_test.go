@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcprt/mcprt/handlers"
+	"github.com/mcprt/mcprt/handlers/mcp"
 )
 
 // fast makes a backend restart and fail quickly.
@@ -286,5 +287,33 @@ func TestUnseenBackendIsRetried(t *testing.T) {
 	}
 	if !strings.Contains(g.stderr.String(), "failed before it listed what it offers") {
 		t.Errorf("the log does not say why it is started again:\n%s", g.stderr.String())
+	}
+}
+
+// A backend found to speak 2026-07-28 is spoken to in 2026-07-28 after a
+// restart too, even when the restarted process is slower to answer than
+// the server/discover probe waits (5s): probing again would have fallen
+// back to initialize and spoken 2025-11-25 to a 2026-07-28 server, as a
+// loaded machine once showed on the status page.
+func TestRestartedBackendKeepsItsEra(t *testing.T) {
+	marker := filepath.Join(t.TempDir(), "started")
+	slow := fast(Backend{Name: "slow", Command: "sh", Args: []string{"-c",
+		`if [ -e "$0" ]; then sleep 6; fi; : >"$0"; exec "$1" serve`, marker, mcprtPath},
+		Env: []string{"LOG_LEVEL=warn", "GORACE=atexit_sleep_ms=0"}})
+	slow.Timeout = 30 * time.Second
+	g := start(t, slow)
+	first := g.state("slow")
+	if first.Protocol != mcp.Version20260728 {
+		t.Fatalf("first incarnation speaks %q, want %s", first.Protocol, mcp.Version20260728)
+	}
+	if err := syscall.Kill(first.PID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "slow to come back", func() bool { s := g.state("slow"); return s.State == Up && s.PID != first.PID })
+	if s := g.state("slow"); s.Protocol != first.Protocol {
+		t.Errorf("after the restart it speaks %q, before %q", s.Protocol, first.Protocol)
+	}
+	if got := g.must("tools/call", `{"name":"slow__echo","arguments":{"text":"back"}}`); !strings.Contains(got, "back") {
+		t.Errorf("after the restart: %s", got)
 	}
 }
