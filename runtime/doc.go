@@ -1,5 +1,7 @@
 // Package runtime assembles an mcprt server: the supervision tree, the stdin
-// reader, and the process lifecycle.
+// reader, and the process lifecycle. Its name is the standard library's
+// runtime's too, so a program imports it under another (mcprt, in the
+// README's example).
 //
 // The tree, under one root supervisor (one_for_one), in start order:
 //

@@ -89,7 +89,8 @@ skipped, and the report's "tools:" line says which tools were called. A
 tool named that the server does not list is an error naming those it
 does (exit status 2): with -behind-gateway the server's tools are named
 "target__<name>" (-panic-tool target__panic).
-The same -seed gives the same plan.
+The same -seed gives the same plan. The same campaign, as a Go package for
+a test of your own: github.com/mcprt/mcprt/runtime/fault.
 
 Flags:
 `
