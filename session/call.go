@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcprt/mcprt/handlers"
 	"github.com/mcprt/mcprt/handlers/jsonrpc"
+	"github.com/mcprt/mcprt/handlers/trace"
 	"github.com/mcprt/mcprt/stdio/wire"
 	"github.com/mcprt/mcprt/supervisor"
 )
@@ -381,6 +382,12 @@ type call struct {
 	start    handlers.StartFunc
 	deferred bool
 
+	// span is the call's mcp.server span, tracer its Tracer (nil: not
+	// traced); isError says the handler's tool result had isError.
+	span    *trace.Span
+	tracer  *trace.Tracer
+	isError atomic.Bool
+
 	// mu orders what is sent for the call: a notification sent under it
 	// while the call is pending reaches the writer before the response,
 	// and none is sent after. It also guards timer.
@@ -404,6 +411,9 @@ func (cl *call) settle(to int32, m wire.Out, o Outcome) bool {
 	if cl.timer != nil {
 		cl.timer.Stop()
 	}
+	if cl.span != nil {
+		cl.endSpan(to, o)
+	}
 	if to == stateCancelled {
 		cl.ticket.none()
 		return true
@@ -413,10 +423,26 @@ func (cl *call) settle(to int32, m wire.Out, o Outcome) bool {
 	return true
 }
 
+// endSpan ends the call's span as it is answered (or cancelled by the
+// client: error.type cancelled, no status code).
+func (cl *call) endSpan(to int32, o Outcome) {
+	if to == stateCancelled {
+		cl.span.SetError("cancelled")
+	} else {
+		trace.Outcome(cl.span, o.Code, cl.isError.Load())
+	}
+	cl.tracer.End(cl.span, time.Now())
+}
+
 // Reply implements handlers.Deferred: the handler's answer. It runs on the
 // worker's goroutine, or on whichever one a Start's request answers from.
 func (cl *call) Reply(result any, err error) {
 	if cl.state.Load() == statePending { // else spare the encoding of an answer nobody wants
+		if cl.span != nil && err == nil {
+			if r, ok := result.(*handlers.CallToolResult); ok && r.IsError {
+				cl.isError.Store(true)
+			}
+		}
 		out, o := cl.encode(result, err)
 		cl.settle(stateClaimed, out, o)
 	}
