@@ -141,7 +141,7 @@ type Attr struct {
 }
 
 // String and Int make attributes.
-func String(key, v string) Attr     { return Attr{Key: key, Str: v} }
+func String(key, v string) Attr    { return Attr{Key: key, Str: v} }
 func Int(key string, v int64) Attr { return Attr{Key: key, Int: v, IsInt: true} }
 
 // Span is one finished (or running) operation. Its owner fills it in
