@@ -412,7 +412,7 @@ func (cl *call) settle(to int32, m wire.Out, o Outcome) bool {
 		cl.timer.Stop()
 	}
 	if cl.span != nil {
-		cl.endSpan(to, o)
+		cl.endSpan(to, m, o)
 	}
 	if to == stateCancelled {
 		cl.ticket.none()
@@ -425,7 +425,8 @@ func (cl *call) settle(to int32, m wire.Out, o Outcome) bool {
 
 // endSpan ends the call's span as it is answered (or cancelled by the
 // client: error.type cancelled, no status code).
-func (cl *call) endSpan(to int32, o Outcome) {
+func (cl *call) endSpan(to int32, m wire.Out, o Outcome) {
+	cl.span.Params, cl.span.Response = cl.req.Params, m.Data
 	if to == stateCancelled {
 		cl.span.SetError("cancelled")
 	} else {

@@ -164,6 +164,11 @@ type Span struct {
 	// Audit is what an audit log needs beyond the attributes: who the
 	// transport vouched the request comes from. It is not exported.
 	Principal, ClientID string
+	// Params and Response are the request's params and the response's
+	// bytes, raw, as the session has them: for OnEnd's eyes only (an
+	// audit log), valid while it runs, cleared before the Exporter sees
+	// the span. The client's spans have neither.
+	Params, Response []byte
 }
 
 // Attr returns the attribute named key ("" when absent).
@@ -264,6 +269,7 @@ func (t *Tracer) End(s *Span, now time.Time) {
 	if t.OnEnd != nil {
 		t.OnEnd(s)
 	}
+	s.Params, s.Response = nil, nil
 	if s.Context.Sampled && t.Exporter != nil {
 		t.Exporter.Export(s)
 	}
