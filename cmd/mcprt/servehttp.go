@@ -36,6 +36,9 @@ type httpFlags struct {
 	health            string
 	metrics           string
 	oauth             oauthFlags
+	// moreMetrics add their families to the -http-metrics page, after
+	// the verb's own (the duration histograms: telemetry.writeMetrics).
+	moreMetrics []func(io.Writer)
 }
 
 // addHTTPFlags defines the -http flags on fs.
@@ -229,7 +232,7 @@ func (l *httpListener) serve(srv *handlers.Server, o runtime.Options, health fun
 		defer l.guard.Close()
 	}
 	so, log := l.so, l.so.Logger
-	so.Health, so.Metrics = health, metrics
+	so.Health, so.Metrics = health, withMoreMetrics(metrics, l.hf.moreMetrics)
 	// The host as given, the port as bound (for a port of 0); tests and
 	// scripts read it.
 	addr := shownAddr(l.hf.addr, l.ln.Addr())
@@ -259,4 +262,17 @@ func readSecret(path string) (string, error) {
 		return "", errors.New("the file is empty")
 	}
 	return s, nil
+}
+
+// withMoreMetrics is the metrics page: metrics, then each of more.
+func withMoreMetrics(metrics func(io.Writer), more []func(io.Writer)) func(io.Writer) {
+	if metrics == nil || len(more) == 0 {
+		return metrics
+	}
+	return func(w io.Writer) {
+		metrics(w)
+		for _, m := range more {
+			m(w)
+		}
+	}
 }

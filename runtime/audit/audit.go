@@ -43,9 +43,8 @@ type Options struct {
 // Log is an audit log. Open one, Start it, and Close it.
 type Log struct {
 	opts    Options
-	path    string // "": w is a stream of the process's (stdout), never reopened
-	mu      sync.Mutex
-	f       *os.File
+	path    string   // "": w is a stream of the process's (stdout), never reopened
+	f       *os.File // the file at path
 	w       *bufio.Writer
 	queue   chan []byte
 	reopen  chan chan error
@@ -58,7 +57,7 @@ type Log struct {
 
 // Open opens (appending, creating) the file at path, or when path is
 // "-", writes to out (the process's stdout, when it is not the protocol).
-func Open(path string, out *os.File, opts Options) (*Log, error) {
+func Open(path string, out io.Writer, opts Options) (*Log, error) {
 	if opts.Queue <= 0 {
 		opts.Queue = DefaultQueue
 	}
@@ -68,15 +67,15 @@ func Open(path string, out *os.File, opts Options) (*Log, error) {
 		if out == nil {
 			return nil, errors.New("audit: no stream to write to")
 		}
-		l.f = out
+		l.w = bufio.NewWriterSize(out, 64<<10)
 	} else {
 		f, err := openFile(path)
 		if err != nil {
 			return nil, err
 		}
 		l.path, l.f = path, f
+		l.w = bufio.NewWriterSize(f, 64<<10)
 	}
-	l.w = bufio.NewWriterSize(l.f, 64<<10)
 	return l, nil
 }
 
