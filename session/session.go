@@ -293,6 +293,7 @@ func (s *Session) start(lc *supervisor.LoopContext) {
 		serverInfo: info,
 		cacheTTL:   s.cfg.CacheTTL.Milliseconds(),
 		stateKey:   s.cfg.StateKey,
+		tracer:     s.cfg.Tracer,
 	}
 	if s.env.stateKey == nil {
 		s.env.stateKey = newStateKey()
@@ -875,5 +876,5 @@ func (s *Session) startSpan(cl *call, m *jsonrpc.Message, rp *requestParams, t t
 	if c := cl.req.Caller; c != nil {
 		sp.Principal, sp.ClientID = c.Subject, c.ClientID
 	}
-	cl.span, cl.cx.span, cl.tracer = sp, sp, s.cfg.Tracer
+	cl.cx.span = sp
 }

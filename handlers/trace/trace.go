@@ -169,6 +169,8 @@ type Span struct {
 	// audit log), valid while it runs, cleared before the Exporter sees
 	// the span. The client's spans have neither.
 	Params, Response []byte
+
+	attrs [8]Attr // Attrs' first array: a request's take no allocation of their own
 }
 
 // Attr returns the attribute named key ("" when absent).
@@ -247,6 +249,7 @@ var defaultSampler = ParentBased(AlwaysOn)
 // caller fills in its attributes and ends it with End.
 func (t *Tracer) Start(parent SpanContext, remote bool, name string, kind Kind, now time.Time) *Span {
 	s := &Span{Name: name, Kind: kind, Start: now, Remote: remote && parent.Valid()}
+	s.Attrs = s.attrs[:0]
 	if parent.Valid() {
 		s.Context.TraceID = parent.TraceID
 		s.Parent = parent.SpanID
