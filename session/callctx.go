@@ -55,7 +55,7 @@ func (cx *callCtx) Deadline() (time.Time, bool) { return time.Time{}, false }
 // if its transport gave any.
 func (cx *callCtx) Value(key any) any {
 	if _, ok := key.(trace.ContextKey); ok && cx.span != nil {
-		return cx.span.Context
+		return cx.span
 	}
 	if cx.in == nil || cx.in.Values == nil {
 		return nil

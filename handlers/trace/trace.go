@@ -128,7 +128,8 @@ func nibble(c byte) (byte, bool) {
 type Kind int32
 
 const (
-	KindServer Kind = 2
+	KindInternal Kind = 1
+	KindServer   Kind = 2
 	KindClient Kind = 3
 )
 
@@ -170,7 +171,8 @@ type Span struct {
 	// the span. The client's spans have neither.
 	Params, Response []byte
 
-	attrs [8]Attr // Attrs' first array: a request's take no allocation of their own
+	attrs  [8]Attr // Attrs' first array: a request's take no allocation of their own
+	tracer *Tracer // the Tracer that started it, for StartLinked
 }
 
 // Attr returns the attribute named key ("" when absent).
@@ -248,7 +250,7 @@ var defaultSampler = ParentBased(AlwaysOn)
 // Start begins a span with the given parent (zero: a new trace). The
 // caller fills in its attributes and ends it with End.
 func (t *Tracer) Start(parent SpanContext, remote bool, name string, kind Kind, now time.Time) *Span {
-	s := &Span{Name: name, Kind: kind, Start: now, Remote: remote && parent.Valid()}
+	s := &Span{Name: name, Kind: kind, Start: now, Remote: remote && parent.Valid(), tracer: t}
 	s.Attrs = s.attrs[:0]
 	if parent.Valid() {
 		s.Context.TraceID = parent.TraceID
@@ -317,11 +319,36 @@ func newSpanID() (s SpanID) {
 // children. Use FromContext and WithContext rather than the key.
 type ContextKey struct{}
 
-// FromContext returns the span context ctx carries.
+// FromContext returns the span context ctx carries: one WithContext put
+// there, or a request's span (the session's call context holds the
+// *Span).
 func FromContext(ctx context.Context) (SpanContext, bool) {
-	c, ok := ctx.Value(ContextKey{}).(SpanContext)
-	return c, ok && c.Valid()
+	switch v := ctx.Value(ContextKey{}).(type) {
+	case SpanContext:
+		return v, v.Valid()
+	case *Span:
+		return v.Context, true
+	}
+	return SpanContext{}, false
 }
+
+// StartLinked begins, for work a traced request started that outlives it
+// (a task's), a span of its own: a root of a new trace, as the work is
+// not part of the request, linked to the request's span, and made by the
+// request's Tracer. It returns nil when ctx carries no request span (not
+// traced). The caller ends it with Finish.
+func StartLinked(ctx context.Context, name string, now time.Time) *Span {
+	req, ok := ctx.Value(ContextKey{}).(*Span)
+	if !ok || req.tracer == nil {
+		return nil
+	}
+	s := req.tracer.Start(SpanContext{}, false, name, KindInternal, now)
+	s.Links = append(s.Links, req.Context)
+	return s
+}
+
+// Finish ends s with the Tracer that started it.
+func (s *Span) Finish(now time.Time) { s.tracer.End(s, now) }
 
 // WithContext returns ctx carrying c.
 func WithContext(ctx context.Context, c SpanContext) context.Context {

@@ -59,6 +59,9 @@ func NewDurations() *Durations {
 // Record counts a finished span's duration. It takes a lock for the
 // time of a map look-up: it runs on the goroutine that answers.
 func (d *Durations) Record(s *trace.Span) {
+	if s.Kind != trace.KindServer && s.Kind != trace.KindClient {
+		return // a task's work: an operation of neither histogram
+	}
 	k := seriesKey{client: s.Kind == trace.KindClient}
 	for _, a := range s.Attrs {
 		if i := slices.Index(labelKeys, a.Key); i >= 0 {

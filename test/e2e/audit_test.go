@@ -21,6 +21,7 @@ type auditLine struct {
 	Outcome    string          `json:"outcome"`
 	Code       int             `json:"code"`
 	DurationMS *float64        `json:"durationMs"`
+	TaskID     string          `json:"taskId"`
 	TraceID    string          `json:"traceId"`
 	Arguments  json.RawMessage `json:"arguments"`
 	Result     json.RawMessage `json:"result"`

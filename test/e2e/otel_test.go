@@ -33,6 +33,10 @@ type otlpSpan struct {
 	Status struct {
 		Code int `json:"code"`
 	} `json:"status"`
+	Links []struct {
+		TraceID string `json:"traceId"`
+		SpanID  string `json:"spanId"`
+	} `json:"links"`
 }
 
 func (s otlpSpan) attr(k string) (string, bool) {
@@ -272,5 +276,63 @@ func TestTraceThroughGateway(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("the npm server received no tools/call: %s", in)
+	}
+}
+
+// TestTraceTaskLinked: a call made a task is a span of the caller's trace;
+// the task's work is a span of its own trace, linked to that call, and
+// the audit line of the call carries the task's id.
+func TestTraceTaskLinked(t *testing.T) {
+	rcv := newOTLPReceiver(t)
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", rcv.URL)
+	t.Setenv("OTEL_BSP_SCHEDULE_DELAY", "50")
+	audit := filepath.Join(t.TempDir(), "audit.log")
+	c := Start(t, Options{Args: []string{"-tasks", "-audit", audit}})
+	c.Initialize("2025-11-25")
+	const tid = "6bf92f3577b34da6a3ce929d0e0e4738"
+	m := c.Call("tools/call", map[string]any{"name": "sleep", "arguments": map[string]any{"ms": 1}, "task": map[string]any{},
+		"_meta": map[string]any{"traceparent": "00-" + tid + "-00f067aa0ba902b7-01"}})
+	tk := readTask(t, m.Result)
+	if res := c.Call("tasks/result", map[string]any{"taskId": tk.TaskID}); res.Error != nil {
+		t.Fatalf("tasks/result: %s", res)
+	}
+	c.CloseStdin()
+	if _, ok := c.WaitExit(exitTimeout); !ok {
+		t.Fatal("serve did not exit")
+	}
+	var call otlpSpan
+	for _, s := range rcv.trace(tid) {
+		if s.Name == "tools/call sleep" {
+			call = s
+		}
+	}
+	if call.SpanID == "" {
+		t.Fatalf("no span of the call in %+v", rcv.trace(tid))
+	}
+	rcv.mu.Lock()
+	defer rcv.mu.Unlock()
+	var work *otlpSpan
+	for i, s := range rcv.spans {
+		if s.Name == "tools/call sleep (task)" {
+			work = &rcv.spans[i]
+		}
+	}
+	if work == nil {
+		t.Fatalf("no span of the task's work: %+v", rcv.spans)
+	}
+	if work.Kind != 1 || work.TraceID == tid || len(work.Links) != 1 || work.Links[0].TraceID != tid || work.Links[0].SpanID != call.SpanID {
+		t.Errorf("task work span %+v, want kind 1, its own trace, linked to %s", work, call.SpanID)
+	}
+	if id, _ := work.attr("mcp.task.id"); id != tk.TaskID {
+		t.Errorf("mcp.task.id %q, want %q", id, tk.TaskID)
+	}
+	var taskLine *auditLine
+	for _, l := range readAudit(t, audit) {
+		if l.Tool == "sleep" {
+			taskLine = &l
+		}
+	}
+	if taskLine == nil || taskLine.TaskID != tk.TaskID {
+		t.Errorf("audit line of the call: %+v, want task id %s", taskLine, tk.TaskID)
 	}
 }
