@@ -130,7 +130,7 @@ type Kind int32
 const (
 	KindInternal Kind = 1
 	KindServer   Kind = 2
-	KindClient Kind = 3
+	KindClient   Kind = 3
 )
 
 // Attr is one span attribute: a string, or an integer when IsInt.
