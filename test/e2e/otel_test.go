@@ -8,9 +8,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -334,5 +336,31 @@ func TestTraceTaskLinked(t *testing.T) {
 	}
 	if taskLine == nil || taskLine.TaskID != tk.TaskID {
 		t.Errorf("audit line of the call: %+v, want task id %s", taskLine, tk.TaskID)
+	}
+}
+
+// TestHTTPMetricsDurations: the gateway's -http-metrics page has the
+// conventions' histograms, as Prometheus renders their names: the calls
+// it served (network.transport tcp) and those it sent to its backend.
+func TestHTTPMetricsDurations(t *testing.T) {
+	f := newGateway(t)
+	gw := f.startGatewayHTTP(f.config(map[string]any{"good": f.serve("good", nil)}), "-http-metrics", "/metrics")
+	if out, err := exec.Command(binPath, "call", "-url", gw.url, "good__echo", `{"text":"hi"}`).CombinedOutput(); err != nil {
+		t.Fatalf("call: %v\n%s", err, out)
+	}
+	code, body := get(t, "GET", strings.TrimSuffix(gw.url, "/mcp")+"/metrics", "")
+	for _, want := range []string{
+		"# TYPE mcp_server_operation_duration_seconds histogram\n",
+		`mcp_server_operation_duration_seconds_bucket{mcp_method_name="tools/call",gen_ai_tool_name="good__echo",mcp_protocol_version="` + modernVersion + `",network_transport="tcp",le="+Inf"} 1`,
+		`mcp_server_operation_duration_seconds_count{mcp_method_name="tools/call",gen_ai_tool_name="good__echo",mcp_protocol_version="` + modernVersion + `",network_transport="tcp"} 1`,
+		"# TYPE mcp_client_operation_duration_seconds histogram\n",
+		`mcp_client_operation_duration_seconds_bucket{mcp_method_name="tools/call",gen_ai_tool_name="echo",`,
+	} {
+		if code != 200 || !strings.Contains(body, want) {
+			t.Errorf("want %q in %d:\n%s", want, code, body)
+		}
+	}
+	if code := gw.stop(syscall.SIGTERM); code != 0 {
+		t.Errorf("gateway exit %d", code)
 	}
 }
