@@ -123,6 +123,9 @@ type Config struct {
 	// TraceResourceURI adds mcp.resource.uri to resource requests' spans
 	// (opt-in, as the conventions have it: URIs make many series).
 	TraceResourceURI bool
+	// SessionID is the transport's id of this session (a legacy
+	// Mcp-Session-Id), the spans' mcp.session.id ("": none).
+	SessionID string
 }
 
 // Drain asks the session to stop taking requests, let in-flight ones finish
@@ -873,6 +876,9 @@ func (s *Session) startSpan(cl *call, m *jsonrpc.Message, rp *requestParams, t t
 		transport = "tcp"
 	}
 	sp.Attrs = append(sp.Attrs, trace.String(trace.AttrProtocolVersion, cl.req.Version), trace.String(trace.AttrTransport, transport))
+	if id := s.cfg.SessionID; id != "" {
+		sp.Attrs = append(sp.Attrs, trace.String(trace.AttrSessionID, id))
+	}
 	if c := cl.req.Caller; c != nil {
 		sp.Principal, sp.ClientID = c.Subject, c.ClientID
 	}

@@ -117,10 +117,19 @@ func startTelemetry(tf *telemetryFlags, service string, overStdio, metricsPage b
 	return t, nil
 }
 
-// writeMetrics adds the histograms to the -http-metrics page.
+// writeMetrics adds the histograms to the -http-metrics page, and what
+// the exporter and the audit log dropped.
 func (t *telemetry) writeMetrics(w io.Writer) {
 	if t.durations != nil {
 		t.durations.WritePrometheus(w)
+	}
+	if t.exporter != nil {
+		family(w, "mcprt_otlp_spans_dropped_total", "counter", "Spans not exported: the queue was full (a collector down or slow) or the export failed.")
+		sample(w, "mcprt_otlp_spans_dropped_total", "", float64(t.exporter.Dropped()))
+	}
+	if t.audit != nil {
+		family(w, "mcprt_audit_lines_dropped_total", "counter", "Audit lines lost: the queue was full (a disk slower than the calls) or the write failed.")
+		sample(w, "mcprt_audit_lines_dropped_total", "", float64(t.audit.Dropped()))
 	}
 }
 
