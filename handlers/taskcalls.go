@@ -12,6 +12,7 @@ import (
 	"github.com/mcprt/mcprt/handlers/jsonrpc"
 	"github.com/mcprt/mcprt/handlers/mcp"
 	"github.com/mcprt/mcprt/handlers/tasks"
+	"github.com/mcprt/mcprt/handlers/trace"
 )
 
 // TasksOptions configures ServeTasks.
@@ -270,7 +271,22 @@ func (s *Server) taskCall(ctx context.Context, ts *taskServe, t *tool, req *Requ
 	}
 	vals := context.WithoutCancel(ctx) // the caller and other request values, for the handler
 	work := func(tctx context.Context, answers map[string]json.RawMessage) tasks.Outcome {
-		return s.runTask(valuesFrom{tctx, vals}, t, base, args, answers)
+		var wctx context.Context = valuesFrom{tctx, vals}
+		// Traced: the work is a span of its own, linked to the call that
+		// made the task, and the parent of what the work sends on.
+		sp := trace.StartLinked(vals, "tools/call "+t.Name+" (task)", time.Now())
+		if sp == nil {
+			return s.runTask(wctx, t, base, args, answers)
+		}
+		sp.Attrs = append(sp.Attrs, trace.String(trace.AttrMethod, "tools/call"), trace.String(trace.AttrToolName, t.Name), trace.String("mcp.task.id", tasks.IDFrom(tctx)))
+		out := s.runTask(trace.WithContext(wctx, sp.Context), t, base, args, answers)
+		code := 0
+		if out.Error != nil {
+			code = out.Error.Code
+		}
+		trace.Outcome(sp, code, out.Failed)
+		sp.Finish(time.Now())
+		return out
 	}
 	var tk tasks.Task
 	who := tasks.Requestor{Owner: ts.owner(ctx), Session: tasks.SessionFrom(ctx), Client: ts.client(ctx)}

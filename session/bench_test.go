@@ -16,6 +16,7 @@ import (
 
 	"github.com/mcprt/mcprt/handlers"
 	"github.com/mcprt/mcprt/handlers/mcp"
+	"github.com/mcprt/mcprt/handlers/trace"
 	"github.com/mcprt/mcprt/session"
 	"github.com/mcprt/mcprt/stdio"
 	"github.com/mcprt/mcprt/stdio/wire"
@@ -115,7 +116,7 @@ func startBenchTree(b *testing.B, maxInFlight int) *benchTree {
 				Restart: supervisor.Permanent, Shutdown: 2 * time.Second},
 			{ID: "session", Start: session.New(session.Config{
 				Server: srv, Writer: t.writer, Inbox: t.session, Handlers: supervisor.ChildPID(root, "handlers"),
-				Backlog: t.backlog, MaxInFlight: maxInFlight, Logger: quiet,
+				Backlog: t.backlog, MaxInFlight: maxInFlight, Logger: quiet, Tracer: benchTracer,
 			}), Restart: supervisor.Transient, Significant: true, Shutdown: 2 * time.Second},
 		},
 	})
@@ -216,4 +217,23 @@ func benchGoroutinesCreated() uint64 {
 		return 0
 	}
 	return s[0].Value.Uint64()
+}
+
+// benchTracer is the sessions' Tracer in startBenchTree (nil: off, as
+// BenchmarkSessionCall runs).
+var benchTracer *trace.Tracer
+
+// discardSpans is an Exporter that drops every span: what tracing costs
+// the session itself, without an exporter's queue.
+type discardSpans struct{}
+
+func (discardSpans) Export(*trace.Span) {}
+
+// BenchmarkSessionCallTraced is BenchmarkSessionCall with tracing on: an
+// mcp.server span per request, sampled, handed to an exporter that drops
+// it (test/bench/RESULTS.md compares the two).
+func BenchmarkSessionCallTraced(b *testing.B) {
+	benchTracer = &trace.Tracer{Exporter: discardSpans{}, Sampler: trace.AlwaysOn}
+	defer func() { benchTracer = nil }()
+	BenchmarkSessionCall(b)
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcprt/mcprt/handlers"
 	"github.com/mcprt/mcprt/handlers/jsonrpc"
+	"github.com/mcprt/mcprt/handlers/trace"
 	"github.com/mcprt/mcprt/stdio/wire"
 	"github.com/mcprt/mcprt/supervisor"
 )
@@ -42,7 +43,8 @@ type env struct {
 	serverInfo []byte // the Implementation, marshalled once
 	cacheTTL   int64  // ms
 	stateKey   []byte // signs 2026-07-28 requestState
-	asks       asks   // legacy server-to-client requests in flight
+	tracer     *trace.Tracer
+	asks       asks // legacy server-to-client requests in flight
 	// written is backlog.Done as a func value, made once: a method value
 	// made per response would be an allocation per request.
 	written func()
@@ -396,6 +398,13 @@ func (cl *call) cancel() { cl.cx.cancel() }
 // settle moves a pending call to state `to` and, when it gets there first,
 // sends m (none when cancelled). Runs on any goroutine.
 func (cl *call) settle(to int32, m wire.Out, o Outcome) bool {
+	return cl.settleTool(to, m, o, false)
+}
+
+// settleTool is settle for a tool's result, which may have isError (for
+// the call's span: the span lives in cx, and the call's size stays in its
+// allocation class).
+func (cl *call) settleTool(to int32, m wire.Out, o Outcome, isError bool) bool {
 	cl.mu.Lock()
 	defer cl.mu.Unlock()
 	if !cl.state.CompareAndSwap(statePending, to) {
@@ -403,6 +412,9 @@ func (cl *call) settle(to int32, m wire.Out, o Outcome) bool {
 	}
 	if cl.timer != nil {
 		cl.timer.Stop()
+	}
+	if cl.cx.span != nil {
+		cl.endSpan(to, m, o, isError)
 	}
 	if to == stateCancelled {
 		cl.ticket.none()
@@ -413,12 +425,30 @@ func (cl *call) settle(to int32, m wire.Out, o Outcome) bool {
 	return true
 }
 
+// endSpan ends the call's span as it is answered (or cancelled by the
+// client: error.type cancelled, no status code).
+func (cl *call) endSpan(to int32, m wire.Out, o Outcome, isError bool) {
+	sp := cl.cx.span
+	sp.Params, sp.Response = cl.req.Params, m.Data
+	if to == stateCancelled {
+		sp.SetError("cancelled")
+	} else {
+		trace.Outcome(sp, o.Code, isError)
+	}
+	cl.env.tracer.End(sp, time.Now())
+}
+
 // Reply implements handlers.Deferred: the handler's answer. It runs on the
 // worker's goroutine, or on whichever one a Start's request answers from.
 func (cl *call) Reply(result any, err error) {
 	if cl.state.Load() == statePending { // else spare the encoding of an answer nobody wants
+		isError := false
+		if cl.cx.span != nil && err == nil {
+			r, ok := result.(*handlers.CallToolResult)
+			isError = ok && r.IsError
+		}
 		out, o := cl.encode(result, err)
-		cl.settle(stateClaimed, out, o)
+		cl.settleTool(stateClaimed, out, o, isError)
 	}
 	// The handler has returned: whatever it left running on its context
 	// stops now, not when the session next hears from the worker.

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/mcprt/mcprt/handlers/trace"
 )
 
 // callCtx is a call's context, as its handler sees it: cancelled once the
@@ -25,6 +27,9 @@ type callCtx struct {
 	// in is the transport's message (nil: a stdio line): Value reads its
 	// Values.
 	in *In
+	// span is the call's mcp.server span (nil: not traced): Value gives
+	// its context for trace.ContextKey.
+	span *trace.Span
 
 	mu  sync.Mutex
 	err error
@@ -59,6 +64,9 @@ func (cx *callCtx) Deadline() (time.Time, bool) { return time.Time{}, false }
 // Value implements context.Context: the request's values (In.Values),
 // if its transport gave any.
 func (cx *callCtx) Value(key any) any {
+	if _, ok := key.(trace.ContextKey); ok && cx.span != nil {
+		return cx.span
+	}
 	if cx.in == nil || cx.in.Values == nil {
 		return nil
 	}

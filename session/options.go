@@ -3,6 +3,8 @@ package session
 import (
 	"sync/atomic"
 	"time"
+
+	"github.com/mcprt/mcprt/handlers/trace"
 )
 
 // Options are what a session's user chooses, whatever the transport: the
@@ -47,25 +49,31 @@ type Options struct {
 	LogBuffer       int
 	// OnLogLevel is called when a client changes its log level.
 	OnLogLevel func(level string)
+	// Tracer traces each request handed to a handler (nil: off);
+	// TraceResourceURI adds the opt-in mcp.resource.uri.
+	Tracer           *trace.Tracer
+	TraceResourceURI bool
 }
 
 // Config is a Config with o's fields set; the transport adds its own
 // (Server, Writer or Deliver, Inbox, Handlers, Backlog, Logger, …).
 func (o Options) Config() Config {
 	return Config{
-		MaxInFlight:     o.MaxInFlight,
-		MaxQueued:       o.MaxQueued,
-		Overload:        o.Overload,
-		RequestTimeout:  o.RequestTimeout,
-		DrainTimeout:    o.DrainTimeout,
-		CacheTTL:        o.CacheTTL,
-		CrashPolicy:     o.CrashPolicy,
-		CrashIntensity:  o.CrashIntensity,
-		CrashPeriod:     o.CrashPeriod,
-		PanicDetail:     o.PanicDetail,
-		DefaultLogLevel: o.DefaultLogLevel,
-		LogBuffer:       o.LogBuffer,
-		OnLogLevel:      o.OnLogLevel,
+		MaxInFlight:      o.MaxInFlight,
+		MaxQueued:        o.MaxQueued,
+		Overload:         o.Overload,
+		RequestTimeout:   o.RequestTimeout,
+		DrainTimeout:     o.DrainTimeout,
+		CacheTTL:         o.CacheTTL,
+		CrashPolicy:      o.CrashPolicy,
+		CrashIntensity:   o.CrashIntensity,
+		CrashPeriod:      o.CrashPeriod,
+		PanicDetail:      o.PanicDetail,
+		DefaultLogLevel:  o.DefaultLogLevel,
+		LogBuffer:        o.LogBuffer,
+		OnLogLevel:       o.OnLogLevel,
+		Tracer:           o.Tracer,
+		TraceResourceURI: o.TraceResourceURI,
 	}
 }
 

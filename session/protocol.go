@@ -5,6 +5,7 @@ import (
 
 	"github.com/mcprt/mcprt/handlers/jsonrpc"
 	"github.com/mcprt/mcprt/handlers/mcp"
+	"github.com/mcprt/mcprt/handlers/trace"
 )
 
 // supportedVersions lists every revision served, modern first: what
@@ -29,6 +30,8 @@ var logLevels = mcp.LogLevels
 type requestParams struct {
 	// From _meta.
 	version, clientCaps, logLevel, progressToken json.RawMessage
+	// The W3C trace context (SEP-414), read only when tracing.
+	traceparent, tracestate, baggage json.RawMessage
 	// 2026-07-28 retries of an input_required round: params members.
 	inputResponses, requestState json.RawMessage
 }
@@ -61,6 +64,12 @@ func (rp *requestParams) setMeta(k string, v []byte) bool {
 		rp.logLevel = v
 	case "progressToken":
 		rp.progressToken = v
+	case trace.MetaTraceparent:
+		rp.traceparent = v
+	case trace.MetaTracestate:
+		rp.tracestate = v
+	case trace.MetaBaggage:
+		rp.baggage = v
 	}
 	return true
 }

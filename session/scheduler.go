@@ -440,7 +440,7 @@ func (sc *scheduler) answerPanic(cl *call, value any) {
 		msg = "Tool " + strconv.Quote(name) + " panicked: " + fmt.Sprint(value)
 	}
 	res := &handlers.CallToolResult{Content: []handlers.Content{handlers.TextContent(msg)}, IsError: true}
-	if out, o := cl.encode(res, nil); cl.settle(stateClaimed, out, o) {
+	if out, o := cl.encode(res, nil); cl.settleTool(stateClaimed, out, o, true) {
 		cl.cancel()
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/mcprt/mcprt/handlers"
 	"github.com/mcprt/mcprt/handlers/jsonrpc"
 	"github.com/mcprt/mcprt/handlers/mcp"
+	"github.com/mcprt/mcprt/handlers/trace"
 	"github.com/mcprt/mcprt/stdio/wire"
 	"github.com/mcprt/mcprt/supervisor"
 )
@@ -117,6 +118,17 @@ type Config struct {
 	// more, kept secret.
 	StateKey []byte
 	Logger   *slog.Logger
+	// Tracer, when set, makes an mcp.server span for each request handed
+	// to a handler, parented by the trace context of its _meta
+	// (handlers/trace), and gives the handler's context that span's
+	// context (trace.FromContext). Nil: no tracing, at no cost.
+	Tracer *trace.Tracer
+	// TraceResourceURI adds mcp.resource.uri to resource requests' spans
+	// (opt-in, as the conventions have it: URIs make many series).
+	TraceResourceURI bool
+	// SessionID is the transport's id of this session (a legacy
+	// Mcp-Session-Id), the spans' mcp.session.id ("": none).
+	SessionID string
 }
 
 // Drain asks the session to stop taking requests, let in-flight ones finish
@@ -287,6 +299,7 @@ func (s *Session) start(lc *supervisor.LoopContext) {
 		serverInfo: info,
 		cacheTTL:   s.cfg.CacheTTL.Milliseconds(),
 		stateKey:   s.cfg.StateKey,
+		tracer:     s.cfg.Tracer,
 	}
 	if s.env.stateKey == nil {
 		s.env.stateKey = newStateKey()
@@ -594,7 +607,7 @@ func (s *Session) legacyRequest(m *jsonrpc.Message, rp *requestParams, t ticket)
 		LogLevel:           s.legacy.logLevel,
 		Caller:             t.caller(),
 	}
-	s.dispatch(m, t, method, cl)
+	s.dispatch(m, t, method, cl, rp)
 }
 
 func (s *Session) setLevel(m *jsonrpc.Message, t ticket) {
@@ -735,7 +748,7 @@ func (s *Session) modernRequest(m *jsonrpc.Message, rp *requestParams, t ticket)
 		LogLevel:           level,
 		Caller:             caller,
 	}
-	s.dispatch(m, t, method, cl)
+	s.dispatch(m, t, method, cl, rp)
 }
 
 // stringIn reads raw, a JSON string (or null, which reads as "", as
@@ -761,7 +774,7 @@ func stringIn(raw []byte, known []string) (string, bool) {
 // dispatch hands a request to a handler actor. The caller has filled in
 // cl.req: the request and the worker's message live in the call, so one
 // allocation serves the three.
-func (s *Session) dispatch(m *jsonrpc.Message, t ticket, method handlers.Method, cl *call) {
+func (s *Session) dispatch(m *jsonrpc.Message, t ticket, method handlers.Method, cl *call, rp *requestParams) {
 	key := t.keyOf(m.ID)
 	if s.inUse(key) {
 		s.answerError(t, m.ID, errIDInUse(string(m.ID)))
@@ -783,6 +796,9 @@ func (s *Session) dispatch(m *jsonrpc.Message, t ticket, method handlers.Method,
 	cl.req.Peer = cl
 	cl.req.LocalLog = s.cfg.Logger
 	cl.run = method.Run
+	if s.cfg.Tracer != nil {
+		s.startSpan(cl, m, rp, t)
+	}
 	s.sc.enter(cl, park)
 }
 
@@ -850,4 +866,24 @@ func (s *Session) exit() {
 	}
 	s.sc.cancelAll()
 	s.lc.Exit(nil)
+}
+
+// startSpan opens the request's mcp.server span (Config.Tracer), a child
+// of the caller's, whose context the handler's context carries.
+func (s *Session) startSpan(cl *call, m *jsonrpc.Message, rp *requestParams, t ticket) {
+	parent := trace.FromMeta(rp.traceparent, rp.tracestate, rp.baggage)
+	sp := s.cfg.Tracer.Start(parent, true, m.Method, trace.KindServer, time.Now())
+	trace.Describe(sp, m.Method, m.ID, m.Params, s.cfg.TraceResourceURI)
+	transport := "pipe"
+	if t.in != nil {
+		transport = "tcp"
+	}
+	sp.Attrs = append(sp.Attrs, trace.String(trace.AttrProtocolVersion, cl.req.Version), trace.String(trace.AttrTransport, transport))
+	if id := s.cfg.SessionID; id != "" {
+		sp.Attrs = append(sp.Attrs, trace.String(trace.AttrSessionID, id))
+	}
+	if c := cl.req.Caller; c != nil {
+		sp.Principal, sp.ClientID = c.Subject, c.ClientID
+	}
+	cl.cx.span = sp
 }

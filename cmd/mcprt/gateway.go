@@ -249,6 +249,7 @@ GOMAXPROCS=1 trades latency for CPU: one thread hands messages between
 the client and the backends with a fifth less CPU per call, but a call
 made alone takes about 15 µs longer than with Go's default.
 
+` + telemetryUsage + `
 Flags:
 `
 
@@ -281,6 +282,7 @@ func runGateway(args []string, s streams) int {
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to `file` (for go tool pprof)")
 	memLimit := fs.String("memory-limit", fmt.Sprintf("%dMiB", gatewayMemoryLimit>>20), "soft limit on the Go runtime's memory: a `size` in bytes, or with a unit (KiB, MiB, GiB), or off; GOMEMLIMIT, when set, overrides the default")
 	hf := addHTTPFlags(fs)
+	tf := addTelemetryFlags(fs)
 	tasksOn := fs.Bool("tasks", true, "serve tasks (2025-11-25 tasks; the 2026-07-28 extension io.modelcontextprotocol/tasks): a call of a backend's tool that declares execution.taskSupport, from a client asking for a task, becomes a task of the gateway's that runs the call as a task at the backend, in whichever revision each side speaks; kept in memory unless -tasks-dir is given")
 	var to runtime.TasksOptions
 	fs.StringVar(&to.Dir, "tasks-dir", "", "keep the gateway's tasks in a journal in `dir` (as mcprt serve -tasks-dir): a completed task's result outlives a restart of the gateway; one that was running is failed, saying the gateway restarted. Every tool is then offered as one a client may call as a task (taskSupport optional): a call of a backend that knows no tasks becomes a task of the gateway's that waits for the backend's answer without its timeout")
@@ -410,6 +412,22 @@ func runGateway(args []string, s streams) int {
 	// until the runtime serves, then also to the client at the level it
 	// asked for.
 	slog.SetDefault(runtime.LoggerFromEnv())
+	endpoint := "stdio"
+	if hf.addr != "" {
+		endpoint = hf.path
+	}
+	tel, err := startTelemetry(tf, "mcprt-gateway", hf.addr == "", hf.addr != "" && hf.metrics != "", endpoint, s.Stdout, gatewayBackend)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	defer tel.close()
+	// The same Tracer for the gateway's server spans (the session's) and
+	// its client spans (the backends'): one trace through it.
+	o.Tracer, o.TraceResourceURI = tel.tracer, tf.uri
+	hf.moreMetrics = append(hf.moreMetrics, tel.writeMetrics)
+	if tel.audit != nil {
+		defer onHUP(tel.reopen)()
+	}
 	var calls *callStats
 	if hf.addr != "" && (hf.metrics != "" || hf.status != "") {
 		calls = &callStats{}
@@ -429,6 +447,7 @@ func runGateway(args []string, s streams) int {
 		// be made one, even of a backend that knows no tasks.
 		TaskAnyTool: to.Dir != "" || to.Etcd != nil,
 		ToolSearch:  *toolSearch,
+		Tracer:      tel.tracer,
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "mcprt gateway: %v\n", err)

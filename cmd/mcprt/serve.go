@@ -63,6 +63,7 @@ memory exceeds it still works, with more CPU spent collecting (an echo of
 Under the limit the collector is paced at GOGC=400 (the limit already
 bounds memory), unless GOGC is set.
 
+` + telemetryUsage + `
 Flags:
 `
 
@@ -102,6 +103,7 @@ func serve(args []string, s streams) int {
 	fs.IntVar(&o.LogBuffer, "log-buffer", 1024, "notifications kept for a client until it sends notifications/initialized; past it the oldest are dropped and counted")
 	memLimit := fs.String("memory-limit", defaultMemoryLimit, "soft limit on the Go runtime's memory: a `size` in bytes, or with a unit (KiB, MiB, GiB), or off; GOMEMLIMIT, when set, overrides the default")
 	hf := addHTTPFlags(fs)
+	tf := addTelemetryFlags(fs)
 	tasksOn := fs.Bool("tasks", false, "serve calls of tools that declare execution.taskSupport as tasks (2025-11-25 tasks; the 2026-07-28 extension io.modelcontextprotocol/tasks), kept in memory only: a restart forgets every task, finished or not, and a client polling one gets \"unknown task\"")
 	var to runtime.TasksOptions
 	fs.StringVar(&to.Dir, "tasks-dir", "", "serve tasks as -tasks does, durably: every change of a task is appended to a journal in `dir` and fsync'd, so after a crash or a redeploy a completed task's result is still served and one that was running is failed with a message saying the server restarted (or, for a tool that declares itself resumable, such as the reference server's sleep, run again once); one server per dir: it is locked, and a second server on it is refused")
@@ -179,6 +181,21 @@ func serve(args []string, s streams) int {
 			return runtime.ExitUsage
 		}
 		defer pprof.StopCPUProfile()
+	}
+	endpoint := "stdio"
+	if hf.addr != "" {
+		endpoint = hf.path
+	}
+	tel, err := startTelemetry(tf, "mcprt", hf.addr == "", hf.addr != "" && hf.metrics != "", endpoint, s.Stdout, nil)
+	if err != nil {
+		fmt.Fprintf(stderr, "mcprt serve: %v\n", err)
+		return runtime.ExitUsage
+	}
+	defer tel.close()
+	o.Tracer, o.TraceResourceURI = tel.tracer, tf.uri
+	hf.moreMetrics = append(hf.moreMetrics, tel.writeMetrics)
+	if tel.audit != nil {
+		defer onHUP(tel.reopen)()
 	}
 	if hf.addr != "" {
 		return serveHTTP("mcprt serve", srv, o, hf, stderr)

@@ -38,6 +38,9 @@ type httpFlags struct {
 	metrics           string
 	status            string
 	oauth             oauthFlags
+	// moreMetrics add their families to the -http-metrics page, after
+	// the verb's own (the duration histograms: telemetry.writeMetrics).
+	moreMetrics []func(io.Writer)
 }
 
 // addHTTPFlags defines the -http flags on fs.
@@ -236,7 +239,7 @@ func (l *httpListener) serve(srv *handlers.Server, o runtime.Options, health fun
 	so, log := l.so, l.so.Logger
 	var server *streamhttp.Server // set once made, before it serves
 	sv := l.seeInside(&o, &so, metrics, backends, func() streamhttp.Stats { return server.Stats() })
-	so.Health, so.Metrics = health, sv.metrics
+	so.Health, so.Metrics = health, withMoreMetrics(sv.metrics, l.hf.moreMetrics)
 	if l.hf.status != "" {
 		so.Extra = maps.Clone(so.Extra)
 		if so.Extra == nil {
@@ -273,4 +276,17 @@ func readSecret(path string) (string, error) {
 		return "", errors.New("the file is empty")
 	}
 	return s, nil
+}
+
+// withMoreMetrics is the metrics page: metrics, then each of more.
+func withMoreMetrics(metrics func(io.Writer), more []func(io.Writer)) func(io.Writer) {
+	if metrics == nil || len(more) == 0 {
+		return metrics
+	}
+	return func(w io.Writer) {
+		metrics(w)
+		for _, m := range more {
+			m(w)
+		}
+	}
 }

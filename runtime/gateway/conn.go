@@ -182,6 +182,9 @@ func (c *conn) connect() (*client.Client, error) {
 		Extensions:  g.declareExtensions(),
 		// The client's roots change: the gateway tells (see roots.go).
 		RootsListChanged: roots != nil,
+		// Each forwarded request is an mcp.client span, a child of the
+		// client's request's mcp.server span (see Options.Tracer).
+		Tracer: g.opts.Tracer,
 	}
 	var cl *client.Client
 	if b.cfg.URL != "" {

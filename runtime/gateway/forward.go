@@ -406,7 +406,9 @@ func (b *backend) toolAnswer(raw json.RawMessage) (*handlers.CallToolResult, err
 func (b *backend) toolStarter(name string) handlers.ToolStarter {
 	nameLit := jsonrpc.AppendString(nil, name)
 	return func(ctx context.Context, req *handlers.Request, args json.RawMessage, reply handlers.ToolReply) bool {
-		if b.cfg.URL != "" || b.g.rootsDue(req) {
+		if b.cfg.URL != "" || b.g.rootsDue(req) || b.g.opts.Tracer != nil {
+			// Traced calls go through forward, whose client call makes
+			// the mcp.client span a child of the call's own (Options.Tracer).
 			return false
 		}
 		f := &started{b: b, reply: reply}

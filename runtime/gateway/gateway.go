@@ -19,6 +19,7 @@ import (
 
 	"github.com/mcprt/mcprt/handlers"
 	"github.com/mcprt/mcprt/handlers/mcp"
+	"github.com/mcprt/mcprt/handlers/trace"
 	"github.com/mcprt/mcprt/handlers/uritemplate"
 	"github.com/mcprt/mcprt/supervisor"
 )
@@ -95,6 +96,13 @@ type Options struct {
 	// the package doc).
 	ToolSearch bool
 	AlwaysList []string
+	// Tracer, when set, traces each request forwarded to a backend as an
+	// mcp.client span and puts its context in the request's _meta, so a
+	// client's trace runs through the gateway to the backend unbroken
+	// (see handlers/trace). The runtime that serves the gateway's Server
+	// should be given the same Tracer (session.Options.Tracer) for the
+	// gateway's own mcp.server spans, the client spans' parents.
+	Tracer *trace.Tracer
 }
 
 // DefaultListGrace is Options.ListGrace's default: enough for most

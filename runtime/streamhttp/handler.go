@@ -321,6 +321,7 @@ func (h *Handler) startSession(id, owner string, restart supervisor.Restart) (*h
 	cfg := h.opts.Options.Config()
 	cfg.Server, cfg.Deliver, cfg.Inbox, cfg.Handlers = h.srv, hs.route, hs.in, h.handlersPID
 	cfg.StateKey, cfg.WorkerPrefix, cfg.Logger = h.opts.StateKey, child+"-", h.log.With("session", child)
+	cfg.SessionID = id // the spans' mcp.session.id ("" for the stateless one)
 	start := session.New(cfg)
 	h.mu.Lock()
 	h.byChild[child] = hs

@@ -725,6 +725,7 @@ type callOptions struct {
 	extensions  json.RawMessage // see WithExtensions
 	taskTTL     time.Duration   // see WithTaskTTL
 	kept        *int64          // see pending.kept
+	trace       []member        // the client span's context, for _meta (see tracedCall)
 }
 
 // WithTimeout bounds this request instead of Options.Timeout; negative
@@ -975,6 +976,13 @@ func (c *Client) Call(ctx context.Context, method string, params, result any, op
 }
 
 func (c *Client) call(ctx context.Context, method string, params, result any, opts ...CallOption) error {
+	if tr := c.opts.Tracer; tr != nil {
+		return c.tracedCall(ctx, tr, method, params, result, opts)
+	}
+	return c.untracedCall(ctx, method, params, result, opts...)
+}
+
+func (c *Client) untracedCall(ctx context.Context, method string, params, result any, opts ...CallOption) error {
 	var o callOptions
 	if len(opts) > 0 {
 		// Options see a copy: o itself would escape to the heap, with or
@@ -995,6 +1003,10 @@ func (c *Client) call(ctx context.Context, method string, params, result any, op
 		var meta []member
 		if c.era == EraModern {
 			meta = c.metaWith(c.version, o.extensions)
+		}
+		if len(o.trace) > 0 {
+			// A copy: metaWith's members are shared by every request.
+			meta = append(meta[:len(meta):len(meta)], o.trace...)
 		}
 		raw, err := c.roundTrip(ctx, method, base, extra, meta, o, true)
 		if err != nil {

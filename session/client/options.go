@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcprt/mcprt/handlers/mcp"
+	"github.com/mcprt/mcprt/handlers/trace"
 )
 
 // Command is the server process to run: Path is looked up in PATH when it
@@ -57,6 +58,13 @@ type Options struct {
 	// that does not answer in time is taken for a legacy one. Default
 	// 5s.
 	ProbeTimeout time.Duration
+
+	// Tracer, when set, makes an mcp.client span for each request sent
+	// with Call or the typed methods, a child of the span context of the
+	// request's context (trace.FromContext), and puts the span's context
+	// in the request's _meta (traceparent, tracestate, baggage: SEP-414),
+	// so that the server's span is its child. Nil: no tracing.
+	Tracer *trace.Tracer
 
 	// Timeout bounds each request (handshake included) unless its context
 	// ends earlier; negative means no bound. Default 60s.

@@ -11,9 +11,11 @@
 //	  runtime/resourceserver      (behind OAuth 2.1 access tokens);
 //	  runtime/gateway             a server whose offers are other servers' (its
 //	                              internal/toolsearch: the tool-search index);
-//	  runtime/fault               the fault campaigns of mcprt chaos
+//	  runtime/fault               the fault campaigns of mcprt chaos;
+//	  runtime/otlp, runtime/audit spans and histograms over OTLP/HTTP JSON, the audit log
 //	session, session/client       the MCP session: the server end, and the client end
-//	handlers                      what a server offers, as plain values and functions
+//	handlers                      what a server offers, as plain values and functions;
+//	  handlers/trace              W3C trace context in _meta, the MCP spans, the Exporter
 //	handlers/mcp                  the protocol's vocabulary: revisions, _meta keys, wire types,
 //	                              one set for server, client, gateway and transports
 //	handlers/jsonschema,          what handlers are built from
