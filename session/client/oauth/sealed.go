@@ -177,21 +177,5 @@ func (s *SealedStore) open(data []byte, ad string) ([]byte, error) {
 // write replaces the file name of the folder with data: written aside,
 // then renamed, never readable by others.
 func (s *SealedStore) write(name string, data []byte) error {
-	tmp, err := os.CreateTemp(s.dir, ".sealed-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if err := tmp.Chmod(0o600); err != nil {
-		tmp.Close()
-		return err
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), filepath.Join(s.dir, name))
+	return writePrivate(filepath.Join(s.dir, name), data)
 }

@@ -117,7 +117,26 @@ func (s *FileStore) Save(server string, st *Stored) error {
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(s.Dir, ".token-*")
+	return writePrivate(s.Path(server), data)
+}
+
+// Delete forgets server's tokens; deleting what is not there is no error.
+func (s *FileStore) Delete(server string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	err := os.Remove(s.Path(server))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	return err
+}
+
+// writePrivate replaces the file at path with data, readable by its owner
+// only: written aside in the same folder, then renamed, so a reader sees
+// the old file or the new one, never a part, and never one others can
+// read.
+func writePrivate(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+"-*")
 	if err != nil {
 		return err
 	}
@@ -133,16 +152,5 @@ func (s *FileStore) Save(server string, st *Stored) error {
 	if err := tmp.Close(); err != nil {
 		return err
 	}
-	return os.Rename(tmp.Name(), s.Path(server))
-}
-
-// Delete forgets server's tokens; deleting what is not there is no error.
-func (s *FileStore) Delete(server string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	err := os.Remove(s.Path(server))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	return err
+	return os.Rename(tmp.Name(), path)
 }
