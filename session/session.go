@@ -155,6 +155,8 @@ type legacy struct {
 	initialized bool // notifications/initialized received
 	logLevel    string
 	subscribed  map[string]bool // resources/subscribe URIs
+	since       time.Time       // when initialize opened the session
+	ended       bool            // its duration recorded (Config.Tracer)
 }
 
 // Session is the session actor. Build it with New.
@@ -333,6 +335,24 @@ func (s *Session) stop() {
 		s.drainTimer.Stop()
 	}
 	s.sc.stop(errShuttingDown)
+	s.endSession()
+}
+
+// endSession records the session's duration (Config.Tracer): only a
+// legacy session is one, opened by initialize and ended with its actor
+// (stdin's EOF over stdio; over HTTP a DELETE, eviction or shutdown). A
+// 2026-07-28 request belongs to no session and records none.
+func (s *Session) endSession() {
+	l := s.legacy
+	if l == nil || l.ended || s.cfg.Tracer == nil {
+		return
+	}
+	l.ended = true
+	transport := "pipe"
+	if s.cfg.SessionID != "" { // only HTTP names its sessions
+		transport = "tcp"
+	}
+	s.cfg.Tracer.EndSession(trace.SessionEnd{Start: l.since, End: time.Now(), ProtocolVersion: l.version, Transport: transport})
 }
 
 var errShuttingDown = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Server is shutting down"}
@@ -548,7 +568,7 @@ func (s *Session) initialize(m *jsonrpc.Message, t ticket) {
 	if caps == nil {
 		caps = json.RawMessage("{}")
 	}
-	s.legacy = &legacy{version: version, clientCaps: caps, subscribed: map[string]bool{}}
+	s.legacy = &legacy{version: version, clientCaps: caps, subscribed: map[string]bool{}, since: time.Now()}
 	s.cfg.Server.ClientCapabilities(caps)
 	info := s.cfg.Server.Info()
 	if version < mcp.Version20250618 {

@@ -111,6 +111,9 @@ func startTelemetry(tf *telemetryFlags, service string, overStdio, metricsPage b
 	case a != nil:
 		t.tracer.OnEnd = a.Record
 	}
+	if d := t.durations; d != nil {
+		t.tracer.OnSessionEnd = d.RecordSession
+	}
 	if a := t.audit; a != nil {
 		a.Start()
 	}

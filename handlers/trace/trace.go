@@ -243,6 +243,27 @@ type Tracer struct {
 	// Exporter does: the duration histograms and the audit log read it.
 	// It must not block.
 	OnEnd func(*Span)
+	// OnSessionEnd, when set, sees each MCP session that ends, for the
+	// session-duration histograms. It must not block.
+	OnSessionEnd func(SessionEnd)
+}
+
+// SessionEnd is an MCP session ended, as a server or a client saw it:
+// what mcp.server.session.duration and mcp.client.session.duration
+// record. A 2026-07-28 exchange over HTTP has no session and makes none.
+type SessionEnd struct {
+	Client          bool
+	Start, End      time.Time
+	ProtocolVersion string
+	Transport       string // network.transport: pipe or tcp
+	ErrorType       string // error.type, "" when it ended cleanly
+}
+
+// EndSession hands e to OnSessionEnd. A nil Tracer is off.
+func (t *Tracer) EndSession(e SessionEnd) {
+	if t != nil && t.OnSessionEnd != nil {
+		t.OnSessionEnd(e)
+	}
 }
 
 var defaultSampler = ParentBased(AlwaysOn)

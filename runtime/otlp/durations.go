@@ -18,8 +18,27 @@ var Bounds = []float64{0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120
 
 // The histograms' names, as OpenTelemetry has them.
 const (
-	ServerDuration = "mcp.server.operation.duration"
-	ClientDuration = "mcp.client.operation.duration"
+	ServerDuration        = "mcp.server.operation.duration"
+	ClientDuration        = "mcp.client.operation.duration"
+	ServerSessionDuration = "mcp.server.session.duration"
+	ClientSessionDuration = "mcp.client.session.duration"
+)
+
+// families are the four histograms, in the order they are written: the
+// name OpenTelemetry gives, the name Prometheus renders it as (dots to
+// underscores, the unit appended), and what it measures.
+var families = [...]struct{ name, prom, what string }{
+	{ServerDuration, "mcp_server_operation_duration_seconds", "Duration of MCP requests served"},
+	{ClientDuration, "mcp_client_operation_duration_seconds", "Duration of MCP requests sent"},
+	{ServerSessionDuration, "mcp_server_session_duration_seconds", "Duration of MCP sessions served, recorded when each ends"},
+	{ClientSessionDuration, "mcp_client_session_duration_seconds", "Duration of MCP sessions opened as a client (a gateway's to its backends), recorded when each ends"},
+}
+
+const (
+	famServerOp = iota
+	famClientOp
+	famServerSession
+	famClientSession
 )
 
 // labelKeys are the span attributes a histogram's series are keyed by:
@@ -41,7 +60,7 @@ type Durations struct {
 }
 
 type seriesKey struct {
-	client bool
+	family int       // an index of families
 	labels [7]string // labelKeys' values
 }
 
@@ -62,13 +81,41 @@ func (d *Durations) Record(s *trace.Span) {
 	if s.Kind != trace.KindServer && s.Kind != trace.KindClient {
 		return // a task's work: an operation of neither histogram
 	}
-	k := seriesKey{client: s.Kind == trace.KindClient}
+	k := seriesKey{family: famServerOp}
+	if s.Kind == trace.KindClient {
+		k.family = famClientOp
+	}
 	for _, a := range s.Attrs {
 		if i := slices.Index(labelKeys, a.Key); i >= 0 {
 			k.labels[i] = a.Str
 		}
 	}
-	secs := s.End.Sub(s.Start).Seconds()
+	d.add(k, s.End.Sub(s.Start).Seconds())
+}
+
+// RecordSession counts an ended session's duration (it is a Tracer's
+// OnSessionEnd), keyed by the attributes the conventions give the
+// session histograms: error.type, mcp.protocol.version and
+// network.transport.
+func (d *Durations) RecordSession(e trace.SessionEnd) {
+	k := seriesKey{family: famServerSession}
+	if e.Client {
+		k.family = famClientSession
+	}
+	for i, key := range labelKeys {
+		switch key {
+		case trace.AttrErrorType:
+			k.labels[i] = e.ErrorType
+		case trace.AttrProtocolVersion:
+			k.labels[i] = e.ProtocolVersion
+		case trace.AttrTransport:
+			k.labels[i] = e.Transport
+		}
+	}
+	d.add(k, e.End.Sub(e.Start).Seconds())
+}
+
+func (d *Durations) add(k seriesKey, secs float64) {
 	b, _ := slices.BinarySearch(Bounds, secs) // le: a value on a bound is in its bucket
 	d.mu.Lock()
 	h := d.series[k]
@@ -96,11 +143,8 @@ func (d *Durations) snapshot() []point {
 	}
 	d.mu.Unlock()
 	slices.SortFunc(ps, func(a, b point) int {
-		if a.key.client != b.key.client {
-			if a.key.client {
-				return 1
-			}
-			return -1
+		if a.key.family != b.key.family {
+			return a.key.family - b.key.family
 		}
 		return slices.Compare(a.key.labels[:], b.key.labels[:])
 	})
@@ -109,20 +153,19 @@ func (d *Durations) snapshot() []point {
 
 // WritePrometheus writes the histograms in the Prometheus text format,
 // named as Prometheus renders OpenTelemetry's (dots to underscores, the
-// unit appended): mcp_server_operation_duration_seconds and
-// mcp_client_operation_duration_seconds. A family with no series yet is
+// unit appended): mcp_server_operation_duration_seconds,
+// mcp_client_operation_duration_seconds, and the session durations
+// mcp_server_session_duration_seconds and
+// mcp_client_session_duration_seconds. A family with no series yet is
 // left out.
 func (d *Durations) WritePrometheus(w io.Writer) {
 	ps := d.snapshot()
 	var b strings.Builder
-	for _, client := range []bool{false, true} {
-		name, help := "mcp_server_operation_duration_seconds", "Duration of MCP requests served, in seconds (OpenTelemetry's "+ServerDuration+")."
-		if client {
-			name, help = "mcp_client_operation_duration_seconds", "Duration of MCP requests sent, in seconds (OpenTelemetry's "+ClientDuration+")."
-		}
+	for f, fam := range families {
+		name, help := fam.prom, fam.what+", in seconds (OpenTelemetry's "+fam.name+")."
 		head := false
 		for _, p := range ps {
-			if p.key.client != client {
+			if p.key.family != f {
 				continue
 			}
 			if !head {

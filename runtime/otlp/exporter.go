@@ -305,14 +305,11 @@ func (e *Exporter) appendMetrics(b []byte, now time.Time) ([]byte, bool) {
 	b = e.appendScope(b)
 	b = append(b, `,"metrics":[`...)
 	first := true
-	for _, client := range []bool{false, true} {
-		name, desc := ServerDuration, "Duration of MCP requests served."
-		if client {
-			name, desc = ClientDuration, "Duration of MCP requests sent."
-		}
+	for f, fam := range families {
+		name, desc := fam.name, fam.what+"."
 		open := false
 		for _, p := range ps {
-			if p.key.client != client {
+			if p.key.family != f {
 				continue
 			}
 			if !open {

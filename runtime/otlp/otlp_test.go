@@ -233,3 +233,69 @@ func TestCollectorDown(t *testing.T) {
 		t.Errorf("dropped %d, sent %d", x.Dropped(), x.Sent())
 	}
 }
+
+// TestSessionDurations: ended sessions land in the conventions' session
+// histograms, keyed by error.type, mcp.protocol.version and
+// network.transport, on the Prometheus page and in the OTLP export.
+func TestSessionDurations(t *testing.T) {
+	rcv := &receiver{}
+	srv := httptest.NewServer(rcv)
+	defer srv.Close()
+	d := NewDurations()
+	x := New(testConfig(srv.URL), d, "v1", nil)
+	tr := &trace.Tracer{Exporter: x, OnEnd: d.Record, OnSessionEnd: d.RecordSession}
+	x.Start()
+	now := time.Now()
+	tr.EndSession(trace.SessionEnd{Start: now, End: now.Add(3 * time.Second), ProtocolVersion: "2025-06-18", Transport: "pipe"})
+	tr.EndSession(trace.SessionEnd{Start: now, End: now.Add(90 * time.Second), ProtocolVersion: "2025-06-18", Transport: "pipe"})
+	tr.EndSession(trace.SessionEnd{Client: true, Start: now, End: now.Add(time.Millisecond), ProtocolVersion: "2025-11-25", Transport: "tcp", ErrorType: "server_exited"})
+	(*trace.Tracer)(nil).EndSession(trace.SessionEnd{}) // off: nothing, no panic
+	x.Close()
+
+	var prom strings.Builder
+	d.WritePrometheus(&prom)
+	for _, want := range []string{
+		`# TYPE mcp_server_session_duration_seconds histogram`,
+		`mcp_server_session_duration_seconds_bucket{mcp_protocol_version="2025-06-18",network_transport="pipe",le="2"} 0`,
+		`mcp_server_session_duration_seconds_bucket{mcp_protocol_version="2025-06-18",network_transport="pipe",le="5"} 1`,
+		`mcp_server_session_duration_seconds_bucket{mcp_protocol_version="2025-06-18",network_transport="pipe",le="120"} 2`,
+		`mcp_server_session_duration_seconds_sum{mcp_protocol_version="2025-06-18",network_transport="pipe"} 93`,
+		`mcp_server_session_duration_seconds_count{mcp_protocol_version="2025-06-18",network_transport="pipe"} 2`,
+		`# TYPE mcp_client_session_duration_seconds histogram`,
+		`mcp_client_session_duration_seconds_bucket{error_type="server_exited",mcp_protocol_version="2025-11-25",network_transport="tcp",le="0.01"} 1`,
+	} {
+		if !strings.Contains(prom.String(), want) {
+			t.Errorf("prometheus lacks %s:\n%s", want, prom.String())
+		}
+	}
+	if strings.Contains(prom.String(), "operation_duration") {
+		t.Errorf("no operation was recorded:\n%s", prom.String())
+	}
+	rcv.mu.Lock()
+	defer rcv.mu.Unlock()
+	if len(rcv.metrics) != 1 || !json.Valid(rcv.metrics[0]) {
+		t.Fatalf("metrics: %s", rcv.metrics)
+	}
+	var req struct {
+		ResourceMetrics []struct {
+			ScopeMetrics []struct {
+				Metrics []struct {
+					Name, Unit string
+					Histogram  struct {
+						DataPoints []struct{ Count string }
+					}
+				}
+			}
+		}
+	}
+	if err := json.Unmarshal(rcv.metrics[0], &req); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, m := range req.ResourceMetrics[0].ScopeMetrics[0].Metrics {
+		got[m.Name] = m.Unit + " " + m.Histogram.DataPoints[0].Count
+	}
+	if got[ServerSessionDuration] != "s 2" || got[ClientSessionDuration] != "s 1" || len(got) != 2 {
+		t.Errorf("OTLP metrics %v", got)
+	}
+}

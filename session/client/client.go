@@ -21,6 +21,7 @@ import (
 
 	"github.com/mcprt/mcprt/handlers/jsonrpc"
 	"github.com/mcprt/mcprt/handlers/mcp"
+	"github.com/mcprt/mcprt/handlers/trace"
 	"github.com/mcprt/mcprt/stdio"
 )
 
@@ -68,6 +69,10 @@ type Client struct {
 	// is not listening, so waiting for it to notice EOF only makes a failed
 	// connect (a -timeout, a wrong command) slower by CloseGrace.
 	handshook atomic.Bool
+	// sessionSince is when the handshake opened a legacy session (unix
+	// nanoseconds; 0: none, as in 2026-07-28), for its duration when it
+	// ends (Options.Tracer's OnSessionEnd).
+	sessionSince atomic.Int64
 	// extMeta is the last _meta made for a request's own extensions
 	// (WithExtensions): a gateway's client mostly sends the same ones.
 	extMeta atomic.Pointer[extEraMeta]
@@ -165,6 +170,7 @@ func Connect(ctx context.Context, cmd Command, opts *Options) (*Client, error) {
 		return nil, fmt.Errorf("client: connecting to %s: %w", cmd, err)
 	}
 	c.handshook.Store(true)
+	c.sessionOpened()
 	c.wg.Add(1)
 	go c.refresher()
 	return c, nil
@@ -320,6 +326,39 @@ func (c *Client) end(reason error) {
 	for id, p := range ps {
 		c.deliver(id, p, reply{err: fmt.Errorf("%s: %w", p.method, reason)})
 	}
+	c.sessionEnded(reason)
+}
+
+// sessionOpened notes when a legacy session began, once the handshake
+// succeeded; a 2026-07-28 exchange has no session to time.
+func (c *Client) sessionOpened() {
+	if c.opts.Tracer != nil && c.era == EraLegacy {
+		c.sessionSince.Store(time.Now().UnixNano())
+	}
+}
+
+// sessionEnded records the session's duration (mcp.client.session.duration),
+// once: error.type says how it ended when Close did not end it.
+func (c *Client) sessionEnded(reason error) {
+	since := c.sessionSince.Swap(0)
+	if since == 0 {
+		return
+	}
+	e := trace.SessionEnd{Client: true, Start: time.Unix(0, since), End: time.Now(), ProtocolVersion: c.version, Transport: "pipe"}
+	if c.h != nil {
+		e.Transport = "tcp"
+	}
+	var ee *ExitError
+	switch {
+	case errors.Is(reason, ErrClosed):
+	case errors.Is(reason, ErrSessionEnded):
+		e.ErrorType = "session_ended" // the server forgot it (HTTP 404)
+	case errors.As(reason, &ee):
+		e.ErrorType = "server_exited" // the process went away by itself
+	default:
+		e.ErrorType = "_OTHER"
+	}
+	c.opts.Tracer.EndSession(e)
 }
 
 // Done is closed when the session has ended: the server exited or closed

@@ -121,6 +121,7 @@ func ConnectURL(ctx context.Context, endpoint string, opts *Options) (*Client, e
 		return nil, fmt.Errorf("client: connecting to %s: %w", shown, err)
 	}
 	c.h.connected(ctx)
+	c.sessionOpened()
 	c.wg.Add(1)
 	go c.refresher()
 	return c, nil
