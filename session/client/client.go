@@ -329,10 +329,11 @@ func (c *Client) end(reason error) {
 	c.sessionEnded(reason)
 }
 
-// sessionOpened notes when a legacy session began, once the handshake
-// succeeded; a 2026-07-28 exchange has no session to time.
+// sessionOpened notes when the session began, once the handshake
+// succeeded: over stdio the server process's connection, in either era;
+// over HTTP a legacy session only (a 2026-07-28 exchange has none).
 func (c *Client) sessionOpened() {
-	if c.opts.Tracer != nil && c.era == EraLegacy {
+	if c.opts.Tracer != nil && (c.h == nil || c.era == EraLegacy) {
 		c.sessionSince.Store(time.Now().UnixNano())
 	}
 }
