@@ -117,6 +117,7 @@ func startBenchTree(b *testing.B, maxInFlight int) *benchTree {
 			{ID: "session", Start: session.New(session.Config{
 				Server: srv, Writer: t.writer, Inbox: t.session, Handlers: supervisor.ChildPID(root, "handlers"),
 				Backlog: t.backlog, MaxInFlight: maxInFlight, Logger: quiet, Tracer: benchTracer,
+				Overload: &session.Overload{}, // counted, as under -http-metrics or -http-status
 			}), Restart: supervisor.Transient, Significant: true, Shutdown: 2 * time.Second},
 		},
 	})

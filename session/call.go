@@ -38,6 +38,7 @@ type env struct {
 	inbox      *supervisor.Inbox // the session's own
 	backlog    *wire.Backlog
 	slots      slots
+	load       *Overload // in flight and queued across sessions (nil: not counted)
 	waits      waits
 	logger     *slog.Logger
 	serverInfo []byte // the Implementation, marshalled once
@@ -91,11 +92,28 @@ func (e *env) takeSlot() bool {
 		return false
 	}
 	e.slots.busy.Add(1)
+	e.countInFlight(1)
 	return true
+}
+
+// countInFlight adds d to the requests in flight across sessions
+// (Config.Overload): an atomic add, no allocation.
+func (e *env) countInFlight(d int64) {
+	if e.load != nil {
+		e.load.inFlight.Add(d)
+	}
+}
+
+// countQueued adds d to the requests parked across sessions.
+func (e *env) countQueued(d int64) {
+	if e.load != nil {
+		e.load.queued.Add(d)
+	}
 }
 
 func (e *env) releaseSlot() {
 	e.slots.busy.Add(-1)
+	e.countInFlight(-1)
 	if e.slots.parked.Load() && e.slots.woken.CompareAndSwap(false, true) {
 		e.inbox.Send(slotFreed{})
 	}
@@ -117,7 +135,13 @@ func (e *env) takeWait() bool {
 		return false
 	}
 	e.waits.busy.Add(1)
+	e.countInFlight(1)
 	return true
+}
+
+func (e *env) releaseWait() {
+	e.waits.busy.Add(-1)
+	e.countInFlight(-1)
 }
 
 // hold is what a line's answer has to give back.
@@ -290,7 +314,7 @@ func (t ticket) release() {
 		t.env.releaseSlot()
 		t.env.backlog.Add(1)
 	case holdWait:
-		t.env.waits.busy.Add(-1)
+		t.env.releaseWait()
 		t.env.backlog.Add(1)
 	case holdNothing:
 		t.env.backlog.Add(1)
@@ -307,7 +331,7 @@ func (t ticket) none() {
 	case t.hold == holdSlot:
 		t.env.releaseSlot()
 	case t.hold == holdWait:
-		t.env.waits.busy.Add(-1)
+		t.env.releaseWait()
 	}
 }
 

@@ -78,8 +78,19 @@ func (o Options) Config() Config {
 }
 
 // Overload counts requests refused as busy (past MaxInFlight and
-// MaxQueued) across the sessions that share it. Safe for concurrent use.
-type Overload struct{ busy atomic.Uint64 }
+// MaxQueued) across the sessions that share it, and the requests they
+// have in flight and queued now. Safe for concurrent use.
+type Overload struct {
+	busy     atomic.Uint64
+	inFlight atomic.Int64 // holding a slot or a place among the waiting
+	queued   atomic.Int64 // parked for a slot
+}
 
 // Refused is how many requests were refused so far.
 func (o *Overload) Refused() uint64 { return o.busy.Load() }
+
+// InFlight is how many requests handlers are working on now.
+func (o *Overload) InFlight() int64 { return o.inFlight.Load() }
+
+// Queued is how many requests wait for a slot now (past MaxInFlight).
+func (o *Overload) Queued() int64 { return o.queued.Load() }

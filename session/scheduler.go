@@ -119,6 +119,7 @@ func (sc *scheduler) enter(cl *call, park bool) {
 	}
 	if park {
 		sc.parked = append(sc.parked, cl)
+		sc.env.countQueued(1)
 		sc.env.slots.parked.Store(true)
 		// A slot given back before the flag was up woke nobody.
 		sc.unpark()
@@ -200,6 +201,9 @@ func (sc *scheduler) endBatch(inbox *supervisor.Inbox, draining bool) {
 // the deadline timers stop, and every handler is cancelled.
 func (sc *scheduler) stop(e *jsonrpc.Error) {
 	sc.failAll(e)
+	// The parked calls are answered; they wait for nothing any more.
+	sc.env.countQueued(-int64(len(sc.parked)))
+	sc.parked = nil
 	if sc.deadlines != nil {
 		sc.deadlines.stop()
 	}
@@ -224,6 +228,7 @@ func (sc *scheduler) roomToPark() bool {
 		}
 	}
 	clear(sc.parked[len(kept):])
+	sc.env.countQueued(int64(len(kept) - len(sc.parked)))
 	sc.parked = kept
 	return len(sc.parked) < sc.maxQueued
 }
@@ -245,10 +250,12 @@ func (sc *scheduler) unpark() {
 			cl.mu.Unlock()
 			if !pending {
 				sc.env.slots.busy.Add(-1)
+				sc.env.countInFlight(-1)
 			}
 		}
 		sc.parked[0] = nil
 		sc.parked = sc.parked[1:]
+		sc.env.countQueued(-1)
 		if cl.ticket.hold == holdSlot {
 			sc.assign(cl)
 		} else {

@@ -59,7 +59,7 @@ func (l *schedLoop) Receive(lc *supervisor.LoopContext, msg any) {
 	switch m := msg.(type) {
 	case actor.Started:
 		lc.Inbox().WakeOnPost(false)
-		e := &env{engine: lc.Engine(), inbox: lc.Inbox(), backlog: wire.NewBacklog(1 << 30), logger: schedQuiet,
+		e := &env{engine: lc.Engine(), inbox: lc.Inbox(), backlog: wire.NewBacklog(1 << 30), logger: schedQuiet, load: l.cfg.Overload,
 			deliver: func(m wire.Out) {
 				if m.Done != nil {
 					m.Done()
@@ -239,6 +239,9 @@ func TestSchedulerParksPastSlots(t *testing.T) {
 			t.Errorf("parked %d, slots busy %d; want 1 and 1", len(sc.parked), sc.env.slots.busy.Load())
 		}
 	})
+	if q, f := overload.Queued(), overload.InFlight(); q != 1 || f != 1 {
+		t.Errorf("Overload: queued %d, in flight %d; want 1 and 1", q, f)
+	}
 	b.none(t, 20*time.Millisecond)
 	close(release)
 	if got := a.wait(t); !strings.Contains(got.data, `"who":"a"`) {
@@ -246,6 +249,14 @@ func TestSchedulerParksPastSlots(t *testing.T) {
 	}
 	if got := b.wait(t); !strings.Contains(got.data, `"who":"b"`) || got.o.Code != 0 {
 		t.Fatalf("b: %+v", got)
+	}
+	// Every slot is given back as its answer goes out: nothing in flight
+	// (polled: the answer may reach us just before its slot is back).
+	for deadline := time.Now().Add(5 * time.Second); overload.InFlight() != 0 && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+	if q, f := overload.Queued(), overload.InFlight(); q != 0 || f != 0 {
+		t.Errorf("Overload after the answers: queued %d, in flight %d; want 0 and 0", q, f)
 	}
 }
 

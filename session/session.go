@@ -302,6 +302,7 @@ func (s *Session) start(lc *supervisor.LoopContext) {
 		cacheTTL:   s.cfg.CacheTTL.Milliseconds(),
 		stateKey:   s.cfg.StateKey,
 		tracer:     s.cfg.Tracer,
+		load:       s.cfg.Overload,
 	}
 	if s.env.stateKey == nil {
 		s.env.stateKey = newStateKey()

@@ -54,6 +54,10 @@ func (in *inside) metrics(w io.Writer) {
 	}
 	family(w, "mcprt_requests_refused_busy_total", "counter", "Requests refused as server busy: past -max-in-flight in progress and -max-queued waiting.")
 	sample(w, "mcprt_requests_refused_busy_total", "", float64(in.overload.Refused()))
+	family(w, "mcprt_requests_in_flight", "gauge", "Requests handlers are working on now, across sessions (at most -max-in-flight each).")
+	sample(w, "mcprt_requests_in_flight", "", float64(in.overload.InFlight()))
+	family(w, "mcprt_requests_queued", "gauge", "Requests waiting for a slot now, across sessions (at most -max-queued each).")
+	sample(w, "mcprt_requests_queued", "", float64(in.overload.Queued()))
 	if m := in.tasks.Load(); m != nil {
 		c := m.Counts()
 		family(w, "mcprt_tasks", "gauge", "Tasks in progress, by state (working, input_required).")

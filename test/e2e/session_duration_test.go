@@ -65,6 +65,10 @@ func TestSessionDurations(t *testing.T) {
 			t.Errorf("want %q in:\n%s", w, page)
 		}
 	}
+	// Nothing is being worked on or waiting now (mcprt's own gauges).
+	if f, q := metric(page, "mcprt_requests_in_flight"), metric(page, "mcprt_requests_queued"); f != 0 || q != 0 {
+		t.Errorf("in flight %v, queued %v; want 0 and 0:\n%s", f, q, page)
+	}
 	if n := strings.Count(page, "mcp_server_session_duration_seconds_count{"); n != 1 {
 		t.Errorf("%d server session series, want 1 (the 2026-07-28 call has no session):\n%s", n, page)
 	}
