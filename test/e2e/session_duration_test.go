@@ -96,3 +96,55 @@ func TestSessionDurations(t *testing.T) {
 		t.Errorf("client sessions: want a count of 1:\n%s", last[i:])
 	}
 }
+
+// TestSessionDurationStdio: over stdio, a legacy session ends at stdin's
+// EOF and its duration goes out over OTLP with network.transport pipe; a
+// 2026-07-28 exchange (no initialize) has no session and records none.
+func TestSessionDurationStdio(t *testing.T) {
+	rcv := newOTLPReceiver(t)
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", rcv.URL)
+	t.Setenv("OTEL_BSP_SCHEDULE_DELAY", "50")
+
+	legacy := Start(t, Options{})
+	legacy.Initialize("2025-11-25")
+	if m := legacy.Call("ping", map[string]any{}); m.Error != nil {
+		t.Fatalf("ping: %s", m)
+	}
+	legacy.CloseStdin()
+	if _, ok := legacy.WaitExit(exitTimeout); !ok {
+		t.Fatal("serve did not exit at EOF")
+	}
+	rcv.mu.Lock()
+	var last string
+	if n := len(rcv.metrics); n > 0 {
+		last = rcv.metrics[n-1]
+	}
+	rcv.mu.Unlock()
+	for _, w := range []string{`"name":"mcp.server.session.duration"`, `"stringValue":"pipe"`, `"stringValue":"2025-11-25"`, `"count":"1"`} {
+		if !strings.Contains(last, w) {
+			t.Errorf("the last OTLP export lacks %s:\n%s", w, last)
+		}
+	}
+
+	rcv.mu.Lock()
+	rcv.metrics = nil
+	rcv.mu.Unlock()
+	modern := Start(t, Options{})
+	if m := modern.Call("tools/call", withMeta(map[string]any{"name": "echo", "arguments": map[string]any{"text": "hi"}}, meta())); m.Error != nil {
+		t.Fatalf("2026-07-28 echo: %s", m)
+	}
+	modern.CloseStdin()
+	if _, ok := modern.WaitExit(exitTimeout); !ok {
+		t.Fatal("serve did not exit at EOF")
+	}
+	rcv.mu.Lock()
+	defer rcv.mu.Unlock()
+	if len(rcv.metrics) == 0 {
+		t.Fatal("no OTLP metrics export of the 2026-07-28 exchange")
+	}
+	for _, m := range rcv.metrics {
+		if strings.Contains(m, "session.duration") {
+			t.Errorf("a 2026-07-28 exchange recorded a session:\n%s", m)
+		}
+	}
+}
