@@ -67,6 +67,15 @@ func (in *Inbox) Post(msg any) {
 	}
 }
 
+// Len is how many messages wait in the inbox now, not yet taken by its
+// loop: its depth, for a gauge. It takes the inbox's lock, so read it at a
+// scrape, not per message.
+func (in *Inbox) Len() int {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return len(in.queue)
+}
+
 // signal leaves a wake token. One may still be there, unconsumed, from a
 // time the loop found work without waiting for it.
 func (in *Inbox) signal() {

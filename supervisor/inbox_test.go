@@ -330,3 +330,25 @@ func TestInboxPost(t *testing.T) {
 		waitLen(5 + 2*(i+1))
 	}
 }
+
+// Len is the inbox's depth: what was sent and not yet taken by its loop.
+func TestInboxLen(t *testing.T) {
+	in := NewInbox()
+	if n := in.Len(); n != 0 {
+		t.Fatalf("new inbox: Len %d", n)
+	}
+	in.Send(1)
+	in.Post(2)
+	in.Send(3)
+	if n := in.Len(); n != 3 {
+		t.Fatalf("after three: Len %d", n)
+	}
+	batch := in.take(nil)
+	if n := in.Len(); n != 0 || len(batch) != 3 {
+		t.Fatalf("after take: Len %d, batch %v", n, batch)
+	}
+	in.requeue(batch[1:])
+	if n := in.Len(); n != 2 {
+		t.Fatalf("after requeue of two: Len %d", n)
+	}
+}

@@ -476,14 +476,27 @@ type Stats struct {
 	// Full counts the initializes refused (503) because every one of
 	// MaxSessions was in use.
 	Full uint64
+	// Mailbox is how many messages wait in the sessions' mailboxes
+	// (supervisor.Inbox: requests, answers and notifications not yet
+	// taken by the session's loop, and news posted for its next wake-up),
+	// summed over every session, the stateless one included; MailboxMax
+	// is the deepest one's. A depth that grows is a session falling
+	// behind.
+	Mailbox, MailboxMax int
 }
 
 // Stats returns the handler's counts now.
 func (h *Handler) Stats() Stats {
+	st := Stats{Evicted: h.evicted.Load(), OriginRefused: h.refused.Load(), Full: h.full.Load()}
 	h.mu.Lock()
-	n := len(h.sessions)
+	st.Sessions = len(h.sessions)
+	for _, hs := range h.byChild {
+		n := hs.in.Len()
+		st.Mailbox += n
+		st.MailboxMax = max(st.MailboxMax, n)
+	}
 	h.mu.Unlock()
-	return Stats{Sessions: n, Evicted: h.evicted.Load(), OriginRefused: h.refused.Load(), Full: h.full.Load()}
+	return st
 }
 
 // forget makes a legacy session unknown to new requests (they get 404).

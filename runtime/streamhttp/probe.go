@@ -63,7 +63,8 @@ func probe(h http.HandlerFunc) http.Handler {
 
 // WriteMetrics writes the handler's counts in Prometheus's text format:
 // the legacy sessions open, those evicted at MaxSessions, those refused
-// there, and the requests refused for their Origin.
+// there, the requests refused for their Origin, and the depth of the
+// sessions' mailboxes.
 func (h *Handler) WriteMetrics(w io.Writer) {
 	st := h.Stats()
 	for _, m := range []struct {
@@ -74,6 +75,8 @@ func (h *Handler) WriteMetrics(w io.Writer) {
 		{"mcprt_http_sessions_evicted_total", "counter", "Idle legacy sessions closed to make room for a new one at the cap on sessions.", st.Evicted},
 		{"mcprt_http_origin_refused_total", "counter", "Requests refused (403) for an Origin not allowed.", st.OriginRefused},
 		{"mcprt_http_sessions_refused_total", "counter", "Legacy initializes refused (503) because every session was in use.", st.Full},
+		{"mcprt_session_mailbox_messages", "gauge", "Messages waiting in the sessions' mailboxes, summed over every session.", uint64(st.Mailbox)},
+		{"mcprt_session_mailbox_messages_max", "gauge", "Messages waiting in the deepest session mailbox.", uint64(st.MailboxMax)},
 	} {
 		fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s %s\n%s %s\n", m.name, m.help, m.name, m.kind, m.name, strconv.FormatUint(m.v, 10))
 	}

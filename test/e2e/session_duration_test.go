@@ -69,6 +69,12 @@ func TestSessionDurations(t *testing.T) {
 	if f, q := metric(page, "mcprt_requests_in_flight"), metric(page, "mcprt_requests_queued"); f != 0 || q != 0 {
 		t.Errorf("in flight %v, queued %v; want 0 and 0:\n%s", f, q, page)
 	}
+	// The mailboxes' depth: at rest a session may hold news posted for
+	// its next wake-up (supervisor.Inbox.Post), not more.
+	sum, most := metric(page, "mcprt_session_mailbox_messages"), metric(page, "mcprt_session_mailbox_messages_max")
+	if !strings.Contains(page, "# TYPE mcprt_session_mailbox_messages gauge\n") || sum < 0 || sum > 4 || most < 0 || most > sum {
+		t.Errorf("mailbox depth %v (deepest %v): want a small gauge at rest:\n%s", sum, most, page)
+	}
 	if n := strings.Count(page, "mcp_server_session_duration_seconds_count{"); n != 1 {
 		t.Errorf("%d server session series, want 1 (the 2026-07-28 call has no session):\n%s", n, page)
 	}
