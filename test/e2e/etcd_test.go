@@ -12,11 +12,7 @@ package e2e
 
 import (
 	"encoding/json"
-	"fmt"
-	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -27,7 +23,7 @@ import (
 )
 
 func TestEtcdReplicasSurviveALostNode(t *testing.T) {
-	nginx := nginxPath(t)
+	nginxPath(t) // skips the test without nginx, before etcd starts
 	cl := etcdtest.Start(t, 3)
 	key := nginxKeyFile(t, "etcd")
 	eps := strings.Join(cl.Endpoints(), ",")
@@ -42,7 +38,7 @@ func TestEtcdReplicasSurviveALostNode(t *testing.T) {
 		replicas[tag] = nginxStartReplica(t, tag, "-http-session-tag", tag, "-http-state-key-file", key,
 			"-tasks-etcd", eps, "-tasks-etcd-prefix", "e2e/", "-tasks-etcd-hold", hold, "-tasks-etcd-timeout", "1s")
 	}
-	c := etcdNginx(t, nginx, replicas)
+	c := nginxStart(t, "nginx-etcd.conf", replicas["a"], replicas["b"], replicas["c"])
 	tasksExt := map[string]any{"extensions": map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}}
 	// A bound on every exchange: the client never waits past it, whatever
 	// is down.
@@ -172,78 +168,6 @@ func TestEtcdReplicasSurviveALostNode(t *testing.T) {
 	t.Logf("etcd down: tasks/get answered with the store's error in %v", storeDown.Round(10*time.Millisecond))
 	t.Logf("9 tasks, 3 replicas, hold %s: replica a killed; its tasks run again by survivors within %v of the kill, completed within %v (sleep 2.5 s)",
 		hold, firstRun.Round(10*time.Millisecond), failover.Round(10*time.Millisecond))
-}
-
-// etcdNginx runs nginx with testdata/nginx-etcd.conf in front of replicas
-// a, b and c (in place of its example addresses).
-func etcdNginx(t *testing.T, bin string, replicas map[string]*nginxReplica) *nginxCluster {
-	t.Helper()
-	tmpl, err := os.ReadFile(filepath.Join("testdata", "nginx-etcd.conf"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	c := &nginxCluster{replicas: replicas, byAddr: map[string]string{}, dir: dir, errLog: filepath.Join(dir, "error.log"),
-		client: &http.Client{Transport: &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 4}}}
-	for name, r := range replicas {
-		c.byAddr[r.addr] = name
-	}
-	t.Cleanup(c.client.CloseIdleConnections)
-	user := ""
-	if os.Geteuid() == 0 {
-		user = "user root;"
-	}
-	main := fmt.Sprintf(`daemon off;
-master_process on;
-worker_processes 1;
-%[2]s
-pid %[1]s/nginx.pid;
-error_log %[1]s/error.log info;
-events { worker_connections 256; }
-http {
-    access_log %[1]s/access.log;
-    client_body_temp_path %[1]s/client_body;
-    proxy_temp_path %[1]s/proxy;
-    fastcgi_temp_path %[1]s/fastcgi;
-    uwsgi_temp_path %[1]s/uwsgi;
-    scgi_temp_path %[1]s/scgi;
-    add_header X-Upstream $upstream_addr always;
-    include %[1]s/mcprt.conf;
-}
-`, dir, user)
-	if err := os.WriteFile(filepath.Join(dir, "nginx.conf"), []byte(main), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	listen := nginxFreeAddr(t)
-	site := strings.NewReplacer(nginxExampleListen, listen, nginxExampleA, replicas["a"].addr, nginxExampleB, replicas["b"].addr,
-		"127.0.0.1:8083", replicas["c"].addr).Replace(string(tmpl))
-	if err := os.WriteFile(filepath.Join(dir, "mcprt.conf"), []byte(site), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, "-p", dir, "-c", filepath.Join(dir, "nginx.conf"), "-e", c.errLog)
-	out := &nginxLog{}
-	cmd.Stdout, cmd.Stderr = out, out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		<-exited
-		if t.Failed() {
-			t.Logf("nginx error.log:\n%s", tail(nginxReadFile(c.errLog), 4000))
-			for _, r := range replicas {
-				t.Logf("replica %s (%s) stderr:\n%s", r.name, r.addr, tail(r.stderr.String(), 6000))
-			}
-		}
-	})
-	if !nginxWaitListening(listen, exited, 10*time.Second) {
-		t.Fatalf("nginx did not start:\n%s%s", out.String(), nginxReadFile(c.errLog))
-	}
-	c.url = "http://" + listen + "/mcp"
-	return c
 }
 
 // The gateway variant: two gateways on one etcd (each with its own

@@ -39,6 +39,7 @@ const (
 	nginxExampleListen = "127.0.0.1:8080"
 	nginxExampleA      = "127.0.0.1:8081"
 	nginxExampleB      = "127.0.0.1:8082"
+	nginxExampleC      = "127.0.0.1:8083"
 )
 
 // nginxPath finds nginx (Debian installs it in /usr/sbin, which is not on
@@ -169,25 +170,34 @@ type nginxCluster struct {
 
 // nginxStart runs nginx with the testdata configuration conf in front of a
 // and b (in place of the example addresses), and waits until it accepts.
-func nginxStart(t *testing.T, conf string, a, b *nginxReplica) *nginxCluster {
+// nginxStart starts nginx with testdata/conf, its example addresses
+// replaced: the listen address by a free one, the replicas' (8081, 8082,
+// 8083) by those of replicas, in that order.
+func nginxStart(t *testing.T, conf string, replicas ...*nginxReplica) *nginxCluster {
 	t.Helper()
 	bin := nginxPath(t)
 	tmpl, err := os.ReadFile(filepath.Join("testdata", conf))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, ex := range []string{nginxExampleListen, nginxExampleA, nginxExampleB} {
+	examples := []string{nginxExampleA, nginxExampleB, nginxExampleC}[:len(replicas)]
+	for _, ex := range append([]string{nginxExampleListen}, examples...) {
 		if !bytes.Contains(tmpl, []byte(ex)) {
 			t.Fatalf("testdata/%s lacks the example address %s", conf, ex)
 		}
 	}
 	dir := t.TempDir()
 	c := &nginxCluster{
-		replicas: map[string]*nginxReplica{a.name: a, b.name: b},
-		byAddr:   map[string]string{a.addr: a.name, b.addr: b.name},
+		replicas: map[string]*nginxReplica{},
+		byAddr:   map[string]string{},
 		dir:      dir,
 		errLog:   filepath.Join(dir, "error.log"),
 		client:   &http.Client{Transport: &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 4}},
+	}
+	var toActual []string
+	for i, r := range replicas {
+		c.replicas[r.name], c.byAddr[r.addr] = r, r.name
+		toActual = append(toActual, examples[i], r.addr)
 	}
 	t.Cleanup(c.client.CloseIdleConnections)
 	user := ""
@@ -222,7 +232,7 @@ http {
 	}
 	for attempt := 1; ; attempt++ {
 		listen := nginxFreeAddr(t)
-		site := strings.NewReplacer(nginxExampleListen, listen, nginxExampleA, a.addr, nginxExampleB, b.addr).Replace(string(tmpl))
+		site := strings.NewReplacer(append([]string{nginxExampleListen, listen}, toActual...)...).Replace(string(tmpl))
 		if err := os.WriteFile(filepath.Join(dir, "mcprt.conf"), []byte(site), 0o644); err != nil {
 			t.Fatal(err)
 		}
