@@ -95,6 +95,9 @@ type Options struct {
 	// the package doc).
 	ToolSearch bool
 	AlwaysList []string
+	// UserSignIn keeps the sign-ins of callers to AuthUser backends (nil:
+	// such a backend refuses every call, saying why).
+	UserSignIn *UserSignIn
 }
 
 // DefaultListGrace is Options.ListGrace's default: enough for most
@@ -129,8 +132,9 @@ func (r CallRecord) Outcome() string {
 // Gateway is one MCP server in front of many backend servers: Server is
 // what a runtime serves, Start starts the backends and Close stops them.
 type Gateway struct {
-	opts Options
-	log  *slog.Logger
+	opts    Options
+	signins *signins // nil without Options.UserSignIn
+	log     *slog.Logger
 	// quietLog is log at Debug, for the supervisors': a backend's restart
 	// or failure is the gateway's to tell, once (see backend.down).
 	quietLog *slog.Logger
@@ -326,6 +330,7 @@ func New(cfg *Config, opts Options) (*Gateway, error) {
 	}
 	g := &Gateway{
 		opts:        opts,
+		signins:     newSignins(opts.UserSignIn),
 		log:         opts.Logger,
 		quietLog:    slog.New(atDebug{opts.Logger.Handler()}),
 		srv:         handlers.NewServer(opts.Info, opts.Instructions),
@@ -666,10 +671,12 @@ func (g *Gateway) close() error {
 		b.closing("")
 	}
 	if !g.started.Load() || g.sup == nil { // never launched, or failed to
+		g.signins.close()
 		g.wg.Wait()
 		return nil
 	}
 	g.stopBackends(g.all())
+	g.signins.close()
 	var err error
 	if g.root != nil { // a tree of its own; a caller's stops its part itself
 		err = g.root.Stop(context.Background())

@@ -208,6 +208,14 @@ func (b *backend) apply(l *lists, note string) {
 		}
 		tools[ext] = name
 	}
+	if ext := b.external(signOutTool); b.cfg.Auth == AuthUser && tools[ext] == "" && !g.search.reserved(ext) {
+		// AuthUser: the caller's way to forget their sign-in.
+		t := handlers.Tool{Name: ext, Unchecked: true, InputSchema: json.RawMessage(`{"type":"object"}`),
+			Description: fmt.Sprintf("Sign out of %q: the gateway forgets your token for it, and your next call of its tools asks you to sign in again.", b.name)}
+		if offer('t', "tool", signOutTool, ext, func() { g.addTool(t, b.signOutHandler()) }) {
+			tools[ext] = signOutTool
+		}
+	}
 	if note == "" {
 		b.unmatchedOverrides(l.tools)
 	}
