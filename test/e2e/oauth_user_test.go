@@ -1,0 +1,146 @@
+//go:build linux
+
+package e2e
+
+import (
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcprt/mcprt/session/client"
+)
+
+// TestOAuthGatewayUserSignIn: "auth": "user". Two users reach, through
+// mcprt gateway -http (protected by one authorization server), a
+// backend protected by another, a third party's, where each signs in in
+// a browser: a call before that is answered with error -32042 (URL
+// elicitation required) whose URL, at the gateway, leads through the
+// third party's login and consent back to the gateway's callback; then
+// the backend's whoami names each user, never the other. Sign-out asks
+// again. The kept tokens are sealed (no token in clear), and a gateway
+// started with another key on the folder is refused.
+func TestOAuthGatewayUserSignIn(t *testing.T) {
+	t.Parallel()
+	inbound := startAuthServer(t, asKeys("1"))
+	gwRes := fmt.Sprintf("http://127.0.0.1:%d/mcp", freeLoopbackPort(t))
+	third := startAuthServerConfig(t, asKeys("2"), 300, map[string]any{"authorizationCode": true,
+		"clients": []map[string]any{{"client_id": "gw-user", "client_secret": "secret-gw-user", "alg": "ES256",
+			"scope": "openid offline_access mcp:tools", "redirect_uris": []string{gwRes + "/oauth/callback"}}}})
+	res := fmt.Sprintf("http://127.0.0.1:%d/mcp", freeLoopbackPort(t))
+	backend := startHTTP(t, binPath, "serve", "-http", strings.TrimSuffix(strings.TrimPrefix(res, "http://"), "/mcp"),
+		"-http-oauth-issuer", third.issuer, "-http-oauth-resource", res, "-http-oauth-scopes", "mcp:tools")
+	f := newGateway(t)
+	cfg := f.config(map[string]any{"saas": map[string]any{"url": backend.url, "auth": "user",
+		"oauth": map[string]any{"issuer": third.issuer, "clientId": "gw-user", "clientSecret": "${GW_SECRET}", "scopes": "mcp:tools"}}})
+	dir := filepath.Join(t.TempDir(), "tokens")
+	keyFile := filepath.Join(t.TempDir(), "key")
+	os.WriteFile(keyFile, []byte(strings.Repeat("ab", 32)+"\n"), 0o600)
+	gw := startHTTPEnv(t, []string{"GW_SECRET=secret-gw-user"}, binPath, "gateway", "-config", cfg,
+		"-http", strings.TrimSuffix(strings.TrimPrefix(gwRes, "http://"), "/mcp"),
+		"-http-oauth-issuer", inbound.issuer, "-http-oauth-resource", gwRes, "-http-oauth-scopes", "mcp:tools",
+		"-user-token-dir", dir, "-user-token-key", keyFile)
+	t.Cleanup(func() {
+		log := gw.stderr.String()
+		if strings.Contains(log, "secret-gw-user") || strings.Contains(log, "eyJ") {
+			t.Errorf("a secret or a token reached the gateway's log")
+		}
+		if t.Failed() {
+			t.Logf("gateway log:\n%s\nthird party:\n%s", tail(log, 6000), tail(third.out.String(), 3000))
+		}
+	})
+
+	// signInURL calls whoami as c, expecting -32042, and returns its URL.
+	signInURL := func(c *client.Client) string {
+		t.Helper()
+		_, err := c.CallTool(testCtx(t), "saas__whoami", map[string]any{})
+		var re *client.RPCError
+		if !errors.As(err, &re) || re.Err.Code != -32042 {
+			t.Fatalf("a call before signing in: %v, want error -32042", err)
+		}
+		raw, _ := json.Marshal(re.Err.Data)
+		var data struct {
+			Elicitations []struct{ Mode, ElicitationID, URL, Message string }
+		}
+		if err := json.Unmarshal(raw, &data); err != nil || len(data.Elicitations) != 1 {
+			t.Fatalf("-32042's data: %s", raw)
+		}
+		e := data.Elicitations[0]
+		if e.Mode != "url" || e.ElicitationID == "" || !strings.HasPrefix(e.URL, gwRes+"/signin/saas?state=") {
+			t.Fatalf("-32042's elicitation: %+v", e)
+		}
+		return e.URL
+	}
+	users := map[string]string{"c-es256": "alice", "c-ps256": "bob"}
+	conns := map[string]*client.Client{}
+	for caller, user := range users {
+		c := connectHTTP(t, gw.url, withToken(client.Options{}, inbound.token(caller, gwRes, "mcp:tools")))
+		conns[caller] = c
+		link := signInURL(c)
+		body, _ := signIn(t, third, link, user)
+		if !strings.Contains(body, "Signed in") {
+			t.Fatalf("the callback's page: %q", body)
+		}
+		// The link is single use.
+		noRedirect := &http.Client{Timeout: callTimeout, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		if resp, err := noRedirect.Get(link); err != nil || resp.StatusCode != 400 {
+			t.Errorf("the link followed again: %v %v, want 400", resp, err)
+		} else {
+			resp.Body.Close()
+		}
+	}
+	for _, era := range []client.Era{client.EraLegacy, client.EraModern} {
+		for caller, user := range users {
+			c := connectHTTP(t, gw.url, withToken(client.Options{Era: era}, inbound.token(caller, gwRes, "mcp:tools")))
+			if who := whoami(t, c, "saas"); who["sub"] != user {
+				t.Errorf("%v: %s signed in as %s reaches the backend as %v", era, caller, user, who["sub"])
+			}
+		}
+	}
+
+	// The folder holds sealed files: no token, no JSON in clear.
+	files, _ := filepath.Glob(filepath.Join(dir, "*.sealed"))
+	if len(files) != 3 { // the key check and two tokens
+		t.Errorf("the token folder holds %v, want the key check and two tokens", files)
+	}
+	for _, p := range files {
+		data, _ := os.ReadFile(p)
+		if strings.Contains(string(data), "eyJ") || strings.Contains(string(data), "access_token") || strings.Contains(string(data), "alice") {
+			t.Errorf("%s holds a token in clear", p)
+		}
+	}
+
+	// Sign-out: forgotten, and the next call asks again; the other user
+	// is still signed in.
+	if text := callText(t, conns["c-es256"], "saas__sign_out", map[string]any{}); !strings.Contains(text, "Signed out") {
+		t.Errorf("sign_out: %q", text)
+	}
+	signInURL(conns["c-es256"])
+	if who := whoami(t, conns["c-ps256"], "saas"); who["sub"] != "bob" {
+		t.Errorf("after alice signed out, bob reaches the backend as %v", who["sub"])
+	}
+
+	// Another key on the folder: refused at start.
+	wrong := filepath.Join(t.TempDir(), "wrong")
+	os.WriteFile(wrong, []byte(strings.Repeat("cd", 32)), 0o600)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binPath, "gateway", "-config", cfg, "-user-token-dir", dir, "-user-token-key", wrong)
+	cmd.Env = append(os.Environ(), "GW_SECRET=x")
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(out), "not the one this token folder was sealed with") {
+		t.Errorf("a wrong key: %v\n%s", err, out)
+	}
+	if strings.Contains(string(out), hex.EncodeToString([]byte{0xcd, 0xcd})) {
+		t.Errorf("the key is in the error: %s", out)
+	}
+}
