@@ -382,6 +382,31 @@ func (cs *callers) signOut(principal string) {
 	}
 }
 
+// signInAgain is the answer to a request of req's caller that failed
+// because the backend refused the caller's token and no refresh could
+// renew it (AuthUser): the connection is forgotten, and the caller is
+// asked to sign in again (-32042). nil when that is not why it failed.
+func (b *backend) signInAgain(ctx context.Context, req *handlers.Request) error {
+	b.mu.Lock()
+	cs := b.callers
+	b.mu.Unlock()
+	if cs == nil || req.Caller == nil || b.g.signins == nil {
+		return nil
+	}
+	principal := req.Caller.Principal()
+	cs.mu.Lock()
+	e := cs.m[principal]
+	asked := e != nil && e.agent != nil && e.agent.wasAsked()
+	if asked {
+		cs.dropLocked(principal, e)
+	}
+	cs.mu.Unlock()
+	if !asked {
+		return nil
+	}
+	return b.g.signins.required(ctx, b, principal)
+}
+
 // perCaller: the backend's requests go on each caller's own connection.
 func (b *backend) perCaller() bool { return b.cfg.Auth == AuthExchange || b.cfg.Auth == AuthUser }
 

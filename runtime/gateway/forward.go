@@ -192,6 +192,11 @@ func (b *backend) forward(parent context.Context, req *handlers.Request, method 
 	}
 	err = cl.Call(&f.ctx, method, params, &f.raw, opts...)
 	release(err)
+	if err != nil && b.cfg.Auth == AuthUser && parent.Err() == nil {
+		if serr := b.signInAgain(parent, req); serr != nil {
+			return serr
+		}
+	}
 	if err == nil && !f.c.needInput.Load() {
 		*result = f.raw
 		return nil

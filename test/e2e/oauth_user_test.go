@@ -19,20 +19,22 @@ import (
 	"github.com/mcprt/mcprt/session/client"
 )
 
-// TestOAuthGatewayUserSignIn: "auth": "user". Two users reach, through
-// mcprt gateway -http (protected by one authorization server), a
-// backend protected by another, a third party's, where each signs in in
-// a browser: a call before that is answered with error -32042 (URL
-// elicitation required) whose URL, at the gateway, leads through the
-// third party's login and consent back to the gateway's callback; then
-// the backend's whoami names each user, never the other. Sign-out asks
-// again. The kept tokens are sealed (no token in clear), and a gateway
-// started with another key on the folder is refused.
-func TestOAuthGatewayUserSignIn(t *testing.T) {
-	t.Parallel()
+// userFixture: mcprt gateway -http, protected by the authorization
+// server inbound, with the backend "saas" ("auth": "user"): mcprt serve
+// -http protected by another, third, whose tokens last ttl seconds, where
+// the gateway is the client gw-user; the sealed token folder dir.
+type userFixture struct {
+	inbound, third *authServer
+	gw             *httpProc
+	gwRes, cfg     string
+	dir            string
+}
+
+func newUserFixture(t *testing.T, ttl int) *userFixture {
+	t.Helper()
 	inbound := startAuthServer(t, asKeys("1"))
 	gwRes := fmt.Sprintf("http://127.0.0.1:%d/mcp", freeLoopbackPort(t))
-	third := startAuthServerConfig(t, asKeys("2"), 300, map[string]any{"authorizationCode": true,
+	third := startAuthServerConfig(t, asKeys("2"), ttl, map[string]any{"authorizationCode": true,
 		"clients": []map[string]any{{"client_id": "gw-user", "client_secret": "secret-gw-user", "alg": "ES256",
 			"scope": "openid offline_access mcp:tools", "redirect_uris": []string{gwRes + "/oauth/callback"}}}})
 	res := fmt.Sprintf("http://127.0.0.1:%d/mcp", freeLoopbackPort(t))
@@ -58,27 +60,56 @@ func TestOAuthGatewayUserSignIn(t *testing.T) {
 		}
 	})
 
-	// signInURL calls whoami as c, expecting -32042, and returns its URL.
-	signInURL := func(c *client.Client) string {
-		t.Helper()
-		_, err := c.CallTool(testCtx(t), "saas__whoami", map[string]any{})
-		var re *client.RPCError
-		if !errors.As(err, &re) || re.Err.Code != -32042 {
-			t.Fatalf("a call before signing in: %v, want error -32042", err)
-		}
-		raw, _ := json.Marshal(re.Err.Data)
-		var data struct {
-			Elicitations []struct{ Mode, ElicitationID, URL, Message string }
-		}
-		if err := json.Unmarshal(raw, &data); err != nil || len(data.Elicitations) != 1 {
-			t.Fatalf("-32042's data: %s", raw)
-		}
-		e := data.Elicitations[0]
-		if e.Mode != "url" || e.ElicitationID == "" || !strings.HasPrefix(e.URL, gwRes+"/signin/saas?state=") {
-			t.Fatalf("-32042's elicitation: %+v", e)
-		}
-		return e.URL
+	return &userFixture{inbound: inbound, third: third, gw: gw, gwRes: gwRes, cfg: cfg, dir: dir}
+}
+
+// signInURL calls whoami as c, expecting -32042, and returns its URL.
+func (x *userFixture) signInURL(t *testing.T, c *client.Client) string {
+	t.Helper()
+	_, err := c.CallTool(testCtx(t), "saas__whoami", map[string]any{})
+	var re *client.RPCError
+	if !errors.As(err, &re) || re.Err.Code != -32042 {
+		t.Fatalf("a call before signing in: %v, want error -32042", err)
 	}
+	raw, _ := json.Marshal(re.Err.Data)
+	var data struct {
+		Elicitations []struct{ Mode, ElicitationID, URL, Message string }
+	}
+	if err := json.Unmarshal(raw, &data); err != nil || len(data.Elicitations) != 1 {
+		t.Fatalf("-32042's data: %s", raw)
+	}
+	e := data.Elicitations[0]
+	if e.Mode != "url" || e.ElicitationID == "" || !strings.HasPrefix(e.URL, x.gwRes+"/signin/saas?state=") {
+		t.Fatalf("-32042's elicitation: %+v", e)
+	}
+	return e.URL
+}
+
+// signIn signs caller in as user, and returns caller's connection.
+func (x *userFixture) signIn(t *testing.T, caller, user string) *client.Client {
+	t.Helper()
+	c := connectHTTP(t, x.gw.url, withToken(client.Options{}, x.inbound.token(caller, x.gwRes, "mcp:tools")))
+	if body, _ := signIn(t, x.third, x.signInURL(t, c), user); !strings.Contains(body, "Signed in") {
+		t.Fatalf("the callback's page: %q", body)
+	}
+	return c
+}
+
+// TestOAuthGatewayUserSignIn: "auth": "user". Two users reach, through
+// mcprt gateway -http (protected by one authorization server), a
+// backend protected by another, a third party's, where each signs in in
+// a browser: a call before that is answered with error -32042 (URL
+// elicitation required) whose URL, at the gateway, leads through the
+// third party's login and consent back to the gateway's callback; then
+// the backend's whoami names each user, never the other. Sign-out asks
+// again. The kept tokens are sealed (no token in clear), and a gateway
+// started with another key on the folder is refused.
+func TestOAuthGatewayUserSignIn(t *testing.T) {
+	t.Parallel()
+	x := newUserFixture(t, 300)
+	inbound, third, gw, gwRes, cfg, dir := x.inbound, x.third, x.gw, x.gwRes, x.cfg, x.dir
+	signInURL := func(c *client.Client) string { t.Helper(); return x.signInURL(t, c) }
+
 	users := map[string]string{"c-es256": "alice", "c-ps256": "bob"}
 	conns := map[string]*client.Client{}
 	for caller, user := range users {
@@ -142,5 +173,24 @@ func TestOAuthGatewayUserSignIn(t *testing.T) {
 	}
 	if strings.Contains(string(out), hex.EncodeToString([]byte{0xcd, 0xcd})) {
 		t.Errorf("the key is in the error: %s", out)
+	}
+}
+
+// TestOAuthGatewayUserRefresh: a signed-in user's token (3 s of life) is
+// renewed with its refresh token before it expires (the authorization
+// server counts the refresh grants): calls past its expiry go through as
+// the user, with no sign-in asked for.
+func TestOAuthGatewayUserRefresh(t *testing.T) {
+	t.Parallel()
+	x := newUserFixture(t, 3)
+	c := x.signIn(t, "c-es256", "carol")
+	for i := range 3 {
+		if who := whoami(t, c, "saas"); who["sub"] != "carol" {
+			t.Fatalf("call %d: %v", i, who)
+		}
+		time.Sleep(2 * time.Second)
+	}
+	if n := strings.Count(x.third.out.String(), "refreshed for gw-user"); n < 1 {
+		t.Errorf("no refresh grant at the authorization server in 3 calls over 6s of 3s tokens")
 	}
 }

@@ -143,6 +143,10 @@ function build(issuer) {
       ['subject_token', 'subject_token_type', 'requested_token_type', 'resource', 'scope', 'audience']);
   }
   provider.on('server_error', (ctx, err) => console.error('as: server_error', err));
+  // A refresh says so on stdout (never a token), for tests that count them.
+  provider.on('grant.success', (ctx) => {
+    if (ctx.oidc.params.grant_type === 'refresh_token') console.log(`refreshed for ${ctx.oidc.client.clientId}`);
+  });
   return provider;
 }
 
