@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -60,6 +61,20 @@ func newUserFixture(t *testing.T, ttl int) *userFixture {
 		}
 	})
 
+	// The backend is listed (the gateway as itself, by client
+	// credentials) before a call may name its tools.
+	c := connectHTTP(t, gw.url, withToken(client.Options{}, inbound.token("c-es256", gwRes, "mcp:tools")))
+	deadline := time.Now().Add(callTimeout)
+	for {
+		tools, err := c.ListTools(testCtx(t))
+		if err == nil && slices.ContainsFunc(tools, func(tl client.Tool) bool { return tl.Name == "saas__whoami" }) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("saas__whoami is not listed: %v %v", tools, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	return &userFixture{inbound: inbound, third: third, gw: gw, gwRes: gwRes, cfg: cfg, dir: dir}
 }
 
