@@ -35,7 +35,14 @@
 // defaultMaxCallers, the least recently used idle one closed for a new
 // caller, and any idle for defaultCallerIdle closed. Each costs ~7 KB
 // of heap, and a first call about 0.7 ms more than a known caller's
-// (BenchmarkExchangeCaller).
+// (BenchmarkExchangeCaller). With AuthUser the caller's token for the
+// backend is instead one the caller got by signing in, in a browser, to
+// the backend's own authorization server (Options.UserSignIn,
+// Gateway.SignInHandler): the first call before that is answered with
+// error -32042 and a link; the sign-in runs an oauth.Authorizer's code
+// grant whose user agent waits for the gateway's callback, and keeps the
+// token sealed per (caller, backend); the caller's connection reads it
+// from there, and refreshes it.
 //
 // # Tool overrides
 //
