@@ -724,9 +724,9 @@ type Status struct {
 	// clients, as it acknowledged them (resources/subscribe answered, or
 	// a 2026-07-28 listen stream acknowledged).
 	Subscriptions int
-	// Auth is whom its requests are made as (Backend.Auth: AuthService
-	// or AuthExchange), and Callers, for AuthExchange, how many callers
-	// have a connection of their own to it now. No token, ever.
+	// Auth is whom its requests are made as (Backend.Auth: AuthService,
+	// AuthExchange or AuthUser), and Callers, for the last two, how many
+	// callers have a connection of their own to it now. No token, ever.
 	Auth    string
 	Callers int
 	// Protocol is the revision it speaks and Since when it came up, while
