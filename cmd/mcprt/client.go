@@ -847,6 +847,14 @@ func (cv *clientRun) failUnknown(err error, kind, name string) int {
 	if !errors.As(err, &re) {
 		return cv.fail(err)
 	}
+	if urls := elicitationURLs(re); len(urls) > 0 {
+		// -32042: the server (an "auth": "user" gateway backend) wants
+		// the user to visit a URL, a sign-in, before the call can go on.
+		for _, u := range urls {
+			fmt.Fprintf(cv.stderr, "mcprt %s: open this URL, then run the command again: %s\n", cv.verb, u)
+		}
+		return runtime.ExitFailure
+	}
 	var names []string
 	var listErr error
 	switch kind {
@@ -1004,4 +1012,38 @@ func clientPing(cv *clientRun, _ []string) int {
 	fmt.Fprintf(cv.stdout, "ok: %s %s, protocol %s (%s), round trip %v\n",
 		info.Name, info.Version, cv.c.ProtocolVersion(), cv.c.Era(), rtt.Round(time.Microsecond))
 	return runtime.ExitOK
+}
+
+// elicitationURLs are the URLs of a URL elicitation required error
+// (-32042, 2025-11-25): data.elicitations[].url, http(s) ones only.
+func elicitationURLs(re *client.RPCError) []string {
+	if re.Err.Code != -32042 {
+		return nil
+	}
+	raw, err := json.Marshal(re.Err.Data)
+	if err != nil {
+		return nil
+	}
+	var data struct {
+		Elicitations []struct {
+			Mode string `json:"mode"`
+			URL  string `json:"url"`
+		} `json:"elicitations"`
+	}
+	if json.Unmarshal(raw, &data) != nil {
+		return nil
+	}
+	var urls []string
+	for _, e := range data.Elicitations {
+		if e.Mode == "url" && (strings.HasPrefix(e.URL, "https://") || strings.HasPrefix(e.URL, "http://")) {
+			// Shown as text to a terminal: no control characters.
+			urls = append(urls, strings.Map(func(r rune) rune {
+				if r < 0x20 || r == 0x7f {
+					return -1
+				}
+				return r
+			}, e.URL))
+		}
+	}
+	return urls
 }

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -154,7 +155,7 @@ func TestOAuthGatewayUserSignIn(t *testing.T) {
 
 	// The folder holds sealed files: no token, no JSON in clear.
 	files, _ := filepath.Glob(filepath.Join(dir, "*.sealed"))
-	if len(files) != 3 { // the key check and two tokens
+	if len(files) != 3 { // the key check and two tokens (dave's comes later)
 		t.Errorf("the token folder holds %v, want the key check and two tokens", files)
 	}
 	for _, p := range files {
@@ -174,6 +175,18 @@ func TestOAuthGatewayUserSignIn(t *testing.T) {
 		t.Errorf("after alice signed out, bob reaches the backend as %v", who["sub"])
 	}
 
+	// mcprt call prints the URL to open, and it is a working link.
+	call := exec.Command(binPath, "call", "-url", gw.url, "-header", "Authorization: Bearer "+inbound.token("c-eddsa", gwRes, "mcp:tools"), "saas__whoami")
+	out, err := call.CombinedOutput()
+	m := regexp.MustCompile(`open this URL, then run the command again: (\S+)`).FindSubmatch(out)
+	if err == nil || m == nil || !strings.HasPrefix(string(m[1]), gwRes+"/signin/saas?state=") {
+		t.Fatalf("mcprt call before signing in: %v\n%s", err, out)
+	}
+	signIn(t, third, string(m[1]), "dave")
+	if out, err := exec.Command(binPath, "call", "-url", gw.url, "-header", "Authorization: Bearer "+inbound.token("c-eddsa", gwRes, "mcp:tools"), "saas__whoami").CombinedOutput(); err != nil || !strings.Contains(string(out), `"sub":"dave"`) {
+		t.Errorf("mcprt call after signing in: %v\n%s", err, out)
+	}
+
 	// Another key on the folder: refused at start.
 	wrong := filepath.Join(t.TempDir(), "wrong")
 	os.WriteFile(wrong, []byte(strings.Repeat("cd", 32)), 0o600)
@@ -181,7 +194,7 @@ func TestOAuthGatewayUserSignIn(t *testing.T) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, binPath, "gateway", "-config", cfg, "-user-token-dir", dir, "-user-token-key", wrong)
 	cmd.Env = append(os.Environ(), "GW_SECRET=x")
-	out, err := cmd.CombinedOutput()
+	out, err = cmd.CombinedOutput()
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(out), "not the one this token folder was sealed with") {
 		t.Errorf("a wrong key: %v\n%s", err, out)
