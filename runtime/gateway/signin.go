@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"crypto/rand"
+	"crypto/subtle"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -54,16 +55,80 @@ type signins struct {
 }
 
 // signin is one caller's sign-in to one backend. ready is closed once
-// authURL is known or the sign-in ended; done once it ended (err).
+// authURL is known or the sign-in ended; obtained once the token came
+// back (kept in pending, in memory, until the caller confirms it with
+// code); done once it ended (err).
+//
+// Why the confirmation: the link is bound to the caller only by being
+// handed to them. Whoever completes it in a browser (a victim the link
+// was passed to) would otherwise have their account at the third party
+// bound to the caller who asked (login CSRF). So the token is bound to
+// the caller only when that caller, authenticated, enters the code the
+// browser was shown (confirmSignIn).
 type signin struct {
 	key, backend, principal string
+	issuer, confirmName     string
 	state                   string // the link's
 	asState, authURL        string // (signins.mu)
 	opened                  bool   // the link was followed (signins.mu)
-	ready, done             chan struct{}
+	ready, done, obtained   chan struct{}
 	readyOnce               sync.Once
 	back                    chan url.Values
+	pending                 *pendingStore
+	code                    string     // set before obtained is closed
+	tries                   int        // wrong codes entered (signins.mu)
+	claimed                 bool       // ended by confirmSignIn (signins.mu)
+	result                  chan error // confirmSignIn's outcome, buffered
 	err                     error
+}
+
+// pendingStore keeps a sign-in's token in memory until it is confirmed:
+// the Authorizer's Store during the sign-in.
+type pendingStore struct {
+	mu     sync.Mutex
+	server string
+	s      *oauth.Stored
+}
+
+func (p *pendingStore) Load(string) (*oauth.Stored, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.s, nil
+}
+
+func (p *pendingStore) Save(server string, s *oauth.Stored) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.server, p.s = server, s
+	return nil
+}
+
+func (p *pendingStore) take() (string, *oauth.Stored) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	server, s := p.server, p.s
+	p.s = nil
+	return server, s
+}
+
+// maxSignins bounds the sign-ins under way (each may hold a token in
+// memory until it is confirmed or its signInTTL ends).
+const maxSignins = 1000
+
+// maxCodeTries is how many wrong confirmation codes end a sign-in.
+const maxCodeTries = 3
+
+// codeAlphabet is the confirmation code's: no 0/O, 1/I; 32 letters, so
+// a random byte maps to one without bias.
+const codeAlphabet = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
+
+func confirmationCode() string {
+	b := make([]byte, 8)
+	rand.Read(b)
+	for i := range b {
+		b[i] = codeAlphabet[int(b[i])%len(codeAlphabet)]
+	}
+	return string(b)
 }
 
 func newSignins(u *UserSignIn) *signins {
@@ -89,7 +154,8 @@ func randomHex(n int) string {
 	return hex.EncodeToString(b)
 }
 
-// start is principal's sign-in to b, under way or begun now.
+// start is principal's sign-in to b, under way or begun now; nil when
+// too many are under way.
 func (s *signins) start(b *backend, principal string) *signin {
 	key := principal + "\x00" + b.name
 	s.mu.Lock()
@@ -97,8 +163,12 @@ func (s *signins) start(b *backend, principal string) *signin {
 	if si := s.byKey[key]; si != nil {
 		return si
 	}
-	si := &signin{key: key, backend: b.name, principal: principal, state: randomHex(16),
-		ready: make(chan struct{}), done: make(chan struct{}), back: make(chan url.Values, 1)}
+	if len(s.byKey) >= maxSignins {
+		return nil
+	}
+	si := &signin{key: key, backend: b.name, principal: principal, issuer: b.cfg.OAuth.Issuer, confirmName: b.external(confirmTool), state: randomHex(16),
+		ready: make(chan struct{}), done: make(chan struct{}), obtained: make(chan struct{}),
+		back: make(chan url.Values, 1), pending: &pendingStore{}, result: make(chan error, 1)}
 	s.byKey[key], s.byState[si.state] = si, si
 	s.wg.Go(func() { s.run(b, si) })
 	return si
@@ -107,17 +177,27 @@ func (s *signins) start(b *backend, principal string) *signin {
 // run signs principal in to b: an Authorizer of the code grant, sent to
 // the backend without a token, meets its 401 and goes through the
 // authorization server with the user (signinAgent), keeping the token in
-// the caller's sealed store.
+// memory (si.pending); then it waits, within the same signInTTL, for the
+// caller to confirm it (confirmSignIn), which moves it to the caller's
+// sealed store. An unconfirmed token is dropped.
 func (s *signins) run(b *backend, si *signin) {
 	ctx, cancel := context.WithTimeoutCause(s.ctx, signInTTL, errors.New("the sign-in was not completed in time"))
 	defer cancel()
 	err := s.signIn(ctx, b, si)
+	if err == nil {
+		si.code = confirmationCode()
+		close(si.obtained)
+		select {
+		case err = <-si.result:
+		case <-ctx.Done():
+			err = context.Cause(ctx)
+		}
+	}
 	s.mu.Lock()
 	si.err = err
-	delete(s.byKey, si.key)
-	delete(s.byState, si.state)
-	delete(s.byAS, si.asState)
+	s.forgetLocked(si)
 	s.mu.Unlock()
+	si.pending.take() // an unconfirmed token is not kept
 	si.readyOnce.Do(func() { close(si.ready) })
 	close(si.done)
 	if err != nil {
@@ -125,8 +205,20 @@ func (s *signins) run(b *backend, si *signin) {
 	}
 }
 
+// forgetLocked removes si from the maps (s.mu held), but not a newer
+// sign-in of the same caller and backend.
+func (s *signins) forgetLocked(si *signin) {
+	if s.byKey[si.key] == si {
+		delete(s.byKey, si.key)
+	}
+	delete(s.byState, si.state)
+	if s.byAS[si.asState] == si {
+		delete(s.byAS, si.asState)
+	}
+}
+
 func (s *signins) signIn(ctx context.Context, b *backend, si *signin) error {
-	a, err := oauth.New(b.cfg.URL, userConfig(b, s.u.Tokens.For(si.principal), &signinAgent{s: s, si: si}))
+	a, err := oauth.New(b.cfg.URL, userConfig(b, si.pending, &signinAgent{s: s, si: si}))
 	if err != nil {
 		return err
 	}
@@ -225,6 +317,9 @@ func (a *noSigninAgent) wasAsked() bool {
 // sign-in knows where to send the user (within ctx).
 func (s *signins) required(ctx context.Context, b *backend, principal string) error {
 	si := s.start(b, principal)
+	if si == nil {
+		return &unavailable{backend: b.name, why: "has as many sign-ins under way as it takes; try again shortly"}
+	}
 	select {
 	case <-si.ready:
 	case <-ctx.Done():
@@ -236,7 +331,8 @@ func (s *signins) required(ctx context.Context, b *backend, principal string) er
 	default:
 	}
 	link := strings.TrimSuffix(s.u.Base, "/") + "/signin/" + url.PathEscape(b.name) + "?state=" + si.state
-	msg := fmt.Sprintf("Sign in to %s (backend %q) to use its tools as yourself: open the URL, then call again.", redacted(b.cfg.OAuth.Issuer), b.name)
+	msg := fmt.Sprintf("Sign in to %s (backend %q) to use its tools as yourself: open the URL and sign in; the page then shows a code: call the tool %s with it {\"code\": \"…\"}, then call again.",
+		redacted(b.cfg.OAuth.Issuer), b.name, b.external(confirmTool))
 	return &jsonrpc.Error{Code: codeURLElicitationRequired, Message: "This request requires more information.",
 		Data: map[string]any{"elicitations": []map[string]any{{"mode": "url", "elicitationId": si.state, "url": link, "message": msg}}}}
 }
@@ -302,15 +398,25 @@ func (s *signins) callback(w http.ResponseWriter, r *http.Request, q url.Values)
 	default:
 	}
 	select {
+	case <-si.obtained:
 	case <-si.done:
 	case <-r.Context().Done():
 		return
 	}
-	if si.err != nil {
+	select {
+	case <-si.obtained:
+	default:
 		http.Error(w, fmt.Sprintf("Signing in to %q failed: %v", si.backend, si.err), http.StatusBadGateway)
 		return
 	}
-	fmt.Fprintf(w, "Signed in to %q. Return to your client and call the tool again.\n", si.backend)
+	// text/plain (set above), so nothing in it is markup.
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	fmt.Fprintf(w, "Signed in at %s. One more step.\n\n"+
+		"This connects your account at %s to the gateway user %q.\n"+
+		"Enter this code only in the client where you asked to sign in; if you did not ask, close this page.\n\n"+
+		"Code: %s\n\n"+
+		"In that client, call the tool %s with {\"code\": \"%s\"} within %v, then call again.\n",
+		redacted(si.issuer), redacted(si.issuer), si.principal, si.code, si.confirmName, si.code, signInTTL)
 }
 
 // signOutTool is the name, under an AuthUser backend's prefix, of the
@@ -337,5 +443,107 @@ func (b *backend) signOutHandler() handlers.ToolHandler {
 		}
 		return &handlers.CallToolResult{Content: []handlers.Content{handlers.TextContent(
 			fmt.Sprintf("Signed out of %q: your next call of its tools asks you to sign in again.", b.name))}}, nil
+	}
+}
+
+// confirmTool is the name, under an AuthUser backend's prefix, of the
+// gateway's own tool by which a caller confirms a sign-in with the code
+// its browser was shown (unless the backend has a tool of that name).
+const confirmTool = "confirm_sign_in"
+
+// confirmSignIn binds the token of principal's sign-in to b to
+// principal, when code is the one that sign-in showed: it ends the
+// sign-in with the token moved from memory to principal's sealed store.
+// A code of another caller's sign-in ends that sign-in (its link was
+// completed by someone other than the one it was made for, or the code
+// was leaked); maxCodeTries wrong codes end principal's own. The codes
+// are compared in constant time.
+func (s *signins) confirmSignIn(b *backend, principal, code string) (string, bool, error) {
+	code = strings.ToUpper(strings.TrimSpace(code))
+	s.mu.Lock()
+	var match *signin
+	for _, si := range s.byKey {
+		if !si.claimed && si.obtainedNow() && subtle.ConstantTimeCompare([]byte(si.code), []byte(code)) == 1 {
+			match = si
+		}
+	}
+	own := s.byKey[principal+"\x00"+b.name]
+	switch {
+	case match != nil && match.principal == principal && match.backend == b.name:
+		match.claimed = true
+		s.forgetLocked(match)
+		s.mu.Unlock()
+		server, st := match.pending.take()
+		var err error
+		if st == nil {
+			err = errors.New("the sign-in's token is gone")
+		} else {
+			err = s.u.Tokens.For(principal).Save(server, st)
+		}
+		match.result <- err
+		if err != nil {
+			return "", false, fmt.Errorf("gateway: keeping the token: %w", err)
+		}
+		return fmt.Sprintf("Signed in to %q: call its tools again.", b.name), true, nil
+	case match != nil:
+		// Someone else's code: that sign-in is not to be trusted.
+		match.claimed = true
+		s.forgetLocked(match)
+		s.mu.Unlock()
+		match.result <- errors.New("its confirmation code was entered by another gateway user")
+		return "This code is not for you: that sign-in is ended. Call the tool again for a sign-in link of your own.", false, nil
+	case own == nil || !own.obtainedNow() || own.claimed:
+		s.mu.Unlock()
+		return fmt.Sprintf("No sign-in to %q of yours is waiting for a code: call its tools for a sign-in link, open it, then enter the code it shows.", b.name), false, nil
+	}
+	own.tries++
+	if own.tries < maxCodeTries {
+		s.mu.Unlock()
+		return "That is not the code: enter the one the sign-in page shows.", false, nil
+	}
+	own.claimed = true
+	s.forgetLocked(own)
+	s.mu.Unlock()
+	own.result <- errors.New("too many wrong confirmation codes")
+	return "That is not the code, too many times: the sign-in is ended. Call the tool again for a new link.", false, nil
+}
+
+func (si *signin) obtainedNow() bool {
+	select {
+	case <-si.obtained:
+		return true
+	default:
+		return false
+	}
+}
+
+func (b *backend) confirmSignInHandler() handlers.ToolHandler {
+	return func(ctx context.Context, req *handlers.Request, args json.RawMessage) (*handlers.CallToolResult, error) {
+		s := b.g.signins
+		if s == nil || req.Caller == nil || req.Caller.Principal() == "" {
+			return &handlers.CallToolResult{IsError: true, Content: []handlers.Content{handlers.TextContent(
+				fmt.Sprintf("backend %q: %s", b.name, noCallerSignIn))}}, nil
+		}
+		var in struct {
+			Code string `json:"code"`
+		}
+		if err := json.Unmarshal(args, &in); err != nil || in.Code == "" {
+			return &handlers.CallToolResult{IsError: true, Content: []handlers.Content{handlers.TextContent(
+				`give the code the sign-in page shows: {"code": "…"}`)}}, nil
+		}
+		principal := req.Caller.Principal()
+		text, ok, err := s.confirmSignIn(b, principal, in.Code)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			b.mu.Lock()
+			cs := b.callers
+			b.mu.Unlock()
+			if cs != nil {
+				cs.signOut(principal) // the next call connects with the token
+			}
+		}
+		return &handlers.CallToolResult{IsError: !ok, Content: []handlers.Content{handlers.TextContent(text)}}, nil
 	}
 }

@@ -101,14 +101,50 @@ func (x *userFixture) signInURL(t *testing.T, c *client.Client) string {
 	return e.URL
 }
 
-// signIn signs caller in as user, and returns caller's connection.
+// signIn signs caller in as user, confirming with the page's code, and
+// returns caller's connection.
 func (x *userFixture) signIn(t *testing.T, caller, user string) *client.Client {
 	t.Helper()
 	c := connectHTTP(t, x.gw.url, withToken(client.Options{}, x.inbound.token(caller, x.gwRes, "mcp:tools")))
-	if body, _ := signIn(t, x.third, x.signInURL(t, c), user); !strings.Contains(body, "Signed in") {
-		t.Fatalf("the callback's page: %q", body)
+	body, _ := signIn(t, x.third, x.signInURL(t, c), user)
+	if text := callText(t, c, "saas__confirm_sign_in", map[string]any{"code": confirmCode(t, body)}); !strings.Contains(text, "Signed in") {
+		t.Fatalf("confirm_sign_in: %q", text)
 	}
 	return c
+}
+
+var codeRE = regexp.MustCompile(`Code: ([A-Z2-9]{8})\n`)
+
+// confirmCode is the confirmation code on the callback's page body.
+func confirmCode(t *testing.T, body string) string {
+	t.Helper()
+	m := codeRE.FindStringSubmatch(body)
+	if m == nil {
+		t.Fatalf("no confirmation code on the callback's page: %q", body)
+	}
+	return m[1]
+}
+
+// confirmRefused calls saas__confirm_sign_in as c with code, expecting a
+// refusal (isError), and returns its text.
+func confirmRefused(t *testing.T, c *client.Client, code string) string {
+	t.Helper()
+	r, err := c.CallTool(testCtx(t), "saas__confirm_sign_in", map[string]any{"code": code})
+	if err != nil || !r.IsError || len(r.Content) == 0 {
+		t.Fatalf("confirm_sign_in %q: %+v %v, want a refusal", code, r, err)
+	}
+	return r.Content[0].Text
+}
+
+// notSignedIn: a whoami call as c is still answered -32042, not as any
+// user.
+func (x *userFixture) notSignedIn(t *testing.T, c *client.Client, why string) {
+	t.Helper()
+	r, err := c.CallTool(testCtx(t), "saas__whoami", map[string]any{})
+	var re *client.RPCError
+	if !errors.As(err, &re) || re.Err.Code != -32042 {
+		t.Fatalf("%s: whoami answered %+v %v, want -32042", why, r, err)
+	}
 }
 
 // TestOAuthGatewayUserSignIn: "auth": "user". Two users reach, through
@@ -133,8 +169,15 @@ func TestOAuthGatewayUserSignIn(t *testing.T) {
 		conns[caller] = c
 		link := signInURL(c)
 		body, _ := signIn(t, third, link, user)
-		if !strings.Contains(body, "Signed in") {
+		// The page names the gateway user the account is bound to, and
+		// says to enter the code only where the sign-in was asked for.
+		if !strings.Contains(body, `to the gateway user "sub:`+caller+`"`) || !strings.Contains(body, "Enter this code only in the client where you asked to sign in") {
 			t.Fatalf("the callback's page: %q", body)
+		}
+		// Not bound before the caller confirms.
+		x.notSignedIn(t, c, "signed in, not confirmed")
+		if text := callText(t, c, "saas__confirm_sign_in", map[string]any{"code": confirmCode(t, body)}); !strings.Contains(text, "Signed in") {
+			t.Fatalf("confirm_sign_in: %q", text)
 		}
 		// The link is single use.
 		noRedirect := &http.Client{Timeout: callTimeout, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
@@ -178,11 +221,14 @@ func TestOAuthGatewayUserSignIn(t *testing.T) {
 	// mcprt call prints the URL to open, and it is a working link.
 	call := exec.Command(binPath, "call", "-url", gw.url, "-header", "Authorization: Bearer "+inbound.token("c-eddsa", gwRes, "mcp:tools"), "saas__whoami")
 	out, err := call.CombinedOutput()
-	m := regexp.MustCompile(`open this URL, then run the command again: (\S+)`).FindSubmatch(out)
-	if err == nil || m == nil || !strings.HasPrefix(string(m[1]), gwRes+"/signin/saas?state=") {
+	m := regexp.MustCompile(`open this URL, do as the server and the page say, then run the command again: (\S+)`).FindSubmatch(out)
+	if err == nil || m == nil || !strings.HasPrefix(string(m[1]), gwRes+"/signin/saas?state=") || !strings.Contains(string(out), "call the tool saas__confirm_sign_in") {
 		t.Fatalf("mcprt call before signing in: %v\n%s", err, out)
 	}
-	signIn(t, third, string(m[1]), "dave")
+	body, _ := signIn(t, third, string(m[1]), "dave")
+	if out, err := exec.Command(binPath, "call", "-url", gw.url, "-header", "Authorization: Bearer "+inbound.token("c-eddsa", gwRes, "mcp:tools"), "saas__confirm_sign_in", "code="+confirmCode(t, body)).CombinedOutput(); err != nil || !strings.Contains(string(out), "Signed in") {
+		t.Fatalf("mcprt call saas__confirm_sign_in: %v\n%s", err, out)
+	}
 	if out, err := exec.Command(binPath, "call", "-url", gw.url, "-header", "Authorization: Bearer "+inbound.token("c-eddsa", gwRes, "mcp:tools"), "saas__whoami").CombinedOutput(); err != nil || !strings.Contains(string(out), `"sub":"dave"`) {
 		t.Errorf("mcprt call after signing in: %v\n%s", err, out)
 	}
@@ -220,5 +266,67 @@ func TestOAuthGatewayUserRefresh(t *testing.T) {
 	}
 	if n := strings.Count(x.third.out.String(), "refreshed for gw-user"); n < 1 {
 		t.Errorf("no refresh grant at the authorization server in 3 calls over 6s of 3s tokens")
+	}
+}
+
+// TestOAuthGatewayUserSignInConfirm: the sign-in link is bound to the
+// caller who asked for it only by being handed to them, so a gateway
+// user (alice, caller c-es256) may pass theirs to another (bob, caller
+// c-ps256), who completes it with his account at the third party. That
+// account is not bound to alice: the callback shows bob a code and whose
+// gateway user it would connect to, and only alice entering that code
+// binds it. Alice with a wrong code is refused and still not signed in
+// (never bob's identity); bob entering his code himself is refused and
+// ends that sign-in (the token is dropped: the right code is no good
+// after); three wrong codes end a sign-in too.
+func TestOAuthGatewayUserSignInConfirm(t *testing.T) {
+	t.Parallel()
+	x := newUserFixture(t, 300)
+	connect := func(caller string) *client.Client {
+		return connectHTTP(t, x.gw.url, withToken(client.Options{}, x.inbound.token(caller, x.gwRes, "mcp:tools")))
+	}
+	alice, bob := connect("c-es256"), connect("c-ps256")
+
+	// Alice's link, completed in bob's browser as bob.
+	body, _ := signIn(t, x.third, x.signInURL(t, alice), "bob")
+	if !strings.Contains(body, `to the gateway user "sub:c-es256"`) || !strings.Contains(body, "if you did not ask, close this page") {
+		t.Fatalf("the callback's page does not say whom it binds to: %q", body)
+	}
+	code := confirmCode(t, body)
+	wrong := "ABCDEFGH"
+	if wrong == code {
+		wrong = "HGFEDCBA"
+	}
+	// (1) Alice with a wrong code: refused.
+	if text := confirmRefused(t, alice, wrong); !strings.Contains(text, "not the code") {
+		t.Errorf("a wrong code: %q", text)
+	}
+	// (2) Without the code alice is not bob, nor signed in at all.
+	x.notSignedIn(t, alice, "alice without the code")
+	// (3) Bob entering the code: refused, and the sign-in is ended.
+	if text := confirmRefused(t, bob, code); !strings.Contains(text, "not for you") {
+		t.Errorf("the code entered by another gateway user: %q", text)
+	}
+	if text := confirmRefused(t, alice, code); !strings.Contains(text, "No sign-in") {
+		t.Errorf("the code after another user entered it: %q", text)
+	}
+	x.notSignedIn(t, alice, "after bob entered the code")
+	x.notSignedIn(t, bob, "bob, who never signed in for himself")
+
+	// Three wrong codes end a sign-in: the right one is refused after.
+	body, _ = signIn(t, x.third, x.signInURL(t, alice), "bob")
+	code = confirmCode(t, body)
+	for range 3 {
+		confirmRefused(t, alice, wrong)
+	}
+	if text := confirmRefused(t, alice, code); !strings.Contains(text, "No sign-in") {
+		t.Errorf("the right code after three wrong ones: %q", text)
+	}
+	x.notSignedIn(t, alice, "after three wrong codes")
+
+	// Alice's own sign-in, confirmed by her: she is herself.
+	x.signIn(t, "c-es256", "alice")
+	if who := whoami(t, alice, "saas"); who["sub"] != "alice" {
+		t.Errorf("alice signed in and confirmed reaches the backend as %v", who["sub"])
 	}
 }
