@@ -177,9 +177,15 @@ when the server is on one too ("allowPrivate": true allows them).
             resource metadata, bound to the "oauth" issuer) as the "oauth"
             client, whose redirect URI there must be
             <-http-oauth-resource>/oauth/callback; the callback keeps the
-            token sealed for that caller and server and says "signed in":
-            the client calls again, and the call goes as the user. Tokens
-            are refreshed before they expire when a refresh token came.
+            token in memory only and shows a one-time code, naming the
+            gateway user the account would be connected to: the caller
+            calls the tool NAME__confirm_sign_in {"code": "…"} with it (a
+            link passed on and completed by someone else binds nothing;
+            the code entered by another caller, or 3 wrong codes, end the
+            sign-in); then the token is kept sealed for that caller and
+            server, the client calls again, and the call goes as the
+            user. Tokens are refreshed before they expire when a refresh
+            token came.
             The tool NAME__sign_out forgets the caller's token (the next
             call asks again). Listing: the gateway lists the server's
             tools as itself (the "oauth" client credentials), so every

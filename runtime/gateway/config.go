@@ -205,7 +205,10 @@ const (
 	// authorization code + PKCE flow as OAuth's client (its id and secret
 	// registered there, its redirect URI <http path>/oauth/callback),
 	// discovered from the backend's protected resource metadata and bound
-	// to OAuth.Issuer. The token is kept sealed per (caller, backend)
+	// to OAuth.Issuer. The callback page shows a one-time code, which the
+	// caller gives to the tool <prefix>__confirm_sign_in (the token is
+	// bound to no one before: the link may have been completed by someone
+	// else); then the token is kept sealed per (caller, backend)
 	// (Options.UserSignIn), refreshed before it expires, and used on a
 	// connection of the caller's own, as AuthExchange's; the tool
 	// <prefix>__sign_out forgets it. What the gateway lists of the
