@@ -847,6 +847,19 @@ func (cv *clientRun) failUnknown(err error, kind, name string) int {
 	if !errors.As(err, &re) {
 		return cv.fail(err)
 	}
+	if els := elicitationURLs(re); len(els) > 0 {
+		// -32042: the server (an "auth": "user" gateway backend) wants
+		// the user to visit a URL, a sign-in, before the call can go on;
+		// its message says what else to do (a gateway's: confirm the
+		// sign-in with the code the page shows).
+		for _, e := range els {
+			if e.message != "" {
+				fmt.Fprintf(cv.stderr, "mcprt %s: the server says: %s\n", cv.verb, e.message)
+			}
+			fmt.Fprintf(cv.stderr, "mcprt %s: open this URL, do as the server and the page say, then run the command again: %s\n", cv.verb, e.url)
+		}
+		return runtime.ExitFailure
+	}
 	var names []string
 	var listErr error
 	switch kind {
@@ -1005,3 +1018,45 @@ func clientPing(cv *clientRun, _ []string) int {
 		info.Name, info.Version, cv.c.ProtocolVersion(), cv.c.Era(), rtt.Round(time.Microsecond))
 	return runtime.ExitOK
 }
+
+// elicitationURLs are the URLs of a URL elicitation required error
+// (-32042, 2025-11-25): data.elicitations[].url, http(s) ones only.
+func elicitationURLs(re *client.RPCError) []urlElicitation {
+	if re.Err.Code != -32042 {
+		return nil
+	}
+	raw, err := json.Marshal(re.Err.Data)
+	if err != nil {
+		return nil
+	}
+	var data struct {
+		Elicitations []struct {
+			Mode    string `json:"mode"`
+			URL     string `json:"url"`
+			Message string `json:"message"`
+		} `json:"elicitations"`
+	}
+	if json.Unmarshal(raw, &data) != nil {
+		return nil
+	}
+	// Shown as text to a terminal: no control characters.
+	printable := func(s string) string {
+		return strings.Map(func(r rune) rune {
+			if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+				return -1
+			}
+			return r
+		}, s)
+	}
+	var els []urlElicitation
+	for _, e := range data.Elicitations {
+		if e.Mode == "url" && (strings.HasPrefix(e.URL, "https://") || strings.HasPrefix(e.URL, "http://")) {
+			els = append(els, urlElicitation{url: printable(e.URL), message: printable(e.Message)})
+		}
+	}
+	return els
+}
+
+// urlElicitation is one URL a -32042 error asks the user to visit, and
+// the server's message about it.
+type urlElicitation struct{ url, message string }

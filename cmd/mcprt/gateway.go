@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"maps"
+	"net/http"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -25,6 +26,7 @@ import (
 	"github.com/mcprt/mcprt/runtime"
 	"github.com/mcprt/mcprt/runtime/gateway"
 	"github.com/mcprt/mcprt/runtime/resourceserver"
+	"github.com/mcprt/mcprt/session/client/oauth"
 	"github.com/mcprt/mcprt/stdio"
 )
 
@@ -162,8 +164,36 @@ when the server is on one too ("allowPrivate": true allows them).
              "oauth": {"issuer": "https://login.example.com", "clientId": "gw",
                        "clientSecret": "${GW_SECRET}"}}
 
-Per-user sign-in to a server's own authorization server ("user") is not
-supported yet.
+  user      each caller, signed in once, in a browser, to the server's own
+            authorization server (a third party's): for a server whose
+            users have accounts there, not at the gateway's issuer.
+            Needs -http with -http-oauth-issuer (who the caller is),
+            -user-token-dir and -user-token-key. A call of one of its
+            tools by a caller not signed in is answered with error -32042
+            (URL elicitation required, 2025-11-25) whose URL,
+            <-http-oauth-resource>/signin/NAME?state=…, single use, valid
+            10m, sends the browser to the authorization server (code
+            grant, PKCE S256, discovered from the server's protected
+            resource metadata, bound to the "oauth" issuer) as the "oauth"
+            client, whose redirect URI there must be
+            <-http-oauth-resource>/oauth/callback; the callback keeps the
+            token in memory only and shows a one-time code, naming the
+            gateway user the account would be connected to: the caller
+            calls the tool NAME__confirm_sign_in {"code": "…"} with it (a
+            link passed on and completed by someone else binds nothing;
+            the code entered by another caller, or 3 wrong codes, end the
+            sign-in); then the token is kept sealed for that caller and
+            server, the client calls again, and the call goes as the
+            user. Tokens are refreshed before they expire when a refresh
+            token came.
+            The tool NAME__sign_out forgets the caller's token (the next
+            call asks again). Listing: the gateway lists the server's
+            tools as itself (the "oauth" client credentials), so every
+            caller sees them; only calls go as the caller.
+
+  "saas": {"url": "https://mcp.saas.example/mcp", "auth": "user",
+           "oauth": {"issuer": "https://auth.saas.example", "clientId": "gw",
+                     "clientSecret": "${SAAS_SECRET}"}}
 
 "envFile" (as VS Code writes it) names a file of KEY=value lines added to
 the server's environment ("env" wins); a relative path is taken from
@@ -274,6 +304,8 @@ func runGateway(args []string, s streams) int {
 	fs.DurationVar(&o.DrainTimeout, "drain-timeout", 5e9, "how long in-flight requests may still run after stdin EOF or a signal, before the backends are closed")
 	closeGrace := fs.Duration("close-grace", time.Second, "how long a backend may take to exit after its stdin is closed, before it gets SIGTERM")
 	termGrace := fs.Duration("term-grace", time.Second, "how long a backend may take to exit after SIGTERM, before it gets SIGKILL")
+	userTokenDir := fs.String("user-token-dir", "", "keep the tokens of callers signed in to \"auth\": \"user\" servers in `dir`, a file per caller and server, sealed (AES-256-GCM) with -user-token-key")
+	userTokenKey := fs.String("user-token-key", "", "the `file` of -user-token-dir's key: 32 bytes as 64 hex digits or base64 (openssl rand -base64 32); or the environment variable MCPRT_USER_TOKEN_KEY. A key other than the one the folder was sealed with is refused at start")
 	endpointName := fs.String("endpoint", "", "serve only the virtual endpoint `name` of FILE's \"endpoints\" over stdio (over HTTP each is served at <-http-path>/name)")
 	toolSearch := fs.Bool("tool-search", false, "list search_tools and call_tool instead of the backends' tools (as \"toolSearch\": true in FILE does); every tool stays callable by name")
 	logCalls := fs.Bool("log-calls", false, "log each tool call forwarded (backend, tool, time taken, outcome) to stderr, whatever LOG_LEVEL says")
@@ -342,6 +374,11 @@ func runGateway(args []string, s streams) int {
 				fmt.Fprintf(stderr, "mcprt gateway: backend %q: \"auth\": \"exchange\" acts as each caller with an OAuth access token (-http with -http-oauth-issuer); here nobody has one, and its tools will refuse every call\n", b.Name)
 			}
 		}
+	}
+	signIn, err := userSignIn(cfg, *userTokenDir, *userTokenKey, hf)
+	if err != nil {
+		fmt.Fprintf(stderr, "mcprt gateway: %v\n", err)
+		return runtime.ExitUsage
 	}
 	if hf.addr == "" || hf.oauth.issuer == "" {
 		// Access rules are met only by callers an authorization server
@@ -448,6 +485,7 @@ func runGateway(args []string, s streams) int {
 		TaskAnyTool: to.Dir != "" || to.Etcd != nil,
 		ToolSearch:  *toolSearch,
 		Tracer:      tel.tracer,
+		UserSignIn:  signIn,
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "mcprt gateway: %v\n", err)
@@ -477,6 +515,15 @@ func runGateway(args []string, s streams) int {
 				return runtime.ExitUsage
 			}
 			rs = &opts
+		}
+		if h := g.SignInHandler(); h != nil {
+			// Unguarded: a browser brings no token; the state binds it.
+			base := strings.TrimSuffix(hf.path, "/")
+			if hl.so.Extra == nil {
+				hl.so.Extra = map[string]http.Handler{}
+			}
+			hl.so.Extra[base+"/signin/"] = h
+			hl.so.Extra[base+"/oauth/callback"] = h
 		}
 		if ge := mountEndpoints(g, hl, rs); ge != nil {
 			o.Parts = append(o.Parts, ge)
@@ -732,4 +779,47 @@ func guardCommand(use bool) []string {
 		return nil
 	}
 	return []string{exe, "guard", "--"}
+}
+
+// userSignIn opens the sealed token folder of the "auth": "user" backends
+// (nil when there are none and no folder is given). A missing or wrong
+// key is refused here, at start, not at a user's first call.
+func userSignIn(cfg *gateway.Config, dir, keyFile string, hf *httpFlags) (*gateway.UserSignIn, error) {
+	var users []string
+	for _, b := range cfg.Backends {
+		if b.Auth == gateway.AuthUser {
+			users = append(users, b.Name)
+		}
+	}
+	if len(users) == 0 && dir == "" {
+		return nil, nil
+	}
+	if dir == "" {
+		return nil, fmt.Errorf("backend %q: \"auth\": \"user\" keeps each caller's token: give -user-token-dir and -user-token-key (or MCPRT_USER_TOKEN_KEY)", users[0])
+	}
+	var text string
+	switch {
+	case keyFile != "":
+		data, err := os.ReadFile(keyFile)
+		if err != nil {
+			return nil, fmt.Errorf("-user-token-key: %w", err)
+		}
+		text = string(data)
+	case os.Getenv("MCPRT_USER_TOKEN_KEY") != "":
+		text = os.Getenv("MCPRT_USER_TOKEN_KEY")
+	default:
+		return nil, errors.New("-user-token-dir needs its key: -user-token-key FILE or MCPRT_USER_TOKEN_KEY")
+	}
+	key, err := oauth.ParseSealKey(text)
+	if err != nil {
+		return nil, fmt.Errorf("-user-token-key: %w", err)
+	}
+	store, err := oauth.NewSealedStore(dir, key)
+	if err != nil {
+		return nil, fmt.Errorf("-user-token-dir: %w", err)
+	}
+	if len(users) > 0 && (hf.addr == "" || hf.oauth.issuer == "" || hf.oauth.resource == "") {
+		return nil, fmt.Errorf("backend %q: \"auth\": \"user\" signs in each caller over HTTP: give -http with -http-oauth-issuer and -http-oauth-resource (sign-in over stdio is not supported yet)", users[0])
+	}
+	return &gateway.UserSignIn{Tokens: store, Base: hf.oauth.resource}, nil
 }

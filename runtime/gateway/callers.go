@@ -49,7 +49,9 @@ type callerConn struct {
 	err   error
 	// token is the caller's latest access token: the subject token of
 	// the next exchange (callers.mu).
-	token    string
+	token string
+	// agent, for AuthUser, says whether the connection needed a sign-in.
+	agent    *noSigninAgent
 	busy     int       // requests using it (callers.mu)
 	lastUsed time.Time // (callers.mu)
 }
@@ -65,6 +67,9 @@ func newCallers(b *backend) *callers {
 
 // noCallerToken: the request came without an OAuth access token, and
 // the backend is reached only as a caller.
+const noCallerSignIn = "signs each caller in to its own authorization server (auth \"user\"), and this request comes from no one the gateway knows: " +
+	"reach the gateway over HTTP with an access token from its authorization server (mcprt gateway -http -http-oauth-issuer …)"
+
 const noCallerToken = "acts as each caller (auth \"exchange\"), and this request carries no OAuth access token to act on: " +
 	"reach the gateway over HTTP with an access token from its authorization server (mcprt gateway -http -http-oauth-issuer …)"
 
@@ -72,17 +77,24 @@ const noCallerToken = "acts as each caller (auth \"exchange\"), and this request
 // (within ctx), and the func to call when the request is done with it
 // (with the request's error, if any).
 func (cs *callers) get(ctx context.Context, req *handlers.Request) (*client.Client, func(error), error) {
+	// AuthExchange and AuthUser.
 	b := cs.b
 	token := subjectToken(ctx)
 	caller := req.Caller
+	user := b.cfg.Auth == AuthUser
 	switch {
+	case user && (caller == nil || caller.Principal() == ""):
+		return nil, nil, &unavailable{backend: b.name, why: noCallerSignIn}
+	case user && b.g.signins == nil:
+		return nil, nil, &unavailable{backend: b.name, why: "signs each caller in (auth \"user\"), and the gateway keeps no sign-ins: start it with -user-token-dir and -user-token-key"}
+	case user:
 	case caller == nil || caller.Principal() == "":
 		return nil, nil, &unavailable{backend: b.name, why: noCallerToken}
 	case token == "":
 		// A DPoP-bound token: its proofs are its client's to make.
 		return nil, nil, &unavailable{backend: b.name, why: "acts as each caller (auth \"exchange\"), and this request's token cannot be exchanged: it is bound to its client's key (DPoP); use a bearer token"}
 	}
-	if caller.Issuer != b.cfg.OAuth.Issuer {
+	if !user && caller.Issuer != b.cfg.OAuth.Issuer {
 		// A user's token is shown to the authorization server that
 		// issued it, and no other.
 		return nil, nil, &unavailable{backend: b.name, why: fmt.Sprintf("exchanges tokens at %s, and this caller's token is from %s: it is not sent to another authorization server",
@@ -121,7 +133,10 @@ func (cs *callers) get(ctx context.Context, req *handlers.Request) (*client.Clie
 		cs.mu.Unlock()
 	}
 	if fresh {
-		e.cl, e.err = cs.connect(ctx, e)
+		if user {
+			e.agent = &noSigninAgent{u: b.g.signins.u}
+		}
+		e.cl, e.err = cs.connect(ctx, e, principal)
 		close(e.ready)
 	} else {
 		select {
@@ -133,6 +148,12 @@ func (cs *callers) get(ctx context.Context, req *handlers.Request) (*client.Clie
 	}
 	if e.err != nil {
 		release(nil)
+		if e.agent != nil && e.agent.wasAsked() {
+			return nil, nil, b.g.signins.required(ctx, b, principal)
+		}
+		if user {
+			return nil, nil, &unavailable{backend: b.name, why: fmt.Sprintf("could not be reached as you: %v", e.err)}
+		}
 		return nil, nil, callerError(b.name, b.cfg.OAuth.Issuer, e.err)
 	}
 	return e.cl, release, nil
@@ -159,7 +180,7 @@ func (e *callerConn) settled() bool {
 }
 
 // connect opens a caller's connection, bounded by the backend's Timeout.
-func (cs *callers) connect(ctx context.Context, e *callerConn) (*client.Client, error) {
+func (cs *callers) connect(ctx context.Context, e *callerConn, principal string) (*client.Client, error) {
 	b, g := cs.b, cs.b.g
 	o := b.cfg.OAuth
 	subject := func(context.Context) (string, error) {
@@ -171,8 +192,14 @@ func (cs *callers) connect(ctx context.Context, e *callerConn) (*client.Client, 
 		Grant: oauth.TokenExchange, SubjectToken: subject,
 		ClientIssuer: o.Issuer, ClientID: o.ClientID, ClientSecret: o.ClientSecret,
 		Scopes: o.Scopes, MetadataOrigins: o.MetadataOrigins, AllowPrivate: o.AllowPrivate,
-		Base: cs.base, HTTPClient: cs.as, Logger: g.log.With("backend", b.name),
+		Logger: g.log.With("backend", b.name),
 	}
+	if e.agent != nil {
+		// AuthUser: the caller's kept token, refreshed as it nears its
+		// expiry; none (or one refused) needs a sign-in (signins).
+		cfg = userConfig(b, g.signins.u.Tokens.For(principal), e.agent)
+	}
+	cfg.Base, cfg.HTTPClient = cs.base, cs.as
 	if o.KeyFile != "" {
 		pemData, err := os.ReadFile(o.KeyFile)
 		if err != nil {
@@ -345,7 +372,46 @@ func (b *backend) setCallers(inc int, cs *callers) {
 	}
 }
 
-// callerClient is req's caller's connection to the backend (AuthExchange).
+// signOut forgets principal's connection (AuthUser: after its token was
+// deleted, so that the next call asks for a sign-in).
+func (cs *callers) signOut(principal string) {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if e := cs.m[principal]; e != nil && e.settled() {
+		cs.dropLocked(principal, e)
+	}
+}
+
+// signInAgain is the answer to a request of req's caller that failed
+// because the backend refused the caller's token and no refresh could
+// renew it (AuthUser): the connection is forgotten, and the caller is
+// asked to sign in again (-32042). nil when that is not why it failed.
+func (b *backend) signInAgain(ctx context.Context, req *handlers.Request) error {
+	b.mu.Lock()
+	cs := b.callers
+	b.mu.Unlock()
+	if cs == nil || req.Caller == nil || b.g.signins == nil {
+		return nil
+	}
+	principal := req.Caller.Principal()
+	cs.mu.Lock()
+	e := cs.m[principal]
+	asked := e != nil && e.agent != nil && e.agent.wasAsked()
+	if asked {
+		cs.dropLocked(principal, e)
+	}
+	cs.mu.Unlock()
+	if !asked {
+		return nil
+	}
+	return b.g.signins.required(ctx, b, principal)
+}
+
+// perCaller: the backend's requests go on each caller's own connection.
+func (b *backend) perCaller() bool { return b.cfg.Auth == AuthExchange || b.cfg.Auth == AuthUser }
+
+// callerClient is req's caller's connection to the backend (AuthExchange,
+// AuthUser).
 func (b *backend) callerClient(ctx context.Context, req *handlers.Request) (*client.Client, func(error), error) {
 	b.mu.Lock()
 	cs := b.callers

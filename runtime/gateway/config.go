@@ -197,6 +197,25 @@ const (
 	// client credentials). A caller without a token (stdio; -http
 	// without OAuth) is refused the backend's tools, told why.
 	AuthExchange = "exchange"
+	// AuthUser: each caller signs in to the backend's own authorization
+	// server (a third party's, such as a SaaS MCP server's), once, in a
+	// browser: the first call of the backend's tools by a caller who has
+	// not is answered with error -32042 (URL elicitation required) whose
+	// URL, at the gateway (<http path>/signin/NAME), starts an
+	// authorization code + PKCE flow as OAuth's client (its id and secret
+	// registered there, its redirect URI <http path>/oauth/callback),
+	// discovered from the backend's protected resource metadata and bound
+	// to OAuth.Issuer. The callback page shows a one-time code, which the
+	// caller gives to the tool <prefix>__confirm_sign_in (the token is
+	// bound to no one before: the link may have been completed by someone
+	// else); then the token is kept sealed per (caller, backend)
+	// (Options.UserSignIn), refreshed before it expires, and used on a
+	// connection of the caller's own, as AuthExchange's; the tool
+	// <prefix>__sign_out forgets it. What the gateway lists of the
+	// backend it lists as itself (OAuth's client credentials): every
+	// caller sees the backend's tools, and a call goes as its caller.
+	// Needs -http with OAuth (a caller principal) and Options.UserSignIn.
+	AuthUser = "user"
 )
 
 // Per-caller connections of an AuthExchange backend.
@@ -1000,11 +1019,13 @@ func (p *entryParser) auth() {
 			p.fail("auth", `"exchange" needs an "oauth" block: the authorization server to exchange callers' tokens at ("issuer") and the gateway's client credentials there`)
 			return
 		}
-	case "user":
-		p.fail("auth", `"user" (each caller signing in to the server's own authorization server) is not supported yet: use "service" or "exchange"`)
-		return
+	case AuthUser:
+		if _, ok := p.m["oauth"]; !ok {
+			p.fail("auth", `"user" needs an "oauth" block: the gateway's client at the server's own authorization server ("issuer", "clientId", "clientSecret"), whose redirect URI is the gateway's <http path>/oauth/callback`)
+			return
+		}
 	default:
-		p.fail("auth", `%q is not a mode: want "service" (the gateway's own credentials) or "exchange" (each caller's, by token exchange)`, mode)
+		p.fail("auth", `%q is not a mode: want "service" (the gateway's own credentials), "exchange" (each caller's, by token exchange) or "user" (each caller signs in)`, mode)
 		return
 	}
 	p.b.Auth = mode

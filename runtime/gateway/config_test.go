@@ -251,7 +251,7 @@ func TestParseConfigErrors(t *testing.T) {
 		// names.
 		{"auth stdio", `{"mcpServers": {"a": {"command": "x", "auth": "exchange"}}}`, []string{`backend "a": key "auth": only a remote server ("url") takes auth`}},
 		{"auth without oauth", `{"mcpServers": {"a": {"url": "https://x/mcp", "auth": "exchange"}}}`, []string{`backend "a": key "auth": "exchange" needs an "oauth" block`}},
-		{"auth user", `{"mcpServers": {"a": {"url": "https://x/mcp", "auth": "user"}}}`, []string{`backend "a": key "auth": "user" (each caller signing in to the server's own authorization server) is not supported yet`}},
+		{"auth user", `{"mcpServers": {"a": {"url": "https://x/mcp", "auth": "user"}}}`, []string{`backend "a": key "auth": "user" needs an "oauth" block`}},
 		{"auth unknown", `{"mcpServers": {"a": {"url": "https://x/mcp", "auth": "root"}}}`, []string{`backend "a": key "auth": "root" is not a mode`}},
 		{"oauth no issuer", `{"mcpServers": {"a": {"url": "https://x/mcp", "oauth": {"clientId": "c", "clientSecret": "s"}}}}`, []string{`backend "a": key "oauth.issuer": missing`}},
 		// Issue 31, items 3 and 11: OAuth 2.1 §1.5, TLS for the

@@ -77,7 +77,7 @@ func (c *conn) start(e *actor.Engine, self *actor.PID) {
 	c.refresh = make(chan struct{}, 1)
 	c.resub = make(chan struct{}, 1)
 	c.inc = b.beginIncarnation(c.resub)
-	if b.cfg.Auth == AuthExchange {
+	if b.perCaller() {
 		c.callers = newCallers(b)
 		b.setCallers(c.inc, c.callers)
 	}

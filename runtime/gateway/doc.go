@@ -35,7 +35,23 @@
 // defaultMaxCallers, the least recently used idle one closed for a new
 // caller, and any idle for defaultCallerIdle closed. Each costs ~7 KB
 // of heap, and a first call about 0.7 ms more than a known caller's
-// (BenchmarkExchangeCaller).
+// (BenchmarkExchangeCaller). With AuthUser the caller's token for the
+// backend is instead one the caller got by signing in, in a browser, to
+// the backend's own authorization server (Options.UserSignIn,
+// Gateway.SignInHandler): the first call before that is answered with
+// error -32042 and a link; the sign-in runs an oauth.Authorizer's code
+// grant whose user agent waits for the gateway's callback. The link is
+// bound to the caller only by being handed to them, and whoever opens it
+// signs in with their own account, so the callback does not bind the
+// token to the caller: it keeps it in memory (for the sign-in's 10m at
+// most) and shows a one-time code, saying which gateway user it would
+// connect the account to. The caller binds it by calling the tool
+// <prefix>__confirm_sign_in with that code; only then is the token kept
+// sealed per (caller, backend). The code entered by another caller ends
+// that sign-in, as do three wrong codes (the MCP spec's URL mode
+// elicitation: the server checks that the user who completes the flow
+// is the one who started it). The caller's connection reads the token
+// from the sealed store, and refreshes it.
 //
 // # Tool overrides
 //

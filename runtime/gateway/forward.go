@@ -163,7 +163,7 @@ func (b *backend) forward(parent context.Context, req *handlers.Request, method 
 	b.g.refreshRoots(&f.wait, req)
 	cl, err := b.acquire(&f.wait)
 	release := noRelease
-	if err == nil && b.cfg.Auth == AuthExchange {
+	if err == nil && b.perCaller() {
 		// The request goes as its caller, on the caller's connection.
 		cl, release, err = b.callerClient(&f.wait, req)
 	}
@@ -192,6 +192,11 @@ func (b *backend) forward(parent context.Context, req *handlers.Request, method 
 	}
 	err = cl.Call(&f.ctx, method, params, &f.raw, opts...)
 	release(err)
+	if err != nil && b.cfg.Auth == AuthUser && parent.Err() == nil {
+		if serr := b.signInAgain(parent, req); serr != nil {
+			return serr
+		}
+	}
 	if err == nil && !f.c.needInput.Load() {
 		*result = f.raw
 		return nil
@@ -268,7 +273,7 @@ func (b *backend) rpcError(err error) error {
 func (b *backend) toolHandler(name string) handlers.ToolHandler {
 	nameLit := jsonrpc.AppendString(nil, name)
 	call := func(ctx context.Context, req *handlers.Request, args json.RawMessage) (*handlers.CallToolResult, error) {
-		if inTask(ctx) && b.cfg.Auth != AuthExchange {
+		if inTask(ctx) && !b.perCaller() {
 			// As each caller, the call is a plain one on the caller's
 			// connection, which the gateway's task awaits.
 			return b.taskCall(ctx, req, name, args)

@@ -103,6 +103,9 @@ type Options struct {
 	// should be given the same Tracer (session.Options.Tracer) for the
 	// gateway's own mcp.server spans, the client spans' parents.
 	Tracer *trace.Tracer
+	// UserSignIn keeps the sign-ins of callers to AuthUser backends (nil:
+	// such a backend refuses every call, saying why).
+	UserSignIn *UserSignIn
 }
 
 // DefaultListGrace is Options.ListGrace's default: enough for most
@@ -137,8 +140,9 @@ func (r CallRecord) Outcome() string {
 // Gateway is one MCP server in front of many backend servers: Server is
 // what a runtime serves, Start starts the backends and Close stops them.
 type Gateway struct {
-	opts Options
-	log  *slog.Logger
+	opts    Options
+	signins *signins // nil without Options.UserSignIn
+	log     *slog.Logger
 	// quietLog is log at Debug, for the supervisors': a backend's restart
 	// or failure is the gateway's to tell, once (see backend.down).
 	quietLog *slog.Logger
@@ -334,6 +338,7 @@ func New(cfg *Config, opts Options) (*Gateway, error) {
 	}
 	g := &Gateway{
 		opts:        opts,
+		signins:     newSignins(opts.UserSignIn),
 		log:         opts.Logger,
 		quietLog:    slog.New(atDebug{opts.Logger.Handler()}),
 		srv:         handlers.NewServer(opts.Info, opts.Instructions),
@@ -674,10 +679,12 @@ func (g *Gateway) close() error {
 		b.closing("")
 	}
 	if !g.started.Load() || g.sup == nil { // never launched, or failed to
+		g.signins.close()
 		g.wg.Wait()
 		return nil
 	}
 	g.stopBackends(g.all())
+	g.signins.close()
 	var err error
 	if g.root != nil { // a tree of its own; a caller's stops its part itself
 		err = g.root.Stop(context.Background())
@@ -725,9 +732,9 @@ type Status struct {
 	// clients, as it acknowledged them (resources/subscribe answered, or
 	// a 2026-07-28 listen stream acknowledged).
 	Subscriptions int
-	// Auth is whom its requests are made as (Backend.Auth: AuthService
-	// or AuthExchange), and Callers, for AuthExchange, how many callers
-	// have a connection of their own to it now. No token, ever.
+	// Auth is whom its requests are made as (Backend.Auth: AuthService,
+	// AuthExchange or AuthUser), and Callers, for the last two, how many
+	// callers have a connection of their own to it now. No token, ever.
 	Auth    string
 	Callers int
 	// Protocol is the revision it speaks and Since when it came up, while

@@ -208,6 +208,23 @@ func (b *backend) apply(l *lists, note string) {
 		}
 		tools[ext] = name
 	}
+	if ext := b.external(signOutTool); b.cfg.Auth == AuthUser && tools[ext] == "" && !g.search.reserved(ext) {
+		// AuthUser: the caller's way to forget their sign-in.
+		t := handlers.Tool{Name: ext, Unchecked: true, InputSchema: json.RawMessage(`{"type":"object"}`),
+			Description: fmt.Sprintf("Sign out of %q: the gateway forgets your token for it, and your next call of its tools asks you to sign in again.", b.name)}
+		if offer('t', "tool", signOutTool, ext, func() { g.addTool(t, b.signOutHandler()) }) {
+			tools[ext] = signOutTool
+		}
+	}
+	if ext := b.external(confirmTool); b.cfg.Auth == AuthUser && tools[ext] == "" && !g.search.reserved(ext) {
+		// AuthUser: the caller's way to bind a sign-in to themselves.
+		t := handlers.Tool{Name: ext, Unchecked: true,
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"code":{"type":"string","description":"the code the sign-in page showed"}},"required":["code"]}`),
+			Description: fmt.Sprintf("Finish signing in to %q: give the code the sign-in page showed in your browser. Only then does the gateway use that sign-in for your calls.", b.name)}
+		if offer('t', "tool", confirmTool, ext, func() { g.addTool(t, b.confirmSignInHandler()) }) {
+			tools[ext] = confirmTool
+		}
+	}
 	if note == "" {
 		b.unmatchedOverrides(l.tools)
 	}

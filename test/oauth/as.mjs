@@ -13,7 +13,9 @@
 //   "clients": [{"client_id": "…", "client_secret": "…",
 //                "alg": "ES256",          // how its JWTs are signed
 //                "format": "jwt",         // or "opaque"
-//                "scope": "mcp:tools"}],  // the scopes it may ask for
+//                "scope": "mcp:tools",    // the scopes it may ask for
+//                "redirect_uris": ["…"]}], // also the code grant (a gateway
+//                                          // signing its users in)
 //   "authorizationCode": true, // also serve users (below)
 //   "publicClients": [{"client_id": "…",   // pre-registered native
 //                      "redirect_uris": ["http://127.0.0.1/callback"]}]
@@ -93,9 +95,10 @@ function build(issuer) {
     clients: config.clients.map((c) => ({
       client_id: c.client_id,
       client_secret: c.client_secret,
-      grant_types: ['client_credentials', ...(exchanges(c.client_id) ? [tokenExchange] : [])],
-      response_types: [],
-      redirect_uris: [],
+      grant_types: ['client_credentials', ...(exchanges(c.client_id) ? [tokenExchange] : []),
+        ...(c.redirect_uris ? ['authorization_code', 'refresh_token'] : [])],
+      response_types: c.redirect_uris ? ['code'] : [],
+      redirect_uris: c.redirect_uris || [],
       token_endpoint_auth_method: 'client_secret_basic',
       scope: c.scope,
     })).concat((code && config.publicClients || []).map((c) => ({
@@ -140,6 +143,10 @@ function build(issuer) {
       ['subject_token', 'subject_token_type', 'requested_token_type', 'resource', 'scope', 'audience']);
   }
   provider.on('server_error', (ctx, err) => console.error('as: server_error', err));
+  // A refresh says so on stdout (never a token), for tests that count them.
+  provider.on('grant.success', (ctx) => {
+    if (ctx.oidc.params.grant_type === 'refresh_token') console.log(`refreshed for ${ctx.oidc.client.clientId}`);
+  });
   return provider;
 }
 

@@ -97,9 +97,13 @@ func NewSealedStore(dir string, key []byte) (*SealedStore, error) {
 // For is the Store of owner's tokens, for an Authorizer acting for them.
 func (s *SealedStore) For(owner string) Store { return ownerStore{s, owner} }
 
-// Delete forgets owner's token for server (a sign-out); deleting what is
-// not there is no error.
+// Delete forgets owner's token for server (a sign-out), the MCP server's
+// URL as given to New (taken as an Authorizer keys it: scheme and host in
+// lower case, no query); deleting what is not there is no error.
 func (s *SealedStore) Delete(owner, server string) error {
+	if u, err := httpURL(server); err == nil {
+		server = canonical(u)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	err := os.Remove(filepath.Join(s.dir, s.name(owner, server)))
