@@ -16,8 +16,9 @@
 //	     └─ s-…         one per legacy session (temporary)
 //
 // Legacy revisions (2025-03-26 … 2025-11-25; batches in 2025-03-26 only): initialize creates a session
-// and its Mcp-Session-Id (from crypto/rand, optionally prefixed with a
-// replica tag); later requests must carry it (404 once it has ended, so
+// and its Mcp-Session-Id (random bits sealed with AES-256-GCM under a key
+// derived from Options.StateKey, optionally after a replica tag in clear:
+// a client can neither read nor forge one); later requests must carry it (404 once it has ended, so
 // the client initializes again); DELETE ends it, and cancels the tasks it
 // made that still run (handlers.Server.EndSession: a task is bound to its
 // caller or its id, never to the session, so it outlives the session's

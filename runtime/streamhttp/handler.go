@@ -3,7 +3,6 @@ package streamhttp
 import (
 	"context"
 	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -84,8 +83,10 @@ type Options struct {
 	// Replicas behind one load balancer must share it, or a retry that
 	// lands on another replica is refused.
 	StateKey []byte
-	// SessionTag prefixes every session id ("tag.hex"), so that a proxy
-	// can route a legacy session's requests to the replica that made it.
+	// SessionTag prefixes every session id ("tag.<sealed>"), so that a
+	// proxy can route a legacy session's requests to the replica that made
+	// it. The rest of the id is sealed with a key derived from StateKey:
+	// an id a client forged or altered (its tag included) is answered 404.
 	SessionTag string
 	// EventHook observes every supervision event of the tree.
 	EventHook func(supervisor.Event)
@@ -118,6 +119,7 @@ type Handler struct {
 	full      atomic.Uint64 // initializes refused: every session in use
 	originLog logLimit
 
+	ids      *sessionIDs  // mints and checks legacy session ids
 	nextID   atomic.Int64 // 2026-07-28 request keys inside (session.In.Key)
 	nextSess atomic.Int64
 
@@ -166,6 +168,7 @@ func newHandler(e *actor.Engine, srv *handlers.Server, opts Options) *Handler {
 	}
 	return &Handler{
 		e: e, srv: srv, opts: opts, log: opts.Logger,
+		ids:       newSessionIDs(opts.StateKey, opts.SessionTag),
 		name:      fmt.Sprintf("mcprt-http-%d", instances.Add(1)),
 		sessions:  map[string]*hsession{},
 		byChild:   map[string]*hsession{},
@@ -365,16 +368,9 @@ func (h *Handler) ended(child string, reason error) {
 	}
 }
 
-// newSessionID is 128 random bits, after the replica tag if there is one.
-func (h *Handler) newSessionID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	id := hex.EncodeToString(b[:])
-	if h.opts.SessionTag != "" {
-		return h.opts.SessionTag + "." + id
-	}
-	return id
-}
+// newSessionID is 128 random bits sealed (sessionIDs), after the replica
+// tag if there is one.
+func (h *Handler) newSessionID() string { return h.ids.mint() }
 
 // sweep ends legacy sessions that have been idle for SessionIdle.
 func (h *Handler) sweep() {

@@ -576,11 +576,16 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 }
 
 // session finds a legacy session by id, or answers 404: also when r is
-// from another principal than the session's.
+// from another principal than the session's, and when the id was not
+// minted by a replica holding the key (forged or altered), without a
+// lookup.
 func (h *Handler) session(w http.ResponseWriter, r *http.Request, sid string) *hsession {
-	h.mu.Lock()
-	hs := h.sessions[sid]
-	h.mu.Unlock()
+	var hs *hsession
+	if h.ids.valid(sid) {
+		h.mu.Lock()
+		hs = h.sessions[sid]
+		h.mu.Unlock()
+	}
 	if hs != nil && hs.owner != h.principal(r) {
 		hs = nil
 	}

@@ -85,6 +85,26 @@ func TestEtcdReplicasSurviveALostNode(t *testing.T) {
 			t.Fatalf("task %s (made by %s) read at %s: %s, want working", id, by, next[by], r.final(t).Result)
 		}
 	}
+	// Legacy sessions: one on a, one elsewhere; their ids are sealed, so
+	// an altered id is no session, even on its own replica.
+	var sa, sOther *nginxSession
+	for i := 0; sa == nil || sOther == nil; i++ {
+		if i == 9 {
+			t.Fatalf("nine initializes did not reach a and another replica")
+		}
+		s := c.initialize(t)
+		if s.replica == "a" && sa == nil {
+			sa = s
+		} else if s.replica != "a" && sOther == nil {
+			sOther = s
+		}
+	}
+	nginxWantEcho(t, c.legacy(t, sa, "POST", nginxEcho(200, "on a")), "on a")
+	forged := []byte(sOther.id)
+	forged[len(forged)-3] ^= 1
+	if r := c.legacy(t, &nginxSession{id: string(forged)}, "POST", nginxEcho(201, "x")); r.status != 404 || r.upstream != sOther.replica {
+		t.Fatalf("an altered session id: status %d via %q, want 404 from %s: %s", r.status, r.tried, sOther.replica, r.body)
+	}
 	// Node loss mid-task, and an etcd member lost for a while.
 	time.Sleep(300 * time.Millisecond)
 	replicas["a"].kill(t)
@@ -122,6 +142,15 @@ func TestEtcdReplicasSurviveALostNode(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+	// a's legacy session is gone with a: a survivor answers 404 (it does
+	// not know the session), the client initializes again and goes on;
+	// the other replica's session never noticed.
+	if r := c.legacy(t, sa, "POST", nginxEcho(202, "x")); r.status != 404 || r.upstream == "a" || r.upstream == "" {
+		t.Fatalf("the dead replica's session: status %d via %q, want 404 from a survivor: %s", r.status, r.tried, r.body)
+	}
+	again := c.initialize(t)
+	nginxWantEcho(t, c.legacy(t, again, "POST", nginxEcho(203, "again")), "again")
+	nginxWantEcho(t, c.legacy(t, sOther, "POST", nginxEcho(204, "still")), "still")
 	// Exactly one survivor ran each of a's tasks again; none of the
 	// others' was taken over.
 	<-etcdBack
