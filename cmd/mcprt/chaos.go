@@ -62,7 +62,9 @@ still be served after them, and no session in use closed). -era auto
 asks server/discover first, and speaks 2026-07-28 if it is answered.
 
 With -tasks N the campaign is one of tasks instead, over stdio (or with
--http over Streamable HTTP, the server restarted on a new port): N calls
+-http over Streamable HTTP, the server restarted on a new port; or with
+-url through servers someone else runs, such as replicas behind a proxy
+that are killed and restarted meanwhile): N calls
 made as tasks (mcprt call -task's way, in the era -era names: 2025-11-25
 in the legacy one), at most -task-concurrency running at once, polled
 until they end; -task-cancel of them cancelled at a seeded poll; and
@@ -80,6 +82,11 @@ server-everything's simulate-research-query, whichever is listed first
 With -behind-gateway the campaign runs against mcprt gateway in front of
 CMD, and it is the gateway that is killed and started again; when CMD has
 -tasks-dir the gateway gets a journal of its own (and must keep its tasks).
+With -url the campaign kills nothing: a session the server ends (404,
+its replica lost) or a request that fails on the way (a proxy's 502) is
+sent again on a new connection, and the report counts both; give
+-task-durable when the servers share a store (-tasks-etcd) and every
+task must still be known.
 
 The tools are found with tools/list ("echo", "sleep" taking {"ms"},
 "panic"; behind a gateway, their prefixed names, "ref__echo" and so on,
@@ -165,8 +172,16 @@ func chaos(args []string, s streams) int {
 	}
 	if tc.tasks > 0 {
 		if c.URL != "" {
-			fmt.Fprintln(stderr, "mcprt chaos: -tasks kills and restarts the server: give its command after --, not -url")
-			return runtime.ExitUsage
+			// Servers someone else runs (replicas behind a proxy, killed
+			// and restarted by whoever runs them): the campaign kills
+			// nothing itself.
+			killsSet := false
+			fs.Visit(func(f *flag.Flag) { killsSet = killsSet || f.Name == "task-kills" })
+			if killsSet && tc.kills != 0 || *behind {
+				fmt.Fprintln(stderr, "mcprt chaos: with -url the campaign kills no server (-task-kills, -behind-gateway): whoever runs the servers kills them")
+				return runtime.ExitUsage
+			}
+			tc.url, tc.kills, tc.header = c.URL, 0, http.Header(headers)
 		}
 		return chaosTasks(&tc, fs, pf, c.Seed, c.HTTP, *behind, *taskArgs, stderr)
 	}

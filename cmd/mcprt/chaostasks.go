@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -55,6 +56,8 @@ type taskCampaign struct {
 	args        json.RawMessage
 	hang        time.Duration // bound on the campaign: a hang is a failure
 	out         io.Writer
+	url         string      // servers someone else runs (-url): nothing killed here
+	header      http.Header // -header, with url
 
 	server *fault.HTTPServer // with http, the one running
 }
@@ -76,6 +79,7 @@ type campaignTask struct {
 // taskReport counts what the campaign saw.
 type taskReport struct {
 	started, plain, lost, kills, cancelsSent int
+	reconnects, resent                       int // with -url: sessions begun again, requests sent again
 	ends                                     map[client.TaskStatus]int
 	violations                               []string
 }
@@ -87,6 +91,9 @@ func (r *taskReport) violate(format string, a ...any) {
 func (r *taskReport) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "tasks: %d started (%d answered at once), %d cancels sent, %d kills and restarts\n", r.started, r.plain, r.cancelsSent, r.kills)
+	if r.reconnects+r.resent > 0 {
+		fmt.Fprintf(&b, "through the servers' loss: %d requests sent again, %d new sessions\n", r.resent, r.reconnects)
+	}
 	fmt.Fprintf(&b, "ends: %d completed, %d failed, %d cancelled; %d lost (forgotten by a restarted server that keeps no tasks)\n",
 		r.ends[client.TaskCompleted], r.ends[client.TaskFailed], r.ends[client.TaskCancelled], r.lost)
 	if len(r.violations) == 0 {
@@ -180,7 +187,11 @@ func (tc *taskCampaign) run(ctx context.Context) (*taskReport, error) {
 			if args == nil {
 				a = tool.args(t.n, rng)
 			}
-			task, _, err := c.CallToolTask(ctx, tool.name, a)
+			var task *client.Task
+			err := tc.send(ctx, rep, &c, func(c *client.Client) (err error) {
+				task, _, err = c.CallToolTask(ctx, tool.name, a)
+				return err
+			})
 			if err != nil {
 				return rep, fmt.Errorf("starting task %d: %w", t.n, err)
 			}
@@ -210,7 +221,7 @@ func (tc *taskCampaign) run(ctx context.Context) (*taskReport, error) {
 			if c, err = tc.restart(ctx, c); err != nil {
 				return rep, err
 			}
-			tc.recheck(ctx, c, all[:next], rep)
+			tc.recheck(ctx, &c, all[:next], rep)
 			continue
 		}
 		if running == 0 && next == len(all) {
@@ -223,10 +234,14 @@ func (tc *taskCampaign) run(ctx context.Context) (*taskReport, error) {
 				continue
 			}
 			if t.polls == t.cancelAt {
-				tc.cancel(ctx, c, t, rep)
+				tc.cancel(ctx, &c, t, rep)
 			}
 			t.polls++
-			task, err := c.GetTask(ctx, t.id)
+			var task *client.Task
+			err := tc.send(ctx, rep, &c, func(c *client.Client) (err error) {
+				task, err = c.GetTask(ctx, t.id)
+				return err
+			})
 			if err != nil {
 				return rep, fmt.Errorf("polling task %d (%s): %w", t.n, t.id, err)
 			}
@@ -235,7 +250,7 @@ func (tc *taskCampaign) run(ctx context.Context) (*taskReport, error) {
 				wait = min(wait, task.PollInterval)
 			}
 			if t.terminal == client.TaskCompleted && t.result == nil {
-				t.result = tc.result(ctx, c, t, task, rep)
+				t.result = tc.result(ctx, &c, t, task, rep)
 			}
 		}
 		select {
@@ -244,7 +259,7 @@ func (tc *taskCampaign) run(ctx context.Context) (*taskReport, error) {
 		}
 	}
 	// Everything is asked for once more: a terminal task stays as it was.
-	tc.recheck(ctx, c, all[:next], rep)
+	tc.recheck(ctx, &c, all[:next], rep)
 	for _, t := range all[:next] {
 		switch {
 		case t.plain:
@@ -291,14 +306,18 @@ func canonical(raw json.RawMessage) []byte {
 
 // result fetches a completed task's result: inlined in 2026-07-28, from
 // tasks/result in 2025-11-25.
-func (tc *taskCampaign) result(ctx context.Context, c *client.Client, t *campaignTask, task *client.Task, rep *taskReport) []byte {
-	if c.Era() == client.EraModern {
+func (tc *taskCampaign) result(ctx context.Context, c **client.Client, t *campaignTask, task *client.Task, rep *taskReport) []byte {
+	if (*c).Era() == client.EraModern {
 		if task.Result == nil {
 			rep.violate("task %d (%s) completed without a result", t.n, t.id)
 		}
 		return canonical(task.Result)
 	}
-	raw, err := c.TaskResult(ctx, t.id)
+	var raw json.RawMessage
+	err := tc.send(ctx, rep, c, func(c *client.Client) (err error) {
+		raw, err = c.TaskResult(ctx, t.id)
+		return err
+	})
 	if err != nil {
 		rep.violate("task %d (%s) completed, but tasks/result failed: %v", t.n, t.id, err)
 		return nil
@@ -320,10 +339,14 @@ func withoutMeta(raw json.RawMessage) json.RawMessage {
 
 // cancel sends tasks/cancel for t; a 2025-11-25 server must answer the
 // task cancelled (or refuse one that had already ended).
-func (tc *taskCampaign) cancel(ctx context.Context, c *client.Client, t *campaignTask, rep *taskReport) {
+func (tc *taskCampaign) cancel(ctx context.Context, c **client.Client, t *campaignTask, rep *taskReport) {
 	rep.cancelsSent++
 	t.cancels++
-	task, err := c.CancelTask(ctx, t.id)
+	var task *client.Task
+	err := tc.send(ctx, rep, c, func(c *client.Client) (err error) {
+		task, err = c.CancelTask(ctx, t.id)
+		return err
+	})
 	var re *client.RPCError
 	switch {
 	case err != nil && errors.As(err, &re) && re.Err.Code == -32602:
@@ -340,12 +363,16 @@ func (tc *taskCampaign) cancel(ctx context.Context, c *client.Client, t *campaig
 }
 
 // recheck asks for every task again (after a restart, and at the end).
-func (tc *taskCampaign) recheck(ctx context.Context, c *client.Client, ts []*campaignTask, rep *taskReport) {
+func (tc *taskCampaign) recheck(ctx context.Context, c **client.Client, ts []*campaignTask, rep *taskReport) {
 	for _, t := range ts {
 		if t.id == "" || t.lost {
 			continue
 		}
-		task, err := c.GetTask(ctx, t.id)
+		var task *client.Task
+		err := tc.send(ctx, rep, c, func(c *client.Client) (err error) {
+			task, err = c.GetTask(ctx, t.id)
+			return err
+		})
 		var re *client.RPCError
 		switch {
 		case err != nil && errors.As(err, &re) && re.Err.Code == -32602 && !tc.durable:
@@ -367,6 +394,10 @@ func (tc *taskCampaign) recheck(ctx context.Context, c *client.Client, ts []*cam
 
 func (tc *taskCampaign) connect(ctx context.Context) (*client.Client, error) {
 	o := tc.opts
+	if tc.url != "" {
+		o.Header = tc.header
+		return client.ConnectURL(ctx, tc.url, &o)
+	}
 	if !tc.http {
 		return client.Connect(ctx, client.Command{Path: tc.command[0], Args: tc.command[1:]}, &o)
 	}
@@ -382,6 +413,44 @@ func (tc *taskCampaign) connect(ctx context.Context) (*client.Client, error) {
 		return nil, fmt.Errorf("%w; server output:\n%s", err, s.Output())
 	}
 	return c, nil
+}
+
+// send runs one request on *c. With -url, where servers are lost and
+// come back while the campaign runs, a request that got no JSON-RPC
+// answer (the session ended with its replica: 404; a proxy's 502; a
+// refused connection) is sent again, on a new session when the old one
+// ended, for up to a minute; a JSON-RPC error is an answer and is
+// returned as it is. Sending a tasks/get or tasks/cancel again is
+// harmless; a tools/call sent again may leave the first attempt's task
+// behind, unknown to the campaign, which is the client's loss and not a
+// server's fault.
+func (tc *taskCampaign) send(ctx context.Context, rep *taskReport, c **client.Client, fn func(*client.Client) error) error {
+	deadline := time.Now().Add(time.Minute)
+	for {
+		err := fn(*c)
+		var re *client.RPCError
+		if err == nil || tc.url == "" || errors.As(err, &re) || ctx.Err() != nil || time.Now().After(deadline) {
+			return err
+		}
+		rep.resent++
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(250 * time.Millisecond):
+		}
+		if (*c).Err() == nil {
+			continue
+		}
+		// The session is gone: begin another (which may fail too while
+		// the servers are down; then the next round tries again).
+		nc, cerr := tc.connect(ctx)
+		if cerr != nil {
+			continue
+		}
+		(*c).Close()
+		*c = nc
+		rep.reconnects++
+	}
 }
 
 // restart kills the server (SIGKILL: no chance to save anything) and
@@ -452,8 +521,8 @@ var quietLogger = slog.New(slog.DiscardHandler)
 // command after --.
 func chaosTasks(tc *taskCampaign, fs *flag.FlagSet, pf *protocolFlags, seed uint64, overHTTP, behind bool, taskArgs string, stderr io.Writer) int {
 	tc.http = overHTTP
-	if fs.NArg() == 0 {
-		fmt.Fprintln(stderr, "mcprt chaos: -tasks starts a server command (over stdio, or with -http over HTTP): give it after --, not -url")
+	if fs.NArg() == 0 && tc.url == "" {
+		fmt.Fprintln(stderr, "mcprt chaos: -tasks needs a server command (over stdio, or with -http over HTTP) after --, or -url URL")
 		return runtime.ExitUsage
 	}
 	if tc.concurrency <= 0 || tc.kills < 0 || tc.cancelRate < 0 || tc.cancelRate > 1 {
@@ -468,7 +537,7 @@ func chaosTasks(tc *taskCampaign, fs *flag.FlagSet, pf *protocolFlags, seed uint
 		tc.args = json.RawMessage(taskArgs)
 	}
 	tc.command = fs.Args()
-	for _, a := range tc.command[1:] {
+	for _, a := range tc.command[min(1, len(tc.command)):] {
 		// A journal or etcd (-tasks-etcd): the tasks outlive a restart.
 		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
 		if strings.HasPrefix(a, "-") && (name == "tasks-dir" || name == "tasks-etcd") {
@@ -501,7 +570,11 @@ func chaosTasks(tc *taskCampaign, fs *flag.FlagSet, pf *protocolFlags, seed uint
 	defer stop()
 	rep, err := tc.run(ctx)
 	if rep != nil {
-		fmt.Fprintf(stderr, "mcprt chaos: task campaign against %q\n%s", tc.command, rep)
+		against := fmt.Sprintf("%q", tc.command)
+		if tc.url != "" {
+			against = tc.url
+		}
+		fmt.Fprintf(stderr, "mcprt chaos: task campaign against %s\n%s", against, rep)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "mcprt chaos: %v\n", err)

@@ -12,7 +12,9 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
+	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
@@ -239,6 +241,71 @@ func TestEtcdGatewayReplicas(t *testing.T) {
 		}
 		if got.Status != client.TaskWorking || time.Now().After(deadline) {
 			t.Fatalf("g1's task after g1 died: %+v; want it failed, its server lost", got)
+		}
+	}
+}
+
+// mcprt chaos -tasks through nginx, in both eras at once, while each of
+// three replicas on one etcd is killed with -9 in turn and started again
+// on its address: every task the campaigns start ends in exactly one
+// terminal state and is still known at the end (-task-durable), the
+// legacy campaign's session is begun again when its replica dies, and
+// nothing hangs.
+func TestEtcdChaosTasksThroughNginx(t *testing.T) {
+	nginxPath(t)
+	cl := etcdtest.Start(t, 1)
+	key := nginxKeyFile(t, "etcd")
+	args := func(tag string) []string {
+		return []string{"-http-session-tag", tag, "-http-state-key-file", key,
+			"-tasks-etcd", strings.Join(cl.Endpoints(), ","), "-tasks-etcd-prefix", "chaos/",
+			"-tasks-etcd-hold", "2s", "-tasks-etcd-timeout", "1s"}
+	}
+	tags := []string{"a", "b", "c"}
+	replicas := make([]*nginxReplica, len(tags))
+	for i, tag := range tags {
+		replicas[i] = nginxStartReplica(t, tag, args(tag)...)
+	}
+	c := nginxStart(t, "nginx-etcd.conf", replicas...)
+
+	type result struct {
+		era string
+		out []byte
+		err error
+	}
+	results := make(chan result, 2)
+	for i, era := range []string{"legacy", "modern"} {
+		cmd := exec.Command(binPath, "chaos", "-tasks", "24", "-task-concurrency", "4", "-task-durable",
+			"-seed", fmt.Sprint(7+i), "-era", era, "-url", c.url)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+		go func() {
+			out, err := cmd.CombinedOutput()
+			results <- result{era, out, err}
+		}()
+	}
+	// Each replica in turn: killed while tasks run, started again on its
+	// address (nginx knows it there) before the next one goes.
+	for i, tag := range tags {
+		time.Sleep(1500 * time.Millisecond)
+		replicas[i].kill(t)
+		time.Sleep(1500 * time.Millisecond)
+		replicas[i] = nginxStartReplicaAt(t, tag, replicas[i].addr, args(tag)...)
+	}
+	for range 2 {
+		var r result
+		select {
+		case r = <-results:
+		case <-time.After(3 * time.Minute):
+			t.Fatal("a chaos campaign did not end within 3 minutes")
+		}
+		t.Logf("%s campaign:\n%s", r.era, r.out)
+		if r.err != nil {
+			t.Errorf("%s campaign through nginx: %v", r.era, r.err)
+		}
+		if !strings.Contains(string(r.out), "PASS") || !strings.Contains(string(r.out), "; 0 lost") {
+			t.Errorf("%s campaign: want PASS with 0 lost", r.era)
+		}
+		if r.era == "legacy" && !strings.Contains(string(r.out), "new sessions") {
+			t.Errorf("legacy campaign: its session's replica was killed, yet it never began another")
 		}
 	}
 }

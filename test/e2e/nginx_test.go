@@ -44,7 +44,7 @@ const (
 
 // nginxPath finds nginx (Debian installs it in /usr/sbin, which is not on
 // every user's PATH), or skips the test.
-func nginxPath(t *testing.T) string {
+func nginxPath(t testing.TB) string {
 	t.Helper()
 	if p, err := exec.LookPath("nginx"); err == nil {
 		return p
@@ -87,9 +87,16 @@ type nginxReplica struct {
 
 // nginxStartReplica runs `mcprt serve -http 127.0.0.1:0 args...` and waits for
 // the line that gives its address.
-func nginxStartReplica(t *testing.T, name string, args ...string) *nginxReplica {
+func nginxStartReplica(t testing.TB, name string, args ...string) *nginxReplica {
 	t.Helper()
-	cmd := exec.Command(binPath, append([]string{"serve", "-http", "127.0.0.1:0"}, args...)...)
+	return nginxStartReplicaAt(t, name, "127.0.0.1:0", args...)
+}
+
+// nginxStartReplicaAt is nginxStartReplica on a given address: a replica
+// started again where nginx expects it.
+func nginxStartReplicaAt(t testing.TB, name, addr string, args ...string) *nginxReplica {
+	t.Helper()
+	cmd := exec.Command(binPath, append([]string{"serve", "-http", addr}, args...)...)
 	cmd.Env = append(os.Environ(), "LOG_LEVEL=debug")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	pr, err := cmd.StderrPipe()
@@ -131,7 +138,7 @@ func nginxStartReplica(t *testing.T, name string, args ...string) *nginxReplica 
 }
 
 // stop ends the replica with SIGTERM (SIGKILL after 10s) and waits for it.
-func (r *nginxReplica) stop(t *testing.T) {
+func (r *nginxReplica) stop(t testing.TB) {
 	select {
 	case <-r.exited:
 		return
@@ -148,7 +155,7 @@ func (r *nginxReplica) stop(t *testing.T) {
 }
 
 // kill is the replica's sudden death.
-func (r *nginxReplica) kill(t *testing.T) {
+func (r *nginxReplica) kill(t testing.TB) {
 	t.Helper()
 	_ = r.cmd.Process.Kill()
 	select {
@@ -173,7 +180,7 @@ type nginxCluster struct {
 // nginxStart starts nginx with testdata/conf, its example addresses
 // replaced: the listen address by a free one, the replicas' (8081, 8082,
 // 8083) by those of replicas, in that order.
-func nginxStart(t *testing.T, conf string, replicas ...*nginxReplica) *nginxCluster {
+func nginxStart(t testing.TB, conf string, replicas ...*nginxReplica) *nginxCluster {
 	t.Helper()
 	bin := nginxPath(t)
 	tmpl, err := os.ReadFile(filepath.Join("testdata", conf))
@@ -278,7 +285,7 @@ http {
 }
 
 // nginxFreeAddr is a loopback address with a port nobody listens on (for now).
-func nginxFreeAddr(t *testing.T) string {
+func nginxFreeAddr(t testing.TB) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -560,7 +567,7 @@ func nginxWantEcho(t *testing.T, r *nginxReply, text string) {
 	}
 }
 
-func nginxKeyFile(t *testing.T, name string) string {
+func nginxKeyFile(t testing.TB, name string) string {
 	t.Helper()
 	b := make([]byte, 32)
 	_, _ = rand.Read(b)
