@@ -3,8 +3,11 @@
 package e2e
 
 import (
+	"bufio"
 	"context"
 	"fmt"
+	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -58,18 +61,29 @@ func BenchmarkTaskThroughput(b *testing.B) {
 	for _, s := range setups {
 		b.Run(s.name, func(b *testing.B) {
 			url := s.url(b)
+			store := ""
+			if strings.HasPrefix(s.name, "etcd") {
+				store = cl.Endpoints()[0]
+			}
 			for _, kind := range []string{"task", "plain"} {
-				b.Run(kind, func(b *testing.B) { benchClosedLoop(b, url, kind == "task") })
+				b.Run(kind, func(b *testing.B) { benchClosedLoop(b, url, kind == "task", store) })
 			}
 		})
 	}
 }
 
 // benchClosedLoop runs b.N calls over 16 legacy sessions (8 per core on
-// this 2-core machine), each waiting for its answer before the next.
-func benchClosedLoop(b *testing.B, url string, asTask bool) {
+// this 2-core machine), each waiting for its answer before the next. With
+// etcd (store: a member's client URL) it also reports what a call cost
+// the store, from etcd's own counters: writes (transactions), reads
+// (ranges) and watch events sent (one per change per replica watching).
+func benchClosedLoop(b *testing.B, url string, asTask bool, store string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
+	var before map[string]float64
+	if store != "" {
+		before = etcdCounters(b, store)
+	}
 	b.SetParallelism(8)
 	b.ResetTimer()
 	start := time.Now()
@@ -88,6 +102,37 @@ func benchClosedLoop(b *testing.B, url string, asTask bool) {
 		}
 	})
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "calls/s")
+	if store != "" {
+		after := etcdCounters(b, store)
+		for _, c := range etcdCounted {
+			b.ReportMetric((after[c.metric]-before[c.metric])/float64(b.N), c.unit)
+		}
+	}
+}
+
+// etcdCounted are the etcd counters a call's cost is read from.
+var etcdCounted = []struct{ metric, unit string }{
+	{"etcd_mvcc_txn_total", "txn/op"},
+	{"etcd_mvcc_range_total", "range/op"},
+	{"etcd_debugging_mvcc_events_total", "events/op"},
+}
+
+// etcdCounters reads etcd's Prometheus counters at a member's /metrics.
+func etcdCounters(b *testing.B, member string) map[string]float64 {
+	resp, err := http.Get(member + "/metrics")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer resp.Body.Close()
+	m := map[string]float64{}
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		name, value, ok := strings.Cut(sc.Text(), " ")
+		if v, err := strconv.ParseFloat(value, 64); ok && err == nil {
+			m[name] = v
+		}
+	}
+	return m
 }
 
 func benchCall(ctx context.Context, c *client.Client, asTask bool) error {
