@@ -197,6 +197,40 @@ func TestEtcdReplicasSurviveALostNode(t *testing.T) {
 		t.Fatalf("a plain call with etcd down: %v", res)
 	}
 	t.Logf("etcd down: tasks/get answered with the store's error in %v", storeDown.Round(10*time.Millisecond))
+	// The store back (its members' holds ran out meanwhile): the old task
+	// is read again, and a new one is made and runs to its end.
+	cl.Restart(0, 1, 2)
+	back := time.Now()
+	n += 2
+	var fresh string
+	for deadline := time.Now().Add(30 * time.Second); fresh == ""; n++ {
+		if time.Now().After(deadline) {
+			t.Fatal("etcd back for 30 s, and still no task could be made")
+		}
+		hdr, body := nginxModernRequest(n, "tools/call", map[string]any{"name": "sleep", "arguments": map[string]any{"ms": 200}}, tasksExt)
+		if r, err := c.sendWithin(bound, c.url, "POST", hdr, body); err == nil {
+			if m := r.final(t); m.Error == nil {
+				var res map[string]json.RawMessage
+				json.Unmarshal(m.Result, &res)
+				json.Unmarshal(res["taskId"], &fresh)
+			}
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if res, r := call(n, "tasks/get", map[string]any{"taskId": some}); string(res["status"]) != `"completed"` {
+		t.Fatalf("a task made before the store went down, read after it came back: %s", r.final(t).Result)
+	}
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		n++
+		res, r := call(n, "tasks/get", map[string]any{"taskId": fresh})
+		if string(res["status"]) == `"completed"` {
+			break
+		}
+		if string(res["status"]) != `"working"` || time.Now().After(deadline) {
+			t.Fatalf("a task made after the store came back: %s", r.final(t).Result)
+		}
+	}
+	t.Logf("etcd back: a new task made and completed %v after its members answered again", time.Since(back).Round(10*time.Millisecond))
 	t.Logf("9 tasks, 3 replicas, hold %s: replica a killed; its tasks run again by survivors within %v of the kill, completed within %v (sleep 2.5 s)",
 		hold, firstRun.Round(10*time.Millisecond), failover.Round(10*time.Millisecond))
 }

@@ -100,11 +100,16 @@ func (c *Cluster) Endpoints() []string {
 // Kill stops member i at once (SIGKILL).
 func (c *Cluster) Kill(i int) { c.members[i].kill() }
 
-// Restart starts member i again on its data (after Kill) and waits until
-// it answers.
-func (c *Cluster) Restart(i int) {
-	c.start(c.members[i])
-	c.WaitHealthy(i)
+// Restart starts the members given again on their data (after Kill),
+// all of them before it waits until each answers: a member alone cannot
+// answer while the others that make its quorum are down.
+func (c *Cluster) Restart(members ...int) {
+	for _, i := range members {
+		c.start(c.members[i])
+	}
+	for _, i := range members {
+		c.WaitHealthy(i)
+	}
 }
 
 func (c *Cluster) start(m *member) {
