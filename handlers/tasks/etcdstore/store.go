@@ -497,7 +497,7 @@ func (s *Store) Watch(w tasks.Watchers) {
 	s.wg.Add(1)
 	go func() { // owned: Close ends and waits for it
 		defer s.wg.Done()
-		tp, op, up := s.key("t", ""), s.key("o", ""), s.key("u", "")
+		tp, op, up, ep := s.key("t", ""), s.key("o", ""), s.key("u", ""), s.key("e", "")
 		from := int64(0)
 		for s.ctx.Err() == nil {
 			if from == 0 {
@@ -515,13 +515,25 @@ func (s *Store) Watch(w tasks.Watchers) {
 				orphaned() // whatever happened before the watch
 			}
 			err := s.c.Watch(s.ctx, []byte(s.pfx), etcdv3.PrefixEnd([]byte(s.pfx)), from, func(evs []etcdv3.Event) {
-				orphans := false
+				// A hold deleted in the transaction that ended its task
+				// (which puts the "ended" key at the same revision, so in
+				// the same response) is no orphan; any other deletion is
+				// a lease that ran out or was revoked. Looking for
+				// orphans reads every record: done on every task's end,
+				// it made a task's cost grow with the tasks kept.
+				var released []string
+				var ended map[string]bool
 				for _, ev := range evs {
 					from = max(from, ev.KV.ModRevision+1)
 					key := string(ev.KV.Key)
 					switch {
 					case ev.Delete && strings.HasPrefix(key, string(op)):
-						orphans = true
+						released = append(released, strings.TrimPrefix(key, string(op)))
+					case !ev.Delete && strings.HasPrefix(key, string(ep)):
+						if ended == nil {
+							ended = map[string]bool{}
+						}
+						ended[strings.TrimPrefix(key, string(ep))] = true
 					case !ev.Delete && strings.HasPrefix(key, string(up)):
 						s.answered(w.Answered, key, strings.TrimPrefix(key, string(up)), ev.KV.Value)
 					case !ev.Delete && strings.HasPrefix(key, string(tp)):
@@ -535,8 +547,11 @@ func (s *Store) Watch(w tasks.Watchers) {
 						}
 					}
 				}
-				if orphans {
-					orphaned()
+				for _, id := range released {
+					if !ended[id] {
+						orphaned()
+						break
+					}
 				}
 			}, nil)
 			if errors.Is(err, etcdv3.ErrCompacted) {

@@ -2,7 +2,9 @@ package etcdstore
 
 import (
 	"errors"
+	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -104,5 +106,68 @@ func TestSharedHoldsAndAdoption(t *testing.T) {
 	doneY.Status = tasks.Completed
 	if err := a.Put(doneY); !errors.Is(err, tasks.ErrTakenOver) {
 		t.Fatalf("the lost replica's end after another adopted the task: %v, want ErrTakenOver", err)
+	}
+}
+
+// A task's end releases its hold in the same transaction that marks it
+// ended: no orphan, so no replica reads every record for it (which made a
+// task's cost grow with the tasks kept). A hold that runs out is one.
+func TestEndedTaskIsNoOrphan(t *testing.T) {
+	cl := etcdtest.Start(t, 1)
+	open := func() *Store {
+		s, err := Open(Options{Endpoints: cl.Endpoints(), Prefix: "ends/", HoldTTL: time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	a, b := open(), open()
+	var orphaned atomic.Int32
+	completed := make(chan string, 32)
+	b.Watch(tasks.Watchers{
+		Changed: func(t tasks.Task) {
+			if t.Status == tasks.Completed {
+				completed <- t.ID
+			}
+		},
+		Orphaned: func() { orphaned.Add(1) },
+	})
+	for deadline := time.Now().Add(10 * time.Second); orphaned.Load() == 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the watch never started (its first look for orphans)")
+		}
+	}
+	now := time.Now()
+	for i := range 10 {
+		task := tasks.Task{ID: fmt.Sprint("t", i), Status: tasks.Working, Created: now, Updated: now, TTL: time.Hour}
+		if err := a.Put(task); err != nil {
+			t.Fatal(err)
+		}
+		task.Status = tasks.Completed
+		if err := a.Put(task); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 10 {
+		select {
+		case <-completed:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the watch did not report every completion")
+		}
+	}
+	if n := orphaned.Load(); n != 1 {
+		t.Fatalf("ten tasks ended: %d looks for orphans, want only the watch's first", n)
+	}
+	live := tasks.Task{ID: "live", Status: tasks.Working, Created: now, Updated: now, TTL: time.Hour}
+	if err := a.Put(live); err != nil {
+		t.Fatal(err)
+	}
+	a.stop() // dies: no revoke, the hold runs out
+	a.wg.Wait()
+	for deadline := time.Now().Add(10 * time.Second); orphaned.Load() < 2; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("a hold ran out, and no look for orphans followed")
+		}
 	}
 }
