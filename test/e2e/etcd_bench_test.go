@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -18,7 +19,8 @@ import (
 
 // BenchmarkTaskThroughput is tasks (a 1 ms sleep made as a task and its
 // result awaited, 2025-11-25: tasks/result wakes when it ends) and plain
-// calls (echo) per second over Streamable HTTP, 16 clients each with its
+// calls (echo) per second, and the mean wait for one (create to
+// completed for a task), over Streamable HTTP, 16 clients each with its
 // own legacy session in a closed loop, against one `mcprt serve -http`
 // with no store, with the journal (-tasks-dir) and with etcd (one
 // member), and against three etcd replicas behind nginx (sessions spread
@@ -84,6 +86,7 @@ func benchClosedLoop(b *testing.B, url string, asTask bool, store string) {
 	if store != "" {
 		before = etcdCounters(b, store)
 	}
+	var waited atomic.Int64 // each call's wait, summed: the mean latency
 	b.SetParallelism(8)
 	b.ResetTimer()
 	start := time.Now()
@@ -95,13 +98,16 @@ func benchClosedLoop(b *testing.B, url string, asTask bool, store string) {
 		}
 		defer c.Close()
 		for pb.Next() {
+			t0 := time.Now()
 			if err := benchCall(ctx, c, asTask); err != nil {
 				b.Error(err)
 				return
 			}
+			waited.Add(int64(time.Since(t0)))
 		}
 	})
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "calls/s")
+	b.ReportMetric(float64(waited.Load())/float64(b.N)/1e6, "ms/call")
 	if store != "" {
 		after := etcdCounters(b, store)
 		for _, c := range etcdCounted {
