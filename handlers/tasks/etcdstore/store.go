@@ -25,6 +25,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"log/slog"
 	"strings"
 	"sync"
@@ -81,7 +82,11 @@ type Store struct {
 	expiry  map[int64]int64     // expiry leases by their deadline (unix s)
 	orphans map[string]int64    // Orphans' records, by id: their revision
 	own     map[int64]struct{}  // revisions this store wrote, not reported as others'
-	lost    func()
+	// writing counts the records being written here, by their hash; early
+	// those of them the watch reported before their write returned (often:
+	// on loopback more than half), which are not others' either.
+	writing, early map[uint64]int
+	lost           func()
 }
 
 // Open connects to etcd, takes a hold lease and keeps it alive until
@@ -105,7 +110,7 @@ func Open(o Options) (*Store, error) {
 		return nil, fmt.Errorf("tasks: etcd store: %w", err)
 	}
 	s := &Store{o: o, c: c, pfx: o.Prefix, log: o.Logger, mine: map[string]struct{}{}, expiry: map[int64]int64{},
-		orphans: map[string]int64{}, own: map[int64]struct{}{}}
+		orphans: map[string]int64{}, own: map[int64]struct{}{}, writing: map[uint64]int{}, early: map[uint64]int{}}
 	s.ctx, s.stop = context.WithCancel(context.Background())
 	ctx, cancel := s.reqCtx()
 	defer cancel()
@@ -289,7 +294,7 @@ func (s *Store) put(ctx context.Context, t tasks.Task, val []byte, lease int64) 
 		cmps = []etcdv3.Cmp{etcdv3.VersionIs(tk, 0), etcdv3.VersionIs(ok, 0)}
 		then = []etcdv3.Op{etcdv3.OpPut(tk, val, lease), etcdv3.OpPut(ok, []byte(s.o.Name), hold), etcdv3.OpDelete(ek, nil)}
 	}
-	res, err := s.c.Txn(ctx, cmps, then, reads)
+	res, err := s.writeOwn(val, func() (etcdv3.TxnResult, error) { return s.c.Txn(ctx, cmps, then, reads) })
 	if err != nil {
 		return s.fail(err)
 	}
@@ -311,7 +316,6 @@ func (s *Store) put(ctx context.Context, t tasks.Task, val []byte, lease int64) 
 		return fmt.Errorf("task %s: %w", t.ID, tasks.ErrTakenOver)
 	}
 	s.mu.Lock()
-	s.ownLocked(res.Revision)
 	if t.Status.Terminal() {
 		delete(s.mine, t.ID)
 	} else {
@@ -319,6 +323,56 @@ func (s *Store) put(ctx context.Context, t tasks.Task, val []byte, lease int64) 
 	}
 	s.mu.Unlock()
 	return nil
+}
+
+// writeOwn runs txn, which writes the record val, so that the watch never
+// reports that write as another replica's: by its revision once the write
+// has returned, by its bytes while it is on its way (the watch may see it
+// first). A task's status told twice, once by this replica and once as if
+// from another, was the cost.
+func (s *Store) writeOwn(val []byte, txn func() (etcdv3.TxnResult, error)) (etcdv3.TxnResult, error) {
+	h := maphash.Bytes(ownSeed, val)
+	s.mu.Lock()
+	s.writing[h]++
+	s.mu.Unlock()
+	res, err := txn()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.writing[h]--; s.writing[h] <= 0 {
+		delete(s.writing, h)
+	}
+	if err != nil || !res.Succeeded {
+		return res, err
+	}
+	if s.early[h] > 0 {
+		if s.early[h]--; s.early[h] == 0 {
+			delete(s.early, h)
+		}
+		return res, nil
+	}
+	s.ownLocked(res.Revision)
+	return res, nil
+}
+
+// ownSeed hashes the records being written (writeOwn).
+var ownSeed = maphash.MakeSeed()
+
+// mineLocked reports whether a record the watch brought is this store's
+// own write, and forgets it.
+func (s *Store) mineLocked(kv etcdv3.KV) bool {
+	if _, ok := s.own[kv.ModRevision]; ok {
+		delete(s.own, kv.ModRevision)
+		return true
+	}
+	if len(s.writing) == 0 {
+		return false
+	}
+	h := maphash.Bytes(ownSeed, kv.Value)
+	if s.writing[h] == 0 {
+		return false
+	}
+	s.early[h]++
+	return true
 }
 
 // ownLocked notes a revision this store wrote, so that its watch does not
@@ -358,14 +412,13 @@ func (s *Store) Delete(id string) error {
 	}
 	ctx, cancel := s.reqCtx()
 	defer cancel()
-	res, err := s.c.Txn(ctx, nil, []etcdv3.Op{etcdv3.OpDelete(s.key("t", id), nil), etcdv3.OpDelete(s.key("e", id), nil),
+	_, err := s.c.Txn(ctx, nil, []etcdv3.Op{etcdv3.OpDelete(s.key("t", id), nil), etcdv3.OpDelete(s.key("e", id), nil),
 		etcdv3.OpDelete(s.key("o", id), nil)}, nil)
 	if err != nil {
 		return s.fail(err)
 	}
 	s.mu.Lock()
 	delete(s.mine, id)
-	s.ownLocked(res.Revision)
 	s.mu.Unlock()
 	return nil
 }
@@ -464,7 +517,9 @@ func (s *Store) Adopt(t tasks.Task) (bool, error) {
 	} else {
 		then = append(then, etcdv3.OpPut(ok2, []byte(s.o.Name), hold))
 	}
-	res, err := s.c.Txn(ctx, []etcdv3.Cmp{etcdv3.ModRevisionIs(tk, rev), etcdv3.VersionIs(ok2, 0), etcdv3.VersionIs(ek, 0)}, then, nil)
+	res, err := s.writeOwn(val, func() (etcdv3.TxnResult, error) {
+		return s.c.Txn(ctx, []etcdv3.Cmp{etcdv3.ModRevisionIs(tk, rev), etcdv3.VersionIs(ok2, 0), etcdv3.VersionIs(ek, 0)}, then, nil)
+	})
 	if err != nil {
 		return false, s.fail(err)
 	}
@@ -472,7 +527,6 @@ func (s *Store) Adopt(t tasks.Task) (bool, error) {
 		return false, nil
 	}
 	s.mu.Lock()
-	s.ownLocked(res.Revision)
 	if !t.Status.Terminal() {
 		s.mine[t.ID] = struct{}{}
 	}
@@ -538,8 +592,7 @@ func (s *Store) Watch(w tasks.Watchers) {
 						s.answered(w.Answered, key, strings.TrimPrefix(key, string(up)), ev.KV.Value)
 					case !ev.Delete && strings.HasPrefix(key, string(tp)):
 						s.mu.Lock()
-						_, mine := s.own[ev.KV.ModRevision]
-						delete(s.own, ev.KV.ModRevision)
+						mine := s.mineLocked(ev.KV)
 						s.mu.Unlock()
 						var t tasks.Task
 						if !mine && json.Unmarshal(ev.KV.Value, &t) == nil {
