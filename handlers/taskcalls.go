@@ -30,6 +30,7 @@ type taskServe struct {
 	m      tasks.Manager
 	owner  func(ctx context.Context) string
 	client func(ctx context.Context) string
+	stop   func() // ends the manager's status reports to this server
 	// peers are the live 2025-11-25 tasks' peers, by task id: their
 	// notifications/tasks/status go to the session that made them, and
 	// to no other.
@@ -113,7 +114,19 @@ func (s *Server) taskStatus(ts *taskServe, t tasks.Task) {
 // A tool with taskSupport "required" called otherwise gets the error its
 // revision names (-32601 in 2025-11-25; -32021, naming the extension, in
 // 2026-07-28). Tools without taskSupport never become tasks.
+//
+// Several servers may serve one manager (a gateway's virtual endpoints
+// serve its tasks beside it); the first one resumes the tasks a previous
+// process left. ServeTasks(nil, …) ends the manager's reports to a
+// server that is done with (an endpoint a reload removed): its task
+// methods then answer that tasks are off.
 func (s *Server) ServeTasks(m tasks.Manager, opts TasksOptions) {
+	if m == nil {
+		if old := s.tasks.Swap(nil); old != nil {
+			old.stop()
+		}
+		return
+	}
 	owner := opts.Owner
 	if owner == nil {
 		owner = TaskOwner
@@ -123,8 +136,10 @@ func (s *Server) ServeTasks(m tasks.Manager, opts TasksOptions) {
 		client = TaskClient
 	}
 	ts := &taskServe{m: m, owner: owner, client: client}
-	s.tasks.Store(ts)
-	m.OnStatus(func(t tasks.Task) { s.taskStatus(ts, t) })
+	ts.stop = m.OnStatus(func(t tasks.Task) { s.taskStatus(ts, t) })
+	if old := s.tasks.Swap(ts); old != nil {
+		old.stop()
+	}
 	s.SetExtension(mcp.TasksExtension, nil)
 	for _, name := range []string{"tasks/get", "tasks/list", "tasks/cancel", "tasks/update"} {
 		s.AddMethod(name, s.taskMethod, false)

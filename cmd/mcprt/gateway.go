@@ -19,6 +19,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -26,6 +27,7 @@ import (
 	"github.com/mcprt/mcprt/runtime"
 	"github.com/mcprt/mcprt/runtime/gateway"
 	"github.com/mcprt/mcprt/runtime/resourceserver"
+	"github.com/mcprt/mcprt/runtime/taskrun"
 	"github.com/mcprt/mcprt/session/client/oauth"
 	"github.com/mcprt/mcprt/stdio"
 )
@@ -260,8 +262,9 @@ With -http each is served at <-http-path>/NAME (/mcp/dev), with OAuth as
 a resource of its own (<-http-oauth-resource>/NAME, its metadata at
 /.well-known/oauth-protected-resource/mcp/dev); -endpoint NAME serves one
 over stdio. An endpoint lists, finds and calls only what it names: the
-rest is an unknown tool there. A reload applies "endpoints" without
-restarting a backend.
+rest is an unknown tool there. Tasks are the gateway's (one store): a
+task made at an endpoint is awaited there, or read by its id at the main
+one. A reload applies "endpoints" without restarting a backend.
 
 Durations are strings ("30s", "1m") or numbers of seconds. Other keys are
 ignored with a warning. A file with any error is refused (exit status 2),
@@ -491,8 +494,11 @@ func runGateway(args []string, s streams) int {
 		fmt.Fprintf(stderr, "mcprt gateway: %v\n", err)
 		return runtime.ExitUsage
 	}
+	// The tasks' manager, once made: the virtual endpoints serve it too.
+	var tasksMade atomic.Pointer[taskrun.Manager]
 	if *tasksOn || to.Dir != "" || to.Etcd != nil {
 		to.Tag = hf.tag
+		to.Made = tasksMade.Store
 		o.Tasks = &to
 	}
 	// The backends are the first part of the process's one tree: launched
@@ -525,7 +531,7 @@ func runGateway(args []string, s streams) int {
 			hl.so.Extra[base+"/signin/"] = h
 			hl.so.Extra[base+"/oauth/callback"] = h
 		}
-		if ge := mountEndpoints(g, hl, rs); ge != nil {
+		if ge := mountEndpoints(g, hl, rs, tasksMade.Load); ge != nil {
 			o.Parts = append(o.Parts, ge)
 		} else if len(cfg.Endpoints) > 0 {
 			fmt.Fprintf(stderr, "mcprt gateway: \"endpoints\" are served at <-http-path>/NAME: with -http-path / they are not served\n")

@@ -13,6 +13,7 @@ import (
 	"github.com/mcprt/mcprt/runtime/gateway"
 	"github.com/mcprt/mcprt/runtime/resourceserver"
 	"github.com/mcprt/mcprt/runtime/streamhttp"
+	"github.com/mcprt/mcprt/runtime/taskrun"
 	"github.com/mcprt/mcprt/supervisor"
 )
 
@@ -35,6 +36,7 @@ type gatewayEndpoints struct {
 	ho         streamhttp.Options
 	rs         *resourceserver.Options // nil: no OAuth
 	drain      time.Duration
+	tasks      func() *taskrun.Manager // the gateway's tasks (nil: none), served by each endpoint too
 
 	mu     sync.Mutex
 	e      *actor.Engine
@@ -55,13 +57,13 @@ type servedEndpoint struct {
 // mountEndpoints puts the gateway's endpoints beside l's main one. rs are
 // the resource server's options when OAuth is on. With -http-path / there
 // is no room beside it: nil.
-func mountEndpoints(g *gateway.Gateway, l *httpListener, rs *resourceserver.Options) *gatewayEndpoints {
+func mountEndpoints(g *gateway.Gateway, l *httpListener, rs *resourceserver.Options, tasks func() *taskrun.Manager) *gatewayEndpoints {
 	base := strings.TrimSuffix(l.so.Path, "/")
 	if base == "" {
 		return nil
 	}
 	ge := &gatewayEndpoints{
-		g: g, prefix: base + "/", ho: l.so.Options, rs: rs, drain: l.so.ShutdownGrace,
+		g: g, prefix: base + "/", ho: l.so.Options, rs: rs, drain: l.so.ShutdownGrace, tasks: tasks,
 		metaPrefix: "/.well-known/oauth-protected-resource" + base + "/",
 		served:     map[string]*servedEndpoint{},
 	}
@@ -121,6 +123,12 @@ func (ge *gatewayEndpoints) endpoint(ctx context.Context, name string) (*servedE
 		return nil, http.StatusNotFound
 	}
 	se = &servedEndpoint{srv: srv}
+	if m := ge.tasks(); m != nil {
+		// The gateway's one manager: a task made here is the gateway's
+		// like any other (its owner may read it at the main endpoint
+		// too), and its status reaches this endpoint's clients.
+		srv.ServeTasks(m, handlers.TasksOptions{})
+	}
 	ho := ge.ho
 	if ge.rs != nil {
 		o := *ge.rs
@@ -193,6 +201,7 @@ func (se *servedEndpoint) close(ctx context.Context, d time.Duration) {
 		defer cancel()
 	}
 	_ = se.h.Shutdown(ctx)
+	se.srv.ServeTasks(nil, handlers.TasksOptions{}) // no more status reports to it
 	if se.guard != nil {
 		se.guard.Close()
 	}

@@ -38,7 +38,13 @@ func (l *httpListener) seeInside(o *runtime.Options, so *streamhttp.ServeOptions
 	o.Overload, so.Overload = &in.overload, &in.overload
 	if o.Tasks != nil {
 		to := *o.Tasks
-		to.Made = in.tasks.Store
+		made := to.Made
+		to.Made = func(m *taskrun.Manager) {
+			in.tasks.Store(m)
+			if made != nil {
+				made(m)
+			}
+		}
 		o.Tasks = &to
 	}
 	if l.guard != nil {

@@ -36,8 +36,9 @@ type Manager interface {
 	Waiting(id string, on bool)
 	// PollInterval is the interval suggested to clients.
 	PollInterval() time.Duration
-	// OnStatus sets a function told of every change of every task.
-	OnStatus(fn func(Task))
+	// OnStatus adds a function told of every change of every task, until
+	// stop is called (several servers may serve one manager's tasks).
+	OnStatus(fn func(Task)) (stop func())
 }
 
 // RestartedMessage is the statusMessage of a task that was running when
@@ -63,8 +64,9 @@ type Resumer interface {
 	// Resume runs again the tasks a previous process left working whose
 	// records keep a Rerun, each with the work rework makes of its record:
 	// nil (its tool is gone, or no longer resumable) fails it with
-	// RestartedMessage. It is called once, by the server that serves the
-	// tasks, when its tools are in place; until then they stay working.
+	// RestartedMessage. The first server to serve the tasks calls it when
+	// its tools are in place (until then they stay working); any later
+	// call, by another server sharing the manager, does nothing.
 	Resume(rework func(Task) Work)
 }
 

@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"maps"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -105,7 +106,9 @@ type Manager struct {
 	stopped bool
 	changed *sync.Cond // broadcast on every change, for Wait
 
-	onStatus atomic.Pointer[func(tasks.Task)]
+	// onStatus are the servers' listeners (OnStatus), replaced whole
+	// under mu so that notify reads them without it.
+	onStatus atomic.Pointer[[]*func(tasks.Task)]
 	counts   counters
 	// pending are the tasks of resumable tools a previous process left
 	// working, until Resume runs them again (or fails them).
@@ -352,9 +355,15 @@ func restarted(t tasks.Task, msg string, now time.Time) tasks.Task {
 // resumed (durably, with a journal), so that if this process dies too the
 // next start fails it instead. Their work starts as a new task's does,
 // whatever the bounds on live tasks (they were admitted before). Only the
-// first call does anything.
+// first call does anything: the first server to serve the manager's tasks
+// (the gateway's own, not one of its endpoints) runs them, and adopts
+// lost replicas' tasks, with its tools.
 func (m *Manager) Resume(rework func(tasks.Task) tasks.Work) {
 	m.mu.Lock()
+	if m.deferred != nil || m.rework != nil {
+		m.mu.Unlock()
+		return
+	}
 	if !m.up {
 		// Before the tree runs (New, then ServeTasks, then the tree):
 		// the sweep's start resumes them, once there are actors to run
@@ -759,14 +768,35 @@ func (m *Manager) notify(t tasks.Task) {
 	if m.cfg.OnStatus != nil {
 		m.cfg.OnStatus(t)
 	}
-	if fn := m.onStatus.Load(); fn != nil {
-		(*fn)(t)
+	if fns := m.onStatus.Load(); fns != nil {
+		for _, fn := range *fns {
+			(*fn)(t)
+		}
 	}
 }
 
-// OnStatus sets fn to be called as Config.OnStatus is, besides it: the
-// server that serves the manager's tasks sends status notifications so.
-func (m *Manager) OnStatus(fn func(tasks.Task)) { m.onStatus.Store(&fn) }
+// OnStatus adds fn, to be called as Config.OnStatus is, besides it, until
+// stop: each server that serves the manager's tasks (a gateway's virtual
+// endpoints share its manager) sends status notifications so.
+func (m *Manager) OnStatus(fn func(tasks.Task)) (stop func()) {
+	p := &fn
+	m.mu.Lock()
+	var fns []*func(tasks.Task)
+	if old := m.onStatus.Load(); old != nil {
+		fns = append(fns, *old...)
+	}
+	fns = append(fns, p)
+	m.onStatus.Store(&fns)
+	m.mu.Unlock()
+	return func() {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		if old := m.onStatus.Load(); old != nil {
+			rest := slices.DeleteFunc(slices.Clone(*old), func(q *func(tasks.Task)) bool { return q == p })
+			m.onStatus.Store(&rest)
+		}
+	}
+}
 
 // finish records how r's work ended, unless the task ended already
 // (cancelled).

@@ -387,3 +387,40 @@ func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, n
 
 // own is the requestor whose owner and client are both who.
 func own(who string) tasks.Requestor { return tasks.Requestor{Owner: who, Client: who} }
+
+// Several servers may serve one manager (a gateway and its virtual
+// endpoints): each listener is told of every change until it stops.
+func TestOnStatusListeners(t *testing.T) {
+	m := start(t, taskrun.Config{})
+	var a, b atomic.Int32
+	stopA := m.OnStatus(func(tasks.Task) { a.Add(1) })
+	m.OnStatus(func(tasks.Task) { b.Add(1) })
+	run := func() {
+		tk, err := m.Create(own("o"), "echo", false, 0, func(context.Context, map[string]json.RawMessage) tasks.Outcome {
+			return result("hi")
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wait(t, m, "o", tk.ID)
+	}
+	// The last report may come just after Wait returns: wait for it.
+	until := func(what string, ok func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(5 * time.Second); !ok(); time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: a %d, b %d reports", what, a.Load(), b.Load())
+			}
+		}
+	}
+	run()
+	until("after one task, both told alike", func() bool { return a.Load() > 0 && a.Load() == b.Load() })
+	was := a.Load()
+	stopA()
+	stopA() // twice is harmless
+	run()
+	until("after a stopped, b told of the second task", func() bool { return b.Load() == 2*was })
+	if a.Load() != was {
+		t.Fatalf("a was told %d more after it stopped", a.Load()-was)
+	}
+}

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"errors"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -207,5 +208,57 @@ func TestGatewayEndpointStdio(t *testing.T) {
 	c.CloseStdin()
 	if code, ok := c.WaitExit(2 * exitTimeout); !ok || code != 0 {
 		t.Fatalf("exit %d (exited: %v)\n%s", code, ok, tail(c.Stderr(), 2000))
+	}
+}
+
+// Tasks on a virtual endpoint over HTTP: the gateway's one tasks manager
+// serves /mcp/NAME too, in both eras; a task made there is awaited there
+// and is the gateway's (read at the main endpoint by its id); a reload
+// that removes the endpoint leaves the main endpoint's tasks served.
+func TestGatewayEndpointTasks(t *testing.T) {
+	t.Parallel()
+	f := newGateway(t)
+	servers := map[string]any{"ref": f.serve("ref", map[string]any{"args": []string{"serve", "-tasks"}})}
+	endpoints := map[string]any{"slow": map[string]any{"tools": []string{"ref__sleep"}}}
+	config := f.writeConfig(servers, map[string]any{"endpoints": endpoints})
+	gw := f.startGatewayHTTP(config)
+	ctx := testCtx(t)
+	for _, era := range []client.Era{client.EraLegacy, client.EraModern} {
+		c := connectHTTP(t, gw.url+"/slow", client.Options{Era: era})
+		task, _, err := c.CallToolTask(ctx, "ref__sleep", map[string]any{"ms": 300})
+		if err != nil || task == nil {
+			t.Fatalf("%v: ref__sleep as a task on /mcp/slow: %v %v", era, task, err)
+		}
+		main := connectHTTP(t, gw.url, client.Options{Era: era})
+		if got, err := main.GetTask(ctx, task.ID); err != nil || got.ID != task.ID {
+			t.Fatalf("%v: the endpoint's task read at the main endpoint: %+v %v", era, got, err)
+		}
+		res, err := c.AwaitTask(ctx, task, nil)
+		if err != nil || !strings.Contains(string(res), "slept") {
+			t.Fatalf("%v: the endpoint's task awaited there: %s %v", era, res, err)
+		}
+	}
+	// The endpoint removed: it is gone, and the main endpoint's tasks go on.
+	f.writeConfig(servers, map[string]any{"endpoints": map[string]any{}})
+	_ = gw.cmd.Process.Signal(syscall.SIGHUP)
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		resp, err := http.Post(gw.url+"/slow", "application/json", strings.NewReader(`{}`))
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusNotFound {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("/mcp/slow still served 20 s after the reload removed it")
+		}
+	}
+	c := connectHTTP(t, gw.url, client.Options{Era: client.EraModern})
+	task, _, err := c.CallToolTask(ctx, "ref__sleep", map[string]any{"ms": 100})
+	if err != nil || task == nil {
+		t.Fatalf("a task at the main endpoint after the reload: %v %v", task, err)
+	}
+	if res, err := c.AwaitTask(ctx, task, nil); err != nil || !strings.Contains(string(res), "slept") {
+		t.Fatalf("awaited at the main endpoint after the reload: %s %v", res, err)
 	}
 }
