@@ -4,7 +4,7 @@
 //
 // A Task is a record (id, owner, status, times, ttl, and the result, the
 // JSON-RPC error or the questions for the client); a Store keeps the
-// records. MemoryStore keeps them in a map; the Journal (OpenJournal)
+// records. NewMemoryStore's keeps them in a map; the journal (OpenJournal)
 // appends every change to a file in a directory and fsyncs it before the
 // change is applied and acknowledged (writers arriving together share one
 // fsync; a write that fails fails its change, which nothing then sees,

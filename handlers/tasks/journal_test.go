@@ -58,7 +58,7 @@ next:
 	return out
 }
 
-func openLogged(t *testing.T, dir string) (*tasks.Journal, *logs) {
+func openLogged(t *testing.T, dir string) (tasks.Store, *logs) {
 	t.Helper()
 	l := &logs{}
 	j, err := tasks.OpenJournalWith(dir, tasks.JournalOptions{Logger: slog.New(l)})
@@ -122,7 +122,7 @@ func insert(lines []string, at int, line string) []string {
 	return append(out, lines[at:]...)
 }
 
-func wantFive(t *testing.T, j *tasks.Journal) {
+func wantFive(t *testing.T, j tasks.Store) {
 	t.Helper()
 	all, _ := j.All()
 	if len(all) != 5 {

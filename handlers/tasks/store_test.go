@@ -24,7 +24,7 @@ func TestJournalContract(t *testing.T) {
 		Exclusive: true,
 		Break: func(_ *testing.T, s tasks.Store) func() {
 			var f tasks.Fault
-			tasks.InjectFault(s.(*tasks.Journal), &f)
+			tasks.InjectFault(s, &f)
 			f.Set(syscall.ENOSPC)
 			return func() { f.Set(nil) }
 		},

@@ -22,13 +22,6 @@ const (
 // Terminal reports whether s is an end state.
 func (s Status) Terminal() bool { return s == Completed || s == Failed || s == Cancelled }
 
-// CanMove reports whether a task may go from s to next: from a live status
-// to any status (a live one again, with new input requests or a new
-// message), never out of a terminal one.
-func (s Status) CanMove(next Status) bool {
-	return !s.Terminal() && next != ""
-}
-
 // Error is a JSON-RPC error a failed task holds.
 type Error struct {
 	Code    int             `json:"code"`

@@ -74,8 +74,6 @@ var (
 	ErrNotFound = errors.New("tasks: no such task")
 	ErrTerminal = errors.New("tasks: the task has already ended")
 	ErrStopped  = errors.New("tasks: the server is shutting down")
-	// ErrTooMany is what a *LimitError unwraps to.
-	ErrTooMany = errors.New("tasks: too many tasks")
 )
 
 // LimitError says a new task was refused by a bound on live tasks.
@@ -90,8 +88,6 @@ func (e *LimitError) Error() string {
 	}
 	return fmt.Sprintf("too many tasks in progress on this server (limit %d); retry later", e.Limit)
 }
-
-func (e *LimitError) Unwrap() error { return ErrTooMany }
 
 // Work is what a task does: the request it was made for, run on the task's
 // actor. answers holds the client's answers to the task's input requests so

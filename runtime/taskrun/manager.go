@@ -39,7 +39,7 @@ const (
 
 // Config configures a Manager.
 type Config struct {
-	// Store keeps the records; nil means a MemoryStore (nothing survives
+	// Store keeps the records; nil means tasks.NewMemoryStore's (nothing survives
 	// the process).
 	Store tasks.Store
 	// Tag prefixes every task id ("tag.hex"): a replica's tag

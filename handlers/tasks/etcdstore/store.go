@@ -62,8 +62,8 @@ type Options struct {
 // backstop for when none runs.
 const expiryGrace = time.Minute
 
-// Store is the etcd task store.
-type Store struct {
+// store is the etcd task store: a tasks.Shared and tasks.Watchers.
+type store struct {
 	o   Options
 	c   *etcdv3.Client
 	pfx string
@@ -86,7 +86,7 @@ type Store struct {
 
 // Open connects to etcd, takes a hold lease and keeps it alive until
 // Close. It fails, naming the endpoints, when etcd does not answer.
-func Open(o Options) (*Store, error) {
+func Open(o Options) (tasks.Store, error) {
 	if o.Prefix == "" {
 		o.Prefix = "mcprt/tasks/"
 	}
@@ -104,7 +104,7 @@ func Open(o Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tasks: etcd store: %w", err)
 	}
-	s := &Store{o: o, c: c, pfx: o.Prefix, log: o.Logger, mine: map[string]struct{}{}, expiry: map[int64]int64{},
+	s := &store{o: o, c: c, pfx: o.Prefix, log: o.Logger, mine: map[string]struct{}{}, expiry: map[int64]int64{},
 		orphans: map[string]int64{}, own: map[int64]struct{}{}}
 	s.ctx, s.stop = context.WithCancel(context.Background())
 	ctx, cancel := s.reqCtx()
@@ -119,12 +119,12 @@ func Open(o Options) (*Store, error) {
 }
 
 // reqCtx bounds one request: each member once.
-func (s *Store) reqCtx() (context.Context, context.CancelFunc) {
+func (s *store) reqCtx() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), time.Duration(len(s.o.Endpoints))*s.o.Timeout+time.Second)
 }
 
 // fail names the store in err.
-func (s *Store) fail(err error) error {
+func (s *store) fail(err error) error {
 	if errors.Is(err, tasks.ErrTerminal) || errors.Is(err, tasks.ErrTakenOver) || errors.Is(err, tasks.ErrClosed) {
 		return err
 	}
@@ -134,13 +134,13 @@ func (s *Store) fail(err error) error {
 	return fmt.Errorf("tasks: etcd store (%s): %w", s.c.Endpoints(), err)
 }
 
-func (s *Store) key(kind, id string) []byte { return []byte(s.pfx + kind + "/" + id) }
+func (s *store) key(kind, id string) []byte { return []byte(s.pfx + kind + "/" + id) }
 
 // keepAlive renews the hold a few times per ttl. When the hold is gone
 // (it ran out while etcd was unreachable) a new one is taken, and the
 // tasks held under the old one are given up: another replica may have
 // taken them over.
-func (s *Store) keepAlive() {
+func (s *store) keepAlive() {
 	defer s.wg.Done()
 	every := max(s.o.HoldTTL/3, 100*time.Millisecond)
 	t := time.NewTicker(every)
@@ -196,7 +196,7 @@ func (s *Store) keepAlive() {
 
 // expiryLease returns the lease t's record is put on: one per deadline
 // (rounded up to 10 s), shared by the tasks that end near each other.
-func (s *Store) expiryLease(ctx context.Context, t tasks.Task) (int64, error) {
+func (s *store) expiryLease(ctx context.Context, t tasks.Task) (int64, error) {
 	if t.TTL <= 0 {
 		return 0, nil
 	}
@@ -227,7 +227,7 @@ func (s *Store) expiryLease(ctx context.Context, t tasks.Task) (int64, error) {
 	return id, nil
 }
 
-func (s *Store) check() error {
+func (s *store) check() error {
 	if s.closed.Load() {
 		return tasks.ErrClosed
 	}
@@ -238,7 +238,7 @@ func (s *Store) check() error {
 }
 
 // Put implements tasks.Store (see the package doc for what it requires).
-func (s *Store) Put(t tasks.Task) error {
+func (s *store) Put(t tasks.Task) error {
 	if err := s.check(); err != nil {
 		return err
 	}
@@ -264,7 +264,7 @@ func (s *Store) Put(t tasks.Task) error {
 	}
 }
 
-func (s *Store) put(ctx context.Context, t tasks.Task, val []byte, lease int64) error {
+func (s *store) put(ctx context.Context, t tasks.Task, val []byte, lease int64) error {
 	tk, ek, ok := s.key("t", t.ID), s.key("e", t.ID), s.key("o", t.ID)
 	s.mu.Lock()
 	_, held := s.mine[t.ID]
@@ -323,7 +323,7 @@ func (s *Store) put(ctx context.Context, t tasks.Task, val []byte, lease int64) 
 
 // ownLocked notes a revision this store wrote, so that its watch does not
 // report it as another's.
-func (s *Store) ownLocked(rev int64) {
+func (s *store) ownLocked(rev int64) {
 	if len(s.own) > 4096 {
 		s.own = map[int64]struct{}{} // events lost to a compaction: forget them
 	}
@@ -331,7 +331,7 @@ func (s *Store) ownLocked(rev int64) {
 }
 
 // Get implements tasks.Store.
-func (s *Store) Get(id string) (tasks.Task, bool, error) {
+func (s *store) Get(id string) (tasks.Task, bool, error) {
 	if s.closed.Load() {
 		return tasks.Task{}, false, tasks.ErrClosed
 	}
@@ -352,7 +352,7 @@ func (s *Store) Get(id string) (tasks.Task, bool, error) {
 }
 
 // Delete implements tasks.Store: the record and its marks, together.
-func (s *Store) Delete(id string) error {
+func (s *store) Delete(id string) error {
 	if err := s.check(); err != nil {
 		return err
 	}
@@ -371,7 +371,7 @@ func (s *Store) Delete(id string) error {
 }
 
 // All implements tasks.Store: every record, read at one revision.
-func (s *Store) All() ([]tasks.Task, error) {
+func (s *store) All() ([]tasks.Task, error) {
 	if s.closed.Load() {
 		return nil, tasks.ErrClosed
 	}
@@ -396,7 +396,7 @@ func (s *Store) All() ([]tasks.Task, error) {
 
 // Orphans implements tasks.Shared: the live records without a hold, read
 // at one revision (a transaction of two ranges).
-func (s *Store) Orphans() ([]tasks.Task, error) {
+func (s *store) Orphans() ([]tasks.Task, error) {
 	if s.closed.Load() {
 		return nil, tasks.ErrClosed
 	}
@@ -435,7 +435,7 @@ func (s *Store) Orphans() ([]tasks.Task, error) {
 // Adopt implements tasks.Shared: one transaction, which only one replica
 // wins, requires the record unchanged since Orphans read it, unheld and
 // not ended.
-func (s *Store) Adopt(t tasks.Task) (bool, error) {
+func (s *store) Adopt(t tasks.Task) (bool, error) {
 	if err := s.check(); err != nil {
 		return false, err
 	}
@@ -483,7 +483,7 @@ func (s *Store) Adopt(t tasks.Task) (bool, error) {
 // Watch implements tasks.Shared. The watch starts from the revision now
 // and resumes from where it broke (a member down); history compacted
 // away is reported as orphans maybe (the caller looks again).
-func (s *Store) Watch(w tasks.Watchers) {
+func (s *store) Watch(w tasks.Watchers) {
 	s.mu.Lock()
 	s.lost = w.Lost
 	s.mu.Unlock()
@@ -549,7 +549,7 @@ func (s *Store) Watch(w tasks.Watchers) {
 // Forward implements tasks.Shared: the answers are a key of their own
 // (u/ID/<random>), which the holder's watch reads and deletes. It lives a
 // minute at most: answers for a task nobody runs are dropped with it.
-func (s *Store) Forward(id string, answers map[string]json.RawMessage) error {
+func (s *store) Forward(id string, answers map[string]json.RawMessage) error {
 	if err := s.check(); err != nil {
 		return err
 	}
@@ -579,7 +579,7 @@ func (s *Store) Forward(id string, answers map[string]json.RawMessage) error {
 
 // answered hands forwarded answers to the task's holder, when that is
 // this replica, and deletes them.
-func (s *Store) answered(fn func(string, map[string]json.RawMessage), key, rest string, val []byte) {
+func (s *store) answered(fn func(string, map[string]json.RawMessage), key, rest string, val []byte) {
 	id, _, ok := strings.Cut(rest, "/")
 	s.mu.Lock()
 	_, mine := s.mine[id]
@@ -599,7 +599,7 @@ func (s *Store) answered(fn func(string, map[string]json.RawMessage), key, rest 
 // Close implements tasks.Store: it stops the keep-alive and the watch and
 // revokes the hold, so that the live tasks left (the server stopping)
 // are taken over by another replica at once rather than after the ttl.
-func (s *Store) Close() error {
+func (s *store) Close() error {
 	if s.closed.Swap(true) {
 		return nil
 	}
@@ -619,4 +619,4 @@ func (s *Store) Close() error {
 	return nil
 }
 
-var _ tasks.Shared = (*Store)(nil)
+var _ tasks.Shared = (*store)(nil)

@@ -21,8 +21,8 @@ func TestContract(t *testing.T) {
 		},
 		Durable: true,
 		Break: func(_ *testing.T, s tasks.Store) func() {
-			s.(*Store).broken.Store(true)
-			return func() { s.(*Store).broken.Store(false) }
+			s.(*store).broken.Store(true)
+			return func() { s.(*store).broken.Store(false) }
 		},
 	}.Run(t)
 }
@@ -32,13 +32,13 @@ func TestContract(t *testing.T) {
 // its hold runs out.
 func TestSharedHoldsAndAdoption(t *testing.T) {
 	cl := etcdtest.Start(t, 1)
-	open := func() *Store {
+	open := func() *store {
 		s, err := Open(Options{Endpoints: cl.Endpoints(), Prefix: "shared/", HoldTTL: time.Second})
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { s.Close() })
-		return s
+		return s.(*store)
 	}
 	a, b, c := open(), open(), open()
 	changed := make(chan tasks.Task, 16)
