@@ -296,7 +296,7 @@ func TestRefreshTokenOnlyToItsIssuer(t *testing.T) {
 				t.Fatal(err)
 			}
 			_, err = post(t, a.Client(), mcp.URL+"/mcp")
-			if !errors.Is(err, ErrSignInAgain) || !strings.Contains(err.Error(), "sign in again") {
+			if !errors.Is(err, errSignInAgain) || !strings.Contains(err.Error(), "sign in again") {
 				t.Fatalf("err = %v, want ErrSignInAgain", err)
 			}
 			if err != nil && strings.Contains(err.Error(), refresh) {
@@ -370,7 +370,7 @@ func TestDiscoveryNotSteeredInside(t *testing.T) {
 		rt := &recordingTransport{}
 		mcp := hostileMCP(t, nil, "http://169.254.169.254/latest/meta-data/iam/security-credentials/")
 		_, err := post(t, newA(t, mcp.URL, rt).Client(), mcp.URL+"/mcp")
-		if !errors.Is(err, ErrForbiddenTarget) && !errors.Is(err, ErrInsecureURL) {
+		if !errors.Is(err, errForbiddenTarget) && !errors.Is(err, errInsecureURL) {
 			t.Fatalf("err = %v, want a refusal", err)
 		}
 		if rt.reached("169.254.") {
@@ -382,7 +382,7 @@ func TestDiscoveryNotSteeredInside(t *testing.T) {
 		other := newRecorder(t)
 		mcp := hostileMCP(t, nil, other.srv.URL+"/.well-known/oauth-protected-resource")
 		_, err := post(t, newA(t, mcp.URL, rt).Client(), mcp.URL+"/mcp")
-		if !errors.Is(err, ErrForbiddenTarget) {
+		if !errors.Is(err, errForbiddenTarget) {
 			t.Fatalf("err = %v, want ErrForbiddenTarget", err)
 		}
 		if len(other.requests()) != 0 {
@@ -408,7 +408,7 @@ func TestDiscoveryNotSteeredInside(t *testing.T) {
 		rt := &recordingTransport{}
 		mcp := hostileMCP(t, func() string { return "https://metadata.attacker.example" }, "")
 		_, err := post(t, newA(t, mcp.URL, rt).Client(), mcp.URL+"/mcp")
-		if !errors.Is(err, ErrForbiddenTarget) {
+		if !errors.Is(err, errForbiddenTarget) {
 			t.Fatalf("err = %v, want ErrForbiddenTarget", err)
 		}
 		if rt.reached("metadata.attacker.example") {
@@ -491,7 +491,7 @@ func TestDialerAppliesAddressRule(t *testing.T) {
 	host := strings.TrimPrefix(srv.URL, "http://")
 	ctx := context.WithValue(context.Background(), policyKey{}, addrPolicy{internalOK: false, hostPort: host})
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
-	if _, err := hc.Do(req); !errors.Is(err, ErrForbiddenTarget) {
+	if _, err := hc.Do(req); !errors.Is(err, errForbiddenTarget) {
 		t.Fatalf("err = %v, want ErrForbiddenTarget", err)
 	}
 	if hits.Load() != 0 {
@@ -530,7 +530,7 @@ func TestServerChosenLoopbackIssuerRefused(t *testing.T) {
 	pub := public
 	a.serverClass = &pub // as if mcp were on the internet
 	_, err = post(t, a.Client(), mcp.URL+"/mcp")
-	if !errors.Is(err, ErrForbiddenTarget) {
+	if !errors.Is(err, errForbiddenTarget) {
 		t.Fatalf("err = %v, want ErrForbiddenTarget", err)
 	}
 	if n := len(evil.requests()); n != 0 {
@@ -538,7 +538,7 @@ func TestServerChosenLoopbackIssuerRefused(t *testing.T) {
 	}
 	a2, _ := New(mcp.URL+"/mcp", Config{UserAgent: refusingUA{&asked}, AllowPrivate: true})
 	a2.serverClass = &pub
-	if _, err = post(t, a2.Client(), mcp.URL+"/mcp"); errors.Is(err, ErrForbiddenTarget) {
+	if _, err = post(t, a2.Client(), mcp.URL+"/mcp"); errors.Is(err, errForbiddenTarget) {
 		t.Fatalf("with AllowPrivate: %v", err)
 	}
 }
@@ -555,7 +555,7 @@ func TestPlainHTTPAuthorizationServerRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err = post(t, a.Client(), mcp.URL+"/mcp"); !errors.Is(err, ErrInsecureURL) {
+	if _, err = post(t, a.Client(), mcp.URL+"/mcp"); !errors.Is(err, errInsecureURL) {
 		t.Fatalf("err = %v, want ErrInsecureURL", err)
 	}
 	if rt.reached("as.example.com") {
@@ -563,7 +563,7 @@ func TestPlainHTTPAuthorizationServerRefused(t *testing.T) {
 	}
 	// Metadata served over https naming a plain-http token endpoint.
 	data := []byte(`{"issuer":"https://as.example.com","token_endpoint":"http://as.example.com/token"}`)
-	if _, err := parseServerMetadata(data, "https://as.example.com"); !errors.Is(err, ErrInsecureURL) {
+	if _, err := parseServerMetadata(data, "https://as.example.com"); !errors.Is(err, errInsecureURL) {
 		t.Fatalf("plain-http token endpoint: %v", err)
 	}
 	if _, err := New("https://rs.example/mcp", Config{Grant: ClientCredentials, ClientID: "gw", ClientSecret: "s", ClientIssuer: "http://as.example.com"}); err == nil {
@@ -587,7 +587,7 @@ func TestNoPKCEAdvertisedRefused(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err = post(t, a.Client(), mcp.URL+"/mcp"); !errors.Is(err, ErrNoPKCE) {
+		if _, err = post(t, a.Client(), mcp.URL+"/mcp"); !errors.Is(err, errNoPKCE) {
 			t.Fatalf("%v: err = %v, want ErrNoPKCE", methods, err)
 		}
 		if signIns.Load() != 0 {
