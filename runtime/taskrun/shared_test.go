@@ -10,8 +10,8 @@ import (
 
 	"github.com/mcprt/mcprt/handlers/tasks"
 	"github.com/mcprt/mcprt/handlers/tasks/etcdstore"
-	"github.com/mcprt/mcprt/handlers/tasks/etcdstore/etcdtest"
 	"github.com/mcprt/mcprt/runtime/taskrun"
+	"github.com/mcprt/mcprt/test/etcdtest"
 )
 
 // Replicas on one etcd: any of them answers for a task another runs

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/mcprt/mcprt/handlers/tasks"
-	"github.com/mcprt/mcprt/handlers/tasks/etcdstore/etcdtest"
 	"github.com/mcprt/mcprt/handlers/tasks/storetest"
+	"github.com/mcprt/mcprt/test/etcdtest"
 )
 
 func TestContract(t *testing.T) {
