@@ -223,7 +223,7 @@ func appendSpan(b []byte, s *trace.Span) []byte {
 		b = append(b, `,"traceState":`...)
 		b = jsonrpc.AppendString(b, s.Context.State)
 	}
-	if !s.Parent.IsZero() {
+	if s.Parent != (trace.SpanID{}) {
 		b = append(b, `,"parentSpanId":"`...)
 		b = hex.AppendEncode(b, s.Parent[:])
 		b = append(b, '"')
@@ -231,7 +231,7 @@ func appendSpan(b []byte, s *trace.Span) []byte {
 	// flags: the W3C flags (sampled), and whether the parent is remote
 	// known (0x100) and remote (0x200), as SpanFlags has them.
 	flags := uint32(0x01)
-	if !s.Parent.IsZero() {
+	if s.Parent != (trace.SpanID{}) {
 		flags |= 0x100
 		if s.Remote {
 			flags |= 0x200
