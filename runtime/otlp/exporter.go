@@ -70,8 +70,8 @@ func (e *Exporter) Export(s *trace.Span) {
 // in an export that failed.
 func (e *Exporter) Dropped() uint64 { return e.dropped.Load() + e.failed.Load() }
 
-// Sent is how many spans a receiver accepted.
-func (e *Exporter) Sent() uint64 { return e.sent.Load() }
+// sentCount is how many spans a receiver accepted.
+func (e *Exporter) sentCount() uint64 { return e.sent.Load() }
 
 // Start starts the exporting goroutine.
 func (e *Exporter) Start() { go e.run() }
@@ -358,7 +358,7 @@ func appendPoint(b []byte, p point, start, now time.Time) []byte {
 		b = append(b, '"')
 	}
 	b = append(b, `],"explicitBounds":[`...)
-	for i, bound := range Bounds {
+	for i, bound := range durationBounds {
 		if i > 0 {
 			b = append(b, ',')
 		}
