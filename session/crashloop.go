@@ -62,7 +62,7 @@ func crashKey(method string, params json.RawMessage) string {
 
 // crashed counts a handler panic against its tool and applies the policy
 // when the tool is past its intensity.
-func (s *Session) crashed(cl *call) {
+func (s *session) crashed(cl *call) {
 	key := crashKey(cl.method, cl.req.Params)
 	now := time.Now()
 	w := s.crashes[key]
@@ -88,7 +88,7 @@ func (s *Session) crashed(cl *call) {
 
 // suspended returns the error for a request to a suspended tool, or nil.
 // Only while some tool is suspended does it cost more than a map length.
-func (s *Session) suspended(m *jsonrpc.Message) *jsonrpc.Error {
+func (s *session) suspended(m *jsonrpc.Message) *jsonrpc.Error {
 	if len(s.suspendedUntil) == 0 {
 		return nil
 	}

@@ -14,11 +14,11 @@
 // dropped. The handler writes its own response straight to the writer (no hop
 // through the session on the hot path) and then tells the session it is idle.
 //
-// Two halves share that goroutine: the Session is the protocol (decode,
+// Two halves share that goroutine: the session type is the protocol (decode,
 // validate, the lifecycle, routing, listen streams, crash-loop policy), and
 // the scheduler (scheduler.go) decides when and where each call runs (the
 // slots and their queue, the waiting pool, the handler actors, deadlines,
-// the answers a crash calls for); the scheduler asks the Session for two
+// the answers a crash calls for); the scheduler asks the session for two
 // things only (host).
 //
 // The session runs on a goroutine of its own (supervisor.OwnGoroutine) and

@@ -22,11 +22,11 @@ import (
 // key), the slots' queue (parked), the worker pool (workers, idle, waiting,
 // starting, the handler supervisor's generation), the deadline queues, and
 // the answers a crash or a lost supervisor calls for. The protocol half
-// (Session) decodes, validates and routes requests, then hands each call
+// (session) decodes, validates and routes requests, then hands each call
 // here (admit, enter) and asks after them (inUse, lookup, pending); what
 // the scheduler needs back is host.
 //
-// Like the Session, it belongs to the session's goroutine: only the slots
+// Like the session, it belongs to the session's goroutine: only the slots
 // and waits in env, which answers give back from anywhere, are atomic.
 type scheduler struct {
 	host host
