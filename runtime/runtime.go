@@ -18,18 +18,6 @@ import (
 	"github.com/mcprt/mcprt/supervisor"
 )
 
-// DefaultMaxInFlight is how many requests may be worked on at once: far
-// above the handful of workers some SDKs use, so slow tools do not hold up
-// quick ones. It is also the reader's bound on lines handed on and answers
-// not yet written, so that a client that never reads cannot make the server
-// buffer without bound.
-const DefaultMaxInFlight = session.DefaultMaxInFlight
-
-// DefaultMaxQueued is how many requests may wait for one of the
-// MaxInFlight to finish before further ones are refused with
-// CodeServerBusy (handlers/jsonrpc).
-const DefaultMaxQueued = session.DefaultMaxQueued
-
 // Options configure a server. The zero value is ready to use.
 type Options struct {
 	// Logger receives the runtime's logs (nil: slog.Default()).
@@ -130,7 +118,7 @@ func start(e *actor.Engine, srv *handlers.Server, in io.Reader, out io.Writer, o
 	}
 	maxInFlight := opts.MaxInFlight
 	if maxInFlight <= 0 {
-		maxInFlight = DefaultMaxInFlight
+		maxInFlight = session.DefaultMaxInFlight
 	}
 	name := processName()
 	rootPID := supervisor.RootPID(e, name)

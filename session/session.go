@@ -20,12 +20,22 @@ import (
 	"github.com/mcprt/mcprt/supervisor"
 )
 
+// DefaultMaxInFlight is how many requests may be worked on at once: far
+// above the handful of workers some SDKs use, so slow tools do not hold up
+// quick ones. On stdio it is also the reader's bound on lines handed on and
+// answers not yet written, so that a client that never reads cannot make
+// the server buffer without bound.
+const DefaultMaxInFlight = 512
+
+// DefaultMaxQueued is how many requests may wait for one of the
+// MaxInFlight to finish before further ones are refused with
+// CodeServerBusy (handlers/jsonrpc).
+const DefaultMaxQueued = 1024
+
 // Defaults for Config's zero values.
 const (
 	defaultRequestTimeout = 60 * time.Second
 	defaultDrainTimeout   = 5 * time.Second
-	DefaultMaxInFlight    = 512
-	DefaultMaxQueued      = 1024
 	defaultMaxWaiting     = 1024
 )
 
