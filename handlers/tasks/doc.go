@@ -40,8 +40,8 @@
 // record keeps the call (a Rerun: arguments, revision, client
 // capabilities, the vouched-for caller; never a credential), and the
 // manager (a Resumer) runs it again once the server's tools are in place,
-// with ResumedMessage. Once only: a task that was run again and whose
-// server died again is failed with ResumedAgainMessage, so that a call
+// its statusMessage saying so. Once only: a task that was run again and
+// whose server died again is failed, so that a call
 // that brings its process down does not do so on every start. Its
 // outcome is stored once, as any task's.
 //
@@ -49,8 +49,8 @@
 // use at once: any of them answers for any task, a cancel or an answer
 // given at one reaches the work where it runs, and a replica holds the
 // live tasks it runs with a lease, so that when it is lost exactly one
-// other takes each over (a resumable tool's task is run again once,
-// LostResumedMessage; any other is failed, LostMessage). A store that
+// other takes each over (a resumable tool's task is run again once; any
+// other is failed; its statusMessage says which). A store that
 // cannot be reached is ErrUnavailable.
 //
 // handlers.Server.ServeTasks serves a Manager's tasks over MCP, in the

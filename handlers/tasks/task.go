@@ -82,7 +82,7 @@ type Rerun struct {
 	Caller json.RawMessage `json:"caller,omitempty"`
 	// Resumed counts the times the call was run again after a restart. A
 	// task is resumed once at most: one that was resumed and whose server
-	// died again is failed (ResumedAgainMessage), so that a call that
+	// died again is failed (with a message saying so), so that a call that
 	// brings its process down is not run again on every start.
 	Resumed int `json:"resumed,omitempty"`
 }

@@ -45,15 +45,6 @@ type Manager interface {
 // marks it failed with this message when it starts.
 const RestartedMessage = "the server restarted while the task was running; its work was lost"
 
-// ResumedMessage is the statusMessage of a task of a resumable tool that
-// a new server on the store runs again after a restart.
-const ResumedMessage = "the server restarted while the task was running; its call was run again"
-
-// ResumedAgainMessage is the statusMessage of a task of a resumable tool
-// that was run again once after a restart and whose server stopped again
-// before it finished: it is failed, not run a third time.
-const ResumedAgainMessage = "the server restarted again while the task, already run again once after a restart, was running; its work was lost"
-
 // Resumer is a Manager that can run the tasks of resumable tools again
 // after a restart (runtime/taskrun's is one).
 type Resumer interface {
@@ -124,12 +115,3 @@ func IDFrom(ctx context.Context) string {
 	id, _ := ctx.Value(idKey{}).(string)
 	return id
 }
-
-// LostMessage is the statusMessage of a task whose server was lost (a
-// replica sharing its store with others died, or lost the store, while
-// the task ran there) and that another replica failed, taking it over.
-const LostMessage = "its server was lost while the task was running; its work was lost"
-
-// LostResumedMessage is the statusMessage of a task of a resumable tool
-// whose server was lost and that another replica runs again.
-const LostResumedMessage = "its server was lost while the task was running; its call was run again by another server"

@@ -141,7 +141,7 @@ func TestSharedStoreReplicas(t *testing.T) {
 		t.Fatalf("ran again %s, want %s", id, res.ID)
 	}
 	got = wait(t, a, "alice", plain.ID)
-	if got.Status != tasks.Failed || got.Message != tasks.LostMessage {
+	if got.Status != tasks.Failed || got.Message != taskrun.LostMessage {
 		t.Fatalf("the plain task after its server went: %s %q", got.Status, got.Message)
 	}
 	select {
