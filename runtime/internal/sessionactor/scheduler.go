@@ -1,8 +1,9 @@
-package session
+package sessionactor
 
 import (
 	"errors"
 	"fmt"
+	"github.com/mcprt/mcprt/session"
 	"log/slog"
 	"runtime/debug"
 	"strconv"
@@ -36,7 +37,7 @@ type scheduler struct {
 	workerPrefix string
 	maxInFlight  int
 	maxQueued    int
-	overload     *Overload // nil: refusals not counted
+	overload     *session.Overload // nil: refusals not counted
 	panicDetail  bool
 	logger       *slog.Logger
 
@@ -100,7 +101,7 @@ func (sc *scheduler) admit(t *ticket, waits bool) (park bool, busy *jsonrpc.Erro
 		t.hold, park = holdNothing, true
 	default:
 		if sc.overload != nil {
-			sc.overload.busy.Add(1)
+			sc.overload.Refused.Add(1)
 		}
 		return false, sc.errBusy()
 	}

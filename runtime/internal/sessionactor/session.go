@@ -1,7 +1,8 @@
-package session
+package sessionactor
 
 import (
 	"bytes"
+	"github.com/mcprt/mcprt/session"
 
 	"encoding/json"
 	"fmt"
@@ -19,18 +20,6 @@ import (
 	"github.com/mcprt/mcprt/stdio/wire"
 	"github.com/mcprt/mcprt/supervisor"
 )
-
-// DefaultMaxInFlight is how many requests may be worked on at once: far
-// above the handful of workers some SDKs use, so slow tools do not hold up
-// quick ones. On stdio it is also the reader's bound on lines handed on and
-// answers not yet written, so that a client that never reads cannot make
-// the server buffer without bound.
-const DefaultMaxInFlight = 512
-
-// DefaultMaxQueued is how many requests may wait for one of the
-// MaxInFlight to finish before further ones are refused with
-// CodeServerBusy (handlers/jsonrpc).
-const DefaultMaxQueued = 1024
 
 // Defaults for Config's zero values.
 const (
@@ -78,7 +67,7 @@ type Config struct {
 	MaxQueued int
 	// Overload, when set, counts the requests refused past MaxQueued, for
 	// the process's metrics: one value shared by all its sessions.
-	Overload *Overload
+	Overload *session.Overload
 	// MaxWaiting bounds the requests of methods that wait on something
 	// else for long (handlers.Method.Waits: tasks/result, which blocks
 	// until its task ends) in progress at once, apart from MaxInFlight
@@ -112,7 +101,7 @@ type Config struct {
 	// CrashPolicy, CrashIntensity and CrashPeriod say what happens to a
 	// tool whose handlers panic more than CrashIntensity times within
 	// CrashPeriod (0: 10, 5s).
-	CrashPolicy    CrashPolicy
+	CrashPolicy    session.CrashPolicy
 	CrashIntensity int
 	CrashPeriod    time.Duration
 	// PanicDetail puts a panicking tool's panic value in the text of its
@@ -169,8 +158,8 @@ type legacy struct {
 	ended       bool            // its duration recorded (Config.Tracer)
 }
 
-// session is the session actor. Build it with New.
-type session struct {
+// mcpSession is the session actor. Build it with New.
+type mcpSession struct {
 	cfg Config
 	env *env
 	lc  *supervisor.LoopContext
@@ -222,10 +211,10 @@ func New(cfg Config) actor.Producer {
 		cfg.Backlog = wire.NewBacklog(1 << 30) // nobody waits on it
 	}
 	if cfg.MaxInFlight <= 0 {
-		cfg.MaxInFlight = DefaultMaxInFlight
+		cfg.MaxInFlight = session.DefaultMaxInFlight
 	}
 	if cfg.MaxQueued <= 0 {
-		cfg.MaxQueued = DefaultMaxQueued
+		cfg.MaxQueued = session.DefaultMaxQueued
 	}
 	if cfg.MaxWaiting <= 0 {
 		cfg.MaxWaiting = defaultMaxWaiting
@@ -233,11 +222,11 @@ func New(cfg Config) actor.Producer {
 	// The session owns its goroutine: every line and every finished call
 	// reaches it, and hollywood would start a goroutine for each message
 	// that finds it idle (see supervisor.Inbox).
-	return supervisor.OwnGoroutine(cfg.Inbox, func() supervisor.Loop { return &session{cfg: cfg} })
+	return supervisor.OwnGoroutine(cfg.Inbox, func() supervisor.Loop { return &mcpSession{cfg: cfg} })
 }
 
 // Receive implements supervisor.Loop.
-func (s *session) Receive(lc *supervisor.LoopContext, msg any) {
+func (s *mcpSession) Receive(lc *supervisor.LoopContext, msg any) {
 	switch m := msg.(type) {
 	case actor.Started:
 		s.start(lc)
@@ -295,7 +284,7 @@ func (s *session) Receive(lc *supervisor.LoopContext, msg any) {
 	}
 }
 
-func (s *session) start(lc *supervisor.LoopContext) {
+func (s *mcpSession) start(lc *supervisor.LoopContext) {
 	s.lc = lc
 	// The inbox outlives incarnations: start from what a new scheduler's
 	// wakeOnIdle says.
@@ -328,13 +317,13 @@ func (s *session) start(lc *supervisor.LoopContext) {
 }
 
 // EndBatch implements supervisor.BatchEnder.
-func (s *session) EndBatch(lc *supervisor.LoopContext) {
+func (s *mcpSession) EndBatch(lc *supervisor.LoopContext) {
 	s.sc.endBatch(lc.Inbox(), s.draining)
 }
 
 // stop runs when the session actor stops, for whatever reason: handlers
 // are cancelled and requests nobody will answer get an error now.
-func (s *session) stop() {
+func (s *mcpSession) stop() {
 	if s.env == nil {
 		return
 	}
@@ -353,7 +342,7 @@ func (s *session) stop() {
 // legacy session is one, opened by initialize and ended with its actor
 // (stdin's EOF over stdio; over HTTP a DELETE, eviction or shutdown). A
 // 2026-07-28 request belongs to no session and records none.
-func (s *session) endSession() {
+func (s *mcpSession) endSession() {
 	l := s.legacy
 	if l == nil || l.ended || s.cfg.Tracer == nil {
 		return
@@ -368,10 +357,10 @@ func (s *session) endSession() {
 
 var errShuttingDown = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Server is shutting down"}
 
-func (s *session) single() ticket { return ticket{env: s.env} }
+func (s *mcpSession) single() ticket { return ticket{env: s.env} }
 
 // in takes a message from a transport that decodes its own (see In).
-func (s *session) in(m *In) {
+func (s *mcpSession) in(m *In) {
 	t := ticket{env: s.env, in: m}
 	if m.Batch != nil {
 		s.batch(m.Batch, t)
@@ -382,7 +371,7 @@ func (s *session) in(m *In) {
 
 // line takes an undecoded message (Raw): the same path as In, once
 // decoded here.
-func (s *session) line(data []byte, t ticket) {
+func (s *mcpSession) line(data []byte, t ticket) {
 	if jsonrpc.IsBatch(data) {
 		s.batch(data, t)
 		return
@@ -396,7 +385,7 @@ func (s *session) line(data []byte, t ticket) {
 	s.message(&m, t)
 }
 
-func (s *session) oversized(m *Oversized) {
+func (s *mcpSession) oversized(m *Oversized) {
 	e := &jsonrpc.Error{
 		Code:    jsonrpc.CodeInvalidRequest,
 		Message: fmt.Sprintf("Invalid Request: message of %d bytes exceeds the %d-byte line limit", m.Size, m.Max),
@@ -436,7 +425,7 @@ func idFromHead(head []byte) json.RawMessage {
 // every other revision they are rejected whole.
 // whole is the ticket of the batch's message (its Replier, values); its
 // parts are keyed by their own ids.
-func (s *session) batch(data []byte, whole ticket) {
+func (s *mcpSession) batch(data []byte, whole ticket) {
 	if s.legacy == nil || s.legacy.version != mcp.Version20250326 {
 		whole.answerError(nil, &jsonrpc.Error{
 			Code: jsonrpc.CodeInvalidRequest, Message: "Invalid Request: JSON-RPC batches are only accepted in protocol version 2025-03-26",
@@ -470,7 +459,7 @@ func (s *session) batch(data []byte, whole ticket) {
 	}
 }
 
-func (s *session) message(m *jsonrpc.Message, t ticket) {
+func (s *mcpSession) message(m *jsonrpc.Message, t ticket) {
 	switch m.Kind {
 	case jsonrpc.KindRequest:
 		s.request(m, t)
@@ -485,7 +474,7 @@ func (s *session) message(m *jsonrpc.Message, t ticket) {
 	}
 }
 
-func (s *session) notification(m *jsonrpc.Message) {
+func (s *mcpSession) notification(m *jsonrpc.Message) {
 	switch m.Method {
 	case "notifications/initialized":
 		if s.legacy != nil && !s.legacy.initialized {
@@ -507,7 +496,7 @@ func (s *session) notification(m *jsonrpc.Message) {
 }
 
 // cancel settles an in-flight call with no response at all.
-func (s *session) cancel(key string) {
+func (s *mcpSession) cancel(key string) {
 	if s.sc.cancel(key) {
 		s.checkDrain()
 	}
@@ -517,11 +506,11 @@ func errInvalidParams(msg string) *jsonrpc.Error {
 	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Invalid params: " + msg}
 }
 
-func (s *session) answerError(t ticket, id json.RawMessage, e *jsonrpc.Error) {
+func (s *mcpSession) answerError(t ticket, id json.RawMessage, e *jsonrpc.Error) {
 	t.answerError(id, e)
 }
 
-func (s *session) request(m *jsonrpc.Message, t ticket) {
+func (s *mcpSession) request(m *jsonrpc.Message, t ticket) {
 	if s.draining {
 		s.answerError(t, m.ID, errShuttingDown)
 		return
@@ -556,7 +545,7 @@ func (s *session) request(m *jsonrpc.Message, t ticket) {
 	}
 }
 
-func (s *session) initialize(m *jsonrpc.Message, t ticket) {
+func (s *mcpSession) initialize(m *jsonrpc.Message, t ticket) {
 	if s.legacy != nil {
 		s.answerError(t, m.ID, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "Invalid Request: initialize was already received"})
 		return
@@ -596,7 +585,7 @@ func (s *session) initialize(m *jsonrpc.Message, t ticket) {
 }
 
 // capabilities are the server's, as the given revision knows them.
-func (s *session) capabilities(version string) map[string]any {
+func (s *mcpSession) capabilities(version string) map[string]any {
 	caps := s.cfg.Server.Capabilities()
 	// Handlers can always log (Request.Log), and setLevel is served here.
 	caps["logging"] = map[string]any{}
@@ -611,7 +600,7 @@ func (s *session) capabilities(version string) map[string]any {
 	return caps
 }
 
-func (s *session) legacyRequest(m *jsonrpc.Message, rp *requestParams, t ticket) {
+func (s *mcpSession) legacyRequest(m *jsonrpc.Message, rp *requestParams, t ticket) {
 	switch m.Method {
 	case "ping":
 		t.answer(jsonrpc.AppendResult(nil, m.ID, []byte("{}")))
@@ -641,7 +630,7 @@ func (s *session) legacyRequest(m *jsonrpc.Message, rp *requestParams, t ticket)
 	s.dispatch(m, t, method, cl, rp)
 }
 
-func (s *session) setLevel(m *jsonrpc.Message, t ticket) {
+func (s *mcpSession) setLevel(m *jsonrpc.Message, t ticket) {
 	var p struct {
 		Level string `json:"level"`
 	}
@@ -656,7 +645,7 @@ func (s *session) setLevel(m *jsonrpc.Message, t ticket) {
 	t.answer(jsonrpc.AppendResult(nil, m.ID, []byte("{}")))
 }
 
-func (s *session) subscribe(m *jsonrpc.Message, t ticket) {
+func (s *mcpSession) subscribe(m *jsonrpc.Message, t ticket) {
 	if _, ok := s.cfg.Server.Capabilities()["resources"]; !ok {
 		s.answerError(t, m.ID, methodNotFound(m.Method))
 		return
@@ -699,7 +688,7 @@ func paramsOrEmpty(p json.RawMessage) json.RawMessage {
 
 // modernRequest serves a 2026-07-28 request: everything it needs is in its
 // own _meta, and nothing is inferred from earlier requests.
-func (s *session) modernRequest(m *jsonrpc.Message, rp *requestParams, t ticket) {
+func (s *mcpSession) modernRequest(m *jsonrpc.Message, rp *requestParams, t ticket) {
 	if !s.sawModern {
 		s.sawModern = true
 		if s.legacy == nil {
@@ -805,7 +794,7 @@ func stringIn(raw []byte, known []string) (string, bool) {
 // dispatch hands a request to a handler actor. The caller has filled in
 // cl.req: the request and the worker's message live in the call, so one
 // allocation serves the three.
-func (s *session) dispatch(m *jsonrpc.Message, t ticket, method handlers.Method, cl *call, rp *requestParams) {
+func (s *mcpSession) dispatch(m *jsonrpc.Message, t ticket, method handlers.Method, cl *call, rp *requestParams) {
 	key := t.keyOf(m.ID)
 	if s.inUse(key) {
 		s.answerError(t, m.ID, errIDInUse(string(m.ID)))
@@ -835,7 +824,7 @@ func (s *session) dispatch(m *jsonrpc.Message, t ticket, method handlers.Method,
 
 // inUse reports whether an id belongs to a request still open: a call
 // still pending (scheduler.inUse), or a listen stream.
-func (s *session) inUse(key string) bool {
+func (s *mcpSession) inUse(key string) bool {
 	if s.sc.inUse(key) {
 		return true
 	}
@@ -847,7 +836,7 @@ func errIDInUse(key string) *jsonrpc.Error {
 	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "Invalid Request: id " + key + " is already in use by a request in flight"}
 }
 
-func (s *session) drain() {
+func (s *mcpSession) drain() {
 	if s.draining {
 		return
 	}
@@ -862,7 +851,7 @@ func (s *session) drain() {
 
 // checkDrain ends a drain once every request has been answered and its
 // answer queued at the writer. It reports whether the session is exiting.
-func (s *session) checkDrain() bool {
+func (s *mcpSession) checkDrain() bool {
 	if !s.draining || s.exiting {
 		return s.exiting
 	}
@@ -873,7 +862,7 @@ func (s *session) checkDrain() bool {
 	return true
 }
 
-func (s *session) expireDrain() {
+func (s *mcpSession) expireDrain() {
 	if s.exiting {
 		return
 	}
@@ -890,7 +879,7 @@ func (s *session) expireDrain() {
 	s.exit()
 }
 
-func (s *session) exit() {
+func (s *mcpSession) exit() {
 	s.exiting = true
 	if s.drainTimer != nil {
 		s.drainTimer.Stop()
@@ -901,7 +890,7 @@ func (s *session) exit() {
 
 // startSpan opens the request's mcp.server span (Config.Tracer), a child
 // of the caller's, whose context the handler's context carries.
-func (s *session) startSpan(cl *call, m *jsonrpc.Message, rp *requestParams, t ticket) {
+func (s *mcpSession) startSpan(cl *call, m *jsonrpc.Message, rp *requestParams, t ticket) {
 	parent := trace.FromMeta(rp.traceparent, rp.tracestate, rp.baggage)
 	sp := s.cfg.Tracer.Start(parent, true, m.Method, trace.KindServer, time.Now())
 	trace.Describe(sp, m.Method, m.ID, m.Params, s.cfg.TraceResourceURI)
@@ -917,4 +906,26 @@ func (s *session) startSpan(cl *call, m *jsonrpc.Message, rp *requestParams, t t
 		sp.Principal, sp.ClientID = c.Subject, c.ClientID
 	}
 	cl.cx.span = sp
+}
+
+// FromOptions is a Config with o's fields set; the transport adds its own
+// (Server, Writer or Deliver, Inbox, Handlers, Backlog, Logger, …).
+func FromOptions(o session.Options) Config {
+	return Config{
+		MaxInFlight:      o.MaxInFlight,
+		MaxQueued:        o.MaxQueued,
+		Overload:         o.Overload,
+		RequestTimeout:   o.RequestTimeout,
+		DrainTimeout:     o.DrainTimeout,
+		CacheTTL:         o.CacheTTL,
+		CrashPolicy:      o.CrashPolicy,
+		CrashIntensity:   o.CrashIntensity,
+		CrashPeriod:      o.CrashPeriod,
+		PanicDetail:      o.PanicDetail,
+		DefaultLogLevel:  o.DefaultLogLevel,
+		LogBuffer:        o.LogBuffer,
+		OnLogLevel:       o.OnLogLevel,
+		Tracer:           o.Tracer,
+		TraceResourceURI: o.TraceResourceURI,
+	}
 }
