@@ -16,8 +16,8 @@
 // is open on it: a second process is refused, told the holder's pid. The
 // Store interface is small on purpose: a deployment whose replicas share
 // a database can keep tasks there with an adapter in its own module,
-// checked by storetest (Run, or Contract with the failure cases it opts
-// into), the contract both built-in stores pass.
+// checked by storetest.Contract (with the failure cases it opts into),
+// the contract the built-in stores pass.
 //
 // A Manager (the interface here; runtime/taskrun's is the one the runtime
 // uses) runs the tasks. Create stores the new record (so a get of its

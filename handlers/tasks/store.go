@@ -12,7 +12,7 @@ import (
 //
 // The package has two: NewMemoryStore's and the journal (OpenJournal). A
 // deployment whose replicas share a database can keep tasks there with an
-// adapter of its own; ContractTest (in storetest) checks one.
+// adapter of its own; storetest.Contract checks one.
 type Store interface {
 	// Put creates or replaces the record of t.ID.
 	Put(t Task) error

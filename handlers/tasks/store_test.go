@@ -14,7 +14,7 @@ import (
 )
 
 func TestMemoryStoreContract(t *testing.T) {
-	storetest.Run(t, func(*testing.T, string) tasks.Store { return tasks.NewMemoryStore() }, false)
+	storetest.Contract{Open: func(*testing.T, string) (tasks.Store, error) { return tasks.NewMemoryStore(), nil }}.Run(t)
 }
 
 func TestJournalContract(t *testing.T) {

@@ -141,9 +141,8 @@ type Attr struct {
 	IsInt bool
 }
 
-// String and Int make attributes.
-func String(key, v string) Attr    { return Attr{Key: key, Str: v} }
-func Int(key string, v int64) Attr { return Attr{Key: key, Int: v, IsInt: true} }
+// String makes a string attribute.
+func String(key, v string) Attr { return Attr{Key: key, Str: v} }
 
 // Span is one finished (or running) operation. Its owner fills it in
 // and calls Tracer.End once; after that it belongs to the Tracer's hooks

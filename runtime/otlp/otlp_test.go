@@ -138,7 +138,7 @@ func TestExportSpansAndMetrics(t *testing.T) {
 	trace.Outcome(server, 0, true)
 	client := tr.Start(server.Context, false, "tools/call", trace.KindClient, now)
 	trace.Describe(client, "tools/call", nil, []byte(`{"name":"add"}`), false)
-	client.Attrs = append(client.Attrs, trace.Int("n", 3))
+	client.Attrs = append(client.Attrs, trace.Attr{Key: "n", Int: 3, IsInt: true})
 	tr.End(client, now.Add(30*time.Millisecond))
 	tr.End(server, now.Add(40*time.Millisecond))
 	x.Close()
