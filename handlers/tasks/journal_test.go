@@ -96,7 +96,7 @@ func writeLines(t *testing.T, dir string, lines []string) {
 }
 
 // writeLegacy writes lines where a server before the checksums kept its
-// journal (tasks.LegacyJournalFile, spelled out: that server knew it as
+// journal (the legacy journal file, spelled out: that server knew it as
 // tasks.JournalFile).
 func writeLegacy(t *testing.T, dir string, lines []string) { writeFile(t, dir, "tasks.journal", lines) }
 

@@ -276,7 +276,7 @@ func (s *memStore) Save(server string, st *Stored) error {
 // the refresh token is presented to the authorization server that issued
 // it (§10.4: refresh tokens MUST be kept confidential in transit, and
 // shared only among the authorization server and the client they were
-// issued to). The caller gets ErrSignInAgain.
+// issued to). The caller gets errSignInAgain.
 func TestRefreshTokenOnlyToItsIssuer(t *testing.T) {
 	for _, expiring := range []bool{true, false} {
 		t.Run(fmt.Sprintf("expiring=%v", expiring), func(t *testing.T) {
@@ -297,7 +297,7 @@ func TestRefreshTokenOnlyToItsIssuer(t *testing.T) {
 			}
 			_, err = post(t, a.Client(), mcp.URL+"/mcp")
 			if !errors.Is(err, errSignInAgain) || !strings.Contains(err.Error(), "sign in again") {
-				t.Fatalf("err = %v, want ErrSignInAgain", err)
+				t.Fatalf("err = %v, want errSignInAgain", err)
 			}
 			if err != nil && strings.Contains(err.Error(), refresh) {
 				t.Fatal("the refresh token is in the error")
@@ -383,7 +383,7 @@ func TestDiscoveryNotSteeredInside(t *testing.T) {
 		mcp := hostileMCP(t, nil, other.srv.URL+"/.well-known/oauth-protected-resource")
 		_, err := post(t, newA(t, mcp.URL, rt).Client(), mcp.URL+"/mcp")
 		if !errors.Is(err, errForbiddenTarget) {
-			t.Fatalf("err = %v, want ErrForbiddenTarget", err)
+			t.Fatalf("err = %v, want errForbiddenTarget", err)
 		}
 		if len(other.requests()) != 0 {
 			t.Fatalf("another origin's metadata was fetched: %q", other.requests())
@@ -409,7 +409,7 @@ func TestDiscoveryNotSteeredInside(t *testing.T) {
 		mcp := hostileMCP(t, func() string { return "https://metadata.attacker.example" }, "")
 		_, err := post(t, newA(t, mcp.URL, rt).Client(), mcp.URL+"/mcp")
 		if !errors.Is(err, errForbiddenTarget) {
-			t.Fatalf("err = %v, want ErrForbiddenTarget", err)
+			t.Fatalf("err = %v, want errForbiddenTarget", err)
 		}
 		if rt.reached("metadata.attacker.example") {
 			t.Fatal("the client was asked to reach the link-local authorization server")
@@ -492,7 +492,7 @@ func TestDialerAppliesAddressRule(t *testing.T) {
 	ctx := context.WithValue(context.Background(), policyKey{}, addrPolicy{internalOK: false, hostPort: host})
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
 	if _, err := hc.Do(req); !errors.Is(err, errForbiddenTarget) {
-		t.Fatalf("err = %v, want ErrForbiddenTarget", err)
+		t.Fatalf("err = %v, want errForbiddenTarget", err)
 	}
 	if hits.Load() != 0 {
 		t.Fatal("the request reached the server")
@@ -531,7 +531,7 @@ func TestServerChosenLoopbackIssuerRefused(t *testing.T) {
 	a.serverClass = &pub // as if mcp were on the internet
 	_, err = post(t, a.Client(), mcp.URL+"/mcp")
 	if !errors.Is(err, errForbiddenTarget) {
-		t.Fatalf("err = %v, want ErrForbiddenTarget", err)
+		t.Fatalf("err = %v, want errForbiddenTarget", err)
 	}
 	if n := len(evil.requests()); n != 0 {
 		t.Fatalf("the loopback authorization server got %d requests", n)
@@ -556,7 +556,7 @@ func TestPlainHTTPAuthorizationServerRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err = post(t, a.Client(), mcp.URL+"/mcp"); !errors.Is(err, errInsecureURL) {
-		t.Fatalf("err = %v, want ErrInsecureURL", err)
+		t.Fatalf("err = %v, want errInsecureURL", err)
 	}
 	if rt.reached("as.example.com") {
 		t.Fatal("the client went to the plain-http authorization server")
@@ -588,7 +588,7 @@ func TestNoPKCEAdvertisedRefused(t *testing.T) {
 			t.Fatal(err)
 		}
 		if _, err = post(t, a.Client(), mcp.URL+"/mcp"); !errors.Is(err, errNoPKCE) {
-			t.Fatalf("%v: err = %v, want ErrNoPKCE", methods, err)
+			t.Fatalf("%v: err = %v, want errNoPKCE", methods, err)
 		}
 		if signIns.Load() != 0 {
 			t.Fatalf("%v: a sign-in started", methods)
