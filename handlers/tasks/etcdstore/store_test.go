@@ -29,19 +29,25 @@ func TestContract(t *testing.T) {
 	}.Run(t)
 }
 
-// Replicas on one prefix: a cancel from one fences the holder's own end;
-// a replica that dies leaves its live task to exactly one adopter once
-// its hold runs out.
-func TestSharedHoldsAndAdoption(t *testing.T) {
-	cl := etcdtest.Start(t, 1)
-	open := func() *store {
-		s, err := Open(Options{Endpoints: cl.Endpoints(), Prefix: "shared/", HoldTTL: time.Second})
+// replicas opens stores on one prefix of cl, as replicas would, each
+// closed when the test ends.
+func replicas(t *testing.T, cl *etcdtest.Cluster, prefix string, hold time.Duration) func() *store {
+	return func() *store {
+		s, err := Open(Options{Endpoints: cl.Endpoints(), Prefix: prefix, HoldTTL: hold})
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { s.Close() })
 		return s.(*store)
 	}
+}
+
+// Replicas on one prefix: a cancel from one fences the holder's own end;
+// a replica that dies leaves its live task to exactly one adopter once
+// its hold runs out.
+func TestSharedHoldsAndAdoption(t *testing.T) {
+	cl := etcdtest.Start(t, 1)
+	open := replicas(t, cl, "shared/", time.Second)
 	a, b, c := open(), open(), open()
 	changed := make(chan tasks.Task, 16)
 	orphaned := make(chan struct{}, 16)
@@ -114,14 +120,7 @@ func TestSharedHoldsAndAdoption(t *testing.T) {
 // task's cost grow with the tasks kept). A hold that runs out is one.
 func TestEndedTaskIsNoOrphan(t *testing.T) {
 	cl := etcdtest.Start(t, 1)
-	open := func() *store {
-		s, err := Open(Options{Endpoints: cl.Endpoints(), Prefix: "ends/", HoldTTL: time.Second})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
-		return s.(*store)
-	}
+	open := replicas(t, cl, "ends/", time.Second)
 	a, b := open(), open()
 	var orphaned atomic.Int32
 	completed := make(chan string, 32)
@@ -177,14 +176,7 @@ func TestEndedTaskIsNoOrphan(t *testing.T) {
 // than half of them did, and each status was told twice).
 func TestOwnWritesNotReported(t *testing.T) {
 	cl := etcdtest.Start(t, 1)
-	open := func() *store {
-		s, err := Open(Options{Endpoints: cl.Endpoints(), Prefix: "own/", HoldTTL: 2 * time.Second})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
-		return s.(*store)
-	}
+	open := replicas(t, cl, "own/", 2 * time.Second)
 	a, b := open(), open()
 	var mine atomic.Int32
 	theirs := make(chan tasks.Task, 1024)
