@@ -176,7 +176,7 @@ func TestEndedTaskIsNoOrphan(t *testing.T) {
 // than half of them did, and each status was told twice).
 func TestOwnWritesNotReported(t *testing.T) {
 	cl := etcdtest.Start(t, 1)
-	open := replicas(t, cl, "own/", 2 * time.Second)
+	open := replicas(t, cl, "own/", 2*time.Second)
 	a, b := open(), open()
 	var mine atomic.Int32
 	theirs := make(chan tasks.Task, 1024)
