@@ -456,7 +456,16 @@ func runGateway(args []string, s streams) int {
 	if hf.addr != "" {
 		endpoint = hf.path
 	}
-	tel, err := startTelemetry(tf, "mcprt-gateway", hf.addr == "", hf.addr != "" && hf.metrics != "", endpoint, s.Stdout, gatewayBackend)
+	// The audit log names each backend's credential mode, from the
+	// gateway once it is made (and as a reload leaves it).
+	var made atomic.Pointer[gateway.Gateway]
+	credential := func(backend string) string {
+		if g := made.Load(); g != nil {
+			return g.Auth(backend)
+		}
+		return ""
+	}
+	tel, err := startTelemetry(tf, "mcprt-gateway", hf.addr == "", hf.addr != "" && hf.metrics != "", endpoint, s.Stdout, gatewayBackend, credential)
 	if err != nil {
 		return usageErr("%v", err)
 	}
@@ -494,6 +503,7 @@ func runGateway(args []string, s streams) int {
 		fmt.Fprintf(stderr, "mcprt gateway: %v\n", err)
 		return runtime.ExitUsage
 	}
+	made.Store(g)
 	// The tasks' manager, once made: the virtual endpoints serve it too.
 	var tasksMade atomic.Pointer[taskrun.Manager]
 	if *tasksOn || to.Dir != "" || to.Etcd != nil {

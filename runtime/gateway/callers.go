@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -308,6 +310,32 @@ func (cs *callers) sweep() {
 			cs.mu.Unlock()
 		}
 	}
+}
+
+// recentCallersShown bounds Status.RecentCallers.
+const recentCallersShown = 20
+
+// recent is up to n callers with a connection, the most recently active
+// first (a caller still connecting or busy counts as active now).
+func (cs *callers) recent(n int) []CallerStatus {
+	now := time.Now()
+	cs.mu.Lock()
+	out := make([]CallerStatus, 0, min(len(cs.m), n+1))
+	for p, e := range cs.m {
+		c := CallerStatus{Principal: p, LastUsed: e.lastUsed, InFlight: e.busy}
+		if e.busy > 0 || c.LastUsed.IsZero() {
+			c.LastUsed = now
+		}
+		out = append(out, c)
+	}
+	cs.mu.Unlock()
+	slices.SortFunc(out, func(a, b CallerStatus) int {
+		if c := b.LastUsed.Compare(a.LastUsed); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Principal, b.Principal)
+	})
+	return out[:min(len(out), n)]
 }
 
 // count is the number of callers with a connection.

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -24,15 +25,16 @@ import (
 // userFixture: mcprt gateway -http, protected by the authorization
 // server inbound, with the backend "saas" ("auth": "user"): mcprt serve
 // -http protected by another, third, whose tokens last ttl seconds, where
-// the gateway is the client gw-user; the sealed token folder dir.
+// the gateway is the client gw-user; the sealed token folder dir, its
+// key file key. extra are more flags of the gateway's.
 type userFixture struct {
 	inbound, third *authServer
 	gw             *httpProc
 	gwRes, cfg     string
-	dir            string
+	dir, key       string
 }
 
-func newUserFixture(t *testing.T, ttl int) *userFixture {
+func newUserFixture(t *testing.T, ttl int, extra ...string) *userFixture {
 	t.Helper()
 	inbound := startAuthServer(t, asKeys("1"))
 	gwRes := fmt.Sprintf("http://127.0.0.1:%d/mcp", freeLoopbackPort(t))
@@ -48,10 +50,10 @@ func newUserFixture(t *testing.T, ttl int) *userFixture {
 	dir := filepath.Join(t.TempDir(), "tokens")
 	keyFile := filepath.Join(t.TempDir(), "key")
 	os.WriteFile(keyFile, []byte(strings.Repeat("ab", 32)+"\n"), 0o600)
-	gw := startHTTPEnv(t, []string{"GW_SECRET=secret-gw-user"}, binPath, "gateway", "-config", cfg,
+	gw := startHTTPEnv(t, []string{"GW_SECRET=secret-gw-user"}, binPath, append([]string{"gateway", "-config", cfg,
 		"-http", strings.TrimSuffix(strings.TrimPrefix(gwRes, "http://"), "/mcp"),
 		"-http-oauth-issuer", inbound.issuer, "-http-oauth-resource", gwRes, "-http-oauth-scopes", "mcp:tools",
-		"-user-token-dir", dir, "-user-token-key", keyFile)
+		"-user-token-dir", dir, "-user-token-key", keyFile}, extra...)...)
 	t.Cleanup(func() {
 		log := gw.stderr.String()
 		if strings.Contains(log, "secret-gw-user") || strings.Contains(log, "eyJ") {
@@ -76,7 +78,7 @@ func newUserFixture(t *testing.T, ttl int) *userFixture {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	return &userFixture{inbound: inbound, third: third, gw: gw, gwRes: gwRes, cfg: cfg, dir: dir}
+	return &userFixture{inbound: inbound, third: third, gw: gw, gwRes: gwRes, cfg: cfg, dir: dir, key: keyFile}
 }
 
 // signInURL calls whoami as c, expecting -32042, and returns its URL.
@@ -328,5 +330,70 @@ func TestOAuthGatewayUserSignInConfirm(t *testing.T) {
 	x.signIn(t, "c-es256", "alice")
 	if who := whoami(t, alice, "saas"); who["sub"] != "alice" {
 		t.Errorf("alice signed in and confirmed reaches the backend as %v", who["sub"])
+	}
+}
+
+// TestOAuthGatewayUserAuditStatus: the audit log and the status page
+// say which caller used which credential mode ("user" for saas), and
+// hold no token: not the caller's inbound one, not the third party's.
+func TestOAuthGatewayUserAuditStatus(t *testing.T) {
+	t.Parallel()
+	auditPath := filepath.Join(t.TempDir(), "audit.log")
+	x := newUserFixture(t, 300, "-audit", auditPath, "-http-status", "/status")
+	token := x.inbound.token("c-es256", x.gwRes, "mcp:tools")
+	c := x.signIn(t, "c-es256", "alice")
+	if who := whoami(t, c, "saas"); who["sub"] != "alice" {
+		t.Fatalf("whoami: %v", who)
+	}
+
+	req, _ := http.NewRequest("GET", strings.TrimSuffix(x.gw.url, "/mcp")+"/status", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("status page: %d %s", resp.StatusCode, page)
+	}
+	for _, want := range []string{`data-auth="user">user (callers: 1)`, `data-principal="sub:c-es256" data-auth="user"`} {
+		if !strings.Contains(string(page), want) {
+			t.Errorf("the status page lacks %q:\n%s", want, page)
+		}
+	}
+	noToken(t, "the status page", string(page), token)
+
+	// The audit log is written within its flush (200ms).
+	var lines []map[string]any
+	deadline := time.Now().Add(callTimeout)
+	for {
+		data, _ := os.ReadFile(auditPath)
+		noToken(t, "the audit log", string(data), token)
+		lines = lines[:0]
+		for l := range strings.SplitSeq(strings.TrimSpace(string(data)), "\n") {
+			var e map[string]any
+			if json.Unmarshal([]byte(l), &e) == nil && e["tool"] == "saas__whoami" && e["outcome"] == "result" {
+				lines = append(lines, e)
+			}
+		}
+		if len(lines) > 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if len(lines) == 0 {
+		t.Fatal("no audit line of the whoami call")
+	}
+	if e := lines[len(lines)-1]; e["principal"] != "c-es256" || e["backend"] != "saas" || e["credential"] != "user" {
+		t.Errorf("the whoami call's audit line: %v", e)
+	}
+}
+
+// noToken: what holds no access token: not token, nor any JWT.
+func noToken(t *testing.T, what, s, token string) {
+	t.Helper()
+	if strings.Contains(s, token) || strings.Contains(s, "eyJ") {
+		t.Errorf("%s holds a token", what)
 	}
 }
