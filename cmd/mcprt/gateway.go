@@ -189,9 +189,15 @@ when the server is on one too ("allowPrivate": true allows them).
             user. Tokens are refreshed before they expire when a refresh
             token came.
             The tool NAME__sign_out forgets the caller's token (the next
-            call asks again). Listing: the gateway lists the server's
-            tools as itself (the "oauth" client credentials), so every
-            caller sees them; only calls go as the caller.
+            call asks again); the operator forgets a user's tokens with
+              mcprt gateway -config F -user-token-dir D -user-token-key K \
+                -forget-user sub:SUBJECT [-forget-backend NAME]
+            (the caller as -http-status names it; the audit log's
+            "principal" SUBJECT is sub:SUBJECT) while the gateway serves
+            or not: the user's next call asks them to sign in again.
+            Listing: the gateway lists the server's tools as itself (the
+            "oauth" client credentials), so every caller sees them; only
+            calls go as the caller.
 
   "saas": {"url": "https://mcp.saas.example/mcp", "auth": "user",
            "oauth": {"issuer": "https://auth.saas.example", "clientId": "gw",
@@ -308,6 +314,8 @@ func runGateway(args []string, s streams) int {
 	closeGrace := fs.Duration("close-grace", time.Second, "how long a backend may take to exit after its stdin is closed, before it gets SIGTERM")
 	termGrace := fs.Duration("term-grace", time.Second, "how long a backend may take to exit after SIGTERM, before it gets SIGKILL")
 	userTokenDir := fs.String("user-token-dir", "", "keep the tokens of callers signed in to \"auth\": \"user\" servers in `dir`, a file per caller and server, sealed (AES-256-GCM) with -user-token-key")
+	forgetPrincipal := fs.String("forget-user", "", "delete the kept tokens of the caller `principal` (\"sub:SUBJECT\" as -http-status names callers, or SUBJECT as the audit log does) for the \"auth\": \"user\" backends of -config in -user-token-dir, print which, and exit: a gateway serving finds out at the user's next call, which asks them to sign in again")
+	forgetBackend := fs.String("forget-backend", "", "with -forget-user, only the backend `name`'s token")
 	userTokenKey := fs.String("user-token-key", "", "the `file` of -user-token-dir's key: 32 bytes as 64 hex digits or base64 (openssl rand -base64 32); or the environment variable MCPRT_USER_TOKEN_KEY. A key other than the one the folder was sealed with is refused at start")
 	endpointName := fs.String("endpoint", "", "serve only the virtual endpoint `name` of FILE's \"endpoints\" over stdio (over HTTP each is served at <-http-path>/name)")
 	toolSearch := fs.Bool("tool-search", false, "list search_tools and call_tool instead of the backends' tools (as \"toolSearch\": true in FILE does); every tool stays callable by name")
@@ -366,6 +374,12 @@ func runGateway(args []string, s streams) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "mcprt gateway: %v\n", err)
 		return runtime.ExitUsage
+	}
+	if *forgetPrincipal != "" {
+		return forgetUser(cfg, *userTokenDir, *userTokenKey, *forgetPrincipal, *forgetBackend, s.Stdout, stderr)
+	}
+	if *forgetBackend != "" {
+		return usageErr("-forget-backend goes with -forget-user")
 	}
 	// The callers' tokens are what the gateway exchanges for a backend
 	// with "auth": "exchange" (one a reload adds, too); only that code
@@ -813,6 +827,19 @@ func userSignIn(cfg *gateway.Config, dir, keyFile string, hf *httpFlags) (*gatew
 	if dir == "" {
 		return nil, fmt.Errorf("backend %q: \"auth\": \"user\" keeps each caller's token: give -user-token-dir and -user-token-key (or MCPRT_USER_TOKEN_KEY)", users[0])
 	}
+	store, err := openTokenStore(dir, keyFile)
+	if err != nil {
+		return nil, err
+	}
+	if len(users) > 0 && (hf.addr == "" || hf.oauth.issuer == "" || hf.oauth.resource == "") {
+		return nil, fmt.Errorf("backend %q: \"auth\": \"user\" signs in each caller over HTTP: give -http with -http-oauth-issuer and -http-oauth-resource (sign-in over stdio is not supported yet)", users[0])
+	}
+	return &gateway.UserSignIn{Tokens: store, Base: hf.oauth.resource}, nil
+}
+
+// openTokenStore opens the sealed token folder dir with the key of
+// keyFile or MCPRT_USER_TOKEN_KEY; a missing or wrong key is an error.
+func openTokenStore(dir, keyFile string) (*oauth.SealedStore, error) {
 	var text string
 	switch {
 	case keyFile != "":
@@ -834,8 +861,55 @@ func userSignIn(cfg *gateway.Config, dir, keyFile string, hf *httpFlags) (*gatew
 	if err != nil {
 		return nil, fmt.Errorf("-user-token-dir: %w", err)
 	}
-	if len(users) > 0 && (hf.addr == "" || hf.oauth.issuer == "" || hf.oauth.resource == "") {
-		return nil, fmt.Errorf("backend %q: \"auth\": \"user\" signs in each caller over HTTP: give -http with -http-oauth-issuer and -http-oauth-resource (sign-in over stdio is not supported yet)", users[0])
+	return store, nil
+}
+
+// forgetUser is -forget-user: it deletes principal's kept tokens for the
+// "auth": "user" backend named (or every one), says on stdout which it
+// deleted, and ends. A gateway serving meanwhile finds out at the user's
+// next call, which then asks them to sign in again. principal is as the
+// audit log and the status page name callers ("sub:SUBJECT",
+// "client:ID"); a bare SUBJECT is "sub:SUBJECT".
+func forgetUser(cfg *gateway.Config, dir, keyFile, principal, backend string, stdout, stderr io.Writer) int {
+	if dir == "" {
+		fmt.Fprintln(stderr, "mcprt gateway: -forget-user needs the token folder: -user-token-dir and -user-token-key (or MCPRT_USER_TOKEN_KEY)")
+		return runtime.ExitUsage
 	}
-	return &gateway.UserSignIn{Tokens: store, Base: hf.oauth.resource}, nil
+	if !strings.HasPrefix(principal, "sub:") && !strings.HasPrefix(principal, "client:") {
+		principal = "sub:" + principal
+	}
+	var users []gateway.Backend
+	for _, b := range cfg.Backends {
+		if b.Auth == gateway.AuthUser && (backend == "" || b.Name == backend) {
+			users = append(users, b)
+		}
+	}
+	if len(users) == 0 {
+		if backend != "" {
+			fmt.Fprintf(stderr, "mcprt gateway: -forget-backend %q: no backend of that name with \"auth\": \"user\" in the configuration\n", backend)
+		} else {
+			fmt.Fprintln(stderr, "mcprt gateway: -forget-user: no backend with \"auth\": \"user\" in the configuration")
+		}
+		return runtime.ExitUsage
+	}
+	store, err := openTokenStore(dir, keyFile)
+	if err != nil {
+		fmt.Fprintf(stderr, "mcprt gateway: %v\n", err)
+		return runtime.ExitUsage
+	}
+	status := runtime.ExitOK
+	for _, b := range users {
+		had := store.Has(principal, b.URL)
+		if err := store.Delete(principal, b.URL); err != nil {
+			fmt.Fprintf(stderr, "mcprt gateway: backend %q: %v\n", b.Name, err)
+			status = runtime.ExitFailure
+			continue
+		}
+		if had {
+			fmt.Fprintf(stdout, "%s: forgot the token of %s\n", b.Name, principal)
+		} else {
+			fmt.Fprintf(stdout, "%s: no token of %s was kept\n", b.Name, principal)
+		}
+	}
+	return status
 }

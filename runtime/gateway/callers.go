@@ -103,13 +103,17 @@ func (cs *callers) get(ctx context.Context, req *handlers.Request) (*client.Clie
 			redacted(b.cfg.OAuth.Issuer), redacted(caller.Issuer))}
 	}
 	principal := caller.Principal()
+	// A user's token deleted (a sign-out, the operator's -forget-user,
+	// even by another process) ends the connection made with it: one
+	// look at the folder per call.
+	forgotten := user && !b.g.signins.u.Tokens.Has(principal, b.cfg.URL)
 	cs.mu.Lock()
 	if cs.closed {
 		cs.mu.Unlock()
 		return nil, nil, &unavailable{backend: b.name, why: "is reconnecting; try again shortly"}
 	}
 	e := cs.m[principal]
-	if e != nil && e.settled() && (e.err != nil || e.cl.Err() != nil) {
+	if e != nil && e.settled() && (e.err != nil || e.cl.Err() != nil || forgotten) {
 		cs.dropLocked(principal, e)
 		e = nil
 	}

@@ -397,3 +397,72 @@ func noToken(t *testing.T, what, s, token string) {
 		t.Errorf("%s holds a token", what)
 	}
 }
+
+// TestOAuthGatewayUserForget: the operator's -forget-user deletes a
+// user's kept token while the gateway serves: that user's next call is
+// asked to sign in again (the connection made with the token is not used
+// any more), the other user is still signed in; forgetting again says
+// none was kept; a wrong key or an unknown backend is refused.
+func TestOAuthGatewayUserForget(t *testing.T) {
+	t.Parallel()
+	x := newUserFixture(t, 300)
+	alice, bob := x.signIn(t, "c-es256", "alice"), x.signIn(t, "c-ps256", "bob")
+	for c, want := range map[*client.Client]string{alice: "alice", bob: "bob"} {
+		if who := whoami(t, c, "saas"); who["sub"] != want {
+			t.Fatalf("whoami: %v, want %s", who, want)
+		}
+	}
+	forget := func(args ...string) (string, int) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, binPath, append([]string{"gateway", "-config", x.cfg, "-user-token-dir", x.dir}, args...)...)
+		cmd.Env = append(os.Environ(), "GW_SECRET=secret-gw-user")
+		out, err := cmd.CombinedOutput()
+		var ee *exec.ExitError
+		if err != nil && !errors.As(err, &ee) {
+			t.Fatal(err)
+		}
+		return string(out), cmd.ProcessState.ExitCode()
+	}
+	files := func() int {
+		fs, _ := filepath.Glob(filepath.Join(x.dir, "*.sealed"))
+		return len(fs)
+	}
+	if n := files(); n != 3 {
+		t.Fatalf("%d sealed files, want the key check and two tokens", n)
+	}
+	if out, code := forget("-user-token-key", x.key, "-forget-user", "sub:c-es256", "-forget-backend", "saas"); code != 0 || out != "saas: forgot the token of sub:c-es256\n" {
+		t.Fatalf("-forget-user: exit %d\n%s", code, out)
+	}
+	if n := files(); n != 2 {
+		t.Errorf("%d sealed files after -forget-user, want 2", n)
+	}
+	x.notSignedIn(t, alice, "after -forget-user")
+	if who := whoami(t, bob, "saas"); who["sub"] != "bob" {
+		t.Errorf("bob after alice was forgotten: %v", who)
+	}
+	// The bare subject, as the audit log names it; nothing left to forget.
+	if out, code := forget("-user-token-key", x.key, "-forget-user", "c-es256"); code != 0 || out != "saas: no token of sub:c-es256 was kept\n" {
+		t.Errorf("-forget-user again: exit %d\n%s", code, out)
+	}
+	wrong := filepath.Join(t.TempDir(), "wrong")
+	os.WriteFile(wrong, []byte(strings.Repeat("cd", 32)), 0o600)
+	if out, code := forget("-user-token-key", wrong, "-forget-user", "c-ps256"); code != 2 || !strings.Contains(out, "not the one this token folder was sealed with") {
+		t.Errorf("a wrong key: exit %d\n%s", code, out)
+	}
+	if out, code := forget("-user-token-key", x.key, "-forget-user", "c-ps256", "-forget-backend", "nope"); code != 2 || !strings.Contains(out, `-forget-backend "nope"`) {
+		t.Errorf("an unknown backend: exit %d\n%s", code, out)
+	}
+	if n := files(); n != 2 {
+		t.Errorf("%d sealed files after the refusals, want 2", n)
+	}
+	if who := whoami(t, bob, "saas"); who["sub"] != "bob" {
+		t.Errorf("bob at the end: %v", who)
+	}
+	// Alice signs in again, and is herself.
+	x.signIn(t, "c-es256", "alice")
+	if who := whoami(t, alice, "saas"); who["sub"] != "alice" {
+		t.Errorf("alice signed in again: %v", who)
+	}
+}

@@ -113,6 +113,18 @@ func (s *SealedStore) Delete(owner, server string) error {
 	return err
 }
 
+// Has says whether owner has a token kept for server (a file of that
+// name; not opened): for a holder of a connection made with one to
+// find out that it was deleted (Delete, or by an operator of another
+// process) and stop using it.
+func (s *SealedStore) Has(owner, server string) bool {
+	if u, err := httpURL(server); err == nil {
+		server = canonical(u)
+	}
+	_, err := os.Stat(filepath.Join(s.dir, s.name(owner, server)))
+	return err == nil
+}
+
 type ownerStore struct {
 	s     *SealedStore
 	owner string

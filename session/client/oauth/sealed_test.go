@@ -58,9 +58,15 @@ func TestSealedStore(t *testing.T) {
 	if got, err := bob.Load("https://mcp.example/mcp"); got != nil || err == nil || strings.Contains(err.Error(), "secret") {
 		t.Errorf("alice's file as bob's: %+v %v", got, err)
 	}
-	// Sign-out.
+	// Sign-out. Has names the same file, however the URL is spelled.
+	if !s.Has("sub:alice", "HTTPS://MCP.example/mcp") || s.Has("sub:carol", "https://mcp.example/mcp") {
+		t.Error("Has: alice's token not found, or carol's found")
+	}
 	if err := s.Delete("sub:alice", "https://mcp.example/mcp"); err != nil {
 		t.Fatal(err)
+	}
+	if s.Has("sub:alice", "https://mcp.example/mcp") {
+		t.Error("Has after Delete")
 	}
 	if got, err := alice.Load("https://mcp.example/mcp"); got != nil || err != nil {
 		t.Errorf("after Delete: %+v %v", got, err)
