@@ -186,8 +186,15 @@ when the server is on one too ("allowPrivate": true allows them).
             the code entered by another caller, or 3 wrong codes, end the
             sign-in); then the token is kept sealed for that caller and
             server, the client calls again, and the call goes as the
-            user. Tokens are refreshed before they expire when a refresh
-            token came.
+            user. A 2025-11-25 client that declared URL elicitation
+            (capabilities.elicitation.url) is not sent the error: the
+            gateway sends it elicitation/create (mode "url", the same
+            link) and holds the call (up to 10m) while the user signs in
+            and the client calls NAME__confirm_sign_in; then it sends
+            notifications/elicitation/complete and the call goes on, as
+            the user. A 2026-07-28 request, which cannot be held, gets
+            the error. Tokens are refreshed before they expire when a
+            refresh token came.
             The tool NAME__sign_out forgets the caller's token (the next
             call asks again); the operator forgets a user's tokens with
               mcprt gateway -config F -user-token-dir D -user-token-key K \

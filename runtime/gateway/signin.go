@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
@@ -335,6 +336,84 @@ func (s *signins) required(ctx context.Context, b *backend, principal string) er
 		redacted(b.cfg.OAuth.Issuer), b.name, b.external(confirmTool))
 	return &jsonrpc.Error{Code: codeURLElicitationRequired, Message: "This request requires more information.",
 		Data: map[string]any{"elicitations": []map[string]any{{"mode": "url", "elicitationId": si.state, "url": link, "message": msg}}}}
+}
+
+// elicitURL asks a caller not signed in to sign in within the call, for
+// a client that can wait: one of 2025-11-25 that declared URL-mode
+// elicitation (capabilities.elicitation.url), outside a task. Instead of
+// the -32042 error err, the gateway sends the client elicitation/create
+// (mode "url") with the same link and elicitation id; once the user
+// accepts, the call waits for the sign-in to end (bounded by signInTTL):
+// the user opens the link, signs in, and confirms with the code the page
+// shows through NAME__confirm_sign_in, a call of its own that the client
+// makes meanwhile. The confirmation stays: without it a link passed to
+// someone else would bind their account (signin). Then the gateway sends
+// notifications/elicitation/complete and reports waited with no error:
+// the call is made again, as the user. A declined elicitation, or a
+// sign-in that ended without a token, is the call's answer. waited is
+// false, and nothing was sent, when err is not -32042 or the client
+// cannot wait: err stands (a 2026-07-28 client gets -32042 too, as its
+// request cannot be held open for a browser).
+func (s *signins) elicitURL(ctx context.Context, req *handlers.Request, b *backend, err error) (waited bool, _ error) {
+	var je *jsonrpc.Error
+	if s == nil || !errors.As(err, &je) || je.Code != codeURLElicitationRequired || req.Modern || req.Peer == nil || inTask(ctx) || !urlElicitation(req.ClientCapabilities) {
+		return false, nil
+	}
+	data, _ := je.Data.(map[string]any)
+	es, _ := data["elicitations"].([]map[string]any)
+	if len(es) != 1 {
+		return false, nil
+	}
+	id, _ := es[0]["elicitationId"].(string)
+	s.mu.Lock()
+	si := s.byState[id]
+	s.mu.Unlock()
+	if si == nil {
+		return false, nil
+	}
+	params := map[string]any{"mode": "url", "elicitationId": id, "url": es[0]["url"],
+		"message": fmt.Sprintf("Sign in to %s (backend %q) to use its tools as yourself: open the URL and sign in; the page then shows a code: call the tool %s with it {\"code\": \"…\"}. This call goes on once you have.",
+			redacted(b.cfg.OAuth.Issuer), b.name, b.external(confirmTool))}
+	// The user's browsing is not the backend's time: the call's bound is
+	// the sign-in's while it waits, the backend's again after.
+	req.Peer.SetTimeout(signInTTL)
+	defer req.Peer.SetTimeout(b.cfg.Timeout + toolMargin)
+	raw, aerr := req.Ask(ctx, "elicitation/create", params)
+	if aerr != nil {
+		if ctx.Err() != nil {
+			return true, ctx.Err()
+		}
+		return true, err // the client could not take it: the link, as -32042
+	}
+	var res struct {
+		Action string `json:"action"`
+	}
+	_ = json.Unmarshal(raw, &res)
+	if res.Action != "accept" {
+		return true, &unavailable{backend: b.name, why: fmt.Sprintf("needs you to sign in to %s, and you did not (%s); call again to be asked again", redacted(b.cfg.OAuth.Issuer), cmp.Or(res.Action, "no answer"))}
+	}
+	select {
+	case <-si.done:
+	case <-ctx.Done():
+		return true, ctx.Err()
+	}
+	if si.err != nil { // written before done was closed
+		return true, &unavailable{backend: b.name, why: fmt.Sprintf("needs you to sign in to %s, and the sign-in ended without a token: %v", redacted(b.cfg.OAuth.Issuer), si.err)}
+	}
+	req.Peer.Notify("notifications/elicitation/complete", map[string]any{"elicitationId": id})
+	return true, nil
+}
+
+// urlElicitation says whether client capabilities declare URL-mode
+// elicitation ({"elicitation": {"url": {}}}; an empty "elicitation" is
+// form mode only).
+func urlElicitation(capabilities json.RawMessage) bool {
+	var caps struct {
+		Elicitation struct {
+			URL json.RawMessage `json:"url"`
+		} `json:"elicitation"`
+	}
+	return json.Unmarshal(capabilities, &caps) == nil && len(caps.Elicitation.URL) > 0 && string(caps.Elicitation.URL) != "null"
 }
 
 // SignInHandler serves the sign-in links and the OAuth callback of the
