@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -195,13 +197,24 @@ when the server is on one too ("allowPrivate": true allows them).
             the user. A 2026-07-28 request, which cannot be held, gets
             the error. Tokens are refreshed before they expire when a
             refresh token came.
+            Over stdio the gateway's one client is its one local user
+            ("local"), signed in as mcprt login does: the link is the
+            authorization URL itself, whose redirect comes back to a
+            listener of the gateway's on 127.0.0.1 (any port: register
+            http://127.0.0.1/callback for a native client, RFC 8252), no
+            code is asked, and the token is kept sealed in the user's
+            config folder (mcprt/user-tokens, its key mcprt/user-token.key,
+            made 0600 the first time) unless -user-token-dir and
+            -user-token-key (or MCPRT_USER_TOKEN_KEY) say otherwise.
             The tool NAME__sign_out forgets the caller's token (the next
             call asks again); the operator forgets a user's tokens with
               mcprt gateway -config F -user-token-dir D -user-token-key K \
                 -forget-user sub:SUBJECT [-forget-backend NAME]
             (the caller as -http-status names it; the audit log's
-            "principal" SUBJECT is sub:SUBJECT) while the gateway serves
-            or not: the user's next call asks them to sign in again.
+            "principal" SUBJECT is sub:SUBJECT; over stdio "local", the
+            folder by default the config folder's) while the gateway
+            serves or not: the user's next call asks them to sign in
+            again.
             Listing: the gateway lists the server's tools as itself (the
             "oauth" client credentials), so every caller sees them; only
             calls go as the caller.
@@ -831,6 +844,11 @@ func userSignIn(cfg *gateway.Config, dir, keyFile string, hf *httpFlags) (*gatew
 	if len(users) == 0 && dir == "" {
 		return nil, nil
 	}
+	if len(users) > 0 && hf.addr == "" {
+		// Over stdio: the one local user, signed in through a loopback
+		// redirect, the token kept in the user's config folder.
+		return localSignIn(dir, keyFile)
+	}
 	if dir == "" {
 		return nil, fmt.Errorf("backend %q: \"auth\": \"user\" keeps each caller's token: give -user-token-dir and -user-token-key (or MCPRT_USER_TOKEN_KEY)", users[0])
 	}
@@ -838,10 +856,63 @@ func userSignIn(cfg *gateway.Config, dir, keyFile string, hf *httpFlags) (*gatew
 	if err != nil {
 		return nil, err
 	}
-	if len(users) > 0 && (hf.addr == "" || hf.oauth.issuer == "" || hf.oauth.resource == "") {
-		return nil, fmt.Errorf("backend %q: \"auth\": \"user\" signs in each caller over HTTP: give -http with -http-oauth-issuer and -http-oauth-resource (sign-in over stdio is not supported yet)", users[0])
+	if len(users) > 0 && (hf.oauth.issuer == "" || hf.oauth.resource == "") {
+		return nil, fmt.Errorf("backend %q: \"auth\": \"user\" signs in each caller over HTTP: give -http-oauth-issuer and -http-oauth-resource (over stdio, the one local user signs in through a loopback redirect)", users[0])
 	}
 	return &gateway.UserSignIn{Tokens: store, Base: hf.oauth.resource}, nil
+}
+
+// localSignIn is the sign-in of a gateway over stdio: the local user's
+// tokens in dir, by default <config folder>/mcprt/user-tokens, sealed
+// with the key of keyFile or MCPRT_USER_TOKEN_KEY, or else of
+// <config folder>/mcprt/user-token.key, made (0600, 32 random bytes)
+// the first time.
+func localSignIn(dir, keyFile string) (*gateway.UserSignIn, error) {
+	if dir == "" || keyFile == "" && os.Getenv("MCPRT_USER_TOKEN_KEY") == "" {
+		conf, err := os.UserConfigDir()
+		if err != nil {
+			return nil, fmt.Errorf("\"auth\": \"user\" over stdio keeps the token in the user's config folder: %w; give -user-token-dir and -user-token-key", err)
+		}
+		if dir == "" {
+			dir = filepath.Join(conf, "mcprt", "user-tokens")
+		}
+		if keyFile == "" && os.Getenv("MCPRT_USER_TOKEN_KEY") == "" {
+			keyFile = filepath.Join(conf, "mcprt", "user-token.key")
+			if err := makeKeyFile(keyFile); err != nil {
+				return nil, fmt.Errorf("-user-token-key: %w", err)
+			}
+		}
+	}
+	store, err := openTokenStore(dir, keyFile)
+	if err != nil {
+		return nil, err
+	}
+	return &gateway.UserSignIn{Tokens: store, Loopback: true}, nil
+}
+
+// makeKeyFile writes a fresh 256-bit key, in hex, to path (0600, its
+// folder 0700), unless a file is there.
+func makeKeyFile(path string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, os.ErrExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	key := make([]byte, 32)
+	rand.Read(key)
+	_, err = fmt.Fprintln(f, hex.EncodeToString(key))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(path) // not a key half written
+	}
+	return err
 }
 
 // openTokenStore opens the sealed token folder dir with the key of
@@ -875,14 +946,11 @@ func openTokenStore(dir, keyFile string) (*oauth.SealedStore, error) {
 // "auth": "user" backend named (or every one), says on stdout which it
 // deleted, and ends. A gateway serving meanwhile finds out at the user's
 // next call, which then asks them to sign in again. principal is as the
-// audit log and the status page name callers ("sub:SUBJECT",
-// "client:ID"); a bare SUBJECT is "sub:SUBJECT".
+// status page names callers ("sub:SUBJECT", "client:ID", "local" over
+// stdio); a bare SUBJECT is "sub:SUBJECT". Without dir, the folder is
+// the local user's (localSignIn).
 func forgetUser(cfg *gateway.Config, dir, keyFile, principal, backend string, stdout, stderr io.Writer) int {
-	if dir == "" {
-		fmt.Fprintln(stderr, "mcprt gateway: -forget-user needs the token folder: -user-token-dir and -user-token-key (or MCPRT_USER_TOKEN_KEY)")
-		return runtime.ExitUsage
-	}
-	if !strings.HasPrefix(principal, "sub:") && !strings.HasPrefix(principal, "client:") {
+	if principal != "local" && !strings.HasPrefix(principal, "sub:") && !strings.HasPrefix(principal, "client:") {
 		principal = "sub:" + principal
 	}
 	var users []gateway.Backend
@@ -899,10 +967,21 @@ func forgetUser(cfg *gateway.Config, dir, keyFile, principal, backend string, st
 		}
 		return runtime.ExitUsage
 	}
-	store, err := openTokenStore(dir, keyFile)
-	if err != nil {
-		fmt.Fprintf(stderr, "mcprt gateway: %v\n", err)
-		return runtime.ExitUsage
+	var store *oauth.SealedStore
+	if dir == "" {
+		// The local user's folder, as a gateway over stdio keeps it.
+		u, err := localSignIn("", keyFile)
+		if err != nil {
+			fmt.Fprintf(stderr, "mcprt gateway: %v\n", err)
+			return runtime.ExitUsage
+		}
+		store = u.Tokens
+	} else {
+		var err error
+		if store, err = openTokenStore(dir, keyFile); err != nil {
+			fmt.Fprintf(stderr, "mcprt gateway: %v\n", err)
+			return runtime.ExitUsage
+		}
 	}
 	status := runtime.ExitOK
 	for _, b := range users {

@@ -84,8 +84,12 @@ func (cs *callers) get(ctx context.Context, req *handlers.Request) (*client.Clie
 	token := subjectToken(ctx)
 	caller := req.Caller
 	user := b.cfg.Auth == AuthUser
+	principal := caller.Principal()
+	if user {
+		principal = b.g.signins.principalOf(req)
+	}
 	switch {
-	case user && (caller == nil || caller.Principal() == ""):
+	case user && principal == "":
 		return nil, nil, &unavailable{backend: b.name, why: noCallerSignIn}
 	case user && b.g.signins == nil:
 		return nil, nil, &unavailable{backend: b.name, why: "signs each caller in (auth \"user\"), and the gateway keeps no sign-ins: start it with -user-token-dir and -user-token-key"}
@@ -102,7 +106,6 @@ func (cs *callers) get(ctx context.Context, req *handlers.Request) (*client.Clie
 		return nil, nil, &unavailable{backend: b.name, why: fmt.Sprintf("exchanges tokens at %s, and this caller's token is from %s: it is not sent to another authorization server",
 			redacted(b.cfg.OAuth.Issuer), redacted(caller.Issuer))}
 	}
-	principal := caller.Principal()
 	// A user's token deleted (a sign-out, the operator's -forget-user,
 	// even by another process) ends the connection made with it: one
 	// look at the folder per call.
@@ -422,10 +425,10 @@ func (b *backend) signInAgain(ctx context.Context, req *handlers.Request) error 
 	b.mu.Lock()
 	cs := b.callers
 	b.mu.Unlock()
-	if cs == nil || req.Caller == nil || b.g.signins == nil {
+	principal := b.g.signins.principalOf(req)
+	if cs == nil || principal == "" {
 		return nil
 	}
-	principal := req.Caller.Principal()
 	cs.mu.Lock()
 	e := cs.m[principal]
 	asked := e != nil && e.agent != nil && e.agent.wasAsked()

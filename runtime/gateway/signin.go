@@ -30,6 +30,27 @@ type UserSignIn struct {
 	// Base/signin/NAME, the redirect URI Base/oauth/callback, both
 	// served by Gateway.SignInHandler.
 	Base string
+	// Loopback is for a gateway over stdio, whose one client is its one
+	// local user: a request without a caller is that user's
+	// (localPrincipal), who signs in as mcprt login does, through a
+	// redirect to a listener of the gateway's on 127.0.0.1 (RFC 8252
+	// §7.3), one per sign-in. The link is the authorization URL itself,
+	// and no confirmation code is asked: the redirect reaches only a
+	// browser on this machine, so a link passed to someone else binds
+	// nothing. Base is not used.
+	Loopback bool
+}
+
+// localPrincipal is the local user's, over stdio (UserSignIn.Loopback).
+const localPrincipal = "local"
+
+// principalOf is whom req is made for, to an AuthUser backend: its
+// caller, else (over stdio) the local user; "" for no one.
+func (s *signins) principalOf(req *handlers.Request) string {
+	if p := req.Caller.Principal(); p != "" || s == nil || !s.u.Loopback {
+		return p
+	}
+	return localPrincipal
 }
 
 // signInTTL bounds a sign-in from the link's making to the callback.
@@ -180,12 +201,19 @@ func (s *signins) start(b *backend, principal string) *signin {
 // authorization server with the user (signinAgent), keeping the token in
 // memory (si.pending); then it waits, within the same signInTTL, for the
 // caller to confirm it (confirmSignIn), which moves it to the caller's
-// sealed store. An unconfirmed token is dropped.
+// sealed store. An unconfirmed token is dropped. Over stdio (Loopback)
+// the token is kept as soon as it comes: there is no one else to confirm.
 func (s *signins) run(b *backend, si *signin) {
 	ctx, cancel := context.WithTimeoutCause(s.ctx, signInTTL, errors.New("the sign-in was not completed in time"))
 	defer cancel()
 	err := s.signIn(ctx, b, si)
-	if err == nil {
+	switch {
+	case err == nil && s.u.Loopback:
+		// Only this machine's browser came back: the local user's.
+		if server, st := si.pending.take(); st != nil {
+			err = s.u.Tokens.For(si.principal).Save(server, st)
+		}
+	case err == nil:
 		si.code = confirmationCode()
 		close(si.obtained)
 		select {
@@ -219,7 +247,16 @@ func (s *signins) forgetLocked(si *signin) {
 }
 
 func (s *signins) signIn(ctx context.Context, b *backend, si *signin) error {
-	a, err := oauth.New(b.cfg.URL, userConfig(b, si.pending, &signinAgent{s: s, si: si}))
+	var ua oauth.UserAgent = &signinAgent{s: s, si: si}
+	if s.u.Loopback {
+		lb := &oauth.Loopback{Open: func(_ context.Context, authURL string) error {
+			s.publish(si, authURL)
+			return nil
+		}}
+		defer lb.Close()
+		ua = lb
+	}
+	a, err := oauth.New(b.cfg.URL, userConfig(b, si.pending, ua))
 	if err != nil {
 		return err
 	}
@@ -274,16 +311,24 @@ func (a *signinAgent) Authorize(ctx context.Context, authURL string) (url.Values
 	}
 	s, si := a.s, a.si
 	s.mu.Lock()
-	si.asState, si.authURL = au.Query().Get("state"), authURL
+	si.asState = au.Query().Get("state")
 	s.byAS[si.asState] = si
 	s.mu.Unlock()
-	si.readyOnce.Do(func() { close(si.ready) })
+	s.publish(si, authURL)
 	select {
 	case q := <-si.back:
 		return q, nil
 	case <-ctx.Done():
 		return nil, context.Cause(ctx)
 	}
+}
+
+// publish makes authURL where si's link leads, and si ready.
+func (s *signins) publish(si *signin, authURL string) {
+	s.mu.Lock()
+	si.authURL = authURL
+	s.mu.Unlock()
+	si.readyOnce.Do(func() { close(si.ready) })
 }
 
 // errNeedSignIn: the caller has no usable token for the backend.
@@ -331,11 +376,25 @@ func (s *signins) required(ctx context.Context, b *backend, principal string) er
 		return &unavailable{backend: b.name, why: fmt.Sprintf("needs you to sign in to its authorization server, and the sign-in could not start: %v", si.err)}
 	default:
 	}
-	link := strings.TrimSuffix(s.u.Base, "/") + "/signin/" + url.PathEscape(b.name) + "?state=" + si.state
+	link := s.link(b, si)
 	msg := fmt.Sprintf("Sign in to %s (backend %q) to use its tools as yourself: open the URL and sign in; the page then shows a code: call the tool %s with it {\"code\": \"…\"}, then call again.",
 		redacted(b.cfg.OAuth.Issuer), b.name, b.external(confirmTool))
+	if s.u.Loopback {
+		msg = fmt.Sprintf("Sign in to %s (backend %q) to use its tools as yourself: open the URL and sign in, then call again.", redacted(b.cfg.OAuth.Issuer), b.name)
+	}
 	return &jsonrpc.Error{Code: codeURLElicitationRequired, Message: "This request requires more information.",
 		Data: map[string]any{"elicitations": []map[string]any{{"mode": "url", "elicitationId": si.state, "url": link, "message": msg}}}}
+}
+
+// link is where the user goes to sign in: the gateway's single-use link
+// to the authorization URL, or over stdio that URL itself.
+func (s *signins) link(b *backend, si *signin) string {
+	if s.u.Loopback {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return si.authURL
+	}
+	return strings.TrimSuffix(s.u.Base, "/") + "/signin/" + url.PathEscape(b.name) + "?state=" + si.state
 }
 
 // elicitURL asks a caller not signed in to sign in within the call, for
@@ -371,9 +430,12 @@ func (s *signins) elicitURL(ctx context.Context, req *handlers.Request, b *backe
 	if si == nil {
 		return false, nil
 	}
-	params := map[string]any{"mode": "url", "elicitationId": id, "url": es[0]["url"],
-		"message": fmt.Sprintf("Sign in to %s (backend %q) to use its tools as yourself: open the URL and sign in; the page then shows a code: call the tool %s with it {\"code\": \"…\"}. This call goes on once you have.",
-			redacted(b.cfg.OAuth.Issuer), b.name, b.external(confirmTool))}
+	msg := fmt.Sprintf("Sign in to %s (backend %q) to use its tools as yourself: open the URL and sign in; the page then shows a code: call the tool %s with it {\"code\": \"…\"}. This call goes on once you have.",
+		redacted(b.cfg.OAuth.Issuer), b.name, b.external(confirmTool))
+	if s.u.Loopback {
+		msg = fmt.Sprintf("Sign in to %s (backend %q) to use its tools as yourself: open the URL and sign in. This call goes on once you have.", redacted(b.cfg.OAuth.Issuer), b.name)
+	}
+	params := map[string]any{"mode": "url", "elicitationId": id, "url": es[0]["url"], "message": msg}
 	// The user's browsing is not the backend's time: the call's bound is
 	// the sign-in's while it waits, the backend's again after.
 	req.Peer.SetTimeout(signInTTL)
@@ -506,11 +568,11 @@ const signOutTool = "sign_out"
 func (b *backend) signOutHandler() handlers.ToolHandler {
 	return func(ctx context.Context, req *handlers.Request, _ json.RawMessage) (*handlers.CallToolResult, error) {
 		s := b.g.signins
-		if s == nil || req.Caller == nil || req.Caller.Principal() == "" {
+		principal := s.principalOf(req)
+		if s == nil || principal == "" {
 			return &handlers.CallToolResult{IsError: true, Content: []handlers.Content{handlers.TextContent(
 				fmt.Sprintf("backend %q: %s", b.name, noCallerSignIn))}}, nil
 		}
-		principal := req.Caller.Principal()
 		if err := s.u.Tokens.Delete(principal, b.cfg.URL); err != nil {
 			return nil, fmt.Errorf("gateway: forgetting the token: %w", err)
 		}
@@ -599,6 +661,10 @@ func (si *signin) obtainedNow() bool {
 func (b *backend) confirmSignInHandler() handlers.ToolHandler {
 	return func(ctx context.Context, req *handlers.Request, args json.RawMessage) (*handlers.CallToolResult, error) {
 		s := b.g.signins
+		if s != nil && s.u.Loopback {
+			return &handlers.CallToolResult{IsError: true, Content: []handlers.Content{handlers.TextContent(
+				fmt.Sprintf("backend %q: over stdio a sign-in needs no code: open the link a call of its tools gives, sign in, then call again.", b.name))}}, nil
+		}
 		if s == nil || req.Caller == nil || req.Caller.Principal() == "" {
 			return &handlers.CallToolResult{IsError: true, Content: []handlers.Content{handlers.TextContent(
 				fmt.Sprintf("backend %q: %s", b.name, noCallerSignIn))}}, nil
