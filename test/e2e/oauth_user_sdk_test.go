@@ -17,7 +17,9 @@ import (
 
 // tsElicitClient runs testdata/urlelicit-client.mjs (the TypeScript SDK v2
 // client, declaring URL-mode elicitation) against the gateway at url as
-// the caller with token, calling tool in era ("legacy", "modern").
+// the caller with token, calling tool in era ("legacy", "modern"); or,
+// with url "stdio", against the gateway command after era, its
+// environment with env added.
 type tsElicitClient struct {
 	t     *testing.T
 	in    io.WriteCloser
@@ -25,7 +27,7 @@ type tsElicitClient struct {
 	done  chan error
 }
 
-func startTSElicitClient(t *testing.T, url, token, tool, era string) *tsElicitClient {
+func startTSElicitClient(t *testing.T, env []string, url, token, tool, era string, command ...string) *tsElicitClient {
 	t.Helper()
 	dir := os.Getenv(npmServersEnv)
 	if dir == "" {
@@ -51,7 +53,8 @@ func startTSElicitClient(t *testing.T, url, token, tool, era string) *tsElicitCl
 	if err := os.WriteFile(path, script, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(node, path, url, token, tool, era)
+	cmd := exec.Command(node, append([]string{path, url, token, tool, era}, command...)...)
+	cmd.Env = append(os.Environ(), env...)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	in, _ := cmd.StdinPipe()
@@ -132,7 +135,7 @@ func TestOAuthGatewayUserURLElicitationTS(t *testing.T) {
 	token := func(caller string) string { return x.inbound.token(caller, x.gwRes, "mcp:tools") }
 
 	// Declined: the call answers, saying so; nothing is kept.
-	c := startTSElicitClient(t, x.gw.url, token("c-ps256"), "saas__whoami", "legacy")
+	c := startTSElicitClient(t, nil, x.gw.url, token("c-ps256"), "saas__whoami", "legacy")
 	c.next("elicitation")
 	c.say("decline")
 	var declined struct {
@@ -147,7 +150,7 @@ func TestOAuthGatewayUserURLElicitationTS(t *testing.T) {
 	}
 
 	// Accepted: the same call answers as alice once she confirmed.
-	c = startTSElicitClient(t, x.gw.url, token("c-es256"), "saas__whoami", "legacy")
+	c = startTSElicitClient(t, nil, x.gw.url, token("c-es256"), "saas__whoami", "legacy")
 	var e struct{ Mode, URL, ElicitationID, Message string }
 	mustUnmarshal(t, c.next("elicitation")["elicitation"], &e)
 	if e.Mode != "url" || e.ElicitationID == "" || !strings.HasPrefix(e.URL, x.gwRes+"/signin/saas?state=") || !strings.Contains(e.Message, "saas__confirm_sign_in") {
@@ -177,7 +180,7 @@ func TestOAuthGatewayUserURLElicitationTS(t *testing.T) {
 
 	// 2026-07-28: the request cannot be held for a browser: -32042, with
 	// the link, as for a client without URL elicitation.
-	c = startTSElicitClient(t, x.gw.url, token("c-eddsa"), "saas__whoami", "modern")
+	c = startTSElicitClient(t, nil, x.gw.url, token("c-eddsa"), "saas__whoami", "modern")
 	var failed struct {
 		Code int
 		Data struct {
@@ -187,5 +190,42 @@ func TestOAuthGatewayUserURLElicitationTS(t *testing.T) {
 	mustUnmarshal(t, c.next("error")["error"], &failed)
 	if failed.Code != -32042 || len(failed.Data.Elicitations) != 1 || !strings.HasPrefix(failed.Data.Elicitations[0].URL, x.gwRes+"/signin/saas?state=") {
 		t.Errorf("a 2026-07-28 client not signed in: %+v", failed)
+	}
+}
+
+// TestOAuthGatewayUserStdioURLElicitationTS: over stdio, the TypeScript
+// SDK client declaring URL elicitation is asked within its call to open
+// the authorization URL (redirected back to the gateway's loopback
+// listener); once the user signed in there, with no code to enter, the
+// gateway sends notifications/elicitation/complete and the same call
+// answers as the user.
+func TestOAuthGatewayUserStdioURLElicitationTS(t *testing.T) {
+	t.Parallel()
+	if os.Getenv(npmServersEnv) == "" {
+		t.Skipf("set %s (bash test/e2e/npm/install.sh) to drive the gateway with the TypeScript SDK client", npmServersEnv)
+	}
+	x := newStdioUserFixture(t)
+	c := startTSElicitClient(t, x.env, "stdio", "", "saas__whoami", "legacy", binPath, "gateway", "-config", x.cfg)
+	var e struct{ Mode, URL, ElicitationID, Message string }
+	mustUnmarshal(t, c.next("elicitation")["elicitation"], &e)
+	if e.Mode != "url" || !strings.HasPrefix(e.URL, x.third.issuer+"/") || !strings.Contains(e.URL, "redirect_uri=http%3A%2F%2F127.0.0.1%3A") || strings.Contains(e.Message, "confirm_sign_in") {
+		t.Fatalf("the elicitation: %+v", e)
+	}
+	c.say("accept")
+	signIn(t, x.third, e.URL, "alice")
+	c.say("-")
+	end := c.next("called")
+	var got struct {
+		Content []struct{ Text string }
+		IsError bool `json:"isError"`
+	}
+	mustUnmarshal(t, end["called"], &got)
+	if got.IsError || len(got.Content) == 0 || !strings.Contains(got.Content[0].Text, `"sub":"alice"`) {
+		t.Errorf("the call that waited for the sign-in: %s", end["called"])
+	}
+	var completed []string
+	mustUnmarshal(t, end["completed"], &completed)
+	if len(completed) != 1 || completed[0] != e.ElicitationID {
+		t.Errorf("notifications/elicitation/complete: %v, want [%s]", completed, e.ElicitationID)
 	}
 }

@@ -28,17 +28,8 @@ import (
 // the next call asks again.
 func TestOAuthGatewayUserStdio(t *testing.T) {
 	t.Parallel()
-	third := startAuthServerConfig(t, asKeys("2"), 300, map[string]any{"authorizationCode": true,
-		"clients": []map[string]any{{"client_id": "gw-user", "client_secret": "secret-gw-user", "alg": "ES256", "application_type": "native",
-			"scope": "openid offline_access mcp:tools", "redirect_uris": []string{"http://127.0.0.1/callback"}}}})
-	res := fmt.Sprintf("http://127.0.0.1:%d/mcp", freeLoopbackPort(t))
-	backend := startHTTP(t, binPath, "serve", "-http", strings.TrimSuffix(strings.TrimPrefix(res, "http://"), "/mcp"),
-		"-http-oauth-issuer", third.issuer, "-http-oauth-resource", res, "-http-oauth-scopes", "mcp:tools")
-	f := newGateway(t)
-	cfg := f.config(map[string]any{"saas": map[string]any{"url": backend.url, "auth": "user",
-		"oauth": map[string]any{"issuer": third.issuer, "clientId": "gw-user", "clientSecret": "${GW_SECRET}", "scopes": "mcp:tools"}}})
-	conf := t.TempDir()
-	env := []string{"GW_SECRET=secret-gw-user", "XDG_CONFIG_HOME=" + conf, "MCPRT_USER_TOKEN_KEY="}
+	x := newStdioUserFixture(t)
+	third, cfg, conf, env := x.third, x.cfg, x.conf, x.env
 	connect := func() *client.Client {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
@@ -144,4 +135,31 @@ func TestOAuthGatewayUserStdio(t *testing.T) {
 	if sub, link := whoamiOrLink(c); sub != "" || link == "" {
 		t.Errorf("after -forget-user: whoami %q, want a sign-in link", sub)
 	}
+}
+
+// stdioUserFixture: the backend "saas" ("auth": "user"), mcprt serve
+// -http protected by the authorization server third, where the gateway
+// is the native client gw-user (its loopback redirect on any port), in
+// the gateway configuration cfg; env, for the gateway over stdio, puts
+// the user's config folder at conf.
+type stdioUserFixture struct {
+	third     *authServer
+	cfg, conf string
+	env       []string
+}
+
+func newStdioUserFixture(t *testing.T) *stdioUserFixture {
+	t.Helper()
+	third := startAuthServerConfig(t, asKeys("2"), 300, map[string]any{"authorizationCode": true,
+		"clients": []map[string]any{{"client_id": "gw-user", "client_secret": "secret-gw-user", "alg": "ES256", "application_type": "native",
+			"scope": "openid offline_access mcp:tools", "redirect_uris": []string{"http://127.0.0.1/callback"}}}})
+	res := fmt.Sprintf("http://127.0.0.1:%d/mcp", freeLoopbackPort(t))
+	backend := startHTTP(t, binPath, "serve", "-http", strings.TrimSuffix(strings.TrimPrefix(res, "http://"), "/mcp"),
+		"-http-oauth-issuer", third.issuer, "-http-oauth-resource", res, "-http-oauth-scopes", "mcp:tools")
+	f := newGateway(t)
+	cfg := f.config(map[string]any{"saas": map[string]any{"url": backend.url, "auth": "user",
+		"oauth": map[string]any{"issuer": third.issuer, "clientId": "gw-user", "clientSecret": "${GW_SECRET}", "scopes": "mcp:tools"}}})
+	conf := t.TempDir()
+	return &stdioUserFixture{third: third, cfg: cfg, conf: conf,
+		env: []string{"GW_SECRET=secret-gw-user", "XDG_CONFIG_HOME=" + conf, "MCPRT_USER_TOKEN_KEY="}}
 }
