@@ -103,3 +103,21 @@ func TestParseSealKey(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkSealedStoreHas: what a call of an "auth": "user" backend pays
+// to find out that its caller's token was not deleted meanwhile.
+func BenchmarkSealedStoreHas(b *testing.B) {
+	s, err := NewSealedStore(b.TempDir(), bytes.Repeat([]byte{7}, 32))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := s.For("sub:alice").Save("https://mcp.example/mcp", &Stored{ClientID: "c"}); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if !s.Has("sub:alice", "https://mcp.example/mcp") {
+			b.Fatal("not found")
+		}
+	}
+}
