@@ -79,6 +79,18 @@ const noCallerToken = "acts as each caller (auth \"exchange\"), and this request
 // (within ctx), and the func to call when the request is done with it
 // (with the request's error, if any).
 func (cs *callers) get(ctx context.Context, req *handlers.Request) (*client.Client, func(error), error) {
+	cl, release, err := cs.getOnce(ctx, req)
+	if errors.Is(err, errSignedInNow) {
+		// A sign-in ended with the token kept while this request was
+		// looking: once more, with it.
+		if cl, release, err = cs.getOnce(ctx, req); errors.Is(err, errSignedInNow) {
+			err = &unavailable{backend: cs.b.name, why: "has just signed you in; call again"}
+		}
+	}
+	return cl, release, err
+}
+
+func (cs *callers) getOnce(ctx context.Context, req *handlers.Request) (*client.Client, func(error), error) {
 	// AuthExchange and AuthUser.
 	b := cs.b
 	token := subjectToken(ctx)
@@ -439,7 +451,10 @@ func (b *backend) signInAgain(ctx context.Context, req *handlers.Request) error 
 	if !asked {
 		return nil
 	}
-	return b.g.signins.required(ctx, b, principal)
+	if err := b.g.signins.required(ctx, b, principal); !errors.Is(err, errSignedInNow) {
+		return err
+	}
+	return &unavailable{backend: b.name, why: "has just signed you in again; call again"}
 }
 
 // perCaller: the backend's requests go on each caller's own connection.

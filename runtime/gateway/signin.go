@@ -93,6 +93,7 @@ type signin struct {
 	state                   string // the link's
 	asState, authURL        string // (signins.mu)
 	opened                  bool   // the link was followed (signins.mu)
+	returned                bool   // the browser came back over loopback (signins.mu)
 	ready, done, obtained   chan struct{}
 	readyOnce               sync.Once
 	back                    chan url.Values
@@ -254,7 +255,7 @@ func (s *signins) signIn(ctx context.Context, b *backend, si *signin) error {
 			return nil
 		}}
 		defer lb.Close()
-		ua = lb
+		ua = loopbackAgent{lb, s, si}
 	}
 	a, err := oauth.New(b.cfg.URL, userConfig(b, si.pending, ua))
 	if err != nil {
@@ -323,6 +324,24 @@ func (a *signinAgent) Authorize(ctx context.Context, authURL string) (url.Values
 	}
 }
 
+// loopbackAgent is a sign-in's Loopback that notes when the browser came
+// back (signin.returned).
+type loopbackAgent struct {
+	*oauth.Loopback
+	s  *signins
+	si *signin
+}
+
+func (a loopbackAgent) Authorize(ctx context.Context, authURL string) (url.Values, error) {
+	q, err := a.Loopback.Authorize(ctx, authURL)
+	if err == nil {
+		a.s.mu.Lock()
+		a.si.returned = true
+		a.s.mu.Unlock()
+	}
+	return q, err
+}
+
 // publish makes authURL where si's link leads, and si ready.
 func (s *signins) publish(si *signin, authURL string) {
 	s.mu.Lock()
@@ -330,6 +349,10 @@ func (s *signins) publish(si *signin, authURL string) {
 	s.mu.Unlock()
 	si.readyOnce.Do(func() { close(si.ready) })
 }
+
+// errSignedInNow: the sign-in that required found has just kept the
+// caller's token; the request is to connect again.
+var errSignedInNow = errors.New("signed in just now")
 
 // errNeedSignIn: the caller has no usable token for the backend.
 var errNeedSignIn = errors.New("not signed in")
@@ -371,9 +394,24 @@ func (s *signins) required(ctx context.Context, b *backend, principal string) er
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+	s.mu.Lock()
+	returned := si.returned
+	s.mu.Unlock()
+	if returned {
+		// Over stdio the browser came back, and the token is being
+		// fetched: the call waits for it rather than get a spent link.
+		select {
+		case <-si.done:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 	select {
 	case <-si.done:
-		return &unavailable{backend: b.name, why: fmt.Sprintf("needs you to sign in to its authorization server, and the sign-in could not start: %v", si.err)}
+		if si.err == nil {
+			return errSignedInNow
+		}
+		return &unavailable{backend: b.name, why: fmt.Sprintf("needs you to sign in to its authorization server, and the sign-in ended without a token: %v", si.err)}
 	default:
 	}
 	link := s.link(b, si)

@@ -87,7 +87,11 @@ func TestOAuthGatewayUserStdio(t *testing.T) {
 		t.Fatalf("the browser ended at %s: %q", at, body)
 	}
 	// The token is kept once the code is exchanged, just after the
-	// redirect: the next calls go as alice.
+	// redirect; a call meanwhile waits for it: the next call goes as
+	// alice, with no link.
+	if sub, link := whoamiOrLink(c); sub != "alice" {
+		t.Fatalf("the call just after signing in: whoami %q, link %q", sub, link)
+	}
 	signedIn := func(c *client.Client, want string) {
 		t.Helper()
 		deadline := time.Now().Add(callTimeout)
