@@ -218,7 +218,8 @@ func (cs *callers) connect(ctx context.Context, e *callerConn, principal string)
 	if e.agent != nil {
 		// AuthUser: the caller's kept token, refreshed as it nears its
 		// expiry; none (or one refused) needs a sign-in (signins).
-		cfg = userConfig(b, g.signins.u.Tokens.For(principal), e.agent)
+		// A refresh does not bring back a token deleted meanwhile.
+		cfg = userConfig(b, g.signins.u.Tokens.ForKept(principal), e.agent)
 	}
 	cfg.Base, cfg.HTTPClient = cs.base, cs.as
 	if o.KeyFile != "" {

@@ -58,6 +58,13 @@ func TestSealedStore(t *testing.T) {
 	if got, err := bob.Load("https://mcp.example/mcp"); got != nil || err == nil || strings.Contains(err.Error(), "secret") {
 		t.Errorf("alice's file as bob's: %+v %v", got, err)
 	}
+	// ForKept replaces a kept token.
+	if err := s.ForKept("sub:alice").Save("https://mcp.example/mcp", &Stored{Token: tok, ClientID: "c2"}); err != nil {
+		t.Errorf("ForKept's Save of a kept token: %v", err)
+	}
+	if got, _ := alice.Load("https://mcp.example/mcp"); got == nil || got.ClientID != "c2" {
+		t.Errorf("after ForKept's Save: %+v", got)
+	}
 	// Sign-out. Has names the same file, however the URL is spelled.
 	if !s.Has("sub:alice", "HTTPS://MCP.example/mcp") || s.Has("sub:carol", "https://mcp.example/mcp") {
 		t.Error("Has: alice's token not found, or carol's found")
@@ -67,6 +74,13 @@ func TestSealedStore(t *testing.T) {
 	}
 	if s.Has("sub:alice", "https://mcp.example/mcp") {
 		t.Error("Has after Delete")
+	}
+	// A refresh after the Delete does not bring the token back.
+	if err := s.ForKept("sub:alice").Save("https://mcp.example/mcp", &Stored{Token: tok}); !errors.Is(err, ErrNotKept) {
+		t.Errorf("ForKept's Save of a deleted token: %v, want ErrNotKept", err)
+	}
+	if s.Has("sub:alice", "https://mcp.example/mcp") {
+		t.Error("ForKept's Save brought a deleted token back")
 	}
 	if got, err := alice.Load("https://mcp.example/mcp"); got != nil || err != nil {
 		t.Errorf("after Delete: %+v %v", got, err)
