@@ -781,8 +781,9 @@ func (s Status) RestartsWithin(now time.Time) int {
 }
 
 // CallerStatus is one caller's connection to an AuthExchange or AuthUser
-// backend: the caller's principal ("sub:…" or "client:…", never a token),
-// when it last made a request on it, and how many it has in flight.
+// backend: the caller's principal ("sub:…", "client:…", "local" over
+// stdio; never a token), when it last made a request on it, and how many
+// it has in flight.
 type CallerStatus struct {
 	Principal string
 	LastUsed  time.Time
