@@ -97,12 +97,12 @@ func NewSealedStore(dir string, key []byte) (*SealedStore, error) {
 // For is the Store of owner's tokens, for an Authorizer acting for them.
 func (s *SealedStore) For(owner string) Store { return ownerStore{s: s, owner: owner} }
 
-// ErrNotKept: ForKept's Save found no token to replace.
-var ErrNotKept = errors.New("oauth: the token was deleted; not kept again")
+// errNotKept: ForKept's Save found no token to replace.
+var errNotKept = errors.New("oauth: the token was deleted; not kept again")
 
 // ForKept is For, except that its Save only replaces a token that is
 // kept: one deleted meanwhile (a sign-out, an operator) stays deleted,
-// and Save is ErrNotKept. For the Authorizer of a connection made with a
+// and Save is errNotKept. For the Authorizer of a connection made with a
 // kept token, whose refresh would otherwise bring a deleted one back.
 func (s *SealedStore) ForKept(owner string) Store {
 	return ownerStore{s: s, owner: owner, replaceOnly: true}
@@ -178,7 +178,7 @@ func (o ownerStore) Save(server string, st *Stored) error {
 	name := s.name(o.owner, server)
 	if o.replaceOnly {
 		if _, err := os.Stat(filepath.Join(s.dir, name)); err != nil {
-			return ErrNotKept
+			return errNotKept
 		}
 	}
 	return s.write(name, s.seal(plain, additional(o.owner, server)))

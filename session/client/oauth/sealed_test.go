@@ -76,8 +76,8 @@ func TestSealedStore(t *testing.T) {
 		t.Error("Has after Delete")
 	}
 	// A refresh after the Delete does not bring the token back.
-	if err := s.ForKept("sub:alice").Save("https://mcp.example/mcp", &Stored{Token: tok}); !errors.Is(err, ErrNotKept) {
-		t.Errorf("ForKept's Save of a deleted token: %v, want ErrNotKept", err)
+	if err := s.ForKept("sub:alice").Save("https://mcp.example/mcp", &Stored{Token: tok}); !errors.Is(err, errNotKept) {
+		t.Errorf("ForKept's Save of a deleted token: %v, want errNotKept", err)
 	}
 	if s.Has("sub:alice", "https://mcp.example/mcp") {
 		t.Error("ForKept's Save brought a deleted token back")
