@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -187,12 +189,36 @@ when the server is on one too ("allowPrivate": true allows them).
             the code entered by another caller, or 3 wrong codes, end the
             sign-in); then the token is kept sealed for that caller and
             server, the client calls again, and the call goes as the
-            user. Tokens are refreshed before they expire when a refresh
-            token came.
+            user. A 2025-11-25 client that declared URL elicitation
+            (capabilities.elicitation.url) is not sent the error: the
+            gateway sends it elicitation/create (mode "url", the same
+            link) and holds the call (up to 10m) while the user signs in
+            and the client calls NAME__confirm_sign_in; then it sends
+            notifications/elicitation/complete and the call goes on, as
+            the user. A 2026-07-28 request, which cannot be held, gets
+            the error. Tokens are refreshed before they expire when a
+            refresh token came.
+            Over stdio the gateway's one client is its one local user
+            ("local"), signed in as mcprt login does: the link is the
+            authorization URL itself, whose redirect comes back to a
+            listener of the gateway's on 127.0.0.1 (any port: register
+            http://127.0.0.1/callback for a native client, RFC 8252), no
+            code is asked, and the token is kept sealed in the user's
+            config folder (mcprt/user-tokens, its key mcprt/user-token.key,
+            made 0600 the first time) unless -user-token-dir and
+            -user-token-key (or MCPRT_USER_TOKEN_KEY) say otherwise.
             The tool NAME__sign_out forgets the caller's token (the next
-            call asks again). Listing: the gateway lists the server's
-            tools as itself (the "oauth" client credentials), so every
-            caller sees them; only calls go as the caller.
+            call asks again); the operator forgets a user's tokens with
+              mcprt gateway -config F -user-token-dir D -user-token-key K \
+                -forget-user sub:SUBJECT [-forget-backend NAME]
+            (the caller as -http-status names it; the audit log's
+            "principal" SUBJECT is sub:SUBJECT; over stdio "local", the
+            folder by default the config folder's) while the gateway
+            serves or not: the user's next call asks them to sign in
+            again.
+            Listing: the gateway lists the server's tools as itself (the
+            "oauth" client credentials), so every caller sees them; only
+            calls go as the caller.
 
   "saas": {"url": "https://mcp.saas.example/mcp", "auth": "user",
            "oauth": {"issuer": "https://auth.saas.example", "clientId": "gw",
@@ -309,6 +335,8 @@ func runGateway(args []string, s streams) int {
 	closeGrace := fs.Duration("close-grace", time.Second, "how long a backend may take to exit after its stdin is closed, before it gets SIGTERM")
 	termGrace := fs.Duration("term-grace", time.Second, "how long a backend may take to exit after SIGTERM, before it gets SIGKILL")
 	userTokenDir := fs.String("user-token-dir", "", "keep the tokens of callers signed in to \"auth\": \"user\" servers in `dir`, a file per caller and server, sealed (AES-256-GCM) with -user-token-key")
+	forgetPrincipal := fs.String("forget-user", "", "delete the kept tokens of the caller `principal` (\"sub:SUBJECT\" as -http-status names callers, or SUBJECT as the audit log does) for the \"auth\": \"user\" backends of -config in -user-token-dir, print which, and exit: a gateway serving finds out at the user's next call, which asks them to sign in again")
+	forgetBackend := fs.String("forget-backend", "", "with -forget-user, only the backend `name`'s token")
 	userTokenKey := fs.String("user-token-key", "", "the `file` of -user-token-dir's key: 32 bytes as 64 hex digits or base64 (openssl rand -base64 32); or the environment variable MCPRT_USER_TOKEN_KEY. A key other than the one the folder was sealed with is refused at start")
 	endpointName := fs.String("endpoint", "", "serve only the virtual endpoint `name` of FILE's \"endpoints\" over stdio (over HTTP each is served at <-http-path>/name)")
 	toolSearch := fs.Bool("tool-search", false, "list search_tools and call_tool instead of the backends' tools (as \"toolSearch\": true in FILE does); every tool stays callable by name")
@@ -367,6 +395,12 @@ func runGateway(args []string, s streams) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "mcprt gateway: %v\n", err)
 		return runtime.ExitUsage
+	}
+	if *forgetPrincipal != "" {
+		return forgetUser(cfg, *userTokenDir, *userTokenKey, *forgetPrincipal, *forgetBackend, s.Stdout, stderr)
+	}
+	if *forgetBackend != "" {
+		return usageErr("-forget-backend goes with -forget-user")
 	}
 	// The callers' tokens are what the gateway exchanges for a backend
 	// with "auth": "exchange" (one a reload adds, too); only that code
@@ -457,7 +491,16 @@ func runGateway(args []string, s streams) int {
 	if hf.addr != "" {
 		endpoint = hf.path
 	}
-	tel, err := startTelemetry(tf, "mcprt-gateway", hf.addr == "", hf.addr != "" && hf.metrics != "", endpoint, s.Stdout, gatewayBackend)
+	// The audit log names each backend's credential mode, from the
+	// gateway once it is made (and as a reload leaves it).
+	var made atomic.Pointer[gateway.Gateway]
+	credential := func(backend string) string {
+		if g := made.Load(); g != nil {
+			return g.Auth(backend)
+		}
+		return ""
+	}
+	tel, err := startTelemetry(tf, "mcprt-gateway", hf.addr == "", hf.addr != "" && hf.metrics != "", endpoint, s.Stdout, gatewayBackend, credential)
 	if err != nil {
 		return usageErr("%v", err)
 	}
@@ -495,6 +538,7 @@ func runGateway(args []string, s streams) int {
 		fmt.Fprintf(stderr, "mcprt gateway: %v\n", err)
 		return runtime.ExitUsage
 	}
+	made.Store(g)
 	// The tasks' manager, once made: the virtual endpoints serve it too.
 	var tasksMade atomic.Pointer[taskrun.Manager]
 	if *tasksOn || to.Dir != "" || to.Etcd != nil {
@@ -799,9 +843,80 @@ func userSignIn(cfg *gateway.Config, dir, keyFile string, hf *httpFlags) (*gatew
 	if len(users) == 0 && dir == "" {
 		return nil, nil
 	}
+	if len(users) > 0 && hf.addr == "" {
+		// Over stdio: the one local user, signed in through a loopback
+		// redirect, the token kept in the user's config folder.
+		return localSignIn(dir, keyFile)
+	}
 	if dir == "" {
 		return nil, fmt.Errorf("backend %q: \"auth\": \"user\" keeps each caller's token: give -user-token-dir and -user-token-key (or MCPRT_USER_TOKEN_KEY)", users[0])
 	}
+	store, err := openTokenStore(dir, keyFile)
+	if err != nil {
+		return nil, err
+	}
+	if len(users) > 0 && (hf.oauth.issuer == "" || hf.oauth.resource == "") {
+		return nil, fmt.Errorf("backend %q: \"auth\": \"user\" signs in each caller over HTTP: give -http-oauth-issuer and -http-oauth-resource (over stdio, the one local user signs in through a loopback redirect)", users[0])
+	}
+	return &gateway.UserSignIn{Tokens: store, Base: hf.oauth.resource}, nil
+}
+
+// localSignIn is the sign-in of a gateway over stdio: the local user's
+// tokens in dir, by default <config folder>/mcprt/user-tokens, sealed
+// with the key of keyFile or MCPRT_USER_TOKEN_KEY, or else of
+// <config folder>/mcprt/user-token.key, made (0600, 32 random bytes)
+// the first time.
+func localSignIn(dir, keyFile string) (*gateway.UserSignIn, error) {
+	if dir == "" || keyFile == "" && os.Getenv("MCPRT_USER_TOKEN_KEY") == "" {
+		conf, err := os.UserConfigDir()
+		if err != nil {
+			return nil, fmt.Errorf("\"auth\": \"user\" over stdio keeps the token in the user's config folder: %w; give -user-token-dir and -user-token-key", err)
+		}
+		if dir == "" {
+			dir = filepath.Join(conf, "mcprt", "user-tokens")
+		}
+		if keyFile == "" && os.Getenv("MCPRT_USER_TOKEN_KEY") == "" {
+			keyFile = filepath.Join(conf, "mcprt", "user-token.key")
+			if err := makeKeyFile(keyFile); err != nil {
+				return nil, fmt.Errorf("-user-token-key: %w", err)
+			}
+		}
+	}
+	store, err := openTokenStore(dir, keyFile)
+	if err != nil {
+		return nil, err
+	}
+	return &gateway.UserSignIn{Tokens: store, Loopback: true}, nil
+}
+
+// makeKeyFile writes a fresh 256-bit key, in hex, to path (0600, its
+// folder 0700), unless a file is there.
+func makeKeyFile(path string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, os.ErrExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	key := make([]byte, 32)
+	rand.Read(key)
+	_, err = fmt.Fprintln(f, hex.EncodeToString(key))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(path) // not a key half written
+	}
+	return err
+}
+
+// openTokenStore opens the sealed token folder dir with the key of
+// keyFile or MCPRT_USER_TOKEN_KEY; a missing or wrong key is an error.
+func openTokenStore(dir, keyFile string) (*oauth.SealedStore, error) {
 	var text string
 	switch {
 	case keyFile != "":
@@ -823,8 +938,63 @@ func userSignIn(cfg *gateway.Config, dir, keyFile string, hf *httpFlags) (*gatew
 	if err != nil {
 		return nil, fmt.Errorf("-user-token-dir: %w", err)
 	}
-	if len(users) > 0 && (hf.addr == "" || hf.oauth.issuer == "" || hf.oauth.resource == "") {
-		return nil, fmt.Errorf("backend %q: \"auth\": \"user\" signs in each caller over HTTP: give -http with -http-oauth-issuer and -http-oauth-resource (sign-in over stdio is not supported yet)", users[0])
+	return store, nil
+}
+
+// forgetUser is -forget-user: it deletes principal's kept tokens for the
+// "auth": "user" backend named (or every one), says on stdout which it
+// deleted, and ends. A gateway serving meanwhile finds out at the user's
+// next call, which then asks them to sign in again. principal is as the
+// status page names callers ("sub:SUBJECT", "client:ID", "local" over
+// stdio); a bare SUBJECT is "sub:SUBJECT". Without dir, the folder is
+// the local user's (localSignIn).
+func forgetUser(cfg *gateway.Config, dir, keyFile, principal, backend string, stdout, stderr io.Writer) int {
+	if principal != "local" && !strings.HasPrefix(principal, "sub:") && !strings.HasPrefix(principal, "client:") {
+		principal = "sub:" + principal
 	}
-	return &gateway.UserSignIn{Tokens: store, Base: hf.oauth.resource}, nil
+	var users []gateway.Backend
+	for _, b := range cfg.Backends {
+		if b.Auth == gateway.AuthUser && (backend == "" || b.Name == backend) {
+			users = append(users, b)
+		}
+	}
+	if len(users) == 0 {
+		if backend != "" {
+			fmt.Fprintf(stderr, "mcprt gateway: -forget-backend %q: no backend of that name with \"auth\": \"user\" in the configuration\n", backend)
+		} else {
+			fmt.Fprintln(stderr, "mcprt gateway: -forget-user: no backend with \"auth\": \"user\" in the configuration")
+		}
+		return runtime.ExitUsage
+	}
+	var store *oauth.SealedStore
+	if dir == "" {
+		// The local user's folder, as a gateway over stdio keeps it.
+		u, err := localSignIn("", keyFile)
+		if err != nil {
+			fmt.Fprintf(stderr, "mcprt gateway: %v\n", err)
+			return runtime.ExitUsage
+		}
+		store = u.Tokens
+	} else {
+		var err error
+		if store, err = openTokenStore(dir, keyFile); err != nil {
+			fmt.Fprintf(stderr, "mcprt gateway: %v\n", err)
+			return runtime.ExitUsage
+		}
+	}
+	status := runtime.ExitOK
+	for _, b := range users {
+		had := store.Has(principal, b.URL)
+		if err := store.Delete(principal, b.URL); err != nil {
+			fmt.Fprintf(stderr, "mcprt gateway: backend %q: %v\n", b.Name, err)
+			status = runtime.ExitFailure
+			continue
+		}
+		if had {
+			fmt.Fprintf(stdout, "%s: forgot the token of %s\n", b.Name, principal)
+		} else {
+			fmt.Fprintf(stdout, "%s: no token of %s was kept\n", b.Name, principal)
+		}
+	}
+	return status
 }

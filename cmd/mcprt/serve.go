@@ -186,7 +186,7 @@ func serve(args []string, s streams) int {
 	if hf.addr != "" {
 		endpoint = hf.path
 	}
-	tel, err := startTelemetry(tf, "mcprt", hf.addr == "", hf.addr != "" && hf.metrics != "", endpoint, s.Stdout, nil)
+	tel, err := startTelemetry(tf, "mcprt", hf.addr == "", hf.addr != "" && hf.metrics != "", endpoint, s.Stdout, nil, nil)
 	if err != nil {
 		fmt.Fprintf(stderr, "mcprt serve: %v\n", err)
 		return runtime.ExitUsage

@@ -73,8 +73,9 @@ type telemetry struct {
 // startTelemetry starts what the environment and flags ask for.
 // overStdio says stdout is the protocol; metricsPage that -http-metrics
 // is on; endpoint names the requests' endpoint in the audit log; backend
-// names a tool's backend (the gateway's) or is nil.
-func startTelemetry(tf *telemetryFlags, service string, overStdio, metricsPage bool, endpoint string, stdout io.Writer, backend func(method, name string) string) (*telemetry, error) {
+// names a tool's backend (the gateway's) or is nil, and credential its
+// credential mode (audit.Options.Credential) or is nil.
+func startTelemetry(tf *telemetryFlags, service string, overStdio, metricsPage bool, endpoint string, stdout io.Writer, backend func(method, name string) string, credential func(backend string) string) (*telemetry, error) {
 	cfg, err := otlp.ConfigFromEnv(os.Getenv, service)
 	if err != nil {
 		return nil, err
@@ -90,7 +91,7 @@ func startTelemetry(tf *telemetryFlags, service string, overStdio, metricsPage b
 		if tf.audit == "-" && overStdio {
 			return nil, errors.New("-audit -: stdout is the protocol over stdio; give a file, or serve -http")
 		}
-		t.audit, err = audit.Open(tf.audit, stdout, audit.Options{Endpoint: endpoint, Backend: backend, Args: tf.auditArgs})
+		t.audit, err = audit.Open(tf.audit, stdout, audit.Options{Endpoint: endpoint, Backend: backend, Credential: credential, Args: tf.auditArgs})
 		if err != nil {
 			return nil, fmt.Errorf("-audit: %w", err)
 		}

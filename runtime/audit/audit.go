@@ -2,7 +2,8 @@
 // reached a handler or a backend, made from the request's mcp.server span
 // (Log.Record is a trace.Tracer's OnEnd). Who called (the access token's
 // subject and client id, never the token), what (method, tool, prompt or
-// resource, backend), how it ended and how long it took. Lines are queued
+// resource, backend, and for the gateway's remote backends the credential
+// mode the call used), how it ended and how long it took. Lines are queued
 // and written by one goroutine, so that a slow disk never holds a call:
 // past the queue's bound, lines are dropped and counted. Reopen (on
 // SIGHUP) lets the operator's log rotation move the file.
@@ -33,6 +34,11 @@ type Options struct {
 	// Backend, when set, names the backend a tool, prompt or resource
 	// belongs to (the gateway's naming), "" for none.
 	Backend func(method, name string) string
+	// Credential, when set, names whom a backend's requests are made as
+	// (the gateway's "auth": "service", "exchange" or "user"; "" for a
+	// local backend): with the line's principal, which caller used which
+	// credential. The credential itself is never in a line.
+	Credential func(backend string) string
 	// Args keeps a request's arguments and its result in its line
 	// (mcprt's -audit-args): off by default, as they may hold anything.
 	Args bool
@@ -197,6 +203,8 @@ type Entry struct {
 	Prompt   string    `json:"prompt,omitempty"`
 	Resource string    `json:"resource,omitempty"`
 	Backend  string    `json:"backend,omitempty"`
+	// Credential is the backend's credential mode (Options.Credential).
+	Credential string `json:"credential,omitempty"`
 	// Outcome is "result", "tool_error", "error" (Code says which),
 	// "refused" (access: the caller's token lacks a scope) or "cancelled".
 	Outcome    string          `json:"outcome"`
@@ -261,6 +269,9 @@ func (l *Log) encode(s *trace.Span) []byte {
 			name = e.Resource
 		}
 		e.Backend = l.opts.Backend(e.Method, name)
+	}
+	if e.Backend != "" && l.opts.Credential != nil {
+		e.Credential = l.opts.Credential(e.Backend)
 	}
 	if l.opts.Args {
 		if s.Params != nil {

@@ -117,3 +117,43 @@ func TestStream(t *testing.T) {
 		t.Error("- without a stream: accepted")
 	}
 }
+
+// TestCredential: a backend's line names its credential mode (the
+// gateway's "auth"), a line without a backend none.
+func TestCredential(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.log")
+	modes := map[string]string{"gh": "user", "local": ""}
+	l, err := Open(path, nil, Options{Endpoint: "/mcp",
+		Backend: func(_, name string) string {
+			b, _, _ := strings.Cut(name, "__")
+			if b == name {
+				return ""
+			}
+			return b
+		},
+		Credential: func(b string) string { return modes[b] }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Start()
+	l.Record(span("gh__issues", 0, false))
+	l.Record(span("local__echo", 0, false))
+	l.Record(span("own", 0, false))
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	es := readLines(t, path)
+	if len(es) != 3 {
+		t.Fatalf("%d lines", len(es))
+	}
+	if es[0].Backend != "gh" || es[0].Credential != "user" || es[0].Subject != "alice" {
+		t.Errorf("remote backend's line %+v", es[0])
+	}
+	if es[1].Credential != "" || es[2].Credential != "" {
+		t.Errorf("credential on a local backend's line or one without a backend: %+v, %+v", es[1], es[2])
+	}
+	raw, _ := os.ReadFile(path)
+	if n := strings.Count(string(raw), `"credential"`); n != 1 {
+		t.Errorf("credential in %d lines, want 1:\n%s", n, raw)
+	}
+}

@@ -665,6 +665,14 @@ func errString(err error) string {
 	return err.Error()
 }
 
+// authMode is b's credential mode as Status and Gateway.Auth say it.
+func (b *backend) authMode() string {
+	if b.cfg.Auth == "" && b.cfg.URL != "" {
+		return AuthService
+	}
+	return b.cfg.Auth
+}
+
 func (b *backend) status() Status {
 	b.mu.Lock()
 	st := Status{Name: b.name, State: b.state, Restarts: b.restarts, LastError: errString(b.lastErr)}
@@ -687,12 +695,13 @@ func (b *backend) status() Status {
 		st.RestartsByCause = maps.Clone(b.byCause)
 	}
 	b.mu.Unlock()
-	st.Auth = b.cfg.Auth
-	if st.Auth == "" && b.cfg.URL != "" {
-		st.Auth = AuthService
-	}
+	st.Auth = b.authMode()
 	if cs != nil {
-		st.Callers = cs.count()
+		st.RecentCallers = cs.recent(recentCallersShown)
+		st.Callers = len(st.RecentCallers)
+		if st.Callers == recentCallersShown {
+			st.Callers = cs.count()
+		}
 	}
 	b.regMu.Lock()
 	st.Tools, st.Prompts, st.Resources, st.Templates = len(b.reg.tools), len(b.reg.prompts), len(b.reg.resources), len(b.reg.templates)

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -77,13 +79,29 @@ const noCallerToken = "acts as each caller (auth \"exchange\"), and this request
 // (within ctx), and the func to call when the request is done with it
 // (with the request's error, if any).
 func (cs *callers) get(ctx context.Context, req *handlers.Request) (*client.Client, func(error), error) {
+	cl, release, err := cs.getOnce(ctx, req)
+	if errors.Is(err, errSignedInNow) {
+		// A sign-in ended with the token kept while this request was
+		// looking: once more, with it.
+		if cl, release, err = cs.getOnce(ctx, req); errors.Is(err, errSignedInNow) {
+			err = &unavailable{backend: cs.b.name, why: "has just signed you in; call again"}
+		}
+	}
+	return cl, release, err
+}
+
+func (cs *callers) getOnce(ctx context.Context, req *handlers.Request) (*client.Client, func(error), error) {
 	// AuthExchange and AuthUser.
 	b := cs.b
 	token := subjectToken(ctx)
 	caller := req.Caller
 	user := b.cfg.Auth == AuthUser
+	principal := caller.Principal()
+	if user {
+		principal = b.g.signins.principalOf(req)
+	}
 	switch {
-	case user && (caller == nil || caller.Principal() == ""):
+	case user && principal == "":
 		return nil, nil, &unavailable{backend: b.name, why: noCallerSignIn}
 	case user && b.g.signins == nil:
 		return nil, nil, &unavailable{backend: b.name, why: "signs each caller in (auth \"user\"), and the gateway keeps no sign-ins: start it with -user-token-dir and -user-token-key"}
@@ -100,14 +118,17 @@ func (cs *callers) get(ctx context.Context, req *handlers.Request) (*client.Clie
 		return nil, nil, &unavailable{backend: b.name, why: fmt.Sprintf("exchanges tokens at %s, and this caller's token is from %s: it is not sent to another authorization server",
 			redacted(b.cfg.OAuth.Issuer), redacted(caller.Issuer))}
 	}
-	principal := caller.Principal()
+	// A user's token deleted (a sign-out, the operator's -forget-user,
+	// even by another process) ends the connection made with it: one
+	// look at the folder per call.
+	forgotten := user && !b.g.signins.u.Tokens.Has(principal, b.cfg.URL)
 	cs.mu.Lock()
 	if cs.closed {
 		cs.mu.Unlock()
 		return nil, nil, &unavailable{backend: b.name, why: "is reconnecting; try again shortly"}
 	}
 	e := cs.m[principal]
-	if e != nil && e.settled() && (e.err != nil || e.cl.Err() != nil) {
+	if e != nil && e.settled() && (e.err != nil || e.cl.Err() != nil || forgotten) {
 		cs.dropLocked(principal, e)
 		e = nil
 	}
@@ -197,7 +218,8 @@ func (cs *callers) connect(ctx context.Context, e *callerConn, principal string)
 	if e.agent != nil {
 		// AuthUser: the caller's kept token, refreshed as it nears its
 		// expiry; none (or one refused) needs a sign-in (signins).
-		cfg = userConfig(b, g.signins.u.Tokens.For(principal), e.agent)
+		// A refresh does not bring back a token deleted meanwhile.
+		cfg = userConfig(b, g.signins.u.Tokens.ForKept(principal), e.agent)
 	}
 	cfg.Base, cfg.HTTPClient = cs.base, cs.as
 	if o.KeyFile != "" {
@@ -310,6 +332,32 @@ func (cs *callers) sweep() {
 	}
 }
 
+// recentCallersShown bounds Status.RecentCallers.
+const recentCallersShown = 20
+
+// recent is up to n callers with a connection, the most recently active
+// first (a caller still connecting or busy counts as active now).
+func (cs *callers) recent(n int) []CallerStatus {
+	now := time.Now()
+	cs.mu.Lock()
+	out := make([]CallerStatus, 0, min(len(cs.m), n+1))
+	for p, e := range cs.m {
+		c := CallerStatus{Principal: p, LastUsed: e.lastUsed, InFlight: e.busy}
+		if e.busy > 0 || c.LastUsed.IsZero() {
+			c.LastUsed = now
+		}
+		out = append(out, c)
+	}
+	cs.mu.Unlock()
+	slices.SortFunc(out, func(a, b CallerStatus) int {
+		if c := b.LastUsed.Compare(a.LastUsed); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Principal, b.Principal)
+	})
+	return out[:min(len(out), n)]
+}
+
 // count is the number of callers with a connection.
 func (cs *callers) count() int {
 	cs.mu.Lock()
@@ -390,10 +438,10 @@ func (b *backend) signInAgain(ctx context.Context, req *handlers.Request) error 
 	b.mu.Lock()
 	cs := b.callers
 	b.mu.Unlock()
-	if cs == nil || req.Caller == nil || b.g.signins == nil {
+	principal := b.g.signins.principalOf(req)
+	if cs == nil || principal == "" {
 		return nil
 	}
-	principal := req.Caller.Principal()
 	cs.mu.Lock()
 	e := cs.m[principal]
 	asked := e != nil && e.agent != nil && e.agent.wasAsked()
@@ -404,7 +452,10 @@ func (b *backend) signInAgain(ctx context.Context, req *handlers.Request) error 
 	if !asked {
 		return nil
 	}
-	return b.g.signins.required(ctx, b, principal)
+	if err := b.g.signins.required(ctx, b, principal); !errors.Is(err, errSignedInNow) {
+		return err
+	}
+	return &unavailable{backend: b.name, why: "has just signed you in again; call again"}
 }
 
 // perCaller: the backend's requests go on each caller's own connection.

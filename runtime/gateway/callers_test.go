@@ -230,8 +230,12 @@ func TestExchangePerCaller(t *testing.T) {
 	if n := cs.count(); n != 2 {
 		t.Errorf("%d callers' connections, want 2", n)
 	}
-	if st := g.state("x"); st.Auth != AuthExchange || st.Callers != 2 {
-		t.Errorf("status: auth %q, %d callers", st.Auth, st.Callers)
+	if st := g.state("x"); st.Auth != AuthExchange || st.Callers != 2 || len(st.RecentCallers) != 2 ||
+		st.RecentCallers[0].Principal != "sub:carol" || st.RecentCallers[1].Principal != "sub:mallory" {
+		t.Errorf("status: auth %q, %d callers %+v", st.Auth, st.Callers, st.RecentCallers)
+	}
+	if m := g.Auth("x"); m != AuthExchange {
+		t.Errorf("Auth: %q", m)
 	}
 	cs.mu.Lock()
 	_, alice := cs.m["sub:alice"]

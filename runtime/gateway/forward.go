@@ -152,6 +152,21 @@ var noTimeout = client.WithTimeout(-1)
 // mcp.ErrInputRequired (the client must answer a question first), or
 // ctx's error when the client's request ended.
 func (b *backend) forward(parent context.Context, req *handlers.Request, method string, params any, result *json.RawMessage) error {
+	err := b.forwardOnce(parent, req, method, params, result)
+	if b.cfg.Auth == AuthUser && method == "tools/call" && err != nil {
+		// A caller not signed in whose client can wait is asked to sign
+		// in within the call, which then goes on (signins.elicitURL).
+		if waited, werr := b.g.signins.elicitURL(parent, req, b, err); waited {
+			if werr != nil {
+				return werr
+			}
+			return b.forwardOnce(parent, req, method, params, result)
+		}
+	}
+	return err
+}
+
+func (b *backend) forwardOnce(parent context.Context, req *handlers.Request, method string, params any, result *json.RawMessage) error {
 	if method != "tools/call" && req.Peer != nil {
 		// The backend's Timeout, not the runtime's RequestTimeout, as for
 		// its tools (whose Tool.Timeout says so): a backend a reload added

@@ -738,6 +738,10 @@ type Status struct {
 	// callers have a connection of their own to it now. No token, ever.
 	Auth    string
 	Callers int
+	// RecentCallers are, for the last two, the callers with a connection
+	// of their own now, most recently active first (up to
+	// recentCallersShown): who reached the backend as themselves.
+	RecentCallers []CallerStatus
 	// Protocol is the revision it speaks and Since when it came up, while
 	// it is up.
 	Protocol string
@@ -775,6 +779,29 @@ func (s Status) RestartsWithin(now time.Time) int {
 		}
 	}
 	return n
+}
+
+// CallerStatus is one caller's connection to an AuthExchange or AuthUser
+// backend: the caller's principal ("sub:…", "client:…", "local" over
+// stdio; never a token), when it last made a request on it, and how many
+// it has in flight.
+type CallerStatus struct {
+	Principal string
+	LastUsed  time.Time
+	InFlight  int
+}
+
+// Auth is whom the named backend's requests are made as: AuthService,
+// AuthExchange or AuthUser; "" for a local backend (a process of the
+// gateway's) or no backend of that name. For the audit log: which
+// credential a call used, never the credential.
+func (g *Gateway) Auth(backend string) string {
+	for _, b := range g.all() {
+		if b.name == backend {
+			return b.authMode()
+		}
+	}
+	return ""
 }
 
 // Backends reports the state of every backend, in configuration order.

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
@@ -29,6 +30,27 @@ type UserSignIn struct {
 	// Base/signin/NAME, the redirect URI Base/oauth/callback, both
 	// served by Gateway.SignInHandler.
 	Base string
+	// Loopback is for a gateway over stdio, whose one client is its one
+	// local user: a request without a caller is that user's
+	// (localPrincipal), who signs in as mcprt login does, through a
+	// redirect to a listener of the gateway's on 127.0.0.1 (RFC 8252
+	// §7.3), one per sign-in. The link is the authorization URL itself,
+	// and no confirmation code is asked: the redirect reaches only a
+	// browser on this machine, so a link passed to someone else binds
+	// nothing. Base is not used.
+	Loopback bool
+}
+
+// localPrincipal is the local user's, over stdio (UserSignIn.Loopback).
+const localPrincipal = "local"
+
+// principalOf is whom req is made for, to an AuthUser backend: its
+// caller, else (over stdio) the local user; "" for no one.
+func (s *signins) principalOf(req *handlers.Request) string {
+	if p := req.Caller.Principal(); p != "" || s == nil || !s.u.Loopback {
+		return p
+	}
+	return localPrincipal
 }
 
 // signInTTL bounds a sign-in from the link's making to the callback.
@@ -71,6 +93,7 @@ type signin struct {
 	state                   string // the link's
 	asState, authURL        string // (signins.mu)
 	opened                  bool   // the link was followed (signins.mu)
+	returned                bool   // the browser came back over loopback (signins.mu)
 	ready, done, obtained   chan struct{}
 	readyOnce               sync.Once
 	back                    chan url.Values
@@ -179,12 +202,19 @@ func (s *signins) start(b *backend, principal string) *signin {
 // authorization server with the user (signinAgent), keeping the token in
 // memory (si.pending); then it waits, within the same signInTTL, for the
 // caller to confirm it (confirmSignIn), which moves it to the caller's
-// sealed store. An unconfirmed token is dropped.
+// sealed store. An unconfirmed token is dropped. Over stdio (Loopback)
+// the token is kept as soon as it comes: there is no one else to confirm.
 func (s *signins) run(b *backend, si *signin) {
 	ctx, cancel := context.WithTimeoutCause(s.ctx, signInTTL, errors.New("the sign-in was not completed in time"))
 	defer cancel()
 	err := s.signIn(ctx, b, si)
-	if err == nil {
+	switch {
+	case err == nil && s.u.Loopback:
+		// Only this machine's browser came back: the local user's.
+		if server, st := si.pending.take(); st != nil {
+			err = s.u.Tokens.For(si.principal).Save(server, st)
+		}
+	case err == nil:
 		si.code = confirmationCode()
 		close(si.obtained)
 		select {
@@ -218,7 +248,16 @@ func (s *signins) forgetLocked(si *signin) {
 }
 
 func (s *signins) signIn(ctx context.Context, b *backend, si *signin) error {
-	a, err := oauth.New(b.cfg.URL, userConfig(b, si.pending, &signinAgent{s: s, si: si}))
+	var ua oauth.UserAgent = &signinAgent{s: s, si: si}
+	if s.u.Loopback {
+		lb := &oauth.Loopback{Open: func(_ context.Context, authURL string) error {
+			s.publish(si, authURL)
+			return nil
+		}}
+		defer lb.Close()
+		ua = loopbackAgent{lb, s, si}
+	}
+	a, err := oauth.New(b.cfg.URL, userConfig(b, si.pending, ua))
 	if err != nil {
 		return err
 	}
@@ -273,10 +312,10 @@ func (a *signinAgent) Authorize(ctx context.Context, authURL string) (url.Values
 	}
 	s, si := a.s, a.si
 	s.mu.Lock()
-	si.asState, si.authURL = au.Query().Get("state"), authURL
+	si.asState = au.Query().Get("state")
 	s.byAS[si.asState] = si
 	s.mu.Unlock()
-	si.readyOnce.Do(func() { close(si.ready) })
+	s.publish(si, authURL)
 	select {
 	case q := <-si.back:
 		return q, nil
@@ -284,6 +323,36 @@ func (a *signinAgent) Authorize(ctx context.Context, authURL string) (url.Values
 		return nil, context.Cause(ctx)
 	}
 }
+
+// loopbackAgent is a sign-in's Loopback that notes when the browser came
+// back (signin.returned).
+type loopbackAgent struct {
+	*oauth.Loopback
+	s  *signins
+	si *signin
+}
+
+func (a loopbackAgent) Authorize(ctx context.Context, authURL string) (url.Values, error) {
+	q, err := a.Loopback.Authorize(ctx, authURL)
+	if err == nil {
+		a.s.mu.Lock()
+		a.si.returned = true
+		a.s.mu.Unlock()
+	}
+	return q, err
+}
+
+// publish makes authURL where si's link leads, and si ready.
+func (s *signins) publish(si *signin, authURL string) {
+	s.mu.Lock()
+	si.authURL = authURL
+	s.mu.Unlock()
+	si.readyOnce.Do(func() { close(si.ready) })
+}
+
+// errSignedInNow: the sign-in that required found has just kept the
+// caller's token; the request is to connect again.
+var errSignedInNow = errors.New("signed in just now")
 
 // errNeedSignIn: the caller has no usable token for the backend.
 var errNeedSignIn = errors.New("not signed in")
@@ -325,16 +394,126 @@ func (s *signins) required(ctx context.Context, b *backend, principal string) er
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+	s.mu.Lock()
+	returned := si.returned
+	s.mu.Unlock()
+	if returned {
+		// Over stdio the browser came back, and the token is being
+		// fetched: the call waits for it rather than get a spent link.
+		select {
+		case <-si.done:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 	select {
 	case <-si.done:
-		return &unavailable{backend: b.name, why: fmt.Sprintf("needs you to sign in to its authorization server, and the sign-in could not start: %v", si.err)}
+		if si.err == nil {
+			return errSignedInNow
+		}
+		return &unavailable{backend: b.name, why: fmt.Sprintf("needs you to sign in to its authorization server, and the sign-in ended without a token: %v", si.err)}
 	default:
 	}
-	link := strings.TrimSuffix(s.u.Base, "/") + "/signin/" + url.PathEscape(b.name) + "?state=" + si.state
+	link := s.link(b, si)
 	msg := fmt.Sprintf("Sign in to %s (backend %q) to use its tools as yourself: open the URL and sign in; the page then shows a code: call the tool %s with it {\"code\": \"…\"}, then call again.",
 		redacted(b.cfg.OAuth.Issuer), b.name, b.external(confirmTool))
+	if s.u.Loopback {
+		msg = fmt.Sprintf("Sign in to %s (backend %q) to use its tools as yourself: open the URL and sign in, then call again.", redacted(b.cfg.OAuth.Issuer), b.name)
+	}
 	return &jsonrpc.Error{Code: codeURLElicitationRequired, Message: "This request requires more information.",
 		Data: map[string]any{"elicitations": []map[string]any{{"mode": "url", "elicitationId": si.state, "url": link, "message": msg}}}}
+}
+
+// link is where the user goes to sign in: the gateway's single-use link
+// to the authorization URL, or over stdio that URL itself.
+func (s *signins) link(b *backend, si *signin) string {
+	if s.u.Loopback {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return si.authURL
+	}
+	return strings.TrimSuffix(s.u.Base, "/") + "/signin/" + url.PathEscape(b.name) + "?state=" + si.state
+}
+
+// elicitURL asks a caller not signed in to sign in within the call, for
+// a client that can wait: one of 2025-11-25 that declared URL-mode
+// elicitation (capabilities.elicitation.url), outside a task. Instead of
+// the -32042 error err, the gateway sends the client elicitation/create
+// (mode "url") with the same link and elicitation id; once the user
+// accepts, the call waits for the sign-in to end (bounded by signInTTL):
+// the user opens the link, signs in, and confirms with the code the page
+// shows through NAME__confirm_sign_in, a call of its own that the client
+// makes meanwhile. The confirmation stays: without it a link passed to
+// someone else would bind their account (signin). Then the gateway sends
+// notifications/elicitation/complete and reports waited with no error:
+// the call is made again, as the user. A declined elicitation, or a
+// sign-in that ended without a token, is the call's answer. waited is
+// false, and nothing was sent, when err is not -32042 or the client
+// cannot wait: err stands (a 2026-07-28 client gets -32042 too, as its
+// request cannot be held open for a browser).
+func (s *signins) elicitURL(ctx context.Context, req *handlers.Request, b *backend, err error) (waited bool, _ error) {
+	var je *jsonrpc.Error
+	if s == nil || !errors.As(err, &je) || je.Code != codeURLElicitationRequired || req.Modern || req.Peer == nil || inTask(ctx) || !urlElicitation(req.ClientCapabilities) {
+		return false, nil
+	}
+	data, _ := je.Data.(map[string]any)
+	es, _ := data["elicitations"].([]map[string]any)
+	if len(es) != 1 {
+		return false, nil
+	}
+	id, _ := es[0]["elicitationId"].(string)
+	s.mu.Lock()
+	si := s.byState[id]
+	s.mu.Unlock()
+	if si == nil {
+		return false, nil
+	}
+	msg := fmt.Sprintf("Sign in to %s (backend %q) to use its tools as yourself: open the URL and sign in; the page then shows a code: call the tool %s with it {\"code\": \"…\"}. This call goes on once you have.",
+		redacted(b.cfg.OAuth.Issuer), b.name, b.external(confirmTool))
+	if s.u.Loopback {
+		msg = fmt.Sprintf("Sign in to %s (backend %q) to use its tools as yourself: open the URL and sign in. This call goes on once you have.", redacted(b.cfg.OAuth.Issuer), b.name)
+	}
+	params := map[string]any{"mode": "url", "elicitationId": id, "url": es[0]["url"], "message": msg}
+	// The user's browsing is not the backend's time: the call's bound is
+	// the sign-in's while it waits, the backend's again after.
+	req.Peer.SetTimeout(signInTTL)
+	defer req.Peer.SetTimeout(b.cfg.Timeout + toolMargin)
+	raw, aerr := req.Ask(ctx, "elicitation/create", params)
+	if aerr != nil {
+		if ctx.Err() != nil {
+			return true, ctx.Err()
+		}
+		return true, err // the client could not take it: the link, as -32042
+	}
+	var res struct {
+		Action string `json:"action"`
+	}
+	_ = json.Unmarshal(raw, &res)
+	if res.Action != "accept" {
+		return true, &unavailable{backend: b.name, why: fmt.Sprintf("needs you to sign in to %s, and you did not (%s); call again to be asked again", redacted(b.cfg.OAuth.Issuer), cmp.Or(res.Action, "no answer"))}
+	}
+	select {
+	case <-si.done:
+	case <-ctx.Done():
+		return true, ctx.Err()
+	}
+	if si.err != nil { // written before done was closed
+		return true, &unavailable{backend: b.name, why: fmt.Sprintf("needs you to sign in to %s, and the sign-in ended without a token: %v", redacted(b.cfg.OAuth.Issuer), si.err)}
+	}
+	req.Peer.Notify("notifications/elicitation/complete", map[string]any{"elicitationId": id})
+	return true, nil
+}
+
+// urlElicitation says whether client capabilities declare URL-mode
+// elicitation ({"elicitation": {"url": {}}}; an empty "elicitation" is
+// form mode only).
+func urlElicitation(capabilities json.RawMessage) bool {
+	var caps struct {
+		Elicitation struct {
+			URL json.RawMessage `json:"url"`
+		} `json:"elicitation"`
+	}
+	return json.Unmarshal(capabilities, &caps) == nil && len(caps.Elicitation.URL) > 0 && string(caps.Elicitation.URL) != "null"
 }
 
 // SignInHandler serves the sign-in links and the OAuth callback of the
@@ -427,11 +606,11 @@ const signOutTool = "sign_out"
 func (b *backend) signOutHandler() handlers.ToolHandler {
 	return func(ctx context.Context, req *handlers.Request, _ json.RawMessage) (*handlers.CallToolResult, error) {
 		s := b.g.signins
-		if s == nil || req.Caller == nil || req.Caller.Principal() == "" {
+		principal := s.principalOf(req)
+		if s == nil || principal == "" {
 			return &handlers.CallToolResult{IsError: true, Content: []handlers.Content{handlers.TextContent(
 				fmt.Sprintf("backend %q: %s", b.name, noCallerSignIn))}}, nil
 		}
-		principal := req.Caller.Principal()
 		if err := s.u.Tokens.Delete(principal, b.cfg.URL); err != nil {
 			return nil, fmt.Errorf("gateway: forgetting the token: %w", err)
 		}
@@ -520,6 +699,10 @@ func (si *signin) obtainedNow() bool {
 func (b *backend) confirmSignInHandler() handlers.ToolHandler {
 	return func(ctx context.Context, req *handlers.Request, args json.RawMessage) (*handlers.CallToolResult, error) {
 		s := b.g.signins
+		if s != nil && s.u.Loopback {
+			return &handlers.CallToolResult{IsError: true, Content: []handlers.Content{handlers.TextContent(
+				fmt.Sprintf("backend %q: over stdio a sign-in needs no code: open the link a call of its tools gives, sign in, then call again.", b.name))}}, nil
+		}
 		if s == nil || req.Caller == nil || req.Caller.Principal() == "" {
 			return &handlers.CallToolResult{IsError: true, Content: []handlers.Content{handlers.TextContent(
 				fmt.Sprintf("backend %q: %s", b.name, noCallerSignIn))}}, nil

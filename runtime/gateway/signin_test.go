@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"encoding/json"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -41,6 +42,25 @@ func TestSignInHandlerRefuses(t *testing.T) {
 		}
 		if w.Header().Get("Cache-Control") != "no-store" {
 			t.Errorf("%s %s: cacheable", c.method, c.target)
+		}
+	}
+}
+
+// TestURLElicitationDeclared: only an explicit "url" under "elicitation"
+// declares URL mode; an empty "elicitation" is form mode alone.
+func TestURLElicitationDeclared(t *testing.T) {
+	for caps, want := range map[string]bool{
+		`{"elicitation":{"url":{}}}`:           true,
+		`{"elicitation":{"form":{},"url":{}}}`: true,
+		`{"elicitation":{}}`:                   false,
+		`{"elicitation":{"form":{}}}`:          false,
+		`{"elicitation":{"url":null}}`:         false,
+		`{"sampling":{}}`:                      false,
+		``:                                     false,
+		`{"elicitation":"url"}`:                false,
+	} {
+		if got := urlElicitation(json.RawMessage(caps)); got != want {
+			t.Errorf("%s: %v, want %v", caps, got, want)
 		}
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -30,7 +32,7 @@ type exchangeFixture struct {
 	exchangesSoFar func() int
 }
 
-func newExchangeFixture(t *testing.T, ttl int) *exchangeFixture {
+func newExchangeFixture(t *testing.T, ttl int, extra ...string) *exchangeFixture {
 	t.Helper()
 	x := &exchangeFixture{}
 	x.resA = fmt.Sprintf("http://127.0.0.1:%d/mcp", freeLoopbackPort(t))
@@ -50,8 +52,8 @@ func newExchangeFixture(t *testing.T, ttl int) *exchangeFixture {
 	})
 	x.gwResource = fmt.Sprintf("http://127.0.0.1:%d/mcp", freeLoopbackPort(t))
 	x.gw = startHTTPEnv(t, []string{"GW_OAUTH_SECRET=secret-c-rs256", "LOG_LEVEL=debug"}, binPath,
-		"gateway", "-config", cfg, "-http", strings.TrimSuffix(strings.TrimPrefix(x.gwResource, "http://"), "/mcp"),
-		"-http-oauth-issuer", x.as.issuer, "-http-oauth-resource", x.gwResource, "-http-oauth-scopes", "mcp:tools")
+		append([]string{"gateway", "-config", cfg, "-http", strings.TrimSuffix(strings.TrimPrefix(x.gwResource, "http://"), "/mcp"),
+			"-http-oauth-issuer", x.as.issuer, "-http-oauth-resource", x.gwResource, "-http-oauth-scopes", "mcp:tools"}, extra...)...)
 	t.Cleanup(func() {
 		log := x.gw.stderr.String()
 		if strings.Contains(log, "secret-c-rs256") {
@@ -227,4 +229,56 @@ func exchangeAt(t *testing.T, as *authServer, clientID, subject, resource string
 		t.Fatalf("exchange: %d %s", resp.StatusCode, b)
 	}
 	return body.AccessToken
+}
+
+// TestOAuthGatewayExchangeAuditStatus: with "auth": "exchange", the
+// audit log names each call's caller and the credential mode
+// "exchange", and the status page lists each caller beside it; neither
+// holds a token (the callers' nor the exchanged ones).
+func TestOAuthGatewayExchangeAuditStatus(t *testing.T) {
+	t.Parallel()
+	auditPath := filepath.Join(t.TempDir(), "audit.log")
+	x := newExchangeFixture(t, 300, "-audit", auditPath, "-http-status", "/status")
+	tokens := map[string]string{}
+	for _, u := range []string{"c-es256", "c-ps256"} {
+		tokens[u] = x.as.token(u, x.gwResource, "mcp:tools")
+		c := connectHTTP(t, x.gw.url, withToken(client.Options{}, tokens[u]))
+		if who := whoami(t, c, "a"); who["sub"] != u {
+			t.Fatalf("%s reaches a as %v", u, who["sub"])
+		}
+	}
+	req, _ := http.NewRequest("GET", strings.TrimSuffix(x.gw.url, "/mcp")+"/status", nil)
+	req.Header.Set("Authorization", "Bearer "+tokens["c-es256"])
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{`data-auth="exchange">exchange (callers: 2)`, `data-principal="sub:c-es256" data-auth="exchange"`, `data-principal="sub:c-ps256" data-auth="exchange"`} {
+		if !strings.Contains(string(page), want) {
+			t.Errorf("the status page lacks %q:\n%s", want, page)
+		}
+	}
+	for u, tok := range tokens {
+		noToken(t, "the status page (token of "+u+")", string(page), tok)
+	}
+	seen := map[string]bool{}
+	deadline := time.Now().Add(callTimeout)
+	for len(seen) < 2 && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+		data, _ := os.ReadFile(auditPath)
+		for u, tok := range tokens {
+			noToken(t, "the audit log (token of "+u+")", string(data), tok)
+		}
+		for l := range strings.SplitSeq(strings.TrimSpace(string(data)), "\n") {
+			var e map[string]any
+			if json.Unmarshal([]byte(l), &e) == nil && e["tool"] == "a__whoami" && e["credential"] == "exchange" && e["backend"] == "a" {
+				seen[e["principal"].(string)] = true
+			}
+		}
+	}
+	if !seen["c-es256"] || !seen["c-ps256"] {
+		t.Errorf("audit lines of a__whoami with credential exchange, by principal: %v", seen)
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -24,15 +25,16 @@ import (
 // userFixture: mcprt gateway -http, protected by the authorization
 // server inbound, with the backend "saas" ("auth": "user"): mcprt serve
 // -http protected by another, third, whose tokens last ttl seconds, where
-// the gateway is the client gw-user; the sealed token folder dir.
+// the gateway is the client gw-user; the sealed token folder dir, its
+// key file key. extra are more flags of the gateway's.
 type userFixture struct {
 	inbound, third *authServer
 	gw             *httpProc
 	gwRes, cfg     string
-	dir            string
+	dir, key       string
 }
 
-func newUserFixture(t *testing.T, ttl int) *userFixture {
+func newUserFixture(t *testing.T, ttl int, extra ...string) *userFixture {
 	t.Helper()
 	inbound := startAuthServer(t, asKeys("1"))
 	gwRes := fmt.Sprintf("http://127.0.0.1:%d/mcp", freeLoopbackPort(t))
@@ -48,10 +50,10 @@ func newUserFixture(t *testing.T, ttl int) *userFixture {
 	dir := filepath.Join(t.TempDir(), "tokens")
 	keyFile := filepath.Join(t.TempDir(), "key")
 	os.WriteFile(keyFile, []byte(strings.Repeat("ab", 32)+"\n"), 0o600)
-	gw := startHTTPEnv(t, []string{"GW_SECRET=secret-gw-user"}, binPath, "gateway", "-config", cfg,
+	gw := startHTTPEnv(t, []string{"GW_SECRET=secret-gw-user"}, binPath, append([]string{"gateway", "-config", cfg,
 		"-http", strings.TrimSuffix(strings.TrimPrefix(gwRes, "http://"), "/mcp"),
 		"-http-oauth-issuer", inbound.issuer, "-http-oauth-resource", gwRes, "-http-oauth-scopes", "mcp:tools",
-		"-user-token-dir", dir, "-user-token-key", keyFile)
+		"-user-token-dir", dir, "-user-token-key", keyFile}, extra...)...)
 	t.Cleanup(func() {
 		log := gw.stderr.String()
 		if strings.Contains(log, "secret-gw-user") || strings.Contains(log, "eyJ") {
@@ -76,7 +78,7 @@ func newUserFixture(t *testing.T, ttl int) *userFixture {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	return &userFixture{inbound: inbound, third: third, gw: gw, gwRes: gwRes, cfg: cfg, dir: dir}
+	return &userFixture{inbound: inbound, third: third, gw: gw, gwRes: gwRes, cfg: cfg, dir: dir, key: keyFile}
 }
 
 // signInURL calls whoami as c, expecting -32042, and returns its URL.
@@ -328,5 +330,139 @@ func TestOAuthGatewayUserSignInConfirm(t *testing.T) {
 	x.signIn(t, "c-es256", "alice")
 	if who := whoami(t, alice, "saas"); who["sub"] != "alice" {
 		t.Errorf("alice signed in and confirmed reaches the backend as %v", who["sub"])
+	}
+}
+
+// TestOAuthGatewayUserAuditStatus: the audit log and the status page
+// say which caller used which credential mode ("user" for saas), and
+// hold no token: not the caller's inbound one, not the third party's.
+func TestOAuthGatewayUserAuditStatus(t *testing.T) {
+	t.Parallel()
+	auditPath := filepath.Join(t.TempDir(), "audit.log")
+	x := newUserFixture(t, 300, "-audit", auditPath, "-http-status", "/status")
+	token := x.inbound.token("c-es256", x.gwRes, "mcp:tools")
+	c := x.signIn(t, "c-es256", "alice")
+	if who := whoami(t, c, "saas"); who["sub"] != "alice" {
+		t.Fatalf("whoami: %v", who)
+	}
+
+	req, _ := http.NewRequest("GET", strings.TrimSuffix(x.gw.url, "/mcp")+"/status", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("status page: %d %s", resp.StatusCode, page)
+	}
+	for _, want := range []string{`data-auth="user">user (callers: 1)`, `data-principal="sub:c-es256" data-auth="user"`} {
+		if !strings.Contains(string(page), want) {
+			t.Errorf("the status page lacks %q:\n%s", want, page)
+		}
+	}
+	noToken(t, "the status page", string(page), token)
+
+	// The audit log is written within its flush (200ms).
+	var lines []map[string]any
+	deadline := time.Now().Add(callTimeout)
+	for {
+		data, _ := os.ReadFile(auditPath)
+		noToken(t, "the audit log", string(data), token)
+		lines = lines[:0]
+		for l := range strings.SplitSeq(strings.TrimSpace(string(data)), "\n") {
+			var e map[string]any
+			if json.Unmarshal([]byte(l), &e) == nil && e["tool"] == "saas__whoami" && e["outcome"] == "result" {
+				lines = append(lines, e)
+			}
+		}
+		if len(lines) > 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if len(lines) == 0 {
+		t.Fatal("no audit line of the whoami call")
+	}
+	if e := lines[len(lines)-1]; e["principal"] != "c-es256" || e["backend"] != "saas" || e["credential"] != "user" {
+		t.Errorf("the whoami call's audit line: %v", e)
+	}
+}
+
+// noToken: what holds no access token: not token, nor any JWT.
+func noToken(t *testing.T, what, s, token string) {
+	t.Helper()
+	if strings.Contains(s, token) || strings.Contains(s, "eyJ") {
+		t.Errorf("%s holds a token", what)
+	}
+}
+
+// TestOAuthGatewayUserForget: the operator's -forget-user deletes a
+// user's kept token while the gateway serves: that user's next call is
+// asked to sign in again (the connection made with the token is not used
+// any more), the other user is still signed in; forgetting again says
+// none was kept; a wrong key or an unknown backend is refused.
+func TestOAuthGatewayUserForget(t *testing.T) {
+	t.Parallel()
+	x := newUserFixture(t, 300)
+	alice, bob := x.signIn(t, "c-es256", "alice"), x.signIn(t, "c-ps256", "bob")
+	for c, want := range map[*client.Client]string{alice: "alice", bob: "bob"} {
+		if who := whoami(t, c, "saas"); who["sub"] != want {
+			t.Fatalf("whoami: %v, want %s", who, want)
+		}
+	}
+	forget := func(args ...string) (string, int) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, binPath, append([]string{"gateway", "-config", x.cfg, "-user-token-dir", x.dir}, args...)...)
+		cmd.Env = append(os.Environ(), "GW_SECRET=secret-gw-user")
+		out, err := cmd.CombinedOutput()
+		var ee *exec.ExitError
+		if err != nil && !errors.As(err, &ee) {
+			t.Fatal(err)
+		}
+		return string(out), cmd.ProcessState.ExitCode()
+	}
+	files := func() int {
+		fs, _ := filepath.Glob(filepath.Join(x.dir, "*.sealed"))
+		return len(fs)
+	}
+	if n := files(); n != 3 {
+		t.Fatalf("%d sealed files, want the key check and two tokens", n)
+	}
+	if out, code := forget("-user-token-key", x.key, "-forget-user", "sub:c-es256", "-forget-backend", "saas"); code != 0 || out != "saas: forgot the token of sub:c-es256\n" {
+		t.Fatalf("-forget-user: exit %d\n%s", code, out)
+	}
+	if n := files(); n != 2 {
+		t.Errorf("%d sealed files after -forget-user, want 2", n)
+	}
+	x.notSignedIn(t, alice, "after -forget-user")
+	if who := whoami(t, bob, "saas"); who["sub"] != "bob" {
+		t.Errorf("bob after alice was forgotten: %v", who)
+	}
+	// The bare subject, as the audit log names it; nothing left to forget.
+	if out, code := forget("-user-token-key", x.key, "-forget-user", "c-es256"); code != 0 || out != "saas: no token of sub:c-es256 was kept\n" {
+		t.Errorf("-forget-user again: exit %d\n%s", code, out)
+	}
+	wrong := filepath.Join(t.TempDir(), "wrong")
+	os.WriteFile(wrong, []byte(strings.Repeat("cd", 32)), 0o600)
+	if out, code := forget("-user-token-key", wrong, "-forget-user", "c-ps256"); code != 2 || !strings.Contains(out, "not the one this token folder was sealed with") {
+		t.Errorf("a wrong key: exit %d\n%s", code, out)
+	}
+	if out, code := forget("-user-token-key", x.key, "-forget-user", "c-ps256", "-forget-backend", "nope"); code != 2 || !strings.Contains(out, `-forget-backend "nope"`) {
+		t.Errorf("an unknown backend: exit %d\n%s", code, out)
+	}
+	if n := files(); n != 2 {
+		t.Errorf("%d sealed files after the refusals, want 2", n)
+	}
+	if who := whoami(t, bob, "saas"); who["sub"] != "bob" {
+		t.Errorf("bob at the end: %v", who)
+	}
+	// Alice signs in again, and is herself.
+	x.signIn(t, "c-es256", "alice")
+	if who := whoami(t, alice, "saas"); who["sub"] != "alice" {
+		t.Errorf("alice signed in again: %v", who)
 	}
 }

@@ -14,8 +14,9 @@
 //                "alg": "ES256",          // how its JWTs are signed
 //                "format": "jwt",         // or "opaque"
 //                "scope": "mcp:tools",    // the scopes it may ask for
-//                "redirect_uris": ["…"]}], // also the code grant (a gateway
+//                "redirect_uris": ["…"],  // also the code grant (a gateway
 //                                          // signing its users in)
+//                "application_type": "native"}], // loopback ports vary
 //   "authorizationCode": true, // also serve users (below)
 //   "publicClients": [{"client_id": "…",   // pre-registered native
 //                      "redirect_uris": ["http://127.0.0.1/callback"]}]
@@ -101,6 +102,8 @@ function build(issuer) {
       redirect_uris: c.redirect_uris || [],
       token_endpoint_auth_method: 'client_secret_basic',
       scope: c.scope,
+      // "native": its loopback redirect URIs match any port (RFC 8252).
+      ...(c.application_type ? { application_type: c.application_type } : {}),
     })).concat((code && config.publicClients || []).map((c) => ({
       client_id: c.client_id,
       application_type: 'native',

@@ -95,7 +95,18 @@ func NewSealedStore(dir string, key []byte) (*SealedStore, error) {
 }
 
 // For is the Store of owner's tokens, for an Authorizer acting for them.
-func (s *SealedStore) For(owner string) Store { return ownerStore{s, owner} }
+func (s *SealedStore) For(owner string) Store { return ownerStore{s: s, owner: owner} }
+
+// errNotKept: ForKept's Save found no token to replace.
+var errNotKept = errors.New("oauth: the token was deleted; not kept again")
+
+// ForKept is For, except that its Save only replaces a token that is
+// kept: one deleted meanwhile (a sign-out, an operator) stays deleted,
+// and Save is errNotKept. For the Authorizer of a connection made with a
+// kept token, whose refresh would otherwise bring a deleted one back.
+func (s *SealedStore) ForKept(owner string) Store {
+	return ownerStore{s: s, owner: owner, replaceOnly: true}
+}
 
 // Delete forgets owner's token for server (a sign-out), the MCP server's
 // URL as given to New (taken as an Authorizer keys it: scheme and host in
@@ -113,9 +124,22 @@ func (s *SealedStore) Delete(owner, server string) error {
 	return err
 }
 
+// Has says whether owner has a token kept for server (a file of that
+// name; not opened): for a holder of a connection made with one to
+// find out that it was deleted (Delete, or by an operator of another
+// process) and stop using it.
+func (s *SealedStore) Has(owner, server string) bool {
+	if u, err := httpURL(server); err == nil {
+		server = canonical(u)
+	}
+	_, err := os.Stat(filepath.Join(s.dir, s.name(owner, server)))
+	return err == nil
+}
+
 type ownerStore struct {
-	s     *SealedStore
-	owner string
+	s           *SealedStore
+	owner       string
+	replaceOnly bool // ForKept
 }
 
 // Load implements Store.
@@ -151,7 +175,13 @@ func (o ownerStore) Save(server string, st *Stored) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.write(s.name(o.owner, server), s.seal(plain, additional(o.owner, server)))
+	name := s.name(o.owner, server)
+	if o.replaceOnly {
+		if _, err := os.Stat(filepath.Join(s.dir, name)); err != nil {
+			return errNotKept
+		}
+	}
+	return s.write(name, s.seal(plain, additional(o.owner, server)))
 }
 
 // name is the file of owner's token for server: a hash, so that the

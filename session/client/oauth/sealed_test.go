@@ -58,9 +58,29 @@ func TestSealedStore(t *testing.T) {
 	if got, err := bob.Load("https://mcp.example/mcp"); got != nil || err == nil || strings.Contains(err.Error(), "secret") {
 		t.Errorf("alice's file as bob's: %+v %v", got, err)
 	}
-	// Sign-out.
+	// ForKept replaces a kept token.
+	if err := s.ForKept("sub:alice").Save("https://mcp.example/mcp", &Stored{Token: tok, ClientID: "c2"}); err != nil {
+		t.Errorf("ForKept's Save of a kept token: %v", err)
+	}
+	if got, _ := alice.Load("https://mcp.example/mcp"); got == nil || got.ClientID != "c2" {
+		t.Errorf("after ForKept's Save: %+v", got)
+	}
+	// Sign-out. Has names the same file, however the URL is spelled.
+	if !s.Has("sub:alice", "HTTPS://MCP.example/mcp") || s.Has("sub:carol", "https://mcp.example/mcp") {
+		t.Error("Has: alice's token not found, or carol's found")
+	}
 	if err := s.Delete("sub:alice", "https://mcp.example/mcp"); err != nil {
 		t.Fatal(err)
+	}
+	if s.Has("sub:alice", "https://mcp.example/mcp") {
+		t.Error("Has after Delete")
+	}
+	// A refresh after the Delete does not bring the token back.
+	if err := s.ForKept("sub:alice").Save("https://mcp.example/mcp", &Stored{Token: tok}); !errors.Is(err, errNotKept) {
+		t.Errorf("ForKept's Save of a deleted token: %v, want errNotKept", err)
+	}
+	if s.Has("sub:alice", "https://mcp.example/mcp") {
+		t.Error("ForKept's Save brought a deleted token back")
 	}
 	if got, err := alice.Load("https://mcp.example/mcp"); got != nil || err != nil {
 		t.Errorf("after Delete: %+v %v", got, err)
@@ -94,6 +114,24 @@ func TestParseSealKey(t *testing.T) {
 	for _, in := range []string{"", "short", strings.Repeat("ab", 16), "hunter2-not-a-key"} {
 		if _, err := ParseSealKey(in); err == nil || strings.Contains(err.Error(), in) && in != "" {
 			t.Errorf("%q: %v", in, err)
+		}
+	}
+}
+
+// BenchmarkSealedStoreHas: what a call of an "auth": "user" backend pays
+// to find out that its caller's token was not deleted meanwhile.
+func BenchmarkSealedStoreHas(b *testing.B) {
+	s, err := NewSealedStore(b.TempDir(), bytes.Repeat([]byte{7}, 32))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := s.For("sub:alice").Save("https://mcp.example/mcp", &Stored{ClientID: "c"}); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if !s.Has("sub:alice", "https://mcp.example/mcp") {
+			b.Fatal("not found")
 		}
 	}
 }

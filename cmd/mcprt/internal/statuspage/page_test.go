@@ -24,6 +24,8 @@ func TestPageEscapesWhatBackendsWrite(t *testing.T) {
 	p := Page{Verb: "gateway", Version: "test", Now: now, Started: now.Add(-time.Hour),
 		Backends: []Backend{
 			{Status: gateway.Status{Name: "good", State: gateway.Up, PID: 42, Protocol: "2025-11-25", Since: now.Add(-time.Minute), Tools: 3}},
+			{Status: gateway.Status{Name: "gh", State: gateway.Up, Auth: gateway.AuthUser, Callers: 1,
+				RecentCallers: []gateway.CallerStatus{{Principal: "sub:<alice>", LastUsed: now}}}},
 			{Status: gateway.Status{Name: "b<i>", State: gateway.Restarting, Restarts: 1, MaxRestarts: 5, RestartWindow: time.Minute,
 				RecentRestarts: []gateway.Restart{{At: now.Add(-10 * time.Second), Cause: gateway.CauseExited, Reason: `exit 1: <img src=x onerror=alert(1)>`}},
 				Stderr:         []string{`<script>alert("pwned")</script>`, "plain line"}},
@@ -37,13 +39,14 @@ func TestPageEscapesWhatBackendsWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	html := b.String()
-	for _, bad := range []string{"<script>", "<img", "<i>"} {
+	for _, bad := range []string{"<script>", "<img", "<i>", "<alice>"} {
 		if strings.Contains(html, bad) {
 			t.Errorf("the page holds %q as markup:\n%s", bad, html)
 		}
 	}
 	for _, want := range []string{"&lt;script&gt;alert(&#34;pwned&#34;)&lt;/script&gt;", "&lt;img src=x onerror=alert(1)&gt;",
-		`data-backend="good" data-state="up"`, `data-backend="b&lt;i&gt;" data-state="restarting"`, "<svg", "invalid_token", "1 of 5 within 1m0s"} {
+		`data-backend="good" data-state="up"`, `data-backend="b&lt;i&gt;" data-state="restarting"`, "<svg", "invalid_token", "1 of 5 within 1m0s",
+		`data-auth="user">user (callers: 1)`, `data-principal="sub:&lt;alice&gt;" data-auth="user"`} {
 		if !strings.Contains(html, want) {
 			t.Errorf("the page lacks %q:\n%s", want, html)
 		}
