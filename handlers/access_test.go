@@ -17,16 +17,16 @@ func accessServer() *Server {
 	s := NewServer(mcp.Implementation{Name: "t", Version: "1"}, "")
 	s.AddTool(Tool{Name: "open"}, textTool("open"))
 	s.AddTool(Tool{Name: "drop", Access: ops}, textTool("dropped"))
-	prompt := func(context.Context, *Request, map[string]string) (*GetPromptResult, error) {
-		return &GetPromptResult{}, nil
+	prompt := func(context.Context, *Request, map[string]string) (*mcp.GetPromptResult, error) {
+		return &mcp.GetPromptResult{}, nil
 	}
 	s.AddPrompt(Prompt{Name: "hello"}, prompt)
 	s.AddPrompt(Prompt{Name: "runbook", Access: ops, Arguments: []PromptArgument{{Name: "a", Complete: CompleteFrom("x")}}}, prompt)
 	read := func(_ context.Context, _ *Request, uri string, _ map[string]string) ([]mcp.ResourceContents, error) {
 		return []mcp.ResourceContents{{URI: uri, Text: "x"}}, nil
 	}
-	s.AddResource(Resource{URI: "file:///readme", Name: "readme"}, read)
-	s.AddResource(Resource{URI: "file:///secrets", Name: "secrets", Access: ops}, read)
+	s.AddResource(Resource{Resource: mcp.Resource{URI: "file:///readme", Name: "readme"}}, read)
+	s.AddResource(Resource{Resource: mcp.Resource{URI: "file:///secrets", Name: "secrets"}, Access: ops}, read)
 	s.AddResourceTemplate(ResourceTemplate{URITemplate: "logs:///{day}", Name: "logs", Access: ops}, read)
 	return s
 }

@@ -12,12 +12,12 @@ import (
 )
 
 // benchEcho is the reference server's echo tool.
-func benchEcho(_ context.Context, _ *handlers.Request, args json.RawMessage) (*handlers.CallToolResult, error) {
+func benchEcho(_ context.Context, _ *handlers.Request, args json.RawMessage) (*mcp.CallToolResult, error) {
 	var a struct{ Text *string }
 	if err := json.Unmarshal(args, &a); err != nil || a.Text == nil {
 		return nil, fmt.Errorf("echo needs a string argument \"text\"")
 	}
-	return handlers.TextResult(*a.Text), nil
+	return mcp.TextResult(*a.Text), nil
 }
 
 func benchServer() *handlers.Server {

@@ -3,10 +3,11 @@ package handlers
 import (
 	"context"
 	"fmt"
-	"github.com/mcprt/mcprt/handlers/mcp"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/mcprt/mcprt/handlers/mcp"
 )
 
 func TestWatchReportsEveryChange(t *testing.T) {
@@ -26,7 +27,7 @@ func TestWatchReportsEveryChange(t *testing.T) {
 		{func() { s.AddTool(Tool{Name: "a", Description: "v2"}, textTool("a")) }, "ToolsChanged"},
 		{func() { s.RemoveTool("a") }, "ToolsChanged"},
 		{func() { s.RemoveTool("a") }, ""},
-		{func() { s.AddResource(Resource{URI: "x:r", Name: "r"}, noContents) }, "ResourcesChanged"},
+		{func() { s.AddResource(Resource{Resource: mcp.Resource{URI: "x:r", Name: "r"}}, noContents) }, "ResourcesChanged"},
 		{func() { s.RemoveResource("x:r") }, "ResourcesChanged"},
 		{func() { s.RemoveResource("x:r") }, ""},
 		{func() { s.AddResourceTemplate(ResourceTemplate{URITemplate: "x:{v}", Name: "v"}, noContents) }, "ResourcesChanged"},

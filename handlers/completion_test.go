@@ -45,7 +45,7 @@ func completionServer() *Server {
 			},
 		},
 	}, noContents)
-	s.AddResource(Resource{URI: "file:///fixed", Name: "fixed"}, noContents)
+	s.AddResource(Resource{Resource: mcp.Resource{URI: "file:///fixed", Name: "fixed"}}, noContents)
 	return s
 }
 

@@ -15,7 +15,7 @@ import (
 // leave the tool out), unless the tool is passed through Unchecked.
 func TestToolHeaderParams(t *testing.T) {
 	srv := handlers.NewServer(mcp.Implementation{Name: "h", Version: "1"}, "")
-	noop := func(context.Context, *handlers.Request, json.RawMessage) (*handlers.CallToolResult, error) {
+	noop := func(context.Context, *handlers.Request, json.RawMessage) (*mcp.CallToolResult, error) {
 		return nil, nil
 	}
 	srv.AddTool(handlers.Tool{Name: "t", InputSchema: json.RawMessage(`{"type":"object","properties":{"o":{"type":"object","properties":{"r":{"type":"string","x-mcp-header":"Region"}}}}}`)}, noop)

@@ -49,7 +49,7 @@ func noContents(context.Context, *Request, string, map[string]string) ([]mcp.Res
 	return nil, nil
 }
 
-func noPrompt(context.Context, *Request, map[string]string) (*GetPromptResult, error) {
+func noPrompt(context.Context, *Request, map[string]string) (*mcp.GetPromptResult, error) {
 	return nil, nil
 }
 
@@ -60,7 +60,9 @@ var lists = []struct {
 	remove      func(s *Server, name string) bool
 }{
 	{"tools/list", "tools", func(s *Server, n string) { s.AddTool(Tool{Name: n}, textTool(n)) }, (*Server).RemoveTool},
-	{"resources/list", "resources", func(s *Server, n string) { s.AddResource(Resource{URI: "x:" + n, Name: n}, noContents) },
+	{"resources/list", "resources", func(s *Server, n string) {
+		s.AddResource(Resource{Resource: mcp.Resource{URI: "x:" + n, Name: n}}, noContents)
+	},
 		func(s *Server, n string) bool { return s.RemoveResource("x:" + n) }},
 	{"resources/templates/list", "resourceTemplates", func(s *Server, n string) {
 		s.AddResourceTemplate(ResourceTemplate{URITemplate: "x:" + n + "/{v}", Name: n}, noContents)

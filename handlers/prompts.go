@@ -18,7 +18,7 @@ type Prompt struct {
 	Description string           `json:"description,omitempty"`
 	Arguments   []PromptArgument `json:"arguments,omitempty"`
 	// Icons are sent from 2025-11-25 on.
-	Icons []Icon `json:"icons,omitempty"`
+	Icons []mcp.Icon `json:"icons,omitempty"`
 	// Meta is the prompt's _meta (2025-06-18 on), a JSON object sent as it
 	// is. Nil for none.
 	Meta json.RawMessage `json:"_meta,omitempty"`
@@ -56,26 +56,11 @@ func (p Prompt) forVersion(req *Request) Prompt {
 	return p
 }
 
-// PromptMessage is one message of a prompt.
-type PromptMessage struct {
-	// Role is "user" or "assistant".
-	Role    string  `json:"role"`
-	Content Content `json:"content"`
-}
-
-// GetPromptResult is a prompt filled in with its arguments.
-type GetPromptResult struct {
-	Description string          `json:"description,omitempty"`
-	Messages    []PromptMessage `json:"messages"`
-	// Meta is the result's _meta, a JSON object sent as it is (nil: none).
-	Meta json.RawMessage `json:"_meta,omitempty"`
-}
-
 // PromptHandler fills in a prompt. args holds the arguments the client gave
 // (every required one is there, and no unknown one). A *jsonrpc.Error is
 // sent as that protocol error; any other error becomes an internal error
 // (-32603) whose text is logged, not sent.
-type PromptHandler func(ctx context.Context, req *Request, args map[string]string) (*GetPromptResult, error)
+type PromptHandler func(ctx context.Context, req *Request, args map[string]string) (*mcp.GetPromptResult, error)
 
 type prompt struct {
 	Prompt
@@ -180,11 +165,11 @@ func (s *Server) getPrompt(ctx context.Context, req *Request) (any, error) {
 		return nil, err
 	}
 	if res == nil {
-		res = &GetPromptResult{}
+		res = &mcp.GetPromptResult{}
 	}
-	out := GetPromptResult{Description: res.Description, Messages: make([]PromptMessage, len(res.Messages)), Meta: res.Meta}
+	out := mcp.GetPromptResult{Description: res.Description, Messages: make([]mcp.PromptMessage, len(res.Messages)), Meta: res.Meta}
 	for i, m := range res.Messages {
-		out.Messages[i] = PromptMessage{Role: m.Role, Content: m.Content.forVersion(req)}
+		out.Messages[i] = mcp.PromptMessage{Role: m.Role, Content: contentForVersion(m.Content, req)}
 	}
 	return out, nil
 }

@@ -17,24 +17,24 @@ func promptServer() *Server {
 			{Name: "code", Title: "Code", Required: true},
 			{Name: "language", Description: "Its language."},
 		},
-		Icons: []Icon{{Src: "data:,p"}},
-	}, func(_ context.Context, _ *Request, args map[string]string) (*GetPromptResult, error) {
+		Icons: []mcp.Icon{{Src: "data:,p"}},
+	}, func(_ context.Context, _ *Request, args map[string]string) (*mcp.GetPromptResult, error) {
 		lang, ok := args["language"]
 		if !ok {
 			lang = "(none)"
 		}
-		return &GetPromptResult{
+		return &mcp.GetPromptResult{
 			Description: "Review in " + lang,
-			Messages: []PromptMessage{
-				{Role: "user", Content: TextContent(args["code"])},
-				{Role: "assistant", Content: AudioContent([]byte{1}, "audio/wav")},
+			Messages: []mcp.PromptMessage{
+				{Role: "user", Content: mcp.TextContent(args["code"])},
+				{Role: "assistant", Content: mcp.AudioContent([]byte{1}, "audio/wav")},
 			},
 		}, nil
 	})
-	s.AddPrompt(Prompt{Name: "plain"}, func(context.Context, *Request, map[string]string) (*GetPromptResult, error) {
+	s.AddPrompt(Prompt{Name: "plain"}, func(context.Context, *Request, map[string]string) (*mcp.GetPromptResult, error) {
 		return nil, nil
 	})
-	s.AddPrompt(Prompt{Name: "broken"}, func(context.Context, *Request, map[string]string) (*GetPromptResult, error) {
+	s.AddPrompt(Prompt{Name: "broken"}, func(context.Context, *Request, map[string]string) (*mcp.GetPromptResult, error) {
 		return nil, errors.New("template missing")
 	})
 	return s

@@ -11,36 +11,27 @@ import (
 	"github.com/mcprt/mcprt/handlers/uritemplate"
 )
 
-// Resource describes a resource with a fixed URI, as resources/list shows it.
+// Resource is a resource with a fixed URI as a server offers it: what
+// resources/list shows, and who may see and read it.
 type Resource struct {
-	// URI identifies the resource; resources/read asks for it.
-	URI string `json:"uri"`
-	// Name is a short identifier; Title is for display.
-	Name string `json:"name"`
-	// Title is a display name (sent from 2025-06-18 on).
-	Title       string `json:"title,omitempty"`
-	Description string `json:"description,omitempty"`
-	// MimeType is the default MIME type of the contents the handler returns.
-	MimeType    string       `json:"mimeType,omitempty"`
-	Annotations *Annotations `json:"annotations,omitempty"`
-	// Size in bytes, if known (0: not given).
-	Size int64 `json:"size,omitempty"`
-	// Icons are sent from 2025-11-25 on.
-	Icons []Icon `json:"icons,omitempty"`
-	// Meta is the resource's _meta (2025-06-18 on), a JSON object sent as
-	// it is, such as an MCP App's {"ui":{"csp":…}}. Nil for none.
-	Meta json.RawMessage `json:"_meta,omitempty"`
+	mcp.Resource
 	// Access, when set, says which callers may see and use it (see
 	// Access); nil: everyone.
 	Access *Access `json:"-"`
 }
 
-func (r Resource) forVersion(req *Request) Resource {
+// resourceFor adapts r to what req's revision can carry.
+func resourceFor(r mcp.Resource, req *Request) mcp.Resource {
 	if !since(req, mcp.Version20250618) {
 		r.Title, r.Meta = "", nil
 	}
-	r.Annotations = r.Annotations.forVersion(req)
+	r.Annotations = annotationsFor(r.Annotations, req)
 	r.Icons = iconsFor(r.Icons, req)
+	return r
+}
+
+func (r Resource) forVersion(req *Request) Resource {
+	r.Resource = resourceFor(r.Resource, req)
 	return r
 }
 
@@ -48,13 +39,13 @@ func (r Resource) forVersion(req *Request) Resource {
 // 6570 URI template, as resources/templates/list shows it.
 type ResourceTemplate struct {
 	// URITemplate is an RFC 6570 template, such as "file:///{+path}".
-	URITemplate string       `json:"uriTemplate"`
-	Name        string       `json:"name"`
-	Title       string       `json:"title,omitempty"`
-	Description string       `json:"description,omitempty"`
-	MimeType    string       `json:"mimeType,omitempty"`
-	Annotations *Annotations `json:"annotations,omitempty"`
-	Icons       []Icon       `json:"icons,omitempty"`
+	URITemplate string           `json:"uriTemplate"`
+	Name        string           `json:"name"`
+	Title       string           `json:"title,omitempty"`
+	Description string           `json:"description,omitempty"`
+	MimeType    string           `json:"mimeType,omitempty"`
+	Annotations *mcp.Annotations `json:"annotations,omitempty"`
+	Icons       []mcp.Icon       `json:"icons,omitempty"`
 	// Meta is the template's _meta (2025-06-18 on), a JSON object sent as
 	// it is. Nil for none.
 	Meta json.RawMessage `json:"_meta,omitempty"`
@@ -70,7 +61,7 @@ func (t ResourceTemplate) forVersion(req *Request) ResourceTemplate {
 	if !since(req, mcp.Version20250618) {
 		t.Title, t.Meta = "", nil
 	}
-	t.Annotations = t.Annotations.forVersion(req)
+	t.Annotations = annotationsFor(t.Annotations, req)
 	t.Icons = iconsFor(t.Icons, req)
 	return t
 }

@@ -127,8 +127,8 @@ func wantInternal(t *testing.T, a answer, part string) {
 }
 
 func textTool(text string) ToolHandler {
-	return func(context.Context, *Request, json.RawMessage) (*CallToolResult, error) {
-		return TextResult(text), nil
+	return func(context.Context, *Request, json.RawMessage) (*mcp.CallToolResult, error) {
+		return mcp.TextResult(text), nil
 	}
 }
 
@@ -153,8 +153,8 @@ func TestCapabilitiesFollowRegistrations(t *testing.T) {
 	if _, ok := s.Method("resources/list"); ok {
 		t.Error("resources/list offered without resources")
 	}
-	s.AddPrompt(Prompt{Name: "p"}, func(context.Context, *Request, map[string]string) (*GetPromptResult, error) { return nil, nil })
-	s.AddResource(Resource{URI: "x:a", Name: "a"}, func(context.Context, *Request, string, map[string]string) ([]mcp.ResourceContents, error) {
+	s.AddPrompt(Prompt{Name: "p"}, func(context.Context, *Request, map[string]string) (*mcp.GetPromptResult, error) { return nil, nil })
+	s.AddResource(Resource{Resource: mcp.Resource{URI: "x:a", Name: "a"}}, func(context.Context, *Request, string, map[string]string) ([]mcp.ResourceContents, error) {
 		return nil, nil
 	})
 	if got := caps(); got != `{"prompts":{"listChanged":true},"resources":{"listChanged":true,"subscribe":true},"tools":{"listChanged":true}}` {
@@ -179,8 +179,8 @@ func TestMethodsCacheable(t *testing.T) {
 	s := NewServer(mcp.Implementation{Name: "t", Version: "1"}, "")
 	s.AddTool(Tool{Name: "a"}, textTool("a"))
 	s.AddPrompt(Prompt{Name: "p", Arguments: []PromptArgument{{Name: "x", Complete: CompleteFrom("y")}}},
-		func(context.Context, *Request, map[string]string) (*GetPromptResult, error) { return nil, nil })
-	s.AddResource(Resource{URI: "x:a", Name: "a"}, func(context.Context, *Request, string, map[string]string) ([]mcp.ResourceContents, error) {
+		func(context.Context, *Request, map[string]string) (*mcp.GetPromptResult, error) { return nil, nil })
+	s.AddResource(Resource{Resource: mcp.Resource{URI: "x:a", Name: "a"}}, func(context.Context, *Request, string, map[string]string) ([]mcp.ResourceContents, error) {
 		return nil, nil
 	})
 	want := map[string]bool{

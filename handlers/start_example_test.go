@@ -41,7 +41,7 @@ func ExampleToolStarter() {
 	go func() { // the owner of the work
 		defer close(stopped)
 		for j := range jobs {
-			j.reply.Done(handlers.TextResult("done: "+j.text), nil)
+			j.reply.Done(mcp.TextResult("done: "+j.text), nil)
 		}
 	}()
 	defer func() { close(jobs); <-stopped }()
@@ -57,8 +57,8 @@ func ExampleToolStarter() {
 			jobs <- job{in.Text, reply}
 			return true
 		},
-	}, func(context.Context, *handlers.Request, json.RawMessage) (*handlers.CallToolResult, error) {
-		return handlers.TextResult("the handler ran"), nil
+	}, func(context.Context, *handlers.Request, json.RawMessage) (*mcp.CallToolResult, error) {
+		return mcp.TextResult("the handler ran"), nil
 	})
 
 	m, _ := s.Method("tools/call")

@@ -22,8 +22,8 @@ import (
 
 func benchTaskServer(b testing.TB, store tasks.Store) (*handlers.Server, tasks.Manager) {
 	srv := handlers.NewServer(mcp.Implementation{Name: "bench", Version: "0"}, "")
-	echo := func(_ context.Context, _ *handlers.Request, _ json.RawMessage) (*handlers.CallToolResult, error) {
-		return handlers.TextResult("ok"), nil
+	echo := func(_ context.Context, _ *handlers.Request, _ json.RawMessage) (*mcp.CallToolResult, error) {
+		return mcp.TextResult("ok"), nil
 	}
 	srv.AddTool(handlers.Tool{Name: "plain"}, echo)
 	srv.AddTool(handlers.Tool{Name: "job", Execution: json.RawMessage(`{"taskSupport":"optional"}`)}, echo)

@@ -23,8 +23,8 @@ import (
 func TestTaskHugeTTL(t *testing.T) {
 	srv := handlers.NewServer(mcp.Implementation{Name: "ttl", Version: "0"}, "")
 	srv.AddTool(handlers.Tool{Name: "job", Execution: json.RawMessage(`{"taskSupport":"optional"}`)},
-		func(context.Context, *handlers.Request, json.RawMessage) (*handlers.CallToolResult, error) {
-			return handlers.TextResult("done"), nil
+		func(context.Context, *handlers.Request, json.RawMessage) (*mcp.CallToolResult, error) {
+			return mcp.TextResult("done"), nil
 		})
 	e, _ := actor.NewEngine(actor.NewEngineConfig())
 	m, err := taskrun.Start(e, taskrun.Config{})

@@ -3,17 +3,18 @@ package handlers
 import (
 	"context"
 	"encoding/json"
-	"github.com/mcprt/mcprt/handlers/mcp"
 	"strings"
 	"testing"
+
+	"github.com/mcprt/mcprt/handlers/mcp"
 )
 
 // TestUnlistedTool: an Unlisted tool is left out of tools/list, for every
 // caller, but still called by name, and Tools gives it with the rest.
 func TestUnlistedTool(t *testing.T) {
 	s := NewServer(mcp.Implementation{Name: "t", Version: "1"}, "")
-	h := func(context.Context, *Request, json.RawMessage) (*CallToolResult, error) {
-		return TextResult("ran"), nil
+	h := func(context.Context, *Request, json.RawMessage) (*mcp.CallToolResult, error) {
+		return mcp.TextResult("ran"), nil
 	}
 	s.AddTool(Tool{Name: "shown"}, h)
 	s.AddTool(Tool{Name: "hidden", Unlisted: true}, h)

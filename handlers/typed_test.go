@@ -81,7 +81,7 @@ func TestTypedToolDynamicOutput(t *testing.T) {
 		case "text":
 			return "plain", nil
 		case "result":
-			return &CallToolResult{Content: []Content{ImageContent([]byte{1}, "image/png")}}, nil
+			return &mcp.CallToolResult{Content: []mcp.Content{mcp.ImageContent([]byte{1}, "image/png")}}, nil
 		case "object":
 			return map[string]int{"n": 1}, nil
 		}

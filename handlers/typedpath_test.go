@@ -44,7 +44,7 @@ func TestTypedResultAppendJSON(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s %s: %v", version, params, err)
 			}
-			r := res.(*handlers.CallToolResult)
+			r := res.(*mcp.CallToolResult)
 			want, _ := json.Marshal(r)
 			if got, err := r.AppendJSON([]byte("prefix:")); err != nil || string(got) != "prefix:"+string(want) {
 				t.Errorf("%s %s: AppendJSON = %s (%v), want prefix:%s", version, params, got, err, want)
@@ -99,7 +99,7 @@ func BenchmarkTypedToolsCall(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if out, err = res.(*handlers.CallToolResult).AppendJSON(out[:0]); err != nil {
+				if out, err = res.(*mcp.CallToolResult).AppendJSON(out[:0]); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -3,9 +3,10 @@ package handlers
 import (
 	"context"
 	"encoding/json"
-	"github.com/mcprt/mcprt/handlers/mcp"
 	"strings"
 	"testing"
+
+	"github.com/mcprt/mcprt/handlers/mcp"
 )
 
 // An Unchecked tool lists its schemas as given, even ones this package
@@ -18,9 +19,9 @@ func TestUncheckedToolIsNotValidated(t *testing.T) {
 	out := `{"type":"object","properties":{"sum":{"type":"number"}},"required":["sum"]}`
 	var got []string
 	s.AddTool(Tool{Name: "fwd", InputSchema: json.RawMessage(in), OutputSchema: json.RawMessage(out), Unchecked: true},
-		func(_ context.Context, _ *Request, args json.RawMessage) (*CallToolResult, error) {
+		func(_ context.Context, _ *Request, args json.RawMessage) (*mcp.CallToolResult, error) {
 			got = append(got, string(args))
-			return &CallToolResult{Content: []Content{TextContent("ok")}, StructuredContent: json.RawMessage(`{"sum":"three"}`)}, nil
+			return &mcp.CallToolResult{Content: []mcp.Content{mcp.TextContent("ok")}, StructuredContent: json.RawMessage(`{"sum":"three"}`)}, nil
 		})
 	list := run(t, s, "2025-11-25", "tools/list", `{}`)
 	if !strings.Contains(list.result, `"pattern":"^(?!\\.)[a-z.]+@x$"`) || !strings.Contains(list.result, `"outputSchema":`+out) {

@@ -27,14 +27,14 @@ const (
 // chattyServer has a tool that reports progress and logs at two levels.
 func chattyServer() *handlers.Server {
 	srv := testServer()
-	srv.AddTool(handlers.Tool{Name: "chatty"}, func(ctx context.Context, req *handlers.Request, _ json.RawMessage) (*handlers.CallToolResult, error) {
+	srv.AddTool(handlers.Tool{Name: "chatty"}, func(ctx context.Context, req *handlers.Request, _ json.RawMessage) (*mcp.CallToolResult, error) {
 		for i := 1; i <= 3; i++ {
 			req.Progress(float64(i), 3, "")
 		}
 		req.Progress(2, 3, "") // not increasing: dropped
 		req.Log("debug", "chatty", "fine detail")
 		req.Logger().Info("step done", "n", 3)
-		return handlers.TextResult("done"), nil
+		return mcp.TextResult("done"), nil
 	})
 	return srv
 }
@@ -248,8 +248,8 @@ func debugLogger(t *testing.T) *slog.Logger {
 	return quiet
 }
 
-func noopTool(context.Context, *handlers.Request, json.RawMessage) (*handlers.CallToolResult, error) {
-	return handlers.TextResult(""), nil
+func noopTool(context.Context, *handlers.Request, json.RawMessage) (*mcp.CallToolResult, error) {
+	return mcp.TextResult(""), nil
 }
 
 // TestListChangedLegacy: list_changed only after notifications/initialized.
@@ -339,12 +339,12 @@ func TestListenEndsOnDrain(t *testing.T) {
 // askServer has a tool that elicits a name and greets it.
 func askServer() *handlers.Server {
 	srv := testServer()
-	srv.AddTool(handlers.Tool{Name: "greet"}, func(ctx context.Context, req *handlers.Request, _ json.RawMessage) (*handlers.CallToolResult, error) {
+	srv.AddTool(handlers.Tool{Name: "greet"}, func(ctx context.Context, req *handlers.Request, _ json.RawMessage) (*mcp.CallToolResult, error) {
 		res, err := req.Elicit(ctx, "Who are you?", json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`))
 		if err != nil {
 			return nil, err
 		}
-		return handlers.TextResult("hello " + res.Action + " " + res.Content["name"].(string)), nil
+		return mcp.TextResult("hello " + res.Action + " " + res.Content["name"].(string)), nil
 	})
 	return srv
 }
@@ -420,12 +420,12 @@ func TestAskModern(t *testing.T) {
 // says its roots changed.
 func TestRootsCached(t *testing.T) {
 	srv := testServer()
-	srv.AddTool(handlers.Tool{Name: "roots"}, func(ctx context.Context, req *handlers.Request, _ json.RawMessage) (*handlers.CallToolResult, error) {
+	srv.AddTool(handlers.Tool{Name: "roots"}, func(ctx context.Context, req *handlers.Request, _ json.RawMessage) (*mcp.CallToolResult, error) {
 		roots, err := req.Roots(ctx)
 		if err != nil {
 			return nil, err
 		}
-		return handlers.TextResult(roots[0].URI), nil
+		return mcp.TextResult(roots[0].URI), nil
 	})
 	c := startClientWith(t, srv, runtime.Options{})
 	c.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{"roots":{"listChanged":true}},"clientInfo":{"name":"t","version":"0"}}}`)
@@ -465,7 +465,7 @@ func TestRootsCached(t *testing.T) {
 func TestAskModernRounds(t *testing.T) {
 	srv := testServer()
 	nameSchema := json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}}}`)
-	srv.AddTool(handlers.Tool{Name: "two"}, func(ctx context.Context, req *handlers.Request, _ json.RawMessage) (*handlers.CallToolResult, error) {
+	srv.AddTool(handlers.Tool{Name: "two"}, func(ctx context.Context, req *handlers.Request, _ json.RawMessage) (*mcp.CallToolResult, error) {
 		answers, err := req.AskAll(ctx, map[string]handlers.InputRequest{
 			"user_name":    {Method: "elicitation/create", Params: map[string]any{"message": "Name?", "requestedSchema": nameSchema}},
 			"client_roots": {Method: "roots/list"},
@@ -477,9 +477,9 @@ func TestAskModernRounds(t *testing.T) {
 		var r struct{ Roots []mcp.Root }
 		_ = json.Unmarshal(answers["user_name"], &e)
 		_ = json.Unmarshal(answers["client_roots"], &r)
-		return handlers.TextResult(fmt.Sprint(e.Content["name"], " ", r.Roots[0].URI)), nil
+		return mcp.TextResult(fmt.Sprint(e.Content["name"], " ", r.Roots[0].URI)), nil
 	})
-	srv.AddTool(handlers.Tool{Name: "steps"}, func(ctx context.Context, req *handlers.Request, _ json.RawMessage) (*handlers.CallToolResult, error) {
+	srv.AddTool(handlers.Tool{Name: "steps"}, func(ctx context.Context, req *handlers.Request, _ json.RawMessage) (*mcp.CallToolResult, error) {
 		var got []string
 		for _, step := range []string{"step1", "step2"} {
 			raw, err := req.AskAs(ctx, step, "elicitation/create", map[string]any{"message": step, "requestedSchema": nameSchema})
@@ -490,7 +490,7 @@ func TestAskModernRounds(t *testing.T) {
 			_ = json.Unmarshal(raw, &e)
 			got = append(got, fmt.Sprint(e.Content["name"]))
 		}
-		return handlers.TextResult(strings.Join(got, "+")), nil
+		return mcp.TextResult(strings.Join(got, "+")), nil
 	})
 	c := startClientWith(t, srv, runtime.Options{})
 	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{},"roots":{}}}`
@@ -499,7 +499,7 @@ func TestAskModernRounds(t *testing.T) {
 			ResultType    string                     `json:"resultType"`
 			InputRequests map[string]json.RawMessage `json:"inputRequests"`
 			RequestState  string                     `json:"requestState"`
-			Content       []handlers.Content         `json:"content"`
+			Content       []mcp.Content              `json:"content"`
 		} `json:"result"`
 		Error *struct{ Code int } `json:"error"`
 	}

@@ -326,7 +326,7 @@ func (c *Catalog) register(srv *handlers.Server) {
 	srv.SetExtension(mcp.SkillsExtension, json.RawMessage(`{"directoryRead":true}`))
 	for _, e := range c.entries {
 		fm, f := c.meta[e.URI], c.files[e.URI]
-		srv.AddResource(handlers.Resource{URI: e.URI, Name: fm.Name, Description: fm.Description, MimeType: "text/markdown", Size: int64(len(f.data))},
+		srv.AddResource(handlers.Resource{Resource: mcp.Resource{URI: e.URI, Name: fm.Name, Description: fm.Description, MimeType: "text/markdown", Size: int64(len(f.data))}},
 			c.readFile)
 	}
 	srv.AddResourceTemplate(handlers.ResourceTemplate{

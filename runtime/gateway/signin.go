@@ -16,6 +16,7 @@ import (
 
 	"github.com/mcprt/mcprt/handlers"
 	"github.com/mcprt/mcprt/handlers/jsonrpc"
+	"github.com/mcprt/mcprt/handlers/mcp"
 	"github.com/mcprt/mcprt/session/client/oauth"
 )
 
@@ -425,10 +426,10 @@ func (s *signins) callback(w http.ResponseWriter, r *http.Request, q url.Values)
 const signOutTool = "sign_out"
 
 func (b *backend) signOutHandler() handlers.ToolHandler {
-	return func(ctx context.Context, req *handlers.Request, _ json.RawMessage) (*handlers.CallToolResult, error) {
+	return func(ctx context.Context, req *handlers.Request, _ json.RawMessage) (*mcp.CallToolResult, error) {
 		s := b.g.signins
 		if s == nil || req.Caller == nil || req.Caller.Principal() == "" {
-			return &handlers.CallToolResult{IsError: true, Content: []handlers.Content{handlers.TextContent(
+			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{mcp.TextContent(
 				fmt.Sprintf("backend %q: %s", b.name, noCallerSignIn))}}, nil
 		}
 		principal := req.Caller.Principal()
@@ -441,7 +442,7 @@ func (b *backend) signOutHandler() handlers.ToolHandler {
 		if cs != nil {
 			cs.signOut(principal)
 		}
-		return &handlers.CallToolResult{Content: []handlers.Content{handlers.TextContent(
+		return &mcp.CallToolResult{Content: []mcp.Content{mcp.TextContent(
 			fmt.Sprintf("Signed out of %q: your next call of its tools asks you to sign in again.", b.name))}}, nil
 	}
 }
@@ -518,17 +519,17 @@ func (si *signin) obtainedNow() bool {
 }
 
 func (b *backend) confirmSignInHandler() handlers.ToolHandler {
-	return func(ctx context.Context, req *handlers.Request, args json.RawMessage) (*handlers.CallToolResult, error) {
+	return func(ctx context.Context, req *handlers.Request, args json.RawMessage) (*mcp.CallToolResult, error) {
 		s := b.g.signins
 		if s == nil || req.Caller == nil || req.Caller.Principal() == "" {
-			return &handlers.CallToolResult{IsError: true, Content: []handlers.Content{handlers.TextContent(
+			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{mcp.TextContent(
 				fmt.Sprintf("backend %q: %s", b.name, noCallerSignIn))}}, nil
 		}
 		var in struct {
 			Code string `json:"code"`
 		}
 		if err := json.Unmarshal(args, &in); err != nil || in.Code == "" {
-			return &handlers.CallToolResult{IsError: true, Content: []handlers.Content{handlers.TextContent(
+			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{mcp.TextContent(
 				`give the code the sign-in page shows: {"code": "…"}`)}}, nil
 		}
 		principal := req.Caller.Principal()
@@ -544,6 +545,6 @@ func (b *backend) confirmSignInHandler() handlers.ToolHandler {
 				cs.signOut(principal) // the next call connects with the token
 			}
 		}
-		return &handlers.CallToolResult{IsError: !ok, Content: []handlers.Content{handlers.TextContent(text)}}, nil
+		return &mcp.CallToolResult{IsError: !ok, Content: []mcp.Content{mcp.TextContent(text)}}, nil
 	}
 }

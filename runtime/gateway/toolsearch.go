@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcprt/mcprt/handlers"
 	"github.com/mcprt/mcprt/handlers/jsonrpc"
+	"github.com/mcprt/mcprt/handlers/mcp"
 	"github.com/mcprt/mcprt/runtime/gateway/internal/toolsearch"
 )
 
@@ -177,7 +178,7 @@ func (sr *search) searchIndex() (*toolsearch.Index, []handlers.Tool) {
 
 // searchTools is search_tools: the tools the caller may use (Access, as
 // tools/list shows them), ranked for the query.
-func (sr *search) searchTools(ctx context.Context, req *handlers.Request, args json.RawMessage) (*handlers.CallToolResult, error) {
+func (sr *search) searchTools(ctx context.Context, req *handlers.Request, args json.RawMessage) (*mcp.CallToolResult, error) {
 	var in struct {
 		Query string `json:"query"`
 		Limit int    `json:"limit"`
@@ -220,7 +221,7 @@ func (sr *search) searchTools(ctx context.Context, req *handlers.Request, args j
 	if err != nil {
 		return nil, err
 	}
-	return &handlers.CallToolResult{Content: []handlers.Content{handlers.TextContent(text.String())}, StructuredContent: json.RawMessage(structured)}, nil
+	return &mcp.CallToolResult{Content: []mcp.Content{mcp.TextContent(text.String())}, StructuredContent: json.RawMessage(structured)}, nil
 }
 
 func compactJSON(raw json.RawMessage) string {
@@ -291,7 +292,7 @@ func namedToolParams(req *handlers.Request, args json.RawMessage) (json.RawMessa
 // before it is answered. A 2025-11-25 params.task is refused before it
 // gets here (call_tool itself is no task tool): only the Start path
 // serves it.
-func (sr *search) callNamedTool(ctx context.Context, req *handlers.Request, args json.RawMessage) (*handlers.CallToolResult, error) {
+func (sr *search) callNamedTool(ctx context.Context, req *handlers.Request, args json.RawMessage) (*mcp.CallToolResult, error) {
 	params, err := namedToolParams(req, args)
 	if err != nil {
 		return nil, err
@@ -309,7 +310,7 @@ func (sr *search) callNamedTool(ctx context.Context, req *handlers.Request, args
 	switch r := res.(type) {
 	case nil:
 		return nil, err
-	case *handlers.CallToolResult:
+	case *mcp.CallToolResult:
 		return r, err
 	}
 	// Another answer of tools/call (a task created): sent as it is.
@@ -317,7 +318,7 @@ func (sr *search) callNamedTool(ctx context.Context, req *handlers.Request, args
 	if merr != nil {
 		return nil, merr
 	}
-	return handlers.EncodedResult(raw), err
+	return mcp.EncodedResult(raw), err
 }
 
 // watch marks the index stale on every change of the server's tools,

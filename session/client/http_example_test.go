@@ -52,7 +52,7 @@ func ExampleConnectURL() {
 			fmt.Println(err)
 			return
 		}
-		fmt.Println(c.ServerInfo().Name, c.Era(), c.ProtocolVersion(), string(res.StructuredContent))
+		fmt.Println(c.ServerInfo().Name, c.Era(), c.ProtocolVersion(), fmt.Sprintf("%s", res.StructuredContent))
 		fmt.Println(c.Close()) // a legacy session ends with DELETE
 	}
 

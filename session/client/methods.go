@@ -120,8 +120,8 @@ func (c *Client) ListTools(ctx context.Context, opts ...CallOption) ([]Tool, err
 }
 
 // ListResources lists every resource (all pages) and caches the list.
-func (c *Client) ListResources(ctx context.Context, opts ...CallOption) ([]Resource, error) {
-	return listAll[Resource](ctx, c, mResources, "resources", opts, nil)
+func (c *Client) ListResources(ctx context.Context, opts ...CallOption) ([]mcp.Resource, error) {
+	return listAll[mcp.Resource](ctx, c, mResources, "resources", opts, nil)
 }
 
 // ListResourceTemplates lists every resource template (all pages) and
@@ -151,7 +151,7 @@ func cached[T any](c *Client, method string) ([]T, bool) {
 func (c *Client) CachedTools() ([]Tool, bool) { return cached[Tool](c, mTools) }
 
 // CachedResources is CachedTools for resources.
-func (c *Client) CachedResources() ([]Resource, bool) { return cached[Resource](c, mResources) }
+func (c *Client) CachedResources() ([]mcp.Resource, bool) { return cached[mcp.Resource](c, mResources) }
 
 // CachedResourceTemplates is CachedTools for resource templates (refreshed
 // on notifications/resources/list_changed).
@@ -241,12 +241,12 @@ func (c *Client) refetch(k ListKind) error {
 
 // CallTool calls a tool. args is marshalled as the arguments object (nil
 // sends none). A tool that failed is a result with IsError, not an error.
-func (c *Client) CallTool(ctx context.Context, name string, args any, opts ...CallOption) (*CallToolResult, error) {
+func (c *Client) CallTool(ctx context.Context, name string, args any, opts ...CallOption) (*mcp.CallToolResult, error) {
 	params := map[string]any{"name": name}
 	if !isNil(args) {
 		params["arguments"] = args
 	}
-	var res CallToolResult
+	var res mcp.CallToolResult
 	if err := c.Call(ctx, "tools/call", params, &res, opts...); err != nil {
 		return nil, err
 	}
@@ -263,12 +263,12 @@ func (c *Client) ReadResource(ctx context.Context, uri string, opts ...CallOptio
 }
 
 // GetPrompt gets a prompt with its arguments (nil sends none).
-func (c *Client) GetPrompt(ctx context.Context, name string, args map[string]string, opts ...CallOption) (*GetPromptResult, error) {
+func (c *Client) GetPrompt(ctx context.Context, name string, args map[string]string, opts ...CallOption) (*mcp.GetPromptResult, error) {
 	params := map[string]any{"name": name}
 	if args != nil {
 		params["arguments"] = args
 	}
-	var res GetPromptResult
+	var res mcp.GetPromptResult
 	if err := c.Call(ctx, "prompts/get", params, &res, opts...); err != nil {
 		return nil, err
 	}

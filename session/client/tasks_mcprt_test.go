@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcprt/mcprt/handlers/mcp"
 	"github.com/mcprt/mcprt/session/client"
 )
 
@@ -68,7 +69,7 @@ func mcprtTaskLifecycle(t *testing.T, c *client.Client) {
 	task := start("slow_compute", map[string]any{"seconds": 1, "label": "client"})
 	var statuses []client.TaskStatus
 	raw, err := c.AwaitTask(ctx(t), task, func(tk client.Task) { statuses = append(statuses, tk.Status) })
-	var r client.CallToolResult
+	var r mcp.CallToolResult
 	if err != nil || json.Unmarshal(raw, &r) != nil || len(r.Content) == 0 || r.IsError {
 		t.Fatalf("slow_compute: %s %v", raw, err)
 	}

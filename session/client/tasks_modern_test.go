@@ -175,7 +175,7 @@ func TestModernTaskPolled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var r client.CallToolResult
+	var r mcp.CallToolResult
 	if json.Unmarshal(raw, &r) != nil || len(r.Content) != 1 || r.Content[0].Text != "job done" {
 		t.Fatalf("result %s", raw)
 	}
