@@ -15,8 +15,8 @@ import (
 func accessServer() *Server {
 	ops := &Access{Scopes: []string{"admin"}, Claims: map[string][]string{"groups": {"ops"}}}
 	s := NewServer(mcp.Implementation{Name: "t", Version: "1"}, "")
-	s.AddTool(Tool{Name: "open"}, textTool("open"))
-	s.AddTool(Tool{Name: "drop", Access: ops}, textTool("dropped"))
+	s.AddTool(Tool{Tool: mcp.Tool{Name: "open"}}, textTool("open"))
+	s.AddTool(Tool{Tool: mcp.Tool{Name: "drop"}, Access: ops}, textTool("dropped"))
 	prompt := func(context.Context, *Request, map[string]string) (*mcp.GetPromptResult, error) {
 		return &mcp.GetPromptResult{}, nil
 	}
@@ -136,7 +136,7 @@ func TestAccessPages(t *testing.T) {
 		if n == "b" || n == "c" {
 			a = admin
 		}
-		s.AddTool(Tool{Name: n, Access: a}, textTool(n))
+		s.AddTool(Tool{Tool: mcp.Tool{Name: n}, Access: a}, textTool(n))
 	}
 	var names []string
 	params := `{}`

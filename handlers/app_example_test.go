@@ -30,9 +30,11 @@ func Example_mcpApp() {
 	srv := handlers.NewServer(mcp.Implementation{Name: "weather", Version: "1.0.0"}, "")
 	srv.SetExtension(appUI, nil)
 	srv.AddTool(handlers.Tool{
-		Name:        "forecast",
-		Description: "Today's forecast, with a chart for hosts that show apps.",
-		Meta:        json.RawMessage(`{"ui":{"resourceUri":"ui://weather/forecast.html"}}`),
+		Tool: mcp.Tool{
+			Name:        "forecast",
+			Description: "Today's forecast, with a chart for hosts that show apps.",
+			Meta:        json.RawMessage(`{"ui":{"resourceUri":"ui://weather/forecast.html"}}`),
+		},
 	}, func(_ context.Context, req *handlers.Request, _ json.RawMessage) (*mcp.CallToolResult, error) {
 		text := "Sunny, 21°C."
 		if _, ok := req.ClientExtension(appUI); !ok {

@@ -104,8 +104,10 @@ func BenchmarkStringArg(b *testing.B) {
 func ExampleStringArg() {
 	s := handlers.NewServer(mcp.Implementation{Name: "demo", Version: "1.0.0"}, "")
 	s.AddTool(handlers.Tool{
-		Name:        "repeat",
-		InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"},"times":{"type":"integer","minimum":1},"shout":{"type":"boolean"}},"required":["text"]}`),
+		Tool: mcp.Tool{
+			Name:        "repeat",
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"},"times":{"type":"integer","minimum":1},"shout":{"type":"boolean"}},"required":["text"]}`),
+		},
 	}, func(_ context.Context, _ *handlers.Request, args json.RawMessage) (*mcp.CallToolResult, error) {
 		text, ok := handlers.StringArg(args, "text")
 		if !ok {

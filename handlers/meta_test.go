@@ -21,7 +21,7 @@ func TestMetaPerEra(t *testing.T) {
 		execRaw  = `{"taskSupport":"optional"}`
 	)
 	s := NewServer(mcp.Implementation{Name: "t", Version: "1"}, "")
-	s.AddTool(Tool{Name: "app", Meta: json.RawMessage(toolMeta), Execution: json.RawMessage(execRaw)},
+	s.AddTool(Tool{Tool: mcp.Tool{Name: "app", Meta: json.RawMessage(toolMeta), Execution: json.RawMessage(execRaw)}},
 		func(context.Context, *Request, json.RawMessage) (*mcp.CallToolResult, error) {
 			text := mcp.TextContent("hi")
 			text.Meta = json.RawMessage(itemMeta)
@@ -30,7 +30,7 @@ func TestMetaPerEra(t *testing.T) {
 				Meta:    json.RawMessage(itemMeta),
 			}, nil
 		})
-	s.AddTool(Tool{Name: "plain"}, func(context.Context, *Request, json.RawMessage) (*mcp.CallToolResult, error) {
+	s.AddTool(Tool{Tool: mcp.Tool{Name: "plain"}}, func(context.Context, *Request, json.RawMessage) (*mcp.CallToolResult, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{mcp.TextContent("p")}, Meta: json.RawMessage(itemMeta)}, nil
 	})
 	s.AddResource(Resource{Resource: mcp.Resource{URI: "ui://app/main.html", Name: "main", MimeType: "text/html;profile=mcp-app", Meta: json.RawMessage(appMeta)}},
@@ -83,8 +83,10 @@ func TestMetaMustBeObject(t *testing.T) {
 	}
 	get := func(context.Context, *Request, map[string]string) (*mcp.GetPromptResult, error) { return nil, nil }
 	for name, add := range map[string]func(){
-		"tool _meta":     func() { s.AddTool(Tool{Name: "x", Meta: json.RawMessage(`[1]`)}, textTool("x")) },
-		"tool execution": func() { s.AddTool(Tool{Name: "x", Execution: json.RawMessage(`"optional"`)}, textTool("x")) },
+		"tool _meta": func() { s.AddTool(Tool{Tool: mcp.Tool{Name: "x", Meta: json.RawMessage(`[1]`)}}, textTool("x")) },
+		"tool execution": func() {
+			s.AddTool(Tool{Tool: mcp.Tool{Name: "x", Execution: json.RawMessage(`"optional"`)}}, textTool("x"))
+		},
 		"resource _meta": func() {
 			s.AddResource(Resource{Resource: mcp.Resource{URI: "a:b", Name: "b", Meta: json.RawMessage(`1`)}}, read)
 		},
@@ -92,7 +94,7 @@ func TestMetaMustBeObject(t *testing.T) {
 			s.AddResourceTemplate(ResourceTemplate{URITemplate: "a:{b}", Name: "b", Meta: json.RawMessage(`"x"`)}, read)
 		},
 		"prompt _meta":    func() { s.AddPrompt(Prompt{Name: "p", Meta: json.RawMessage(`true`)}, get) },
-		"tool _meta json": func() { s.AddTool(Tool{Name: "x", Meta: json.RawMessage(`{`)}, textTool("x")) },
+		"tool _meta json": func() { s.AddTool(Tool{Tool: mcp.Tool{Name: "x", Meta: json.RawMessage(`{`)}}, textTool("x")) },
 	} {
 		func() {
 			defer func() {
@@ -103,7 +105,7 @@ func TestMetaMustBeObject(t *testing.T) {
 			add()
 		}()
 	}
-	s.AddTool(Tool{Name: "n", Meta: json.RawMessage(`null`)}, textTool("x"))
+	s.AddTool(Tool{Tool: mcp.Tool{Name: "n", Meta: json.RawMessage(`null`)}}, textTool("x"))
 	if got := run(t, s, "2025-11-25", "tools/list", `{}`).result; strings.Contains(got, "_meta") {
 		t.Errorf("a null _meta was listed: %s", got)
 	}

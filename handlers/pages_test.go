@@ -59,7 +59,7 @@ var lists = []struct {
 	add         func(s *Server, name string)
 	remove      func(s *Server, name string) bool
 }{
-	{"tools/list", "tools", func(s *Server, n string) { s.AddTool(Tool{Name: n}, textTool(n)) }, (*Server).RemoveTool},
+	{"tools/list", "tools", func(s *Server, n string) { s.AddTool(Tool{Tool: mcp.Tool{Name: n}}, textTool(n)) }, (*Server).RemoveTool},
 	{"resources/list", "resources", func(s *Server, n string) {
 		s.AddResource(Resource{Resource: mcp.Resource{URI: "x:" + n, Name: n}}, noContents)
 	},
@@ -112,7 +112,7 @@ func TestPaginationExactPages(t *testing.T) {
 	s := NewServer(mcp.Implementation{Name: "t", Version: "1"}, "")
 	s.SetPageSize(2)
 	for _, n := range []string{"a", "b", "c", "d"} {
-		s.AddTool(Tool{Name: n}, textTool(n))
+		s.AddTool(Tool{Tool: mcp.Tool{Name: n}}, textTool(n))
 	}
 	names, next := listNames(t, s, "tools/list", "tools", "")
 	if next == "" {

@@ -18,8 +18,10 @@ func ExampleNewServer() {
 		"Keeps one note.")
 	note := "buy milk"
 	s.AddTool(handlers.Tool{
-		Name:        "read_note",
-		Description: "Returns the note.",
+		Tool: mcp.Tool{
+			Name:        "read_note",
+			Description: "Returns the note.",
+		},
 	}, func(context.Context, *handlers.Request, json.RawMessage) (*mcp.CallToolResult, error) {
 		return mcp.TextResult(note), nil
 	})

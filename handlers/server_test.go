@@ -146,7 +146,7 @@ func TestCapabilitiesFollowRegistrations(t *testing.T) {
 			t.Errorf("empty server offers %s", m)
 		}
 	}
-	s.AddTool(Tool{Name: "a"}, textTool("a"))
+	s.AddTool(Tool{Tool: mcp.Tool{Name: "a"}}, textTool("a"))
 	if got := caps(); got != `{"tools":{"listChanged":true}}` {
 		t.Fatalf("with a tool: %s", got)
 	}
@@ -177,7 +177,7 @@ func TestCapabilitiesFollowRegistrations(t *testing.T) {
 
 func TestMethodsCacheable(t *testing.T) {
 	s := NewServer(mcp.Implementation{Name: "t", Version: "1"}, "")
-	s.AddTool(Tool{Name: "a"}, textTool("a"))
+	s.AddTool(Tool{Tool: mcp.Tool{Name: "a"}}, textTool("a"))
 	s.AddPrompt(Prompt{Name: "p", Arguments: []PromptArgument{{Name: "x", Complete: CompleteFrom("y")}}},
 		func(context.Context, *Request, map[string]string) (*mcp.GetPromptResult, error) { return nil, nil })
 	s.AddResource(Resource{Resource: mcp.Resource{URI: "x:a", Name: "a"}}, func(context.Context, *Request, string, map[string]string) ([]mcp.ResourceContents, error) {

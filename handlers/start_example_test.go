@@ -48,7 +48,9 @@ func ExampleToolStarter() {
 
 	s := handlers.NewServer(mcp.Implementation{Name: "relay", Version: "1.0.0"}, "")
 	s.AddTool(handlers.Tool{
-		Name: "relay",
+		Tool: mcp.Tool{
+			Name: "relay",
+		},
 		Start: func(_ context.Context, _ *handlers.Request, args json.RawMessage, reply handlers.ToolReply) bool {
 			var in struct{ Text string }
 			if json.Unmarshal(args, &in) != nil || in.Text == "" {

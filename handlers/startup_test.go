@@ -44,7 +44,7 @@ func TestOffersStillComing(t *testing.T) {
 		default:
 		}
 	}
-	s.AddTool(Tool{Name: "late"}, func(context.Context, *Request, json.RawMessage) (*mcp.CallToolResult, error) {
+	s.AddTool(Tool{Tool: mcp.Tool{Name: "late"}}, func(context.Context, *Request, json.RawMessage) (*mcp.CallToolResult, error) {
 		return mcp.TextResult("here"), nil
 	})
 	close(ready)

@@ -45,7 +45,7 @@ func TestTaskOwner(t *testing.T) {
 // does, and the task is the caller's.
 func TestTaskKeepsCaller(t *testing.T) {
 	srv, m := benchTaskServer(t, nil)
-	srv.AddTool(handlers.Tool{Name: "who", Execution: json.RawMessage(`{"taskSupport":"required"}`)},
+	srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "who", Execution: json.RawMessage(`{"taskSupport":"required"}`)}},
 		func(_ context.Context, req *handlers.Request, _ json.RawMessage) (*mcp.CallToolResult, error) {
 			return mcp.TextResult("caller " + req.Caller.Principal()), nil
 		})

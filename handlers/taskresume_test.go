@@ -35,8 +35,8 @@ func TestTaskOfResumableToolRunsAgain(t *testing.T) {
 			}
 			return mcp.TextResult("ran " + string(args) + " for " + who), nil
 		}
-		srv.AddTool(handlers.Tool{Name: "job", Resumable: true, Execution: json.RawMessage(`{"taskSupport":"optional"}`)}, handler)
-		srv.AddTool(handlers.Tool{Name: "once", Execution: json.RawMessage(`{"taskSupport":"optional"}`)}, handler)
+		srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "job", Execution: json.RawMessage(`{"taskSupport":"optional"}`)}, Resumable: true}, handler)
+		srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "once", Execution: json.RawMessage(`{"taskSupport":"optional"}`)}}, handler)
 		j, err := tasks.OpenJournal(dir)
 		if err != nil {
 			t.Fatal(err)

@@ -25,8 +25,8 @@ func benchTaskServer(b testing.TB, store tasks.Store) (*handlers.Server, tasks.M
 	echo := func(_ context.Context, _ *handlers.Request, _ json.RawMessage) (*mcp.CallToolResult, error) {
 		return mcp.TextResult("ok"), nil
 	}
-	srv.AddTool(handlers.Tool{Name: "plain"}, echo)
-	srv.AddTool(handlers.Tool{Name: "job", Execution: json.RawMessage(`{"taskSupport":"optional"}`)}, echo)
+	srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "plain"}}, echo)
+	srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "job", Execution: json.RawMessage(`{"taskSupport":"optional"}`)}}, echo)
 	e, _ := actor.NewEngine(actor.NewEngineConfig())
 	m, err := taskrun.Start(e, taskrun.Config{Store: store, MaxLive: -1, MaxLivePerOwner: -1})
 	if err != nil {

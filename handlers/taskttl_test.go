@@ -22,7 +22,7 @@ import (
 // task object whose ttl is bad is told so, not that it is no object.
 func TestTaskHugeTTL(t *testing.T) {
 	srv := handlers.NewServer(mcp.Implementation{Name: "ttl", Version: "0"}, "")
-	srv.AddTool(handlers.Tool{Name: "job", Execution: json.RawMessage(`{"taskSupport":"optional"}`)},
+	srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "job", Execution: json.RawMessage(`{"taskSupport":"optional"}`)}},
 		func(context.Context, *handlers.Request, json.RawMessage) (*mcp.CallToolResult, error) {
 			return mcp.TextResult("done"), nil
 		})

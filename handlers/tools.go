@@ -14,30 +14,10 @@ import (
 	"github.com/mcprt/mcprt/handlers/mcp"
 )
 
-// Tool describes a tool as tools/list shows it.
+// Tool is a tool as a server offers it: what tools/list shows (mcp.Tool)
+// and how the server runs it.
 type Tool struct {
-	// Name is 1 to 128 characters from A-Z, a-z, 0-9, '_', '-' and '.'.
-	Name string `json:"name"`
-	// Title is a display name (sent from 2025-06-18 on).
-	Title       string `json:"title,omitempty"`
-	Description string `json:"description,omitempty"`
-	// InputSchema is a JSON Schema of the arguments object; it must have
-	// "type":"object". Nil means a tool without arguments.
-	InputSchema json.RawMessage `json:"inputSchema"`
-	// OutputSchema, when set, describes structuredContent, which the tool
-	// must then return (sent from 2025-06-18 on).
-	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
-	// Annotations are sent from 2025-03-26 on.
-	Annotations *ToolAnnotations `json:"annotations,omitempty"`
-	// Icons are sent from 2025-11-25 on.
-	Icons []mcp.Icon `json:"icons,omitempty"`
-	// Execution is the tool's execution object (2025-11-25 on), such as
-	// {"taskSupport":"optional"}, sent as it is: nil for none.
-	Execution json.RawMessage `json:"execution,omitempty"`
-	// Meta is the tool's _meta (2025-06-18 on), a JSON object sent as it
-	// is: how extensions describe a tool, such as an MCP App's
-	// {"ui":{"resourceUri":"ui://…"}}. Nil for none.
-	Meta json.RawMessage `json:"_meta,omitempty"`
+	mcp.Tool
 	// Timeout, if positive, replaces the session's request timeout for
 	// calls of this tool: the call is answered with a timeout error and its
 	// context cancelled once Timeout has passed.
@@ -120,15 +100,7 @@ func (r ToolReply) Done(res *mcp.CallToolResult, err error) {
 // the ToolStarter had not taken it.
 func (r ToolReply) Fallback() { r.d.Fallback() }
 
-// ToolAnnotations are hints about a tool's behaviour; clients treat them as untrusted.
-type ToolAnnotations struct {
-	Title           string `json:"title,omitempty"`
-	ReadOnlyHint    *bool  `json:"readOnlyHint,omitempty"`
-	DestructiveHint *bool  `json:"destructiveHint,omitempty"`
-	IdempotentHint  *bool  `json:"idempotentHint,omitempty"`
-	OpenWorldHint   *bool  `json:"openWorldHint,omitempty"`
-}
-
+// forVersion adapts t to what req's revision can carry.
 func (t *Tool) forVersion(req *Request) *Tool {
 	if since(req, mcp.Version20251125) {
 		return t

@@ -18,16 +18,18 @@ func TestListToolsPerEra(t *testing.T) {
 	yes := true
 	s := NewServer(mcp.Implementation{Name: "t", Version: "1"}, "")
 	s.AddTool(Tool{
-		Name:         "rich",
-		Title:        "Rich",
-		Description:  "Has everything.",
-		InputSchema:  json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}}}`),
-		OutputSchema: json.RawMessage(`{"type":"object"}`),
-		Annotations:  &ToolAnnotations{ReadOnlyHint: &yes},
-		Icons:        []mcp.Icon{{Src: "data:,x", MimeType: "image/png"}},
-		Timeout:      time.Second,
+		Tool: mcp.Tool{
+			Name:         "rich",
+			Title:        "Rich",
+			Description:  "Has everything.",
+			InputSchema:  json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}}}`),
+			OutputSchema: json.RawMessage(`{"type":"object"}`),
+			Annotations:  &mcp.ToolAnnotations{ReadOnlyHint: &yes},
+			Icons:        []mcp.Icon{{Src: "data:,x", MimeType: "image/png"}},
+		},
+		Timeout: time.Second,
 	}, textTool("x"))
-	s.AddTool(Tool{Name: "plain"}, textTool("x"))
+	s.AddTool(Tool{Tool: mcp.Tool{Name: "plain"}}, textTool("x"))
 	const plain = `{"name":"plain","inputSchema":{"type":"object"}}`
 	want := map[string]string{
 		"2024-11-05": `{"tools":[{"name":"rich","description":"Has everything.","inputSchema":{"type":"object","properties":{"n":{"type":"integer"}}}},` + plain + `]}`,
@@ -45,8 +47,8 @@ func TestListToolsPerEra(t *testing.T) {
 
 func TestCallToolProtocolErrors(t *testing.T) {
 	s := NewServer(mcp.Implementation{Name: "t", Version: "1"}, "")
-	s.AddTool(Tool{Name: "echo"}, textTool("x"))
-	s.AddTool(Tool{Name: "refuses"}, func(context.Context, *Request, json.RawMessage) (*mcp.CallToolResult, error) {
+	s.AddTool(Tool{Tool: mcp.Tool{Name: "echo"}}, textTool("x"))
+	s.AddTool(Tool{Tool: mcp.Tool{Name: "refuses"}}, func(context.Context, *Request, json.RawMessage) (*mcp.CallToolResult, error) {
 		return nil, fmt.Errorf("wrapped: %w", &jsonrpc.Error{Code: -32042, Message: "go elsewhere"})
 	})
 	for _, v := range eras {
@@ -74,10 +76,10 @@ func TestCallToolProtocolErrors(t *testing.T) {
 
 func TestCallToolFailureIsAResult(t *testing.T) {
 	s := NewServer(mcp.Implementation{Name: "t", Version: "1"}, "")
-	s.AddTool(Tool{Name: "fail"}, func(context.Context, *Request, json.RawMessage) (*mcp.CallToolResult, error) {
+	s.AddTool(Tool{Tool: mcp.Tool{Name: "fail"}}, func(context.Context, *Request, json.RawMessage) (*mcp.CallToolResult, error) {
 		return nil, errors.New("disk <full>")
 	})
-	s.AddTool(Tool{Name: "nil"}, func(context.Context, *Request, json.RawMessage) (*mcp.CallToolResult, error) { return nil, nil })
+	s.AddTool(Tool{Tool: mcp.Tool{Name: "nil"}}, func(context.Context, *Request, json.RawMessage) (*mcp.CallToolResult, error) { return nil, nil })
 	for _, v := range eras {
 		wantResult(t, run(t, s, v, "tools/call", `{"name":"fail"}`), `{"content":[{"type":"text","text":"disk \u003cfull\u003e"}],"isError":true}`)
 		wantResult(t, run(t, s, v, "tools/call", `{"name":"nil"}`), `{"content":[]}`)
@@ -88,8 +90,10 @@ func TestCallToolInputValidationPerEra(t *testing.T) {
 	s := NewServer(mcp.Implementation{Name: "t", Version: "1"}, "")
 	called := 0
 	s.AddTool(Tool{
-		Name:        "count",
-		InputSchema: json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer","minimum":1}},"required":["n"],"additionalProperties":false}`),
+		Tool: mcp.Tool{
+			Name:        "count",
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer","minimum":1}},"required":["n"],"additionalProperties":false}`),
+		},
 	}, func(_ context.Context, _ *Request, args json.RawMessage) (*mcp.CallToolResult, error) {
 		called++
 		return mcp.TextResult(string(args)), nil
@@ -114,13 +118,13 @@ func TestCallToolInputValidationPerEra(t *testing.T) {
 func TestCallToolStructuredContentPerEra(t *testing.T) {
 	s := NewServer(mcp.Implementation{Name: "t", Version: "1"}, "")
 	out := json.RawMessage(`{"type":"object","properties":{"sum":{"type":"number"}},"required":["sum"]}`)
-	s.AddTool(Tool{Name: "mirrored", OutputSchema: out}, func(context.Context, *Request, json.RawMessage) (*mcp.CallToolResult, error) {
+	s.AddTool(Tool{Tool: mcp.Tool{Name: "mirrored", OutputSchema: out}}, func(context.Context, *Request, json.RawMessage) (*mcp.CallToolResult, error) {
 		return &mcp.CallToolResult{StructuredContent: map[string]int{"sum": 3}}, nil
 	})
-	s.AddTool(Tool{Name: "own-text", OutputSchema: out}, func(context.Context, *Request, json.RawMessage) (*mcp.CallToolResult, error) {
+	s.AddTool(Tool{Tool: mcp.Tool{Name: "own-text", OutputSchema: out}}, func(context.Context, *Request, json.RawMessage) (*mcp.CallToolResult, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{mcp.TextContent("three")}, StructuredContent: map[string]int{"sum": 3}}, nil
 	})
-	s.AddTool(Tool{Name: "array"}, func(context.Context, *Request, json.RawMessage) (*mcp.CallToolResult, error) {
+	s.AddTool(Tool{Tool: mcp.Tool{Name: "array"}}, func(context.Context, *Request, json.RawMessage) (*mcp.CallToolResult, error) {
 		return &mcp.CallToolResult{StructuredContent: []int{1, 2}}, nil
 	})
 	for _, c := range []struct{ version, mirrored, ownText, array string }{
@@ -143,13 +147,13 @@ func TestCallToolOutputSchemaViolationIsInternal(t *testing.T) {
 	s := NewServer(mcp.Implementation{Name: "t", Version: "1"}, "")
 	out := json.RawMessage(`{"type":"object","properties":{"sum":{"type":"number"}},"required":["sum"]}`)
 	shared := &mcp.CallToolResult{StructuredContent: map[string]string{"sum": "three"}}
-	s.AddTool(Tool{Name: "wrong", OutputSchema: out}, func(context.Context, *Request, json.RawMessage) (*mcp.CallToolResult, error) {
+	s.AddTool(Tool{Tool: mcp.Tool{Name: "wrong", OutputSchema: out}}, func(context.Context, *Request, json.RawMessage) (*mcp.CallToolResult, error) {
 		return shared, nil
 	})
-	s.AddTool(Tool{Name: "none", OutputSchema: out}, func(context.Context, *Request, json.RawMessage) (*mcp.CallToolResult, error) {
+	s.AddTool(Tool{Tool: mcp.Tool{Name: "none", OutputSchema: out}}, func(context.Context, *Request, json.RawMessage) (*mcp.CallToolResult, error) {
 		return mcp.TextResult("forgot"), nil
 	})
-	s.AddTool(Tool{Name: "failing", OutputSchema: out}, func(context.Context, *Request, json.RawMessage) (*mcp.CallToolResult, error) {
+	s.AddTool(Tool{Tool: mcp.Tool{Name: "failing", OutputSchema: out}}, func(context.Context, *Request, json.RawMessage) (*mcp.CallToolResult, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{mcp.TextContent("no luck")}, IsError: true}, nil
 	})
 	for _, v := range eras {
@@ -166,7 +170,7 @@ func TestCallToolOutputSchemaViolationIsInternal(t *testing.T) {
 func TestContentPerEra(t *testing.T) {
 	prio := 0.0
 	s := NewServer(mcp.Implementation{Name: "t", Version: "1"}, "")
-	s.AddTool(Tool{Name: "mixed"}, func(context.Context, *Request, json.RawMessage) (*mcp.CallToolResult, error) {
+	s.AddTool(Tool{Tool: mcp.Tool{Name: "mixed"}}, func(context.Context, *Request, json.RawMessage) (*mcp.CallToolResult, error) {
 		text := mcp.TextContent("hi")
 		text.Annotations = &mcp.Annotations{Audience: []string{"user"}, Priority: &prio, LastModified: "2026-01-02T03:04:05Z"}
 		return &mcp.CallToolResult{Content: []mcp.Content{
@@ -250,7 +254,7 @@ func TestContentRoundTrip(t *testing.T) {
 
 func TestToolTimeout(t *testing.T) {
 	s := NewServer(mcp.Implementation{Name: "t", Version: "1"}, "")
-	s.AddTool(Tool{Name: "slow", Timeout: 20 * time.Millisecond}, func(ctx context.Context, _ *Request, _ json.RawMessage) (*mcp.CallToolResult, error) {
+	s.AddTool(Tool{Tool: mcp.Tool{Name: "slow"}, Timeout: 20 * time.Millisecond}, func(ctx context.Context, _ *Request, _ json.RawMessage) (*mcp.CallToolResult, error) {
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
@@ -258,7 +262,7 @@ func TestToolTimeout(t *testing.T) {
 			return mcp.TextResult("too late"), nil
 		}
 	})
-	s.AddTool(Tool{Name: "quick"}, textTool("ok"))
+	s.AddTool(Tool{Tool: mcp.Tool{Name: "quick"}}, textTool("ok"))
 
 	// With a session, the session owns the deadline.
 	peer := &fakePeer{}
@@ -298,13 +302,13 @@ func TestAddToolRejects(t *testing.T) {
 		h    ToolHandler
 		want string
 	}{
-		{"no handler", Tool{Name: "a"}, nil, "needs a handler"},
-		{"empty name", Tool{Name: ""}, textTool("x"), "invalid tool name"},
-		{"space in name", Tool{Name: "a b"}, textTool("x"), "invalid tool name"},
-		{"long name", Tool{Name: strings.Repeat("a", 129)}, textTool("x"), "invalid tool name"},
-		{"array schema", Tool{Name: "a", InputSchema: json.RawMessage(`{"type":"array"}`)}, textTool("x"), `"type":"object"`},
-		{"bad schema", Tool{Name: "a", InputSchema: json.RawMessage(`{"type":"object","minProperties":"x"}`)}, textTool("x"), "inputSchema"},
-		{"bad output schema", Tool{Name: "a", OutputSchema: json.RawMessage(`{"$ref":"http://example.com/s"}`)}, textTool("x"), "outputSchema"},
+		{"no handler", Tool{Tool: mcp.Tool{Name: "a"}}, nil, "needs a handler"},
+		{"empty name", Tool{Tool: mcp.Tool{Name: ""}}, textTool("x"), "invalid tool name"},
+		{"space in name", Tool{Tool: mcp.Tool{Name: "a b"}}, textTool("x"), "invalid tool name"},
+		{"long name", Tool{Tool: mcp.Tool{Name: strings.Repeat("a", 129)}}, textTool("x"), "invalid tool name"},
+		{"array schema", Tool{Tool: mcp.Tool{Name: "a", InputSchema: json.RawMessage(`{"type":"array"}`)}}, textTool("x"), `"type":"object"`},
+		{"bad schema", Tool{Tool: mcp.Tool{Name: "a", InputSchema: json.RawMessage(`{"type":"object","minProperties":"x"}`)}}, textTool("x"), "inputSchema"},
+		{"bad output schema", Tool{Tool: mcp.Tool{Name: "a", OutputSchema: json.RawMessage(`{"$ref":"http://example.com/s"}`)}}, textTool("x"), "outputSchema"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			defer func() {
@@ -319,15 +323,15 @@ func TestAddToolRejects(t *testing.T) {
 	if _, ok := s.Method("tools/list"); ok {
 		t.Fatal("a rejected tool was registered")
 	}
-	s.AddTool(Tool{Name: strings.Repeat("a", 128)}, textTool("x"))
-	s.AddTool(Tool{Name: "A-z_0.9"}, textTool("x"))
+	s.AddTool(Tool{Tool: mcp.Tool{Name: strings.Repeat("a", 128)}}, textTool("x"))
+	s.AddTool(Tool{Tool: mcp.Tool{Name: "A-z_0.9"}}, textTool("x"))
 }
 
 func TestReplaceToolKeepsPlace(t *testing.T) {
 	s := NewServer(mcp.Implementation{Name: "t", Version: "1"}, "")
-	s.AddTool(Tool{Name: "a"}, textTool("1"))
-	s.AddTool(Tool{Name: "b"}, textTool("1"))
-	s.AddTool(Tool{Name: "a", Description: "new"}, textTool("2"))
+	s.AddTool(Tool{Tool: mcp.Tool{Name: "a"}}, textTool("1"))
+	s.AddTool(Tool{Tool: mcp.Tool{Name: "b"}}, textTool("1"))
+	s.AddTool(Tool{Tool: mcp.Tool{Name: "a", Description: "new"}}, textTool("2"))
 	wantResult(t, run(t, s, "2025-11-25", "tools/list", `{}`),
 		`{"tools":[{"name":"a","description":"new","inputSchema":{"type":"object"}},{"name":"b","inputSchema":{"type":"object"}}]}`)
 	wantResult(t, run(t, s, "2025-11-25", "tools/call", `{"name":"a"}`), `{"content":[{"type":"text","text":"2"}]}`)
@@ -342,8 +346,10 @@ func TestReplaceToolKeepsPlace(t *testing.T) {
 func BenchmarkCallTool(b *testing.B) {
 	s := NewServer(mcp.Implementation{Name: "t", Version: "1"}, "")
 	s.AddTool(Tool{
-		Name:        "echo",
-		InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`),
+		Tool: mcp.Tool{
+			Name:        "echo",
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`),
+		},
 	}, func(_ context.Context, _ *Request, args json.RawMessage) (*mcp.CallToolResult, error) {
 		var a struct{ Text string }
 		if err := json.Unmarshal(args, &a); err != nil {
@@ -373,14 +379,14 @@ func TestInputRequiredPassesThrough(t *testing.T) {
 		}
 		return fmt.Sprint(res.Content["name"]), nil
 	}
-	s.AddTool(Tool{Name: "raw"}, func(ctx context.Context, req *Request, _ json.RawMessage) (*mcp.CallToolResult, error) {
+	s.AddTool(Tool{Tool: mcp.Tool{Name: "raw"}}, func(ctx context.Context, req *Request, _ json.RawMessage) (*mcp.CallToolResult, error) {
 		name, err := ask(ctx, req)
 		if err != nil {
 			return nil, err
 		}
 		return mcp.TextResult(name), nil
 	})
-	AddTool(s, Tool{Name: "typed"}, func(ctx context.Context, req *Request, _ struct{}) (any, error) {
+	AddTool(s, Tool{Tool: mcp.Tool{Name: "typed"}}, func(ctx context.Context, req *Request, _ struct{}) (any, error) {
 		return ask(ctx, req)
 	})
 	s.AddPrompt(Prompt{Name: "p"}, func(ctx context.Context, req *Request, _ map[string]string) (*mcp.GetPromptResult, error) {

@@ -16,8 +16,8 @@ func TestUnlistedTool(t *testing.T) {
 	h := func(context.Context, *Request, json.RawMessage) (*mcp.CallToolResult, error) {
 		return mcp.TextResult("ran"), nil
 	}
-	s.AddTool(Tool{Name: "shown"}, h)
-	s.AddTool(Tool{Name: "hidden", Unlisted: true}, h)
+	s.AddTool(Tool{Tool: mcp.Tool{Name: "shown"}}, h)
+	s.AddTool(Tool{Tool: mcp.Tool{Name: "hidden"}, Unlisted: true}, h)
 	list, _ := s.Method("tools/list")
 	call, _ := s.Method("tools/call")
 	ctx := context.Background()

@@ -96,8 +96,10 @@ func startBenchTree(b *testing.B, maxInFlight int) *benchTree {
 	t := &benchTree{e: e, session: supervisor.NewInbox(), writer: supervisor.NewInbox(), backlog: wire.NewBacklog(maxInFlight), sink: &benchSink{}, k: maxInFlight}
 	srv := handlers.NewServer(mcp.Implementation{Name: "bench", Version: "1"}, "")
 	srv.AddTool(handlers.Tool{
-		Name:        "echo",
-		InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`),
+		Tool: mcp.Tool{
+			Name:        "echo",
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`),
+		},
 	}, func(_ context.Context, _ *handlers.Request, args json.RawMessage) (*mcp.CallToolResult, error) {
 		var a struct{ Text *string }
 		if err := json.Unmarshal(args, &a); err != nil || a.Text == nil {

@@ -51,7 +51,7 @@ func deferredServer(t *testing.T, timeout time.Duration) *handlers.Server {
 		})
 		return true
 	}
-	srv.AddTool(handlers.Tool{Name: "relay", Start: start, Timeout: timeout}, func(context.Context, *handlers.Request, json.RawMessage) (*mcp.CallToolResult, error) {
+	srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "relay"}, Start: start, Timeout: timeout}, func(context.Context, *handlers.Request, json.RawMessage) (*mcp.CallToolResult, error) {
 		return mcp.TextResult("handler"), nil
 	})
 	return srv

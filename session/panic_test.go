@@ -17,13 +17,13 @@ import (
 // client capability.
 func panicServer() *handlers.Server {
 	srv := testServer()
-	srv.AddTool(handlers.Tool{Name: "secret-panic"}, func(context.Context, *handlers.Request, json.RawMessage) (*mcp.CallToolResult, error) {
+	srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "secret-panic"}}, func(context.Context, *handlers.Request, json.RawMessage) (*mcp.CallToolResult, error) {
 		panic("password=hunter2")
 	})
 	srv.AddPrompt(handlers.Prompt{Name: "boom"}, func(context.Context, *handlers.Request, map[string]string) (*mcp.GetPromptResult, error) {
 		panic("password=hunter2")
 	})
-	srv.AddTool(handlers.Tool{Name: "needs-roots"}, func(context.Context, *handlers.Request, json.RawMessage) (*mcp.CallToolResult, error) {
+	srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "needs-roots"}}, func(context.Context, *handlers.Request, json.RawMessage) (*mcp.CallToolResult, error) {
 		return nil, handlers.RequireCapability("roots")
 	})
 	return srv

@@ -130,7 +130,7 @@ type callerKey struct{}
 
 func seamServer(release <-chan struct{}, started chan<- struct{}) *handlers.Server {
 	srv := handlers.NewServer(mcp.Implementation{Name: "seam", Version: "1"}, "")
-	srv.AddTool(handlers.Tool{Name: "who"}, func(ctx context.Context, req *handlers.Request, _ json.RawMessage) (*mcp.CallToolResult, error) {
+	srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "who"}}, func(ctx context.Context, req *handlers.Request, _ json.RawMessage) (*mcp.CallToolResult, error) {
 		req.Progress(1, 2, "half")
 		if started != nil {
 			started <- struct{}{}
@@ -259,7 +259,7 @@ func (r *replier) final(t *testing.T) sent {
 // is the handler's Request.Caller; a request without one has none.
 func TestSeamCallerOnRequest(t *testing.T) {
 	srv := handlers.NewServer(mcp.Implementation{Name: "seam", Version: "1"}, "")
-	srv.AddTool(handlers.Tool{Name: "whoami"}, func(ctx context.Context, req *handlers.Request, _ json.RawMessage) (*mcp.CallToolResult, error) {
+	srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "whoami"}}, func(ctx context.Context, req *handlers.Request, _ json.RawMessage) (*mcp.CallToolResult, error) {
 		if req.Caller == nil {
 			return mcp.TextResult("nobody"), nil
 		}
@@ -291,7 +291,7 @@ func TestSeamCallerOnRequest(t *testing.T) {
 // server never issued; its own subject gets the answer.
 func TestSeamRequestStateBoundToCaller(t *testing.T) {
 	srv := handlers.NewServer(mcp.Implementation{Name: "seam", Version: "1"}, "")
-	srv.AddTool(handlers.Tool{Name: "greet"}, func(ctx context.Context, req *handlers.Request, _ json.RawMessage) (*mcp.CallToolResult, error) {
+	srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "greet"}}, func(ctx context.Context, req *handlers.Request, _ json.RawMessage) (*mcp.CallToolResult, error) {
 		res, err := req.Elicit(ctx, "Who are you?", json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}}}`))
 		if err != nil {
 			return nil, err

@@ -18,7 +18,7 @@ import (
 // answers; a tool that must be a task; and one that cannot be.
 func taskServer(t *testing.T) *handlers.Server {
 	srv := testServer()
-	srv.AddTool(handlers.Tool{Name: "job", Execution: json.RawMessage(`{"taskSupport":"optional"}`)},
+	srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "job", Execution: json.RawMessage(`{"taskSupport":"optional"}`)}},
 		func(ctx context.Context, req *handlers.Request, _ json.RawMessage) (*mcp.CallToolResult, error) {
 			req.Progress(1, 2, "half")
 			res, err := req.Elicit(ctx, "Name?", json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}}}`))
@@ -27,8 +27,8 @@ func taskServer(t *testing.T) *handlers.Server {
 			}
 			return mcp.TextResult("done for " + res.Content["name"].(string)), nil
 		})
-	srv.AddTool(handlers.Tool{Name: "must", Execution: json.RawMessage(`{"taskSupport":"required"}`)}, noopTool)
-	srv.AddTool(handlers.Tool{Name: "plain"}, noopTool)
+	srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "must", Execution: json.RawMessage(`{"taskSupport":"required"}`)}}, noopTool)
+	srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "plain"}}, noopTool)
 	m, err := runtime.StartTasks(nil, srv, runtime.TasksOptions{Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
@@ -282,7 +282,7 @@ func TestTasksModern(t *testing.T) {
 func TestTasksResultOutlivesRequestTimeout(t *testing.T) {
 	srv := testServer()
 	release := make(chan struct{})
-	srv.AddTool(handlers.Tool{Name: "slow", Execution: json.RawMessage(`{"taskSupport":"required"}`)},
+	srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "slow", Execution: json.RawMessage(`{"taskSupport":"required"}`)}},
 		func(ctx context.Context, _ *handlers.Request, _ json.RawMessage) (*mcp.CallToolResult, error) {
 			<-release
 			return mcp.TextResult("late but here"), nil
@@ -323,7 +323,7 @@ func TestTasksResultOutlivesRequestTimeout(t *testing.T) {
 func TestTasksListenFollowsOwnTasksOnly(t *testing.T) {
 	release := make(chan struct{})
 	srv := testServer()
-	srv.AddTool(handlers.Tool{Name: "slow", Execution: json.RawMessage(`{"taskSupport":"optional"}`)},
+	srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "slow", Execution: json.RawMessage(`{"taskSupport":"optional"}`)}},
 		func(ctx context.Context, _ *handlers.Request, _ json.RawMessage) (*mcp.CallToolResult, error) {
 			select {
 			case <-release:
@@ -386,12 +386,12 @@ func TestTasksListenFollowsOwnTasksOnly(t *testing.T) {
 // plain call is still answered, and they still wait.
 func TestTaskResultsWaitApartFromSlots(t *testing.T) {
 	srv := testServer()
-	srv.AddTool(handlers.Tool{Name: "block", Execution: json.RawMessage(`{"taskSupport":"required"}`)},
+	srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "block", Execution: json.RawMessage(`{"taskSupport":"required"}`)}},
 		func(ctx context.Context, _ *handlers.Request, _ json.RawMessage) (*mcp.CallToolResult, error) {
 			<-ctx.Done()
 			return nil, ctx.Err()
 		})
-	srv.AddTool(handlers.Tool{Name: "plain"}, noopTool)
+	srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "plain"}}, noopTool)
 	m, err := runtime.StartTasks(nil, srv, runtime.TasksOptions{Logger: quiet})
 	if err != nil {
 		t.Fatal(err)

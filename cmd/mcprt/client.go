@@ -772,7 +772,7 @@ func clientCall(cv *clientRun, args []string) int {
 		// where they can be.
 		var schema json.RawMessage
 		if tools, err := cv.c.ListTools(cv.ctx); err == nil {
-			if i := slices.IndexFunc(tools, func(t client.Tool) bool { return t.Name == args[0] }); i >= 0 {
+			if i := slices.IndexFunc(tools, func(t mcp.Tool) bool { return t.Name == args[0] }); i >= 0 {
 				schema = tools[i].InputSchema
 			}
 		}
@@ -863,7 +863,7 @@ func (cv *clientRun) failUnknown(err error, kind, name string) int {
 	var listErr error
 	switch kind {
 	case "tool":
-		var ts []client.Tool
+		var ts []mcp.Tool
 		ts, listErr = cv.c.ListTools(cv.ctx)
 		for _, t := range ts {
 			names = append(names, t.Name)

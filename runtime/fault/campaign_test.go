@@ -185,9 +185,9 @@ func testServer(inj *Injector) *handlers.Server {
 		}
 		return mcp.TextResult(a.Text), nil
 	}
-	srv.AddTool(handlers.Tool{Name: "echo"}, echo)
-	srv.AddTool(handlers.Tool{Name: "flaky"}, inj.Wrap(echo))
-	srv.AddTool(handlers.Tool{Name: "sleep"}, func(ctx context.Context, _ *handlers.Request, args json.RawMessage) (*mcp.CallToolResult, error) {
+	srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "echo"}}, echo)
+	srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "flaky"}}, inj.Wrap(echo))
+	srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "sleep"}}, func(ctx context.Context, _ *handlers.Request, args json.RawMessage) (*mcp.CallToolResult, error) {
 		var a struct{ Ms int }
 		if err := json.Unmarshal(args, &a); err != nil {
 			return nil, err

@@ -42,9 +42,9 @@ func Example() {
 	inj := fault.NewInjector(7, fault.HandlerRates{Panic: 0.3, Hang: 0.1, Error: 0.3})
 
 	srv := handlers.NewServer(mcp.Implementation{Name: "example", Version: "1.0.0"}, "")
-	srv.AddTool(handlers.Tool{Name: "echo"}, echo)
-	srv.AddTool(handlers.Tool{Name: "sleep"}, sleep)
-	srv.AddTool(handlers.Tool{Name: "flaky"}, inj.Wrap(echo))
+	srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "echo"}}, echo)
+	srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "sleep"}}, sleep)
+	srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "flaky"}}, inj.Wrap(echo))
 
 	rep, err := (&fault.Campaign{
 		Server: srv,
@@ -94,7 +94,7 @@ func Example_http() {
 		return mcp.TextResult(a.Text), nil
 	}
 	srv := handlers.NewServer(mcp.Implementation{Name: "example", Version: "1.0.0"}, "")
-	srv.AddTool(handlers.Tool{Name: "echo"}, echo)
+	srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "echo"}}, echo)
 
 	rates := fault.DefaultRates
 	rates.Garbage, rates.Pause, rates.Disconnect, rates.Delete = 0.05, 0.01, 0.01, 0.01

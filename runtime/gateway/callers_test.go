@@ -76,7 +76,7 @@ func newExchangeAS(tb testing.TB) *exchangeAS {
 // as's ("svc-" or "as-") and names as in its 401.
 func startProtected(tb testing.TB, as *exchangeAS) string {
 	srv := handlers.NewServer(mcp.Implementation{Name: "protected", Version: "1"}, "")
-	srv.AddTool(handlers.Tool{Name: "who"}, func(_ context.Context, r *handlers.Request, _ json.RawMessage) (*mcp.CallToolResult, error) {
+	srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "who"}}, func(_ context.Context, r *handlers.Request, _ json.RawMessage) (*mcp.CallToolResult, error) {
 		return mcp.TextResult(r.Caller.Subject), nil
 	})
 	e, err := actor.NewEngine(actor.NewEngineConfig())

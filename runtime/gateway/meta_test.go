@@ -119,14 +119,14 @@ func runAppServer() int {
 	}
 	srv.SetExtension("io.modelcontextprotocol/ui", nil)
 	srv.SetExtension("com.example/app", json.RawMessage(`{"v":2}`))
-	srv.AddTool(handlers.Tool{Name: "ext"}, func(_ context.Context, req *handlers.Request, _ json.RawMessage) (*mcp.CallToolResult, error) {
+	srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "ext"}}, func(_ context.Context, req *handlers.Request, _ json.RawMessage) (*mcp.CallToolResult, error) {
 		settings, ok := req.ClientExtension("io.modelcontextprotocol/ui")
 		if !ok {
 			return mcp.TextResult("no ui"), nil
 		}
 		return mcp.TextResult("ui " + string(settings)), nil
 	})
-	srv.AddTool(handlers.Tool{Name: "show", Meta: json.RawMessage(appToolMeta), Execution: json.RawMessage(appExecution), Icons: icons},
+	srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "show", Meta: json.RawMessage(appToolMeta), Execution: json.RawMessage(appExecution), Icons: icons}},
 		func(context.Context, *handlers.Request, json.RawMessage) (*mcp.CallToolResult, error) {
 			text := mcp.TextContent("shown")
 			text.Meta = json.RawMessage(appOtherMeta)

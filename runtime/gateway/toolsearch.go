@@ -137,24 +137,28 @@ func (sr *search) removeTools() {
 
 func (sr *search) addTools() {
 	sr.srv.AddTool(handlers.Tool{
-		Name:  SearchToolsName,
-		Title: "Search tools",
-		Description: "Finds the tools for a task among all the tools this server offers (they are not all listed, " +
-			"to spare your context): describe what you want to do in a few words, e.g. \"read a file\" or " +
-			"\"remember a fact about a person\". Returns the best matches first, each with its full definition " +
-			"(name, description, inputSchema). Call one with " + CallToolName + ".",
-		InputSchema:  json.RawMessage(`{"type":"object","properties":{"query":{"type":"string","description":"what you want to do, in words"},"limit":{"type":"integer","minimum":1,"maximum":50,"description":"how many tools to return at most (default 5)"}},"required":["query"]}`),
-		OutputSchema: json.RawMessage(searchOutput),
-		Annotations:  &handlers.ToolAnnotations{ReadOnlyHint: &yes, IdempotentHint: &yes, OpenWorldHint: new(bool)},
+		Tool: mcp.Tool{
+			Name:  SearchToolsName,
+			Title: "Search tools",
+			Description: "Finds the tools for a task among all the tools this server offers (they are not all listed, " +
+				"to spare your context): describe what you want to do in a few words, e.g. \"read a file\" or " +
+				"\"remember a fact about a person\". Returns the best matches first, each with its full definition " +
+				"(name, description, inputSchema). Call one with " + CallToolName + ".",
+			InputSchema:  json.RawMessage(`{"type":"object","properties":{"query":{"type":"string","description":"what you want to do, in words"},"limit":{"type":"integer","minimum":1,"maximum":50,"description":"how many tools to return at most (default 5)"}},"required":["query"]}`),
+			OutputSchema: json.RawMessage(searchOutput),
+			Annotations:  &mcp.ToolAnnotations{ReadOnlyHint: &yes, IdempotentHint: &yes, OpenWorldHint: new(bool)},
+		},
 	}, sr.searchTools)
 	sr.srv.AddTool(handlers.Tool{
-		Name:  CallToolName,
-		Title: "Call a tool",
-		Description: "Calls one of this server's tools by name, found with " + SearchToolsName +
-			", with its arguments (an object that fits the tool's inputSchema); returns what the tool returns.",
-		InputSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string","description":"the tool's name, as search_tools gave it"},"arguments":{"type":"object","description":"the tool's arguments"}},"required":["name"]}`),
-		Unchecked:   true, // the tool called checks its own arguments
-		Start:       startNamedTool,
+		Tool: mcp.Tool{
+			Name:  CallToolName,
+			Title: "Call a tool",
+			Description: "Calls one of this server's tools by name, found with " + SearchToolsName +
+				", with its arguments (an object that fits the tool's inputSchema); returns what the tool returns.",
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string","description":"the tool's name, as search_tools gave it"},"arguments":{"type":"object","description":"the tool's arguments"}},"required":["name"]}`),
+		},
+		Unchecked: true, // the tool called checks its own arguments
+		Start:     startNamedTool,
 	}, sr.callNamedTool)
 }
 

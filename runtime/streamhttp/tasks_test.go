@@ -22,7 +22,7 @@ import (
 // tag. A 2026-07-28 tasks/get must name its task in Mcp-Name.
 func TestLegacyTaskBoundByIDNotSession(t *testing.T) {
 	srv := testServer(nil)
-	srv.AddTool(handlers.Tool{Name: "job", Execution: json.RawMessage(`{"taskSupport":"optional"}`)},
+	srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "job", Execution: json.RawMessage(`{"taskSupport":"optional"}`)}},
 		func(context.Context, *handlers.Request, json.RawMessage) (*mcp.CallToolResult, error) {
 			return mcp.TextResult("done"), nil
 		})
@@ -74,7 +74,7 @@ func TestLegacyTaskBoundByIDNotSession(t *testing.T) {
 // ends with the result.
 func TestTaskAsksOnTasksResultStream(t *testing.T) {
 	srv := testServer(nil)
-	srv.AddTool(handlers.Tool{Name: "askjob", Execution: json.RawMessage(`{"taskSupport":"required"}`)},
+	srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "askjob", Execution: json.RawMessage(`{"taskSupport":"required"}`)}},
 		func(ctx context.Context, req *handlers.Request, _ json.RawMessage) (*mcp.CallToolResult, error) {
 			res, err := req.Elicit(ctx, "Name?", json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}}}`))
 			if err != nil {
@@ -140,7 +140,7 @@ func TestTaskAsksOnTasksResultStream(t *testing.T) {
 // session.
 func TestSessionEndsAndItsTasks(t *testing.T) {
 	srv := testServer(nil)
-	srv.AddTool(handlers.Tool{Name: "block", Execution: json.RawMessage(`{"taskSupport":"required"}`)},
+	srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "block", Execution: json.RawMessage(`{"taskSupport":"required"}`)}},
 		func(ctx context.Context, _ *handlers.Request, _ json.RawMessage) (*mcp.CallToolResult, error) {
 			<-ctx.Done()
 			return nil, ctx.Err()

@@ -666,7 +666,7 @@ func TestListsAndRefresh(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	names := func(ts []client.Tool) []string {
+	names := func(ts []mcp.Tool) []string {
 		var n []string
 		for _, t := range ts {
 			n = append(n, t.Name)

@@ -111,8 +111,8 @@ func (c *Client) pokeRefresher() {
 // ListTools lists every tool (all pages) and caches the list. Over HTTP in
 // 2026-07-28, tools whose x-mcp-header annotations are invalid are left
 // out (and logged), as the transport requires.
-func (c *Client) ListTools(ctx context.Context, opts ...CallOption) ([]Tool, error) {
-	var filter func([]Tool) []Tool
+func (c *Client) ListTools(ctx context.Context, opts ...CallOption) ([]mcp.Tool, error) {
+	var filter func([]mcp.Tool) []mcp.Tool
 	if c.h != nil && c.era == EraModern {
 		filter = c.validTools
 	}
@@ -148,7 +148,7 @@ func cached[T any](c *Client, method string) ([]T, bool) {
 // CachedTools returns the tool list as last fetched, by ListTools or by the
 // refresh that follows notifications/tools/list_changed; false if it was
 // never fetched.
-func (c *Client) CachedTools() ([]Tool, bool) { return cached[Tool](c, mTools) }
+func (c *Client) CachedTools() ([]mcp.Tool, bool) { return cached[mcp.Tool](c, mTools) }
 
 // CachedResources is CachedTools for resources.
 func (c *Client) CachedResources() ([]mcp.Resource, bool) { return cached[mcp.Resource](c, mResources) }

@@ -66,7 +66,7 @@ func TestEverythingTask(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	i := slices.IndexFunc(tools, func(tl client.Tool) bool { return tl.Name == "simulate-research-query" })
+	i := slices.IndexFunc(tools, func(tl mcp.Tool) bool { return tl.Name == "simulate-research-query" })
 	if i < 0 {
 		t.Fatalf("no simulate-research-query among %d tools", len(tools))
 	}

@@ -43,7 +43,7 @@ func TestMcprtTasks(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				i := slices.IndexFunc(tools, func(tl client.Tool) bool { return tl.Name == "slow_compute" })
+				i := slices.IndexFunc(tools, func(tl mcp.Tool) bool { return tl.Name == "slow_compute" })
 				if i < 0 {
 					t.Skip("needs the server side of tasks (issue 26): -fixture conformance has no slow_compute yet")
 				}

@@ -64,21 +64,6 @@ type Progress struct {
 	Message  string
 }
 
-// Tool is one entry of tools/list. Schemas and annotations stay raw: the
-// client passes them on, it does not interpret them.
-type Tool struct {
-	Name         string          `json:"name"`
-	Title        string          `json:"title,omitempty"`
-	Description  string          `json:"description,omitempty"`
-	InputSchema  json.RawMessage `json:"inputSchema,omitempty"`
-	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
-	Annotations  json.RawMessage `json:"annotations,omitempty"`
-	Icons        json.RawMessage `json:"icons,omitempty"`
-	Execution    json.RawMessage `json:"execution,omitempty"`
-	// Meta is the tool's _meta, raw: an MCP App's ui.resourceUri, say.
-	Meta json.RawMessage `json:"_meta,omitempty"`
-}
-
 // ResourceTemplate is one entry of resources/templates/list.
 type ResourceTemplate struct {
 	URITemplate string          `json:"uriTemplate"`

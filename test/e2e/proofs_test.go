@@ -361,14 +361,14 @@ func (a *actorCensus) count() (live, started int, sample []string) {
 // that honours cancellation, and a tool that panics.
 func proofServer() *handlers.Server {
 	srv := handlers.NewServer(mcp.Implementation{Name: "proof", Version: "1"}, "")
-	srv.AddTool(handlers.Tool{Name: "echo"}, func(_ context.Context, _ *handlers.Request, args json.RawMessage) (*mcp.CallToolResult, error) {
+	srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "echo"}}, func(_ context.Context, _ *handlers.Request, args json.RawMessage) (*mcp.CallToolResult, error) {
 		var a struct{ Text string }
 		if err := json.Unmarshal(args, &a); err != nil {
 			return nil, err
 		}
 		return mcp.TextResult(a.Text), nil
 	})
-	srv.AddTool(handlers.Tool{Name: "sleep"}, func(ctx context.Context, _ *handlers.Request, args json.RawMessage) (*mcp.CallToolResult, error) {
+	srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "sleep"}}, func(ctx context.Context, _ *handlers.Request, args json.RawMessage) (*mcp.CallToolResult, error) {
 		var a struct{ Ms int }
 		if err := json.Unmarshal(args, &a); err != nil {
 			return nil, err
@@ -380,7 +380,7 @@ func proofServer() *handlers.Server {
 			return nil, ctx.Err()
 		}
 	})
-	srv.AddTool(handlers.Tool{Name: "panic"}, fault.CrashLoop())
+	srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "panic"}}, fault.CrashLoop())
 	return srv
 }
 
