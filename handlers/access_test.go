@@ -20,14 +20,14 @@ func accessServer() *Server {
 	prompt := func(context.Context, *Request, map[string]string) (*mcp.GetPromptResult, error) {
 		return &mcp.GetPromptResult{}, nil
 	}
-	s.AddPrompt(Prompt{Name: "hello"}, prompt)
-	s.AddPrompt(Prompt{Name: "runbook", Access: ops, Arguments: []PromptArgument{{Name: "a", Complete: CompleteFrom("x")}}}, prompt)
+	s.AddPrompt(Prompt{Prompt: mcp.Prompt{Name: "hello"}}, prompt)
+	s.AddPrompt(Prompt{Prompt: mcp.Prompt{Name: "runbook", Arguments: []mcp.PromptArgument{{Name: "a"}}}, Complete: map[string]CompletionHandler{"a": CompleteFrom("x")}, Access: ops}, prompt)
 	read := func(_ context.Context, _ *Request, uri string, _ map[string]string) ([]mcp.ResourceContents, error) {
 		return []mcp.ResourceContents{{URI: uri, Text: "x"}}, nil
 	}
 	s.AddResource(Resource{Resource: mcp.Resource{URI: "file:///readme", Name: "readme"}}, read)
 	s.AddResource(Resource{Resource: mcp.Resource{URI: "file:///secrets", Name: "secrets"}, Access: ops}, read)
-	s.AddResourceTemplate(ResourceTemplate{URITemplate: "logs:///{day}", Name: "logs", Access: ops}, read)
+	s.AddResourceTemplate(ResourceTemplate{ResourceTemplate: mcp.ResourceTemplate{URITemplate: "logs:///{day}", Name: "logs"}, Access: ops}, read)
 	return s
 }
 

@@ -30,10 +30,12 @@ func TestWatchReportsEveryChange(t *testing.T) {
 		{func() { s.AddResource(Resource{Resource: mcp.Resource{URI: "x:r", Name: "r"}}, noContents) }, "ResourcesChanged"},
 		{func() { s.RemoveResource("x:r") }, "ResourcesChanged"},
 		{func() { s.RemoveResource("x:r") }, ""},
-		{func() { s.AddResourceTemplate(ResourceTemplate{URITemplate: "x:{v}", Name: "v"}, noContents) }, "ResourcesChanged"},
+		{func() {
+			s.AddResourceTemplate(ResourceTemplate{ResourceTemplate: mcp.ResourceTemplate{URITemplate: "x:{v}", Name: "v"}}, noContents)
+		}, "ResourcesChanged"},
 		{func() { s.RemoveResourceTemplate("x:{v}") }, "ResourcesChanged"},
 		{func() { s.RemoveResourceTemplate("x:{v}") }, ""},
-		{func() { s.AddPrompt(Prompt{Name: "p"}, noPrompt) }, "PromptsChanged"},
+		{func() { s.AddPrompt(Prompt{Prompt: mcp.Prompt{Name: "p"}}, noPrompt) }, "PromptsChanged"},
 		{func() { s.RemovePrompt("p") }, "PromptsChanged"},
 		{func() { s.RemovePrompt("p") }, ""},
 		{func() { s.NotifyResourceUpdated("x:r") }, "ResourceUpdated x:r"},

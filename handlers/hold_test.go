@@ -31,7 +31,7 @@ func TestHoldReportsEachChangeOnce(t *testing.T) {
 	}
 	wg.Wait()
 	s.RemoveTool("t3")
-	s.AddPrompt(Prompt{Name: "p"}, noPrompt)
+	s.AddPrompt(Prompt{Prompt: mcp.Prompt{Name: "p"}}, noPrompt)
 	s.NotifyResourceUpdated("x:a")
 	s.NotifyResourceUpdated("x:b")
 	s.NotifyResourceUpdated("x:a")

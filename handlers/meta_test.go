@@ -38,11 +38,11 @@ func TestMetaPerEra(t *testing.T) {
 			req.SetResultMeta(json.RawMessage(itemMeta))
 			return []mcp.ResourceContents{{Text: "<html></html>", Meta: json.RawMessage(appMeta)}}, nil
 		})
-	s.AddResourceTemplate(ResourceTemplate{URITemplate: "ui://app/{page}", Name: "pages", Meta: json.RawMessage(itemMeta)},
+	s.AddResourceTemplate(ResourceTemplate{ResourceTemplate: mcp.ResourceTemplate{URITemplate: "ui://app/{page}", Name: "pages", Meta: json.RawMessage(itemMeta)}},
 		func(context.Context, *Request, string, map[string]string) ([]mcp.ResourceContents, error) {
 			return []mcp.ResourceContents{{Text: "page"}}, nil
 		})
-	s.AddPrompt(Prompt{Name: "p", Meta: json.RawMessage(itemMeta)}, func(context.Context, *Request, map[string]string) (*mcp.GetPromptResult, error) {
+	s.AddPrompt(Prompt{Prompt: mcp.Prompt{Name: "p", Meta: json.RawMessage(itemMeta)}}, func(context.Context, *Request, map[string]string) (*mcp.GetPromptResult, error) {
 		return &mcp.GetPromptResult{Messages: []mcp.PromptMessage{{Role: "user", Content: mcp.TextContent("m")}}, Meta: json.RawMessage(itemMeta)}, nil
 	})
 
@@ -91,9 +91,9 @@ func TestMetaMustBeObject(t *testing.T) {
 			s.AddResource(Resource{Resource: mcp.Resource{URI: "a:b", Name: "b", Meta: json.RawMessage(`1`)}}, read)
 		},
 		"template _meta": func() {
-			s.AddResourceTemplate(ResourceTemplate{URITemplate: "a:{b}", Name: "b", Meta: json.RawMessage(`"x"`)}, read)
+			s.AddResourceTemplate(ResourceTemplate{ResourceTemplate: mcp.ResourceTemplate{URITemplate: "a:{b}", Name: "b", Meta: json.RawMessage(`"x"`)}}, read)
 		},
-		"prompt _meta":    func() { s.AddPrompt(Prompt{Name: "p", Meta: json.RawMessage(`true`)}, get) },
+		"prompt _meta":    func() { s.AddPrompt(Prompt{Prompt: mcp.Prompt{Name: "p", Meta: json.RawMessage(`true`)}}, get) },
 		"tool _meta json": func() { s.AddTool(Tool{Tool: mcp.Tool{Name: "x", Meta: json.RawMessage(`{`)}}, textTool("x")) },
 	} {
 		func() {

@@ -65,9 +65,9 @@ var lists = []struct {
 	},
 		func(s *Server, n string) bool { return s.RemoveResource("x:" + n) }},
 	{"resources/templates/list", "resourceTemplates", func(s *Server, n string) {
-		s.AddResourceTemplate(ResourceTemplate{URITemplate: "x:" + n + "/{v}", Name: n}, noContents)
+		s.AddResourceTemplate(ResourceTemplate{ResourceTemplate: mcp.ResourceTemplate{URITemplate: "x:" + n + "/{v}", Name: n}}, noContents)
 	}, func(s *Server, n string) bool { return s.RemoveResourceTemplate("x:" + n + "/{v}") }},
-	{"prompts/list", "prompts", func(s *Server, n string) { s.AddPrompt(Prompt{Name: n}, noPrompt) }, (*Server).RemovePrompt},
+	{"prompts/list", "prompts", func(s *Server, n string) { s.AddPrompt(Prompt{Prompt: mcp.Prompt{Name: n}}, noPrompt) }, (*Server).RemovePrompt},
 }
 
 func TestPagination(t *testing.T) {

@@ -10,41 +10,24 @@ import (
 	"github.com/mcprt/mcprt/handlers/mcp"
 )
 
-// Prompt describes a prompt template, as prompts/list shows it.
+// Prompt is a prompt as a server offers it: what prompts/list shows
+// (mcp.Prompt), the completions of its arguments, and who may see and get
+// it.
 type Prompt struct {
-	Name string `json:"name"`
-	// Title is a display name (sent from 2025-06-18 on).
-	Title       string           `json:"title,omitempty"`
-	Description string           `json:"description,omitempty"`
-	Arguments   []PromptArgument `json:"arguments,omitempty"`
-	// Icons are sent from 2025-11-25 on.
-	Icons []mcp.Icon `json:"icons,omitempty"`
-	// Meta is the prompt's _meta (2025-06-18 on), a JSON object sent as it
-	// is. Nil for none.
-	Meta json.RawMessage `json:"_meta,omitempty"`
+	mcp.Prompt
+	// Complete suggests values for an argument, by argument name, for
+	// completion/complete with a ref/prompt.
+	Complete map[string]CompletionHandler `json:"-"`
 	// Access, when set, says which callers may see and use it (see
 	// Access); nil: everyone.
 	Access *Access `json:"-"`
-}
-
-// PromptArgument is one argument a prompt accepts. Prompt arguments are
-// strings.
-type PromptArgument struct {
-	Name string `json:"name"`
-	// Title is a display name (sent from 2025-06-18 on).
-	Title       string `json:"title,omitempty"`
-	Description string `json:"description,omitempty"`
-	// Required arguments must be given to prompts/get (else -32602).
-	Required bool `json:"required,omitempty"`
-	// Complete suggests values for completion/complete with a ref/prompt.
-	Complete CompletionHandler `json:"-"`
 }
 
 func (p Prompt) forVersion(req *Request) Prompt {
 	if !since(req, mcp.Version20250618) {
 		p.Title, p.Meta = "", nil
 		if p.Arguments != nil {
-			args := make([]PromptArgument, len(p.Arguments))
+			args := make([]mcp.PromptArgument, len(p.Arguments))
 			for i, a := range p.Arguments {
 				a.Title = ""
 				args[i] = a
@@ -76,13 +59,18 @@ func (s *Server) AddPrompt(p Prompt, h PromptHandler) {
 	p.Meta = nullIsNone(p.Meta)
 	mustBeObject("prompt", p.Name, "_meta", p.Meta)
 	seen := map[string]bool{}
-	completes := false
 	for _, a := range p.Arguments {
 		if a.Name == "" || seen[a.Name] {
 			panic(fmt.Sprintf("handlers: prompt %q: argument names must be unique and not empty", p.Name))
 		}
 		seen[a.Name] = true
-		completes = completes || a.Complete != nil
+	}
+	completes := false
+	for name, c := range p.Complete {
+		if !seen[name] {
+			panic(fmt.Sprintf("handlers: prompt %q: Complete names %q, which is not one of its arguments", p.Name, name))
+		}
+		completes = completes || c != nil
 	}
 	s.mu.Lock()
 	s.guard(p.Access)

@@ -35,20 +35,11 @@ func (r Resource) forVersion(req *Request) Resource {
 	return r
 }
 
-// ResourceTemplate describes a family of resources whose URIs match an RFC
-// 6570 URI template, as resources/templates/list shows it.
+// ResourceTemplate is a resource template as a server offers it: what
+// resources/templates/list shows (mcp.ResourceTemplate), the completions
+// of its variables, and who may see and read its resources.
 type ResourceTemplate struct {
-	// URITemplate is an RFC 6570 template, such as "file:///{+path}".
-	URITemplate string           `json:"uriTemplate"`
-	Name        string           `json:"name"`
-	Title       string           `json:"title,omitempty"`
-	Description string           `json:"description,omitempty"`
-	MimeType    string           `json:"mimeType,omitempty"`
-	Annotations *mcp.Annotations `json:"annotations,omitempty"`
-	Icons       []mcp.Icon       `json:"icons,omitempty"`
-	// Meta is the template's _meta (2025-06-18 on), a JSON object sent as
-	// it is. Nil for none.
-	Meta json.RawMessage `json:"_meta,omitempty"`
+	mcp.ResourceTemplate
 	// Complete suggests values for the template's variables, by variable
 	// name, for completion/complete with a ref/resource.
 	Complete map[string]CompletionHandler `json:"-"`
@@ -58,6 +49,12 @@ type ResourceTemplate struct {
 }
 
 func (t ResourceTemplate) forVersion(req *Request) ResourceTemplate {
+	t.ResourceTemplate = templateFor(t.ResourceTemplate, req)
+	return t
+}
+
+// templateFor adapts t to what req's revision can carry.
+func templateFor(t mcp.ResourceTemplate, req *Request) mcp.ResourceTemplate {
 	if !since(req, mcp.Version20250618) {
 		t.Title, t.Meta = "", nil
 	}

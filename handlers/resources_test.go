@@ -31,8 +31,13 @@ func resourceServer() *Server {
 		return nil, errors.New("disk on fire")
 	})
 	s.AddResourceTemplate(ResourceTemplate{
-		URITemplate: "users://{id}/profile{?fields}", Name: "profile", Title: "Profile", MimeType: "application/json",
-		Annotations: &mcp.Annotations{LastModified: "2026-01-01T00:00:00Z"},
+		ResourceTemplate: mcp.ResourceTemplate{
+			URITemplate: "users://{id}/profile{?fields}",
+			Name:        "profile",
+			Title:       "Profile",
+			MimeType:    "application/json",
+			Annotations: &mcp.Annotations{LastModified: "2026-01-01T00:00:00Z"},
+		},
 	}, func(_ context.Context, _ *Request, uri string, vars map[string]string) ([]mcp.ResourceContents, error) {
 		if vars["id"] == "nobody" {
 			return nil, ErrResourceNotFound
@@ -40,7 +45,7 @@ func resourceServer() *Server {
 		return []mcp.ResourceContents{{Text: fmt.Sprintf(`{"id":%q,"fields":%q}`, vars["id"], vars["fields"])}}, nil
 	})
 	// Registered later: the first matching template wins.
-	s.AddResourceTemplate(ResourceTemplate{URITemplate: "users://{id}/{rest}", Name: "other"}, func(context.Context, *Request, string, map[string]string) ([]mcp.ResourceContents, error) {
+	s.AddResourceTemplate(ResourceTemplate{ResourceTemplate: mcp.ResourceTemplate{URITemplate: "users://{id}/{rest}", Name: "other"}}, func(context.Context, *Request, string, map[string]string) ([]mcp.ResourceContents, error) {
 		return []mcp.ResourceContents{{Text: "other"}}, nil
 	})
 	return s
@@ -120,10 +125,14 @@ func TestAddResourceRejects(t *testing.T) {
 		{"resource without URI", func() { s.AddResource(Resource{Resource: mcp.Resource{Name: "a"}}, noContents) }},
 		{"resource without name", func() { s.AddResource(Resource{Resource: mcp.Resource{URI: "x:a"}}, noContents) }},
 		{"resource without handler", func() { s.AddResource(Resource{Resource: mcp.Resource{URI: "x:a", Name: "a"}}, nil) }},
-		{"bad template", func() { s.AddResourceTemplate(ResourceTemplate{URITemplate: "x:{a", Name: "a"}, noContents) }},
-		{"template without name", func() { s.AddResourceTemplate(ResourceTemplate{URITemplate: "x:{a}"}, noContents) }},
+		{"bad template", func() {
+			s.AddResourceTemplate(ResourceTemplate{ResourceTemplate: mcp.ResourceTemplate{URITemplate: "x:{a", Name: "a"}}, noContents)
+		}},
+		{"template without name", func() {
+			s.AddResourceTemplate(ResourceTemplate{ResourceTemplate: mcp.ResourceTemplate{URITemplate: "x:{a}"}}, noContents)
+		}},
 		{"completion of no variable", func() {
-			s.AddResourceTemplate(ResourceTemplate{URITemplate: "x:{a}", Name: "a", Complete: map[string]CompletionHandler{"b": CompleteFrom()}}, noContents)
+			s.AddResourceTemplate(ResourceTemplate{ResourceTemplate: mcp.ResourceTemplate{URITemplate: "x:{a}", Name: "a"}, Complete: map[string]CompletionHandler{"b": CompleteFrom()}}, noContents)
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -30,8 +30,10 @@ func ExampleNewServer() {
 			return []mcp.ResourceContents{{Text: note}}, nil
 		})
 	s.AddPrompt(handlers.Prompt{
-		Name:      "remind",
-		Arguments: []handlers.PromptArgument{{Name: "who", Required: true}},
+		Prompt: mcp.Prompt{
+			Name:      "remind",
+			Arguments: []mcp.PromptArgument{{Name: "who", Required: true}},
+		},
 	}, func(_ context.Context, _ *handlers.Request, args map[string]string) (*mcp.GetPromptResult, error) {
 		return &mcp.GetPromptResult{Messages: []mcp.PromptMessage{
 			{Role: "user", Content: mcp.TextContent("Remind " + args["who"] + " to " + note + ".")},

@@ -389,7 +389,7 @@ func TestInputRequiredPassesThrough(t *testing.T) {
 	AddTool(s, Tool{Tool: mcp.Tool{Name: "typed"}}, func(ctx context.Context, req *Request, _ struct{}) (any, error) {
 		return ask(ctx, req)
 	})
-	s.AddPrompt(Prompt{Name: "p"}, func(ctx context.Context, req *Request, _ map[string]string) (*mcp.GetPromptResult, error) {
+	s.AddPrompt(Prompt{Prompt: mcp.Prompt{Name: "p"}}, func(ctx context.Context, req *Request, _ map[string]string) (*mcp.GetPromptResult, error) {
 		_, err := ask(ctx, req)
 		return nil, err
 	})

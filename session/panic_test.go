@@ -20,7 +20,7 @@ func panicServer() *handlers.Server {
 	srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "secret-panic"}}, func(context.Context, *handlers.Request, json.RawMessage) (*mcp.CallToolResult, error) {
 		panic("password=hunter2")
 	})
-	srv.AddPrompt(handlers.Prompt{Name: "boom"}, func(context.Context, *handlers.Request, map[string]string) (*mcp.GetPromptResult, error) {
+	srv.AddPrompt(handlers.Prompt{Prompt: mcp.Prompt{Name: "boom"}}, func(context.Context, *handlers.Request, map[string]string) (*mcp.GetPromptResult, error) {
 		panic("password=hunter2")
 	})
 	srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "needs-roots"}}, func(context.Context, *handlers.Request, json.RawMessage) (*mcp.CallToolResult, error) {

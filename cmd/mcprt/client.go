@@ -579,7 +579,7 @@ func clientList(cv *clientRun, args []string) int {
 			}
 			out[k] = ts
 			for _, t := range ts {
-				rows = append(rows, [2]string{t.URITemplate, describe(t.Name, t.Description, t.MIMEType)})
+				rows = append(rows, [2]string{t.URITemplate, describe(t.Name, t.Description, t.MimeType)})
 			}
 		case "prompts":
 			ps, err := cv.c.ListPrompts(cv.ctx)
@@ -869,7 +869,7 @@ func (cv *clientRun) failUnknown(err error, kind, name string) int {
 			names = append(names, t.Name)
 		}
 	case "prompt":
-		var ps []client.Prompt
+		var ps []mcp.Prompt
 		ps, listErr = cv.c.ListPrompts(cv.ctx)
 		for _, p := range ps {
 			names = append(names, p.Name)

@@ -47,6 +47,22 @@ type Resource struct {
 	Meta json.RawMessage `json:"_meta,omitempty"`
 }
 
+// ResourceTemplate describes a family of resources whose URIs match an RFC
+// 6570 URI template, as resources/templates/list shows it.
+type ResourceTemplate struct {
+	// URITemplate is an RFC 6570 template, such as "file:///{+path}".
+	URITemplate string       `json:"uriTemplate"`
+	Name        string       `json:"name"`
+	Title       string       `json:"title,omitempty"`
+	Description string       `json:"description,omitempty"`
+	MimeType    string       `json:"mimeType,omitempty"`
+	Annotations *Annotations `json:"annotations,omitempty"`
+	Icons       []Icon       `json:"icons,omitempty"`
+	// Meta is the template's _meta (2025-06-18 on), a JSON object sent as
+	// it is. Nil for none.
+	Meta json.RawMessage `json:"_meta,omitempty"`
+}
+
 // Content is one block of a tool result or a prompt message. Build it with
 // TextContent, ImageContent, AudioContent, ResourceLink or EmbeddedResource.
 //

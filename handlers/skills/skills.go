@@ -330,8 +330,11 @@ func (c *Catalog) register(srv *handlers.Server) {
 			c.readFile)
 	}
 	srv.AddResourceTemplate(handlers.ResourceTemplate{
-		URITemplate: "skill://{+path}", Name: "skill-files",
-		Description: "The files of the skills this server serves: skills/list names them, with their digests.",
+		ResourceTemplate: mcp.ResourceTemplate{
+			URITemplate: "skill://{+path}",
+			Name:        "skill-files",
+			Description: "The files of the skills this server serves: skills/list names them, with their digests.",
+		},
 	}, c.readFile)
 	srv.AddMethod("skills/list", c.list, true)
 	srv.AddMethod("skills/get", c.get, true)

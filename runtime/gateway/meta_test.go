@@ -137,11 +137,11 @@ func runAppServer() int {
 			req.SetResultMeta(json.RawMessage(appOtherMeta))
 			return []mcp.ResourceContents{{Text: "<html></html>", Meta: json.RawMessage(appContentsMeta)}}, nil
 		})
-	srv.AddResourceTemplate(handlers.ResourceTemplate{URITemplate: "ui://app/{page}.html", Name: "pages", Meta: json.RawMessage(appOtherMeta)},
+	srv.AddResourceTemplate(handlers.ResourceTemplate{ResourceTemplate: mcp.ResourceTemplate{URITemplate: "ui://app/{page}.html", Name: "pages", Meta: json.RawMessage(appOtherMeta)}},
 		func(context.Context, *handlers.Request, string, map[string]string) ([]mcp.ResourceContents, error) {
 			return []mcp.ResourceContents{{Text: "page"}}, nil
 		})
-	srv.AddPrompt(handlers.Prompt{Name: "p", Meta: json.RawMessage(appOtherMeta), Icons: icons},
+	srv.AddPrompt(handlers.Prompt{Prompt: mcp.Prompt{Name: "p", Meta: json.RawMessage(appOtherMeta), Icons: icons}},
 		func(context.Context, *handlers.Request, map[string]string) (*mcp.GetPromptResult, error) {
 			text := mcp.TextContent("m")
 			text.Meta = json.RawMessage(appOtherMeta)

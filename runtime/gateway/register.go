@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -255,10 +254,10 @@ func (b *backend) apply(l *lists, note string) {
 			continue
 		}
 		p.Name, p.Description, p.Access = ext, describe(p.Description), b.cfg.Access
-		p.Arguments = slices.Clone(p.Arguments)
-		if l.completions {
-			for i := range p.Arguments {
-				p.Arguments[i].Complete = b.completer(client.CompletionRef{Type: "ref/prompt", Name: name}, p.Arguments[i].Name)
+		if l.completions && len(p.Arguments) > 0 {
+			p.Complete = make(map[string]handlers.CompletionHandler, len(p.Arguments))
+			for _, a := range p.Arguments {
+				p.Complete[a.Name] = b.completer(client.CompletionRef{Type: "ref/prompt", Name: name}, a.Name)
 			}
 		}
 		if !offer('p', "prompt", name, ext, func() { g.addPrompt(p, b.promptHandler(name)) }) {

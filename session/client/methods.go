@@ -126,13 +126,13 @@ func (c *Client) ListResources(ctx context.Context, opts ...CallOption) ([]mcp.R
 
 // ListResourceTemplates lists every resource template (all pages) and
 // caches the list.
-func (c *Client) ListResourceTemplates(ctx context.Context, opts ...CallOption) ([]ResourceTemplate, error) {
-	return listAll[ResourceTemplate](ctx, c, mTemplates, "resourceTemplates", opts, nil)
+func (c *Client) ListResourceTemplates(ctx context.Context, opts ...CallOption) ([]mcp.ResourceTemplate, error) {
+	return listAll[mcp.ResourceTemplate](ctx, c, mTemplates, "resourceTemplates", opts, nil)
 }
 
 // ListPrompts lists every prompt (all pages) and caches the list.
-func (c *Client) ListPrompts(ctx context.Context, opts ...CallOption) ([]Prompt, error) {
-	return listAll[Prompt](ctx, c, mPrompts, "prompts", opts, nil)
+func (c *Client) ListPrompts(ctx context.Context, opts ...CallOption) ([]mcp.Prompt, error) {
+	return listAll[mcp.Prompt](ctx, c, mPrompts, "prompts", opts, nil)
 }
 
 func cached[T any](c *Client, method string) ([]T, bool) {
@@ -155,12 +155,12 @@ func (c *Client) CachedResources() ([]mcp.Resource, bool) { return cached[mcp.Re
 
 // CachedResourceTemplates is CachedTools for resource templates (refreshed
 // on notifications/resources/list_changed).
-func (c *Client) CachedResourceTemplates() ([]ResourceTemplate, bool) {
-	return cached[ResourceTemplate](c, mTemplates)
+func (c *Client) CachedResourceTemplates() ([]mcp.ResourceTemplate, bool) {
+	return cached[mcp.ResourceTemplate](c, mTemplates)
 }
 
 // CachedPrompts is CachedTools for prompts.
-func (c *Client) CachedPrompts() ([]Prompt, bool) { return cached[Prompt](c, mPrompts) }
+func (c *Client) CachedPrompts() ([]mcp.Prompt, bool) { return cached[mcp.Prompt](c, mPrompts) }
 
 // markDirty schedules a refresh of the lists of kind that were fetched
 // before; lists nobody asked for stay unfetched.

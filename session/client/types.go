@@ -64,34 +64,6 @@ type Progress struct {
 	Message  string
 }
 
-// ResourceTemplate is one entry of resources/templates/list.
-type ResourceTemplate struct {
-	URITemplate string          `json:"uriTemplate"`
-	Name        string          `json:"name"`
-	Title       string          `json:"title,omitempty"`
-	Description string          `json:"description,omitempty"`
-	MIMEType    string          `json:"mimeType,omitempty"`
-	Icons       json.RawMessage `json:"icons,omitempty"`
-	Meta        json.RawMessage `json:"_meta,omitempty"`
-}
-
-// Prompt is one entry of prompts/list.
-type Prompt struct {
-	Name        string           `json:"name"`
-	Title       string           `json:"title,omitempty"`
-	Description string           `json:"description,omitempty"`
-	Arguments   []PromptArgument `json:"arguments,omitempty"`
-	Icons       json.RawMessage  `json:"icons,omitempty"`
-	Meta        json.RawMessage  `json:"_meta,omitempty"`
-}
-
-// PromptArgument is one argument a prompt takes.
-type PromptArgument struct {
-	Name        string `json:"name"`
-	Description string `json:"description,omitempty"`
-	Required    bool   `json:"required,omitempty"`
-}
-
 // ReadResourceResult is the result of resources/read.
 type ReadResourceResult struct {
 	Contents []mcp.ResourceContents `json:"contents"`
