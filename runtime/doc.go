@@ -6,7 +6,7 @@
 // The tree, under one root supervisor (one_for_one), in start order:
 //
 //	root
-//	 ├─ writer    stdio.Writer: the only writer of the output (transient, significant)
+//	 ├─ writer    stdio.NewWriter: the only writer of the output (transient, significant)
 //	 ├─ handlers  supervisor of the handler actors, started on demand (permanent)
 //	 └─ session   the single implicit session (transient, significant)
 //
@@ -116,8 +116,9 @@
 // stdio and supervisor beneath and handlers/jsonrpc a leaf every floor may
 // use; test/layers writes it out whole and fails on any import against it.
 // runtime and runtime/streamhttp are the floor under the command: they
-// import session, handlers, stdio and supervisor, and only the command and
-// the test harnesses import them. runtime/resourceserver, on the same
+// import session (the options a user chooses), handlers, stdio and
+// supervisor, and run the session actor, runtime/internal/sessionactor,
+// theirs alone; only the command and the test harnesses import them. runtime/resourceserver, on the same
 // floor, puts an HTTP endpoint behind OAuth 2.1 access tokens; it imports
 // only handlers/jsonrpc, and streamhttp does not import it (the command
 // puts one around the other). runtime/gateway (a server whose offers are

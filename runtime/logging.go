@@ -33,21 +33,21 @@ const stdoutComponent = "stdout"
 // printed) while starting up is not lost to it.
 const logBacklog = 100
 
-// LogOptions configure NewLogHandler. The zero value logs text at info.
-type LogOptions struct {
+// logOptions configure newLogHandler. The zero value logs text at info.
+type logOptions struct {
 	// Level is the lowest level written (nil: info).
 	Level slog.Leveler
 	// JSON writes one JSON object per record instead of key=value text.
 	JSON bool
 }
 
-// LogOptionsFromEnv reads LOG_LEVEL and LOG_FORMAT. LOG_LEVEL takes slog's
+// logOptionsFromEnv reads LOG_LEVEL and LOG_FORMAT. LOG_LEVEL takes slog's
 // names (debug, info, warn, error, or offsets like info+2) and MCP's
 // (notice, warning, critical, alert, emergency), in any case; LOG_FORMAT is
 // text (the default) or json. A value it cannot use is named in the error,
 // and the default is used in its place.
-func LogOptionsFromEnv() (LogOptions, error) {
-	var o LogOptions
+func logOptionsFromEnv() (logOptions, error) {
+	var o logOptions
 	var errs []error
 	level, err := parseLevel(os.Getenv("LOG_LEVEL"))
 	if err != nil {
@@ -79,14 +79,14 @@ func parseLevel(s string) (slog.Level, error) {
 	return l, nil
 }
 
-// NewLogHandler returns the handler for the process's own log, meant for
+// newLogHandler returns the handler for the process's own log, meant for
 // os.Stderr (never fd 1: it may be captured, and would feed itself). Each
 // record has a time, a level, a message and its attributes; the levels MCP
 // names between slog's four are written by those names (NOTICE, CRITICAL,
 // ALERT, EMERGENCY). In text, a goroutine stack (the stackKey attribute)
 // is written below its record, one frame a line; JSON keeps it a string,
 // a record being one line there.
-func NewLogHandler(w io.Writer, o LogOptions) slog.Handler {
+func newLogHandler(w io.Writer, o logOptions) slog.Handler {
 	ho := &slog.HandlerOptions{Level: o.Level, ReplaceAttr: mcpLevelNames}
 	if o.JSON {
 		return slog.NewJSONHandler(w, ho)
@@ -150,7 +150,7 @@ type kept struct {
 	rec slog.Record
 }
 
-// newLogPipeline returns a pipeline writing to local (see NewLogHandler),
+// newLogPipeline returns a pipeline writing to local (see newLogHandler),
 // with forwarding off and no sink.
 func newLogPipeline(local slog.Handler) *logPipeline {
 	p := &logPipeline{local: local}

@@ -74,7 +74,7 @@ func (s *syncBuffer) String() string {
 func newPipeline(t *testing.T, localLevel slog.Level) (*logPipeline, *syncBuffer, *collector) {
 	t.Helper()
 	var local syncBuffer
-	p := newLogPipeline(NewLogHandler(&local, LogOptions{Level: localLevel, JSON: true}))
+	p := newLogPipeline(newLogHandler(&local, logOptions{Level: localLevel, JSON: true}))
 	c := &collector{}
 	p.SetSink(c.sink)
 	mustSetLevel(t, p, "emergency")
@@ -120,7 +120,7 @@ func TestLogOptionsFromEnv(t *testing.T) {
 	} {
 		t.Setenv("LOG_LEVEL", tc.level)
 		t.Setenv("LOG_FORMAT", tc.format)
-		o, err := LogOptionsFromEnv()
+		o, err := logOptionsFromEnv()
 		if (err != nil) != tc.bad {
 			t.Errorf("LOG_LEVEL=%q LOG_FORMAT=%q: err %v", tc.level, tc.format, err)
 		}
@@ -133,7 +133,7 @@ func TestLogOptionsFromEnv(t *testing.T) {
 func TestLogHandlerFormats(t *testing.T) {
 	var text, js bytes.Buffer
 	for _, w := range []*bytes.Buffer{&text, &js} {
-		h := NewLogHandler(w, LogOptions{Level: slog.LevelDebug, JSON: w == &js})
+		h := newLogHandler(w, logOptions{Level: slog.LevelDebug, JSON: w == &js})
 		log := slog.New(h).With(componentKey, "session")
 		log.Log(context.Background(), handlers.SlogLevel("notice"), "hello", "n", 1)
 		log.Log(context.Background(), handlers.SlogLevel("critical"), "bad")
@@ -354,7 +354,7 @@ func TestPipelineStdout(t *testing.T) {
 
 func TestPipelineReplaysStartupLogsOnce(t *testing.T) {
 	var local syncBuffer
-	p := newLogPipeline(NewLogHandler(&local, LogOptions{JSON: true}))
+	p := newLogPipeline(newLogHandler(&local, logOptions{JSON: true}))
 	log := p.Logger().With(componentKey, "main")
 	log.Info("starting")
 	p.Stdout([]byte("banner from a library"), false)
@@ -397,7 +397,7 @@ func TestPipelineReplaysStartupLogsOnce(t *testing.T) {
 }
 
 func TestPipelineBacklogIsBounded(t *testing.T) {
-	p := newLogPipeline(NewLogHandler(&syncBuffer{}, LogOptions{}))
+	p := newLogPipeline(newLogHandler(&syncBuffer{}, logOptions{}))
 	for i := range logBacklog + 5 {
 		p.Logger().Info("r", "i", i)
 	}
@@ -408,7 +408,7 @@ func TestPipelineBacklogIsBounded(t *testing.T) {
 		t.Fatalf("got %+v", got)
 	}
 
-	p = newLogPipeline(NewLogHandler(&syncBuffer{}, LogOptions{}))
+	p = newLogPipeline(newLogHandler(&syncBuffer{}, logOptions{}))
 	for i := range logBacklog + 5 {
 		p.Logger().Info("r", "i", i)
 	}
@@ -425,7 +425,7 @@ func TestPipelineBacklogIsBounded(t *testing.T) {
 
 func TestPipelineForwardingPathDoesNotLoop(t *testing.T) {
 	var local syncBuffer
-	p := newLogPipeline(NewLogHandler(&local, LogOptions{JSON: true}))
+	p := newLogPipeline(newLogHandler(&local, logOptions{JSON: true}))
 	var calls int
 	var mu sync.Mutex
 	sinkLog := p.Local().With(componentKey, "forwarder")
@@ -458,7 +458,7 @@ func TestPipelineForwardingPathDoesNotLoop(t *testing.T) {
 
 func TestPipelineConcurrentUse(t *testing.T) {
 	var local syncBuffer
-	p := newLogPipeline(NewLogHandler(&local, LogOptions{}))
+	p := newLogPipeline(newLogHandler(&local, logOptions{}))
 	c := &collector{}
 	var wg sync.WaitGroup
 	for g := range 8 {
@@ -545,7 +545,7 @@ func capturedStdoutHelper() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	p := newLogPipeline(NewLogHandler(os.Stderr, LogOptions{JSON: true}))
+	p := newLogPipeline(newLogHandler(os.Stderr, logOptions{JSON: true}))
 	claimed, err := stdio.Claim()
 	if err != nil {
 		fail(err)

@@ -14,7 +14,7 @@ import (
 // one string.
 func TestLogStackReadable(t *testing.T) {
 	var buf bytes.Buffer
-	l := slog.New(NewLogHandler(&buf, LogOptions{})).With("component", "test").WithGroup("g")
+	l := slog.New(newLogHandler(&buf, logOptions{})).With("component", "test").WithGroup("g")
 	l.Info("plain", "n", 1)
 	l.Error("child exited", "reason", "panic: boom", stackKey, string(debug.Stack()))
 	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
@@ -42,7 +42,7 @@ func TestLogStackReadable(t *testing.T) {
 	}
 
 	buf.Reset()
-	slog.New(NewLogHandler(&buf, LogOptions{JSON: true})).Error("x", stackKey, "goroutine 1 [running]:\nmain.main()\n\t/x.go:1 +0x1\n")
+	slog.New(newLogHandler(&buf, logOptions{JSON: true})).Error("x", stackKey, "goroutine 1 [running]:\nmain.main()\n\t/x.go:1 +0x1\n")
 	if strings.Count(buf.String(), "\n") != 1 || !strings.Contains(buf.String(), `"stack":"goroutine 1`) {
 		t.Errorf("JSON: %s", buf.String())
 	}

@@ -12,23 +12,12 @@ import (
 	"github.com/anthdm/hollywood/actor"
 
 	"github.com/mcprt/mcprt/handlers"
+	"github.com/mcprt/mcprt/runtime/internal/sessionactor"
 	"github.com/mcprt/mcprt/session"
 	"github.com/mcprt/mcprt/stdio"
 	"github.com/mcprt/mcprt/stdio/wire"
 	"github.com/mcprt/mcprt/supervisor"
 )
-
-// DefaultMaxInFlight is how many requests may be worked on at once: far
-// above the handful of workers some SDKs use, so slow tools do not hold up
-// quick ones. It is also the reader's bound on lines handed on and answers
-// not yet written, so that a client that never reads cannot make the server
-// buffer without bound.
-const DefaultMaxInFlight = session.DefaultMaxInFlight
-
-// DefaultMaxQueued is how many requests may wait for one of the
-// MaxInFlight to finish before further ones are refused with
-// CodeServerBusy (handlers/jsonrpc).
-const DefaultMaxQueued = session.DefaultMaxQueued
 
 // Options configure a server. The zero value is ready to use.
 type Options struct {
@@ -130,7 +119,7 @@ func start(e *actor.Engine, srv *handlers.Server, in io.Reader, out io.Writer, o
 	}
 	maxInFlight := opts.MaxInFlight
 	if maxInFlight <= 0 {
-		maxInFlight = DefaultMaxInFlight
+		maxInFlight = session.DefaultMaxInFlight
 	}
 	name := processName()
 	rootPID := supervisor.RootPID(e, name)
@@ -151,13 +140,13 @@ func start(e *actor.Engine, srv *handlers.Server, in io.Reader, out io.Writer, o
 		// handler supervisor exists, and the session would find nothing
 		// to start workers under.
 		if r, ok := ev.(supervisor.EventChildStarted); ok && r.Supervisor == stdioName && r.Child == "handlers" && handlersStarts.Add(1) > 1 {
-			sessionInbox.Send(session.WorkersLost{})
+			sessionInbox.Send(sessionactor.WorkersLost{})
 		}
 		if opts.EventHook != nil {
 			opts.EventHook(ev)
 		}
 	}
-	sessionConfig := opts.Options.Config()
+	sessionConfig := sessionactor.FromOptions(opts.Options)
 	sessionConfig.Server, sessionConfig.Writer, sessionConfig.Inbox = srv, writerInbox, sessionInbox
 	sessionConfig.Handlers, sessionConfig.Backlog, sessionConfig.Logger = handlersPID, backlog, log
 	sessionConfig.MaxInFlight = maxInFlight
@@ -176,7 +165,7 @@ func start(e *actor.Engine, srv *handlers.Server, in io.Reader, out io.Writer, o
 				EventHook: opts.EventHook,
 				Logger:    log,
 			}), Restart: supervisor.Permanent, Shutdown: 2 * time.Second},
-			{ID: "session", Start: session.New(sessionConfig), Restart: supervisor.Transient, Significant: true, Shutdown: 2 * time.Second},
+			{ID: "session", Start: sessionactor.New(sessionConfig), Restart: supervisor.Transient, Significant: true, Shutdown: 2 * time.Second},
 		},
 	}
 	if len(parts) > 0 {
@@ -205,7 +194,7 @@ func start(e *actor.Engine, srv *handlers.Server, in io.Reader, out io.Writer, o
 
 // read is the reader goroutine: the only reader of in. It waits only on
 // the backlog, that is, only while the client is not reading. It hands the
-// session what it reads in the session's own terms (session.Raw,
+// session what it reads in the session's own terms (sessionactor.Raw,
 // Oversized, Closed): stdio knows lines, the session no transport.
 func (i *Instance) read(in io.Reader, maxLine int, backlog *wire.Backlog) {
 	defer close(i.readerDone)
@@ -226,9 +215,9 @@ func (i *Instance) read(in io.Reader, maxLine int, backlog *wire.Backlog) {
 		return true
 	}
 	err := stdio.ScanLines(in, maxLine, func(line []byte) bool {
-		return hand(&session.Raw{Data: line})
+		return hand(&sessionactor.Raw{Data: line})
 	}, func(t stdio.LineTooLong) bool {
-		return hand(&session.Oversized{Size: t.Size, Max: t.Max, Head: t.Head})
+		return hand(&sessionactor.Oversized{Size: t.Size, Max: t.Max, Head: t.Head})
 	})
 	if stopped {
 		return
@@ -236,7 +225,7 @@ func (i *Instance) read(in io.Reader, maxLine int, backlog *wire.Backlog) {
 	select {
 	case <-i.stopRead:
 	default:
-		i.session.Send(session.Closed{Err: err})
+		i.session.Send(sessionactor.Closed{Err: err})
 	}
 }
 
@@ -279,22 +268,22 @@ func (i *Instance) Err() error {
 }
 
 // Log sends a log record to the client as notifications/message, where the
-// protocol lets a server send one unasked (see session.Log). Safe from any
+// protocol lets a server send one unasked (see sessionactor.Log). Safe from any
 // goroutine; level is one of mcp.LogLevels (handlers/mcp), data any JSON value.
 func (i *Instance) Log(level, logger string, data any) {
-	i.session.Send(session.Log{Level: level, Logger: logger, Data: data})
+	i.session.Send(sessionactor.Log{Level: level, Logger: logger, Data: data})
 }
 
 // Notify sends a custom notification to the client under the same rules
 // as Log. Safe from any goroutine. Progress belongs to a request: use
 // handlers.Request.Progress, which is also safe from any goroutine.
 func (i *Instance) Notify(method string, params any) {
-	i.session.Send(session.Notify{Method: method, Params: params})
+	i.session.Send(sessionactor.Notify{Method: method, Params: params})
 }
 
 // Drain asks the session to stop taking requests, answer those in flight
 // (bounded by DrainTimeout) and end the tree normally: what SIGTERM does.
-func (i *Instance) Drain() { i.session.Send(session.Drain{}) }
+func (i *Instance) Drain() { i.session.Send(sessionactor.Drain{}) }
 
 // Stop drains the server and waits for it to end, or for ctx. When ctx ends
 // first, the tree is shut down without waiting for in-flight requests.

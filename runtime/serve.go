@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -35,12 +36,20 @@ func ExitCode(err error) int {
 	return ExitFailure
 }
 
-// LoggerFromEnv returns a slog logger writing to stderr, at the level named
-// by LOG_LEVEL (debug, info, warn, error; default info), as text or, when
-// LOG_FORMAT=json, as JSON.
-func LoggerFromEnv() *slog.Logger {
-	o, _ := LogOptionsFromEnv()
-	return slog.New(NewLogHandler(os.Stderr, o))
+// LoggerFromEnv returns a logger in the format of the process's own log
+// (the one Serve builds): written to w (nil: os.Stderr), at the level
+// named by LOG_LEVEL (slog's names or MCP's; default info) unless level is
+// set, as text or, when LOG_FORMAT=json, as JSON. A value of either
+// variable it cannot use is ignored here; Serve logs it.
+func LoggerFromEnv(w io.Writer, level slog.Leveler) *slog.Logger {
+	if w == nil {
+		w = os.Stderr
+	}
+	o, _ := logOptionsFromEnv()
+	if level != nil {
+		o.Level = level
+	}
+	return slog.New(newLogHandler(w, o))
 }
 
 // Serve runs srv as this process's MCP server over stdin and stdout (or,
@@ -69,8 +78,8 @@ func Serve(ctx context.Context, srv *handlers.Server, opts Options) error {
 
 	var pipe *logPipeline
 	if opts.Logger == nil {
-		lo, lerr := LogOptionsFromEnv()
-		pipe = newLogPipeline(NewLogHandler(os.Stderr, lo))
+		lo, lerr := logOptionsFromEnv()
+		pipe = newLogPipeline(newLogHandler(os.Stderr, lo))
 		slog.SetDefault(pipe.Logger())
 		opts.Logger = pipe.Local()
 		if lerr != nil {

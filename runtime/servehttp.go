@@ -26,7 +26,7 @@ import (
 func serveTransport(ctx context.Context, srv *handlers.Server, opts Options) error {
 	log := opts.Logger
 	if log == nil {
-		log = LoggerFromEnv()
+		log = LoggerFromEnv(nil, nil)
 	}
 	parent := ctx
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)

@@ -7,13 +7,25 @@ import (
 	"github.com/mcprt/mcprt/handlers/trace"
 )
 
+// DefaultMaxInFlight is how many requests may be worked on at once: far
+// above the handful of workers some SDKs use, so slow tools do not hold up
+// quick ones. On stdio it is also the reader's bound on lines handed on and
+// answers not yet written, so that a client that never reads cannot make
+// the server buffer without bound.
+const DefaultMaxInFlight = 512
+
+// DefaultMaxQueued is how many requests may wait for one of the
+// MaxInFlight to finish before further ones are refused with
+// CodeServerBusy (handlers/jsonrpc).
+const DefaultMaxQueued = 1024
+
 // Options are what a session's user chooses, whatever the transport: the
 // bounds, deadlines, crash policy and logging of each session. They are
 // one struct, embedded in runtime.Options (stdio) and streamhttp.Options
 // (HTTP), because they used to be copied field by field into each
-// transport's Config, and the HTTP copy had lost five of them (the crash
-// policy among them): one value, read in one place (Config), cannot drift.
-// The fields mean what Config's of the same names do.
+// transport's own configuration, and the HTTP copy had lost five of them
+// (the crash policy among them): one value, read in one place, cannot
+// drift.
 type Options struct {
 	// MaxInFlight bounds the requests in progress (0: DefaultMaxInFlight)
 	// and, on stdio, the reader's lines and answers not yet dealt with;
@@ -55,42 +67,12 @@ type Options struct {
 	TraceResourceURI bool
 }
 
-// Config is a Config with o's fields set; the transport adds its own
-// (Server, Writer or Deliver, Inbox, Handlers, Backlog, Logger, …).
-func (o Options) Config() Config {
-	return Config{
-		MaxInFlight:      o.MaxInFlight,
-		MaxQueued:        o.MaxQueued,
-		Overload:         o.Overload,
-		RequestTimeout:   o.RequestTimeout,
-		DrainTimeout:     o.DrainTimeout,
-		CacheTTL:         o.CacheTTL,
-		CrashPolicy:      o.CrashPolicy,
-		CrashIntensity:   o.CrashIntensity,
-		CrashPeriod:      o.CrashPeriod,
-		PanicDetail:      o.PanicDetail,
-		DefaultLogLevel:  o.DefaultLogLevel,
-		LogBuffer:        o.LogBuffer,
-		OnLogLevel:       o.OnLogLevel,
-		Tracer:           o.Tracer,
-		TraceResourceURI: o.TraceResourceURI,
-	}
-}
-
 // Overload counts requests refused as busy (past MaxInFlight and
 // MaxQueued) across the sessions that share it, and the requests they
-// have in flight and queued now. Safe for concurrent use.
+// have in flight and queued now: the sessions add to the counters, a
+// process's metrics Load them. Safe for concurrent use.
 type Overload struct {
-	busy     atomic.Uint64
-	inFlight atomic.Int64 // holding a slot or a place among the waiting
-	queued   atomic.Int64 // parked for a slot
+	Refused  atomic.Uint64 // requests refused so far
+	InFlight atomic.Int64  // requests holding a slot or a place among the waiting
+	Queued   atomic.Int64  // requests parked for a slot (past MaxInFlight)
 }
-
-// Refused is how many requests were refused so far.
-func (o *Overload) Refused() uint64 { return o.busy.Load() }
-
-// InFlight is how many requests handlers are working on now.
-func (o *Overload) InFlight() int64 { return o.inFlight.Load() }
-
-// Queued is how many requests wait for a slot now (past MaxInFlight).
-func (o *Overload) Queued() int64 { return o.queued.Load() }

@@ -164,9 +164,9 @@ func redirect(from, fd int) error {
 	return nil
 }
 
-// Stats returns the counts so far; after Stop they are final.
-func (c *Capture) Stats() CaptureStats {
-	return CaptureStats{
+// stats returns the counts so far; after Stop they are final.
+func (c *Capture) stats() captureStats {
+	return captureStats{
 		Lines:        c.lines.Load(),
 		Bytes:        c.bytes.Load(),
 		DroppedLines: c.droppedLines.Load(),
@@ -178,7 +178,7 @@ func (c *Capture) Stats() CaptureStats {
 // everything still in the pipe, and returns once the capture's goroutines
 // have exited and the last delivery has returned. If another process still
 // holds the pipe, it waits StopWait for it to let go, then delivers what
-// was there and returns ErrCaptureHeld. Later calls return the same result.
+// was there and returns errCaptureHeld. Later calls return the same result.
 func (c *Capture) Stop() error {
 	c.stopOnce.Do(func() {
 		err := redirect(c.saved, c.fd)
@@ -197,7 +197,7 @@ func (c *Capture) Stop() error {
 			err = fmt.Errorf("stdio: capture: restore fd %d: %w", c.fd, err)
 		}
 		if c.held {
-			err = errors.Join(err, ErrCaptureHeld)
+			err = errors.Join(err, errCaptureHeld)
 		}
 		if c.readErr != nil {
 			err = errors.Join(err, fmt.Errorf("stdio: capture: read: %w", c.readErr))

@@ -14,11 +14,11 @@ const (
 	defaultCaptureStopWait = time.Second
 )
 
-// ErrCaptureHeld is returned by Capture.Stop when the pipe behind fd 1 was
+// errCaptureHeld is returned by Capture.Stop when the pipe behind fd 1 was
 // still open elsewhere (typically a child process that inherited fd 1 and
 // outlived it) after StopWait: what was in the pipe then was delivered, and
 // later writes by that holder fail with EPIPE.
-var ErrCaptureHeld = errors.New("stdio: captured stdout still held open by another process")
+var errCaptureHeld = errors.New("stdio: captured stdout still held open by another process")
 
 // CaptureOptions tune CaptureStdout. The zero value is ready to use.
 type CaptureOptions struct {
@@ -37,7 +37,7 @@ type CaptureOptions struct {
 	// output instead (0: 1s; negative: never drop, let
 	// writers of fd 1 block until the callback catches up). Dropping lasts
 	// until the queue has room again; each run of drops is reported through
-	// Dropped and counted in Stats.
+	// Dropped and counted in its stats.
 	MaxStall time.Duration
 	// StopWait bounds how long Stop waits for other holders of the pipe,
 	// such as children that inherited fd 1, to close it
@@ -49,8 +49,8 @@ type CaptureOptions struct {
 	Dropped func(lines, bytes int64)
 }
 
-// CaptureStats count what a Capture has handled so far.
-type CaptureStats struct {
+// captureStats count what a Capture has handled so far.
+type captureStats struct {
 	Lines, Bytes               int64 // deliveries and their bytes
 	DroppedLines, DroppedBytes int64 // output dropped while the callback lagged
 }

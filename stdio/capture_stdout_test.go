@@ -289,8 +289,8 @@ func TestCaptureStdoutHeldByChild(t *testing.T) {
 			stopErr = r.data
 		}
 	}
-	if stopErr != ErrCaptureHeld.Error() {
-		t.Fatalf("Stop returned %q, want %q", stopErr, ErrCaptureHeld)
+	if stopErr != errCaptureHeld.Error() {
+		t.Fatalf("Stop returned %q, want %q", stopErr, errCaptureHeld)
 	}
 	if got := strings.Join(lines, ","); got != "child started,ours" && got != "ours,child started" {
 		t.Fatalf("captured %q", lines)

@@ -215,7 +215,7 @@ func TestCaptureStopDeliversEverything(t *testing.T) {
 			t.Fatalf("delivery %d is %+v, want %+v", i, got[i], want[i])
 		}
 	}
-	if s := c.Stats(); s.Lines != int64(len(want)) || s.DroppedLines != 0 {
+	if s := c.stats(); s.Lines != int64(len(want)) || s.DroppedLines != 0 {
 		t.Fatalf("stats %+v", s)
 	}
 }
@@ -300,7 +300,7 @@ func TestCaptureDropsRatherThanBlockWriters(t *testing.T) {
 	if err := c.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	s := c.Stats()
+	s := c.stats()
 	if s.DroppedLines == 0 {
 		t.Fatalf("nothing dropped: %+v", s)
 	}
@@ -329,7 +329,7 @@ func TestCaptureNeverDropsWhenToldToBlock(t *testing.T) {
 	if err := c.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	if s := c.Stats(); s.Lines != 2000 || s.DroppedLines != 0 {
+	if s := c.stats(); s.Lines != 2000 || s.DroppedLines != 0 {
 		t.Fatalf("stats %+v", s)
 	}
 }
@@ -351,7 +351,7 @@ func TestCaptureStopBoundedWhenPipeHeldElsewhere(t *testing.T) {
 	go func() { stopped <- c.Stop() }()
 	select {
 	case err := <-stopped:
-		if !errors.Is(err, ErrCaptureHeld) {
+		if !errors.Is(err, errCaptureHeld) {
 			t.Fatalf("Stop: %v, want ErrCaptureHeld", err)
 		}
 	case <-time.After(captureHang):

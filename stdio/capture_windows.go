@@ -12,8 +12,8 @@ func CaptureStdout(deliver func(line []byte, partial bool), opts CaptureOptions)
 	return nil, errors.New("stdio: capturing stdout is not supported on Windows")
 }
 
-// Stats reports nothing: nothing is captured.
-func (c *Capture) Stats() CaptureStats { return CaptureStats{} }
+// stats reports nothing: nothing is captured.
+func (c *Capture) stats() captureStats { return captureStats{} }
 
 // Stop does nothing.
 func (c *Capture) Stop() error { return nil }

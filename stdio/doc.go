@@ -9,9 +9,10 @@
 //     reading goes on. It never parses JSON. ScanLines is the same reader
 //     with callbacks instead of messages: session/client reads a server's
 //     stdout with it, so both ends of a pipe split lines alike.
-//   - Writer is the actor that owns the output. Every message it is given is
-//     written whole, followed by '\n', in one Write call; when several are
-//     queued they are coalesced into one write, but a message is never split.
+//   - The writer (NewWriter) is the actor that owns the output. Every
+//     message it is given is written whole, followed by '\n', in one Write
+//     call; when several are queued they are coalesced into one write, but
+//     a message is never split.
 //   - Claim takes the process's file descriptors when mcprt runs as a real
 //     process: the writer gets a private duplicate of fd 1, fd 1 is pointed
 //     at stderr (so a stray print can never reach the protocol stream), stdin

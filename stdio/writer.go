@@ -22,11 +22,11 @@ var ErrClientGone = errors.New("stdio: client closed the output stream")
 // one burst of large messages does not pin memory for the process's life.
 const maxKeep = 1 << 20
 
-// Writer is the actor that owns the protocol output stream. It runs on a
+// writer is the actor that owns the protocol output stream. It runs on a
 // goroutine of its own (supervisor.OwnGoroutine): every response of every
 // request passes through it, and hollywood would start a goroutine for each
 // message that finds it idle.
-type Writer struct {
+type writer struct {
 	w      io.Writer
 	queue  [][]byte
 	dones  []func()
@@ -43,11 +43,11 @@ func NewWriter(w io.Writer, in *supervisor.Inbox) actor.Producer {
 	if in == nil {
 		in = supervisor.NewInbox()
 	}
-	return supervisor.OwnGoroutine(in, func() supervisor.Loop { return &Writer{w: w} })
+	return supervisor.OwnGoroutine(in, func() supervisor.Loop { return &writer{w: w} })
 }
 
 // Receive implements supervisor.Loop.
-func (wr *Writer) Receive(lc *supervisor.LoopContext, msg any) {
+func (wr *writer) Receive(lc *supervisor.LoopContext, msg any) {
 	switch m := msg.(type) {
 	case wire.Out:
 		wr.enqueue(lc, m)
@@ -69,7 +69,7 @@ func (wr *Writer) Receive(lc *supervisor.LoopContext, msg any) {
 // sent meanwhile: under load those are handlers finishing their answers,
 // and one write(2) for many of them costs a fraction of one each. With
 // nothing else to run, the yield returns at once.
-func (wr *Writer) EndBatch(lc *supervisor.LoopContext) {
+func (wr *writer) EndBatch(lc *supervisor.LoopContext) {
 	goruntime.Gosched()
 	for _, m := range lc.Pending() {
 		wr.Receive(lc, m)
@@ -77,7 +77,7 @@ func (wr *Writer) EndBatch(lc *supervisor.LoopContext) {
 	wr.flush(lc)
 }
 
-func (wr *Writer) enqueue(lc *supervisor.LoopContext, m wire.Out) {
+func (wr *writer) enqueue(lc *supervisor.LoopContext, m wire.Out) {
 	if m.Text != "" && !wr.failed {
 		wr.flush(lc) // what came before goes first
 	}
@@ -97,7 +97,7 @@ func (wr *Writer) enqueue(lc *supervisor.LoopContext, m wire.Out) {
 	}
 }
 
-func (wr *Writer) flush(lc *supervisor.LoopContext) {
+func (wr *writer) flush(lc *supervisor.LoopContext) {
 	if len(wr.queue) == 0 {
 		return
 	}
@@ -134,7 +134,7 @@ func (wr *Writer) flush(lc *supervisor.LoopContext) {
 
 // writeParts writes a message that has Text: the writer is the stream's
 // only writer, so nothing can come between its parts.
-func (wr *Writer) writeParts(lc *supervisor.LoopContext, m wire.Out) {
+func (wr *writer) writeParts(lc *supervisor.LoopContext, m wire.Out) {
 	_, err := wr.w.Write(m.Data)
 	if err == nil {
 		_, err = io.WriteString(wr.w, m.Text) // os.File writes a string without a copy

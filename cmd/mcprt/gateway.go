@@ -28,6 +28,7 @@ import (
 	"github.com/mcprt/mcprt/runtime/gateway"
 	"github.com/mcprt/mcprt/runtime/resourceserver"
 	"github.com/mcprt/mcprt/runtime/taskrun"
+	"github.com/mcprt/mcprt/session"
 	"github.com/mcprt/mcprt/session/client/oauth"
 	"github.com/mcprt/mcprt/stdio"
 )
@@ -301,8 +302,8 @@ func runGateway(args []string, s streams) int {
 	listGrace := fs.Duration("list-grace", gateway.DefaultListGrace, "how long a client's first lists wait for backends still starting; one not up by then joins later (the client gets list_changed)")
 	var o runtime.Options
 	fs.IntVar(&o.MaxLineBytes, "max-line", stdio.DefaultMaxLine, "largest input line in `bytes`; a longer one is answered with an error and skipped")
-	fs.IntVar(&o.MaxInFlight, "max-in-flight", runtime.DefaultMaxInFlight, "requests in progress at once; past it requests wait (see -max-queued)")
-	fs.IntVar(&o.MaxQueued, "max-queued", runtime.DefaultMaxQueued, "requests waiting for one in progress to finish; past it a request is refused at once with error -32000 (server busy)")
+	fs.IntVar(&o.MaxInFlight, "max-in-flight", session.DefaultMaxInFlight, "requests in progress at once; past it requests wait (see -max-queued)")
+	fs.IntVar(&o.MaxQueued, "max-queued", session.DefaultMaxQueued, "requests waiting for one in progress to finish; past it a request is refused at once with error -32000 (server busy)")
 	fs.DurationVar(&o.RequestTimeout, "request-timeout", 0, "deadline of each request the gateway answers itself (one it forwards has its backend's timeout, plus a little); 0: the longest backend timeout, plus a little")
 	fs.DurationVar(&o.DrainTimeout, "drain-timeout", 5e9, "how long in-flight requests may still run after stdin EOF or a signal, before the backends are closed")
 	closeGrace := fs.Duration("close-grace", time.Second, "how long a backend may take to exit after its stdin is closed, before it gets SIGTERM")
@@ -451,7 +452,7 @@ func runGateway(args []string, s streams) int {
 	// The gateway's logs go wherever slog's default logger goes: stderr
 	// until the runtime serves, then also to the client at the level it
 	// asked for.
-	slog.SetDefault(runtime.LoggerFromEnv())
+	slog.SetDefault(runtime.LoggerFromEnv(nil, nil))
 	endpoint := "stdio"
 	if hf.addr != "" {
 		endpoint = hf.path
@@ -762,9 +763,7 @@ func callLogger(on bool, stderr io.Writer) func(gateway.CallRecord) {
 	if !on {
 		return nil
 	}
-	lo, _ := runtime.LogOptionsFromEnv() // a bad value is said at start
-	lo.Level = slog.LevelInfo
-	log := slog.New(runtime.NewLogHandler(stderr, lo))
+	log := runtime.LoggerFromEnv(stderr, slog.LevelInfo) // a bad LOG_FORMAT is said at start
 	return func(r gateway.CallRecord) {
 		attrs := []any{"backend", r.Backend, "tool", r.Tool, "took", r.Took.Round(time.Microsecond), "outcome", r.Outcome()}
 		if r.Err != nil {

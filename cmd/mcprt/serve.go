@@ -87,8 +87,8 @@ func serve(args []string, s streams) int {
 	fs := flagsFunc("serve", func() string { return serveUsage(srv) }, s)
 	var o runtime.Options
 	fs.IntVar(&o.MaxLineBytes, "max-line", stdio.DefaultMaxLine, "largest input line in `bytes`; a longer one is answered with an error and skipped")
-	fs.IntVar(&o.MaxInFlight, "max-in-flight", runtime.DefaultMaxInFlight, "requests in progress at once; past it requests wait (see -max-queued); also the bound on unwritten answers past which the server stops reading stdin (back-pressure)")
-	fs.IntVar(&o.MaxQueued, "max-queued", runtime.DefaultMaxQueued, "requests waiting for one in progress to finish; past it a request is refused at once with error -32000 (server busy)")
+	fs.IntVar(&o.MaxInFlight, "max-in-flight", session.DefaultMaxInFlight, "requests in progress at once; past it requests wait (see -max-queued); also the bound on unwritten answers past which the server stops reading stdin (back-pressure)")
+	fs.IntVar(&o.MaxQueued, "max-queued", session.DefaultMaxQueued, "requests waiting for one in progress to finish; past it a request is refused at once with error -32000 (server busy)")
 	fs.DurationVar(&o.RequestTimeout, "request-timeout", 60e9, "deadline of each request; when it passes the handler is cancelled and the client gets an error (negative: none)")
 	fs.DurationVar(&o.DrainTimeout, "drain-timeout", 5e9, "how long in-flight requests may still run after stdin EOF or a signal")
 	fs.DurationVar(&o.CacheTTL, "cache-ttl", 0, "ttlMs advertised on cacheable 2026-07-28 results")

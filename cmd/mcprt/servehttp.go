@@ -124,7 +124,7 @@ type httpListener struct {
 // flag or a taken port is said at once.
 func listenHTTP(verb string, o runtime.Options, hf *httpFlags, stderr io.Writer) (*httpListener, int) {
 	ho := streamhttp.Options{
-		Logger:       runtime.LoggerFromEnv(),
+		Logger:       runtime.LoggerFromEnv(nil, nil),
 		MaxSessions:  hf.maxSessions,
 		SessionIdle:  hf.sessionIdle,
 		MaxBodyBytes: hf.maxBody,

@@ -59,11 +59,11 @@ func (in *inside) metrics(w io.Writer) {
 		in.own(w)
 	}
 	family(w, "mcprt_requests_refused_busy_total", "counter", "Requests refused as server busy: past -max-in-flight in progress and -max-queued waiting.")
-	sample(w, "mcprt_requests_refused_busy_total", "", float64(in.overload.Refused()))
+	sample(w, "mcprt_requests_refused_busy_total", "", float64(in.overload.Refused.Load()))
 	family(w, "mcprt_requests_in_flight", "gauge", "Requests handlers are working on now, across sessions (at most -max-in-flight each).")
-	sample(w, "mcprt_requests_in_flight", "", float64(in.overload.InFlight()))
+	sample(w, "mcprt_requests_in_flight", "", float64(in.overload.InFlight.Load()))
 	family(w, "mcprt_requests_queued", "gauge", "Requests waiting for a slot now, across sessions (at most -max-queued each).")
-	sample(w, "mcprt_requests_queued", "", float64(in.overload.Queued()))
+	sample(w, "mcprt_requests_queued", "", float64(in.overload.Queued.Load()))
 	if m := in.tasks.Load(); m != nil {
 		c := m.Counts()
 		family(w, "mcprt_tasks", "gauge", "Tasks in progress, by state (working, input_required).")
@@ -91,7 +91,7 @@ func (in *inside) metrics(w io.Writer) {
 func (in *inside) page() statuspage.Page {
 	now := time.Now()
 	v, _ := buildVersions()
-	p := statuspage.Page{Verb: in.verb, Version: v, Now: now, Started: in.started, Sessions: in.sessions(), Busy: in.overload.Refused()}
+	p := statuspage.Page{Verb: in.verb, Version: v, Now: now, Started: in.started, Sessions: in.sessions(), Busy: in.overload.Refused.Load()}
 	if in.backends != nil {
 		p.Backends = in.backends(now)
 	}

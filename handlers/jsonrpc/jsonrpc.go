@@ -60,7 +60,7 @@ type Error struct {
 func (e *Error) Error() string { return "jsonrpc " + strconv.Itoa(e.Code) + ": " + e.Message }
 
 // Errorf-style constructors keep call sites short.
-func NewError(code int, msg string) *Error { return &Error{Code: code, Message: msg} }
+func newError(code int, msg string) *Error { return &Error{Code: code, Message: msg} }
 
 // Kind says what a decoded line is.
 type Kind uint8

@@ -252,7 +252,7 @@ func TestAppendError(t *testing.T) {
 			}
 		}
 	}
-	e := NewError(CodeMethodNotFound, "nope")
+	e := newError(CodeMethodNotFound, "nope")
 	if got, want := string(AppendError(nil, nil, e)), `{"jsonrpc":"2.0","id":null,"error":{"code":-32601,"message":"nope"}}`; got != want {
 		t.Errorf("nil id: got %s, want %s", got, want)
 	}
@@ -288,7 +288,7 @@ func TestAppendedDecode(t *testing.T) {
 	for _, id := range []string{`7`, `"s"`} {
 		for _, b := range [][]byte{
 			AppendResult(nil, json.RawMessage(id), []byte(`{}`)),
-			AppendError(nil, json.RawMessage(id), NewError(CodeInternalError, "x")),
+			AppendError(nil, json.RawMessage(id), newError(CodeInternalError, "x")),
 		} {
 			got, err := Decode(b, &m)
 			if err != nil || m.Kind != KindResponse || string(got) != id {

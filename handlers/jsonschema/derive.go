@@ -13,12 +13,6 @@ import (
 	"time"
 )
 
-// For derives a JSON Schema from the Go type T. See the package
-// documentation for the derivation rules.
-func For[T any]() (json.RawMessage, error) {
-	return Reflect(reflect.TypeFor[T]())
-}
-
 // Reflect derives a JSON Schema from t. See the package documentation for
 // the derivation rules. A pointer type yields the schema of its element.
 func Reflect(t reflect.Type) (json.RawMessage, error) {

@@ -8,7 +8,7 @@
 //
 // # Deriving schemas
 //
-// [For] and [Reflect] map Go types to schemas the way encoding/json maps Go
+// [Reflect] maps Go types to schemas the way encoding/json maps Go
 // values to JSON, so that json.Marshal of a value of the type validates
 // against the derived schema:
 //

@@ -44,7 +44,7 @@ func FuzzFastValid(f *testing.F) {
 			if dec.Decode(&v) != nil {
 				return
 			}
-			full := s.ValidateValue(v)
+			full := s.validateValue(v)
 			if fastValid(s.root, raw) && full != nil {
 				t.Fatalf("schema %s: fast path accepted %s, full validator says %v", fastSchemas[i], raw, full)
 			}

@@ -105,14 +105,14 @@ func (s *Schema) validateDecoded(instance json.RawMessage) error {
 	if _, err := dec.Token(); err != io.EOF {
 		return &ValidationError{Message: "invalid JSON: unexpected data after the value"}
 	}
-	return s.ValidateValue(v)
+	return s.validateValue(v)
 }
 
-// ValidateValue checks a value as produced by encoding/json decoding into an
+// validateValue checks a value as produced by encoding/json decoding into an
 // any (map[string]any, []any, string, float64 or json.Number, bool, nil).
 // Go integer types are accepted as numbers too. It returns nil or a
 // *ValidationError.
-func (s *Schema) ValidateValue(v any) error {
+func (s *Schema) validateValue(v any) error {
 	st := state{limit: maxErrors}
 	if st.validate(s.root, v, nil) {
 		return nil

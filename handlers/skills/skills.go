@@ -45,11 +45,11 @@ import (
 // Identifiers of the extension (its own id is mcp.SkillsExtension, which
 // the client reads too).
 const (
-	DirectoryMIMEType = "inode/directory"
-	// MaxFiles and MaxBytes are what a skill may hold (its SKILL.md
+	directoryMIMEType = "inode/directory"
+	// maxFiles and maxBytes are what a skill may hold (its SKILL.md
 	// included): hosts may decline more.
-	MaxFiles = 512
-	MaxBytes = 16 << 20
+	maxFiles = 512
+	maxBytes = 16 << 20
 )
 
 // Options adjust a catalog. The zero value is ready to use.
@@ -63,25 +63,25 @@ type Options struct {
 	PageSize int
 }
 
-// Entry is a skill as skills/list and skills/get carry it.
-type Entry struct {
+// entry is a skill as skills/list and skills/get carry it.
+type entry struct {
 	URI         string          `json:"uri"`
 	Frontmatter json.RawMessage `json:"frontmatter"`
-	Resources   []File          `json:"resources"`
+	Resources   []skillFile     `json:"resources"`
 }
 
-// File is one file of a skill, with what a host verifies it by.
-type File struct {
+// skillFile is one file of a skill, with what a host verifies it by.
+type skillFile struct {
 	URI    string `json:"uri"`
 	Digest string `json:"digest"`
 	Size   int64  `json:"size"`
 }
 
-// Catalog is the skills Serve found, by URI.
-type Catalog struct {
+// catalog is the skills Serve found, by URI.
+type catalog struct {
 	opts    Options
-	entries []Entry                 // sorted by URI
-	byURI   map[string]*Entry       // by the URI of the SKILL.md
+	entries []entry                 // sorted by URI
+	byURI   map[string]*entry       // by the URI of the SKILL.md
 	files   map[string]file         // every file of every skill, by URI
 	dirs    map[string][]dirChild   // every directory of every skill, by URI
 	meta    map[string]frontmatterM // each skill's name and description
@@ -105,23 +105,23 @@ type frontmatterM struct {
 	Metadata    map[string]string `json:"metadata"`
 }
 
-// Skills returns the entries, sorted by URI.
-func (c *Catalog) Skills() []Entry { return slices.Clone(c.entries) }
+// skills returns the entries, sorted by URI.
+func (c *catalog) skills() []entry { return slices.Clone(c.entries) }
 
 // Serve reads the skills of fsys (every directory holding a SKILL.md;
 // the path from fsys's root is the skill's path, its last segment the
 // skill's name) and offers them on srv, with the extension declared.
-func Serve(srv *handlers.Server, fsys fs.FS, opts Options) (*Catalog, error) {
-	c, err := Read(fsys, opts)
+func Serve(srv *handlers.Server, fsys fs.FS, opts Options) error {
+	c, err := read(fsys, opts)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	c.register(srv)
-	return c, nil
+	return nil
 }
 
-// Read reads the skills of fsys as Serve does, without serving them.
-func Read(fsys fs.FS, opts Options) (*Catalog, error) {
+// read reads the skills of fsys as Serve does, without serving them.
+func read(fsys fs.FS, opts Options) (*catalog, error) {
 	if opts.Scope == "" {
 		opts.Scope = "public"
 	}
@@ -131,7 +131,7 @@ func Read(fsys fs.FS, opts Options) (*Catalog, error) {
 	if opts.PageSize <= 0 {
 		opts.PageSize = 100
 	}
-	c := &Catalog{opts: opts, byURI: map[string]*Entry{}, files: map[string]file{}, dirs: map[string][]dirChild{}, meta: map[string]frontmatterM{}}
+	c := &catalog{opts: opts, byURI: map[string]*entry{}, files: map[string]file{}, dirs: map[string][]dirChild{}, meta: map[string]frontmatterM{}}
 	var roots []string
 	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -154,7 +154,7 @@ func Read(fsys fs.FS, opts Options) (*Catalog, error) {
 	if err := errors.Join(problems...); err != nil {
 		return nil, fmt.Errorf("skills: %w", err)
 	}
-	slices.SortFunc(c.entries, func(a, b Entry) int { return strings.Compare(a.URI, b.URI) })
+	slices.SortFunc(c.entries, func(a, b entry) int { return strings.Compare(a.URI, b.URI) })
 	for i := range c.entries {
 		c.byURI[c.entries[i].URI] = &c.entries[i]
 	}
@@ -171,7 +171,7 @@ func uriOf(p string) string {
 	return "skill://" + strings.Join(segs, "/")
 }
 
-func (c *Catalog) readSkill(fsys fs.FS, root string, all []string) error {
+func (c *catalog) readSkill(fsys fs.FS, root string, all []string) error {
 	if root == "." {
 		return errors.New("a SKILL.md at the root has no skill directory, hence no name")
 	}
@@ -205,7 +205,7 @@ func (c *Catalog) readSkill(fsys fs.FS, root string, all []string) error {
 			return fmt.Errorf("frontmatter metadata key %q: the io.modelcontextprotocol/ prefix is reserved for MCP extensions", k)
 		}
 	}
-	entry := Entry{URI: uriOf(root + "/SKILL.md"), Frontmatter: front}
+	entry := entry{URI: uriOf(root + "/SKILL.md"), Frontmatter: front}
 	var total int64
 	err = fs.WalkDir(fsys, root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -227,24 +227,24 @@ func (c *Catalog) readSkill(fsys fs.FS, root string, all []string) error {
 		}
 		uri := uriOf(p)
 		c.files[uri] = file{data: data, mimeType: mimeTypeOf(p, data)}
-		entry.Resources = append(entry.Resources, File{URI: uri, Digest: skillmd.Digest(data), Size: int64(len(data))})
+		entry.Resources = append(entry.Resources, skillFile{URI: uri, Digest: skillmd.Digest(data), Size: int64(len(data))})
 		total += int64(len(data))
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	if len(entry.Resources) > MaxFiles || total > MaxBytes {
-		return fmt.Errorf("%d files, %d bytes: more than the %d files or %d bytes a skill may hold", len(entry.Resources), total, MaxFiles, MaxBytes)
+	if len(entry.Resources) > maxFiles || total > maxBytes {
+		return fmt.Errorf("%d files, %d bytes: more than the %d files or %d bytes a skill may hold", len(entry.Resources), total, maxFiles, maxBytes)
 	}
-	slices.SortFunc(entry.Resources, func(a, b File) int { return strings.Compare(a.URI, b.URI) })
+	slices.SortFunc(entry.Resources, func(a, b skillFile) int { return strings.Compare(a.URI, b.URI) })
 	c.entries = append(c.entries, entry)
 	c.meta[entry.URI] = fm
 	return nil
 }
 
 // addDir records a directory of a skill and its children.
-func (c *Catalog) addDir(fsys fs.FS, p, root string) {
+func (c *catalog) addDir(fsys fs.FS, p, root string) {
 	entries, err := fs.ReadDir(fsys, p)
 	if err != nil {
 		return
@@ -254,7 +254,7 @@ func (c *Catalog) addDir(fsys fs.FS, p, root string) {
 		cp := path.Join(p, e.Name())
 		switch {
 		case e.IsDir():
-			children = append(children, dirChild{URI: uriOf(cp), Name: e.Name(), MimeType: DirectoryMIMEType})
+			children = append(children, dirChild{URI: uriOf(cp), Name: e.Name(), MimeType: directoryMIMEType})
 		case e.Type().IsRegular():
 			info, err := e.Info()
 			if err != nil {
@@ -322,7 +322,7 @@ func mimeTypeOf(p string, data []byte) string {
 }
 
 // register offers the catalog on srv.
-func (c *Catalog) register(srv *handlers.Server) {
+func (c *catalog) register(srv *handlers.Server) {
 	srv.SetExtension(mcp.SkillsExtension, json.RawMessage(`{"directoryRead":true}`))
 	for _, e := range c.entries {
 		fm, f := c.meta[e.URI], c.files[e.URI]
@@ -341,7 +341,7 @@ func (c *Catalog) register(srv *handlers.Server) {
 	srv.AddMethod("resources/directory/read", c.readDirectory, true)
 }
 
-func (c *Catalog) readFile(_ context.Context, _ *handlers.Request, uri string, _ map[string]string) ([]mcp.ResourceContents, error) {
+func (c *catalog) readFile(_ context.Context, _ *handlers.Request, uri string, _ map[string]string) ([]mcp.ResourceContents, error) {
 	f, ok := c.files[uri]
 	if !ok {
 		return nil, handlers.ErrResourceNotFound
@@ -354,7 +354,7 @@ func (c *Catalog) readFile(_ context.Context, _ *handlers.Request, uri string, _
 
 // cache adds a result's caching attributes, which the extension asks for
 // in every revision.
-func (c *Catalog) cache(res map[string]any) map[string]any {
+func (c *catalog) cache(res map[string]any) map[string]any {
 	res["ttlMs"] = c.opts.TTL.Milliseconds()
 	res["cacheScope"] = c.opts.Scope
 	return res
@@ -373,7 +373,7 @@ func after(cur string) (string, bool) {
 	return uri, err == nil && ok
 }
 
-func (c *Catalog) list(_ context.Context, req *handlers.Request) (any, error) {
+func (c *catalog) list(_ context.Context, req *handlers.Request) (any, error) {
 	var p struct {
 		Cursor *string `json:"cursor"`
 	}
@@ -386,20 +386,20 @@ func (c *Catalog) list(_ context.Context, req *handlers.Request) (any, error) {
 		if !ok {
 			return nil, invalidParams("unknown cursor")
 		}
-		start, _ = slices.BinarySearchFunc(c.entries, uri, func(e Entry, u string) int { return strings.Compare(e.URI, u) })
+		start, _ = slices.BinarySearchFunc(c.entries, uri, func(e entry, u string) int { return strings.Compare(e.URI, u) })
 		if start < len(c.entries) && c.entries[start].URI == uri {
 			start++
 		}
 	}
 	end := min(len(c.entries), start+c.opts.PageSize)
-	res := map[string]any{"skills": append([]Entry{}, c.entries[start:end]...)}
+	res := map[string]any{"skills": append([]entry{}, c.entries[start:end]...)}
 	if end < len(c.entries) {
 		res["nextCursor"] = cursor(c.entries[end-1].URI)
 	}
 	return c.cache(res), nil
 }
 
-func (c *Catalog) get(_ context.Context, req *handlers.Request) (any, error) {
+func (c *catalog) get(_ context.Context, req *handlers.Request) (any, error) {
 	var p struct {
 		URI *string `json:"uri"`
 	}
@@ -413,7 +413,7 @@ func (c *Catalog) get(_ context.Context, req *handlers.Request) (any, error) {
 	return c.cache(map[string]any{"skill": e}), nil
 }
 
-func (c *Catalog) readDirectory(_ context.Context, req *handlers.Request) (any, error) {
+func (c *catalog) readDirectory(_ context.Context, req *handlers.Request) (any, error) {
 	var p struct {
 		URI    *string `json:"uri"`
 		Cursor *string `json:"cursor"`

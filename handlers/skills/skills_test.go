@@ -1,4 +1,4 @@
-package skills_test
+package skills
 
 import (
 	"context"
@@ -12,7 +12,6 @@ import (
 	"github.com/mcprt/mcprt/handlers/jsonrpc"
 	"github.com/mcprt/mcprt/handlers/mcp"
 	"github.com/mcprt/mcprt/handlers/skillmd"
-	"github.com/mcprt/mcprt/handlers/skills"
 )
 
 const pdfSkill = "---\nname: pdf\ndescription: Works with PDF files.\nmetadata:\n  author: t\n---\n\nRead FORMS.md.\n"
@@ -57,15 +56,16 @@ func call(t *testing.T, srv *handlers.Server, method, params string) (string, *j
 // directories refused with -32602.
 func TestServe(t *testing.T) {
 	srv := handlers.NewServer(mcp.Implementation{Name: "t", Version: "1"}, "")
-	c, err := skills.Serve(srv, tree(), skills.Options{})
+	c, err := read(tree(), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	c.register(srv)
 	ext, _ := json.Marshal(srv.Capabilities()["extensions"])
 	if string(ext) != `{"io.modelcontextprotocol/skills":{"directoryRead":true}}` {
 		t.Errorf("extensions %s", ext)
 	}
-	entries := c.Skills()
+	entries := c.skills()
 	if len(entries) != 2 || entries[0].URI != "skill://acme/git/SKILL.md" || entries[1].URI != "skill://pdf/SKILL.md" {
 		t.Fatalf("skills %+v", entries)
 	}
@@ -129,7 +129,7 @@ func TestServe(t *testing.T) {
 // TestListPages: skills/list pages by URI, never splitting an entry.
 func TestListPages(t *testing.T) {
 	srv := handlers.NewServer(mcp.Implementation{Name: "t", Version: "1"}, "")
-	if _, err := skills.Serve(srv, tree(), skills.Options{PageSize: 1, TTL: 60e9, Scope: "private"}); err != nil {
+	if err := Serve(srv, tree(), Options{PageSize: 1, TTL: 60e9, Scope: "private"}); err != nil {
 		t.Fatal(err)
 	}
 	var seen []string
@@ -140,7 +140,7 @@ func TestListPages(t *testing.T) {
 			t.Fatal(je)
 		}
 		var page struct {
-			Skills     []skills.Entry
+			Skills     []entry
 			NextCursor string
 			TTLMs      int64  `json:"ttlMs"`
 			CacheScope string `json:"cacheScope"`
@@ -175,10 +175,10 @@ func TestRefused(t *testing.T) {
 		},
 		"too big": {
 			"pdf/SKILL.md": {Data: []byte("---\nname: pdf\ndescription: d\n---\n")},
-			"pdf/big.bin":  {Data: make([]byte, skills.MaxBytes)},
+			"pdf/big.bin":  {Data: make([]byte, maxBytes)},
 		},
 	} {
-		if _, err := skills.Read(fsys, skills.Options{}); err == nil {
+		if _, err := read(fsys, Options{}); err == nil {
 			t.Errorf("%s: served", name)
 		}
 	}

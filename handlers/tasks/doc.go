@@ -4,7 +4,7 @@
 //
 // A Task is a record (id, owner, status, times, ttl, and the result, the
 // JSON-RPC error or the questions for the client); a Store keeps the
-// records. MemoryStore keeps them in a map; the Journal (OpenJournal)
+// records. NewMemoryStore's keeps them in a map; the journal (OpenJournal)
 // appends every change to a file in a directory and fsyncs it before the
 // change is applied and acknowledged (writers arriving together share one
 // fsync; a write that fails fails its change, which nothing then sees,
@@ -16,8 +16,8 @@
 // is open on it: a second process is refused, told the holder's pid. The
 // Store interface is small on purpose: a deployment whose replicas share
 // a database can keep tasks there with an adapter in its own module,
-// checked by storetest (Run, or Contract with the failure cases it opts
-// into), the contract both built-in stores pass.
+// checked by storetest.Contract (with the failure cases it opts into),
+// the contract the built-in stores pass.
 //
 // A Manager (the interface here; runtime/taskrun's is the one the runtime
 // uses) runs the tasks. Create stores the new record (so a get of its
@@ -40,8 +40,8 @@
 // record keeps the call (a Rerun: arguments, revision, client
 // capabilities, the vouched-for caller; never a credential), and the
 // manager (a Resumer) runs it again once the server's tools are in place,
-// with ResumedMessage. Once only: a task that was run again and whose
-// server died again is failed with ResumedAgainMessage, so that a call
+// its statusMessage saying so. Once only: a task that was run again and
+// whose server died again is failed, so that a call
 // that brings its process down does not do so on every start. Its
 // outcome is stored once, as any task's.
 //
@@ -49,8 +49,8 @@
 // use at once: any of them answers for any task, a cancel or an answer
 // given at one reaches the work where it runs, and a replica holds the
 // live tasks it runs with a lease, so that when it is lost exactly one
-// other takes each over (a resumable tool's task is run again once,
-// LostResumedMessage; any other is failed, LostMessage). A store that
+// other takes each over (a resumable tool's task is run again once; any
+// other is failed; its statusMessage says which). A store that
 // cannot be reached is ErrUnavailable.
 //
 // handlers.Server.ServeTasks serves a Manager's tasks over MCP, in the

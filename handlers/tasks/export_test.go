@@ -43,12 +43,13 @@ func (f *Fault) get() error {
 
 // OpenJournalFault opens a journal whose file system fails while fault is
 // set.
-func OpenJournalFault(dir string, fault *Fault) (*Journal, error) {
+func OpenJournalFault(dir string, fault *Fault) (Store, error) {
 	return OpenJournalWith(dir, JournalOptions{fs: faultFS{inner: osFS{}, fault: fault}})
 }
 
 // InjectFault makes an open journal's file system fail while fault is set.
-func InjectFault(j *Journal, fault *Fault) {
+func InjectFault(s Store, fault *Fault) {
+	j := s.(*journal)
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	for j.flushing {

@@ -16,16 +16,16 @@ import (
 // JournalFile is the journal's file name inside its directory.
 const JournalFile = "tasks.v2.journal"
 
-// LegacyJournalFile is the journal's file as servers wrote it before its
+// legacyJournalFile is the journal's file as servers wrote it before its
 // lines had checksums. Opening a directory that has only it converts it:
 // its records are written to JournalFile, which then replaces it. The new
 // format has a file of its own so that a line without a checksum is never
 // taken for a record in it (damage that strips a checksum cannot pass for
 // an old line), and so that an older server started on the directory
 // finds no journal it would misread and cut, rather than the new one.
-const LegacyJournalFile = "tasks.journal"
+const legacyJournalFile = "tasks.journal"
 
-// Journal is the durable Store: every Put and Delete is a line appended to
+// journal is the durable Store: every Put and Delete is a line appended to
 // a file and fsync'd before it returns; the records live in memory too, so
 // reads touch no disk. Opening replays the file. When the file holds many
 // more lines than live records, it is compacted: rewritten with one line
@@ -40,10 +40,10 @@ const LegacyJournalFile = "tasks.journal"
 // Writers that arrive while an fsync is under way share the next one
 // (group commit), so concurrent tasks do not queue one fsync each.
 //
-// The journal holds a lock on its directory (LockFile) while open: a
+// The journal holds a lock on its directory (lockName) while open: a
 // second process on the same directory is refused, not let to write over
 // the first one's lines.
-type Journal struct {
+type journal struct {
 	dir  string
 	path string
 	log  *slog.Logger
@@ -95,7 +95,7 @@ type JournalOptions struct {
 
 // OpenJournal opens (or creates) the journal in dir, replaying what it
 // holds, with the default options.
-func OpenJournal(dir string) (*Journal, error) { return OpenJournalWith(dir, JournalOptions{}) }
+func OpenJournal(dir string) (Store, error) { return OpenJournalWith(dir, JournalOptions{}) }
 
 // OpenJournalWith opens (or creates) the journal in dir, replaying what it
 // holds. A last line cut short by a crash is dropped: its write had not
@@ -103,7 +103,7 @@ func OpenJournal(dir string) (*Journal, error) { return OpenJournalWith(dir, Jou
 // skipped and reported (its one record is lost, no other). It fails when
 // another process holds the directory, and when the directory or the
 // journal cannot be written, rather than at the first write.
-func OpenJournalWith(dir string, o JournalOptions) (*Journal, error) {
+func OpenJournalWith(dir string, o JournalOptions) (Store, error) {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
@@ -117,7 +117,7 @@ func OpenJournalWith(dir string, o JournalOptions) (*Journal, error) {
 	if err != nil {
 		return nil, err
 	}
-	j := &Journal{dir: dir, path: filepath.Join(dir, JournalFile), log: o.Logger, fs: o.fs, lock: lock,
+	j := &journal{dir: dir, path: filepath.Join(dir, JournalFile), log: o.Logger, fs: o.fs, lock: lock,
 		tasks: map[string]Task{}, compactAt: compactMin}
 	j.cond = sync.NewCond(&j.mu)
 	if err := j.open(); err != nil {
@@ -131,7 +131,7 @@ func OpenJournalWith(dir string, o JournalOptions) (*Journal, error) {
 }
 
 // open replays the file and readies it for appending.
-func (j *Journal) open() error {
+func (j *journal) open() error {
 	if err := j.convertLegacy(); err != nil {
 		return err
 	}
@@ -181,11 +181,11 @@ func (j *Journal) open() error {
 	return nil
 }
 
-// convertLegacy writes the records of a LegacyJournalFile, when the
+// convertLegacy writes the records of a legacyJournalFile, when the
 // directory has one and no JournalFile, to a new JournalFile (as a
 // compaction does: all or nothing), then removes the old file.
-func (j *Journal) convertLegacy() error {
-	legacy := filepath.Join(j.dir, LegacyJournalFile)
+func (j *journal) convertLegacy() error {
+	legacy := filepath.Join(j.dir, legacyJournalFile)
 	if _, err := os.Stat(j.path); err == nil {
 		if _, err := os.Stat(legacy); err == nil {
 			j.log.Warn("tasks: journal: a journal in the old format is beside the current one (an older server ran here since, or a conversion was cut short); it is not read",
@@ -222,10 +222,10 @@ func (j *Journal) convertLegacy() error {
 	return nil
 }
 
-func (j *Journal) tmpPath() string { return j.path + ".tmp" }
+func (j *journal) tmpPath() string { return j.path + ".tmp" }
 
 // Put implements Store.
-func (j *Journal) Put(t Task) error {
+func (j *journal) Put(t Task) error {
 	line, err := encodeRecord(journalRecord{Task: &t})
 	if err != nil {
 		return fmt.Errorf("tasks: journal: %w", err)
@@ -234,7 +234,7 @@ func (j *Journal) Put(t Task) error {
 }
 
 // Delete implements Store.
-func (j *Journal) Delete(id string) error {
+func (j *journal) Delete(id string) error {
 	j.mu.Lock()
 	_, ok := j.tasks[id]
 	j.mu.Unlock()
@@ -249,7 +249,7 @@ func (j *Journal) Delete(id string) error {
 // start that drops thousands of expired tasks) are one compaction: the
 // records that remain are written to a new file, not a line per change
 // after the old ones.
-func (j *Journal) Apply(puts []Task, dels []string) error {
+func (j *journal) Apply(puts []Task, dels []string) error {
 	if len(puts)+len(dels) == 0 {
 		return nil
 	}
@@ -293,7 +293,7 @@ func applyChanges(m map[string]Task, puts []Task, dels []string) {
 // append writes lines (n of them, each ending in '\n') durably, then
 // applies them to memory, and returns; or returns the write's error, with
 // nothing applied.
-func (j *Journal) append(lines []byte, n int, apply func()) error {
+func (j *journal) append(lines []byte, n int, apply func()) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.closed {
@@ -327,7 +327,7 @@ func (j *Journal) append(lines []byte, n int, apply func()) error {
 // flushLocked writes and fsyncs the next batch, with j.mu released
 // meanwhile so that others can add to the one after; then applies it, or
 // fails every change in it.
-func (j *Journal) flushLocked() {
+func (j *journal) flushLocked() {
 	b := j.next
 	j.next = nil
 	if j.closed {
@@ -365,7 +365,7 @@ func (j *Journal) flushLocked() {
 // file back to its last whole line, so that a change that was refused is
 // not replayed by the next start; if even that fails, the next write
 // does it first. Called by the flushing writer alone.
-func (j *Journal) write(buf []byte) error {
+func (j *journal) write(buf []byte) error {
 	if j.f == nil {
 		f, err := j.fs.OpenFile(j.path, os.O_WRONLY|os.O_APPEND, 0o600)
 		if err != nil {
@@ -393,7 +393,7 @@ func (j *Journal) write(buf []byte) error {
 }
 
 // cut truncates the file to its last whole, durable line.
-func (j *Journal) cut() error {
+func (j *journal) cut() error {
 	if err := j.fs.Truncate(j.path, j.size); err != nil {
 		return err
 	}
@@ -405,7 +405,7 @@ func (j *Journal) cut() error {
 // makes next the journal's records once the new file is in place. The
 // caller holds j.mu and no flush is under way. A failure is logged and
 // leaves the old file and records as they were.
-func (j *Journal) compactLocked(next map[string]Task) error {
+func (j *journal) compactLocked(next map[string]Task) error {
 	err := j.compactTo(next)
 	if err != nil {
 		j.compactAt = j.lines + max(compactMin, j.lines/2)
@@ -417,7 +417,7 @@ func (j *Journal) compactLocked(next map[string]Task) error {
 	return nil
 }
 
-func (j *Journal) compactTo(next map[string]Task) error {
+func (j *journal) compactTo(next map[string]Task) error {
 	tmp := j.tmpPath()
 	f, err := j.fs.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
@@ -475,7 +475,7 @@ func syncDir(dir string) {
 }
 
 // Get implements Store.
-func (j *Journal) Get(id string) (Task, bool, error) {
+func (j *journal) Get(id string) (Task, bool, error) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.closed {
@@ -486,7 +486,7 @@ func (j *Journal) Get(id string) (Task, bool, error) {
 }
 
 // All implements Store.
-func (j *Journal) All() ([]Task, error) {
+func (j *journal) All() ([]Task, error) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.closed {
@@ -501,7 +501,7 @@ func (j *Journal) All() ([]Task, error) {
 
 // Close implements Store; it waits for a flush under way, and releases
 // the directory's lock.
-func (j *Journal) Close() error {
+func (j *journal) Close() error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	for j.flushing {
@@ -554,7 +554,7 @@ func (osFS) Truncate(name string, size int64) error { return os.Truncate(name, s
 func (osFS) Rename(from, to string) error           { return os.Rename(from, to) }
 func (osFS) Remove(name string) error               { return os.Remove(name) }
 
-var _ Batcher = (*Journal)(nil)
+var _ Batcher = (*journal)(nil)
 
 // errLocked is what lockFile returns when another holds the lock.
 var errLocked = errors.New("locked")

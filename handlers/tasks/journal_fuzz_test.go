@@ -211,7 +211,7 @@ func applyRecord(m map[string]Task, r journalRecord) {
 	}
 }
 
-func sameTasks(t *testing.T, when string, j *Journal, want map[string]Task) {
+func sameTasks(t *testing.T, when string, j Store, want map[string]Task) {
 	t.Helper()
 	all, _ := j.All()
 	got := map[string]Task{}

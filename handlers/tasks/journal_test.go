@@ -58,7 +58,7 @@ next:
 	return out
 }
 
-func openLogged(t *testing.T, dir string) (*tasks.Journal, *logs) {
+func openLogged(t *testing.T, dir string) (tasks.Store, *logs) {
 	t.Helper()
 	l := &logs{}
 	j, err := tasks.OpenJournalWith(dir, tasks.JournalOptions{Logger: slog.New(l)})
@@ -96,7 +96,7 @@ func writeLines(t *testing.T, dir string, lines []string) {
 }
 
 // writeLegacy writes lines where a server before the checksums kept its
-// journal (tasks.LegacyJournalFile, spelled out: that server knew it as
+// journal (the legacy journal file, spelled out: that server knew it as
 // tasks.JournalFile).
 func writeLegacy(t *testing.T, dir string, lines []string) { writeFile(t, dir, "tasks.journal", lines) }
 
@@ -122,7 +122,7 @@ func insert(lines []string, at int, line string) []string {
 	return append(out, lines[at:]...)
 }
 
-func wantFive(t *testing.T, j *tasks.Journal) {
+func wantFive(t *testing.T, j tasks.Store) {
 	t.Helper()
 	all, _ := j.All()
 	if len(all) != 5 {

@@ -9,16 +9,16 @@ import (
 	"strings"
 )
 
-// LockFile is the file in a journal's directory that its holder locks,
+// lockName is the file in a journal's directory that its holder locks,
 // and writes its pid in, for as long as the journal is open.
-const LockFile = "tasks.lock"
+const lockName = "tasks.lock"
 
 // lockDir takes the lock of a journal's directory, or says who holds it:
 // two processes appending to one journal would each write at their own
 // offset, over the other's lines. The lock is the system's (flock, or
 // LockFileEx on Windows), so a holder that dies releases it.
 func lockDir(dir string) (*os.File, error) {
-	path := filepath.Join(dir, LockFile)
+	path := filepath.Join(dir, lockName)
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("tasks: journal lock: %w", err)

@@ -20,7 +20,7 @@ import (
 // The checksum is what lets replay tell damage from a record: a line
 // whose bytes changed is skipped and reported, and only that record is
 // lost. A line without the checksum (starting with '{') is the format
-// before it, read only from a LegacyJournalFile (which the journal
+// before it, read only from a legacyJournalFile (which the journal
 // converts), never from a JournalFile.
 
 // journalRecord is one line: a put (Task) or a delete (Del).

@@ -10,9 +10,9 @@ import (
 // the store is durable at all): a task's id is handed to the client only
 // after its record is Put. Implementations are safe for concurrent use.
 //
-// The package has two: MemoryStore and the journal (OpenJournal). A
+// The package has two: NewMemoryStore's and the journal (OpenJournal). A
 // deployment whose replicas share a database can keep tasks there with an
-// adapter of its own; ContractTest (in storetest) checks one.
+// adapter of its own; storetest.Contract checks one.
 type Store interface {
 	// Put creates or replaces the record of t.ID.
 	Put(t Task) error
@@ -39,17 +39,18 @@ type Batcher interface {
 // ErrClosed is returned by a Store used after Close.
 var ErrClosed = errors.New("tasks: store closed")
 
-// MemoryStore keeps tasks in a map: nothing survives the process.
-type MemoryStore struct {
+// memoryStore keeps tasks in a map: nothing survives the process.
+type memoryStore struct {
 	mu     sync.RWMutex
 	tasks  map[string]Task
 	closed bool
 }
 
-// NewMemoryStore returns an empty MemoryStore.
-func NewMemoryStore() *MemoryStore { return &MemoryStore{tasks: map[string]Task{}} }
+// NewMemoryStore returns an empty Store that keeps tasks in a map: nothing
+// survives the process.
+func NewMemoryStore() Store { return &memoryStore{tasks: map[string]Task{}} }
 
-func (s *MemoryStore) Put(t Task) error {
+func (s *memoryStore) Put(t Task) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -59,7 +60,7 @@ func (s *MemoryStore) Put(t Task) error {
 	return nil
 }
 
-func (s *MemoryStore) Get(id string) (Task, bool, error) {
+func (s *memoryStore) Get(id string) (Task, bool, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed {
@@ -69,7 +70,7 @@ func (s *MemoryStore) Get(id string) (Task, bool, error) {
 	return t, ok, nil
 }
 
-func (s *MemoryStore) Delete(id string) error {
+func (s *memoryStore) Delete(id string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -79,7 +80,7 @@ func (s *MemoryStore) Delete(id string) error {
 	return nil
 }
 
-func (s *MemoryStore) All() ([]Task, error) {
+func (s *memoryStore) All() ([]Task, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed {
@@ -92,7 +93,7 @@ func (s *MemoryStore) All() ([]Task, error) {
 	return out, nil
 }
 
-func (s *MemoryStore) Close() error {
+func (s *memoryStore) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.closed = true

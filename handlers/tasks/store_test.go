@@ -14,7 +14,7 @@ import (
 )
 
 func TestMemoryStoreContract(t *testing.T) {
-	storetest.Run(t, func(*testing.T, string) tasks.Store { return tasks.NewMemoryStore() }, false)
+	storetest.Contract{Open: func(*testing.T, string) (tasks.Store, error) { return tasks.NewMemoryStore(), nil }}.Run(t)
 }
 
 func TestJournalContract(t *testing.T) {
@@ -24,7 +24,7 @@ func TestJournalContract(t *testing.T) {
 		Exclusive: true,
 		Break: func(_ *testing.T, s tasks.Store) func() {
 			var f tasks.Fault
-			tasks.InjectFault(s.(*tasks.Journal), &f)
+			tasks.InjectFault(s, &f)
 			f.Set(syscall.ENOSPC)
 			return func() { f.Set(nil) }
 		},

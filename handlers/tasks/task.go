@@ -22,13 +22,6 @@ const (
 // Terminal reports whether s is an end state.
 func (s Status) Terminal() bool { return s == Completed || s == Failed || s == Cancelled }
 
-// CanMove reports whether a task may go from s to next: from a live status
-// to any status (a live one again, with new input requests or a new
-// message), never out of a terminal one.
-func (s Status) CanMove(next Status) bool {
-	return !s.Terminal() && next != ""
-}
-
 // Error is a JSON-RPC error a failed task holds.
 type Error struct {
 	Code    int             `json:"code"`
@@ -89,7 +82,7 @@ type Rerun struct {
 	Caller json.RawMessage `json:"caller,omitempty"`
 	// Resumed counts the times the call was run again after a restart. A
 	// task is resumed once at most: one that was resumed and whose server
-	// died again is failed (ResumedAgainMessage), so that a call that
+	// died again is failed (with a message saying so), so that a call that
 	// brings its process down is not run again on every start.
 	Resumed int `json:"resumed,omitempty"`
 }

@@ -46,15 +46,6 @@ type Manager interface {
 // marks it failed with this message when it starts.
 const RestartedMessage = "the server restarted while the task was running; its work was lost"
 
-// ResumedMessage is the statusMessage of a task of a resumable tool that
-// a new server on the store runs again after a restart.
-const ResumedMessage = "the server restarted while the task was running; its call was run again"
-
-// ResumedAgainMessage is the statusMessage of a task of a resumable tool
-// that was run again once after a restart and whose server stopped again
-// before it finished: it is failed, not run a third time.
-const ResumedAgainMessage = "the server restarted again while the task, already run again once after a restart, was running; its work was lost"
-
 // Resumer is a Manager that can run the tasks of resumable tools again
 // after a restart (runtime/taskrun's is one).
 type Resumer interface {
@@ -76,8 +67,6 @@ var (
 	ErrNotFound = errors.New("tasks: no such task")
 	ErrTerminal = errors.New("tasks: the task has already ended")
 	ErrStopped  = errors.New("tasks: the server is shutting down")
-	// ErrTooMany is what a *LimitError unwraps to.
-	ErrTooMany = errors.New("tasks: too many tasks")
 )
 
 // LimitError says a new task was refused by a bound on live tasks.
@@ -92,8 +81,6 @@ func (e *LimitError) Error() string {
 	}
 	return fmt.Sprintf("too many tasks in progress on this server (limit %d); retry later", e.Limit)
 }
-
-func (e *LimitError) Unwrap() error { return ErrTooMany }
 
 // Work is what a task does: the request it was made for, run on the task's
 // actor. answers holds the client's answers to the task's input requests so
@@ -130,12 +117,3 @@ func IDFrom(ctx context.Context) string {
 	id, _ := ctx.Value(idKey{}).(string)
 	return id
 }
-
-// LostMessage is the statusMessage of a task whose server was lost (a
-// replica sharing its store with others died, or lost the store, while
-// the task ran there) and that another replica failed, taking it over.
-const LostMessage = "its server was lost while the task was running; its work was lost"
-
-// LostResumedMessage is the statusMessage of a task of a resumable tool
-// whose server was lost and that another replica runs again.
-const LostResumedMessage = "its server was lost while the task was running; its call was run again by another server"

@@ -12,8 +12,8 @@ const (
 	AttrMethod          = "mcp.method.name"
 	AttrToolName        = "gen_ai.tool.name"
 	AttrPromptName      = "gen_ai.prompt.name"
-	AttrOperationName   = "gen_ai.operation.name"
-	AttrRequestID       = "jsonrpc.request.id"
+	attrOperationName   = "gen_ai.operation.name"
+	attrRequestID       = "jsonrpc.request.id"
 	AttrResourceURI     = "mcp.resource.uri"
 	AttrStatusCode      = "rpc.response.status_code"
 	AttrErrorType       = "error.type"
@@ -36,7 +36,7 @@ func FromMeta(traceparent, tracestate, baggage []byte) SpanContext {
 	if !ok {
 		return SpanContext{}
 	}
-	c, err := ParseTraceparent(tp)
+	c, err := parseTraceparent(tp)
 	if err != nil {
 		return SpanContext{}
 	}
@@ -56,14 +56,14 @@ func FromMeta(traceparent, tracestate, baggage []byte) SpanContext {
 func Describe(s *Span, method string, id []byte, params []byte, withURI bool) {
 	s.Attrs = append(s.Attrs, String(AttrMethod, method))
 	if len(id) > 0 {
-		s.Attrs = append(s.Attrs, String(AttrRequestID, idText(id)))
+		s.Attrs = append(s.Attrs, String(attrRequestID, idText(id)))
 	}
 	s.Name = method
 	var key, attr string
 	switch method {
 	case "tools/call":
 		key, attr = "name", AttrToolName
-		s.Attrs = append(s.Attrs, String(AttrOperationName, "execute_tool"))
+		s.Attrs = append(s.Attrs, String(attrOperationName, "execute_tool"))
 	case "prompts/get":
 		key, attr = "name", AttrPromptName
 	case "resources/read", "resources/subscribe", "resources/unsubscribe":

@@ -37,9 +37,9 @@ type (
 func (t TraceID) String() string { return hex.EncodeToString(t[:]) }
 func (s SpanID) String() string  { return hex.EncodeToString(s[:]) }
 
-// IsZero reports an all-zero (invalid) id.
-func (t TraceID) IsZero() bool { return t == TraceID{} }
-func (s SpanID) IsZero() bool  { return s == SpanID{} }
+// isZero reports an all-zero (invalid) id.
+func (t TraceID) isZero() bool { return t == TraceID{} }
+func (s SpanID) isZero() bool  { return s == SpanID{} }
 
 // SpanContext is what crosses a process boundary: the ids, the sampled
 // flag, and tracestate and baggage as they came (opaque to mcprt).
@@ -51,38 +51,38 @@ type SpanContext struct {
 	Baggage string // baggage
 }
 
-// Valid reports whether both ids are set.
-func (c SpanContext) Valid() bool { return !c.TraceID.IsZero() && !c.SpanID.IsZero() }
+// valid reports whether both ids are set.
+func (c SpanContext) valid() bool { return !c.TraceID.isZero() && !c.SpanID.isZero() }
 
-// ErrTraceparent is a traceparent that is not of the W3C form.
-var ErrTraceparent = errors.New("trace: malformed traceparent")
+// errTraceparent is a traceparent that is not of the W3C form.
+var errTraceparent = errors.New("trace: malformed traceparent")
 
-// ParseTraceparent reads a W3C traceparent, version-format-trace-parent-flags
+// parseTraceparent reads a W3C traceparent, version-format-trace-parent-flags
 // (00-<32 hex>-<16 hex>-<2 hex>). A later version's value is read by its
 // first four fields, as the recommendation says; all-zero ids, version ff
 // and uppercase hex are malformed.
-func ParseTraceparent(s string) (SpanContext, error) {
+func parseTraceparent(s string) (SpanContext, error) {
 	var c SpanContext
 	if len(s) < 55 || s[2] != '-' || s[35] != '-' || s[52] != '-' {
-		return c, ErrTraceparent
+		return c, errTraceparent
 	}
 	ver, ok := hexByte(s[0:2])
 	if !ok || ver == 0xff || (ver == 0 && len(s) != 55) || (ver != 0 && len(s) > 55 && s[55] != '-') {
-		return c, ErrTraceparent
+		return c, errTraceparent
 	}
 	if !hexInto(c.TraceID[:], s[3:35]) || !hexInto(c.SpanID[:], s[36:52]) {
-		return c, ErrTraceparent
+		return c, errTraceparent
 	}
 	flags, ok := hexByte(s[53:55])
-	if !ok || !c.Valid() {
-		return SpanContext{}, ErrTraceparent
+	if !ok || !c.valid() {
+		return SpanContext{}, errTraceparent
 	}
 	c.Sampled = flags&1 == 1
 	return c, nil
 }
 
-// AppendTraceparent appends c as a version 00 traceparent.
-func (c SpanContext) AppendTraceparent(dst []byte) []byte {
+// appendTraceparent appends c as a version 00 traceparent.
+func (c SpanContext) appendTraceparent(dst []byte) []byte {
 	dst = append(dst, "00-"...)
 	dst = hex.AppendEncode(dst, c.TraceID[:])
 	dst = append(dst, '-')
@@ -93,8 +93,8 @@ func (c SpanContext) AppendTraceparent(dst []byte) []byte {
 	return append(dst, "-00"...)
 }
 
-// Traceparent is AppendTraceparent as a string.
-func (c SpanContext) Traceparent() string { return string(c.AppendTraceparent(make([]byte, 0, 55))) }
+// Traceparent is c as a version 00 traceparent.
+func (c SpanContext) Traceparent() string { return string(c.appendTraceparent(make([]byte, 0, 55))) }
 
 // hexInto decodes lowercase hex s into dst (len(s) == 2*len(dst)).
 func hexInto(dst []byte, s string) bool {
@@ -141,9 +141,8 @@ type Attr struct {
 	IsInt bool
 }
 
-// String and Int make attributes.
-func String(key, v string) Attr    { return Attr{Key: key, Str: v} }
-func Int(key string, v int64) Attr { return Attr{Key: key, Int: v, IsInt: true} }
+// String makes a string attribute.
+func String(key, v string) Attr { return Attr{Key: key, Str: v} }
 
 // Span is one finished (or running) operation. Its owner fills it in
 // and calls Tracer.End once; after that it belongs to the Tracer's hooks
@@ -175,8 +174,8 @@ type Span struct {
 	tracer *Tracer // the Tracer that started it, for StartLinked
 }
 
-// Attr returns the attribute named key ("" when absent).
-func (s *Span) Attr(key string) (Attr, bool) {
+// attr returns the attribute named key ("" when absent).
+func (s *Span) attr(key string) (Attr, bool) {
 	for _, a := range s.Attrs {
 		if a.Key == key {
 			return a, true
@@ -226,7 +225,7 @@ func Ratio(r float64) Sampler {
 // ParentBased follows a parent's sampled flag and asks root for a root span.
 func ParentBased(root Sampler) Sampler {
 	return func(p SpanContext, id TraceID) bool {
-		if p.Valid() {
+		if p.valid() {
 			return p.Sampled
 		}
 		return root(p, id)
@@ -271,9 +270,9 @@ var defaultSampler = ParentBased(AlwaysOn)
 // Start begins a span with the given parent (zero: a new trace). The
 // caller fills in its attributes and ends it with End.
 func (t *Tracer) Start(parent SpanContext, remote bool, name string, kind Kind, now time.Time) *Span {
-	s := &Span{Name: name, Kind: kind, Start: now, Remote: remote && parent.Valid(), tracer: t}
+	s := &Span{Name: name, Kind: kind, Start: now, Remote: remote && parent.valid(), tracer: t}
 	s.Attrs = s.attrs[:0]
-	if parent.Valid() {
+	if parent.valid() {
 		s.Context.TraceID = parent.TraceID
 		s.Parent = parent.SpanID
 		s.Context.State, s.Context.Baggage = parent.State, parent.Baggage
@@ -320,7 +319,7 @@ func next() uint64 {
 }
 
 func newTraceID() (t TraceID) {
-	for t.IsZero() {
+	for t.isZero() {
 		binary.BigEndian.PutUint64(t[:8], next())
 		binary.BigEndian.PutUint64(t[8:], next())
 	}
@@ -328,7 +327,7 @@ func newTraceID() (t TraceID) {
 }
 
 func newSpanID() (s SpanID) {
-	for s.IsZero() {
+	for s.isZero() {
 		binary.BigEndian.PutUint64(s[:], next())
 	}
 	return s
@@ -346,7 +345,7 @@ type ContextKey struct{}
 func FromContext(ctx context.Context) (SpanContext, bool) {
 	switch v := ctx.Value(ContextKey{}).(type) {
 	case SpanContext:
-		return v, v.Valid()
+		return v, v.valid()
 	case *Span:
 		return v.Context, true
 	}

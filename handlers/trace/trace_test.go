@@ -9,7 +9,7 @@ import (
 
 func TestParseTraceparent(t *testing.T) {
 	const good = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
-	c, err := ParseTraceparent(good)
+	c, err := parseTraceparent(good)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -20,7 +20,7 @@ func TestParseTraceparent(t *testing.T) {
 		t.Errorf("round trip: %s", got)
 	}
 	// A later version: its first four fields, and what follows a dash.
-	if c, err := ParseTraceparent("01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00-what-comes-next"); err != nil || c.Sampled {
+	if c, err := parseTraceparent("01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00-what-comes-next"); err != nil || c.Sampled {
 		t.Errorf("version 01: %+v %v", c, err)
 	}
 	for _, bad := range []string{
@@ -34,7 +34,7 @@ func TestParseTraceparent(t *testing.T) {
 		"00_4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
 		"01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01x",
 	} {
-		if _, err := ParseTraceparent(bad); err == nil {
+		if _, err := parseTraceparent(bad); err == nil {
 			t.Errorf("%q: accepted", bad)
 		}
 	}
@@ -45,15 +45,15 @@ func FuzzParseTraceparent(f *testing.F) {
 	f.Add("01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00-x")
 	f.Add("00-00000000000000000000000000000000-00f067aa0ba902b7-01")
 	f.Fuzz(func(t *testing.T, s string) {
-		c, err := ParseTraceparent(s)
+		c, err := parseTraceparent(s)
 		if err != nil {
 			return
 		}
-		if !c.Valid() {
+		if !c.valid() {
 			t.Fatalf("%q: accepted, invalid ids", s)
 		}
 		// What is accepted re-encodes to the same ids and flag.
-		again, err := ParseTraceparent(c.Traceparent())
+		again, err := parseTraceparent(c.Traceparent())
 		if err != nil || again.TraceID != c.TraceID || again.SpanID != c.SpanID || again.Sampled != c.Sampled {
 			t.Fatalf("%q: round trip %+v, %v", s, again, err)
 		}
@@ -65,11 +65,11 @@ func FuzzParseTraceparent(f *testing.F) {
 
 func TestFromMeta(t *testing.T) {
 	c := FromMeta([]byte(`"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"`), []byte(`"k=v"`), []byte(`"user=1"`))
-	if !c.Valid() || c.State != "k=v" || c.Baggage != "user=1" {
+	if !c.valid() || c.State != "k=v" || c.Baggage != "user=1" {
 		t.Errorf("got %+v", c)
 	}
 	for _, bad := range [][]byte{nil, []byte(`1`), []byte(`"nope"`)} {
-		if c := FromMeta(bad, []byte(`"k=v"`), nil); c.Valid() || c.State != "" {
+		if c := FromMeta(bad, []byte(`"k=v"`), nil); c.valid() || c.State != "" {
 			t.Errorf("%s: %+v", bad, c)
 		}
 	}
@@ -78,7 +78,7 @@ func TestFromMeta(t *testing.T) {
 func TestSamplers(t *testing.T) {
 	tr := &Tracer{}
 	root := tr.Start(SpanContext{}, false, "x", KindServer, timeZero)
-	if !root.Context.Sampled || !root.Context.Valid() || !root.Parent.IsZero() {
+	if !root.Context.Sampled || !root.Context.valid() || !root.Parent.isZero() {
 		t.Fatalf("default root: %+v", root)
 	}
 	unsampled := SpanContext{TraceID: root.Context.TraceID, SpanID: root.Context.SpanID}
@@ -117,18 +117,18 @@ func TestDescribe(t *testing.T) {
 	if s.Name != "tools/call add" {
 		t.Errorf("name %q", s.Name)
 	}
-	for k, v := range map[string]string{AttrMethod: "tools/call", AttrToolName: "add", AttrRequestID: "7", AttrErrorType: ErrorTool, AttrOperationName: "execute_tool"} {
-		if a, ok := s.Attr(k); !ok || a.Str != v {
+	for k, v := range map[string]string{AttrMethod: "tools/call", AttrToolName: "add", attrRequestID: "7", AttrErrorType: ErrorTool, attrOperationName: "execute_tool"} {
+		if a, ok := s.attr(k); !ok || a.Str != v {
 			t.Errorf("%s = %+v, want %q", k, a, v)
 		}
 	}
 	r := &Span{}
 	Describe(r, "resources/read", []byte(`1`), []byte(`{"uri":"file:///x"}`), true)
 	Outcome(r, -32002, false)
-	if a, _ := r.Attr(AttrResourceURI); r.Name != "resources/read" || a.Str != "file:///x" {
+	if a, _ := r.attr(AttrResourceURI); r.Name != "resources/read" || a.Str != "file:///x" {
 		t.Errorf("resource: %q %+v", r.Name, a)
 	}
-	if a, _ := r.Attr(AttrStatusCode); a.Str != "-32002" || !r.Failed {
+	if a, _ := r.attr(AttrStatusCode); a.Str != "-32002" || !r.Failed {
 		t.Errorf("status: %+v", r)
 	}
 }

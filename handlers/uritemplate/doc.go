@@ -8,8 +8,9 @@
 //
 // Parse accepts the full RFC 6570 syntax, levels 1 to 4: the operators
 // none, +, #, ., /, ;, ? and &, variable lists, the explode modifier (*) and
-// the prefix modifier (:N, 1 <= N <= 9999). Malformed templates are reported
-// as *Error. Expand follows the algorithm of RFC 6570 Appendix A exactly;
+// the prefix modifier (:N, 1 <= N <= 9999). A malformed template's error
+// names the byte offset of the fault. Expansion (the package's own: its
+// tests check Match against it) follows RFC 6570 Appendix A exactly;
 // values are strings, lists ([]string) or associative arrays
 // (map[string]string in sorted key order, or [][2]string in the given
 // order), and undefined variables are skipped. Booleans, numbers and
@@ -17,11 +18,11 @@
 //
 // # Matching
 //
-// Match is the reverse of Expand: it reports whether a URI is one that the
+// Match is the reverse of expansion: it reports whether a URI is one that the
 // template describes and extracts the variable values. The rules are:
 //
 //   - Matching is anchored: the template must cover the whole URI. Literal
-//     text must appear exactly (as Expand would write it, i.e. with
+//     text must appear exactly (as expansion writes it, i.e. with
 //     characters not allowed in URIs percent-encoded).
 //
 //   - Values are percent-decoded ("%20" becomes " "; '+' is kept as is). A
@@ -94,9 +95,9 @@
 //     arrays in named expressions ({?keys*}) cannot be recovered; their
 //     parameters are treated as unknown parameters.
 //
-// Expand followed by Match gives the values back when they are strings
+// Expansion followed by Match gives the values back when they are strings
 // without reserved characters (simple-expansion values with reserved
-// characters come back too, since Expand percent-encodes them), every
+// characters come back too, since expansion percent-encodes them), every
 // variable of a simple or reserved expression is defined and non-empty, and
 // adjacent expressions without a literal between them split unambiguously.
 // Exploded lists come back joined by '/' in path segments and by ','

@@ -7,14 +7,11 @@ import (
 )
 
 func Example() {
-	t := uritemplate.MustParse("db://tables/{table}{?limit,offset}")
-	fmt.Println(t.Vars())
-
-	uri, err := t.Expand(map[string]any{"table": "users", "limit": "10"})
+	t, err := uritemplate.Parse("db://tables/{table}{?limit,offset}")
 	if err != nil {
 		panic(err)
 	}
-	fmt.Println(uri)
+	fmt.Println(t.Vars())
 
 	vars, ok := t.Match("db://tables/users?offset=20&limit=10&sort=name")
 	fmt.Println(ok, vars["table"], vars["limit"], vars["offset"])
@@ -23,29 +20,16 @@ func Example() {
 	fmt.Println(ok)
 	// Output:
 	// [table limit offset]
-	// db://tables/users?limit=10
 	// true users 10 20
 	// false
 }
 
-func ExampleTemplate_Expand() {
-	t := uritemplate.MustParse("{/path*}{?keys*}{#frag}")
-	uri, err := t.Expand(map[string]any{
-		"path": []string{"docs", "read me.md"},
-		"keys": [][2]string{{"b", "2"}, {"a", "1"}},
-		"frag": "top",
-	})
-	fmt.Println(uri, err)
-	// Output:
-	// /docs/read%20me.md?b=2&a=1#top <nil>
-}
-
 func ExampleTemplate_Match() {
-	t := uritemplate.MustParse("file:///{+path}")
+	t, _ := uritemplate.Parse("file:///{+path}")
 	vars, ok := t.Match("file:///src/main%20file.go")
 	fmt.Println(ok, vars["path"])
 
-	t = uritemplate.MustParse("repo://{owner}/{repo}/issues/{id}")
+	t, _ = uritemplate.Parse("repo://{owner}/{repo}/issues/{id}")
 	vars, ok = t.Match("repo://mcprt/mcprt/issues/42")
 	fmt.Println(ok, vars)
 	// Output:

@@ -15,7 +15,7 @@ type matchCase struct {
 func runMatchCases(t *testing.T, cases []matchCase) {
 	t.Helper()
 	for _, c := range cases {
-		got, ok := MustParse(c.tmpl).Match(c.uri)
+		got, ok := mustParse(c.tmpl).Match(c.uri)
 		switch {
 		case c.want == nil && ok:
 			t.Errorf("%q.Match(%q) = %v, want no match", c.tmpl, c.uri, got)
@@ -187,8 +187,8 @@ func TestMatchRoundTrip(t *testing.T) {
 		{"{+base}{name}.json", map[string]any{"base": "api/v1/", "name": "item"}, nil},
 	}
 	for _, c := range cases {
-		tmpl := MustParse(c.tmpl)
-		uri, err := tmpl.Expand(c.vars)
+		tmpl := mustParse(c.tmpl)
+		uri, err := tmpl.expand(c.vars)
 		if err != nil {
 			t.Errorf("%q.Expand: %v", c.tmpl, err)
 			continue
@@ -212,7 +212,7 @@ func TestMatchRoundTrip(t *testing.T) {
 // except the documented exceptions in rfcNoMatch.
 func TestMatchRFCRoundTrip(t *testing.T) {
 	for _, c := range append(append([]expandCase{}, rfcSection12...), rfcSection32...) {
-		_, ok := MustParse(c.tmpl).Match(c.want)
+		_, ok := mustParse(c.tmpl).Match(c.want)
 		if want := !rfcNoMatch[c.tmpl]; ok != want {
 			t.Errorf("%q.Match(%q) matched = %v, want %v", c.tmpl, c.want, ok, want)
 		}
@@ -228,7 +228,7 @@ var rfcNoMatch = map[string]bool{
 }
 
 func TestMatchConcurrent(t *testing.T) {
-	tmpl := MustParse("repo://{owner}/{repo}/issues/{id}{?state}")
+	tmpl := mustParse("repo://{owner}/{repo}/issues/{id}{?state}")
 	var wg sync.WaitGroup
 	for g := range 8 {
 		wg.Add(1)
@@ -236,7 +236,7 @@ func TestMatchConcurrent(t *testing.T) {
 			defer wg.Done()
 			for i := range 200 {
 				id := fmt.Sprint(g*1000 + i)
-				uri, err := tmpl.Expand(map[string]any{"owner": "o", "repo": "r", "id": id, "state": "open"})
+				uri, err := tmpl.expand(map[string]any{"owner": "o", "repo": "r", "id": id, "state": "open"})
 				if err != nil {
 					t.Error(err)
 					return
@@ -255,7 +255,7 @@ func TestMatchConcurrent(t *testing.T) {
 func TestMatchPathological(t *testing.T) {
 	// Many adjacent expressions over a long non-matching input must not
 	// blow up (failure states are memoized).
-	tmpl := MustParse("{a}{b}{c}{d}{e}{f}{g}{h}!")
+	tmpl := mustParse("{a}{b}{c}{d}{e}{f}{g}{h}!")
 	long := make([]byte, 300)
 	for i := range long {
 		long[i] = 'x'
@@ -282,7 +282,7 @@ func FuzzParseExpandMatch(f *testing.F) {
 		for _, n := range tp.Vars() {
 			vars[n] = "v"
 		}
-		if _, err := tp.Expand(vars); err != nil {
+		if _, err := tp.expand(vars); err != nil {
 			t.Fatalf("Expand: %v", err)
 		}
 		tp.Match(uri)

@@ -19,7 +19,7 @@ type Template struct {
 
 // part is either a literal (expr == nil) or an expression.
 type part struct {
-	lit  string // literal text, already encoded as Expand writes it
+	lit  string // literal text, already encoded as expand writes it
 	expr *expression
 }
 
@@ -75,15 +75,15 @@ func operatorFor(c byte) *operator {
 	return nil
 }
 
-// Error describes a malformed template. Offset is the byte offset in the
+// parseError describes a malformed template. Offset is the byte offset in the
 // template at which the problem was detected.
-type Error struct {
+type parseError struct {
 	Template string
 	Offset   int
 	Msg      string
 }
 
-func (e *Error) Error() string {
+func (e *parseError) Error() string {
 	return fmt.Sprintf("uritemplate: %s at offset %d in %q", e.Msg, e.Offset, e.Template)
 }
 
@@ -96,7 +96,7 @@ func (e *Error) Error() string {
 // malformed variable names and malformed prefixes are errors (*Error).
 //
 // Literal characters outside expressions are accepted as written; characters
-// not allowed in a URI are percent-encoded by Expand (RFC 6570 section 3.1).
+// not allowed in a URI are percent-encoded by expand (RFC 6570 section 3.1).
 func Parse(s string) (*Template, error) {
 	t := &Template{raw: s}
 	seen := make(map[string]bool)
@@ -110,15 +110,15 @@ func Parse(s string) (*Template, error) {
 	for i := 0; i < len(s); {
 		switch c := s[i]; c {
 		case '}':
-			return nil, &Error{s, i, "unmatched '}'"}
+			return nil, &parseError{s, i, "unmatched '}'"}
 		case '{':
 			n := strings.IndexByte(s[i+1:], '}')
 			if n < 0 {
-				return nil, &Error{s, i, "unclosed expression"}
+				return nil, &parseError{s, i, "unclosed expression"}
 			}
 			body := s[i+1 : i+1+n]
 			if j := strings.IndexByte(body, '{'); j >= 0 {
-				return nil, &Error{s, i + 1 + j, "'{' inside expression"}
+				return nil, &parseError{s, i + 1 + j, "'{' inside expression"}
 			}
 			e, err := parseExpression(s, i+1, body)
 			if err != nil {
@@ -145,9 +145,9 @@ func Parse(s string) (*Template, error) {
 	return t, nil
 }
 
-// MustParse is like Parse but panics if the template is malformed. It is
+// mustParse is like Parse but panics if the template is malformed. It is
 // meant for templates that are constants of the program.
-func MustParse(s string) *Template {
+func mustParse(s string) *Template {
 	t, err := Parse(s)
 	if err != nil {
 		panic(err)
@@ -157,7 +157,7 @@ func MustParse(s string) *Template {
 
 func parseExpression(tmpl string, off int, body string) (*expression, error) {
 	if body == "" {
-		return nil, &Error{tmpl, off, "empty expression"}
+		return nil, &parseError{tmpl, off, "empty expression"}
 	}
 	e := &expression{op: opSimple}
 	switch c := body[0]; c {
@@ -166,7 +166,7 @@ func parseExpression(tmpl string, off int, body string) (*expression, error) {
 		body = body[1:]
 		off++
 	case '=', ',', '!', '@', '|':
-		return nil, &Error{tmpl, off, fmt.Sprintf("reserved operator %q", c)}
+		return nil, &parseError{tmpl, off, fmt.Sprintf("reserved operator %q", c)}
 	}
 	for {
 		spec, rest, more := strings.Cut(body, ",")
@@ -190,17 +190,17 @@ func parseVarspec(tmpl string, off int, spec string) (varspec, error) {
 	} else if name, digits, ok := strings.Cut(spec, ":"); ok {
 		v.name = name
 		if len(digits) == 0 || len(digits) > 4 || digits[0] == '0' {
-			return v, &Error{tmpl, off + len(name), fmt.Sprintf("invalid prefix %q", ":"+digits)}
+			return v, &parseError{tmpl, off + len(name), fmt.Sprintf("invalid prefix %q", ":"+digits)}
 		}
 		for i := 0; i < len(digits); i++ {
 			if !isDigit(digits[i]) {
-				return v, &Error{tmpl, off + len(name), fmt.Sprintf("invalid prefix %q", ":"+digits)}
+				return v, &parseError{tmpl, off + len(name), fmt.Sprintf("invalid prefix %q", ":"+digits)}
 			}
 		}
 		v.prefix, _ = strconv.Atoi(digits)
 	}
 	if err := checkName(v.name); err != "" {
-		return v, &Error{tmpl, off, err}
+		return v, &parseError{tmpl, off, err}
 	}
 	return v, nil
 }
@@ -288,7 +288,7 @@ func lookup(vars map[string]any, name string) (value, bool, error) {
 	return value{}, false, fmt.Errorf("uritemplate: unsupported value type %T for variable %q", raw, name)
 }
 
-// Expand expands the template with the given variables (RFC 6570 section 3).
+// expand expands the template with the given variables (RFC 6570 section 3).
 //
 // A value may be a string, a []string (list), a map[string]string
 // (associative array, expanded in sorted key order) or a [][2]string
@@ -297,7 +297,7 @@ func lookup(vars map[string]any, name string) (value, bool, error) {
 // Missing variables, nil, and empty lists and maps are undefined and skipped
 // as the RFC prescribes. Other value types, and a prefix modifier on a list
 // or map value, are errors.
-func (t *Template) Expand(vars map[string]any) (string, error) {
+func (t *Template) expand(vars map[string]any) (string, error) {
 	var b strings.Builder
 	for _, p := range t.parts {
 		if p.expr == nil {

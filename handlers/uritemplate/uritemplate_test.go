@@ -231,7 +231,7 @@ func runExpandCases(t *testing.T, cases []expandCase) {
 			t.Errorf("Parse(%q): %v", c.tmpl, err)
 			continue
 		}
-		got, err := tmpl.Expand(rfcVars)
+		got, err := tmpl.expand(rfcVars)
 		if err != nil {
 			t.Errorf("%q.Expand: %v", c.tmpl, err)
 			continue
@@ -268,7 +268,7 @@ func TestExpandValueTypes(t *testing.T) {
 		{"repo://{owner}/{repo}/issues/{id}", map[string]any{"owner": "mcprt", "repo": "mcp rt", "id": "7"}, "repo://mcprt/mcp%20rt/issues/7"},
 	}
 	for _, c := range cases {
-		got, err := MustParse(c.tmpl).Expand(c.vars)
+		got, err := mustParse(c.tmpl).expand(c.vars)
 		if err != nil {
 			t.Errorf("%q.Expand(%v): %v", c.tmpl, c.vars, err)
 			continue
@@ -290,7 +290,7 @@ func TestExpandErrors(t *testing.T) {
 		{"{keys:3}", map[string]any{"keys": map[string]string{"a": "b"}}},
 	}
 	for _, c := range cases {
-		if got, err := MustParse(c.tmpl).Expand(c.vars); err == nil {
+		if got, err := mustParse(c.tmpl).expand(c.vars); err == nil {
 			t.Errorf("%q.Expand(%v) = %q, want error", c.tmpl, c.vars, got)
 		}
 	}
@@ -340,7 +340,7 @@ func TestParseErrors(t *testing.T) {
 			t.Errorf("Parse(%q) = %v, want error", c.tmpl, tmpl.parts)
 			continue
 		}
-		var perr *Error
+		var perr *parseError
 		if !errors.As(err, &perr) {
 			t.Errorf("Parse(%q) error %v is %T, want *Error", c.tmpl, err, err)
 			continue
@@ -379,7 +379,7 @@ func TestMustParsePanics(t *testing.T) {
 			t.Error("MustParse(\"{bad\") did not panic")
 		}
 	}()
-	MustParse("{bad")
+	mustParse("{bad")
 }
 
 func TestVars(t *testing.T) {
@@ -394,7 +394,7 @@ func TestVars(t *testing.T) {
 		{"{+a}{#b}{;c}{&d}{e:3}", []string{"a", "b", "c", "d", "e"}},
 	}
 	for _, c := range cases {
-		tmpl := MustParse(c.tmpl)
+		tmpl := mustParse(c.tmpl)
 		got := tmpl.Vars()
 		if !reflect.DeepEqual(got, c.want) {
 			t.Errorf("%q.Vars() = %q, want %q", c.tmpl, got, c.want)

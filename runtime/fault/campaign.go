@@ -87,8 +87,9 @@ type Rates struct {
 	Hang   float64 // the slow tool for Campaign.HangFor: only the server's deadline or drain can answer it
 	Slow   float64 // the slow tool for up to Campaign.SlowFor
 	Cancel float64 // the slow tool for Campaign.HangFor, cancelled (notifications/cancelled) right after
-	// Garbage precedes the request with a malformed line: GarbageLine,
-	// TruncatedLine, InvalidUTF8Line, DeepLine or HugeLine.
+	// Garbage precedes the request with a malformed line: garbage (not
+	// JSON), a request cut short, one with text that is not UTF-8, one
+	// nested past encoding/json's depth limit, or a huge one.
 	Garbage float64
 	// Pause makes the client stop reading stdout for Campaign.PauseFor
 	// after the request: back-pressure on the server's writes. Over HTTP
@@ -218,7 +219,7 @@ type Campaign struct {
 	HangFor  time.Duration // how long hung and cancelled calls ask to sleep (0: 10 min)
 	SlowFor  time.Duration // the longest a slow call sleeps (0: 20 ms)
 	PauseFor time.Duration // how long a pause stops the reader (0: 200 ms)
-	HugeSize int           // bytes in the text of a HugeLine (0: 1 MiB)
+	HugeSize int           // bytes in the text of a huge line (0: 1 MiB)
 	// Timeout bounds the handshake and the sending (0: 2 min); ExitTimeout
 	// bounds the wait for the answer to the health check, and for the
 	// server to exit once ended (0: 30 s), after which it is killed.
@@ -1121,11 +1122,11 @@ func (r *run) planBad(s *step, rng *rand.Rand, i int) {
 	echo := r.cfg.Tools.Echo
 	switch s.fault {
 	case "garbage":
-		s.bad = GarbageLine(rng)
+		s.bad = garbageLine(rng)
 	case "truncated":
 		// Its own id, never the next request's: a server that salvaged
 		// the id from the fragment must not seem to answer that twice.
-		s.bad = TruncatedLine(fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%s,"method":"ping"}`, id), rng)
+		s.bad = truncatedLine(fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%s,"method":"ping"}`, id), rng)
 	case "invalid-utf8":
 		s.bad = invalidUTF8Line(id, echo, r.meta)
 	case "deep":

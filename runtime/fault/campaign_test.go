@@ -235,9 +235,9 @@ func TestCampaignInProcess(t *testing.T) {
 			if !rep.OK() {
 				t.Errorf("modern %v, ending %v:\n%s", modern, end, rep)
 			}
-			if inj.Count(Panic) == 0 || inj.Count(Hang) == 0 || inj.Count(ErrorResult) == 0 {
+			if inj.count(faultPanic) == 0 || inj.count(faultHang) == 0 || inj.count(faultError) == 0 {
 				t.Errorf("modern %v, ending %v: injector counts panic %d hang %d error %d: a fault was never exercised",
-					modern, end, inj.Count(Panic), inj.Count(Hang), inj.Count(ErrorResult))
+					modern, end, inj.count(faultPanic), inj.count(faultHang), inj.count(faultError))
 			}
 		}
 	}

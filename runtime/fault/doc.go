@@ -10,7 +10,7 @@
 //     context ends, answers slowly or returns an error, at given rates.
 //     CrashLoop is a handler that panics every time.
 //   - Transport faults, on the way in: lines no client should send
-//     (GarbageLine, TruncatedLine, InvalidUTF8Line, HugeLine, DeepLine),
+//     (garbage, truncated, invalid UTF-8, huge, nested too deep),
 //     and, from a Campaign, a client that stops reading stdout for a while
 //     (back-pressure) or closes it (EPIPE).
 //   - Process faults, at the end of a Campaign: stdin EOF or SIGTERM with

@@ -19,11 +19,11 @@ import (
 
 func TestInjectorIsDeterministic(t *testing.T) {
 	rates := HandlerRates{Panic: 0.1, Hang: 0.05, Slow: 0.2, Error: 0.15}
-	draw := func(seed uint64) []Kind {
+	draw := func(seed uint64) []faultKind {
 		in := NewInjector(seed, rates)
-		ks := make([]Kind, 1000)
+		ks := make([]faultKind, 1000)
 		for i := range ks {
-			ks[i] = in.Next()
+			ks[i] = in.next()
 		}
 		return ks
 	}
@@ -41,20 +41,20 @@ func TestInjectorRates(t *testing.T) {
 	in := NewInjector(7, rates)
 	const n = 100_000
 	for range n {
-		in.Next()
+		in.next()
 	}
-	want := map[Kind]float64{Panic: 0.1, Hang: 0.05, Slow: 0.2, ErrorResult: 0.15, None: 0.5}
+	want := map[faultKind]float64{faultPanic: 0.1, faultHang: 0.05, faultSlow: 0.2, faultError: 0.15, noFault: 0.5}
 	var sum int64
 	for k, p := range want {
-		got := float64(in.Count(k)) / n
-		sum += in.Count(k)
+		got := float64(in.count(k)) / n
+		sum += in.count(k)
 		// Five standard deviations: a fixed seed makes this exact anyway.
 		if tol := 5 * math.Sqrt(p*(1-p)/n); math.Abs(got-p) > tol {
 			t.Errorf("%v: %.4f of calls, want %.2f ± %.4f", k, got, p, tol)
 		}
 	}
-	if sum != n || in.Calls() != n {
-		t.Errorf("counts add up to %d, calls %d, want %d", sum, in.Calls(), n)
+	if sum != n || in.callCount() != n {
+		t.Errorf("counts add up to %d, calls %d, want %d", sum, in.callCount(), n)
 	}
 }
 
@@ -66,12 +66,12 @@ func TestInjectorConcurrent(t *testing.T) {
 	for range 8 {
 		wg.Go(func() {
 			for range 1000 {
-				in.Next()
+				in.next()
 			}
 		})
 	}
 	wg.Wait()
-	if got := in.Count(None) + in.Count(Panic); got != 8000 {
+	if got := in.count(noFault) + in.count(faultPanic); got != 8000 {
 		t.Errorf("counts add up to %d, want 8000", got)
 	}
 }
@@ -94,16 +94,16 @@ func okHandler(context.Context, *handlers.Request, json.RawMessage) (*mcp.CallTo
 }
 
 // callWrapped runs one call of a handler wrapped to always suffer k.
-func callWrapped(k Kind, ctx context.Context) (res *mcp.CallToolResult, err error, panicked any) {
+func callWrapped(k faultKind, ctx context.Context) (res *mcp.CallToolResult, err error, panicked any) {
 	var r HandlerRates
 	switch k {
-	case Panic:
+	case faultPanic:
 		r.Panic = 1
-	case Hang:
+	case faultHang:
 		r.Hang = 1
-	case Slow:
+	case faultSlow:
 		r.Slow, r.SlowFor = 1, time.Millisecond
-	case ErrorResult:
+	case faultError:
 		r.Error = 1
 	}
 	h := NewInjector(1, r).Wrap(okHandler)
@@ -114,22 +114,22 @@ func callWrapped(k Kind, ctx context.Context) (res *mcp.CallToolResult, err erro
 
 func TestWrap(t *testing.T) {
 	ctx := context.Background()
-	if res, err, p := callWrapped(None, ctx); p != nil || err != nil || res.Content[0].Text != "ok" {
+	if res, err, p := callWrapped(noFault, ctx); p != nil || err != nil || res.Content[0].Text != "ok" {
 		t.Errorf("none: %v %v %v", res, err, p)
 	}
-	if res, err, p := callWrapped(Slow, ctx); p != nil || err != nil || res.Content[0].Text != "ok" {
+	if res, err, p := callWrapped(faultSlow, ctx); p != nil || err != nil || res.Content[0].Text != "ok" {
 		t.Errorf("slow: %v %v %v", res, err, p)
 	}
-	if _, err, p := callWrapped(ErrorResult, ctx); p != nil || !errors.Is(err, ErrInjected) {
+	if _, err, p := callWrapped(faultError, ctx); p != nil || !errors.Is(err, ErrInjected) {
 		t.Errorf("error: err %v, panic %v; want ErrInjected", err, p)
 	}
-	if _, _, p := callWrapped(Panic, ctx); p == nil {
+	if _, _, p := callWrapped(faultPanic, ctx); p == nil {
 		t.Error("panic: the handler returned")
 	}
 	hctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() {
-		_, err, _ := callWrapped(Hang, hctx)
+		_, err, _ := callWrapped(faultHang, hctx)
 		done <- err
 	}()
 	select {
@@ -180,24 +180,24 @@ func oneLine(t *testing.T, name string, b []byte) {
 func TestLines(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for range 200 {
-		g := GarbageLine(rng)
+		g := garbageLine(rng)
 		oneLine(t, "GarbageLine", g)
 		if json.Valid(g) {
 			t.Errorf("GarbageLine is valid JSON: %q", g)
 		}
 		msg := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}`)
-		tr := TruncatedLine(msg, rng)
+		tr := truncatedLine(msg, rng)
 		oneLine(t, "TruncatedLine", tr)
 		if json.Valid(tr) || !bytes.HasPrefix(msg, tr[:len(tr)-1]) {
 			t.Errorf("TruncatedLine is not a proper prefix: %q", tr)
 		}
 	}
-	u := InvalidUTF8Line(5, "echo")
+	u := invalidUTF8Line(intID(5), "echo", nil)
 	oneLine(t, "InvalidUTF8Line", u)
 	if utf8.Valid(u) {
 		t.Error("InvalidUTF8Line is valid UTF-8")
 	}
-	h := HugeLine(6, "echo", 3<<20)
+	h := hugeLine(intID(6), "echo", 3<<20, nil)
 	oneLine(t, "HugeLine", h)
 	var call struct {
 		ID     int
@@ -212,12 +212,12 @@ func TestLines(t *testing.T) {
 	if !bytes.HasPrefix(h, []byte(`{"jsonrpc":"2.0","id":6,`)) {
 		t.Errorf("HugeLine does not start with its id: %.40q", h)
 	}
-	d := DeepLine(7, "echo", 100)
+	d := deepLine(intID(7), "echo", 100, nil)
 	oneLine(t, "DeepLine", d)
 	if err := json.Unmarshal(d, &call); err != nil || call.ID != 7 {
 		t.Errorf("DeepLine(100) does not parse: %v", err)
 	}
-	if err := json.Unmarshal(DeepLine(8, "echo", 100_000), &call); err == nil {
+	if err := json.Unmarshal(deepLine(intID(8), "echo", 100_000, nil), &call); err == nil {
 		t.Error("DeepLine(100,000) parses with encoding/json: not past its depth limit")
 	}
 }

@@ -12,24 +12,24 @@ import (
 	"github.com/mcprt/mcprt/handlers/mcp"
 )
 
-// Kind is a fault a wrapped handler can suffer on one call.
-type Kind int
+// faultKind is a fault a wrapped handler can suffer on one call.
+type faultKind int
 
-// The handler faults. Every call gets exactly one Kind; None runs the real
+// The handler faults. Every call gets exactly one faultKind; noFault runs the real
 // handler untouched.
 const (
-	None        Kind = iota
-	Panic            // the handler panics
-	Hang             // the handler blocks until its context ends, then returns ctx.Err()
-	Slow             // the handler waits HandlerRates.SlowFor (or until its context ends), then runs
-	ErrorResult      // the handler returns an error, which the client sees as a result with isError set
+	noFault    faultKind = iota
+	faultPanic           // the handler panics
+	faultHang            // the handler blocks until its context ends, then returns ctx.Err()
+	faultSlow            // the handler waits HandlerRates.SlowFor (or until its context ends), then runs
+	faultError           // the handler returns an error, which the client sees as a result with isError set
 	numKinds
 )
 
 var kindNames = [numKinds]string{"none", "panic", "hang", "slow", "error"}
 
 // String returns the fault's name, as Report.Faults and logs spell it.
-func (k Kind) String() string {
+func (k faultKind) String() string {
 	if k < 0 || k >= numKinds {
 		return fmt.Sprintf("Kind(%d)", int(k))
 	}
@@ -59,7 +59,7 @@ func (r HandlerRates) validate() error {
 	return nil
 }
 
-// ErrInjected is the error an ErrorResult call returns (wrapped with the
+// ErrInjected is the error a call given HandlerRates.Error returns (wrapped with the
 // call's number), so tests can tell injected failures from real ones.
 var ErrInjected = errors.New("fault: injected error")
 
@@ -88,55 +88,54 @@ func NewInjector(seed uint64, rates HandlerRates) *Injector {
 	return &Injector{seed: seed, rates: rates}
 }
 
-// Next draws the fault of the next call. Wrap calls it once per call; call
-// it directly to inject faults into code that is not a ToolHandler.
-func (in *Injector) Next() Kind {
+// next draws the fault of the next call.
+func (in *Injector) next() faultKind {
 	k, _ := in.draw()
 	return k
 }
 
-func (in *Injector) draw() (Kind, uint64) {
+func (in *Injector) draw() (faultKind, uint64) {
 	n := in.calls.Add(1)
 	u := unitFloat(splitmix(in.seed ^ splitmix(n)))
-	k := None
+	k := noFault
 	r := in.rates
 	switch {
 	case u < r.Panic:
-		k = Panic
+		k = faultPanic
 	case u < r.Panic+r.Hang:
-		k = Hang
+		k = faultHang
 	case u < r.Panic+r.Hang+r.Slow:
-		k = Slow
+		k = faultSlow
 	case u < r.Panic+r.Hang+r.Slow+r.Error:
-		k = ErrorResult
+		k = faultError
 	}
 	in.counts[k].Add(1)
 	return k, n
 }
 
-// Count reports how many calls so far got fault k.
-func (in *Injector) Count(k Kind) int64 {
+// count reports how many calls so far got fault k.
+func (in *Injector) count(k faultKind) int64 {
 	if k < 0 || k >= numKinds {
 		return 0
 	}
 	return in.counts[k].Load()
 }
 
-// Calls reports how many calls have been made so far.
-func (in *Injector) Calls() uint64 { return in.calls.Load() }
+// callCount reports how many calls have been made so far.
+func (in *Injector) callCount() uint64 { return in.calls.Load() }
 
 // Wrap returns h with faults injected: on each call the Injector draws a
-// Kind and the wrapper panics, hangs, waits, fails or just runs h.
+// fault and the wrapper panics, hangs, waits, fails or just runs h.
 func (in *Injector) Wrap(h handlers.ToolHandler) handlers.ToolHandler {
 	return func(ctx context.Context, req *handlers.Request, args json.RawMessage) (*mcp.CallToolResult, error) {
 		k, n := in.draw()
 		switch k {
-		case Panic:
+		case faultPanic:
 			panic("fault: injected panic")
-		case Hang:
+		case faultHang:
 			<-ctx.Done()
 			return nil, ctx.Err()
-		case Slow:
+		case faultSlow:
 			t := time.NewTimer(in.rates.SlowFor)
 			defer t.Stop()
 			select {
@@ -144,7 +143,7 @@ func (in *Injector) Wrap(h handlers.ToolHandler) handlers.ToolHandler {
 			case <-ctx.Done():
 				return nil, ctx.Err()
 			}
-		case ErrorResult:
+		case faultError:
 			return nil, fmt.Errorf("%w (call %d)", ErrInjected, n)
 		}
 		return h(ctx, req, args)

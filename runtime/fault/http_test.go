@@ -177,8 +177,8 @@ func TestHTTPCampaignInProcess(t *testing.T) {
 			t.Errorf("%s era:\n%s", eraName(modern), rep)
 		}
 		t.Logf("%s era:\n%s", eraName(modern), rep)
-		if rep.Clients != 6 || inj.Count(Panic) == 0 || inj.Count(Hang) == 0 {
-			t.Errorf("%s era: %d clients, injected %d panics and %d hangs:\n%s", eraName(modern), rep.Clients, inj.Count(Panic), inj.Count(Hang), rep)
+		if rep.Clients != 6 || inj.count(faultPanic) == 0 || inj.count(faultHang) == 0 {
+			t.Errorf("%s era: %d clients, injected %d panics and %d hangs:\n%s", eraName(modern), rep.Clients, inj.count(faultPanic), inj.count(faultHang), rep)
 		}
 	}
 }

@@ -13,10 +13,10 @@ import (
 // is still a valid request, with its result), keeps its output valid, and
 // goes on serving.
 
-// GarbageLine returns a line that is not JSON: a '#' and up to 200 random
+// garbageLine returns a line that is not JSON: a '#' and up to 200 random
 // bytes (anything but '\n', so NULs, control characters and bytes that are
 // not UTF-8 included).
-func GarbageLine(rng *rand.Rand) []byte {
+func garbageLine(rng *rand.Rand) []byte {
 	n := 1 + rng.IntN(200)
 	b := make([]byte, 0, n+2)
 	b = append(b, '#') // no JSON value starts with '#', whatever follows
@@ -30,38 +30,16 @@ func GarbageLine(rng *rand.Rand) []byte {
 	return append(b, '\n')
 }
 
-// TruncatedLine returns msg, a compact JSON message without its line ending,
+// truncatedLine returns msg, a compact JSON message without its line ending,
 // cut short at a random point: a request whose end never arrives. A proper
 // prefix of a compact JSON object is never valid JSON.
-func TruncatedLine(msg []byte, rng *rand.Rand) []byte {
+func truncatedLine(msg []byte, rng *rand.Rand) []byte {
 	msg = bytes.TrimRight(msg, "\r\n")
 	if len(msg) < 2 {
 		return []byte("{\n")
 	}
 	cut := 1 + rng.IntN(len(msg)-1)
 	return append(bytes.Clone(msg[:cut]), '\n')
-}
-
-// InvalidUTF8Line returns a tools/call of tool whose "text" argument holds
-// bytes that are not UTF-8. The server may answer it with a result or an
-// error, but what it writes back must be valid UTF-8.
-func InvalidUTF8Line(id int64, tool string) []byte {
-	return invalidUTF8Line(intID(id), tool, nil)
-}
-
-// HugeLine returns a tools/call of tool whose "text" argument is size bytes
-// long: a line larger than most servers' read buffers. The id comes first,
-// so a server that rejects the line can still name it in its error.
-func HugeLine(id int64, tool string, size int) []byte {
-	return hugeLine(intID(id), tool, size, nil)
-}
-
-// DeepLine returns a tools/call of tool whose arguments carry, besides a
-// "text", a value nested depth arrays deep. Past encoding/json's limit of
-// 10,000 levels it is a parse error for Go servers; far below it, a stack
-// hazard for recursive parsers.
-func DeepLine(id int64, tool string, depth int) []byte {
-	return deepLine(intID(id), tool, depth, nil)
 }
 
 func intID(id int64) json.RawMessage { return strconv.AppendInt(nil, id, 10) }

@@ -94,7 +94,10 @@ type backend struct {
 	// What the status page and the metrics show of its restarts: when it
 	// last came up, why each restart was (the latest restartsKept), how
 	// many by cause, and how often its supervisor gave up.
-	upSince    time.Time
+	upSince time.Time
+	// rootsSeen is the version of the client's roots (Gateway.knownRoots)
+	// this incarnation was last given, or told to ask for.
+	rootsSeen  int
 	lastCause  string
 	restartLog []Restart
 	byCause    map[string]int
@@ -354,6 +357,7 @@ func (b *backend) down(inc int, reason error) {
 	b.cl = nil
 	b.lastErr = reason
 	b.upSince = time.Time{}
+	b.rootsSeen = 0 // the next incarnation asks afresh
 	b.setState(Restarting)
 	b.mu.Unlock()
 	b.settle()

@@ -49,6 +49,12 @@ type conn struct {
 	refresh chan struct{} // capacity 1: a list changed
 	resub   chan struct{} // capacity 1: the resources to follow changed
 
+	// listening is closed once the first 2026-07-28 listen stream is
+	// acknowledged (or refused, or ended): only then are the lists fetched,
+	// so that no change falls between the lists and the stream.
+	listening  chan struct{}
+	listenOnce sync.Once
+
 	reported bool // the end of this incarnation was told to the backend
 
 	callers *callers // AuthExchange: each caller's connection
@@ -75,6 +81,7 @@ func (c *conn) start(e *actor.Engine, self *actor.PID) {
 	b := c.b
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.refresh = make(chan struct{}, 1)
+	c.listening = make(chan struct{})
 	c.resub = make(chan struct{}, 1)
 	c.inc = b.beginIncarnation(c.resub)
 	if b.perCaller() {
@@ -108,6 +115,15 @@ func (c *conn) start(e *actor.Engine, self *actor.PID) {
 			// 2026-07-28 sends nothing unasked: list changes come on a
 			// listen stream, open for the incarnation's life.
 			c.wg.Go(func() { c.listen(cl, fail) })
+			// A change made before the backend has taken the stream is
+			// told to no one: the lists wait for its acknowledgement.
+			select {
+			case <-c.listening:
+			case <-c.ctx.Done():
+				return
+			case <-time.After(listenAckWait):
+				b.g.log.Debug("gateway: the backend did not acknowledge subscriptions/listen; listing it anyway", "backend", b.name)
+			}
 		}
 		l, err := fetchLists(c.ctx, cl)
 		if err != nil {
@@ -120,6 +136,7 @@ func (c *conn) start(e *actor.Engine, self *actor.PID) {
 		if !b.up(c.inc, cl, fail) {
 			return
 		}
+		b.catchUpRoots()
 		b.g.learnInstructions(b, cl.Instructions())
 		b.settle()
 		where := []any{"pid", cl.PID()}
@@ -276,6 +293,7 @@ func (c *conn) notification(n client.Notification) {
 			c.b.g.notifyResourceUpdated(p.URI)
 		}
 	case "notifications/subscriptions/acknowledged":
+		c.listenReady()
 		// What a 2026-07-28 listen stream follows (the latest one's ack
 		// is the last to come).
 		var p struct {
@@ -304,6 +322,7 @@ func (c *conn) notification(n client.Notification) {
 // ending within listenQuick of opening (maxQuickBreaks in a row) has the
 // backend gone away (a stdio one's exit tells of that).
 func (c *conn) listen(cl *client.Client, fail func(error)) {
+	defer c.listenReady() // refused or ended: nothing to wait for
 	type stream struct {
 		cancel context.CancelFunc
 		done   chan error
@@ -341,6 +360,7 @@ func (c *conn) listen(cl *client.Client, fail func(error)) {
 			cur = next
 			continue
 		case err = <-cur.done:
+			c.listenReady()
 		}
 		if c.ctx.Err() != nil || cl.Err() != nil {
 			return
@@ -379,6 +399,14 @@ func (c *conn) listen(cl *client.Client, fail func(error)) {
 		}
 	}
 }
+
+// listenReady says the first listen stream needs no more waiting for.
+func (c *conn) listenReady() { c.listenOnce.Do(func() { close(c.listening) }) }
+
+// listenAckWait bounds the wait for a listen stream's acknowledgement,
+// which 2026-07-28 requires first on the stream: a backend that never
+// sends it is listed after this anyway.
+const listenAckWait = 5 * time.Second
 
 // listenQuick and maxQuickBreaks: a listen stream that ends this soon
 // after opening, so many times in a row, means the backend is gone.

@@ -209,6 +209,7 @@ type Gateway struct {
 	rootsMu       sync.Mutex
 	roots         []mcp.Root
 	rootsKnown    bool
+	rootsVersion  int // counted up at each change of roots
 	rootsFetching bool
 	rootsDueNow   atomic.Bool // see rootsSettled
 

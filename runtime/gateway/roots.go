@@ -42,10 +42,12 @@ func (b *backend) roots(ctx context.Context) ([]mcp.Root, error) {
 		c, _ = b.callAsking()
 	}
 	if c == nil { // none in flight, or which client's is not known
-		return b.g.knownRoots(), nil
+		r, v := b.g.knownRoots()
+		b.sawRoots(v)
+		return r, nil
 	}
 	if !declares(c.req, "roots") {
-		b.g.learnRoots([]mcp.Root{})
+		b.sawRoots(b.g.learnRoots([]mcp.Root{}))
 		return []mcp.Root{}, nil
 	}
 	res, err := b.askHandler("roots/list")(ctx, nil)
@@ -56,8 +58,47 @@ func (b *backend) roots(ctx context.Context) ([]mcp.Root, error) {
 	if err != nil {
 		return nil, err
 	}
-	b.g.learnRoots(r)
+	b.sawRoots(b.g.learnRoots(r))
 	return r, nil
+}
+
+// sawRoots notes that the backend has the roots of version v (or has
+// been told to ask for them).
+func (b *backend) sawRoots(v int) {
+	b.mu.Lock()
+	b.rootsSeen = max(b.rootsSeen, v)
+	b.mu.Unlock()
+}
+
+// catchUpRoots tells a legacy backend that has just come up that the
+// client's roots changed, if they did since it last asked: learnRoots
+// tells only the backends that are up, and one that asked while starting
+// (before it was up) would otherwise never hear of roots learnt between
+// its question and its being up.
+func (b *backend) catchUpRoots() {
+	_, v := b.g.knownRoots()
+	b.mu.Lock()
+	cl := b.cl
+	tell := cl != nil && cl.Era() == client.EraLegacy && v > b.rootsSeen
+	if tell {
+		b.rootsSeen = v
+	}
+	b.mu.Unlock()
+	if tell {
+		b.tellRootsChanged(cl)
+	}
+}
+
+// tellRootsChanged sends cl notifications/roots/list_changed.
+func (b *backend) tellRootsChanged(cl *client.Client) {
+	if b.cfg.URL != "" {
+		// Over HTTP the notification is a POST: not on the caller's
+		// goroutine, which may be a client's request. It ends with the
+		// client's Close at the latest.
+		go cl.RootsListChanged()
+		return
+	}
+	cl.RootsListChanged() // queued for its stdin
 }
 
 func decodeRoots(raw json.RawMessage) ([]mcp.Root, error) {
@@ -81,11 +122,12 @@ func declares(req *handlers.Request, capability string) bool {
 	return ok
 }
 
-// knownRoots are the roots as last learnt ([] if none).
-func (g *Gateway) knownRoots() []mcp.Root {
+// knownRoots are the roots as last learnt ([] if none), and their
+// version (counted up at each change).
+func (g *Gateway) knownRoots() ([]mcp.Root, int) {
 	g.rootsMu.Lock()
 	defer g.rootsMu.Unlock()
-	return append([]mcp.Root{}, g.roots...)
+	return append([]mcp.Root{}, g.roots...), g.rootsVersion
 }
 
 // rootsListChanged is the server's OnRootsListChanged hook: the next
@@ -103,31 +145,33 @@ func (g *Gateway) rootsSettled() { g.rootsDueNow.Store(!g.rootsKnown && !g.roots
 
 // learnRoots records the client's roots; if they differ from what the
 // gateway knew, every legacy backend is told they changed.
-func (g *Gateway) learnRoots(r []mcp.Root) {
+func (g *Gateway) learnRoots(r []mcp.Root) (version int) {
 	g.rootsMu.Lock()
 	changed := !slices.Equal(g.roots, r)
 	g.roots, g.rootsKnown = slices.Clone(r), true
+	if changed {
+		g.rootsVersion++
+	}
+	v := g.rootsVersion
 	g.rootsSettled()
 	g.rootsMu.Unlock()
 	if !changed || g.closing.Load() {
-		return
+		return v
 	}
 	g.log.Debug("gateway: the client's roots changed; telling the backends", "roots", len(r))
 	for _, b := range g.all() {
 		b.mu.Lock()
 		cl := b.cl
+		tell := cl != nil && cl.Era() == client.EraLegacy && b.rootsSeen < v
+		if tell {
+			b.rootsSeen = v
+		}
 		b.mu.Unlock()
-		switch {
-		case cl == nil || cl.Era() != client.EraLegacy:
-		case b.cfg.URL != "":
-			// Over HTTP the notification is a POST: not on the caller's
-			// goroutine, which may be a client's request. It ends with
-			// the client's Close at the latest.
-			go cl.RootsListChanged()
-		default:
-			cl.RootsListChanged() // queued for its stdin
+		if tell {
+			b.tellRootsChanged(cl)
 		}
 	}
+	return v
 }
 
 // refreshRoots asks a legacy client for its roots, within its request req,

@@ -12,26 +12,26 @@ import (
 	"github.com/mcprt/mcprt/handlers/trace"
 )
 
-// Bounds are the conventions' bucket boundaries, in seconds, for the MCP
+// durationBounds are the conventions' bucket boundaries, in seconds, for the MCP
 // duration histograms.
-var Bounds = []float64{0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300}
+var durationBounds = []float64{0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300}
 
 // The histograms' names, as OpenTelemetry has them.
 const (
-	ServerDuration        = "mcp.server.operation.duration"
-	ClientDuration        = "mcp.client.operation.duration"
-	ServerSessionDuration = "mcp.server.session.duration"
-	ClientSessionDuration = "mcp.client.session.duration"
+	serverDuration        = "mcp.server.operation.duration"
+	clientDuration        = "mcp.client.operation.duration"
+	serverSessionDuration = "mcp.server.session.duration"
+	clientSessionDuration = "mcp.client.session.duration"
 )
 
 // families are the four histograms, in the order they are written: the
 // name OpenTelemetry gives, the name Prometheus renders it as (dots to
 // underscores, the unit appended), and what it measures.
 var families = [...]struct{ name, prom, what string }{
-	{ServerDuration, "mcp_server_operation_duration_seconds", "Duration of MCP requests served"},
-	{ClientDuration, "mcp_client_operation_duration_seconds", "Duration of MCP requests sent"},
-	{ServerSessionDuration, "mcp_server_session_duration_seconds", "Duration of MCP sessions served, recorded when each ends"},
-	{ClientSessionDuration, "mcp_client_session_duration_seconds", "Duration of MCP sessions opened as a client (a gateway's to its backends), recorded when each ends"},
+	{serverDuration, "mcp_server_operation_duration_seconds", "Duration of MCP requests served"},
+	{clientDuration, "mcp_client_operation_duration_seconds", "Duration of MCP requests sent"},
+	{serverSessionDuration, "mcp_server_session_duration_seconds", "Duration of MCP sessions served, recorded when each ends"},
+	{clientSessionDuration, "mcp_client_session_duration_seconds", "Duration of MCP sessions opened as a client (a gateway's to its backends), recorded when each ends"},
 }
 
 const (
@@ -65,7 +65,7 @@ type seriesKey struct {
 }
 
 type histogram struct {
-	counts [15]uint64 // len(Bounds)+1
+	counts [15]uint64 // len(durationBounds)+1
 	count  uint64
 	sum    float64
 }
@@ -116,7 +116,7 @@ func (d *Durations) RecordSession(e trace.SessionEnd) {
 }
 
 func (d *Durations) add(k seriesKey, secs float64) {
-	b, _ := slices.BinarySearch(Bounds, secs) // le: a value on a bound is in its bucket
+	b, _ := slices.BinarySearch(durationBounds, secs) // le: a value on a bound is in its bucket
 	d.mu.Lock()
 	h := d.series[k]
 	if h == nil {
@@ -174,7 +174,7 @@ func (d *Durations) WritePrometheus(w io.Writer) {
 			}
 			labels := promLabels(p.key.labels)
 			var cum uint64
-			for i, bound := range Bounds {
+			for i, bound := range durationBounds {
 				cum += p.h.counts[i]
 				fmt.Fprintf(&b, "%s_bucket{%sle=\"%s\"} %d\n", name, labels, strconv.FormatFloat(bound, 'g', -1, 64), cum)
 			}

@@ -70,8 +70,8 @@ func (e *Exporter) Export(s *trace.Span) {
 // in an export that failed.
 func (e *Exporter) Dropped() uint64 { return e.dropped.Load() + e.failed.Load() }
 
-// Sent is how many spans a receiver accepted.
-func (e *Exporter) Sent() uint64 { return e.sent.Load() }
+// sentCount is how many spans a receiver accepted.
+func (e *Exporter) sentCount() uint64 { return e.sent.Load() }
 
 // Start starts the exporting goroutine.
 func (e *Exporter) Start() { go e.run() }
@@ -223,7 +223,7 @@ func appendSpan(b []byte, s *trace.Span) []byte {
 		b = append(b, `,"traceState":`...)
 		b = jsonrpc.AppendString(b, s.Context.State)
 	}
-	if !s.Parent.IsZero() {
+	if s.Parent != (trace.SpanID{}) {
 		b = append(b, `,"parentSpanId":"`...)
 		b = hex.AppendEncode(b, s.Parent[:])
 		b = append(b, '"')
@@ -231,7 +231,7 @@ func appendSpan(b []byte, s *trace.Span) []byte {
 	// flags: the W3C flags (sampled), and whether the parent is remote
 	// known (0x100) and remote (0x200), as SpanFlags has them.
 	flags := uint32(0x01)
-	if !s.Parent.IsZero() {
+	if s.Parent != (trace.SpanID{}) {
 		flags |= 0x100
 		if s.Remote {
 			flags |= 0x200
@@ -358,7 +358,7 @@ func appendPoint(b []byte, p point, start, now time.Time) []byte {
 		b = append(b, '"')
 	}
 	b = append(b, `],"explicitBounds":[`...)
-	for i, bound := range Bounds {
+	for i, bound := range durationBounds {
 		if i > 0 {
 			b = append(b, ',')
 		}

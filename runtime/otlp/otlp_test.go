@@ -138,7 +138,7 @@ func TestExportSpansAndMetrics(t *testing.T) {
 	trace.Outcome(server, 0, true)
 	client := tr.Start(server.Context, false, "tools/call", trace.KindClient, now)
 	trace.Describe(client, "tools/call", nil, []byte(`{"name":"add"}`), false)
-	client.Attrs = append(client.Attrs, trace.Int("n", 3))
+	client.Attrs = append(client.Attrs, trace.Attr{Key: "n", Int: 3, IsInt: true})
 	tr.End(client, now.Add(30*time.Millisecond))
 	tr.End(server, now.Add(40*time.Millisecond))
 	x.Close()
@@ -229,8 +229,8 @@ func TestCollectorDown(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("Close did not return")
 	}
-	if x.Dropped() == 0 || x.Sent() != 0 {
-		t.Errorf("dropped %d, sent %d", x.Dropped(), x.Sent())
+	if x.Dropped() == 0 || x.sentCount() != 0 {
+		t.Errorf("dropped %d, sent %d", x.Dropped(), x.sentCount())
 	}
 }
 
@@ -295,7 +295,7 @@ func TestSessionDurations(t *testing.T) {
 	for _, m := range req.ResourceMetrics[0].ScopeMetrics[0].Metrics {
 		got[m.Name] = m.Unit + " " + m.Histogram.DataPoints[0].Count
 	}
-	if got[ServerSessionDuration] != "s 2" || got[ClientSessionDuration] != "s 1" || len(got) != 2 {
+	if got[serverSessionDuration] != "s 2" || got[clientSessionDuration] != "s 1" || len(got) != 2 {
 		t.Errorf("OTLP metrics %v", got)
 	}
 }

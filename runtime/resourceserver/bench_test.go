@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	rst "github.com/mcprt/mcprt/runtime/resourceserver/resourceservertest"
+	rst "github.com/mcprt/mcprt/test/resourceservertest"
 )
 
 // BenchmarkWrap: what the guard adds to a request whose token it has

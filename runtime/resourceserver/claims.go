@@ -10,24 +10,24 @@ import (
 	"time"
 )
 
-// TokenError is why a token was refused. Its reason is a fixed phrase,
+// tokenError is why a token was refused. Its reason is a fixed phrase,
 // never a value from the token (nor the token), so it is safe to log and
 // to put in a WWW-Authenticate error_description.
-type TokenError struct{ Reason string }
+type tokenError struct{ Reason string }
 
-func (e *TokenError) Error() string { return "invalid token: " + e.Reason }
+func (e *tokenError) Error() string { return "invalid token: " + e.Reason }
 
-func invalid(reason string) error { return &TokenError{Reason: reason} }
+func invalid(reason string) error { return &tokenError{Reason: reason} }
 
-// ErrUnavailable: the token could not be checked because the authorization
+// errUnavailable: the token could not be checked because the authorization
 // server could not be asked (introspection failed); the request is worth
 // retrying, the token is not known to be bad.
-var ErrUnavailable = errors.New("the authorization server is unavailable")
+var errUnavailable = errors.New("the authorization server is unavailable")
 
-// ErrRateLimited: the client's address has had as many tokens
+// errRateLimited: the client's address has had as many tokens
 // introspected as Options.IntrospectionRate allows for now; the request
 // is worth retrying later.
-var ErrRateLimited = errors.New("too many tokens to introspect from this address")
+var errRateLimited = errors.New("too many tokens to introspect from this address")
 
 // claimSet is the members of a JWT claims set (RFC 9068 section 2.2) or an
 // introspection response (RFC 7662 section 2.2) that are checked or

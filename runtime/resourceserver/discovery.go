@@ -15,9 +15,9 @@ import (
 // introspection response).
 const maxDocumentBytes = 1 << 20
 
-// ASMetadata is what this side reads of an authorization server's
+// asMetadata is what this side reads of an authorization server's
 // metadata (RFC 8414, or OpenID Connect Discovery).
-type ASMetadata struct {
+type asMetadata struct {
 	Issuer                string   `json:"issuer"`
 	JWKSURI               string   `json:"jwks_uri,omitempty"`
 	IntrospectionEndpoint string   `json:"introspection_endpoint,omitempty"`
@@ -44,12 +44,12 @@ func metadataURLsFor(issuer *url.URL) []string {
 	}
 }
 
-// ParseASMetadata parses an authorization server metadata document and
+// parseASMetadata parses an authorization server metadata document and
 // checks it against the issuer it was fetched for: the same issuer (RFC
 // 8414 section 3.3: a document naming another one must not be used), and
 // endpoints that are https (or http on loopback).
-func ParseASMetadata(doc []byte, issuer string) (*ASMetadata, error) {
-	var m ASMetadata
+func parseASMetadata(doc []byte, issuer string) (*asMetadata, error) {
+	var m asMetadata
 	if !isJSONObject(doc) {
 		return nil, errors.New("metadata is not a JSON object")
 	}
@@ -74,7 +74,7 @@ func ParseASMetadata(doc []byte, issuer string) (*ASMetadata, error) {
 
 // discover fetches the issuer's metadata from the first of its
 // well-known URLs that has it.
-func (g *Guard) discover(ctx context.Context) (*ASMetadata, error) {
+func (g *Guard) discover(ctx context.Context) (*asMetadata, error) {
 	var errs []error
 	for _, u := range metadataURLsFor(g.issuerURL) {
 		doc, status, err := g.get(ctx, u)
@@ -86,7 +86,7 @@ func (g *Guard) discover(ctx context.Context) (*ASMetadata, error) {
 			errs = append(errs, fmt.Errorf("%s: %d %s", u, status, http.StatusText(status)))
 			continue
 		}
-		m, err := ParseASMetadata(doc, g.issuer)
+		m, err := parseASMetadata(doc, g.issuer)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %v", u, err))
 			continue

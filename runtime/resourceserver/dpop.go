@@ -30,23 +30,23 @@ const (
 	maxJTIBytes   = 256
 )
 
-// DPoPAlgorithms are the proof algorithms this side verifies (the
+// dpopAlgorithms are the proof algorithms this side verifies (the
 // metadata's dpop_signing_alg_values_supported): asymmetric ones only,
 // as RFC 9449 section 4.3 has a resource server refuse none and MACs.
 // ES256 first: the one RFC 9449 clients are most likely to use.
-func DPoPAlgorithms() []string {
+func dpopAlgorithms() []string {
 	return []string{"ES256", "ES384", "ES512", "RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "EdDSA", "Ed25519"}
 }
 
 var b64 = base64.RawURLEncoding
 
-// ProofError is why a DPoP proof (RFC 9449) was refused: a fixed phrase,
+// proofError is why a DPoP proof (RFC 9449) was refused: a fixed phrase,
 // never a value from the proof, for the invalid_dpop_proof error.
-type ProofError struct{ Reason string }
+type proofError struct{ Reason string }
 
-func (e *ProofError) Error() string { return "invalid DPoP proof: " + e.Reason }
+func (e *proofError) Error() string { return "invalid DPoP proof: " + e.Reason }
 
-func badProof(reason string) error { return &ProofError{Reason: reason} }
+func badProof(reason string) error { return &proofError{Reason: reason} }
 
 // errNonce: the proof lacks the server's current nonce (use_dpop_nonce).
 var errNonce = errors.New("DPoP proof without the server's nonce")

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/mcprt/mcprt/handlers"
-	rst "github.com/mcprt/mcprt/runtime/resourceserver/resourceservertest"
+	rst "github.com/mcprt/mcprt/test/resourceservertest"
 )
 
 // proofFor is a valid DPoP proof by key for a POST of token to
@@ -102,7 +102,7 @@ func TestDPoPAcceptsProofs(t *testing.T) {
 	// The metadata names the algorithms (RFC 9728 section 2), and does
 	// not require DPoP unless told to.
 	w := httptest.NewRecorder()
-	g.MetadataHandler().ServeHTTP(w, httptest.NewRequest(http.MethodGet, WellKnownPath, nil))
+	g.MetadataHandler().ServeHTTP(w, httptest.NewRequest(http.MethodGet, wellKnownPath, nil))
 	var doc map[string]any
 	json.Unmarshal(w.Body.Bytes(), &doc)
 	if algs, _ := doc["dpop_signing_alg_values_supported"].([]any); len(algs) == 0 || algs[0] != "ES256" {
@@ -138,7 +138,7 @@ func TestDPoPStolenTokenAsBearer(t *testing.T) {
 			t.Errorf("%s: challenge %q", name, h)
 		}
 		// Authenticate, which cannot see a proof, refuses it too.
-		if _, err := g.Authenticate(t.Context(), tok); err == nil {
+		if _, err := g.bearerCaller(t.Context(), tok); err == nil {
 			t.Errorf("%s: Authenticate accepted a bound token", name)
 		}
 	}
@@ -297,7 +297,7 @@ func TestDPoPRequired(t *testing.T) {
 	as := newFakeAS(t, rst.MustKey("ES256", "k1"))
 	g, _ := newGuard(t, as, Options{DPoPRequired: true, Scopes: []string{"mcp:tools"}})
 	w := httptest.NewRecorder()
-	g.MetadataHandler().ServeHTTP(w, httptest.NewRequest(http.MethodGet, WellKnownPath, nil))
+	g.MetadataHandler().ServeHTTP(w, httptest.NewRequest(http.MethodGet, wellKnownPath, nil))
 	if !strings.Contains(w.Body.String(), `"dpop_bound_access_tokens_required":true`) {
 		t.Errorf("metadata: %s", w.Body)
 	}

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	rst "github.com/mcprt/mcprt/runtime/resourceserver/resourceservertest"
+	rst "github.com/mcprt/mcprt/test/resourceservertest"
 )
 
 // FuzzAuthenticate: no token panics the guard, and none is accepted but
@@ -34,7 +34,7 @@ func FuzzAuthenticate(f *testing.F) {
 	f.Add(bare)
 	f.Add("opaque")
 	f.Fuzz(func(t *testing.T, tok string) {
-		c, err := g.Authenticate(context.Background(), tok)
+		c, err := g.bearerCaller(context.Background(), tok)
 		if err == nil && !valid[tok] {
 			t.Fatalf("accepted %q as %+v", tok, c)
 		}
@@ -54,7 +54,7 @@ func FuzzASMetadata(f *testing.F) {
 	f.Add([]byte(`{"issuer":1}`))
 	f.Add([]byte(`[]`))
 	f.Fuzz(func(t *testing.T, doc []byte) {
-		m, err := ParseASMetadata(doc, iss)
+		m, err := parseASMetadata(doc, iss)
 		if err != nil {
 			return
 		}
@@ -95,7 +95,7 @@ func FuzzBearerHeader(f *testing.F) {
 			t.Fatalf("%q gave token %q, status %d", v, tok, status)
 		}
 		if tok != "" && !token68(tok) {
-			if _, err := g.Authenticate(context.Background(), tok); err == nil {
+			if _, err := g.bearerCaller(context.Background(), tok); err == nil {
 				t.Fatalf("%q: accepted a token that is not token68", tok)
 			}
 		}

@@ -165,7 +165,7 @@ type Guard struct {
 	metadataDoc []byte
 	challenge   string // the 401 challenge without an error
 
-	meta   atomic.Pointer[ASMetadata]
+	meta   atomic.Pointer[asMetadata]
 	keys   atomic.Pointer[jose.KeySet]
 	keyGen atomic.Uint64
 
@@ -263,12 +263,12 @@ func New(ctx context.Context, o Options) (*Guard, error) {
 		g.now = time.Now
 	}
 	g.metadataURL, g.paths = metadataURLs(res)
-	g.metadataDoc, err = json.Marshal(ProtectedResourceMetadata{
+	g.metadataDoc, err = json.Marshal(protectedResourceMetadata{
 		Resource:                      o.Resource,
 		AuthorizationServers:          []string{o.Issuer},
 		ScopesSupported:               o.Scopes,
 		BearerMethodsSupported:        []string{"header"},
-		DPoPSigningAlgValuesSupported: DPoPAlgorithms(),
+		DPoPSigningAlgValuesSupported: dpopAlgorithms(),
 		DPoPBoundAccessTokensRequired: o.DPoPRequired,
 	})
 	if err != nil {
@@ -283,7 +283,7 @@ func New(ctx context.Context, o Options) (*Guard, error) {
 	if o.DPoPNonce {
 		g.nonces = newNonceSource(o.DPoPNonceLifetime)
 	}
-	g.dpopChallenge = `DPoP algs="` + strings.Join(DPoPAlgorithms(), " ") + `"`
+	g.dpopChallenge = `DPoP algs="` + strings.Join(dpopAlgorithms(), " ") + `"`
 	scheme := "Bearer"
 	if o.DPoPRequired {
 		scheme = "DPoP"
@@ -293,7 +293,7 @@ func New(ctx context.Context, o Options) (*Guard, error) {
 		g.challenge += `, scope="` + strings.Join(o.Scopes, " ") + `"`
 	}
 	if o.DPoPRequired {
-		g.challenge += `, algs="` + strings.Join(DPoPAlgorithms(), " ") + `"`
+		g.challenge += `, algs="` + strings.Join(dpopAlgorithms(), " ") + `"`
 	}
 	if err := g.refresh(ctx, true); err != nil {
 		return nil, err
@@ -450,14 +450,14 @@ func (g *Guard) refetchKeys(seen uint64) bool {
 	return true
 }
 
-// Authenticate verifies a bearer token: a JWT access token (RFC 9068)
+// bearerCaller verifies a bearer token: a JWT access token (RFC 9068)
 // against the issuer's keys, anything else by introspection when
-// Options.Introspection is set. A refused token is a *TokenError; an
-// issuer that could not be asked is ErrUnavailable. Results are
+// Options.Introspection is set. A refused token is a *tokenError; an
+// issuer that could not be asked is errUnavailable. Results are
 // remembered by the token's hash until the token expires. A token bound
 // to a key (DPoP, or a TLS client certificate) is refused: it is only
 // good with its proof, which Wrap checks and this cannot.
-func (g *Guard) Authenticate(ctx context.Context, token string) (*handlers.Caller, error) {
+func (g *Guard) bearerCaller(ctx context.Context, token string) (*handlers.Caller, error) {
 	e, err := g.authenticate(ctx, token, "", g.now())
 	if err != nil {
 		return nil, err
@@ -497,10 +497,10 @@ func (g *Guard) authenticate(ctx context.Context, token, addr string, now time.T
 		// again without counting: the limit is for made-up ones, and
 		// behind a proxy every client has its address.
 		if addr != "" && g.limiter != nil && !g.cache.had(key) && !g.limiter.allow(addr, now) {
-			return cached{}, ErrRateLimited
+			return cached{}, errRateLimited
 		}
 		e, err = g.introspect(ctx, token, now)
-		var te *TokenError
+		var te *tokenError
 		if errors.As(err, &te) && g.opts.IntrospectionNegativeCache > 0 {
 			g.refused.put(key, cached{until: now.Add(g.opts.IntrospectionNegativeCache), refused: te.Reason}, now)
 		}

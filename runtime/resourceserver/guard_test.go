@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/mcprt/mcprt/handlers"
-	rst "github.com/mcprt/mcprt/runtime/resourceserver/resourceservertest"
+	rst "github.com/mcprt/mcprt/test/resourceservertest"
 )
 
 const testResource = "https://mcp.example.test/mcp"
@@ -188,11 +188,11 @@ type seen struct {
 func TestMetadataDocument(t *testing.T) {
 	as := newFakeAS(t, rst.MustKey("ES256", "k1"))
 	g, _ := newGuard(t, as, Options{Scopes: []string{"mcp:tools"}})
-	if got, want := g.MetadataURL(), "https://mcp.example.test/.well-known/oauth-protected-resource/mcp"; got != want {
+	if got, want := g.metadataURL, "https://mcp.example.test/.well-known/oauth-protected-resource/mcp"; got != want {
 		t.Errorf("MetadataURL %s, want %s", got, want)
 	}
 	paths := g.MetadataPaths()
-	if len(paths) != 2 || paths[0] != "/.well-known/oauth-protected-resource/mcp" || paths[1] != WellKnownPath {
+	if len(paths) != 2 || paths[0] != "/.well-known/oauth-protected-resource/mcp" || paths[1] != wellKnownPath {
 		t.Errorf("MetadataPaths %v", paths)
 	}
 	w := httptest.NewRecorder()
@@ -216,8 +216,8 @@ func TestMetadataDocument(t *testing.T) {
 
 	// A resource at the root has one path.
 	g2, _ := newGuard(t, as, Options{Resource: "https://mcp.example.test"})
-	if p := g2.MetadataPaths(); len(p) != 1 || p[0] != WellKnownPath || g2.MetadataURL() != "https://mcp.example.test"+WellKnownPath {
-		t.Errorf("root resource: %v %s", p, g2.MetadataURL())
+	if p := g2.MetadataPaths(); len(p) != 1 || p[0] != wellKnownPath || g2.metadataURL != "https://mcp.example.test"+wellKnownPath {
+		t.Errorf("root resource: %v %s", p, g2.metadataURL)
 	}
 }
 
@@ -622,7 +622,7 @@ func TestScopeChallengeHeader(t *testing.T) {
 	g, _ := newGuard(t, as, Options{})
 	h := http.Header{}
 	g.ScopeChallenge(h, `read admin read bad"scope`)
-	want := `Bearer error="insufficient_scope", error_description="the token lacks a scope this needs", resource_metadata="` + g.MetadataURL() + `", scope="read admin"`
+	want := `Bearer error="insufficient_scope", error_description="the token lacks a scope this needs", resource_metadata="` + g.metadataURL + `", scope="read admin"`
 	if got := h.Get("WWW-Authenticate"); got != want {
 		t.Fatalf("challenge\n%s\nwant\n%s", got, want)
 	}

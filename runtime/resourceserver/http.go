@@ -16,9 +16,9 @@ import (
 	"github.com/mcprt/mcprt/handlers/jsonrpc"
 )
 
-// ProtectedResourceMetadata is the RFC 9728 document this server
+// protectedResourceMetadata is the RFC 9728 document this server
 // publishes.
-type ProtectedResourceMetadata struct {
+type protectedResourceMetadata struct {
 	Resource               string   `json:"resource"`
 	AuthorizationServers   []string `json:"authorization_servers"`
 	ScopesSupported        []string `json:"scopes_supported,omitempty"`
@@ -28,10 +28,6 @@ type ProtectedResourceMetadata struct {
 	DPoPSigningAlgValuesSupported []string `json:"dpop_signing_alg_values_supported,omitempty"`
 	DPoPBoundAccessTokensRequired bool     `json:"dpop_bound_access_tokens_required,omitempty"`
 }
-
-// MetadataURL is the protected resource metadata's URL, the
-// resource_metadata of every challenge.
-func (g *Guard) MetadataURL() string { return g.metadataURL }
 
 // MetadataPaths are the paths to mount MetadataHandler on: the well-known
 // path for the resource's own path (RFC 9728 section 3.1), and the root
@@ -95,13 +91,13 @@ func (g *Guard) Wrap(next http.Handler) http.Handler {
 		now := g.now()
 		e, err := g.authenticate(r.Context(), token, r.RemoteAddr, now)
 		if err != nil {
-			var te *TokenError
+			var te *tokenError
 			if errors.As(err, &te) {
 				g.log.Debug("resourceserver: token refused", "reason", te.Reason)
 				g.refuse(w, http.StatusUnauthorized, scheme, "invalid_token", te.Reason, nil)
 				return
 			}
-			if errors.Is(err, ErrRateLimited) {
+			if errors.Is(err, errRateLimited) {
 				g.log.Debug("resourceserver: introspection rate-limited", "addr", limitKey(r.RemoteAddr))
 				g.refusals.add("rate_limited")
 				w.Header().Set("Retry-After", "1")
@@ -207,7 +203,7 @@ func (g *Guard) checkBinding(w http.ResponseWriter, r *http.Request, token, sche
 // section 7.1): 401 invalid_dpop_proof, or use_dpop_nonce with the
 // nonce to use, or 503 when the replay cache is full.
 func (g *Guard) refuseProof(w http.ResponseWriter, err error) {
-	var pe *ProofError
+	var pe *proofError
 	switch {
 	case errors.As(err, &pe):
 		g.log.Debug("resourceserver: DPoP proof refused", "reason", pe.Reason)
@@ -285,7 +281,7 @@ func (g *Guard) refuse(w http.ResponseWriter, status int, scheme, code, desc str
 	if scheme == schemeDPoP {
 		// RFC 9449 section 7.1: the algorithms a proof may use.
 		b.WriteString(`, algs="`)
-		b.WriteString(strings.Join(DPoPAlgorithms(), " "))
+		b.WriteString(strings.Join(dpopAlgorithms(), " "))
 		b.WriteByte('"')
 	}
 	w.Header().Set("WWW-Authenticate", b.String())
@@ -339,7 +335,7 @@ func authorization(r *http.Request) (token, scheme string, status int) {
 	if token == "" {
 		return "", "", http.StatusUnauthorized
 	}
-	// Its syntax is Authenticate's to check, on a cache miss: a token
+	// Its syntax is authenticate's to check, on a cache miss: a token
 	// found in the cache had it when it was verified.
 	return token, scheme, http.StatusOK
 }

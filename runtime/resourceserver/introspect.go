@@ -36,7 +36,7 @@ func LoadClientCredentials(path string) (*ClientCredentials, error) {
 }
 
 // introspect asks the authorization server about an opaque token (RFC
-// 7662). An answer it cannot get is ErrUnavailable, not a bad token.
+// 7662). An answer it cannot get is errUnavailable, not a bad token.
 func (g *Guard) introspect(ctx context.Context, token string, now time.Time) (cached, error) {
 	m := g.meta.Load()
 	if m.IntrospectionEndpoint == "" {
@@ -45,7 +45,7 @@ func (g *Guard) introspect(ctx context.Context, token string, now time.Time) (ca
 	form := url.Values{"token": {token}, "token_type_hint": {"access_token"}}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, m.IntrospectionEndpoint, strings.NewReader(form.Encode()))
 	if err != nil {
-		return cached{}, fmt.Errorf("%w: %v", ErrUnavailable, err)
+		return cached{}, fmt.Errorf("%w: %v", errUnavailable, err)
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Accept", "application/json")
@@ -55,17 +55,17 @@ func (g *Guard) introspect(ctx context.Context, token string, now time.Time) (ca
 	if err != nil {
 		// The error names the endpoint, never the token (it is in the
 		// body, not the URL).
-		return cached{}, fmt.Errorf("%w: introspection: %v", ErrUnavailable, err)
+		return cached{}, fmt.Errorf("%w: introspection: %v", errUnavailable, err)
 	}
 	if status != http.StatusOK {
-		return cached{}, fmt.Errorf("%w: introspection answered %d", ErrUnavailable, status)
+		return cached{}, fmt.Errorf("%w: introspection answered %d", errUnavailable, status)
 	}
 	if !isJSONObject(body) {
-		return cached{}, fmt.Errorf("%w: introspection answered something not a JSON object", ErrUnavailable)
+		return cached{}, fmt.Errorf("%w: introspection answered something not a JSON object", errUnavailable)
 	}
 	var cs claimSet
 	if err := json.Unmarshal(body, &cs); err != nil {
-		return cached{}, fmt.Errorf("%w: introspection response: %v", ErrUnavailable, err)
+		return cached{}, fmt.Errorf("%w: introspection response: %v", errUnavailable, err)
 	}
 	if cs.Active == nil || !*cs.Active {
 		return cached{}, invalid("not active")

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	rst "github.com/mcprt/mcprt/runtime/resourceserver/resourceservertest"
+	rst "github.com/mcprt/mcprt/test/resourceservertest"
 )
 
 // serveFrom runs one request with a bearer token through g from the

@@ -8,8 +8,8 @@ import (
 	"strings"
 )
 
-// WellKnownPath is the RFC 9728 well-known path prefix.
-const WellKnownPath = "/.well-known/oauth-protected-resource"
+// wellKnownPath is the RFC 9728 well-known path prefix.
+const wellKnownPath = "/.well-known/oauth-protected-resource"
 
 // checkURL parses raw as an absolute URL that is https, or http on a
 // loopback host (a local authorization server, tests): tokens and keys
@@ -76,11 +76,11 @@ func canonicalResource(raw string) string {
 // the root form, which the MCP specification lets clients try second.
 func metadataURLs(resource *url.URL) (metadataURL string, paths []string) {
 	path := strings.TrimSuffix(resource.Path, "/")
-	u := url.URL{Scheme: resource.Scheme, Host: resource.Host, Path: WellKnownPath + path}
+	u := url.URL{Scheme: resource.Scheme, Host: resource.Host, Path: wellKnownPath + path}
 	if path == "" {
-		return u.String(), []string{WellKnownPath}
+		return u.String(), []string{wellKnownPath}
 	}
-	return u.String(), []string{WellKnownPath + path, WellKnownPath}
+	return u.String(), []string{wellKnownPath + path, wellKnownPath}
 }
 
 // validScope: a scope token is NQCHAR, RFC 6749 section 3.3 (and so safe

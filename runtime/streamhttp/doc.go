@@ -6,7 +6,7 @@
 // child of one sessions supervisor, so a session that crashes takes only
 // itself down. All sessions share the server's handler supervisor. A
 // session has no writer actor: what it sends is handed, on the goroutine
-// that sends it, to the HTTP request waiting for it (session.Config.Deliver),
+// that sends it, to the HTTP request waiting for it (sessionactor.Config.Deliver),
 // so a response costs no extra hand-off.
 //
 //	root (one_for_one)
@@ -46,15 +46,15 @@
 // in, requests in flight are answered, every session ends). New and the
 // Handler are for mounting the endpoint in a server of your own.
 //
-// Each POST is decoded once and handed to its session as a session.In, with
-// itself as the request's session.Replier: the response and everything
+// Each POST is decoded once and handed to its session as a sessionactor.In, with
+// itself as the request's sessionactor.Replier: the response and everything
 // sent on the request's behalf come back to that POST, under the client's
 // own id, and nothing is re-encoded or rewritten on the way. A legacy
 // request is known inside by its id (a session has one client); a
 // 2026-07-28 request, on the one session all clients share, by a key of
-// its own (session.In.Key), so that two clients' id 1 never collide. The
+// its own (sessionactor.In.Key), so that two clients' id 1 never collide. The
 // HTTP request's context goes along as the request's values
-// (session.In.Values): what a middleware wrapping the Handler attaches to
+// (sessionactor.In.Values): what a middleware wrapping the Handler attaches to
 // it (an authenticated caller) reaches the handler through its context's
 // Value, and a handlers.Caller put there with handlers.WithCaller (as
 // runtime/resourceserver's Guard does) is the handler's Request.Caller:

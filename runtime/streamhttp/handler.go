@@ -15,6 +15,7 @@ import (
 	"github.com/anthdm/hollywood/actor"
 
 	"github.com/mcprt/mcprt/handlers"
+	"github.com/mcprt/mcprt/runtime/internal/sessionactor"
 	"github.com/mcprt/mcprt/session"
 	"github.com/mcprt/mcprt/supervisor"
 )
@@ -120,7 +121,7 @@ type Handler struct {
 	originLog logLimit
 
 	ids      *sessionIDs  // mints and checks legacy session ids
-	nextID   atomic.Int64 // 2026-07-28 request keys inside (session.In.Key)
+	nextID   atomic.Int64 // 2026-07-28 request keys inside (sessionactor.In.Key)
 	nextSess atomic.Int64
 
 	stopSweep chan struct{}
@@ -189,7 +190,7 @@ func (h *Handler) spec(self *actor.PID, more ...supervisor.ChildSpec) supervisor
 	var handlersStarts atomic.Int64
 	rootHook := func(ev supervisor.Event) {
 		if s, ok := ev.(supervisor.EventChildStarted); ok && s.Supervisor == h.name && s.Child == "handlers" && handlersStarts.Add(1) > 1 {
-			h.each(func(hs *hsession) { hs.in.Send(session.WorkersLost{}) })
+			h.each(func(hs *hsession) { hs.in.Send(sessionactor.WorkersLost{}) })
 		}
 		if opts.EventHook != nil {
 			opts.EventHook(ev)
@@ -282,7 +283,7 @@ func (h *Handler) drain(ctx context.Context) error {
 	}
 	<-h.swept
 	for _, hs := range all {
-		hs.in.Send(session.Drain{})
+		hs.in.Send(sessionactor.Drain{})
 	}
 	var err error
 	for _, hs := range all {
@@ -313,7 +314,7 @@ func (h *Handler) each(fn func(*hsession)) {
 // startSession starts a session actor as a child of the sessions
 // supervisor. It has no writer: what it sends for a request is handed, on
 // the sending goroutine, to the exchange waiting for it (the request's
-// session.Replier), and the rest to a GET stream (hsession.route).
+// sessionactor.Replier), and the rest to a GET stream (hsession.route).
 func (h *Handler) startSession(id, owner string, restart supervisor.Restart) (*hsession, error) {
 	child := "stateless"
 	if id != "" {
@@ -321,11 +322,11 @@ func (h *Handler) startSession(id, owner string, restart supervisor.Restart) (*h
 	}
 	hs := newSession(h, id, child)
 	hs.owner = owner
-	cfg := h.opts.Options.Config()
+	cfg := sessionactor.FromOptions(h.opts.Options)
 	cfg.Server, cfg.Deliver, cfg.Inbox, cfg.Handlers = h.srv, hs.route, hs.in, h.handlersPID
 	cfg.StateKey, cfg.WorkerPrefix, cfg.Logger = h.opts.StateKey, child+"-", h.log.With("session", child)
 	cfg.SessionID = id // the spans' mcp.session.id ("" for the stateless one)
-	start := session.New(cfg)
+	start := sessionactor.New(cfg)
 	h.mu.Lock()
 	h.byChild[child] = hs
 	if id != "" {
@@ -426,7 +427,7 @@ func (h *Handler) closeIfIdle(hs *hsession, reserve bool) bool {
 		h.starting++
 	}
 	h.mu.Unlock()
-	hs.in.Send(session.Drain{})
+	hs.in.Send(sessionactor.Drain{})
 	return true
 }
 

@@ -19,7 +19,7 @@ import (
 	"github.com/mcprt/mcprt/handlers/jsonschema"
 	"github.com/mcprt/mcprt/handlers/mcp"
 	"github.com/mcprt/mcprt/handlers/tasks"
-	"github.com/mcprt/mcprt/session"
+	"github.com/mcprt/mcprt/runtime/internal/sessionactor"
 	"github.com/mcprt/mcprt/supervisor"
 )
 
@@ -177,7 +177,7 @@ func (h *Handler) postLegacy(w http.ResponseWriter, r *http.Request, hs *hsessio
 		if m.Method == "notifications/cancelled" {
 			// A legacy request is keyed by the client's id: the session
 			// cancels it, and its stream, if still open, ends here.
-			hs.feed(&session.In{Msg: *m})
+			hs.feed(&sessionactor.In{Msg: *m})
 			if id, ok := jsonrpc.Member(m.Params, "requestId"); ok {
 				hs.cancelled(string(id))
 			}
@@ -185,13 +185,13 @@ func (h *Handler) postLegacy(w http.ResponseWriter, r *http.Request, hs *hsessio
 			return
 		}
 		hs.heard()
-		hs.feed(&session.In{Msg: *m})
+		hs.feed(&sessionactor.In{Msg: *m})
 		w.WriteHeader(http.StatusAccepted)
 	case jsonrpc.KindRequest:
 		h.exchange(w, r, hs, m, false, nil, nil)
 	default: // a response to one of the server's requests
 		hs.heard()
-		hs.feed(&session.In{Msg: *m})
+		hs.feed(&sessionactor.In{Msg: *m})
 		w.WriteHeader(http.StatusAccepted)
 	}
 }
@@ -236,11 +236,11 @@ func (h *Handler) postBatch(w http.ResponseWriter, r *http.Request, body []byte)
 	if x.key == "" {
 		// Notifications and responses only: the session answers with
 		// nothing, unless a part is invalid, and that has no id to go by.
-		hs.feed(&session.In{Batch: body, Values: hs.values(r)})
+		hs.feed(&sessionactor.In{Batch: body, Values: hs.values(r)})
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
-	h.run(w, r, hs, x, &session.In{Batch: body, Reply: x, Values: hs.values(r)}, false, nil)
+	h.run(w, r, hs, x, &sessionactor.In{Batch: body, Reply: x, Values: hs.values(r)}, false, nil)
 }
 
 // initialize starts a legacy session; its id goes out with the result.
@@ -258,7 +258,7 @@ func (h *Handler) initialize(w http.ResponseWriter, r *http.Request, m *jsonrpc.
 		writeError(w, http.StatusServiceUnavailable, m.ID, jsonrpc.CodeInternalError, "Internal error: cannot start a session")
 		return
 	}
-	h.exchange(w, r, hs, m, false, nil, func(o session.Outcome, hdr http.Header) {
+	h.exchange(w, r, hs, m, false, nil, func(o sessionactor.Outcome, hdr http.Header) {
 		if v := o.Version; v != "" {
 			hs.version.Store(&v)
 			hdr.Set(hSessionID, hs.id)
@@ -266,12 +266,12 @@ func (h *Handler) initialize(w http.ResponseWriter, r *http.Request, m *jsonrpc.
 		}
 		// A failed initialize leaves no session behind.
 		h.forget(hs)
-		hs.in.Send(session.Drain{})
+		hs.in.Send(sessionactor.Drain{})
 	})
 	if hs.version.Load() == nil {
 		// The client left before the result: nobody knows the session's id.
 		h.forget(hs)
-		hs.in.Send(session.Drain{})
+		hs.in.Send(sessionactor.Drain{})
 	}
 }
 
@@ -290,7 +290,7 @@ func (h *Handler) postModern(w http.ResponseWriter, r *http.Request, m *jsonrpc.
 	// A body without the _meta members the revision requires is
 	// malformed before any header can disagree with it: -32602, and 400,
 	// which the session finds and answers; a mismatch goes with the
-	// request (session.In.Refuse) for the session to answer once the
+	// request (sessionactor.In.Refuse) for the session to answer once the
 	// body passes. One whose version (a string) the header contradicts is
 	// a mismatch first, answered here.
 	var refuse *jsonrpc.Error
@@ -415,15 +415,15 @@ func sameNumber(a, b string) bool {
 }
 
 // exchange runs one request: it feeds it, with itself as the request's
-// session.Replier, and sends back what the session sends for it, as one
+// sessionactor.Replier, and sends back what the session sends for it, as one
 // JSON body when the response comes first, otherwise as an SSE stream that
 // the response ends. modern and refuse go to the session (In.Modern,
 // In.Refuse); onFinal may set headers from the response's Outcome before
 // it goes. A legacy request is keyed inside by its own id (its session has
 // one client); a 2026-07-28 one, on the session every client shares, by a
 // key of its own.
-func (h *Handler) exchange(w http.ResponseWriter, r *http.Request, hs *hsession, m *jsonrpc.Message, modern bool, refuse *jsonrpc.Error, onFinal func(session.Outcome, http.Header)) {
-	in := &session.In{Msg: *m, Values: hs.values(r), Modern: modern, Refuse: refuse}
+func (h *Handler) exchange(w http.ResponseWriter, r *http.Request, hs *hsession, m *jsonrpc.Message, modern bool, refuse *jsonrpc.Error, onFinal func(sessionactor.Outcome, http.Header)) {
+	in := &sessionactor.In{Msg: *m, Values: hs.values(r), Modern: modern, Refuse: refuse}
 	key := string(m.ID)
 	if hs.id == "" {
 		key = strconv.FormatInt(h.nextID.Add(1), 10)
@@ -436,7 +436,7 @@ func (h *Handler) exchange(w http.ResponseWriter, r *http.Request, hs *hsession,
 
 // run feeds a request (or batch) and writes back what the session sends
 // for it.
-func (h *Handler) run(w http.ResponseWriter, r *http.Request, hs *hsession, x *exchange, in *session.In, modern bool, onFinal func(session.Outcome, http.Header)) {
+func (h *Handler) run(w http.ResponseWriter, r *http.Request, hs *hsession, x *exchange, in *sessionactor.In, modern bool, onFinal func(sessionactor.Outcome, http.Header)) {
 	if err := hs.register(x); err != nil {
 		status := http.StatusNotFound
 		if _, dup := err.(*dupError); dup {
@@ -457,7 +457,7 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request, hs *hsession, x *e
 			if modern {
 				// Closing the stream is the cancellation in 2026-07-28.
 				hs.abandon(x)
-				hs.in.Send(session.Cancel{Key: key})
+				hs.in.Send(sessionactor.Cancel{Key: key})
 			} else {
 				// In the legacy era it is not: the client may still
 				// cancel by its own id, which must keep meaning this
@@ -623,7 +623,7 @@ func (h *Handler) delete(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.forget(hs)
-	hs.in.Send(session.Drain{})
+	hs.in.Send(sessionactor.Drain{})
 	// Its client is done with it: the tasks it made that still run are
 	// cancelled before the answer (their results would go to no one);
 	// those that ended stay, for whoever holds their ids. An idle

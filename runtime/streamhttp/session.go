@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/mcprt/mcprt/session"
+	"github.com/mcprt/mcprt/runtime/internal/sessionactor"
 	"github.com/mcprt/mcprt/stdio/wire"
 	"github.com/mcprt/mcprt/supervisor"
 )
@@ -27,7 +27,7 @@ type hsession struct {
 	version  atomic.Pointer[string]
 
 	mu    sync.Mutex
-	ex    map[string]*exchange // by the request's key inside (session.In.Key; legacy: the client's id)
+	ex    map[string]*exchange // by the request's key inside (sessionactor.In.Key; legacy: the client's id)
 	gets  []*exchange          // legacy: the open GET streams, oldest first
 	ended bool
 	// closed: forgotten (DELETEd, idle, evicted, failed to initialize) or
@@ -236,10 +236,10 @@ const maxPending = 1024
 
 // exchange is one request (or a batch of them) waiting for what the
 // session sends for it, or a legacy GET stream. It is the request's
-// session.Replier.
+// sessionactor.Replier.
 type exchange struct {
 	hs  *hsession
-	key string // the request's key inside (session.In.Key, or its id)
+	key string // the request's key inside (sessionactor.In.Key, or its id)
 	id  []byte // the client's id, for the errors the transport answers itself
 	// keys (a 2025-03-26 batch): the ids of its requests, key the first.
 	keys []string
@@ -249,7 +249,7 @@ type exchange struct {
 	mu        sync.Mutex
 	q         [][]byte
 	final     bool
-	outcome   session.Outcome // what the session says of the response
+	outcome   sessionactor.Outcome // what the session says of the response
 	aborted   bool
 	cancelled bool // by the client: no response will come
 	dropped   int
@@ -271,7 +271,7 @@ func (x *exchange) each(fn func(key string)) {
 	}
 }
 
-// Notify implements session.Replier: a message for the request goes on its
+// Notify implements sessionactor.Replier: a message for the request goes on its
 // stream while the request is open and its client reads; otherwise it is
 // one that belongs to no open request (see hsession.stream).
 func (x *exchange) Notify(m wire.Out) {
@@ -291,9 +291,9 @@ func (x *exchange) Notify(m wire.Out) {
 	}
 }
 
-// Respond implements session.Replier: the response ends the exchange. One
+// Respond implements sessionactor.Replier: the response ends the exchange. One
 // whose client left (cancelled, closed the stream) goes nowhere.
-func (x *exchange) Respond(m wire.Out, o session.Outcome) {
+func (x *exchange) Respond(m wire.Out, o sessionactor.Outcome) {
 	data := m.Bytes()
 	hs := x.hs
 	hs.mu.Lock()
@@ -312,7 +312,7 @@ func (x *exchange) Respond(m wire.Out, o session.Outcome) {
 }
 
 // finish queues the response, which ends the exchange.
-func (x *exchange) finish(b []byte, o session.Outcome) {
+func (x *exchange) finish(b []byte, o sessionactor.Outcome) {
 	x.mu.Lock()
 	x.final, x.outcome = true, o
 	x.q = append(x.q, b)
@@ -334,7 +334,7 @@ func (x *exchange) push(b []byte) {
 }
 
 // response is the Outcome Respond was given.
-func (x *exchange) response() session.Outcome {
+func (x *exchange) response() sessionactor.Outcome {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	return x.outcome
@@ -375,7 +375,7 @@ func (x *exchange) next(ctx context.Context, keepAlive <-chan time.Time) (msgs [
 }
 
 // route takes one of the session's outgoing messages that belongs to no
-// request's Replier (session.Config.Deliver), on the goroutine that sends
+// request's Replier (sessionactor.Config.Deliver), on the goroutine that sends
 // it: list_changed, logs, the errors of a batch of notifications.
 func (hs *hsession) route(m wire.Out) {
 	data := m.Bytes()
@@ -393,4 +393,4 @@ func (hs *hsession) route(m wire.Out) {
 // feed hands the session one message. It takes no unit of backlog (the
 // session's Config.Backlog is left unset): HTTP requests are bounded by the
 // session's slots and each exchange's queue, and no reader waits.
-func (hs *hsession) feed(in *session.In) { hs.in.Send(in) }
+func (hs *hsession) feed(in *sessionactor.In) { hs.in.Send(in) }

@@ -8,8 +8,8 @@ import (
 
 	"github.com/mcprt/mcprt/handlers/tasks"
 	"github.com/mcprt/mcprt/handlers/tasks/etcdstore"
-	"github.com/mcprt/mcprt/handlers/tasks/etcdstore/etcdtest"
 	"github.com/mcprt/mcprt/runtime/taskrun"
+	"github.com/mcprt/mcprt/test/etcdtest"
 )
 
 // BenchmarkCreateToCompleted is a task's life, create to completed (its

@@ -40,7 +40,7 @@ const (
 
 // Config configures a Manager.
 type Config struct {
-	// Store keeps the records; nil means a MemoryStore (nothing survives
+	// Store keeps the records; nil means tasks.NewMemoryStore's (nothing survives
 	// the process).
 	Store tasks.Store
 	// Tag prefixes every task id ("tag.hex"): a replica's tag
@@ -298,7 +298,7 @@ func (m *Manager) spec(e *actor.Engine, self *actor.PID) supervisor.Spec {
 
 // settle fails what a previous process left live and deletes what expired.
 // A live task with a Rerun that was never resumed is kept, working, for
-// Resume; one that was resumed already is failed (ResumedAgainMessage).
+// Resume; one that was resumed already is failed (resumedAgainMessage).
 // With a store that is a tasks.Batcher the changes are one write (with a
 // journal, tens of thousands of expired tasks are one compaction, not an
 // fsync each).
@@ -322,7 +322,7 @@ func (m *Manager) settle() error {
 		case !t.Status.Terminal():
 			msg := tasks.RestartedMessage
 			if t.Rerun != nil {
-				msg = tasks.ResumedAgainMessage
+				msg = resumedAgainMessage
 			}
 			puts = append(puts, restarted(t, msg, now))
 		}
@@ -403,7 +403,7 @@ func (m *Manager) resume(rework func(tasks.Task) tasks.Work) {
 		}
 		rerun := *t.Rerun
 		rerun.Resumed++
-		t.Rerun, t.Status, t.Message, t.Input, t.Updated = &rerun, tasks.Working, tasks.ResumedMessage, nil, now
+		t.Rerun, t.Status, t.Message, t.Input, t.Updated = &rerun, tasks.Working, resumedMessage, nil, now
 		if _, err := m.launch(t, work, false); err != nil {
 			m.log.Error("tasks: cannot resume a task", "task", t.ID, "err", err)
 			continue
@@ -1062,8 +1062,8 @@ func (m *Manager) Counts() Counts {
 	return c
 }
 
-// Live returns the number of tasks working or waiting for input.
-func (m *Manager) Live() int {
+// liveCount returns the number of tasks working or waiting for input.
+func (m *Manager) liveCount() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return len(m.live)

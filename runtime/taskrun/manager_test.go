@@ -301,7 +301,7 @@ func TestTaskResumeOnce(t *testing.T) {
 		reran <- tk
 		return func(ctx context.Context, _ map[string]json.RawMessage) tasks.Outcome {
 			// Marked resumed, durably, before the work runs.
-			if cur, _ := m2.Get("o", tk.ID); cur.Rerun == nil || cur.Rerun.Resumed != 1 || cur.Message != tasks.ResumedMessage {
+			if cur, _ := m2.Get("o", tk.ID); cur.Rerun == nil || cur.Rerun.Resumed != 1 || cur.Message != taskrun.ResumedMessage {
 				return tasks.Outcome{Error: &tasks.Error{Code: -32603, Message: "not marked resumed"}}
 			}
 			select {
@@ -333,7 +333,7 @@ func TestTaskResumeOnce(t *testing.T) {
 	m3.Stop(context.Background())
 	m4 := start(t, taskrun.Config{Store: open(), Name: "tasks4"})
 	m4.Resume(func(tk tasks.Task) tasks.Work { t.Errorf("task %s resumed a second time", tk.ID); return nil })
-	if got, _ := m4.Get("o", again.ID); got.Status != tasks.Failed || got.Message != tasks.ResumedAgainMessage || got.Error == nil {
+	if got, _ := m4.Get("o", again.ID); got.Status != tasks.Failed || got.Message != taskrun.ResumedAgainMessage || got.Error == nil {
 		t.Fatalf("task resumed once, then its server stopped again: %+v", got)
 	}
 	if got, _ := m4.Get("o", resumable.ID); got.Status != tasks.Completed {

@@ -16,7 +16,7 @@ import (
 // writeExpired writes a journal of n completed tasks whose ttl ran out
 // long ago, each put twice (working, then completed) as a server writes
 // them, in the format every version reads: a line of JSON per change, in
-// tasks.journal (tasks.LegacyJournalFile, which servers since convert).
+// tasks.journal (the legacy journal file, which servers since convert).
 func writeExpired(t testing.TB, dir string, n int) {
 	t.Helper()
 	f, err := os.Create(filepath.Join(dir, "tasks.journal"))

@@ -44,7 +44,7 @@ func (m *Manager) adoptLoop() {
 // adoptOrphans takes over each live task no replica holds, by a
 // transaction only one replica wins: a resumable tool's task not run again
 // yet is run again here (once: its record counts it); any other is failed
-// with tasks.LostMessage. An expired one is deleted.
+// with lostMessage. An expired one is deleted.
 func (m *Manager) adoptOrphans() {
 	orphans, err := m.shared.Orphans()
 	if err != nil {
@@ -75,7 +75,7 @@ func (m *Manager) adoptOrphans() {
 			work = rework(t)
 		}
 		if work == nil {
-			failed := restarted(t, tasks.LostMessage, now)
+			failed := restarted(t, lostMessage, now)
 			ok, err := m.shared.Adopt(failed)
 			if err != nil || !ok {
 				continue // another replica was first, or the store is down: the next look
@@ -88,7 +88,7 @@ func (m *Manager) adoptOrphans() {
 		}
 		rerun := *t.Rerun
 		rerun.Resumed++
-		t.Rerun, t.Status, t.Message, t.Input, t.Updated = &rerun, tasks.Working, tasks.LostResumedMessage, nil, now
+		t.Rerun, t.Status, t.Message, t.Input, t.Updated = &rerun, tasks.Working, lostResumedMessage, nil, now
 		if ok, err := m.shared.Adopt(t); err != nil || !ok {
 			continue
 		}

@@ -10,8 +10,8 @@ import (
 
 	"github.com/mcprt/mcprt/handlers/tasks"
 	"github.com/mcprt/mcprt/handlers/tasks/etcdstore"
-	"github.com/mcprt/mcprt/handlers/tasks/etcdstore/etcdtest"
 	"github.com/mcprt/mcprt/runtime/taskrun"
+	"github.com/mcprt/mcprt/test/etcdtest"
 )
 
 // Replicas on one etcd: any of them answers for a task another runs
@@ -141,7 +141,7 @@ func TestSharedStoreReplicas(t *testing.T) {
 		t.Fatalf("ran again %s, want %s", id, res.ID)
 	}
 	got = wait(t, a, "alice", plain.ID)
-	if got.Status != tasks.Failed || got.Message != tasks.LostMessage {
+	if got.Status != tasks.Failed || got.Message != taskrun.LostMessage {
 		t.Fatalf("the plain task after its server went: %s %q", got.Status, got.Message)
 	}
 	select {

@@ -35,7 +35,7 @@ func (s *fullDisk) Delete(id string) error {
 	return s.Store.Delete(id)
 }
 
-func openJournal(t *testing.T, dir string) *tasks.Journal {
+func openJournal(t *testing.T, dir string) tasks.Store {
 	t.Helper()
 	j, err := tasks.OpenJournalWith(dir, tasks.JournalOptions{Logger: quietLog()})
 	if err != nil {

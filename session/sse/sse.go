@@ -21,8 +21,8 @@ import (
 // Next's errors, with Strict, for a stream that ends inside an event, or
 // inside a line.
 var (
-	ErrUnterminatedEvent = errors.New("the stream ended in the middle of an event")
-	ErrUnterminatedLine  = errors.New("the stream ended in the middle of a line")
+	errUnterminatedEvent = errors.New("the stream ended in the middle of an event")
+	errUnterminatedLine  = errors.New("the stream ended in the middle of a line")
 )
 
 // Reader reads the message events of one stream.
@@ -56,8 +56,8 @@ func NewReader(r io.Reader, max int) *Reader {
 // unset) and whose data is not empty: a JSON-RPC message. Other events (a
 // priming event with an id and no data, say) are skipped. At the end of
 // the stream it returns io.EOF; an event the stream ends inside is
-// dropped, as the format says (with Strict, it is ErrUnterminatedEvent or
-// ErrUnterminatedLine).
+// dropped, as the format says (with Strict, it is errUnterminatedEvent or
+// errUnterminatedLine).
 func (r *Reader) Next() ([]byte, error) {
 	var data []byte
 	event, has := "", false
@@ -108,9 +108,9 @@ func (r *Reader) Next() ([]byte, error) {
 	}
 	switch {
 	case r.Strict && r.open:
-		return nil, ErrUnterminatedLine
+		return nil, errUnterminatedLine
 	case r.Strict && has:
-		return nil, ErrUnterminatedEvent
+		return nil, errUnterminatedEvent
 	}
 	return nil, io.EOF
 }

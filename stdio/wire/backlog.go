@@ -68,5 +68,5 @@ func (b *Backlog) Done() {
 	}
 }
 
-// Len reports the units counted now.
-func (b *Backlog) Len() int { return int(b.n.Load()) }
+// len reports the units counted now.
+func (b *Backlog) len() int { return int(b.n.Load()) }

@@ -33,8 +33,8 @@ func TestBacklog(t *testing.T) {
 	if ok := <-got; !ok {
 		t.Fatal("Wait returned false once under the bound")
 	}
-	if b.Len() != 1 {
-		t.Fatalf("Len = %d, want 1", b.Len())
+	if b.len() != 1 {
+		t.Fatalf("Len = %d, want 1", b.len())
 	}
 	b.Add(1)
 	go func() { got <- b.Wait(stop) }()

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcprt/mcprt/handlers/tasks/etcdstore/etcdtest"
 	"github.com/mcprt/mcprt/session/client"
+	"github.com/mcprt/mcprt/test/etcdtest"
 )
 
 // BenchmarkTaskThroughput is tasks (a 1 ms sleep made as a task and its

@@ -20,8 +20,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcprt/mcprt/handlers/tasks/etcdstore/etcdtest"
 	"github.com/mcprt/mcprt/session/client"
+	"github.com/mcprt/mcprt/test/etcdtest"
 )
 
 func TestEtcdReplicasSurviveALostNode(t *testing.T) {

@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
-	rst "github.com/mcprt/mcprt/runtime/resourceserver/resourceservertest"
 	"github.com/mcprt/mcprt/session/client"
+	rst "github.com/mcprt/mcprt/test/resourceservertest"
 )
 
 // dpopToken asks the authorization server for a client_credentials token

@@ -20,8 +20,8 @@ import (
 	"testing"
 	"time"
 
-	rst "github.com/mcprt/mcprt/runtime/resourceserver/resourceservertest"
 	"github.com/mcprt/mcprt/session/client"
+	rst "github.com/mcprt/mcprt/test/resourceservertest"
 )
 
 // oauthASEnv names a directory where test/oauth/install.sh installed the

@@ -8,12 +8,14 @@
 //	                              serve -fixture runs), loadgen (the bench load)
 //	test/...                      harnesses: end-to-end, interop, conformance
 //	runtime, runtime/streamhttp,  serving a server over stdio or HTTP
+//	  internal/sessionactor       (the session actor both transports run),
 //	  runtime/resourceserver      (behind OAuth 2.1 access tokens);
 //	  runtime/gateway             a server whose offers are other servers' (its
 //	                              internal/toolsearch: the tool-search index);
 //	  runtime/fault               the fault campaigns of mcprt chaos;
 //	  runtime/otlp, runtime/audit spans and histograms over OTLP/HTTP JSON, the audit log
-//	session, session/client       the MCP session: the server end, and the client end
+//	session, session/client       the MCP session: what a user chooses for the server
+//	                              end (its actor is the runtime's), and the client end
 //	handlers                      what a server offers, as plain values and functions;
 //	  handlers/trace              W3C trace context in _meta, the MCP spans, the Exporter
 //	handlers/mcp                  the protocol's vocabulary: revisions, _meta keys, wire types,
@@ -31,8 +33,9 @@
 // in handlers/, the lowest folder of the protocol, and imports nothing of
 // the module).
 //
-// So the path of a request is cmd → runtime → session → handlers: the
-// runtime assembles the tree, the session runs the protocol and the
+// So the path of a request is cmd → runtime → handlers: the runtime
+// assembles the tree, its session actor (runtime/internal/sessionactor,
+// configured by package session's Options) runs the protocol and the
 // handler actors, and handlers says what there is to run. handlers imports
 // neither hollywood nor supervisor (nor anything that does): it starts no
 // actors. A new package is placed by its path (session/x is on session's

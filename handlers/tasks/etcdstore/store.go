@@ -63,8 +63,8 @@ type Options struct {
 // backstop for when none runs.
 const expiryGrace = time.Minute
 
-// Store is the etcd task store.
-type Store struct {
+// store is the etcd task store: a tasks.Shared and tasks.Watchers.
+type store struct {
 	o   Options
 	c   *etcdv3.Client
 	pfx string
@@ -91,7 +91,7 @@ type Store struct {
 
 // Open connects to etcd, takes a hold lease and keeps it alive until
 // Close. It fails, naming the endpoints, when etcd does not answer.
-func Open(o Options) (*Store, error) {
+func Open(o Options) (tasks.Store, error) {
 	if o.Prefix == "" {
 		o.Prefix = "mcprt/tasks/"
 	}
@@ -109,7 +109,7 @@ func Open(o Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tasks: etcd store: %w", err)
 	}
-	s := &Store{o: o, c: c, pfx: o.Prefix, log: o.Logger, mine: map[string]struct{}{}, expiry: map[int64]int64{},
+	s := &store{o: o, c: c, pfx: o.Prefix, log: o.Logger, mine: map[string]struct{}{}, expiry: map[int64]int64{},
 		orphans: map[string]int64{}, own: map[int64]struct{}{}, writing: map[uint64]int{}, early: map[uint64]int{}}
 	s.ctx, s.stop = context.WithCancel(context.Background())
 	ctx, cancel := s.reqCtx()
@@ -124,12 +124,12 @@ func Open(o Options) (*Store, error) {
 }
 
 // reqCtx bounds one request: each member once.
-func (s *Store) reqCtx() (context.Context, context.CancelFunc) {
+func (s *store) reqCtx() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), time.Duration(len(s.o.Endpoints))*s.o.Timeout+time.Second)
 }
 
 // fail names the store in err.
-func (s *Store) fail(err error) error {
+func (s *store) fail(err error) error {
 	if errors.Is(err, tasks.ErrTerminal) || errors.Is(err, tasks.ErrTakenOver) || errors.Is(err, tasks.ErrClosed) {
 		return err
 	}
@@ -139,13 +139,13 @@ func (s *Store) fail(err error) error {
 	return fmt.Errorf("tasks: etcd store (%s): %w", s.c.Endpoints(), err)
 }
 
-func (s *Store) key(kind, id string) []byte { return []byte(s.pfx + kind + "/" + id) }
+func (s *store) key(kind, id string) []byte { return []byte(s.pfx + kind + "/" + id) }
 
 // keepAlive renews the hold a few times per ttl. When the hold is gone
 // (it ran out while etcd was unreachable) a new one is taken, and the
 // tasks held under the old one are given up: another replica may have
 // taken them over.
-func (s *Store) keepAlive() {
+func (s *store) keepAlive() {
 	defer s.wg.Done()
 	every := max(s.o.HoldTTL/3, 100*time.Millisecond)
 	t := time.NewTicker(every)
@@ -201,7 +201,7 @@ func (s *Store) keepAlive() {
 
 // expiryLease returns the lease t's record is put on: one per deadline
 // (rounded up to 10 s), shared by the tasks that end near each other.
-func (s *Store) expiryLease(ctx context.Context, t tasks.Task) (int64, error) {
+func (s *store) expiryLease(ctx context.Context, t tasks.Task) (int64, error) {
 	if t.TTL <= 0 {
 		return 0, nil
 	}
@@ -232,7 +232,7 @@ func (s *Store) expiryLease(ctx context.Context, t tasks.Task) (int64, error) {
 	return id, nil
 }
 
-func (s *Store) check() error {
+func (s *store) check() error {
 	if s.closed.Load() {
 		return tasks.ErrClosed
 	}
@@ -243,7 +243,7 @@ func (s *Store) check() error {
 }
 
 // Put implements tasks.Store (see the package doc for what it requires).
-func (s *Store) Put(t tasks.Task) error {
+func (s *store) Put(t tasks.Task) error {
 	if err := s.check(); err != nil {
 		return err
 	}
@@ -269,7 +269,7 @@ func (s *Store) Put(t tasks.Task) error {
 	}
 }
 
-func (s *Store) put(ctx context.Context, t tasks.Task, val []byte, lease int64) error {
+func (s *store) put(ctx context.Context, t tasks.Task, val []byte, lease int64) error {
 	tk, ek, ok := s.key("t", t.ID), s.key("e", t.ID), s.key("o", t.ID)
 	s.mu.Lock()
 	_, held := s.mine[t.ID]
@@ -330,7 +330,7 @@ func (s *Store) put(ctx context.Context, t tasks.Task, val []byte, lease int64) 
 // has returned, by its bytes while it is on its way (the watch may see it
 // first). A task's status told twice, once by this replica and once as if
 // from another, was the cost.
-func (s *Store) writeOwn(val []byte, txn func() (etcdv3.TxnResult, error)) (etcdv3.TxnResult, error) {
+func (s *store) writeOwn(val []byte, txn func() (etcdv3.TxnResult, error)) (etcdv3.TxnResult, error) {
 	h := maphash.Bytes(ownSeed, val)
 	s.mu.Lock()
 	s.writing[h]++
@@ -359,7 +359,7 @@ var ownSeed = maphash.MakeSeed()
 
 // mineLocked reports whether a record the watch brought is this store's
 // own write, and forgets it.
-func (s *Store) mineLocked(kv etcdv3.KV) bool {
+func (s *store) mineLocked(kv etcdv3.KV) bool {
 	if _, ok := s.own[kv.ModRevision]; ok {
 		delete(s.own, kv.ModRevision)
 		return true
@@ -377,7 +377,7 @@ func (s *Store) mineLocked(kv etcdv3.KV) bool {
 
 // ownLocked notes a revision this store wrote, so that its watch does not
 // report it as another's.
-func (s *Store) ownLocked(rev int64) {
+func (s *store) ownLocked(rev int64) {
 	if len(s.own) > 4096 {
 		s.own = map[int64]struct{}{} // events lost to a compaction: forget them
 	}
@@ -385,7 +385,7 @@ func (s *Store) ownLocked(rev int64) {
 }
 
 // Get implements tasks.Store.
-func (s *Store) Get(id string) (tasks.Task, bool, error) {
+func (s *store) Get(id string) (tasks.Task, bool, error) {
 	if s.closed.Load() {
 		return tasks.Task{}, false, tasks.ErrClosed
 	}
@@ -406,7 +406,7 @@ func (s *Store) Get(id string) (tasks.Task, bool, error) {
 }
 
 // Delete implements tasks.Store: the record and its marks, together.
-func (s *Store) Delete(id string) error {
+func (s *store) Delete(id string) error {
 	if err := s.check(); err != nil {
 		return err
 	}
@@ -424,7 +424,7 @@ func (s *Store) Delete(id string) error {
 }
 
 // All implements tasks.Store: every record, read at one revision.
-func (s *Store) All() ([]tasks.Task, error) {
+func (s *store) All() ([]tasks.Task, error) {
 	if s.closed.Load() {
 		return nil, tasks.ErrClosed
 	}
@@ -449,7 +449,7 @@ func (s *Store) All() ([]tasks.Task, error) {
 
 // Orphans implements tasks.Shared: the live records without a hold, read
 // at one revision (a transaction of two ranges).
-func (s *Store) Orphans() ([]tasks.Task, error) {
+func (s *store) Orphans() ([]tasks.Task, error) {
 	if s.closed.Load() {
 		return nil, tasks.ErrClosed
 	}
@@ -488,7 +488,7 @@ func (s *Store) Orphans() ([]tasks.Task, error) {
 // Adopt implements tasks.Shared: one transaction, which only one replica
 // wins, requires the record unchanged since Orphans read it, unheld and
 // not ended.
-func (s *Store) Adopt(t tasks.Task) (bool, error) {
+func (s *store) Adopt(t tasks.Task) (bool, error) {
 	if err := s.check(); err != nil {
 		return false, err
 	}
@@ -537,7 +537,7 @@ func (s *Store) Adopt(t tasks.Task) (bool, error) {
 // Watch implements tasks.Shared. The watch starts from the revision now
 // and resumes from where it broke (a member down); history compacted
 // away is reported as orphans maybe (the caller looks again).
-func (s *Store) Watch(w tasks.Watchers) {
+func (s *store) Watch(w tasks.Watchers) {
 	s.mu.Lock()
 	s.lost = w.Lost
 	s.mu.Unlock()
@@ -617,7 +617,7 @@ func (s *Store) Watch(w tasks.Watchers) {
 // Forward implements tasks.Shared: the answers are a key of their own
 // (u/ID/<random>), which the holder's watch reads and deletes. It lives a
 // minute at most: answers for a task nobody runs are dropped with it.
-func (s *Store) Forward(id string, answers map[string]json.RawMessage) error {
+func (s *store) Forward(id string, answers map[string]json.RawMessage) error {
 	if err := s.check(); err != nil {
 		return err
 	}
@@ -647,7 +647,7 @@ func (s *Store) Forward(id string, answers map[string]json.RawMessage) error {
 
 // answered hands forwarded answers to the task's holder, when that is
 // this replica, and deletes them.
-func (s *Store) answered(fn func(string, map[string]json.RawMessage), key, rest string, val []byte) {
+func (s *store) answered(fn func(string, map[string]json.RawMessage), key, rest string, val []byte) {
 	id, _, ok := strings.Cut(rest, "/")
 	s.mu.Lock()
 	_, mine := s.mine[id]
@@ -667,7 +667,7 @@ func (s *Store) answered(fn func(string, map[string]json.RawMessage), key, rest 
 // Close implements tasks.Store: it stops the keep-alive and the watch and
 // revokes the hold, so that the live tasks left (the server stopping)
 // are taken over by another replica at once rather than after the ttl.
-func (s *Store) Close() error {
+func (s *store) Close() error {
 	if s.closed.Swap(true) {
 		return nil
 	}
@@ -687,4 +687,4 @@ func (s *Store) Close() error {
 	return nil
 }
 
-var _ tasks.Shared = (*Store)(nil)
+var _ tasks.Shared = (*store)(nil)

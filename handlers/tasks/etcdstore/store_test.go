@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/mcprt/mcprt/handlers/tasks"
-	"github.com/mcprt/mcprt/handlers/tasks/etcdstore/etcdtest"
 	"github.com/mcprt/mcprt/handlers/tasks/storetest"
+	"github.com/mcprt/mcprt/test/etcdtest"
 )
 
 func TestContract(t *testing.T) {
@@ -23,8 +23,8 @@ func TestContract(t *testing.T) {
 		},
 		Durable: true,
 		Break: func(_ *testing.T, s tasks.Store) func() {
-			s.(*Store).broken.Store(true)
-			return func() { s.(*Store).broken.Store(false) }
+			s.(*store).broken.Store(true)
+			return func() { s.(*store).broken.Store(false) }
 		},
 	}.Run(t)
 }
@@ -34,13 +34,13 @@ func TestContract(t *testing.T) {
 // its hold runs out.
 func TestSharedHoldsAndAdoption(t *testing.T) {
 	cl := etcdtest.Start(t, 1)
-	open := func() *Store {
+	open := func() *store {
 		s, err := Open(Options{Endpoints: cl.Endpoints(), Prefix: "shared/", HoldTTL: time.Second})
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { s.Close() })
-		return s
+		return s.(*store)
 	}
 	a, b, c := open(), open(), open()
 	changed := make(chan tasks.Task, 16)
@@ -114,13 +114,13 @@ func TestSharedHoldsAndAdoption(t *testing.T) {
 // task's cost grow with the tasks kept). A hold that runs out is one.
 func TestEndedTaskIsNoOrphan(t *testing.T) {
 	cl := etcdtest.Start(t, 1)
-	open := func() *Store {
+	open := func() *store {
 		s, err := Open(Options{Endpoints: cl.Endpoints(), Prefix: "ends/", HoldTTL: time.Second})
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { s.Close() })
-		return s
+		return s.(*store)
 	}
 	a, b := open(), open()
 	var orphaned atomic.Int32
@@ -177,13 +177,13 @@ func TestEndedTaskIsNoOrphan(t *testing.T) {
 // than half of them did, and each status was told twice).
 func TestOwnWritesNotReported(t *testing.T) {
 	cl := etcdtest.Start(t, 1)
-	open := func() *Store {
+	open := func() *store {
 		s, err := Open(Options{Endpoints: cl.Endpoints(), Prefix: "own/", HoldTTL: 2 * time.Second})
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { s.Close() })
-		return s
+		return s.(*store)
 	}
 	a, b := open(), open()
 	var mine atomic.Int32

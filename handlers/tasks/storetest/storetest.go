@@ -14,17 +14,6 @@ import (
 	"github.com/mcprt/mcprt/handlers/tasks"
 )
 
-// Opener opens the store under test on dir (a fresh directory per test,
-// which a store without files ignores).
-type Opener func(t *testing.T, dir string) tasks.Store
-
-// Run runs the contract against the stores open makes. durable says the
-// store keeps its records across Close and a new open on the same dir.
-// It is Contract.Run without the failure cases.
-func Run(t *testing.T, open Opener, durable bool) {
-	Contract{Open: func(t *testing.T, dir string) (tasks.Store, error) { return open(t, dir), nil }, Durable: durable}.Run(t)
-}
-
 // Contract is the store contract with the cases a store opts into: those
 // that need a way to make its writes fail, or a store that holds its
 // place exclusively.

@@ -276,7 +276,7 @@ func (s *memStore) Save(server string, st *Stored) error {
 // the refresh token is presented to the authorization server that issued
 // it (§10.4: refresh tokens MUST be kept confidential in transit, and
 // shared only among the authorization server and the client they were
-// issued to). The caller gets ErrSignInAgain.
+// issued to). The caller gets errSignInAgain.
 func TestRefreshTokenOnlyToItsIssuer(t *testing.T) {
 	for _, expiring := range []bool{true, false} {
 		t.Run(fmt.Sprintf("expiring=%v", expiring), func(t *testing.T) {
@@ -296,8 +296,8 @@ func TestRefreshTokenOnlyToItsIssuer(t *testing.T) {
 				t.Fatal(err)
 			}
 			_, err = post(t, a.Client(), mcp.URL+"/mcp")
-			if !errors.Is(err, ErrSignInAgain) || !strings.Contains(err.Error(), "sign in again") {
-				t.Fatalf("err = %v, want ErrSignInAgain", err)
+			if !errors.Is(err, errSignInAgain) || !strings.Contains(err.Error(), "sign in again") {
+				t.Fatalf("err = %v, want errSignInAgain", err)
 			}
 			if err != nil && strings.Contains(err.Error(), refresh) {
 				t.Fatal("the refresh token is in the error")
@@ -370,7 +370,7 @@ func TestDiscoveryNotSteeredInside(t *testing.T) {
 		rt := &recordingTransport{}
 		mcp := hostileMCP(t, nil, "http://169.254.169.254/latest/meta-data/iam/security-credentials/")
 		_, err := post(t, newA(t, mcp.URL, rt).Client(), mcp.URL+"/mcp")
-		if !errors.Is(err, ErrForbiddenTarget) && !errors.Is(err, ErrInsecureURL) {
+		if !errors.Is(err, errForbiddenTarget) && !errors.Is(err, errInsecureURL) {
 			t.Fatalf("err = %v, want a refusal", err)
 		}
 		if rt.reached("169.254.") {
@@ -382,8 +382,8 @@ func TestDiscoveryNotSteeredInside(t *testing.T) {
 		other := newRecorder(t)
 		mcp := hostileMCP(t, nil, other.srv.URL+"/.well-known/oauth-protected-resource")
 		_, err := post(t, newA(t, mcp.URL, rt).Client(), mcp.URL+"/mcp")
-		if !errors.Is(err, ErrForbiddenTarget) {
-			t.Fatalf("err = %v, want ErrForbiddenTarget", err)
+		if !errors.Is(err, errForbiddenTarget) {
+			t.Fatalf("err = %v, want errForbiddenTarget", err)
 		}
 		if len(other.requests()) != 0 {
 			t.Fatalf("another origin's metadata was fetched: %q", other.requests())
@@ -408,8 +408,8 @@ func TestDiscoveryNotSteeredInside(t *testing.T) {
 		rt := &recordingTransport{}
 		mcp := hostileMCP(t, func() string { return "https://metadata.attacker.example" }, "")
 		_, err := post(t, newA(t, mcp.URL, rt).Client(), mcp.URL+"/mcp")
-		if !errors.Is(err, ErrForbiddenTarget) {
-			t.Fatalf("err = %v, want ErrForbiddenTarget", err)
+		if !errors.Is(err, errForbiddenTarget) {
+			t.Fatalf("err = %v, want errForbiddenTarget", err)
 		}
 		if rt.reached("metadata.attacker.example") {
 			t.Fatal("the client was asked to reach the link-local authorization server")
@@ -491,8 +491,8 @@ func TestDialerAppliesAddressRule(t *testing.T) {
 	host := strings.TrimPrefix(srv.URL, "http://")
 	ctx := context.WithValue(context.Background(), policyKey{}, addrPolicy{internalOK: false, hostPort: host})
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
-	if _, err := hc.Do(req); !errors.Is(err, ErrForbiddenTarget) {
-		t.Fatalf("err = %v, want ErrForbiddenTarget", err)
+	if _, err := hc.Do(req); !errors.Is(err, errForbiddenTarget) {
+		t.Fatalf("err = %v, want errForbiddenTarget", err)
 	}
 	if hits.Load() != 0 {
 		t.Fatal("the request reached the server")
@@ -530,15 +530,15 @@ func TestServerChosenLoopbackIssuerRefused(t *testing.T) {
 	pub := public
 	a.serverClass = &pub // as if mcp were on the internet
 	_, err = post(t, a.Client(), mcp.URL+"/mcp")
-	if !errors.Is(err, ErrForbiddenTarget) {
-		t.Fatalf("err = %v, want ErrForbiddenTarget", err)
+	if !errors.Is(err, errForbiddenTarget) {
+		t.Fatalf("err = %v, want errForbiddenTarget", err)
 	}
 	if n := len(evil.requests()); n != 0 {
 		t.Fatalf("the loopback authorization server got %d requests", n)
 	}
 	a2, _ := New(mcp.URL+"/mcp", Config{UserAgent: refusingUA{&asked}, AllowPrivate: true})
 	a2.serverClass = &pub
-	if _, err = post(t, a2.Client(), mcp.URL+"/mcp"); errors.Is(err, ErrForbiddenTarget) {
+	if _, err = post(t, a2.Client(), mcp.URL+"/mcp"); errors.Is(err, errForbiddenTarget) {
 		t.Fatalf("with AllowPrivate: %v", err)
 	}
 }
@@ -555,15 +555,15 @@ func TestPlainHTTPAuthorizationServerRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err = post(t, a.Client(), mcp.URL+"/mcp"); !errors.Is(err, ErrInsecureURL) {
-		t.Fatalf("err = %v, want ErrInsecureURL", err)
+	if _, err = post(t, a.Client(), mcp.URL+"/mcp"); !errors.Is(err, errInsecureURL) {
+		t.Fatalf("err = %v, want errInsecureURL", err)
 	}
 	if rt.reached("as.example.com") {
 		t.Fatal("the client went to the plain-http authorization server")
 	}
 	// Metadata served over https naming a plain-http token endpoint.
 	data := []byte(`{"issuer":"https://as.example.com","token_endpoint":"http://as.example.com/token"}`)
-	if _, err := parseServerMetadata(data, "https://as.example.com"); !errors.Is(err, ErrInsecureURL) {
+	if _, err := parseServerMetadata(data, "https://as.example.com"); !errors.Is(err, errInsecureURL) {
 		t.Fatalf("plain-http token endpoint: %v", err)
 	}
 	if _, err := New("https://rs.example/mcp", Config{Grant: ClientCredentials, ClientID: "gw", ClientSecret: "s", ClientIssuer: "http://as.example.com"}); err == nil {
@@ -587,8 +587,8 @@ func TestNoPKCEAdvertisedRefused(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err = post(t, a.Client(), mcp.URL+"/mcp"); !errors.Is(err, ErrNoPKCE) {
-			t.Fatalf("%v: err = %v, want ErrNoPKCE", methods, err)
+		if _, err = post(t, a.Client(), mcp.URL+"/mcp"); !errors.Is(err, errNoPKCE) {
+			t.Fatalf("%v: err = %v, want errNoPKCE", methods, err)
 		}
 		if signIns.Load() != 0 {
 			t.Fatalf("%v: a sign-in started", methods)

@@ -133,25 +133,25 @@ const maxAuthorizations = 3
 // refreshSkew: a token this close to its expiry is renewed before use.
 const refreshSkew = 30 * time.Second
 
-// ErrSignInAgain: the authorization server the MCP server names is not
+// errSignInAgain: the authorization server the MCP server names is not
 // the one that issued the token kept for it. The token, and its refresh
 // token, are for that issuer alone; the user signs in again.
-var ErrSignInAgain = errors.New("oauth: the server's authorization server changed since the token was obtained: sign in again")
+var errSignInAgain = errors.New("oauth: the server's authorization server changed since the token was obtained: sign in again")
 
 // ErrWrongIssuer: the MCP server names an authorization server other than
 // the one the configured client credentials were issued by; they are not
 // offered to it.
 var ErrWrongIssuer = errors.New("oauth: the server's authorization server is not the one the client credentials are for")
 
-// ErrNoPKCE: the authorization server's metadata does not show PKCE with
+// errNoPKCE: the authorization server's metadata does not show PKCE with
 // S256, and the client refuses to proceed (MCP authorization 2025-11-25,
 // "Authorization Code Protection").
-var ErrNoPKCE = errors.New("oauth: the authorization server does not advertise PKCE S256 (code_challenge_methods_supported); refusing to proceed")
+var errNoPKCE = errors.New("oauth: the authorization server does not advertise PKCE S256 (code_challenge_methods_supported); refusing to proceed")
 
-// ErrResourceMismatch: the server's protected resource metadata names a
+// errResourceMismatch: the server's protected resource metadata names a
 // resource that does not cover the server's URL (RFC 9728 §3.3); no
 // authorization is started for it.
-var ErrResourceMismatch = errors.New("oauth: the server's protected resource metadata names another resource")
+var errResourceMismatch = errors.New("oauth: the server's protected resource metadata names another resource")
 
 // Authorizer authorizes the requests to one MCP server. It is an
 // http.RoundTripper; Client gives an http.Client built on it.
@@ -166,7 +166,7 @@ type Authorizer struct {
 	tok      *Token
 	resource string // as the resource metadata names it
 	issuer   string
-	meta     *ServerMetadata
+	meta     *serverMetadata
 	clients  map[string]clientCredentials // by issuer
 	scopes   []string                     // asked for so far
 	failures int                          // authorizations in a row without success
@@ -296,7 +296,7 @@ func (a *Authorizer) Issuer(ctx context.Context) (string, error) {
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
-	var ch Challenge
+	var ch challenge
 	resp, err := a.base.RoundTrip(req)
 	if err != nil {
 		return "", fmt.Errorf("oauth: %s: %w", a.server.Redacted(), stripURL(err))
@@ -399,7 +399,7 @@ func (a *Authorizer) authorize(r *http.Request) (*Token, error) {
 	if t.expiring(a.now(), refreshSkew) {
 		if nt, err := a.renew(r.Context(), t); err == nil {
 			t = nt
-		} else if errors.Is(err, ErrSignInAgain) {
+		} else if errors.Is(err, errSignInAgain) {
 			return nil, err
 		} else if err != errCannotRenew {
 			a.log.Info("oauth: renewing the token before expiry failed", slog.String("reason", err.Error()))
@@ -452,7 +452,7 @@ func (a *Authorizer) succeeded() {
 
 // challenged handles a 401 or 403 to a request sent with token sent: it
 // reports whether the request should be sent again.
-func (a *Authorizer) challenged(ctx context.Context, sent *Token, resp *http.Response, ch Challenge) (bool, error) {
+func (a *Authorizer) challenged(ctx context.Context, sent *Token, resp *http.Response, ch challenge) (bool, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if ch.Error == "use_dpop_nonce" && sent != nil && sent.TokenType == "DPoP" {
@@ -477,7 +477,7 @@ func (a *Authorizer) challenged(ctx context.Context, sent *Token, resp *http.Res
 		if err == nil {
 			return true, nil
 		}
-		if errors.Is(err, ErrSignInAgain) {
+		if errors.Is(err, errSignInAgain) {
 			return false, err
 		}
 	}
@@ -495,7 +495,7 @@ func (a *Authorizer) renew(ctx context.Context, t *Token) (*Token, error) {
 	}
 	if a.cfg.Grant != AuthorizationCode {
 		if a.meta == nil {
-			if err := a.discover(ctx, Challenge{}); err != nil {
+			if err := a.discover(ctx, challenge{}); err != nil {
 				return nil, err
 			}
 		}
@@ -514,7 +514,7 @@ var errCannotRenew = errors.New("no refresh token")
 // refresh uses t's refresh token (a.mu held).
 func (a *Authorizer) refresh(ctx context.Context, t *Token) (*Token, error) {
 	if a.meta == nil { // a token kept by an earlier run
-		if err := a.discover(ctx, Challenge{}); err != nil {
+		if err := a.discover(ctx, challenge{}); err != nil {
 			return nil, err
 		}
 	}
@@ -523,7 +523,7 @@ func (a *Authorizer) refresh(ctx context.Context, t *Token) (*Token, error) {
 		// authorization server that issued it, and no other; the server
 		// now naming another is no reason to show it there.
 		a.tok = nil
-		return nil, fmt.Errorf("%w (the token is from %s; the server now names %s)", ErrSignInAgain, redact(t.Issuer), redact(a.issuer))
+		return nil, fmt.Errorf("%w (the token is from %s; the server now names %s)", errSignInAgain, redact(t.Issuer), redact(a.issuer))
 	}
 	c, err := a.credentials(ctx)
 	if err != nil {
@@ -581,7 +581,7 @@ func (a *Authorizer) save(t *Token) {
 
 // obtain discovers the server's authorization server and obtains a
 // token from it (a.mu held). stepUp: the server wants more scope.
-func (a *Authorizer) obtain(ctx context.Context, ch Challenge, stepUp bool) error {
+func (a *Authorizer) obtain(ctx context.Context, ch challenge, stepUp bool) error {
 	if err := a.discover(ctx, ch); err != nil {
 		return err
 	}
@@ -592,7 +592,7 @@ func (a *Authorizer) obtain(ctx context.Context, ch Challenge, stepUp bool) erro
 
 // discover finds the resource and its authorization server's metadata
 // (a.mu held).
-func (a *Authorizer) discover(ctx context.Context, ch Challenge) error {
+func (a *Authorizer) discover(ctx context.Context, ch challenge) error {
 	prm, err := a.resourceMetadata(ctx, ch.ResourceMetadata)
 	if err != nil {
 		return err
@@ -609,7 +609,7 @@ func (a *Authorizer) discover(ctx context.Context, ch Challenge) error {
 		a.prmScopes = nil
 	} else {
 		if !covers(prm.Resource, a.server) {
-			return fmt.Errorf("%w: %q for %s", ErrResourceMismatch, printable(prm.Resource, 200), a.server.Redacted())
+			return fmt.Errorf("%w: %q for %s", errResourceMismatch, printable(prm.Resource, 200), a.server.Redacted())
 		}
 		issuer = prm.AuthorizationServers[0]
 		a.resource = prm.Resource
@@ -661,7 +661,7 @@ func (a *Authorizer) trustedIssuer(issuer string) bool {
 // resourceMetadata fetches the protected resource metadata: from the
 // challenge's URL, else the well-known URIs. nil, nil: the server
 // publishes none (2025-03-26).
-func (a *Authorizer) resourceMetadata(ctx context.Context, fromChallenge string) (*ResourceMetadata, error) {
+func (a *Authorizer) resourceMetadata(ctx context.Context, fromChallenge string) (*resourceMetadata, error) {
 	urls := resourceMetadataURLs(a.server)
 	if fromChallenge != "" {
 		u, err := httpURL(fromChallenge)
@@ -672,7 +672,7 @@ func (a *Authorizer) resourceMetadata(ctx context.Context, fromChallenge string)
 		// licence to make the client GET any URL at all (an internal
 		// service, 169.254.169.254).
 		if !sameOrigin(u, a.server) && !slices.Contains(a.cfg.MetadataOrigins, origin(u)) {
-			return nil, fmt.Errorf("%w: resource_metadata %s is not on the server's origin", ErrForbiddenTarget, redact(fromChallenge))
+			return nil, fmt.Errorf("%w: resource_metadata %s is not on the server's origin", errForbiddenTarget, redact(fromChallenge))
 		}
 		urls = []string{fromChallenge}
 	}
@@ -698,7 +698,7 @@ func (a *Authorizer) resourceMetadata(ctx context.Context, fromChallenge string)
 // serverMetadata fetches issuer's metadata from the well-known URIs; a
 // legacy (2025-03-26) server without any gets the default endpoints at
 // its origin.
-func (a *Authorizer) serverMetadata(ctx context.Context, issuer string, legacy bool) (*ServerMetadata, error) {
+func (a *Authorizer) serverMetadata(ctx context.Context, issuer string, legacy bool) (*serverMetadata, error) {
 	iu, err := secureURL(issuer)
 	if err != nil {
 		return nil, fmt.Errorf("oauth: authorization server: %w", err)
@@ -722,7 +722,7 @@ func (a *Authorizer) serverMetadata(ctx context.Context, issuer string, legacy b
 	if !legacy {
 		return nil, fmt.Errorf("oauth: no metadata found for the authorization server %s", redact(issuer))
 	}
-	return &ServerMetadata{
+	return &serverMetadata{
 		Issuer:                issuer,
 		AuthorizationEndpoint: issuer + "/authorize",
 		TokenEndpoint:         issuer + "/token",
@@ -737,7 +737,7 @@ func (a *Authorizer) serverMetadata(ctx context.Context, issuer string, legacy b
 // else none; on step-up, with those asked for before (SEP-2350); plus
 // the configured ones, and offline_access when a user authorizes and the
 // server offers it (SEP-2207).
-func (a *Authorizer) scopesFor(ch Challenge, stepUp bool) []string {
+func (a *Authorizer) scopesFor(ch challenge, stepUp bool) []string {
 	var want []string
 	if ch.Scope != "" {
 		want = strings.Fields(ch.Scope)
@@ -830,7 +830,7 @@ func (a *Authorizer) simpleGrant(ctx context.Context, form url.Values) (*Token, 
 // usesDPoP: the resource asks for DPoP, the authorization server offers
 // it with ES256, and the client may use it. A resource that asks for
 // Bearer gets Bearer, whatever its authorization server offers.
-func (a *Authorizer) usesDPoP(m *ServerMetadata) bool {
+func (a *Authorizer) usesDPoP(m *serverMetadata) bool {
 	return !a.cfg.NoDPoP && a.dpopWanted && m != nil && slices.Contains(m.DPoPSigningAlgValuesSupported, "ES256")
 }
 
@@ -844,7 +844,7 @@ func (a *Authorizer) codeGrant(ctx context.Context) (*Token, error) {
 		// MCP authorization 2025-11-25: without
 		// code_challenge_methods_supported the authorization server
 		// does not support PKCE, and the client MUST refuse to proceed.
-		return nil, fmt.Errorf("%w: %s", ErrNoPKCE, redact(a.issuer))
+		return nil, fmt.Errorf("%w: %s", errNoPKCE, redact(a.issuer))
 	}
 	redirect, err := a.cfg.UserAgent.RedirectURI(ctx)
 	if err != nil {

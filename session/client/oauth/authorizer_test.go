@@ -206,7 +206,7 @@ func TestResourceMismatchRefused(t *testing.T) {
 	rs.resource = "https://evil.example/mcp"
 	a := newGateway(t, rs, nil)
 	_, err := post(t, a.Client(), rs.srv.URL+"/mcp")
-	if !errors.Is(err, ErrResourceMismatch) {
+	if !errors.Is(err, errResourceMismatch) {
 		t.Fatalf("err = %v, want ErrResourceMismatch", err)
 	}
 	if n := as.requests.Load(); n != 0 {
@@ -326,16 +326,16 @@ func TestSecretsNotLogged(t *testing.T) {
 func TestChallengeParsing(t *testing.T) {
 	for _, c := range []struct {
 		in   string
-		want Challenge
+		want challenge
 	}{
 		{`Bearer resource_metadata="https://x/.well-known/oauth-protected-resource", scope="a b"`,
-			Challenge{Scheme: "Bearer", ResourceMetadata: "https://x/.well-known/oauth-protected-resource", Scope: "a b"}},
+			challenge{Scheme: "Bearer", ResourceMetadata: "https://x/.well-known/oauth-protected-resource", Scope: "a b"}},
 		{`Basic realm="x", Bearer error="insufficient_scope", scope="w", resource_metadata="u"`,
-			Challenge{Scheme: "Bearer", ResourceMetadata: "u", Scope: "w", Error: "insufficient_scope"}},
-		{`DPoP error="use_dpop_nonce", resource_metadata="u"`, Challenge{Scheme: "DPoP", ResourceMetadata: "u", Error: "use_dpop_nonce"}},
-		{`Bearer realm="a\"b", scope=token`, Challenge{Scheme: "Bearer", Scope: "token"}},
-		{`Bearer abc==`, Challenge{Scheme: "Bearer"}},
-		{``, Challenge{}},
+			challenge{Scheme: "Bearer", ResourceMetadata: "u", Scope: "w", Error: "insufficient_scope"}},
+		{`DPoP error="use_dpop_nonce", resource_metadata="u"`, challenge{Scheme: "DPoP", ResourceMetadata: "u", Error: "use_dpop_nonce"}},
+		{`Bearer realm="a\"b", scope=token`, challenge{Scheme: "Bearer", Scope: "token"}},
+		{`Bearer abc==`, challenge{Scheme: "Bearer"}},
+		{``, challenge{}},
 	} {
 		if got := parseChallenges([]string{c.in}); got != c.want {
 			t.Errorf("%s:\n got %+v\nwant %+v", c.in, got, c.want)

@@ -32,7 +32,7 @@
 //     without credentials registers, by its Client ID Metadata Document
 //     or dynamically, at the issuer the server names.
 //   - A refresh token goes only to the issuer that minted it: a kept
-//     token whose server now names another issuer is ErrSignInAgain, and
+//     token whose server now names another issuer is an error (sign in again), and
 //     its refresh token is not shown to the new one. A refresh token the
 //     issuer refuses (invalid_grant) is forgotten, in the Store too.
 //   - Every authorization and token request names the resource (RFC
@@ -45,9 +45,9 @@
 //   - Protected resource metadata: from the server's own origin (the
 //     well-known URIs, or its 401's resource_metadata when it is on that
 //     origin, or on one of Config.MetadataOrigins); another is
-//     ErrForbiddenTarget, refused before any connection.
+//     refused before any connection.
 //   - Authorization servers, their metadata and endpoints: https, or
-//     http on loopback only (ErrInsecureURL); the metadata must carry the
+//     http on loopback only; the metadata must carry the
 //     issuer it was looked up for, and an authorization response's iss
 //     (RFC 9207) must equal it exactly.
 //   - Whatever the server points at (its resource metadata elsewhere, its
@@ -62,7 +62,7 @@
 //   - No redirect is followed on discovery or token requests.
 //   - The authorization code grant starts only with an authorization
 //     server whose metadata lists S256 in code_challenge_methods_supported
-//     (ErrNoPKCE otherwise: MCP authorization 2025-11-25).
+//     (MCP authorization 2025-11-25).
 //   - The Loopback user agent takes only the redirect back whose state is
 //     its request's; any other GET /callback is answered 400.
 //

@@ -14,18 +14,18 @@ import (
 	"time"
 )
 
-// ErrInsecureURL: an authorization server, one of its endpoints, or a
+// errInsecureURL: an authorization server, one of its endpoints, or a
 // resource metadata document is at a plain http URL that is not on
 // loopback. Secrets, codes and tokens would travel in clear (OAuth 2.1
 // §1.5; MCP authorization, "Communication Security").
-var ErrInsecureURL = errors.New("oauth: not https (plain http is for loopback only)")
+var errInsecureURL = errors.New("oauth: not https (plain http is for loopback only)")
 
-// ErrForbiddenTarget: a URL the MCP server chose (its resource metadata,
+// errForbiddenTarget: a URL the MCP server chose (its resource metadata,
 // its authorization server, that server's endpoints) is somewhere the
 // client does not go on a server's say-so: another origin's resource
 // metadata, a link-local address (cloud metadata services), or a private
 // or loopback address when the MCP server itself is not on one.
-var ErrForbiddenTarget = errors.New("oauth: refused to fetch from where the server points")
+var errForbiddenTarget = errors.New("oauth: refused to fetch from where the server points")
 
 // secureURL parses an absolute URL that is https, or http on loopback
 // (RFC 8252 §7.3's exception, and the tests').
@@ -35,7 +35,7 @@ func secureURL(s string) (*url.URL, error) {
 		return nil, err
 	}
 	if u.Scheme == "http" && !loopbackHost(u.Hostname()) {
-		return nil, fmt.Errorf("%w: %s", ErrInsecureURL, redact(s))
+		return nil, fmt.Errorf("%w: %s", errInsecureURL, redact(s))
 	}
 	return u, nil
 }
@@ -157,7 +157,7 @@ func (a *Authorizer) checkTarget(ctx context.Context, what string, u *url.URL, t
 		return fmt.Errorf("oauth: %s %s: %w", what, redact(u.String()), err)
 	}
 	if c == never || (c == internal && !a.cfg.AllowPrivate && !a.serverInternal(ctx)) {
-		return fmt.Errorf("%w: %s %s is on a %s address", ErrForbiddenTarget, what, redact(u.String()), c)
+		return fmt.Errorf("%w: %s %s is on a %s address", errForbiddenTarget, what, redact(u.String()), c)
 	}
 	return nil
 }
@@ -181,10 +181,10 @@ func controlDial(ctx context.Context, _, address string, _ syscall.RawConn) erro
 	}
 	ap, err := netip.ParseAddrPort(address)
 	if err != nil {
-		return fmt.Errorf("%w: %s", ErrForbiddenTarget, address)
+		return fmt.Errorf("%w: %s", errForbiddenTarget, address)
 	}
 	if c := classify(ap.Addr()); c == never || (c == internal && !p.internalOK) {
-		return fmt.Errorf("%w: a %s address", ErrForbiddenTarget, c)
+		return fmt.Errorf("%w: a %s address", errForbiddenTarget, c)
 	}
 	return nil
 }

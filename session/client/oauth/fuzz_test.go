@@ -154,7 +154,7 @@ func FuzzSecretDestination(f *testing.F) {
 			return []netip.Addr{netip.MustParseAddr("93.184.216.34")}, nil
 		}
 		a.issuer, a.resource = named, "https://rs.example/mcp"
-		a.meta = &ServerMetadata{Issuer: named, TokenEndpoint: named + "/token"}
+		a.meta = &serverMetadata{Issuer: named, TokenEndpoint: named + "/token"}
 		a.mu.Lock()
 		a.grant(context.Background())
 		a.refresh(context.Background(), &Token{AccessToken: "a", TokenType: "Bearer", RefreshToken: "the-refresh", Issuer: minted})

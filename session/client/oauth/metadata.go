@@ -16,9 +16,9 @@ import (
 // client buffer without end.
 const maxDocument = 1 << 20
 
-// ResourceMetadata is a protected resource's metadata (RFC 9728), the
+// resourceMetadata is a protected resource's metadata (RFC 9728), the
 // members this client acts on.
-type ResourceMetadata struct {
+type resourceMetadata struct {
 	Resource             string   `json:"resource"`
 	AuthorizationServers []string `json:"authorization_servers"`
 	ScopesSupported      []string `json:"scopes_supported"`
@@ -26,9 +26,9 @@ type ResourceMetadata struct {
 	DPoPBoundRequired bool `json:"dpop_bound_access_tokens_required"`
 }
 
-// ServerMetadata is an authorization server's metadata (RFC 8414 and
+// serverMetadata is an authorization server's metadata (RFC 8414 and
 // OpenID discovery), the members this client acts on.
-type ServerMetadata struct {
+type serverMetadata struct {
 	Issuer                            string   `json:"issuer"`
 	AuthorizationEndpoint             string   `json:"authorization_endpoint"`
 	TokenEndpoint                     string   `json:"token_endpoint"`
@@ -43,8 +43,8 @@ type ServerMetadata struct {
 }
 
 // parseResourceMetadata reads a protected resource metadata document.
-func parseResourceMetadata(data []byte) (*ResourceMetadata, error) {
-	var m ResourceMetadata
+func parseResourceMetadata(data []byte) (*resourceMetadata, error) {
+	var m resourceMetadata
 	if err := json.Unmarshal(data, &m); err != nil {
 		return nil, fmt.Errorf("protected resource metadata: %w", err)
 	}
@@ -63,8 +63,8 @@ func parseResourceMetadata(data []byte) (*ResourceMetadata, error) {
 // parseServerMetadata reads an authorization server metadata document
 // fetched for issuer: its issuer must be that one exactly (RFC 8414 §3.3),
 // or its endpoints are not to be trusted.
-func parseServerMetadata(data []byte, issuer string) (*ServerMetadata, error) {
-	var m ServerMetadata
+func parseServerMetadata(data []byte, issuer string) (*serverMetadata, error) {
+	var m serverMetadata
 	if err := json.Unmarshal(data, &m); err != nil {
 		return nil, fmt.Errorf("authorization server metadata: %w", err)
 	}
@@ -77,7 +77,7 @@ func parseServerMetadata(data []byte, issuer string) (*ServerMetadata, error) {
 	return &m, nil
 }
 
-func (m *ServerMetadata) checkEndpoints() error {
+func (m *serverMetadata) checkEndpoints() error {
 	for _, e := range []struct{ name, u string }{
 		{"token_endpoint", m.TokenEndpoint},
 		{"authorization_endpoint", m.AuthorizationEndpoint},
@@ -201,9 +201,9 @@ func redact(s string) string {
 	return u.Redacted()
 }
 
-// Challenge is what a 401 or 403 answer's WWW-Authenticate header asks
+// challenge is what a 401 or 403 answer's WWW-Authenticate header asks
 // for (RFC 6750 §3, RFC 9449 §7.1).
-type Challenge struct {
+type challenge struct {
 	Scheme           string // Bearer or DPoP
 	ResourceMetadata string
 	Scope            string
@@ -212,15 +212,15 @@ type Challenge struct {
 
 // parseChallenges reads the Bearer or DPoP challenge of WWW-Authenticate
 // header values: the first such, with its parameters.
-func parseChallenges(values []string) Challenge {
-	var found *Challenge
+func parseChallenges(values []string) challenge {
+	var found *challenge
 	for _, v := range values {
 		for _, c := range splitChallenges(v) {
 			if !strings.EqualFold(c.scheme, "Bearer") && !strings.EqualFold(c.scheme, "DPoP") {
 				continue
 			}
 			if found == nil {
-				found = &Challenge{Scheme: c.scheme}
+				found = &challenge{Scheme: c.scheme}
 			}
 			// Parameters of every Bearer/DPoP challenge, the first value
 			// of each winning: a server that offers both names the same
@@ -237,7 +237,7 @@ func parseChallenges(values []string) Challenge {
 		}
 	}
 	if found == nil {
-		return Challenge{}
+		return challenge{}
 	}
 	return *found
 }

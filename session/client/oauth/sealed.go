@@ -37,8 +37,8 @@ const (
 	checkValue = "mcprt sealed token store v1"
 )
 
-// ErrWrongKey: the key does not open what the folder holds.
-var ErrWrongKey = errors.New("oauth: the key is not the one this token folder was sealed with")
+// errWrongKey: the key does not open what the folder holds.
+var errWrongKey = errors.New("oauth: the key is not the one this token folder was sealed with")
 
 // ParseSealKey reads a 256-bit key as a file or an environment variable
 // gives it: 64 hex digits, or 32 bytes in base64 (standard or URL
@@ -58,7 +58,7 @@ func ParseSealKey(text string) ([]byte, error) {
 }
 
 // NewSealedStore opens (making it, 0700) the folder dir with key, 32
-// bytes. A folder sealed with another key is ErrWrongKey.
+// bytes. A folder sealed with another key is refused (errWrongKey).
 func NewSealedStore(dir string, key []byte) (*SealedStore, error) {
 	if len(key) != 32 {
 		return nil, errors.New("oauth: a seal key is 32 bytes (AES-256)")
@@ -88,7 +88,7 @@ func NewSealedStore(dir string, key []byte) (*SealedStore, error) {
 		return nil, err
 	default:
 		if got, err := s.open(data, checkFile); err != nil || string(got) != checkValue {
-			return nil, fmt.Errorf("%w (%s)", ErrWrongKey, dir)
+			return nil, fmt.Errorf("%w (%s)", errWrongKey, dir)
 		}
 	}
 	return s, nil

@@ -72,7 +72,7 @@ func TestSealedStore(t *testing.T) {
 	if _, err := NewSealedStore(dir, key); err != nil {
 		t.Errorf("the same key: %v", err)
 	}
-	if _, err := NewSealedStore(dir, bytes.Repeat([]byte{8}, 32)); !errors.Is(err, ErrWrongKey) {
+	if _, err := NewSealedStore(dir, bytes.Repeat([]byte{8}, 32)); !errors.Is(err, errWrongKey) {
 		t.Errorf("another key: %v, want ErrWrongKey", err)
 	}
 	if _, err := NewSealedStore(dir, key[:16]); err == nil {

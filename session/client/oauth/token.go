@@ -151,7 +151,7 @@ type clientCredentials struct {
 // authMethod chooses how the client authenticates at the token endpoint:
 // what registration said, else what the server supports of what the
 // client has (RFC 8414's default is client_secret_basic).
-func (a *Authorizer) authMethod(c clientCredentials, m *ServerMetadata) string {
+func (a *Authorizer) authMethod(c clientCredentials, m *serverMetadata) string {
 	if c.Method != "" {
 		return c.Method
 	}
@@ -179,7 +179,7 @@ func (a *Authorizer) authMethod(c clientCredentials, m *ServerMetadata) string {
 // tokenRequest POSTs form to the token endpoint with the client's
 // authentication, and a DPoP proof when tokens are bound; it retries once
 // with the server's nonce when asked (RFC 9449 §8).
-func (a *Authorizer) tokenRequest(ctx context.Context, m *ServerMetadata, c clientCredentials, form url.Values) (*Token, error) {
+func (a *Authorizer) tokenRequest(ctx context.Context, m *serverMetadata, c clientCredentials, form url.Values) (*Token, error) {
 	header := http.Header{}
 	switch method := a.authMethod(c, m); method {
 	case "client_secret_basic":

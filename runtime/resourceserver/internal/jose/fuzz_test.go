@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/mcprt/mcprt/runtime/resourceserver/internal/jose"
-	rst "github.com/mcprt/mcprt/runtime/resourceserver/resourceservertest"
+	rst "github.com/mcprt/mcprt/test/resourceservertest"
 )
 
 // FuzzVerify: no input panics Parse or Verify, and none verifies but the

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/mcprt/mcprt/runtime/resourceserver/internal/jose"
-	rst "github.com/mcprt/mcprt/runtime/resourceserver/resourceservertest"
+	rst "github.com/mcprt/mcprt/test/resourceservertest"
 )
 
 var claims = map[string]any{"iss": "https://as.example", "aud": "https://rs.example/mcp", "exp": 4102444800}

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcprt/mcprt/handlers/tasks/etcdstore/etcdtest"
+	"github.com/mcprt/mcprt/test/etcdtest"
 )
 
 func TestKVTxnLeaseWatch(t *testing.T) {

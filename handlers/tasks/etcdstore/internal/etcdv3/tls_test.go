@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcprt/mcprt/handlers/tasks/etcdstore/etcdtest"
+	"github.com/mcprt/mcprt/test/etcdtest"
 )
 
 // Over https with a client certificate required: a client with the CA

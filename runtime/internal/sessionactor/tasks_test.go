@@ -1,4 +1,4 @@
-package session_test
+package sessionactor_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/mcprt/mcprt/handlers"
 	"github.com/mcprt/mcprt/handlers/mcp"
 	"github.com/mcprt/mcprt/runtime"
+	"github.com/mcprt/mcprt/runtime/internal/sessionactor"
 	"github.com/mcprt/mcprt/session"
 )
 
@@ -377,7 +378,7 @@ func TestTasksListenFollowsOwnTasksOnly(t *testing.T) {
 	bob.none(t, 100*time.Millisecond)
 	nobody.none(t, 0)
 	for _, k := range []string{"alice", "bob", "nobody"} {
-		p.inbox.Send(session.Cancel{Key: k})
+		p.inbox.Send(sessionactor.Cancel{Key: k})
 	}
 }
 

@@ -1,7 +1,8 @@
-package session
+package sessionactor
 
 import (
 	"bytes"
+	"github.com/mcprt/mcprt/session"
 
 	"encoding/json"
 	"fmt"
@@ -24,8 +25,6 @@ import (
 const (
 	defaultRequestTimeout = 60 * time.Second
 	defaultDrainTimeout   = 5 * time.Second
-	DefaultMaxInFlight    = 512
-	DefaultMaxQueued      = 1024
 	defaultMaxWaiting     = 1024
 )
 
@@ -68,7 +67,7 @@ type Config struct {
 	MaxQueued int
 	// Overload, when set, counts the requests refused past MaxQueued, for
 	// the process's metrics: one value shared by all its sessions.
-	Overload *Overload
+	Overload *session.Overload
 	// MaxWaiting bounds the requests of methods that wait on something
 	// else for long (handlers.Method.Waits: tasks/result, which blocks
 	// until its task ends) in progress at once, apart from MaxInFlight
@@ -102,7 +101,7 @@ type Config struct {
 	// CrashPolicy, CrashIntensity and CrashPeriod say what happens to a
 	// tool whose handlers panic more than CrashIntensity times within
 	// CrashPeriod (0: 10, 5s).
-	CrashPolicy    CrashPolicy
+	CrashPolicy    session.CrashPolicy
 	CrashIntensity int
 	CrashPeriod    time.Duration
 	// PanicDetail puts a panicking tool's panic value in the text of its
@@ -159,8 +158,8 @@ type legacy struct {
 	ended       bool            // its duration recorded (Config.Tracer)
 }
 
-// Session is the session actor. Build it with New.
-type Session struct {
+// mcpSession is the session actor. Build it with New.
+type mcpSession struct {
 	cfg Config
 	env *env
 	lc  *supervisor.LoopContext
@@ -212,10 +211,10 @@ func New(cfg Config) actor.Producer {
 		cfg.Backlog = wire.NewBacklog(1 << 30) // nobody waits on it
 	}
 	if cfg.MaxInFlight <= 0 {
-		cfg.MaxInFlight = DefaultMaxInFlight
+		cfg.MaxInFlight = session.DefaultMaxInFlight
 	}
 	if cfg.MaxQueued <= 0 {
-		cfg.MaxQueued = DefaultMaxQueued
+		cfg.MaxQueued = session.DefaultMaxQueued
 	}
 	if cfg.MaxWaiting <= 0 {
 		cfg.MaxWaiting = defaultMaxWaiting
@@ -223,11 +222,11 @@ func New(cfg Config) actor.Producer {
 	// The session owns its goroutine: every line and every finished call
 	// reaches it, and hollywood would start a goroutine for each message
 	// that finds it idle (see supervisor.Inbox).
-	return supervisor.OwnGoroutine(cfg.Inbox, func() supervisor.Loop { return &Session{cfg: cfg} })
+	return supervisor.OwnGoroutine(cfg.Inbox, func() supervisor.Loop { return &mcpSession{cfg: cfg} })
 }
 
 // Receive implements supervisor.Loop.
-func (s *Session) Receive(lc *supervisor.LoopContext, msg any) {
+func (s *mcpSession) Receive(lc *supervisor.LoopContext, msg any) {
 	switch m := msg.(type) {
 	case actor.Started:
 		s.start(lc)
@@ -285,7 +284,7 @@ func (s *Session) Receive(lc *supervisor.LoopContext, msg any) {
 	}
 }
 
-func (s *Session) start(lc *supervisor.LoopContext) {
+func (s *mcpSession) start(lc *supervisor.LoopContext) {
 	s.lc = lc
 	// The inbox outlives incarnations: start from what a new scheduler's
 	// wakeOnIdle says.
@@ -318,13 +317,13 @@ func (s *Session) start(lc *supervisor.LoopContext) {
 }
 
 // EndBatch implements supervisor.BatchEnder.
-func (s *Session) EndBatch(lc *supervisor.LoopContext) {
+func (s *mcpSession) EndBatch(lc *supervisor.LoopContext) {
 	s.sc.endBatch(lc.Inbox(), s.draining)
 }
 
 // stop runs when the session actor stops, for whatever reason: handlers
 // are cancelled and requests nobody will answer get an error now.
-func (s *Session) stop() {
+func (s *mcpSession) stop() {
 	if s.env == nil {
 		return
 	}
@@ -343,7 +342,7 @@ func (s *Session) stop() {
 // legacy session is one, opened by initialize and ended with its actor
 // (stdin's EOF over stdio; over HTTP a DELETE, eviction or shutdown). A
 // 2026-07-28 request belongs to no session and records none.
-func (s *Session) endSession() {
+func (s *mcpSession) endSession() {
 	l := s.legacy
 	if l == nil || l.ended || s.cfg.Tracer == nil {
 		return
@@ -358,10 +357,10 @@ func (s *Session) endSession() {
 
 var errShuttingDown = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "Server is shutting down"}
 
-func (s *Session) single() ticket { return ticket{env: s.env} }
+func (s *mcpSession) single() ticket { return ticket{env: s.env} }
 
 // in takes a message from a transport that decodes its own (see In).
-func (s *Session) in(m *In) {
+func (s *mcpSession) in(m *In) {
 	t := ticket{env: s.env, in: m}
 	if m.Batch != nil {
 		s.batch(m.Batch, t)
@@ -372,7 +371,7 @@ func (s *Session) in(m *In) {
 
 // line takes an undecoded message (Raw): the same path as In, once
 // decoded here.
-func (s *Session) line(data []byte, t ticket) {
+func (s *mcpSession) line(data []byte, t ticket) {
 	if jsonrpc.IsBatch(data) {
 		s.batch(data, t)
 		return
@@ -386,7 +385,7 @@ func (s *Session) line(data []byte, t ticket) {
 	s.message(&m, t)
 }
 
-func (s *Session) oversized(m *Oversized) {
+func (s *mcpSession) oversized(m *Oversized) {
 	e := &jsonrpc.Error{
 		Code:    jsonrpc.CodeInvalidRequest,
 		Message: fmt.Sprintf("Invalid Request: message of %d bytes exceeds the %d-byte line limit", m.Size, m.Max),
@@ -426,7 +425,7 @@ func idFromHead(head []byte) json.RawMessage {
 // every other revision they are rejected whole.
 // whole is the ticket of the batch's message (its Replier, values); its
 // parts are keyed by their own ids.
-func (s *Session) batch(data []byte, whole ticket) {
+func (s *mcpSession) batch(data []byte, whole ticket) {
 	if s.legacy == nil || s.legacy.version != mcp.Version20250326 {
 		whole.answerError(nil, &jsonrpc.Error{
 			Code: jsonrpc.CodeInvalidRequest, Message: "Invalid Request: JSON-RPC batches are only accepted in protocol version 2025-03-26",
@@ -460,7 +459,7 @@ func (s *Session) batch(data []byte, whole ticket) {
 	}
 }
 
-func (s *Session) message(m *jsonrpc.Message, t ticket) {
+func (s *mcpSession) message(m *jsonrpc.Message, t ticket) {
 	switch m.Kind {
 	case jsonrpc.KindRequest:
 		s.request(m, t)
@@ -475,7 +474,7 @@ func (s *Session) message(m *jsonrpc.Message, t ticket) {
 	}
 }
 
-func (s *Session) notification(m *jsonrpc.Message) {
+func (s *mcpSession) notification(m *jsonrpc.Message) {
 	switch m.Method {
 	case "notifications/initialized":
 		if s.legacy != nil && !s.legacy.initialized {
@@ -497,7 +496,7 @@ func (s *Session) notification(m *jsonrpc.Message) {
 }
 
 // cancel settles an in-flight call with no response at all.
-func (s *Session) cancel(key string) {
+func (s *mcpSession) cancel(key string) {
 	if s.sc.cancel(key) {
 		s.checkDrain()
 	}
@@ -507,11 +506,11 @@ func errInvalidParams(msg string) *jsonrpc.Error {
 	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Invalid params: " + msg}
 }
 
-func (s *Session) answerError(t ticket, id json.RawMessage, e *jsonrpc.Error) {
+func (s *mcpSession) answerError(t ticket, id json.RawMessage, e *jsonrpc.Error) {
 	t.answerError(id, e)
 }
 
-func (s *Session) request(m *jsonrpc.Message, t ticket) {
+func (s *mcpSession) request(m *jsonrpc.Message, t ticket) {
 	if s.draining {
 		s.answerError(t, m.ID, errShuttingDown)
 		return
@@ -546,7 +545,7 @@ func (s *Session) request(m *jsonrpc.Message, t ticket) {
 	}
 }
 
-func (s *Session) initialize(m *jsonrpc.Message, t ticket) {
+func (s *mcpSession) initialize(m *jsonrpc.Message, t ticket) {
 	if s.legacy != nil {
 		s.answerError(t, m.ID, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "Invalid Request: initialize was already received"})
 		return
@@ -586,7 +585,7 @@ func (s *Session) initialize(m *jsonrpc.Message, t ticket) {
 }
 
 // capabilities are the server's, as the given revision knows them.
-func (s *Session) capabilities(version string) map[string]any {
+func (s *mcpSession) capabilities(version string) map[string]any {
 	caps := s.cfg.Server.Capabilities()
 	// Handlers can always log (Request.Log), and setLevel is served here.
 	caps["logging"] = map[string]any{}
@@ -601,7 +600,7 @@ func (s *Session) capabilities(version string) map[string]any {
 	return caps
 }
 
-func (s *Session) legacyRequest(m *jsonrpc.Message, rp *requestParams, t ticket) {
+func (s *mcpSession) legacyRequest(m *jsonrpc.Message, rp *requestParams, t ticket) {
 	switch m.Method {
 	case "ping":
 		t.answer(jsonrpc.AppendResult(nil, m.ID, []byte("{}")))
@@ -631,7 +630,7 @@ func (s *Session) legacyRequest(m *jsonrpc.Message, rp *requestParams, t ticket)
 	s.dispatch(m, t, method, cl, rp)
 }
 
-func (s *Session) setLevel(m *jsonrpc.Message, t ticket) {
+func (s *mcpSession) setLevel(m *jsonrpc.Message, t ticket) {
 	var p struct {
 		Level string `json:"level"`
 	}
@@ -646,7 +645,7 @@ func (s *Session) setLevel(m *jsonrpc.Message, t ticket) {
 	t.answer(jsonrpc.AppendResult(nil, m.ID, []byte("{}")))
 }
 
-func (s *Session) subscribe(m *jsonrpc.Message, t ticket) {
+func (s *mcpSession) subscribe(m *jsonrpc.Message, t ticket) {
 	if _, ok := s.cfg.Server.Capabilities()["resources"]; !ok {
 		s.answerError(t, m.ID, methodNotFound(m.Method))
 		return
@@ -689,7 +688,7 @@ func paramsOrEmpty(p json.RawMessage) json.RawMessage {
 
 // modernRequest serves a 2026-07-28 request: everything it needs is in its
 // own _meta, and nothing is inferred from earlier requests.
-func (s *Session) modernRequest(m *jsonrpc.Message, rp *requestParams, t ticket) {
+func (s *mcpSession) modernRequest(m *jsonrpc.Message, rp *requestParams, t ticket) {
 	if !s.sawModern {
 		s.sawModern = true
 		if s.legacy == nil {
@@ -795,7 +794,7 @@ func stringIn(raw []byte, known []string) (string, bool) {
 // dispatch hands a request to a handler actor. The caller has filled in
 // cl.req: the request and the worker's message live in the call, so one
 // allocation serves the three.
-func (s *Session) dispatch(m *jsonrpc.Message, t ticket, method handlers.Method, cl *call, rp *requestParams) {
+func (s *mcpSession) dispatch(m *jsonrpc.Message, t ticket, method handlers.Method, cl *call, rp *requestParams) {
 	key := t.keyOf(m.ID)
 	if s.inUse(key) {
 		s.answerError(t, m.ID, errIDInUse(string(m.ID)))
@@ -825,7 +824,7 @@ func (s *Session) dispatch(m *jsonrpc.Message, t ticket, method handlers.Method,
 
 // inUse reports whether an id belongs to a request still open: a call
 // still pending (scheduler.inUse), or a listen stream.
-func (s *Session) inUse(key string) bool {
+func (s *mcpSession) inUse(key string) bool {
 	if s.sc.inUse(key) {
 		return true
 	}
@@ -837,7 +836,7 @@ func errIDInUse(key string) *jsonrpc.Error {
 	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "Invalid Request: id " + key + " is already in use by a request in flight"}
 }
 
-func (s *Session) drain() {
+func (s *mcpSession) drain() {
 	if s.draining {
 		return
 	}
@@ -852,7 +851,7 @@ func (s *Session) drain() {
 
 // checkDrain ends a drain once every request has been answered and its
 // answer queued at the writer. It reports whether the session is exiting.
-func (s *Session) checkDrain() bool {
+func (s *mcpSession) checkDrain() bool {
 	if !s.draining || s.exiting {
 		return s.exiting
 	}
@@ -863,7 +862,7 @@ func (s *Session) checkDrain() bool {
 	return true
 }
 
-func (s *Session) expireDrain() {
+func (s *mcpSession) expireDrain() {
 	if s.exiting {
 		return
 	}
@@ -880,7 +879,7 @@ func (s *Session) expireDrain() {
 	s.exit()
 }
 
-func (s *Session) exit() {
+func (s *mcpSession) exit() {
 	s.exiting = true
 	if s.drainTimer != nil {
 		s.drainTimer.Stop()
@@ -891,7 +890,7 @@ func (s *Session) exit() {
 
 // startSpan opens the request's mcp.server span (Config.Tracer), a child
 // of the caller's, whose context the handler's context carries.
-func (s *Session) startSpan(cl *call, m *jsonrpc.Message, rp *requestParams, t ticket) {
+func (s *mcpSession) startSpan(cl *call, m *jsonrpc.Message, rp *requestParams, t ticket) {
 	parent := trace.FromMeta(rp.traceparent, rp.tracestate, rp.baggage)
 	sp := s.cfg.Tracer.Start(parent, true, m.Method, trace.KindServer, time.Now())
 	trace.Describe(sp, m.Method, m.ID, m.Params, s.cfg.TraceResourceURI)
@@ -907,4 +906,26 @@ func (s *Session) startSpan(cl *call, m *jsonrpc.Message, rp *requestParams, t t
 		sp.Principal, sp.ClientID = c.Subject, c.ClientID
 	}
 	cl.cx.span = sp
+}
+
+// FromOptions is a Config with o's fields set; the transport adds its own
+// (Server, Writer or Deliver, Inbox, Handlers, Backlog, Logger, …).
+func FromOptions(o session.Options) Config {
+	return Config{
+		MaxInFlight:      o.MaxInFlight,
+		MaxQueued:        o.MaxQueued,
+		Overload:         o.Overload,
+		RequestTimeout:   o.RequestTimeout,
+		DrainTimeout:     o.DrainTimeout,
+		CacheTTL:         o.CacheTTL,
+		CrashPolicy:      o.CrashPolicy,
+		CrashIntensity:   o.CrashIntensity,
+		CrashPeriod:      o.CrashPeriod,
+		PanicDetail:      o.PanicDetail,
+		DefaultLogLevel:  o.DefaultLogLevel,
+		LogBuffer:        o.LogBuffer,
+		OnLogLevel:       o.OnLogLevel,
+		Tracer:           o.Tracer,
+		TraceResourceURI: o.TraceResourceURI,
+	}
 }

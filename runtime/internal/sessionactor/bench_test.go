@@ -1,4 +1,4 @@
-package session_test
+package sessionactor_test
 
 import (
 	"bytes"
@@ -17,6 +17,7 @@ import (
 	"github.com/mcprt/mcprt/handlers"
 	"github.com/mcprt/mcprt/handlers/mcp"
 	"github.com/mcprt/mcprt/handlers/trace"
+	"github.com/mcprt/mcprt/runtime/internal/sessionactor"
 	"github.com/mcprt/mcprt/session"
 	"github.com/mcprt/mcprt/stdio"
 	"github.com/mcprt/mcprt/stdio/wire"
@@ -116,7 +117,7 @@ func startBenchTree(b *testing.B, maxInFlight int) *benchTree {
 			{ID: "writer", Start: stdio.NewWriter(t.sink, t.writer), Restart: supervisor.Transient, Significant: true, Shutdown: 2 * time.Second},
 			{ID: "handlers", Start: supervisor.New(supervisor.Spec{Name: name + "/handlers", Strategy: supervisor.OneForOne, Logger: quiet}),
 				Restart: supervisor.Permanent, Shutdown: 2 * time.Second},
-			{ID: "session", Start: session.New(session.Config{
+			{ID: "session", Start: sessionactor.New(sessionactor.Config{
 				Server: srv, Writer: t.writer, Inbox: t.session, Handlers: supervisor.ChildPID(root, "handlers"),
 				Backlog: t.backlog, MaxInFlight: maxInFlight, Logger: quiet, Tracer: benchTracer,
 				Overload: &session.Overload{}, // counted, as under -http-metrics or -http-status
@@ -145,7 +146,7 @@ func (t *benchTree) line(data []byte) {
 func (t *benchTree) notify(data []byte) {
 	t.backlog.Wait(nil)
 	t.backlog.Add(1)
-	t.session.Send(&session.Raw{Data: data})
+	t.session.Send(&sessionactor.Raw{Data: data})
 }
 
 func (t *benchTree) wait(b *testing.B, lines int) {
@@ -157,7 +158,7 @@ func (t *benchTree) wait(b *testing.B, lines int) {
 }
 
 func (t *benchTree) stop() {
-	t.session.Send(session.Closed{})
+	t.session.Send(sessionactor.Closed{})
 	select {
 	case <-t.root.Done():
 	case <-time.After(10 * time.Second):

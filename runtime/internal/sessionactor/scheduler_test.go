@@ -1,8 +1,9 @@
-package session
+package sessionactor
 
 import (
 	"context"
 	"encoding/json"
+	"github.com/mcprt/mcprt/session"
 	"io"
 	"log/slog"
 	"strconv"
@@ -219,7 +220,7 @@ func blockUntil(release <-chan struct{}, started chan<- string, name string) han
 // Past MaxInFlight a call waits for a slot, in arrival order; past
 // MaxQueued it is refused at once with CodeServerBusy (503 over HTTP).
 func TestSchedulerParksPastSlots(t *testing.T) {
-	overload := &Overload{}
+	overload := &session.Overload{}
 	h := startScheduler(t, Config{MaxInFlight: 1, MaxQueued: 1, Overload: overload})
 	release, started := make(chan struct{}), make(chan string, 3)
 	a := h.submit("x/a", false, "", blockUntil(release, started, "a"))
@@ -231,7 +232,7 @@ func TestSchedulerParksPastSlots(t *testing.T) {
 	if got := c.wait(t); got.o.Code != jsonrpc.CodeServerBusy || got.o.Status != 503 {
 		t.Fatalf("third call: %+v, want busy, 503", got)
 	}
-	if n := overload.Refused(); n != 1 {
+	if n := overload.Refused.Load(); n != 1 {
 		t.Errorf("Overload.Refused = %d, want 1", n)
 	}
 	h.on(func(sc *scheduler) {
@@ -239,7 +240,7 @@ func TestSchedulerParksPastSlots(t *testing.T) {
 			t.Errorf("parked %d, slots busy %d; want 1 and 1", len(sc.parked), sc.env.slots.busy.Load())
 		}
 	})
-	if q, f := overload.Queued(), overload.InFlight(); q != 1 || f != 1 {
+	if q, f := overload.Queued.Load(), overload.InFlight.Load(); q != 1 || f != 1 {
 		t.Errorf("Overload: queued %d, in flight %d; want 1 and 1", q, f)
 	}
 	b.none(t, 20*time.Millisecond)
@@ -252,10 +253,10 @@ func TestSchedulerParksPastSlots(t *testing.T) {
 	}
 	// Every slot is given back as its answer goes out: nothing in flight
 	// (polled: the answer may reach us just before its slot is back).
-	for deadline := time.Now().Add(5 * time.Second); overload.InFlight() != 0 && time.Now().Before(deadline); {
+	for deadline := time.Now().Add(5 * time.Second); overload.InFlight.Load() != 0 && time.Now().Before(deadline); {
 		time.Sleep(time.Millisecond)
 	}
-	if q, f := overload.Queued(), overload.InFlight(); q != 0 || f != 0 {
+	if q, f := overload.Queued.Load(), overload.InFlight.Load(); q != 0 || f != 0 {
 		t.Errorf("Overload after the answers: queued %d, in flight %d; want 0 and 0", q, f)
 	}
 }

@@ -1,9 +1,10 @@
-package session
+package sessionactor
 
 import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"github.com/mcprt/mcprt/session"
 	"log/slog"
 	"strconv"
 	"sync"
@@ -39,7 +40,7 @@ type env struct {
 	inbox      *supervisor.Inbox // the session's own
 	backlog    *wire.Backlog
 	slots      slots
-	load       *Overload // in flight and queued across sessions (nil: not counted)
+	load       *session.Overload // in flight and queued across sessions (nil: not counted)
 	waits      waits
 	logger     *slog.Logger
 	serverInfo []byte // the Implementation, marshalled once
@@ -101,14 +102,14 @@ func (e *env) takeSlot() bool {
 // (Config.Overload): an atomic add, no allocation.
 func (e *env) countInFlight(d int64) {
 	if e.load != nil {
-		e.load.inFlight.Add(d)
+		e.load.InFlight.Add(d)
 	}
 }
 
 // countQueued adds d to the requests parked across sessions.
 func (e *env) countQueued(d int64) {
 	if e.load != nil {
-		e.load.queued.Add(d)
+		e.load.Queued.Add(d)
 	}
 }
 

@@ -1,4 +1,4 @@
-package session_test
+package sessionactor_test
 
 import (
 	"context"
@@ -14,12 +14,12 @@ import (
 	"github.com/mcprt/mcprt/handlers"
 	"github.com/mcprt/mcprt/handlers/jsonrpc"
 	"github.com/mcprt/mcprt/handlers/mcp"
-	"github.com/mcprt/mcprt/session"
+	"github.com/mcprt/mcprt/runtime/internal/sessionactor"
 	"github.com/mcprt/mcprt/stdio/wire"
 	"github.com/mcprt/mcprt/supervisor"
 )
 
-// pipe is the in-memory transport: decoded messages in (session.In), and
+// pipe is the in-memory transport: decoded messages in (sessionactor.In), and
 // out, each request's on its own replier and the rest on sink.
 type pipe struct {
 	t       *testing.T
@@ -45,7 +45,7 @@ func startPipe(t *testing.T, srv *handlers.Server) *pipe {
 		Children: []supervisor.ChildSpec{
 			{ID: "handlers", Start: supervisor.New(supervisor.Spec{Name: name + "/handlers", Strategy: supervisor.OneForOne, Logger: quiet}),
 				Restart: supervisor.Permanent, Shutdown: 2 * time.Second},
-			{ID: "session", Start: session.New(session.Config{
+			{ID: "session", Start: sessionactor.New(sessionactor.Config{
 				Server: srv, Deliver: func(m wire.Out) { p.sink.Notify(m) }, Inbox: p.inbox,
 				Handlers: supervisor.ChildPID(supervisor.RootPID(e, name), "handlers"),
 				Backlog:  p.backlog, Logger: quiet,
@@ -56,7 +56,7 @@ func startPipe(t *testing.T, srv *handlers.Server) *pipe {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		p.inbox.Send(session.Drain{})
+		p.inbox.Send(sessionactor.Drain{})
 		select {
 		case <-p.root.Done():
 		case <-time.After(hang):
@@ -67,9 +67,9 @@ func startPipe(t *testing.T, srv *handlers.Server) *pipe {
 }
 
 // send decodes line and hands it to the session as a transport would.
-func (p *pipe) send(line string, key string, r session.Replier, values context.Context) {
+func (p *pipe) send(line string, key string, r sessionactor.Replier, values context.Context) {
 	p.t.Helper()
-	in := &session.In{Key: key, Reply: r, Values: values}
+	in := &sessionactor.In{Key: key, Reply: r, Values: values}
 	if _, jerr := jsonrpc.Decode([]byte(line), &in.Msg); jerr != nil {
 		p.t.Fatalf("decode %s: %v", line, jerr)
 	}
@@ -82,7 +82,7 @@ type sent struct {
 	data  string
 	final bool
 	code  int
-	o     session.Outcome
+	o     sessionactor.Outcome
 }
 
 // replier records what the session sends for one request.
@@ -97,7 +97,7 @@ func (r *replier) Notify(m wire.Out) {
 	}
 }
 
-func (r *replier) Respond(m wire.Out, o session.Outcome) {
+func (r *replier) Respond(m wire.Out, o sessionactor.Outcome) {
 	r.ch <- sent{data: string(m.Data) + m.Text + string(m.Tail), final: true, code: o.Code, o: o}
 	if m.Done != nil {
 		m.Done()
@@ -236,7 +236,7 @@ func TestSeamCancelByKey(t *testing.T) {
 	case <-time.After(hang):
 		t.Fatal("the call did not start")
 	}
-	p.inbox.Send(session.Cancel{Key: "k9"})
+	p.inbox.Send(sessionactor.Cancel{Key: "k9"})
 	r.none(t, 100*time.Millisecond)
 	// The session still serves the key's next request.
 	p.send(`{"jsonrpc":"2.0","id":2,"method":"nope","params":{`+modernMeta+`}}`, "k9", r, nil)
@@ -351,7 +351,7 @@ func TestSeamSubscriptionNeedsAccess(t *testing.T) {
 		if got := r.next(t); !strings.Contains(got.data, "notifications/subscriptions/acknowledged") {
 			t.Fatalf("ack: %+v", got)
 		}
-		p.inbox.Send(session.Cancel{Key: id})
+		p.inbox.Send(sessionactor.Cancel{Key: id})
 	}
 	listen("L1", as("read"))
 	listen("L2", nil)
@@ -415,7 +415,7 @@ func TestSeamOutcome(t *testing.T) {
 	}
 	for _, c := range cases {
 		r := newReplier()
-		in := &session.In{Key: "o" + c.name, Reply: r, Modern: c.modern, Refuse: c.refuse}
+		in := &sessionactor.In{Key: "o" + c.name, Reply: r, Modern: c.modern, Refuse: c.refuse}
 		if _, jerr := jsonrpc.Decode([]byte(c.line), &in.Msg); jerr != nil {
 			t.Fatal(jerr)
 		}

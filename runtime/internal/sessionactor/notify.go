@@ -1,4 +1,4 @@
-package session
+package sessionactor
 
 import (
 	"context"
@@ -50,7 +50,7 @@ func encodeNotification(method string, params any) ([]byte, error) {
 	return jsonrpc.AppendNotification(nil, method, raw), nil
 }
 
-func (s *Session) onLog(m Log) {
+func (s *mcpSession) onLog(m Log) {
 	if s.modernOnly() {
 		return
 	}
@@ -66,7 +66,7 @@ func (s *Session) onLog(m Log) {
 	s.sendOrQueue(queued{level: m.Level, b: b})
 }
 
-func (s *Session) onNotify(m Notify) {
+func (s *mcpSession) onNotify(m Notify) {
 	if s.modernOnly() {
 		s.cfg.Logger.Debug("notification dropped: 2026-07-28 has no unsolicited notifications", "method", m.Method)
 		return
@@ -81,9 +81,9 @@ func (s *Session) onNotify(m Notify) {
 
 // modernOnly reports that the client speaks 2026-07-28 and never sent
 // initialize: server-wide messages have nowhere to go.
-func (s *Session) modernOnly() bool { return s.legacy == nil && s.sawModern }
+func (s *mcpSession) modernOnly() bool { return s.legacy == nil && s.sawModern }
 
-func (s *Session) sendOrQueue(q queued) {
+func (s *mcpSession) sendOrQueue(q queued) {
 	if s.legacy != nil && s.legacy.initialized {
 		s.sendQueued(q)
 		return
@@ -96,7 +96,7 @@ func (s *Session) sendOrQueue(q queued) {
 	s.backlog = append(s.backlog, q)
 }
 
-func (s *Session) sendQueued(q queued) {
+func (s *mcpSession) sendQueued(q queued) {
 	if q.level != "" && !mcp.LevelAdmits(s.logLevel(), q.level) {
 		return
 	}
@@ -104,7 +104,7 @@ func (s *Session) sendQueued(q queued) {
 }
 
 // logLevel is the level server-wide logs are admitted at.
-func (s *Session) logLevel() string {
+func (s *mcpSession) logLevel() string {
 	if s.legacy != nil && s.legacy.logLevel != "" {
 		return s.legacy.logLevel
 	}
@@ -113,7 +113,7 @@ func (s *Session) logLevel() string {
 
 // replay sends what waited for notifications/initialized, in order, the
 // drop notice first, in place of the oldest it replaces.
-func (s *Session) replay() {
+func (s *mcpSession) replay() {
 	if s.dropped > 0 {
 		b, _ := encodeNotification("notifications/message", map[string]any{
 			"level": "warning", "logger": "mcprt",
@@ -131,7 +131,7 @@ func (s *Session) replay() {
 // onChanged turns a registry change into list_changed / resources/updated
 // notifications: in the legacy era once initialized (and for updates, only
 // for subscribed URIs); in 2026-07-28 only on listen streams that asked.
-func (s *Session) onChanged(ch handlers.Change) {
+func (s *mcpSession) onChanged(ch handlers.Change) {
 	method := changeMethod(ch.Kind)
 	if method == "" {
 		return
@@ -227,7 +227,7 @@ func (ln *listener) notification(method string, ch handlers.Change) []byte {
 // listen opens a subscriptions/listen stream: acknowledged at once with the
 // subset the server honours, then open until the client cancels it or the
 // server drains.
-func (s *Session) listen(m *jsonrpc.Message, t ticket) {
+func (s *mcpSession) listen(m *jsonrpc.Message, t ticket) {
 	key := t.keyOf(m.ID)
 	if s.inUse(key) {
 		s.answerError(t, m.ID, errIDInUse(string(m.ID)))
@@ -306,7 +306,7 @@ func (s *Session) listen(m *jsonrpc.Message, t ticket) {
 
 // endListeners closes every listen stream from the server's side: a result
 // carrying the subscription id, then notifications/cancelled for it.
-func (s *Session) endListeners(reason string) {
+func (s *mcpSession) endListeners(reason string) {
 	for key, ln := range s.listeners {
 		raw, _ := json.Marshal(map[string]any{"_meta": ln.meta()})
 		ln.ticket.answer(s.env.modernResponse(ln.id, raw, noCache))
@@ -318,7 +318,7 @@ func (s *Session) endListeners(reason string) {
 }
 
 // unlisten ends a listen stream the client cancelled: no response.
-func (s *Session) unlisten(key string) bool {
+func (s *mcpSession) unlisten(key string) bool {
 	ln, ok := s.listeners[key]
 	if !ok {
 		return false
@@ -331,7 +331,7 @@ func (s *Session) unlisten(key string) bool {
 
 // release tells the server's OnSubscription hook that the listen stream
 // ln no longer follows its resources.
-func (s *Session) release(ln *listener) {
+func (s *mcpSession) release(ln *listener) {
 	for u := range ln.uris {
 		s.cfg.Server.Subscription(u, false)
 	}
@@ -340,7 +340,7 @@ func (s *Session) release(ln *listener) {
 
 // releaseSubscriptions, as the session stops, tells the OnSubscription
 // hook of every resource it still follows that it no longer does.
-func (s *Session) releaseSubscriptions() {
+func (s *mcpSession) releaseSubscriptions() {
 	if s.legacy != nil {
 		for u := range s.legacy.subscribed {
 			s.cfg.Server.Subscription(u, false)

@@ -1,8 +1,9 @@
-package session
+package sessionactor
 
 import (
 	"errors"
 	"fmt"
+	"github.com/mcprt/mcprt/session"
 	"log/slog"
 	"runtime/debug"
 	"strconv"
@@ -22,11 +23,11 @@ import (
 // key), the slots' queue (parked), the worker pool (workers, idle, waiting,
 // starting, the handler supervisor's generation), the deadline queues, and
 // the answers a crash or a lost supervisor calls for. The protocol half
-// (Session) decodes, validates and routes requests, then hands each call
+// (session) decodes, validates and routes requests, then hands each call
 // here (admit, enter) and asks after them (inUse, lookup, pending); what
 // the scheduler needs back is host.
 //
-// Like the Session, it belongs to the session's goroutine: only the slots
+// Like the session, it belongs to the session's goroutine: only the slots
 // and waits in env, which answers give back from anywhere, are atomic.
 type scheduler struct {
 	host host
@@ -36,7 +37,7 @@ type scheduler struct {
 	workerPrefix string
 	maxInFlight  int
 	maxQueued    int
-	overload     *Overload // nil: refusals not counted
+	overload     *session.Overload // nil: refusals not counted
 	panicDetail  bool
 	logger       *slog.Logger
 
@@ -100,7 +101,7 @@ func (sc *scheduler) admit(t *ticket, waits bool) (park bool, busy *jsonrpc.Erro
 		t.hold, park = holdNothing, true
 	default:
 		if sc.overload != nil {
-			sc.overload.busy.Add(1)
+			sc.overload.Refused.Add(1)
 		}
 		return false, sc.errBusy()
 	}

@@ -1,4 +1,4 @@
-package session
+package sessionactor
 
 import (
 	"context"
@@ -236,7 +236,7 @@ func (e *env) verify(s string) (*requestState, bool) {
 // inputRound reads a 2026-07-28 retry: the client's inputResponses and the
 // requestState of the previous round, checked, also against who sends it
 // (caller). The answers of all rounds are returned together.
-func (s *Session) inputRound(m *jsonrpc.Message, rp *requestParams, caller *handlers.Caller) (map[string]json.RawMessage, *jsonrpc.Error) {
+func (s *mcpSession) inputRound(m *jsonrpc.Message, rp *requestParams, caller *handlers.Caller) (map[string]json.RawMessage, *jsonrpc.Error) {
 	rawState, rawResp := rp.requestState, rp.inputResponses
 	hasState, hasResp := rawState != nil, rawResp != nil
 	if !hasState && !hasResp {

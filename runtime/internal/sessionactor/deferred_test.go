@@ -1,4 +1,4 @@
-package session_test
+package sessionactor_test
 
 import (
 	"context"
