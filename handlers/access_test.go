@@ -15,19 +15,19 @@ import (
 func accessServer() *Server {
 	ops := &Access{Scopes: []string{"admin"}, Claims: map[string][]string{"groups": {"ops"}}}
 	s := NewServer(mcp.Implementation{Name: "t", Version: "1"}, "")
-	s.AddTool(Tool{Name: "open"}, textTool("open"))
-	s.AddTool(Tool{Name: "drop", Access: ops}, textTool("dropped"))
-	prompt := func(context.Context, *Request, map[string]string) (*GetPromptResult, error) {
-		return &GetPromptResult{}, nil
+	s.AddTool(Tool{Tool: mcp.Tool{Name: "open"}}, textTool("open"))
+	s.AddTool(Tool{Tool: mcp.Tool{Name: "drop"}, Access: ops}, textTool("dropped"))
+	prompt := func(context.Context, *Request, map[string]string) (*mcp.GetPromptResult, error) {
+		return &mcp.GetPromptResult{}, nil
 	}
-	s.AddPrompt(Prompt{Name: "hello"}, prompt)
-	s.AddPrompt(Prompt{Name: "runbook", Access: ops, Arguments: []PromptArgument{{Name: "a", Complete: CompleteFrom("x")}}}, prompt)
+	s.AddPrompt(Prompt{Prompt: mcp.Prompt{Name: "hello"}}, prompt)
+	s.AddPrompt(Prompt{Prompt: mcp.Prompt{Name: "runbook", Arguments: []mcp.PromptArgument{{Name: "a"}}}, Complete: map[string]CompletionHandler{"a": CompleteFrom("x")}, Access: ops}, prompt)
 	read := func(_ context.Context, _ *Request, uri string, _ map[string]string) ([]mcp.ResourceContents, error) {
 		return []mcp.ResourceContents{{URI: uri, Text: "x"}}, nil
 	}
-	s.AddResource(Resource{URI: "file:///readme", Name: "readme"}, read)
-	s.AddResource(Resource{URI: "file:///secrets", Name: "secrets", Access: ops}, read)
-	s.AddResourceTemplate(ResourceTemplate{URITemplate: "logs:///{day}", Name: "logs", Access: ops}, read)
+	s.AddResource(Resource{Resource: mcp.Resource{URI: "file:///readme", Name: "readme"}}, read)
+	s.AddResource(Resource{Resource: mcp.Resource{URI: "file:///secrets", Name: "secrets"}, Access: ops}, read)
+	s.AddResourceTemplate(ResourceTemplate{ResourceTemplate: mcp.ResourceTemplate{URITemplate: "logs:///{day}", Name: "logs"}, Access: ops}, read)
 	return s
 }
 
@@ -136,7 +136,7 @@ func TestAccessPages(t *testing.T) {
 		if n == "b" || n == "c" {
 			a = admin
 		}
-		s.AddTool(Tool{Name: n, Access: a}, textTool(n))
+		s.AddTool(Tool{Tool: mcp.Tool{Name: n}, Access: a}, textTool(n))
 	}
 	var names []string
 	params := `{}`

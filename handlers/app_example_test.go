@@ -30,19 +30,19 @@ func Example_mcpApp() {
 	srv := handlers.NewServer(mcp.Implementation{Name: "weather", Version: "1.0.0"}, "")
 	srv.SetExtension(appUI, nil)
 	srv.AddTool(handlers.Tool{
-		Name:        "forecast",
-		Description: "Today's forecast, with a chart for hosts that show apps.",
-		Meta:        json.RawMessage(`{"ui":{"resourceUri":"ui://weather/forecast.html"}}`),
-	}, func(_ context.Context, req *handlers.Request, _ json.RawMessage) (*handlers.CallToolResult, error) {
+		Tool: mcp.Tool{
+			Name:        "forecast",
+			Description: "Today's forecast, with a chart for hosts that show apps.",
+			Meta:        json.RawMessage(`{"ui":{"resourceUri":"ui://weather/forecast.html"}}`),
+		},
+	}, func(_ context.Context, req *handlers.Request, _ json.RawMessage) (*mcp.CallToolResult, error) {
 		text := "Sunny, 21°C."
 		if _, ok := req.ClientExtension(appUI); !ok {
 			text += " (Your host shows no apps: this text is all there is.)"
 		}
-		return handlers.TextResult(text), nil
+		return mcp.TextResult(text), nil
 	})
-	srv.AddResource(handlers.Resource{
-		URI: "ui://weather/forecast.html", Name: "forecast-view", MimeType: "text/html;profile=mcp-app",
-	}, func(context.Context, *handlers.Request, string, map[string]string) ([]mcp.ResourceContents, error) {
+	srv.AddResource(handlers.Resource{Resource: mcp.Resource{URI: "ui://weather/forecast.html", Name: "forecast-view", MimeType: "text/html;profile=mcp-app"}}, func(context.Context, *handlers.Request, string, map[string]string) ([]mcp.ResourceContents, error) {
 		return []mcp.ResourceContents{{
 			Text: `<!doctype html><div id="chart"></div><script src="https://cdn.example.com/chart.js"></script>`,
 			Meta: json.RawMessage(`{"ui":{"csp":{"resourceDomains":["https://cdn.example.com"]},"prefersBorder":true}}`),

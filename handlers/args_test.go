@@ -104,9 +104,11 @@ func BenchmarkStringArg(b *testing.B) {
 func ExampleStringArg() {
 	s := handlers.NewServer(mcp.Implementation{Name: "demo", Version: "1.0.0"}, "")
 	s.AddTool(handlers.Tool{
-		Name:        "repeat",
-		InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"},"times":{"type":"integer","minimum":1},"shout":{"type":"boolean"}},"required":["text"]}`),
-	}, func(_ context.Context, _ *handlers.Request, args json.RawMessage) (*handlers.CallToolResult, error) {
+		Tool: mcp.Tool{
+			Name:        "repeat",
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"},"times":{"type":"integer","minimum":1},"shout":{"type":"boolean"}},"required":["text"]}`),
+		},
+	}, func(_ context.Context, _ *handlers.Request, args json.RawMessage) (*mcp.CallToolResult, error) {
 		text, ok := handlers.StringArg(args, "text")
 		if !ok {
 			return nil, fmt.Errorf("repeat needs a string argument \"text\"")
@@ -118,7 +120,7 @@ func ExampleStringArg() {
 		if shout, _ := handlers.BoolArg(args, "shout"); shout {
 			text = strings.ToUpper(text)
 		}
-		return handlers.TextResult(strings.Repeat(text, times)), nil
+		return mcp.TextResult(strings.Repeat(text, times)), nil
 	})
 
 	m, _ := s.Method("tools/call")

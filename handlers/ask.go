@@ -259,16 +259,16 @@ func (r *Request) Elicit(ctx context.Context, message string, requestedSchema js
 
 // SamplingMessage is one message of a sampling request or its answer.
 type SamplingMessage struct {
-	Role    string  `json:"role"`
-	Content Content `json:"content"`
+	Role    string      `json:"role"`
+	Content mcp.Content `json:"content"`
 }
 
 // CreateMessageResult is the client's sampled answer.
 type CreateMessageResult struct {
-	Role       string  `json:"role"`
-	Content    Content `json:"content"`
-	Model      string  `json:"model"`
-	StopReason string  `json:"stopReason,omitempty"`
+	Role       string      `json:"role"`
+	Content    mcp.Content `json:"content"`
+	Model      string      `json:"model"`
+	StopReason string      `json:"stopReason,omitempty"`
 }
 
 // CreateMessage asks the client's model for a completion of messages.

@@ -12,29 +12,33 @@ import (
 )
 
 // benchEcho is the reference server's echo tool.
-func benchEcho(_ context.Context, _ *handlers.Request, args json.RawMessage) (*handlers.CallToolResult, error) {
+func benchEcho(_ context.Context, _ *handlers.Request, args json.RawMessage) (*mcp.CallToolResult, error) {
 	var a struct{ Text *string }
 	if err := json.Unmarshal(args, &a); err != nil || a.Text == nil {
 		return nil, fmt.Errorf("echo needs a string argument \"text\"")
 	}
-	return handlers.TextResult(*a.Text), nil
+	return mcp.TextResult(*a.Text), nil
 }
 
 func benchServer() *handlers.Server {
 	s := handlers.NewServer(mcp.Implementation{Name: "bench", Version: "1"}, "")
 	s.AddTool(handlers.Tool{
-		Name:        "echo",
-		Description: "Returns its text argument unchanged.",
-		InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`),
+		Tool: mcp.Tool{
+			Name:        "echo",
+			Description: "Returns its text argument unchanged.",
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`),
+		},
 	}, benchEcho)
 	// Without a schema the handlers have no arguments to validate: the
 	// difference between the two is the validation's cost.
-	s.AddTool(handlers.Tool{Name: "echo-noschema", Description: "echo, no input schema"}, benchEcho)
+	s.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "echo-noschema", Description: "echo, no input schema"}}, benchEcho)
 	for i := range 8 {
 		s.AddTool(handlers.Tool{
-			Name:        fmt.Sprintf("tool%d", i),
-			Description: "A tool that is listed and never called.",
-			InputSchema: json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer","minimum":0}}}`),
+			Tool: mcp.Tool{
+				Name:        fmt.Sprintf("tool%d", i),
+				Description: "A tool that is listed and never called.",
+				InputSchema: json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer","minimum":0}}}`),
+			},
 		}, benchEcho)
 	}
 	return s
@@ -110,22 +114,26 @@ func BenchmarkAccess(b *testing.B) {
 	s := handlers.NewServer(mcp.Implementation{Name: "bench", Version: "1"}, "")
 	admin := &handlers.Access{Scopes: []string{"admin"}}
 	s.AddTool(handlers.Tool{
-		Name:        "echo",
-		Description: "Returns its text argument unchanged.",
-		InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`),
-		Access:      admin,
+		Tool: mcp.Tool{
+			Name:        "echo",
+			Description: "Returns its text argument unchanged.",
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`),
+		},
+		Access: admin,
 	}, benchEcho)
-	s.AddTool(handlers.Tool{Name: "echo-noschema", Description: "echo, no input schema"}, benchEcho)
+	s.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "echo-noschema", Description: "echo, no input schema"}}, benchEcho)
 	for i := range 8 {
 		var a *handlers.Access
 		if i%2 == 0 {
 			a = admin
 		}
 		s.AddTool(handlers.Tool{
-			Name:        fmt.Sprintf("tool%d", i),
-			Description: "A tool that is listed and never called.",
-			InputSchema: json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer","minimum":0}}}`),
-			Access:      a,
+			Tool: mcp.Tool{
+				Name:        fmt.Sprintf("tool%d", i),
+				Description: "A tool that is listed and never called.",
+				InputSchema: json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer","minimum":0}}}`),
+			},
+			Access: a,
 		}, benchEcho)
 	}
 	allowed := &handlers.Caller{Subject: "a", Scopes: []string{"read", "admin"}}

@@ -17,17 +17,19 @@ import (
 // use it. Here the requests are made by hand, as a session would.
 func ExampleCaller() {
 	s := handlers.NewServer(mcp.Implementation{Name: "notes", Version: "1"}, "")
-	s.AddTool(handlers.Tool{Name: "whoami"}, func(ctx context.Context, req *handlers.Request, _ json.RawMessage) (*handlers.CallToolResult, error) {
+	s.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "whoami"}}, func(ctx context.Context, req *handlers.Request, _ json.RawMessage) (*mcp.CallToolResult, error) {
 		if req.Caller == nil {
-			return handlers.TextResult("nobody in particular (stdio)"), nil
+			return mcp.TextResult("nobody in particular (stdio)"), nil
 		}
-		return handlers.TextResult(req.Caller.Subject + " via " + req.Caller.ClientID), nil
+		return mcp.TextResult(req.Caller.Subject + " via " + req.Caller.ClientID), nil
 	})
 	s.AddTool(handlers.Tool{
-		Name:   "purge",
+		Tool: mcp.Tool{
+			Name: "purge",
+		},
 		Access: &handlers.Access{Scopes: []string{"notes:admin"}, Claims: map[string][]string{"groups": {"ops"}}},
-	}, func(context.Context, *handlers.Request, json.RawMessage) (*handlers.CallToolResult, error) {
-		return handlers.TextResult("purged"), nil
+	}, func(context.Context, *handlers.Request, json.RawMessage) (*mcp.CallToolResult, error) {
+		return mcp.TextResult("purged"), nil
 	})
 
 	ada := &handlers.Caller{Subject: "ada", ClientID: "desktop", Scopes: []string{"notes:admin"},

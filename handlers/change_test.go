@@ -3,10 +3,11 @@ package handlers
 import (
 	"context"
 	"fmt"
-	"github.com/mcprt/mcprt/handlers/mcp"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/mcprt/mcprt/handlers/mcp"
 )
 
 func TestWatchReportsEveryChange(t *testing.T) {
@@ -22,22 +23,24 @@ func TestWatchReportsEveryChange(t *testing.T) {
 		do   func()
 		want string // "" for no change
 	}{
-		{func() { s.AddTool(Tool{Name: "a"}, textTool("a")) }, "ToolsChanged"},
-		{func() { s.AddTool(Tool{Name: "a", Description: "v2"}, textTool("a")) }, "ToolsChanged"},
+		{func() { s.AddTool(Tool{Tool: mcp.Tool{Name: "a"}}, textTool("a")) }, "ToolsChanged"},
+		{func() { s.AddTool(Tool{Tool: mcp.Tool{Name: "a", Description: "v2"}}, textTool("a")) }, "ToolsChanged"},
 		{func() { s.RemoveTool("a") }, "ToolsChanged"},
 		{func() { s.RemoveTool("a") }, ""},
-		{func() { s.AddResource(Resource{URI: "x:r", Name: "r"}, noContents) }, "ResourcesChanged"},
+		{func() { s.AddResource(Resource{Resource: mcp.Resource{URI: "x:r", Name: "r"}}, noContents) }, "ResourcesChanged"},
 		{func() { s.RemoveResource("x:r") }, "ResourcesChanged"},
 		{func() { s.RemoveResource("x:r") }, ""},
-		{func() { s.AddResourceTemplate(ResourceTemplate{URITemplate: "x:{v}", Name: "v"}, noContents) }, "ResourcesChanged"},
+		{func() {
+			s.AddResourceTemplate(ResourceTemplate{ResourceTemplate: mcp.ResourceTemplate{URITemplate: "x:{v}", Name: "v"}}, noContents)
+		}, "ResourcesChanged"},
 		{func() { s.RemoveResourceTemplate("x:{v}") }, "ResourcesChanged"},
 		{func() { s.RemoveResourceTemplate("x:{v}") }, ""},
-		{func() { s.AddPrompt(Prompt{Name: "p"}, noPrompt) }, "PromptsChanged"},
+		{func() { s.AddPrompt(Prompt{Prompt: mcp.Prompt{Name: "p"}}, noPrompt) }, "PromptsChanged"},
 		{func() { s.RemovePrompt("p") }, "PromptsChanged"},
 		{func() { s.RemovePrompt("p") }, ""},
 		{func() { s.NotifyResourceUpdated("x:r") }, "ResourceUpdated x:r"},
 		{func() {
-			AddTool(s, Tool{Name: "typed"}, func(context.Context, *Request, struct{}) (struct{}, error) { return struct{}{}, nil })
+			AddTool(s, Tool{Tool: mcp.Tool{Name: "typed"}}, func(context.Context, *Request, struct{}) (struct{}, error) { return struct{}{}, nil })
 		}, "ToolsChanged"},
 		{func() { s.SetPageSize(3) }, ""},
 	}
@@ -54,7 +57,7 @@ func TestWatchReportsEveryChange(t *testing.T) {
 	stop()
 	stop() // harmless
 	before := len(got)
-	s.AddTool(Tool{Name: "b"}, textTool("b"))
+	s.AddTool(Tool{Tool: mcp.Tool{Name: "b"}}, textTool("b"))
 	s.NotifyResourceUpdated("x:r")
 	if len(got) != before {
 		t.Fatalf("called after stop: %v", got[before:])
@@ -96,7 +99,7 @@ func TestWatchConcurrentChanges(t *testing.T) {
 		wg.Go(func() {
 			for i := range 50 {
 				name := fmt.Sprintf("t%d-%d", g, i)
-				s.AddTool(Tool{Name: name}, textTool(name))
+				s.AddTool(Tool{Tool: mcp.Tool{Name: name}}, textTool(name))
 				m, _ := s.Method("tools/list")
 				if _, err := m.Run(context.Background(), newRequest("tools/list", "2025-11-25", `{}`)); err != nil {
 					t.Error(err)

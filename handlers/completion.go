@@ -67,11 +67,7 @@ func (s *Server) complete(ctx context.Context, req *Request) (any, error) {
 			s.mu.RUnlock()
 			return nil, invalidParams(fmt.Sprintf("prompt %q has no argument %q", pr.Name, name))
 		}
-		for _, a := range pr.Arguments {
-			if a.Name == name {
-				h = a.Complete
-			}
-		}
+		h = pr.Complete[name]
 	case "ref/resource":
 		t, ok := s.templates.get(p.Ref.URI)
 		if ok && !t.Access.Allows(req.Caller) {

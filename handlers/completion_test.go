@@ -13,23 +13,35 @@ import (
 
 func completionServer() *Server {
 	s := NewServer(mcp.Implementation{Name: "t", Version: "1"}, "")
-	s.AddPrompt(Prompt{Name: "review", Arguments: []PromptArgument{
-		{Name: "code", Required: true},
-		{Name: "language", Complete: CompleteFrom("Go", "Python", "go-template", "Pascal")},
-		{Name: "many", Complete: func(_ context.Context, _ *Request, value string, _ map[string]string) (mcp.Completion, error) {
-			var c mcp.Completion
-			for i := range 250 {
-				c.Values = append(c.Values, fmt.Sprintf("%s%03d", value, i))
-			}
-			return c, nil
-		}},
-		{Name: "failing", Complete: func(context.Context, *Request, string, map[string]string) (mcp.Completion, error) {
-			return mcp.Completion{}, errors.New("index unavailable")
-		}},
-	}}, noPrompt)
+	s.AddPrompt(Prompt{
+		Prompt: mcp.Prompt{
+			Name: "review",
+			Arguments: []mcp.PromptArgument{
+				{Name: "code", Required: true},
+				{Name: "language"},
+				{Name: "many"},
+				{Name: "failing"},
+			},
+		},
+		Complete: map[string]CompletionHandler{
+			"language": CompleteFrom("Go", "Python", "go-template", "Pascal"),
+			"many": func(_ context.Context, _ *Request, value string, _ map[string]string) (mcp.Completion, error) {
+				var c mcp.Completion
+				for i := range 250 {
+					c.Values = append(c.Values, fmt.Sprintf("%s%03d", value, i))
+				}
+				return c, nil
+			},
+			"failing": func(context.Context, *Request, string, map[string]string) (mcp.Completion, error) {
+				return mcp.Completion{}, errors.New("index unavailable")
+			},
+		},
+	}, noPrompt)
 	s.AddResourceTemplate(ResourceTemplate{
-		URITemplate: "repo://{owner}/{name}",
-		Name:        "repo",
+		ResourceTemplate: mcp.ResourceTemplate{
+			URITemplate: "repo://{owner}/{name}",
+			Name:        "repo",
+		},
 		Complete: map[string]CompletionHandler{
 			// Suggests the owner's repositories: needs context.arguments.
 			"name": func(_ context.Context, _ *Request, value string, args map[string]string) (mcp.Completion, error) {
@@ -45,7 +57,7 @@ func completionServer() *Server {
 			},
 		},
 	}, noContents)
-	s.AddResource(Resource{URI: "file:///fixed", Name: "fixed"}, noContents)
+	s.AddResource(Resource{Resource: mcp.Resource{URI: "file:///fixed", Name: "fixed"}}, noContents)
 	return s
 }
 

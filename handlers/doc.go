@@ -5,6 +5,12 @@
 // templates, prompts and completion providers: plain Go values and
 // functions, safe to change while the server runs (Watch reports each
 // change, and the session turns it into list_changed notifications).
+// What a client sees of them is package mcp's, the one vocabulary the
+// server, session/client and the gateway share: a Tool, Resource,
+// ResourceTemplate or Prompt here is that value (mcp.Tool, say) with what
+// only the server reads beside it (Access, a tool's Timeout, completions),
+// and handlers return mcp.CallToolResult and mcp.GetPromptResult built
+// from mcp.Content blocks (mcp.TextResult, mcp.TextContent).
 // Method maps an MCP method to its implementation. Running it is the
 // session's job (package session): it decides which protocol era a request
 // is in and hands it, with a Request, to a handler actor it starts under

@@ -2,9 +2,10 @@ package handlers
 
 import (
 	"fmt"
-	"github.com/mcprt/mcprt/handlers/mcp"
 	"sync"
 	"testing"
+
+	"github.com/mcprt/mcprt/handlers/mcp"
 )
 
 func TestHoldReportsEachChangeOnce(t *testing.T) {
@@ -26,11 +27,11 @@ func TestHoldReportsEachChangeOnce(t *testing.T) {
 	inner := s.Hold() // overlapping holds: reports wait for the last release
 	var wg sync.WaitGroup
 	for i := range 20 {
-		wg.Go(func() { s.AddTool(Tool{Name: fmt.Sprint("t", i)}, textTool("x")) })
+		wg.Go(func() { s.AddTool(Tool{Tool: mcp.Tool{Name: fmt.Sprint("t", i)}}, textTool("x")) })
 	}
 	wg.Wait()
 	s.RemoveTool("t3")
-	s.AddPrompt(Prompt{Name: "p"}, noPrompt)
+	s.AddPrompt(Prompt{Prompt: mcp.Prompt{Name: "p"}}, noPrompt)
 	s.NotifyResourceUpdated("x:a")
 	s.NotifyResourceUpdated("x:b")
 	s.NotifyResourceUpdated("x:a")

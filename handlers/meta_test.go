@@ -21,29 +21,29 @@ func TestMetaPerEra(t *testing.T) {
 		execRaw  = `{"taskSupport":"optional"}`
 	)
 	s := NewServer(mcp.Implementation{Name: "t", Version: "1"}, "")
-	s.AddTool(Tool{Name: "app", Meta: json.RawMessage(toolMeta), Execution: json.RawMessage(execRaw)},
-		func(context.Context, *Request, json.RawMessage) (*CallToolResult, error) {
-			text := TextContent("hi")
+	s.AddTool(Tool{Tool: mcp.Tool{Name: "app", Meta: json.RawMessage(toolMeta), Execution: json.RawMessage(execRaw)}},
+		func(context.Context, *Request, json.RawMessage) (*mcp.CallToolResult, error) {
+			text := mcp.TextContent("hi")
 			text.Meta = json.RawMessage(itemMeta)
-			return &CallToolResult{
-				Content: []Content{text, EmbeddedResource(mcp.ResourceContents{URI: "ui://app/x", Text: "x", Meta: json.RawMessage(appMeta)})},
+			return &mcp.CallToolResult{
+				Content: []mcp.Content{text, mcp.EmbeddedResource(mcp.ResourceContents{URI: "ui://app/x", Text: "x", Meta: json.RawMessage(appMeta)})},
 				Meta:    json.RawMessage(itemMeta),
 			}, nil
 		})
-	s.AddTool(Tool{Name: "plain"}, func(context.Context, *Request, json.RawMessage) (*CallToolResult, error) {
-		return &CallToolResult{Content: []Content{TextContent("p")}, Meta: json.RawMessage(itemMeta)}, nil
+	s.AddTool(Tool{Tool: mcp.Tool{Name: "plain"}}, func(context.Context, *Request, json.RawMessage) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{mcp.TextContent("p")}, Meta: json.RawMessage(itemMeta)}, nil
 	})
-	s.AddResource(Resource{URI: "ui://app/main.html", Name: "main", MimeType: "text/html;profile=mcp-app", Meta: json.RawMessage(appMeta)},
+	s.AddResource(Resource{Resource: mcp.Resource{URI: "ui://app/main.html", Name: "main", MimeType: "text/html;profile=mcp-app", Meta: json.RawMessage(appMeta)}},
 		func(_ context.Context, req *Request, _ string, _ map[string]string) ([]mcp.ResourceContents, error) {
 			req.SetResultMeta(json.RawMessage(itemMeta))
 			return []mcp.ResourceContents{{Text: "<html></html>", Meta: json.RawMessage(appMeta)}}, nil
 		})
-	s.AddResourceTemplate(ResourceTemplate{URITemplate: "ui://app/{page}", Name: "pages", Meta: json.RawMessage(itemMeta)},
+	s.AddResourceTemplate(ResourceTemplate{ResourceTemplate: mcp.ResourceTemplate{URITemplate: "ui://app/{page}", Name: "pages", Meta: json.RawMessage(itemMeta)}},
 		func(context.Context, *Request, string, map[string]string) ([]mcp.ResourceContents, error) {
 			return []mcp.ResourceContents{{Text: "page"}}, nil
 		})
-	s.AddPrompt(Prompt{Name: "p", Meta: json.RawMessage(itemMeta)}, func(context.Context, *Request, map[string]string) (*GetPromptResult, error) {
-		return &GetPromptResult{Messages: []PromptMessage{{Role: "user", Content: TextContent("m")}}, Meta: json.RawMessage(itemMeta)}, nil
+	s.AddPrompt(Prompt{Prompt: mcp.Prompt{Name: "p", Meta: json.RawMessage(itemMeta)}}, func(context.Context, *Request, map[string]string) (*mcp.GetPromptResult, error) {
+		return &mcp.GetPromptResult{Messages: []mcp.PromptMessage{{Role: "user", Content: mcp.TextContent("m")}}, Meta: json.RawMessage(itemMeta)}, nil
 	})
 
 	for _, v := range eras {
@@ -81,16 +81,20 @@ func TestMetaMustBeObject(t *testing.T) {
 	read := func(context.Context, *Request, string, map[string]string) ([]mcp.ResourceContents, error) {
 		return nil, nil
 	}
-	get := func(context.Context, *Request, map[string]string) (*GetPromptResult, error) { return nil, nil }
+	get := func(context.Context, *Request, map[string]string) (*mcp.GetPromptResult, error) { return nil, nil }
 	for name, add := range map[string]func(){
-		"tool _meta":     func() { s.AddTool(Tool{Name: "x", Meta: json.RawMessage(`[1]`)}, textTool("x")) },
-		"tool execution": func() { s.AddTool(Tool{Name: "x", Execution: json.RawMessage(`"optional"`)}, textTool("x")) },
-		"resource _meta": func() { s.AddResource(Resource{URI: "a:b", Name: "b", Meta: json.RawMessage(`1`)}, read) },
-		"template _meta": func() {
-			s.AddResourceTemplate(ResourceTemplate{URITemplate: "a:{b}", Name: "b", Meta: json.RawMessage(`"x"`)}, read)
+		"tool _meta": func() { s.AddTool(Tool{Tool: mcp.Tool{Name: "x", Meta: json.RawMessage(`[1]`)}}, textTool("x")) },
+		"tool execution": func() {
+			s.AddTool(Tool{Tool: mcp.Tool{Name: "x", Execution: json.RawMessage(`"optional"`)}}, textTool("x"))
 		},
-		"prompt _meta":    func() { s.AddPrompt(Prompt{Name: "p", Meta: json.RawMessage(`true`)}, get) },
-		"tool _meta json": func() { s.AddTool(Tool{Name: "x", Meta: json.RawMessage(`{`)}, textTool("x")) },
+		"resource _meta": func() {
+			s.AddResource(Resource{Resource: mcp.Resource{URI: "a:b", Name: "b", Meta: json.RawMessage(`1`)}}, read)
+		},
+		"template _meta": func() {
+			s.AddResourceTemplate(ResourceTemplate{ResourceTemplate: mcp.ResourceTemplate{URITemplate: "a:{b}", Name: "b", Meta: json.RawMessage(`"x"`)}}, read)
+		},
+		"prompt _meta":    func() { s.AddPrompt(Prompt{Prompt: mcp.Prompt{Name: "p", Meta: json.RawMessage(`true`)}}, get) },
+		"tool _meta json": func() { s.AddTool(Tool{Tool: mcp.Tool{Name: "x", Meta: json.RawMessage(`{`)}}, textTool("x")) },
 	} {
 		func() {
 			defer func() {
@@ -101,7 +105,7 @@ func TestMetaMustBeObject(t *testing.T) {
 			add()
 		}()
 	}
-	s.AddTool(Tool{Name: "n", Meta: json.RawMessage(`null`)}, textTool("x"))
+	s.AddTool(Tool{Tool: mcp.Tool{Name: "n", Meta: json.RawMessage(`null`)}}, textTool("x"))
 	if got := run(t, s, "2025-11-25", "tools/list", `{}`).result; strings.Contains(got, "_meta") {
 		t.Errorf("a null _meta was listed: %s", got)
 	}

@@ -49,7 +49,7 @@ func noContents(context.Context, *Request, string, map[string]string) ([]mcp.Res
 	return nil, nil
 }
 
-func noPrompt(context.Context, *Request, map[string]string) (*GetPromptResult, error) {
+func noPrompt(context.Context, *Request, map[string]string) (*mcp.GetPromptResult, error) {
 	return nil, nil
 }
 
@@ -59,13 +59,15 @@ var lists = []struct {
 	add         func(s *Server, name string)
 	remove      func(s *Server, name string) bool
 }{
-	{"tools/list", "tools", func(s *Server, n string) { s.AddTool(Tool{Name: n}, textTool(n)) }, (*Server).RemoveTool},
-	{"resources/list", "resources", func(s *Server, n string) { s.AddResource(Resource{URI: "x:" + n, Name: n}, noContents) },
+	{"tools/list", "tools", func(s *Server, n string) { s.AddTool(Tool{Tool: mcp.Tool{Name: n}}, textTool(n)) }, (*Server).RemoveTool},
+	{"resources/list", "resources", func(s *Server, n string) {
+		s.AddResource(Resource{Resource: mcp.Resource{URI: "x:" + n, Name: n}}, noContents)
+	},
 		func(s *Server, n string) bool { return s.RemoveResource("x:" + n) }},
 	{"resources/templates/list", "resourceTemplates", func(s *Server, n string) {
-		s.AddResourceTemplate(ResourceTemplate{URITemplate: "x:" + n + "/{v}", Name: n}, noContents)
+		s.AddResourceTemplate(ResourceTemplate{ResourceTemplate: mcp.ResourceTemplate{URITemplate: "x:" + n + "/{v}", Name: n}}, noContents)
 	}, func(s *Server, n string) bool { return s.RemoveResourceTemplate("x:" + n + "/{v}") }},
-	{"prompts/list", "prompts", func(s *Server, n string) { s.AddPrompt(Prompt{Name: n}, noPrompt) }, (*Server).RemovePrompt},
+	{"prompts/list", "prompts", func(s *Server, n string) { s.AddPrompt(Prompt{Prompt: mcp.Prompt{Name: n}}, noPrompt) }, (*Server).RemovePrompt},
 }
 
 func TestPagination(t *testing.T) {
@@ -110,7 +112,7 @@ func TestPaginationExactPages(t *testing.T) {
 	s := NewServer(mcp.Implementation{Name: "t", Version: "1"}, "")
 	s.SetPageSize(2)
 	for _, n := range []string{"a", "b", "c", "d"} {
-		s.AddTool(Tool{Name: n}, textTool(n))
+		s.AddTool(Tool{Tool: mcp.Tool{Name: n}}, textTool(n))
 	}
 	names, next := listNames(t, s, "tools/list", "tools", "")
 	if next == "" {

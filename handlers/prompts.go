@@ -10,41 +10,24 @@ import (
 	"github.com/mcprt/mcprt/handlers/mcp"
 )
 
-// Prompt describes a prompt template, as prompts/list shows it.
+// Prompt is a prompt as a server offers it: what prompts/list shows
+// (mcp.Prompt), the completions of its arguments, and who may see and get
+// it.
 type Prompt struct {
-	Name string `json:"name"`
-	// Title is a display name (sent from 2025-06-18 on).
-	Title       string           `json:"title,omitempty"`
-	Description string           `json:"description,omitempty"`
-	Arguments   []PromptArgument `json:"arguments,omitempty"`
-	// Icons are sent from 2025-11-25 on.
-	Icons []Icon `json:"icons,omitempty"`
-	// Meta is the prompt's _meta (2025-06-18 on), a JSON object sent as it
-	// is. Nil for none.
-	Meta json.RawMessage `json:"_meta,omitempty"`
+	mcp.Prompt
+	// Complete suggests values for an argument, by argument name, for
+	// completion/complete with a ref/prompt.
+	Complete map[string]CompletionHandler `json:"-"`
 	// Access, when set, says which callers may see and use it (see
 	// Access); nil: everyone.
 	Access *Access `json:"-"`
-}
-
-// PromptArgument is one argument a prompt accepts. Prompt arguments are
-// strings.
-type PromptArgument struct {
-	Name string `json:"name"`
-	// Title is a display name (sent from 2025-06-18 on).
-	Title       string `json:"title,omitempty"`
-	Description string `json:"description,omitempty"`
-	// Required arguments must be given to prompts/get (else -32602).
-	Required bool `json:"required,omitempty"`
-	// Complete suggests values for completion/complete with a ref/prompt.
-	Complete CompletionHandler `json:"-"`
 }
 
 func (p Prompt) forVersion(req *Request) Prompt {
 	if !since(req, mcp.Version20250618) {
 		p.Title, p.Meta = "", nil
 		if p.Arguments != nil {
-			args := make([]PromptArgument, len(p.Arguments))
+			args := make([]mcp.PromptArgument, len(p.Arguments))
 			for i, a := range p.Arguments {
 				a.Title = ""
 				args[i] = a
@@ -56,26 +39,11 @@ func (p Prompt) forVersion(req *Request) Prompt {
 	return p
 }
 
-// PromptMessage is one message of a prompt.
-type PromptMessage struct {
-	// Role is "user" or "assistant".
-	Role    string  `json:"role"`
-	Content Content `json:"content"`
-}
-
-// GetPromptResult is a prompt filled in with its arguments.
-type GetPromptResult struct {
-	Description string          `json:"description,omitempty"`
-	Messages    []PromptMessage `json:"messages"`
-	// Meta is the result's _meta, a JSON object sent as it is (nil: none).
-	Meta json.RawMessage `json:"_meta,omitempty"`
-}
-
 // PromptHandler fills in a prompt. args holds the arguments the client gave
 // (every required one is there, and no unknown one). A *jsonrpc.Error is
 // sent as that protocol error; any other error becomes an internal error
 // (-32603) whose text is logged, not sent.
-type PromptHandler func(ctx context.Context, req *Request, args map[string]string) (*GetPromptResult, error)
+type PromptHandler func(ctx context.Context, req *Request, args map[string]string) (*mcp.GetPromptResult, error)
 
 type prompt struct {
 	Prompt
@@ -91,13 +59,18 @@ func (s *Server) AddPrompt(p Prompt, h PromptHandler) {
 	p.Meta = nullIsNone(p.Meta)
 	mustBeObject("prompt", p.Name, "_meta", p.Meta)
 	seen := map[string]bool{}
-	completes := false
 	for _, a := range p.Arguments {
 		if a.Name == "" || seen[a.Name] {
 			panic(fmt.Sprintf("handlers: prompt %q: argument names must be unique and not empty", p.Name))
 		}
 		seen[a.Name] = true
-		completes = completes || a.Complete != nil
+	}
+	completes := false
+	for name, c := range p.Complete {
+		if !seen[name] {
+			panic(fmt.Sprintf("handlers: prompt %q: Complete names %q, which is not one of its arguments", p.Name, name))
+		}
+		completes = completes || c != nil
 	}
 	s.mu.Lock()
 	s.guard(p.Access)
@@ -180,11 +153,11 @@ func (s *Server) getPrompt(ctx context.Context, req *Request) (any, error) {
 		return nil, err
 	}
 	if res == nil {
-		res = &GetPromptResult{}
+		res = &mcp.GetPromptResult{}
 	}
-	out := GetPromptResult{Description: res.Description, Messages: make([]PromptMessage, len(res.Messages)), Meta: res.Meta}
+	out := mcp.GetPromptResult{Description: res.Description, Messages: make([]mcp.PromptMessage, len(res.Messages)), Meta: res.Meta}
 	for i, m := range res.Messages {
-		out.Messages[i] = PromptMessage{Role: m.Role, Content: m.Content.forVersion(req)}
+		out.Messages[i] = mcp.PromptMessage{Role: m.Role, Content: contentForVersion(m.Content, req)}
 	}
 	return out, nil
 }

@@ -12,29 +12,33 @@ import (
 func promptServer() *Server {
 	s := NewServer(mcp.Implementation{Name: "t", Version: "1"}, "")
 	s.AddPrompt(Prompt{
-		Name: "review", Title: "Review", Description: "Reviews code.",
-		Arguments: []PromptArgument{
-			{Name: "code", Title: "Code", Required: true},
-			{Name: "language", Description: "Its language."},
+		Prompt: mcp.Prompt{
+			Name:        "review",
+			Title:       "Review",
+			Description: "Reviews code.",
+			Arguments: []mcp.PromptArgument{
+				{Name: "code", Title: "Code", Required: true},
+				{Name: "language", Description: "Its language."},
+			},
+			Icons: []mcp.Icon{{Src: "data:,p"}},
 		},
-		Icons: []Icon{{Src: "data:,p"}},
-	}, func(_ context.Context, _ *Request, args map[string]string) (*GetPromptResult, error) {
+	}, func(_ context.Context, _ *Request, args map[string]string) (*mcp.GetPromptResult, error) {
 		lang, ok := args["language"]
 		if !ok {
 			lang = "(none)"
 		}
-		return &GetPromptResult{
+		return &mcp.GetPromptResult{
 			Description: "Review in " + lang,
-			Messages: []PromptMessage{
-				{Role: "user", Content: TextContent(args["code"])},
-				{Role: "assistant", Content: AudioContent([]byte{1}, "audio/wav")},
+			Messages: []mcp.PromptMessage{
+				{Role: "user", Content: mcp.TextContent(args["code"])},
+				{Role: "assistant", Content: mcp.AudioContent([]byte{1}, "audio/wav")},
 			},
 		}, nil
 	})
-	s.AddPrompt(Prompt{Name: "plain"}, func(context.Context, *Request, map[string]string) (*GetPromptResult, error) {
+	s.AddPrompt(Prompt{Prompt: mcp.Prompt{Name: "plain"}}, func(context.Context, *Request, map[string]string) (*mcp.GetPromptResult, error) {
 		return nil, nil
 	})
-	s.AddPrompt(Prompt{Name: "broken"}, func(context.Context, *Request, map[string]string) (*GetPromptResult, error) {
+	s.AddPrompt(Prompt{Prompt: mcp.Prompt{Name: "broken"}}, func(context.Context, *Request, map[string]string) (*mcp.GetPromptResult, error) {
 		return nil, errors.New("template missing")
 	})
 	return s
@@ -91,8 +95,9 @@ func TestPromptRegistration(t *testing.T) {
 	wantError(t, run(t, s, "2025-11-25", "prompts/get", `{"name":"plain"}`), jsonrpc.CodeInvalidParams, `Invalid params: unknown prompt "plain"`, "")
 	for _, p := range []Prompt{
 		{},
-		{Name: "dup", Arguments: []PromptArgument{{Name: "a"}, {Name: "a"}}},
-		{Name: "unnamed", Arguments: []PromptArgument{{}}},
+		{Prompt: mcp.Prompt{Name: "dup", Arguments: []mcp.PromptArgument{{Name: "a"}, {Name: "a"}}}},
+		{Prompt: mcp.Prompt{Name: "unnamed", Arguments: []mcp.PromptArgument{{}}}},
+		{Prompt: mcp.Prompt{Name: "stray", Arguments: []mcp.PromptArgument{{Name: "a"}}}, Complete: map[string]CompletionHandler{"b": CompleteFrom("x")}},
 	} {
 		func() {
 			defer func() {

@@ -60,7 +60,7 @@ type Request struct {
 
 // SetResultMeta sets the _meta of the result of a resources/read, whose
 // ResourceHandler returns contents rather than a result: a JSON object,
-// sent as it is. (A tool's or a prompt's handler sets CallToolResult.Meta
+// sent as it is. (A tool's or a prompt's handler sets mcp.CallToolResult.Meta
 // or GetPromptResult.Meta instead.)
 func (r *Request) SetResultMeta(meta json.RawMessage) {
 	r.mu.Lock()

@@ -11,53 +11,35 @@ import (
 	"github.com/mcprt/mcprt/handlers/uritemplate"
 )
 
-// Resource describes a resource with a fixed URI, as resources/list shows it.
+// Resource is a resource with a fixed URI as a server offers it: what
+// resources/list shows, and who may see and read it.
 type Resource struct {
-	// URI identifies the resource; resources/read asks for it.
-	URI string `json:"uri"`
-	// Name is a short identifier; Title is for display.
-	Name string `json:"name"`
-	// Title is a display name (sent from 2025-06-18 on).
-	Title       string `json:"title,omitempty"`
-	Description string `json:"description,omitempty"`
-	// MimeType is the default MIME type of the contents the handler returns.
-	MimeType    string       `json:"mimeType,omitempty"`
-	Annotations *Annotations `json:"annotations,omitempty"`
-	// Size in bytes, if known (0: not given).
-	Size int64 `json:"size,omitempty"`
-	// Icons are sent from 2025-11-25 on.
-	Icons []Icon `json:"icons,omitempty"`
-	// Meta is the resource's _meta (2025-06-18 on), a JSON object sent as
-	// it is, such as an MCP App's {"ui":{"csp":…}}. Nil for none.
-	Meta json.RawMessage `json:"_meta,omitempty"`
+	mcp.Resource
 	// Access, when set, says which callers may see and use it (see
 	// Access); nil: everyone.
 	Access *Access `json:"-"`
 }
 
-func (r Resource) forVersion(req *Request) Resource {
+// resourceFor adapts r to what req's revision can carry.
+func resourceFor(r mcp.Resource, req *Request) mcp.Resource {
 	if !since(req, mcp.Version20250618) {
 		r.Title, r.Meta = "", nil
 	}
-	r.Annotations = r.Annotations.forVersion(req)
+	r.Annotations = annotationsFor(r.Annotations, req)
 	r.Icons = iconsFor(r.Icons, req)
 	return r
 }
 
-// ResourceTemplate describes a family of resources whose URIs match an RFC
-// 6570 URI template, as resources/templates/list shows it.
+func (r Resource) forVersion(req *Request) Resource {
+	r.Resource = resourceFor(r.Resource, req)
+	return r
+}
+
+// ResourceTemplate is a resource template as a server offers it: what
+// resources/templates/list shows (mcp.ResourceTemplate), the completions
+// of its variables, and who may see and read its resources.
 type ResourceTemplate struct {
-	// URITemplate is an RFC 6570 template, such as "file:///{+path}".
-	URITemplate string       `json:"uriTemplate"`
-	Name        string       `json:"name"`
-	Title       string       `json:"title,omitempty"`
-	Description string       `json:"description,omitempty"`
-	MimeType    string       `json:"mimeType,omitempty"`
-	Annotations *Annotations `json:"annotations,omitempty"`
-	Icons       []Icon       `json:"icons,omitempty"`
-	// Meta is the template's _meta (2025-06-18 on), a JSON object sent as
-	// it is. Nil for none.
-	Meta json.RawMessage `json:"_meta,omitempty"`
+	mcp.ResourceTemplate
 	// Complete suggests values for the template's variables, by variable
 	// name, for completion/complete with a ref/resource.
 	Complete map[string]CompletionHandler `json:"-"`
@@ -67,10 +49,16 @@ type ResourceTemplate struct {
 }
 
 func (t ResourceTemplate) forVersion(req *Request) ResourceTemplate {
+	t.ResourceTemplate = templateFor(t.ResourceTemplate, req)
+	return t
+}
+
+// templateFor adapts t to what req's revision can carry.
+func templateFor(t mcp.ResourceTemplate, req *Request) mcp.ResourceTemplate {
 	if !since(req, mcp.Version20250618) {
 		t.Title, t.Meta = "", nil
 	}
-	t.Annotations = t.Annotations.forVersion(req)
+	t.Annotations = annotationsFor(t.Annotations, req)
 	t.Icons = iconsFor(t.Icons, req)
 	return t
 }

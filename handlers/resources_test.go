@@ -13,27 +13,31 @@ import (
 func resourceServer() *Server {
 	prio := 0.5
 	s := NewServer(mcp.Implementation{Name: "t", Version: "1"}, "")
-	s.AddResource(Resource{
-		URI: "file:///readme.md", Name: "readme", Title: "Read me", Description: "Docs.", MimeType: "text/markdown",
-		Annotations: &Annotations{Audience: []string{"user"}, Priority: &prio, LastModified: "2026-01-01T00:00:00Z"},
-		Size:        6, Icons: []Icon{{Src: "data:,r"}},
+	s.AddResource(Resource{Resource: mcp.Resource{URI: "file:///readme.md", Name: "readme", Title: "Read me", Description: "Docs.", MimeType: "text/markdown",
+		Annotations: &mcp.Annotations{Audience: []string{"user"}, Priority: &prio, LastModified: "2026-01-01T00:00:00Z"},
+		Size:        6, Icons: []mcp.Icon{{Src: "data:,r"}}},
 	}, func(context.Context, *Request, string, map[string]string) ([]mcp.ResourceContents, error) {
 		return []mcp.ResourceContents{{Text: "# Hi\n"}}, nil
 	})
-	s.AddResource(Resource{URI: "file:///logo.png", Name: "logo", MimeType: "image/png"},
+	s.AddResource(Resource{Resource: mcp.Resource{URI: "file:///logo.png", Name: "logo", MimeType: "image/png"}},
 		func(context.Context, *Request, string, map[string]string) ([]mcp.ResourceContents, error) {
 			return []mcp.ResourceContents{{Blob: []byte{0x89, 'P', 'N', 'G'}}, {URI: "file:///logo.txt", MimeType: "text/plain", Text: "a logo"}}, nil
 		})
-	s.AddResource(Resource{URI: "file:///gone", Name: "gone"}, func(context.Context, *Request, string, map[string]string) ([]mcp.ResourceContents, error) {
+	s.AddResource(Resource{Resource: mcp.Resource{URI: "file:///gone", Name: "gone"}}, func(context.Context, *Request, string, map[string]string) ([]mcp.ResourceContents, error) {
 		return nil, fmt.Errorf("deleted meanwhile: %w", ErrResourceNotFound)
 	})
-	s.AddResource(Resource{URI: "file:///empty", Name: "empty"}, noContents)
-	s.AddResource(Resource{URI: "file:///broken", Name: "broken"}, func(context.Context, *Request, string, map[string]string) ([]mcp.ResourceContents, error) {
+	s.AddResource(Resource{Resource: mcp.Resource{URI: "file:///empty", Name: "empty"}}, noContents)
+	s.AddResource(Resource{Resource: mcp.Resource{URI: "file:///broken", Name: "broken"}}, func(context.Context, *Request, string, map[string]string) ([]mcp.ResourceContents, error) {
 		return nil, errors.New("disk on fire")
 	})
 	s.AddResourceTemplate(ResourceTemplate{
-		URITemplate: "users://{id}/profile{?fields}", Name: "profile", Title: "Profile", MimeType: "application/json",
-		Annotations: &Annotations{LastModified: "2026-01-01T00:00:00Z"},
+		ResourceTemplate: mcp.ResourceTemplate{
+			URITemplate: "users://{id}/profile{?fields}",
+			Name:        "profile",
+			Title:       "Profile",
+			MimeType:    "application/json",
+			Annotations: &mcp.Annotations{LastModified: "2026-01-01T00:00:00Z"},
+		},
 	}, func(_ context.Context, _ *Request, uri string, vars map[string]string) ([]mcp.ResourceContents, error) {
 		if vars["id"] == "nobody" {
 			return nil, ErrResourceNotFound
@@ -41,7 +45,7 @@ func resourceServer() *Server {
 		return []mcp.ResourceContents{{Text: fmt.Sprintf(`{"id":%q,"fields":%q}`, vars["id"], vars["fields"])}}, nil
 	})
 	// Registered later: the first matching template wins.
-	s.AddResourceTemplate(ResourceTemplate{URITemplate: "users://{id}/{rest}", Name: "other"}, func(context.Context, *Request, string, map[string]string) ([]mcp.ResourceContents, error) {
+	s.AddResourceTemplate(ResourceTemplate{ResourceTemplate: mcp.ResourceTemplate{URITemplate: "users://{id}/{rest}", Name: "other"}}, func(context.Context, *Request, string, map[string]string) ([]mcp.ResourceContents, error) {
 		return []mcp.ResourceContents{{Text: "other"}}, nil
 	})
 	return s
@@ -118,13 +122,17 @@ func TestAddResourceRejects(t *testing.T) {
 		name string
 		add  func()
 	}{
-		{"resource without URI", func() { s.AddResource(Resource{Name: "a"}, noContents) }},
-		{"resource without name", func() { s.AddResource(Resource{URI: "x:a"}, noContents) }},
-		{"resource without handler", func() { s.AddResource(Resource{URI: "x:a", Name: "a"}, nil) }},
-		{"bad template", func() { s.AddResourceTemplate(ResourceTemplate{URITemplate: "x:{a", Name: "a"}, noContents) }},
-		{"template without name", func() { s.AddResourceTemplate(ResourceTemplate{URITemplate: "x:{a}"}, noContents) }},
+		{"resource without URI", func() { s.AddResource(Resource{Resource: mcp.Resource{Name: "a"}}, noContents) }},
+		{"resource without name", func() { s.AddResource(Resource{Resource: mcp.Resource{URI: "x:a"}}, noContents) }},
+		{"resource without handler", func() { s.AddResource(Resource{Resource: mcp.Resource{URI: "x:a", Name: "a"}}, nil) }},
+		{"bad template", func() {
+			s.AddResourceTemplate(ResourceTemplate{ResourceTemplate: mcp.ResourceTemplate{URITemplate: "x:{a", Name: "a"}}, noContents)
+		}},
+		{"template without name", func() {
+			s.AddResourceTemplate(ResourceTemplate{ResourceTemplate: mcp.ResourceTemplate{URITemplate: "x:{a}"}}, noContents)
+		}},
 		{"completion of no variable", func() {
-			s.AddResourceTemplate(ResourceTemplate{URITemplate: "x:{a}", Name: "a", Complete: map[string]CompletionHandler{"b": CompleteFrom()}}, noContents)
+			s.AddResourceTemplate(ResourceTemplate{ResourceTemplate: mcp.ResourceTemplate{URITemplate: "x:{a}", Name: "a"}, Complete: map[string]CompletionHandler{"b": CompleteFrom()}}, noContents)
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {

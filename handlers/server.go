@@ -42,7 +42,7 @@ type Server struct {
 	// OnUnknownTool hooks.
 	clientCaps  atomic.Pointer[func(json.RawMessage)]
 	listsReady  atomic.Pointer[<-chan struct{}]
-	unknownTool atomic.Pointer[func(name string, caller *Caller) *CallToolResult]
+	unknownTool atomic.Pointer[func(name string, caller *Caller) *mcp.CallToolResult]
 
 	// bound holds the method implementations as func values, made once: a
 	// method value made in Method would be an allocation per request.
@@ -146,7 +146,7 @@ func (s *Server) awaitLists(ctx context.Context) bool {
 // backend never started, and its error). caller is the request's
 // (Request.Caller, nil without one): what fn says must not tell a caller
 // of something its Access would hide. fn must not block.
-func (s *Server) OnUnknownTool(fn func(name string, caller *Caller) *CallToolResult) {
+func (s *Server) OnUnknownTool(fn func(name string, caller *Caller) *mcp.CallToolResult) {
 	s.unknownTool.Store(&fn)
 }
 

@@ -18,21 +18,25 @@ func ExampleNewServer() {
 		"Keeps one note.")
 	note := "buy milk"
 	s.AddTool(handlers.Tool{
-		Name:        "read_note",
-		Description: "Returns the note.",
-	}, func(context.Context, *handlers.Request, json.RawMessage) (*handlers.CallToolResult, error) {
-		return handlers.TextResult(note), nil
+		Tool: mcp.Tool{
+			Name:        "read_note",
+			Description: "Returns the note.",
+		},
+	}, func(context.Context, *handlers.Request, json.RawMessage) (*mcp.CallToolResult, error) {
+		return mcp.TextResult(note), nil
 	})
-	s.AddResource(handlers.Resource{URI: "note://current", Name: "note", MimeType: "text/plain"},
+	s.AddResource(handlers.Resource{Resource: mcp.Resource{URI: "note://current", Name: "note", MimeType: "text/plain"}},
 		func(context.Context, *handlers.Request, string, map[string]string) ([]mcp.ResourceContents, error) {
 			return []mcp.ResourceContents{{Text: note}}, nil
 		})
 	s.AddPrompt(handlers.Prompt{
-		Name:      "remind",
-		Arguments: []handlers.PromptArgument{{Name: "who", Required: true}},
-	}, func(_ context.Context, _ *handlers.Request, args map[string]string) (*handlers.GetPromptResult, error) {
-		return &handlers.GetPromptResult{Messages: []handlers.PromptMessage{
-			{Role: "user", Content: handlers.TextContent("Remind " + args["who"] + " to " + note + ".")},
+		Prompt: mcp.Prompt{
+			Name:      "remind",
+			Arguments: []mcp.PromptArgument{{Name: "who", Required: true}},
+		},
+	}, func(_ context.Context, _ *handlers.Request, args map[string]string) (*mcp.GetPromptResult, error) {
+		return &mcp.GetPromptResult{Messages: []mcp.PromptMessage{
+			{Role: "user", Content: mcp.TextContent("Remind " + args["who"] + " to " + note + ".")},
 		}}, nil
 	})
 

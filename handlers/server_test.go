@@ -127,8 +127,8 @@ func wantInternal(t *testing.T, a answer, part string) {
 }
 
 func textTool(text string) ToolHandler {
-	return func(context.Context, *Request, json.RawMessage) (*CallToolResult, error) {
-		return TextResult(text), nil
+	return func(context.Context, *Request, json.RawMessage) (*mcp.CallToolResult, error) {
+		return mcp.TextResult(text), nil
 	}
 }
 
@@ -146,21 +146,21 @@ func TestCapabilitiesFollowRegistrations(t *testing.T) {
 			t.Errorf("empty server offers %s", m)
 		}
 	}
-	s.AddTool(Tool{Name: "a"}, textTool("a"))
+	s.AddTool(Tool{Tool: mcp.Tool{Name: "a"}}, textTool("a"))
 	if got := caps(); got != `{"tools":{"listChanged":true}}` {
 		t.Fatalf("with a tool: %s", got)
 	}
 	if _, ok := s.Method("resources/list"); ok {
 		t.Error("resources/list offered without resources")
 	}
-	s.AddPrompt(Prompt{Name: "p"}, func(context.Context, *Request, map[string]string) (*GetPromptResult, error) { return nil, nil })
-	s.AddResource(Resource{URI: "x:a", Name: "a"}, func(context.Context, *Request, string, map[string]string) ([]mcp.ResourceContents, error) {
+	s.AddPrompt(Prompt{Prompt: mcp.Prompt{Name: "p"}}, func(context.Context, *Request, map[string]string) (*mcp.GetPromptResult, error) { return nil, nil })
+	s.AddResource(Resource{Resource: mcp.Resource{URI: "x:a", Name: "a"}}, func(context.Context, *Request, string, map[string]string) ([]mcp.ResourceContents, error) {
 		return nil, nil
 	})
 	if got := caps(); got != `{"prompts":{"listChanged":true},"resources":{"listChanged":true,"subscribe":true},"tools":{"listChanged":true}}` {
 		t.Fatalf("without completions: %s", got)
 	}
-	s.AddResourceTemplate(ResourceTemplate{URITemplate: "x:{v}", Name: "v", Complete: map[string]CompletionHandler{"v": CompleteFrom("a")}},
+	s.AddResourceTemplate(ResourceTemplate{ResourceTemplate: mcp.ResourceTemplate{URITemplate: "x:{v}", Name: "v"}, Complete: map[string]CompletionHandler{"v": CompleteFrom("a")}},
 		func(context.Context, *Request, string, map[string]string) ([]mcp.ResourceContents, error) {
 			return nil, nil
 		})
@@ -177,10 +177,10 @@ func TestCapabilitiesFollowRegistrations(t *testing.T) {
 
 func TestMethodsCacheable(t *testing.T) {
 	s := NewServer(mcp.Implementation{Name: "t", Version: "1"}, "")
-	s.AddTool(Tool{Name: "a"}, textTool("a"))
-	s.AddPrompt(Prompt{Name: "p", Arguments: []PromptArgument{{Name: "x", Complete: CompleteFrom("y")}}},
-		func(context.Context, *Request, map[string]string) (*GetPromptResult, error) { return nil, nil })
-	s.AddResource(Resource{URI: "x:a", Name: "a"}, func(context.Context, *Request, string, map[string]string) ([]mcp.ResourceContents, error) {
+	s.AddTool(Tool{Tool: mcp.Tool{Name: "a"}}, textTool("a"))
+	s.AddPrompt(Prompt{Prompt: mcp.Prompt{Name: "p", Arguments: []mcp.PromptArgument{{Name: "x"}}}, Complete: map[string]CompletionHandler{"x": CompleteFrom("y")}},
+		func(context.Context, *Request, map[string]string) (*mcp.GetPromptResult, error) { return nil, nil })
+	s.AddResource(Resource{Resource: mcp.Resource{URI: "x:a", Name: "a"}}, func(context.Context, *Request, string, map[string]string) ([]mcp.ResourceContents, error) {
 		return nil, nil
 	})
 	want := map[string]bool{

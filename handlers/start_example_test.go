@@ -41,14 +41,16 @@ func ExampleToolStarter() {
 	go func() { // the owner of the work
 		defer close(stopped)
 		for j := range jobs {
-			j.reply.Done(handlers.TextResult("done: "+j.text), nil)
+			j.reply.Done(mcp.TextResult("done: "+j.text), nil)
 		}
 	}()
 	defer func() { close(jobs); <-stopped }()
 
 	s := handlers.NewServer(mcp.Implementation{Name: "relay", Version: "1.0.0"}, "")
 	s.AddTool(handlers.Tool{
-		Name: "relay",
+		Tool: mcp.Tool{
+			Name: "relay",
+		},
 		Start: func(_ context.Context, _ *handlers.Request, args json.RawMessage, reply handlers.ToolReply) bool {
 			var in struct{ Text string }
 			if json.Unmarshal(args, &in) != nil || in.Text == "" {
@@ -57,8 +59,8 @@ func ExampleToolStarter() {
 			jobs <- job{in.Text, reply}
 			return true
 		},
-	}, func(context.Context, *handlers.Request, json.RawMessage) (*handlers.CallToolResult, error) {
-		return handlers.TextResult("the handler ran"), nil
+	}, func(context.Context, *handlers.Request, json.RawMessage) (*mcp.CallToolResult, error) {
+		return mcp.TextResult("the handler ran"), nil
 	})
 
 	m, _ := s.Method("tools/call")

@@ -3,10 +3,11 @@ package handlers
 import (
 	"context"
 	"encoding/json"
-	"github.com/mcprt/mcprt/handlers/mcp"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcprt/mcprt/handlers/mcp"
 )
 
 // TestOffersStillComing: a server whose offers arrive after its first
@@ -24,9 +25,9 @@ func TestOffersStillComing(t *testing.T) {
 	}
 	ready := make(chan struct{})
 	s.WaitBeforeListing(ready)
-	s.OnUnknownTool(func(name string, _ *Caller) *CallToolResult {
+	s.OnUnknownTool(func(name string, _ *Caller) *mcp.CallToolResult {
 		if strings.HasPrefix(name, "down__") {
-			return &CallToolResult{Content: []Content{TextContent("down is down")}, IsError: true}
+			return &mcp.CallToolResult{Content: []mcp.Content{mcp.TextContent("down is down")}, IsError: true}
 		}
 		return nil
 	})
@@ -43,8 +44,8 @@ func TestOffersStillComing(t *testing.T) {
 		default:
 		}
 	}
-	s.AddTool(Tool{Name: "late"}, func(context.Context, *Request, json.RawMessage) (*CallToolResult, error) {
-		return TextResult("here"), nil
+	s.AddTool(Tool{Tool: mcp.Tool{Name: "late"}}, func(context.Context, *Request, json.RawMessage) (*mcp.CallToolResult, error) {
+		return mcp.TextResult("here"), nil
 	})
 	close(ready)
 	if a := <-list; !strings.Contains(a.result, `"late"`) {

@@ -432,7 +432,7 @@ func (s *Server) runTask(ctx context.Context, t *tool, base *Request, args json.
 	}
 	var raw []byte
 	failed := false
-	if cr, ok := res.(*CallToolResult); ok {
+	if cr, ok := res.(*mcp.CallToolResult); ok {
 		raw, err = cr.AppendJSON(nil)
 		failed = cr.IsError && !r.Modern // 2025-11-25: isError is failed; 2026-07-28: completed
 	} else {

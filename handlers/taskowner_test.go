@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/mcprt/mcprt/handlers"
+	"github.com/mcprt/mcprt/handlers/mcp"
 	"github.com/mcprt/mcprt/handlers/tasks"
 )
 
@@ -44,9 +45,9 @@ func TestTaskOwner(t *testing.T) {
 // does, and the task is the caller's.
 func TestTaskKeepsCaller(t *testing.T) {
 	srv, m := benchTaskServer(t, nil)
-	srv.AddTool(handlers.Tool{Name: "who", Execution: json.RawMessage(`{"taskSupport":"required"}`)},
-		func(_ context.Context, req *handlers.Request, _ json.RawMessage) (*handlers.CallToolResult, error) {
-			return handlers.TextResult("caller " + req.Caller.Principal()), nil
+	srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "who", Execution: json.RawMessage(`{"taskSupport":"required"}`)}},
+		func(_ context.Context, req *handlers.Request, _ json.RawMessage) (*mcp.CallToolResult, error) {
+			return mcp.TextResult("caller " + req.Caller.Principal()), nil
 		})
 	alice := &handlers.Caller{Subject: "alice"}
 	req := benchRequest("who")

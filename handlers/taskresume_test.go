@@ -24,7 +24,7 @@ func TestTaskOfResumableToolRunsAgain(t *testing.T) {
 	alice := &handlers.Caller{Subject: "alice", ClientID: "c", Scopes: []string{"s"}}
 	serve := func(name string, block bool) (*handlers.Server, *taskrun.Manager) {
 		srv := handlers.NewServer(mcp.Implementation{Name: "resume", Version: "0"}, "")
-		handler := func(ctx context.Context, req *handlers.Request, args json.RawMessage) (*handlers.CallToolResult, error) {
+		handler := func(ctx context.Context, req *handlers.Request, args json.RawMessage) (*mcp.CallToolResult, error) {
 			if block {
 				<-ctx.Done()
 				return nil, ctx.Err()
@@ -33,10 +33,10 @@ func TestTaskOfResumableToolRunsAgain(t *testing.T) {
 			if c := handlers.CallerFrom(ctx); c != nil && req.Caller != nil && c.Subject == req.Caller.Subject {
 				who = c.Subject
 			}
-			return handlers.TextResult("ran " + string(args) + " for " + who), nil
+			return mcp.TextResult("ran " + string(args) + " for " + who), nil
 		}
-		srv.AddTool(handlers.Tool{Name: "job", Resumable: true, Execution: json.RawMessage(`{"taskSupport":"optional"}`)}, handler)
-		srv.AddTool(handlers.Tool{Name: "once", Execution: json.RawMessage(`{"taskSupport":"optional"}`)}, handler)
+		srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "job", Execution: json.RawMessage(`{"taskSupport":"optional"}`)}, Resumable: true}, handler)
+		srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "once", Execution: json.RawMessage(`{"taskSupport":"optional"}`)}}, handler)
 		j, err := tasks.OpenJournal(dir)
 		if err != nil {
 			t.Fatal(err)

@@ -22,11 +22,11 @@ import (
 
 func benchTaskServer(b testing.TB, store tasks.Store) (*handlers.Server, tasks.Manager) {
 	srv := handlers.NewServer(mcp.Implementation{Name: "bench", Version: "0"}, "")
-	echo := func(_ context.Context, _ *handlers.Request, _ json.RawMessage) (*handlers.CallToolResult, error) {
-		return handlers.TextResult("ok"), nil
+	echo := func(_ context.Context, _ *handlers.Request, _ json.RawMessage) (*mcp.CallToolResult, error) {
+		return mcp.TextResult("ok"), nil
 	}
-	srv.AddTool(handlers.Tool{Name: "plain"}, echo)
-	srv.AddTool(handlers.Tool{Name: "job", Execution: json.RawMessage(`{"taskSupport":"optional"}`)}, echo)
+	srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "plain"}}, echo)
+	srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "job", Execution: json.RawMessage(`{"taskSupport":"optional"}`)}}, echo)
 	e, _ := actor.NewEngine(actor.NewEngineConfig())
 	m, err := taskrun.Start(e, taskrun.Config{Store: store, MaxLive: -1, MaxLivePerOwner: -1})
 	if err != nil {

@@ -22,14 +22,14 @@ import (
 // completes.
 func TestTaskHonoursToolTimeout(t *testing.T) {
 	srv := handlers.NewServer(mcp.Implementation{Name: "timeout", Version: "0"}, "")
-	srv.AddTool(handlers.Tool{Name: "stuck", Timeout: 50 * time.Millisecond, Execution: json.RawMessage(`{"taskSupport":"optional"}`)},
-		func(ctx context.Context, _ *handlers.Request, _ json.RawMessage) (*handlers.CallToolResult, error) {
+	srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "stuck", Execution: json.RawMessage(`{"taskSupport":"optional"}`)}, Timeout: 50 * time.Millisecond},
+		func(ctx context.Context, _ *handlers.Request, _ json.RawMessage) (*mcp.CallToolResult, error) {
 			<-ctx.Done() // a request's timeout would end it: so must the tool's own
-			return handlers.TextResult("late"), nil
+			return mcp.TextResult("late"), nil
 		})
-	srv.AddTool(handlers.Tool{Name: "quick", Timeout: time.Hour, Execution: json.RawMessage(`{"taskSupport":"optional"}`)},
-		func(ctx context.Context, _ *handlers.Request, _ json.RawMessage) (*handlers.CallToolResult, error) {
-			return handlers.TextResult("in time"), nil
+	srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "quick", Execution: json.RawMessage(`{"taskSupport":"optional"}`)}, Timeout: time.Hour},
+		func(ctx context.Context, _ *handlers.Request, _ json.RawMessage) (*mcp.CallToolResult, error) {
+			return mcp.TextResult("in time"), nil
 		})
 	e, _ := actor.NewEngine(actor.NewEngineConfig())
 	m, err := taskrun.Start(e, taskrun.Config{})

@@ -22,9 +22,9 @@ import (
 // task object whose ttl is bad is told so, not that it is no object.
 func TestTaskHugeTTL(t *testing.T) {
 	srv := handlers.NewServer(mcp.Implementation{Name: "ttl", Version: "0"}, "")
-	srv.AddTool(handlers.Tool{Name: "job", Execution: json.RawMessage(`{"taskSupport":"optional"}`)},
-		func(context.Context, *handlers.Request, json.RawMessage) (*handlers.CallToolResult, error) {
-			return handlers.TextResult("done"), nil
+	srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "job", Execution: json.RawMessage(`{"taskSupport":"optional"}`)}},
+		func(context.Context, *handlers.Request, json.RawMessage) (*mcp.CallToolResult, error) {
+			return mcp.TextResult("done"), nil
 		})
 	e, _ := actor.NewEngine(actor.NewEngineConfig())
 	m, err := taskrun.Start(e, taskrun.Config{})

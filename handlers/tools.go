@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 	"unicode/utf8"
 
@@ -15,30 +14,10 @@ import (
 	"github.com/mcprt/mcprt/handlers/mcp"
 )
 
-// Tool describes a tool as tools/list shows it.
+// Tool is a tool as a server offers it: what tools/list shows (mcp.Tool)
+// and how the server runs it.
 type Tool struct {
-	// Name is 1 to 128 characters from A-Z, a-z, 0-9, '_', '-' and '.'.
-	Name string `json:"name"`
-	// Title is a display name (sent from 2025-06-18 on).
-	Title       string `json:"title,omitempty"`
-	Description string `json:"description,omitempty"`
-	// InputSchema is a JSON Schema of the arguments object; it must have
-	// "type":"object". Nil means a tool without arguments.
-	InputSchema json.RawMessage `json:"inputSchema"`
-	// OutputSchema, when set, describes structuredContent, which the tool
-	// must then return (sent from 2025-06-18 on).
-	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
-	// Annotations are sent from 2025-03-26 on.
-	Annotations *ToolAnnotations `json:"annotations,omitempty"`
-	// Icons are sent from 2025-11-25 on.
-	Icons []Icon `json:"icons,omitempty"`
-	// Execution is the tool's execution object (2025-11-25 on), such as
-	// {"taskSupport":"optional"}, sent as it is: nil for none.
-	Execution json.RawMessage `json:"execution,omitempty"`
-	// Meta is the tool's _meta (2025-06-18 on), a JSON object sent as it
-	// is: how extensions describe a tool, such as an MCP App's
-	// {"ui":{"resourceUri":"ui://…"}}. Nil for none.
-	Meta json.RawMessage `json:"_meta,omitempty"`
+	mcp.Tool
 	// Timeout, if positive, replaces the session's request timeout for
 	// calls of this tool: the call is answered with a timeout error and its
 	// context cancelled once Timeout has passed.
@@ -113,7 +92,7 @@ type ToolReply struct {
 }
 
 // Done answers the call with what the tool's handler would have returned.
-func (r ToolReply) Done(res *CallToolResult, err error) {
+func (r ToolReply) Done(res *mcp.CallToolResult, err error) {
 	r.d.Reply(r.t.answer(r.req, res, err))
 }
 
@@ -121,15 +100,7 @@ func (r ToolReply) Done(res *CallToolResult, err error) {
 // the ToolStarter had not taken it.
 func (r ToolReply) Fallback() { r.d.Fallback() }
 
-// ToolAnnotations are hints about a tool's behaviour; clients treat them as untrusted.
-type ToolAnnotations struct {
-	Title           string `json:"title,omitempty"`
-	ReadOnlyHint    *bool  `json:"readOnlyHint,omitempty"`
-	DestructiveHint *bool  `json:"destructiveHint,omitempty"`
-	IdempotentHint  *bool  `json:"idempotentHint,omitempty"`
-	OpenWorldHint   *bool  `json:"openWorldHint,omitempty"`
-}
-
+// forVersion adapts t to what req's revision can carry.
 func (t *Tool) forVersion(req *Request) *Tool {
 	if since(req, mcp.Version20251125) {
 		return t
@@ -145,147 +116,13 @@ func (t *Tool) forVersion(req *Request) *Tool {
 	return &c
 }
 
-// CallToolResult is a tool's answer. A failure of the tool itself (as
-// opposed to a malformed request) is a result with IsError set, so the model
-// can see it and correct itself.
-type CallToolResult struct {
-	Content []Content `json:"content"`
-	// StructuredContent is the result as a JSON value (a JSON object, for
-	// clients before 2026-07-28), sent from 2025-06-18 on. When the tool
-	// has an OutputSchema, it must match it.
-	StructuredContent any  `json:"structuredContent,omitempty"`
-	IsError           bool `json:"isError,omitempty"`
-	// Meta is the result's _meta, a JSON object sent as it is (nil: none).
-	Meta json.RawMessage `json:"_meta,omitempty"`
-
-	// marshaled is StructuredContent as json.Marshal wrote it, when the
-	// tool's result was shaped by the server (see tool.result): AppendJSON
-	// copies it rather than have encoding/json compact it again.
-	marshaled json.RawMessage
-	// encoded is the whole result, when it came encoded (EncodedResult).
-	encoded json.RawMessage
-}
-
-// EncodedResult returns a result that is already JSON, such as another
-// server's answer that a gateway relays: it is sent as it is, neither
-// decoded nor shaped for the client's revision nor checked against the
-// tool's output schema. raw must be a well-formed JSON object that every
-// revision the server speaks can read (text blocks, isError); the fields
-// of the result it returns are left empty.
-func EncodedResult(raw json.RawMessage) *CallToolResult {
-	return &CallToolResult{encoded: raw}
-}
-
-// AppendJSON appends the result as json.Marshal would write it. Results of
-// text blocks only, the common case, are written directly, without
-// reflection and without the second pass encoding/json makes over what a
-// MarshalJSON method returns; so are the results of typed tools, whose
-// structured content the server marshalled once already. Others go through
-// json.Marshal.
-func (r *CallToolResult) AppendJSON(dst []byte) ([]byte, error) {
-	if r.encoded != nil {
-		return append(dst, r.encoded...), nil
-	}
-	structured := r.marshaledContent()
-	fast := (r.StructuredContent == nil || structured != nil) && r.Content != nil && r.Meta == nil
-	n := 32 + len(structured)
-	for i := range r.Content {
-		c := &r.Content[i]
-		if c.Type != "text" || c.Annotations != nil || c.Meta != nil {
-			fast = false
-			break
-		}
-		n += len(c.Text) + 24
-	}
-	if !fast {
-		b, err := json.Marshal((*plainResult)(r))
-		return append(dst, b...), err
-	}
-	dst = slices.Grow(dst, n)
-	dst = append(dst, `{"content":[`...)
-	for i := range r.Content {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = append(dst, `{"type":"text","text":`...)
-		dst = jsonrpc.AppendString(dst, r.Content[i].Text)
-		dst = append(dst, '}')
-	}
-	dst = append(dst, ']')
-	if structured != nil {
-		dst = append(dst, `,"structuredContent":`...)
-		dst = append(dst, structured...)
-	}
-	if r.IsError {
-		dst = append(dst, `,"isError":true`...)
-	}
-	return append(dst, '}'), nil
-}
-
-// plainResult is CallToolResult without its methods, for encoding/json.
-type plainResult CallToolResult
-
-// MarshalJSON implements json.Marshaler, for an EncodedResult's sake.
-func (r *CallToolResult) MarshalJSON() ([]byte, error) {
-	if r.encoded != nil {
-		return r.encoded, nil
-	}
-	return json.Marshal((*plainResult)(r))
-}
-
-// AppendJSONParts is AppendJSON for a result of a single text block of at
-// least min bytes that needs no escaping (jsonrpc.PlainString): head and
-// tail are the JSON before and after that text, so that a writer can send
-// the text itself rather than a copy of it (see wire.Out). ok is false for
-// any other result, which AppendJSON writes whole.
-func (r *CallToolResult) AppendJSONParts(dst []byte, min int) (head []byte, text string, tail []byte, ok bool) {
-	if len(r.Content) != 1 || r.StructuredContent != nil || r.encoded != nil || r.Meta != nil {
-		return dst, "", nil, false
-	}
-	c := &r.Content[0]
-	if c.Type != "text" || c.Annotations != nil || c.Meta != nil || len(c.Text) < min || !jsonrpc.PlainString(c.Text) {
-		return dst, "", nil, false
-	}
-	head = append(dst, `{"content":[{"type":"text","text":"`...)
-	tail = append(make([]byte, 0, 32), `"}]`...)
-	if r.IsError {
-		tail = append(tail, `,"isError":true`...)
-	}
-	return head, c.Text, append(tail, '}'), true
-}
-
-// marshaledContent returns StructuredContent's bytes when they are known to
-// be json.Marshal's output, which json.Marshal would copy unchanged (it is
-// compact, and escaped as encoding/json escapes): when StructuredContent is
-// still the json.RawMessage the server made, not a value the caller put in
-// its place.
-func (r *CallToolResult) marshaledContent() json.RawMessage {
-	raw, ok := r.StructuredContent.(json.RawMessage)
-	if !ok || len(raw) == 0 || len(raw) != len(r.marshaled) || &raw[0] != &r.marshaled[0] {
-		return nil
-	}
-	return raw
-}
-
-// TextResult returns a result holding one text block.
-func TextResult(text string) *CallToolResult {
-	// The block lives in the same allocation as the result.
-	b := &struct {
-		r CallToolResult
-		c [1]Content
-	}{}
-	b.c[0] = TextContent(text)
-	b.r.Content = b.c[:]
-	return &b.r
-}
-
 // ToolHandler runs a tool. args is the raw "arguments" object ({} when the
 // client sent none), already validated against the tool's InputSchema.
 // Returning an error yields a result with isError set and the error's text;
 // returning a *jsonrpc.Error yields that protocol error. ctx is cancelled
 // when the client cancels the request, when its deadline passes and when
 // the server shuts down.
-type ToolHandler func(ctx context.Context, req *Request, args json.RawMessage) (*CallToolResult, error)
+type ToolHandler func(ctx context.Context, req *Request, args json.RawMessage) (*mcp.CallToolResult, error)
 
 type tool struct {
 	Tool
@@ -433,7 +270,7 @@ func invalidArgumentsAnswer(req *Request, name string, err error) (any, error) {
 	}
 	msg := fmt.Sprintf("Invalid arguments for tool %q: %v", name, err)
 	if since(req, mcp.Version20251125) {
-		return &CallToolResult{Content: []Content{TextContent(msg)}, IsError: true}, nil
+		return &mcp.CallToolResult{Content: []mcp.Content{mcp.TextContent(msg)}, IsError: true}, nil
 	}
 	return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Invalid params: " + msg}
 }
@@ -538,7 +375,7 @@ func (s *Server) startTool(ctx context.Context, req *Request, d Deferred) bool {
 }
 
 // answer turns what a tool's handler returned into the tools/call answer.
-func (t *tool) answer(req *Request, res *CallToolResult, err error) (any, error) {
+func (t *tool) answer(req *Request, res *mcp.CallToolResult, err error) (any, error) {
 	if err != nil {
 		var je *jsonrpc.Error
 		var ia *invalidArguments
@@ -553,7 +390,7 @@ func (t *tool) answer(req *Request, res *CallToolResult, err error) (any, error)
 		case errors.As(err, &ia):
 			return invalidArgumentsAnswer(req, t.Name, ia.err)
 		}
-		return &CallToolResult{Content: contentFor([]Content{TextContent(err.Error())}, req), IsError: true}, nil
+		return &mcp.CallToolResult{Content: contentFor([]mcp.Content{mcp.TextContent(err.Error())}, req), IsError: true}, nil
 	}
 	return t.result(res, req)
 }
@@ -561,12 +398,12 @@ func (t *tool) answer(req *Request, res *CallToolResult, err error) (any, error)
 // result checks a handler's result against the tool's output schema and
 // shapes it for the request's revision. It leaves res untouched: a handler
 // may return a shared value.
-func (t *tool) result(res *CallToolResult, req *Request) (any, error) {
+func (t *tool) result(res *mcp.CallToolResult, req *Request) (any, error) {
 	if res == nil {
-		res = &CallToolResult{}
+		res = &mcp.CallToolResult{}
 	}
-	if res.encoded != nil {
-		return res, nil // sent as it came: see EncodedResult
+	if res.Encoded() != nil {
+		return res, nil // sent as it came: see mcp.EncodedResult
 	}
 	if res.StructuredContent == nil && res.Content != nil && (t.output == nil || res.IsError) {
 		// Blocks only, each as every revision writes it: the result goes
@@ -576,7 +413,7 @@ func (t *tool) result(res *CallToolResult, req *Request) (any, error) {
 			return res, nil
 		}
 	}
-	out := &CallToolResult{Content: res.Content, IsError: res.IsError, Meta: res.Meta}
+	out := &mcp.CallToolResult{Content: res.Content, IsError: res.IsError, Meta: res.Meta}
 	var structured json.RawMessage
 	if res.StructuredContent != nil {
 		raw, err := json.Marshal(res.StructuredContent)
@@ -600,13 +437,13 @@ func (t *tool) result(res *CallToolResult, req *Request) (any, error) {
 	}
 	if structured != nil && len(out.Content) == 0 {
 		// Clients that do not read structuredContent still see the result.
-		out.Content = []Content{TextContent(string(structured))}
+		out.Content = []mcp.Content{mcp.TextContent(string(structured))}
 	}
 	if structured != nil && since(req, mcp.Version20250618) && (req.Modern || bytes.HasPrefix(structured, []byte("{"))) {
-		out.StructuredContent, out.marshaled = structured, structured
+		out.StructuredContent = structured
 	}
 	if out.Content == nil {
-		out.Content = []Content{}
+		out.Content = []mcp.Content{}
 	}
 	out.Content = contentFor(out.Content, req)
 	return out, nil

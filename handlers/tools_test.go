@@ -18,16 +18,18 @@ func TestListToolsPerEra(t *testing.T) {
 	yes := true
 	s := NewServer(mcp.Implementation{Name: "t", Version: "1"}, "")
 	s.AddTool(Tool{
-		Name:         "rich",
-		Title:        "Rich",
-		Description:  "Has everything.",
-		InputSchema:  json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}}}`),
-		OutputSchema: json.RawMessage(`{"type":"object"}`),
-		Annotations:  &ToolAnnotations{ReadOnlyHint: &yes},
-		Icons:        []Icon{{Src: "data:,x", MimeType: "image/png"}},
-		Timeout:      time.Second,
+		Tool: mcp.Tool{
+			Name:         "rich",
+			Title:        "Rich",
+			Description:  "Has everything.",
+			InputSchema:  json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}}}`),
+			OutputSchema: json.RawMessage(`{"type":"object"}`),
+			Annotations:  &mcp.ToolAnnotations{ReadOnlyHint: &yes},
+			Icons:        []mcp.Icon{{Src: "data:,x", MimeType: "image/png"}},
+		},
+		Timeout: time.Second,
 	}, textTool("x"))
-	s.AddTool(Tool{Name: "plain"}, textTool("x"))
+	s.AddTool(Tool{Tool: mcp.Tool{Name: "plain"}}, textTool("x"))
 	const plain = `{"name":"plain","inputSchema":{"type":"object"}}`
 	want := map[string]string{
 		"2024-11-05": `{"tools":[{"name":"rich","description":"Has everything.","inputSchema":{"type":"object","properties":{"n":{"type":"integer"}}}},` + plain + `]}`,
@@ -45,8 +47,8 @@ func TestListToolsPerEra(t *testing.T) {
 
 func TestCallToolProtocolErrors(t *testing.T) {
 	s := NewServer(mcp.Implementation{Name: "t", Version: "1"}, "")
-	s.AddTool(Tool{Name: "echo"}, textTool("x"))
-	s.AddTool(Tool{Name: "refuses"}, func(context.Context, *Request, json.RawMessage) (*CallToolResult, error) {
+	s.AddTool(Tool{Tool: mcp.Tool{Name: "echo"}}, textTool("x"))
+	s.AddTool(Tool{Tool: mcp.Tool{Name: "refuses"}}, func(context.Context, *Request, json.RawMessage) (*mcp.CallToolResult, error) {
 		return nil, fmt.Errorf("wrapped: %w", &jsonrpc.Error{Code: -32042, Message: "go elsewhere"})
 	})
 	for _, v := range eras {
@@ -74,10 +76,10 @@ func TestCallToolProtocolErrors(t *testing.T) {
 
 func TestCallToolFailureIsAResult(t *testing.T) {
 	s := NewServer(mcp.Implementation{Name: "t", Version: "1"}, "")
-	s.AddTool(Tool{Name: "fail"}, func(context.Context, *Request, json.RawMessage) (*CallToolResult, error) {
+	s.AddTool(Tool{Tool: mcp.Tool{Name: "fail"}}, func(context.Context, *Request, json.RawMessage) (*mcp.CallToolResult, error) {
 		return nil, errors.New("disk <full>")
 	})
-	s.AddTool(Tool{Name: "nil"}, func(context.Context, *Request, json.RawMessage) (*CallToolResult, error) { return nil, nil })
+	s.AddTool(Tool{Tool: mcp.Tool{Name: "nil"}}, func(context.Context, *Request, json.RawMessage) (*mcp.CallToolResult, error) { return nil, nil })
 	for _, v := range eras {
 		wantResult(t, run(t, s, v, "tools/call", `{"name":"fail"}`), `{"content":[{"type":"text","text":"disk \u003cfull\u003e"}],"isError":true}`)
 		wantResult(t, run(t, s, v, "tools/call", `{"name":"nil"}`), `{"content":[]}`)
@@ -88,11 +90,13 @@ func TestCallToolInputValidationPerEra(t *testing.T) {
 	s := NewServer(mcp.Implementation{Name: "t", Version: "1"}, "")
 	called := 0
 	s.AddTool(Tool{
-		Name:        "count",
-		InputSchema: json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer","minimum":1}},"required":["n"],"additionalProperties":false}`),
-	}, func(_ context.Context, _ *Request, args json.RawMessage) (*CallToolResult, error) {
+		Tool: mcp.Tool{
+			Name:        "count",
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer","minimum":1}},"required":["n"],"additionalProperties":false}`),
+		},
+	}, func(_ context.Context, _ *Request, args json.RawMessage) (*mcp.CallToolResult, error) {
 		called++
-		return TextResult(string(args)), nil
+		return mcp.TextResult(string(args)), nil
 	})
 	const bad = `{"name":"count","arguments":{"n":0,"x":true}}`
 	const msg = `Invalid arguments for tool \"count\": arguments/n: must be \u003e= 1; arguments: unexpected property \"x\" (allowed: \"n\")`
@@ -114,14 +118,14 @@ func TestCallToolInputValidationPerEra(t *testing.T) {
 func TestCallToolStructuredContentPerEra(t *testing.T) {
 	s := NewServer(mcp.Implementation{Name: "t", Version: "1"}, "")
 	out := json.RawMessage(`{"type":"object","properties":{"sum":{"type":"number"}},"required":["sum"]}`)
-	s.AddTool(Tool{Name: "mirrored", OutputSchema: out}, func(context.Context, *Request, json.RawMessage) (*CallToolResult, error) {
-		return &CallToolResult{StructuredContent: map[string]int{"sum": 3}}, nil
+	s.AddTool(Tool{Tool: mcp.Tool{Name: "mirrored", OutputSchema: out}}, func(context.Context, *Request, json.RawMessage) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{StructuredContent: map[string]int{"sum": 3}}, nil
 	})
-	s.AddTool(Tool{Name: "own-text", OutputSchema: out}, func(context.Context, *Request, json.RawMessage) (*CallToolResult, error) {
-		return &CallToolResult{Content: []Content{TextContent("three")}, StructuredContent: map[string]int{"sum": 3}}, nil
+	s.AddTool(Tool{Tool: mcp.Tool{Name: "own-text", OutputSchema: out}}, func(context.Context, *Request, json.RawMessage) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{mcp.TextContent("three")}, StructuredContent: map[string]int{"sum": 3}}, nil
 	})
-	s.AddTool(Tool{Name: "array"}, func(context.Context, *Request, json.RawMessage) (*CallToolResult, error) {
-		return &CallToolResult{StructuredContent: []int{1, 2}}, nil
+	s.AddTool(Tool{Tool: mcp.Tool{Name: "array"}}, func(context.Context, *Request, json.RawMessage) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{StructuredContent: []int{1, 2}}, nil
 	})
 	for _, c := range []struct{ version, mirrored, ownText, array string }{
 		{"2024-11-05", `{"content":[{"type":"text","text":"{\"sum\":3}"}]}`, `{"content":[{"type":"text","text":"three"}]}`, `{"content":[{"type":"text","text":"[1,2]"}]}`},
@@ -142,15 +146,15 @@ func TestCallToolStructuredContentPerEra(t *testing.T) {
 func TestCallToolOutputSchemaViolationIsInternal(t *testing.T) {
 	s := NewServer(mcp.Implementation{Name: "t", Version: "1"}, "")
 	out := json.RawMessage(`{"type":"object","properties":{"sum":{"type":"number"}},"required":["sum"]}`)
-	shared := &CallToolResult{StructuredContent: map[string]string{"sum": "three"}}
-	s.AddTool(Tool{Name: "wrong", OutputSchema: out}, func(context.Context, *Request, json.RawMessage) (*CallToolResult, error) {
+	shared := &mcp.CallToolResult{StructuredContent: map[string]string{"sum": "three"}}
+	s.AddTool(Tool{Tool: mcp.Tool{Name: "wrong", OutputSchema: out}}, func(context.Context, *Request, json.RawMessage) (*mcp.CallToolResult, error) {
 		return shared, nil
 	})
-	s.AddTool(Tool{Name: "none", OutputSchema: out}, func(context.Context, *Request, json.RawMessage) (*CallToolResult, error) {
-		return TextResult("forgot"), nil
+	s.AddTool(Tool{Tool: mcp.Tool{Name: "none", OutputSchema: out}}, func(context.Context, *Request, json.RawMessage) (*mcp.CallToolResult, error) {
+		return mcp.TextResult("forgot"), nil
 	})
-	s.AddTool(Tool{Name: "failing", OutputSchema: out}, func(context.Context, *Request, json.RawMessage) (*CallToolResult, error) {
-		return &CallToolResult{Content: []Content{TextContent("no luck")}, IsError: true}, nil
+	s.AddTool(Tool{Tool: mcp.Tool{Name: "failing", OutputSchema: out}}, func(context.Context, *Request, json.RawMessage) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{mcp.TextContent("no luck")}, IsError: true}, nil
 	})
 	for _, v := range eras {
 		// Also for revisions that never see structuredContent: the tool is broken.
@@ -166,15 +170,15 @@ func TestCallToolOutputSchemaViolationIsInternal(t *testing.T) {
 func TestContentPerEra(t *testing.T) {
 	prio := 0.0
 	s := NewServer(mcp.Implementation{Name: "t", Version: "1"}, "")
-	s.AddTool(Tool{Name: "mixed"}, func(context.Context, *Request, json.RawMessage) (*CallToolResult, error) {
-		text := TextContent("hi")
-		text.Annotations = &Annotations{Audience: []string{"user"}, Priority: &prio, LastModified: "2026-01-02T03:04:05Z"}
-		return &CallToolResult{Content: []Content{
+	s.AddTool(Tool{Tool: mcp.Tool{Name: "mixed"}}, func(context.Context, *Request, json.RawMessage) (*mcp.CallToolResult, error) {
+		text := mcp.TextContent("hi")
+		text.Annotations = &mcp.Annotations{Audience: []string{"user"}, Priority: &prio, LastModified: "2026-01-02T03:04:05Z"}
+		return &mcp.CallToolResult{Content: []mcp.Content{
 			text,
-			ImageContent([]byte{1, 2, 3}, "image/png"),
-			AudioContent([]byte("RIFF"), "audio/wav"),
-			ResourceLink(Resource{URI: "file:///a.txt", Name: "a", Title: "A", MimeType: "text/plain", Icons: []Icon{{Src: "data:,i"}}}),
-			EmbeddedResource(mcp.ResourceContents{URI: "file:///b.bin", Blob: []byte{0xff}}),
+			mcp.ImageContent([]byte{1, 2, 3}, "image/png"),
+			mcp.AudioContent([]byte("RIFF"), "audio/wav"),
+			mcp.ResourceLink(mcp.Resource{URI: "file:///a.txt", Name: "a", Title: "A", MimeType: "text/plain", Icons: []mcp.Icon{{Src: "data:,i"}}}),
+			mcp.EmbeddedResource(mcp.ResourceContents{URI: "file:///b.bin", Blob: []byte{0xff}}),
 		}}, nil
 	})
 	const (
@@ -201,19 +205,19 @@ func TestContentPerEra(t *testing.T) {
 
 func TestContentMarshal(t *testing.T) {
 	for _, c := range []struct {
-		c    Content
+		c    mcp.Content
 		want string
 	}{
-		{TextContent(""), `{"type":"text","text":""}`},
-		{ImageContent(nil, "image/gif"), `{"type":"image","data":"","mimeType":"image/gif"}`},
-		{EmbeddedResource(mcp.ResourceContents{URI: "x:a", MimeType: "text/plain"}), `{"type":"resource","resource":{"uri":"x:a","mimeType":"text/plain","text":""}}`},
+		{mcp.TextContent(""), `{"type":"text","text":""}`},
+		{mcp.ImageContent(nil, "image/gif"), `{"type":"image","data":"","mimeType":"image/gif"}`},
+		{mcp.EmbeddedResource(mcp.ResourceContents{URI: "x:a", MimeType: "text/plain"}), `{"type":"resource","resource":{"uri":"x:a","mimeType":"text/plain","text":""}}`},
 	} {
 		raw, err := json.Marshal(c.c)
 		if err != nil || string(raw) != c.want {
 			t.Errorf("got %s (%v), want %s", raw, err, c.want)
 		}
 	}
-	for _, c := range []Content{{Type: "video"}, {Type: "resource_link"}, {Type: "resource"}} {
+	for _, c := range []mcp.Content{{Type: "video"}, {Type: "resource_link"}, {Type: "resource"}} {
 		if raw, err := json.Marshal(c); err == nil {
 			t.Errorf("%+v marshalled to %s", c, raw)
 		}
@@ -222,19 +226,19 @@ func TestContentMarshal(t *testing.T) {
 
 func TestContentRoundTrip(t *testing.T) {
 	prio := 1.0
-	for _, c := range []Content{
-		{Type: "text", Text: "hi", Annotations: &Annotations{Audience: []string{"assistant"}, Priority: &prio}},
-		ImageContent([]byte{1, 2}, "image/png"),
-		AudioContent([]byte{}, "audio/wav"),
-		ResourceLink(Resource{URI: "x:a", Name: "a", MimeType: "text/plain", Annotations: &Annotations{LastModified: "2026-01-01T00:00:00Z"}}),
-		EmbeddedResource(mcp.ResourceContents{URI: "x:b", Blob: []byte{}}),
-		EmbeddedResource(mcp.ResourceContents{URI: "x:c", MimeType: "text/plain", Text: "c"}),
+	for _, c := range []mcp.Content{
+		{Type: "text", Text: "hi", Annotations: &mcp.Annotations{Audience: []string{"assistant"}, Priority: &prio}},
+		mcp.ImageContent([]byte{1, 2}, "image/png"),
+		mcp.AudioContent([]byte{}, "audio/wav"),
+		mcp.ResourceLink(mcp.Resource{URI: "x:a", Name: "a", MimeType: "text/plain", Annotations: &mcp.Annotations{LastModified: "2026-01-01T00:00:00Z"}}),
+		mcp.EmbeddedResource(mcp.ResourceContents{URI: "x:b", Blob: []byte{}}),
+		mcp.EmbeddedResource(mcp.ResourceContents{URI: "x:c", MimeType: "text/plain", Text: "c"}),
 	} {
 		raw, err := json.Marshal(c)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var back Content
+		var back mcp.Content
 		if err := json.Unmarshal(raw, &back); err != nil {
 			t.Fatalf("%s: %v", raw, err)
 		}
@@ -242,7 +246,7 @@ func TestContentRoundTrip(t *testing.T) {
 			t.Errorf("%s came back as %+v, want %+v", raw, back, c)
 		}
 	}
-	var c Content
+	var c mcp.Content
 	if err := json.Unmarshal([]byte(`{"text":"no type"}`), &c); err == nil {
 		t.Error("a block without a type was accepted")
 	}
@@ -250,15 +254,15 @@ func TestContentRoundTrip(t *testing.T) {
 
 func TestToolTimeout(t *testing.T) {
 	s := NewServer(mcp.Implementation{Name: "t", Version: "1"}, "")
-	s.AddTool(Tool{Name: "slow", Timeout: 20 * time.Millisecond}, func(ctx context.Context, _ *Request, _ json.RawMessage) (*CallToolResult, error) {
+	s.AddTool(Tool{Tool: mcp.Tool{Name: "slow"}, Timeout: 20 * time.Millisecond}, func(ctx context.Context, _ *Request, _ json.RawMessage) (*mcp.CallToolResult, error) {
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		case <-time.After(5 * time.Second):
-			return TextResult("too late"), nil
+			return mcp.TextResult("too late"), nil
 		}
 	})
-	s.AddTool(Tool{Name: "quick"}, textTool("ok"))
+	s.AddTool(Tool{Tool: mcp.Tool{Name: "quick"}}, textTool("ok"))
 
 	// With a session, the session owns the deadline.
 	peer := &fakePeer{}
@@ -298,13 +302,13 @@ func TestAddToolRejects(t *testing.T) {
 		h    ToolHandler
 		want string
 	}{
-		{"no handler", Tool{Name: "a"}, nil, "needs a handler"},
-		{"empty name", Tool{Name: ""}, textTool("x"), "invalid tool name"},
-		{"space in name", Tool{Name: "a b"}, textTool("x"), "invalid tool name"},
-		{"long name", Tool{Name: strings.Repeat("a", 129)}, textTool("x"), "invalid tool name"},
-		{"array schema", Tool{Name: "a", InputSchema: json.RawMessage(`{"type":"array"}`)}, textTool("x"), `"type":"object"`},
-		{"bad schema", Tool{Name: "a", InputSchema: json.RawMessage(`{"type":"object","minProperties":"x"}`)}, textTool("x"), "inputSchema"},
-		{"bad output schema", Tool{Name: "a", OutputSchema: json.RawMessage(`{"$ref":"http://example.com/s"}`)}, textTool("x"), "outputSchema"},
+		{"no handler", Tool{Tool: mcp.Tool{Name: "a"}}, nil, "needs a handler"},
+		{"empty name", Tool{Tool: mcp.Tool{Name: ""}}, textTool("x"), "invalid tool name"},
+		{"space in name", Tool{Tool: mcp.Tool{Name: "a b"}}, textTool("x"), "invalid tool name"},
+		{"long name", Tool{Tool: mcp.Tool{Name: strings.Repeat("a", 129)}}, textTool("x"), "invalid tool name"},
+		{"array schema", Tool{Tool: mcp.Tool{Name: "a", InputSchema: json.RawMessage(`{"type":"array"}`)}}, textTool("x"), `"type":"object"`},
+		{"bad schema", Tool{Tool: mcp.Tool{Name: "a", InputSchema: json.RawMessage(`{"type":"object","minProperties":"x"}`)}}, textTool("x"), "inputSchema"},
+		{"bad output schema", Tool{Tool: mcp.Tool{Name: "a", OutputSchema: json.RawMessage(`{"$ref":"http://example.com/s"}`)}}, textTool("x"), "outputSchema"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			defer func() {
@@ -319,15 +323,15 @@ func TestAddToolRejects(t *testing.T) {
 	if _, ok := s.Method("tools/list"); ok {
 		t.Fatal("a rejected tool was registered")
 	}
-	s.AddTool(Tool{Name: strings.Repeat("a", 128)}, textTool("x"))
-	s.AddTool(Tool{Name: "A-z_0.9"}, textTool("x"))
+	s.AddTool(Tool{Tool: mcp.Tool{Name: strings.Repeat("a", 128)}}, textTool("x"))
+	s.AddTool(Tool{Tool: mcp.Tool{Name: "A-z_0.9"}}, textTool("x"))
 }
 
 func TestReplaceToolKeepsPlace(t *testing.T) {
 	s := NewServer(mcp.Implementation{Name: "t", Version: "1"}, "")
-	s.AddTool(Tool{Name: "a"}, textTool("1"))
-	s.AddTool(Tool{Name: "b"}, textTool("1"))
-	s.AddTool(Tool{Name: "a", Description: "new"}, textTool("2"))
+	s.AddTool(Tool{Tool: mcp.Tool{Name: "a"}}, textTool("1"))
+	s.AddTool(Tool{Tool: mcp.Tool{Name: "b"}}, textTool("1"))
+	s.AddTool(Tool{Tool: mcp.Tool{Name: "a", Description: "new"}}, textTool("2"))
 	wantResult(t, run(t, s, "2025-11-25", "tools/list", `{}`),
 		`{"tools":[{"name":"a","description":"new","inputSchema":{"type":"object"}},{"name":"b","inputSchema":{"type":"object"}}]}`)
 	wantResult(t, run(t, s, "2025-11-25", "tools/call", `{"name":"a"}`), `{"content":[{"type":"text","text":"2"}]}`)
@@ -342,14 +346,16 @@ func TestReplaceToolKeepsPlace(t *testing.T) {
 func BenchmarkCallTool(b *testing.B) {
 	s := NewServer(mcp.Implementation{Name: "t", Version: "1"}, "")
 	s.AddTool(Tool{
-		Name:        "echo",
-		InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`),
-	}, func(_ context.Context, _ *Request, args json.RawMessage) (*CallToolResult, error) {
+		Tool: mcp.Tool{
+			Name:        "echo",
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`),
+		},
+	}, func(_ context.Context, _ *Request, args json.RawMessage) (*mcp.CallToolResult, error) {
 		var a struct{ Text string }
 		if err := json.Unmarshal(args, &a); err != nil {
 			return nil, err
 		}
-		return TextResult(a.Text), nil
+		return mcp.TextResult(a.Text), nil
 	})
 	m, _ := s.Method("tools/call")
 	params := json.RawMessage(`{"name":"echo","arguments":{"text":"hello, world"}}`)
@@ -373,21 +379,21 @@ func TestInputRequiredPassesThrough(t *testing.T) {
 		}
 		return fmt.Sprint(res.Content["name"]), nil
 	}
-	s.AddTool(Tool{Name: "raw"}, func(ctx context.Context, req *Request, _ json.RawMessage) (*CallToolResult, error) {
+	s.AddTool(Tool{Tool: mcp.Tool{Name: "raw"}}, func(ctx context.Context, req *Request, _ json.RawMessage) (*mcp.CallToolResult, error) {
 		name, err := ask(ctx, req)
 		if err != nil {
 			return nil, err
 		}
-		return TextResult(name), nil
+		return mcp.TextResult(name), nil
 	})
-	AddTool(s, Tool{Name: "typed"}, func(ctx context.Context, req *Request, _ struct{}) (any, error) {
+	AddTool(s, Tool{Tool: mcp.Tool{Name: "typed"}}, func(ctx context.Context, req *Request, _ struct{}) (any, error) {
 		return ask(ctx, req)
 	})
-	s.AddPrompt(Prompt{Name: "p"}, func(ctx context.Context, req *Request, _ map[string]string) (*GetPromptResult, error) {
+	s.AddPrompt(Prompt{Prompt: mcp.Prompt{Name: "p"}}, func(ctx context.Context, req *Request, _ map[string]string) (*mcp.GetPromptResult, error) {
 		_, err := ask(ctx, req)
 		return nil, err
 	})
-	s.AddResource(Resource{URI: "x:r", Name: "r"}, func(ctx context.Context, req *Request, _ string, _ map[string]string) ([]mcp.ResourceContents, error) {
+	s.AddResource(Resource{Resource: mcp.Resource{URI: "x:r", Name: "r"}}, func(ctx context.Context, req *Request, _ string, _ map[string]string) ([]mcp.ResourceContents, error) {
 		_, err := ask(ctx, req)
 		return nil, err
 	})
@@ -415,14 +421,14 @@ func TestInputRequiredPassesThrough(t *testing.T) {
 // TestCallToolResultAppendJSON: the direct encoding is byte for byte what
 // json.Marshal writes, on the fast path and off it.
 func TestCallToolResultAppendJSON(t *testing.T) {
-	for _, r := range []*CallToolResult{
-		TextResult("plain"),
-		TextResult("<esc> & \"q\" \n ✓ \u2028 \xff"),
-		{Content: []Content{TextContent("a"), TextContent("b")}, IsError: true},
-		{Content: []Content{}},
+	for _, r := range []*mcp.CallToolResult{
+		mcp.TextResult("plain"),
+		mcp.TextResult("<esc> & \"q\" \n ✓ \u2028 \xff"),
+		{Content: []mcp.Content{mcp.TextContent("a"), mcp.TextContent("b")}, IsError: true},
+		{Content: []mcp.Content{}},
 		{},
-		{Content: []Content{TextContent("s")}, StructuredContent: map[string]int{"n": 1}},
-		{Content: []Content{ImageContent([]byte{1, 2}, "image/png")}},
+		{Content: []mcp.Content{mcp.TextContent("s")}, StructuredContent: map[string]int{"n": 1}},
+		{Content: []mcp.Content{mcp.ImageContent([]byte{1, 2}, "image/png")}},
 	} {
 		want, werr := json.Marshal(r)
 		got, gerr := r.AppendJSON([]byte("prefix:"))
@@ -438,19 +444,19 @@ func TestCallToolResultAppendJSON(t *testing.T) {
 func TestCallToolResultAppendJSONParts(t *testing.T) {
 	long := strings.Repeat("plain text, ", 10)
 	for _, c := range []struct {
-		r     *CallToolResult
+		r     *mcp.CallToolResult
 		split bool
 	}{
-		{TextResult(long), true},
-		{&CallToolResult{Content: []Content{TextContent(long)}, IsError: true}, true},
-		{TextResult("short"), false},
-		{TextResult(long + "<"), false},
-		{TextResult(long + "\n"), false},
-		{TextResult(long + "\u2028"), false},
-		{TextResult(long + "é✓"), true},
-		{&CallToolResult{Content: []Content{TextContent(long), TextContent(long)}}, false},
-		{&CallToolResult{Content: []Content{TextContent(long)}, StructuredContent: map[string]int{"n": 1}}, false},
-		{&CallToolResult{Content: []Content{ImageContent([]byte(long), "image/png")}}, false},
+		{mcp.TextResult(long), true},
+		{&mcp.CallToolResult{Content: []mcp.Content{mcp.TextContent(long)}, IsError: true}, true},
+		{mcp.TextResult("short"), false},
+		{mcp.TextResult(long + "<"), false},
+		{mcp.TextResult(long + "\n"), false},
+		{mcp.TextResult(long + "\u2028"), false},
+		{mcp.TextResult(long + "é✓"), true},
+		{&mcp.CallToolResult{Content: []mcp.Content{mcp.TextContent(long), mcp.TextContent(long)}}, false},
+		{&mcp.CallToolResult{Content: []mcp.Content{mcp.TextContent(long)}, StructuredContent: map[string]int{"n": 1}}, false},
+		{&mcp.CallToolResult{Content: []mcp.Content{mcp.ImageContent([]byte(long), "image/png")}}, false},
 	} {
 		want, err := c.r.AppendJSON([]byte("prefix:"))
 		if err != nil {

@@ -3,20 +3,21 @@ package handlers
 import (
 	"context"
 	"encoding/json"
-	"github.com/mcprt/mcprt/handlers/mcp"
 	"strings"
 	"testing"
+
+	"github.com/mcprt/mcprt/handlers/mcp"
 )
 
 // TestUnlistedTool: an Unlisted tool is left out of tools/list, for every
 // caller, but still called by name, and Tools gives it with the rest.
 func TestUnlistedTool(t *testing.T) {
 	s := NewServer(mcp.Implementation{Name: "t", Version: "1"}, "")
-	h := func(context.Context, *Request, json.RawMessage) (*CallToolResult, error) {
-		return TextResult("ran"), nil
+	h := func(context.Context, *Request, json.RawMessage) (*mcp.CallToolResult, error) {
+		return mcp.TextResult("ran"), nil
 	}
-	s.AddTool(Tool{Name: "shown"}, h)
-	s.AddTool(Tool{Name: "hidden", Unlisted: true}, h)
+	s.AddTool(Tool{Tool: mcp.Tool{Name: "shown"}}, h)
+	s.AddTool(Tool{Tool: mcp.Tool{Name: "hidden"}, Unlisted: true}, h)
 	list, _ := s.Method("tools/list")
 	call, _ := s.Method("tools/call")
 	ctx := context.Background()

@@ -7,6 +7,7 @@ import (
 	"reflect"
 
 	"github.com/mcprt/mcprt/handlers/jsonschema"
+	"github.com/mcprt/mcprt/handlers/mcp"
 )
 
 // AddTool registers (or replaces, by name) a tool whose arguments are
@@ -25,7 +26,7 @@ import (
 //
 // If Out is an interface type (such as any) the tool has no output schema
 // and the value returned decides the result: a string becomes one text
-// block, a *CallToolResult is sent as it is, nil gives an empty result, and
+// block, a *mcp.CallToolResult is sent as it is, nil gives an empty result, and
 // any other value becomes structuredContent as above.
 //
 // AddTool panics if a schema cannot be derived or compiled, and in the
@@ -46,7 +47,7 @@ func AddTool[In, Out any](s *Server, t Tool, h func(ctx context.Context, req *Re
 	if t.OutputSchema == nil && !dynamic {
 		t.OutputSchema = derive(outType, t.Name, "Out")
 	}
-	s.AddTool(t, func(ctx context.Context, req *Request, args json.RawMessage) (*CallToolResult, error) {
+	s.AddTool(t, func(ctx context.Context, req *Request, args json.RawMessage) (*mcp.CallToolResult, error) {
 		var in In
 		if err := json.Unmarshal(args, &in); err != nil {
 			return nil, &invalidArguments{err}
@@ -58,14 +59,14 @@ func AddTool[In, Out any](s *Server, t Tool, h func(ctx context.Context, req *Re
 		if dynamic {
 			switch v := any(out).(type) {
 			case nil:
-				return &CallToolResult{}, nil
+				return &mcp.CallToolResult{}, nil
 			case string:
-				return TextResult(v), nil
-			case *CallToolResult:
+				return mcp.TextResult(v), nil
+			case *mcp.CallToolResult:
 				return v, nil
 			}
 		}
-		return &CallToolResult{StructuredContent: out}, nil
+		return &mcp.CallToolResult{StructuredContent: out}, nil
 	})
 }
 

@@ -24,14 +24,14 @@ type searchOut struct {
 
 func TestTypedToolSchemas(t *testing.T) {
 	s := NewServer(mcp.Implementation{Name: "t", Version: "1"}, "")
-	AddTool(s, Tool{Name: "search", Description: "Searches."}, func(_ context.Context, _ *Request, in searchIn) (searchOut, error) {
+	AddTool(s, Tool{Tool: mcp.Tool{Name: "search", Description: "Searches."}}, func(_ context.Context, _ *Request, in searchIn) (searchOut, error) {
 		return searchOut{}, nil
 	})
 	wantResult(t, run(t, s, "2025-06-18", "tools/list", `{}`), `{"tools":[{"name":"search","description":"Searches.",`+
 		`"inputSchema":{"type":"object","properties":{"query":{"type":"string","description":"What to look for.","minLength":1},"limit":{"type":"integer","minimum":1,"maximum":10},"sort":{"type":"string","enum":["relevance","date"]}},"required":["query"],"additionalProperties":false},`+
 		`"outputSchema":{"type":"object","properties":{"hits":{"type":["array","null"],"items":{"type":"string"}},"total":{"type":"integer"}},"required":["hits","total"],"additionalProperties":false}}]}`)
 	// Explicit schemas win over derived ones.
-	AddTool(s, Tool{Name: "search", InputSchema: json.RawMessage(`{"type":"object"}`), OutputSchema: json.RawMessage(`{"type":"object"}`)},
+	AddTool(s, Tool{Tool: mcp.Tool{Name: "search", InputSchema: json.RawMessage(`{"type":"object"}`), OutputSchema: json.RawMessage(`{"type":"object"}`)}},
 		func(_ context.Context, _ *Request, in searchIn) (searchOut, error) { return searchOut{}, nil })
 	wantResult(t, run(t, s, "2025-06-18", "tools/list", `{}`), `{"tools":[{"name":"search","inputSchema":{"type":"object"},"outputSchema":{"type":"object"}}]}`)
 }
@@ -39,7 +39,7 @@ func TestTypedToolSchemas(t *testing.T) {
 func TestTypedToolCall(t *testing.T) {
 	s := NewServer(mcp.Implementation{Name: "t", Version: "1"}, "")
 	var seen searchIn
-	AddTool(s, Tool{Name: "search"}, func(_ context.Context, _ *Request, in searchIn) (searchOut, error) {
+	AddTool(s, Tool{Tool: mcp.Tool{Name: "search"}}, func(_ context.Context, _ *Request, in searchIn) (searchOut, error) {
 		seen = in
 		switch in.Query {
 		case "fail":
@@ -76,12 +76,12 @@ func TestTypedToolCall(t *testing.T) {
 
 func TestTypedToolDynamicOutput(t *testing.T) {
 	s := NewServer(mcp.Implementation{Name: "t", Version: "1"}, "")
-	AddTool(s, Tool{Name: "dyn"}, func(_ context.Context, _ *Request, in map[string]any) (any, error) {
+	AddTool(s, Tool{Tool: mcp.Tool{Name: "dyn"}}, func(_ context.Context, _ *Request, in map[string]any) (any, error) {
 		switch in["kind"] {
 		case "text":
 			return "plain", nil
 		case "result":
-			return &CallToolResult{Content: []Content{ImageContent([]byte{1}, "image/png")}}, nil
+			return &mcp.CallToolResult{Content: []mcp.Content{mcp.ImageContent([]byte{1}, "image/png")}}, nil
 		case "object":
 			return map[string]int{"n": 1}, nil
 		}
@@ -100,7 +100,7 @@ func TestTypedToolDynamicOutput(t *testing.T) {
 
 func TestTypedToolNilPointerOutput(t *testing.T) {
 	s := NewServer(mcp.Implementation{Name: "t", Version: "1"}, "")
-	AddTool(s, Tool{Name: "ptr"}, func(context.Context, *Request, struct{}) (*searchOut, error) { return nil, nil })
+	AddTool(s, Tool{Tool: mcp.Tool{Name: "ptr"}}, func(context.Context, *Request, struct{}) (*searchOut, error) { return nil, nil })
 	wantInternal(t, run(t, s, "2025-11-25", "tools/call", `{"name":"ptr"}`), "returned no structuredContent")
 }
 
@@ -112,24 +112,24 @@ func TestTypedToolRejects(t *testing.T) {
 		want string
 	}{
 		{"scalar In", func() {
-			AddTool(s, Tool{Name: "a"}, func(context.Context, *Request, int) (searchOut, error) { return searchOut{}, nil })
+			AddTool(s, Tool{Tool: mcp.Tool{Name: "a"}}, func(context.Context, *Request, int) (searchOut, error) { return searchOut{}, nil })
 		}, "In (int) must be a struct or map type"},
 		{"slice Out", func() {
-			AddTool(s, Tool{Name: "a"}, func(context.Context, *Request, searchIn) ([]string, error) { return nil, nil })
+			AddTool(s, Tool{Tool: mcp.Tool{Name: "a"}}, func(context.Context, *Request, searchIn) ([]string, error) { return nil, nil })
 		}, "Out ([]string) must be a struct or map type"},
 		{"underivable In", func() {
-			AddTool(s, Tool{Name: "a"}, func(context.Context, *Request, struct{ C chan int }) (searchOut, error) { return searchOut{}, nil })
+			AddTool(s, Tool{Tool: mcp.Tool{Name: "a"}}, func(context.Context, *Request, struct{ C chan int }) (searchOut, error) { return searchOut{}, nil })
 		}, "In:"},
 		{"bad tag", func() {
-			AddTool(s, Tool{Name: "a"}, func(context.Context, *Request, struct {
+			AddTool(s, Tool{Tool: mcp.Tool{Name: "a"}}, func(context.Context, *Request, struct {
 				N int `json:"n" jsonschema:"minLength=x"`
 			}) (searchOut, error) {
 				return searchOut{}, nil
 			})
 		}, "In:"},
-		{"nil handler", func() { AddTool[searchIn, searchOut](s, Tool{Name: "a"}, nil) }, "needs a handler"},
+		{"nil handler", func() { AddTool[searchIn, searchOut](s, Tool{Tool: mcp.Tool{Name: "a"}}, nil) }, "needs a handler"},
 		{"bad name", func() {
-			AddTool(s, Tool{Name: "a/b"}, func(context.Context, *Request, searchIn) (searchOut, error) { return searchOut{}, nil })
+			AddTool(s, Tool{Tool: mcp.Tool{Name: "a/b"}}, func(context.Context, *Request, searchIn) (searchOut, error) { return searchOut{}, nil })
 		}, "invalid tool name"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

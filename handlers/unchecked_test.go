@@ -3,9 +3,10 @@ package handlers
 import (
 	"context"
 	"encoding/json"
-	"github.com/mcprt/mcprt/handlers/mcp"
 	"strings"
 	"testing"
+
+	"github.com/mcprt/mcprt/handlers/mcp"
 )
 
 // An Unchecked tool lists its schemas as given, even ones this package
@@ -17,10 +18,10 @@ func TestUncheckedToolIsNotValidated(t *testing.T) {
 	in := `{"type":"object","properties":{"email":{"type":"string","pattern":"^(?!\\.)[a-z.]+@x$"}},"required":["email"]}`
 	out := `{"type":"object","properties":{"sum":{"type":"number"}},"required":["sum"]}`
 	var got []string
-	s.AddTool(Tool{Name: "fwd", InputSchema: json.RawMessage(in), OutputSchema: json.RawMessage(out), Unchecked: true},
-		func(_ context.Context, _ *Request, args json.RawMessage) (*CallToolResult, error) {
+	s.AddTool(Tool{Tool: mcp.Tool{Name: "fwd", InputSchema: json.RawMessage(in), OutputSchema: json.RawMessage(out)}, Unchecked: true},
+		func(_ context.Context, _ *Request, args json.RawMessage) (*mcp.CallToolResult, error) {
 			got = append(got, string(args))
-			return &CallToolResult{Content: []Content{TextContent("ok")}, StructuredContent: json.RawMessage(`{"sum":"three"}`)}, nil
+			return &mcp.CallToolResult{Content: []mcp.Content{mcp.TextContent("ok")}, StructuredContent: json.RawMessage(`{"sum":"three"}`)}, nil
 		})
 	list := run(t, s, "2025-11-25", "tools/list", `{}`)
 	if !strings.Contains(list.result, `"pattern":"^(?!\\.)[a-z.]+@x$"`) || !strings.Contains(list.result, `"outputSchema":`+out) {
@@ -45,7 +46,7 @@ func TestUncheckedToolIsNotValidated(t *testing.T) {
 					t.Errorf("AddTool accepted the unchecked input schema %s", schema)
 				}
 			}()
-			s.AddTool(Tool{Name: "bad", InputSchema: json.RawMessage(schema), Unchecked: true}, textTool("bad"))
+			s.AddTool(Tool{Tool: mcp.Tool{Name: "bad", InputSchema: json.RawMessage(schema)}, Unchecked: true}, textTool("bad"))
 		}()
 	}
 	// Without Unchecked the same schema does not compile.
@@ -54,5 +55,5 @@ func TestUncheckedToolIsNotValidated(t *testing.T) {
 			t.Error("AddTool compiled a lookahead pattern")
 		}
 	}()
-	s.AddTool(Tool{Name: "checked", InputSchema: json.RawMessage(in)}, textTool("checked"))
+	s.AddTool(Tool{Tool: mcp.Tool{Name: "checked", InputSchema: json.RawMessage(in)}}, textTool("checked"))
 }

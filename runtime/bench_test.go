@@ -24,14 +24,16 @@ import (
 func benchServer() *handlers.Server {
 	s := handlers.NewServer(mcp.Implementation{Name: "bench", Version: "1"}, "")
 	s.AddTool(handlers.Tool{
-		Name:        "echo",
-		InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`),
-	}, func(_ context.Context, _ *handlers.Request, args json.RawMessage) (*handlers.CallToolResult, error) {
+		Tool: mcp.Tool{
+			Name:        "echo",
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`),
+		},
+	}, func(_ context.Context, _ *handlers.Request, args json.RawMessage) (*mcp.CallToolResult, error) {
 		var a struct{ Text *string }
 		if err := json.Unmarshal(args, &a); err != nil || a.Text == nil {
 			return nil, fmt.Errorf("echo needs a string argument \"text\"")
 		}
-		return handlers.TextResult(*a.Text), nil
+		return mcp.TextResult(*a.Text), nil
 	})
 	return s
 }

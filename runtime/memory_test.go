@@ -138,8 +138,8 @@ func memoryHelper(mode string) {
 		return "limit=" + strconv.FormatInt(limit, 10) + " gogc=" + strconv.Itoa(gc)
 	}
 	srv := handlers.NewServer(mcp.Implementation{Name: "memory", Version: "0"}, "")
-	srv.AddTool(handlers.Tool{Name: "memory"}, func(context.Context, *handlers.Request, json.RawMessage) (*handlers.CallToolResult, error) {
-		return handlers.TextResult(report()), nil
+	srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "memory"}}, func(context.Context, *handlers.Request, json.RawMessage) (*mcp.CallToolResult, error) {
+		return mcp.TextResult(report()), nil
 	})
 	if err := Serve(context.Background(), srv, o); ExitCode(err) != ExitOK {
 		fmt.Fprintln(os.Stderr, "Serve:", err)

@@ -175,7 +175,7 @@ func runHTTPBench(ctx context.Context, hb httpBench, cfg loadgen.Config) (*HTTPB
 			c.Close()
 			return nil, err
 		}
-		if slices.ContainsFunc(tools, func(t client.Tool) bool { return t.Name == "echo" }) {
+		if slices.ContainsFunc(tools, func(t mcp.Tool) bool { return t.Name == "echo" }) {
 			bc.method, bc.tool, bc.args, bc.echo = "tools/call", "echo", json.RawMessage(`{"text":"hi"}`), "hi"
 		}
 	}

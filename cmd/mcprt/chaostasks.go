@@ -19,6 +19,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mcprt/mcprt/handlers/mcp"
 	"github.com/mcprt/mcprt/runtime"
 	"github.com/mcprt/mcprt/runtime/fault"
 	"github.com/mcprt/mcprt/session/client"
@@ -483,7 +484,7 @@ func (tc *taskCampaign) pickTool(ctx context.Context, c *client.Client) (taskToo
 		return tool{}, nil, err
 	}
 	listed := func(name string) bool {
-		return slices.ContainsFunc(tools, func(t client.Tool) bool { return t.Name == name })
+		return slices.ContainsFunc(tools, func(t mcp.Tool) bool { return t.Name == name })
 	}
 	// Behind a gateway a tool is listed with its backend's prefix.
 	listedAs := func(name string) (string, bool) {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -571,7 +570,7 @@ func clientList(cv *clientRun, args []string) int {
 			}
 			out[k] = rs
 			for _, r := range rs {
-				rows = append(rows, [2]string{r.URI, describe(r.Name, r.Description, r.MIMEType)})
+				rows = append(rows, [2]string{r.URI, describe(r.Name, r.Description, r.MimeType)})
 			}
 		case "templates":
 			ts, err := cv.c.ListResourceTemplates(cv.ctx)
@@ -580,7 +579,7 @@ func clientList(cv *clientRun, args []string) int {
 			}
 			out[k] = ts
 			for _, t := range ts {
-				rows = append(rows, [2]string{t.URITemplate, describe(t.Name, t.Description, t.MIMEType)})
+				rows = append(rows, [2]string{t.URITemplate, describe(t.Name, t.Description, t.MimeType)})
 			}
 		case "prompts":
 			ps, err := cv.c.ListPrompts(cv.ctx)
@@ -773,7 +772,7 @@ func clientCall(cv *clientRun, args []string) int {
 		// where they can be.
 		var schema json.RawMessage
 		if tools, err := cv.c.ListTools(cv.ctx); err == nil {
-			if i := slices.IndexFunc(tools, func(t client.Tool) bool { return t.Name == args[0] }); i >= 0 {
+			if i := slices.IndexFunc(tools, func(t mcp.Tool) bool { return t.Name == args[0] }); i >= 0 {
 				schema = tools[i].InputSchema
 			}
 		}
@@ -813,7 +812,7 @@ func clientCall(cv *clientRun, args []string) int {
 // the whole result; 1 when the tool (what: "tool NAME", "task ID")
 // reported an error.
 func (cv *clientRun) printCallResult(what string, raw json.RawMessage) int {
-	var res client.CallToolResult
+	var res mcp.CallToolResult
 	if err := json.Unmarshal(raw, &res); err != nil {
 		return cv.fail(fmt.Errorf("decoding the result: %w", err))
 	}
@@ -828,7 +827,7 @@ func (cv *clientRun) printCallResult(what string, raw json.RawMessage) int {
 		}
 		return code
 	}
-	if len(res.Content) == 0 && len(res.StructuredContent) > 0 {
+	if len(res.Content) == 0 && res.StructuredContent != nil {
 		fmt.Fprintf(cv.stdout, "%s\n", res.StructuredContent)
 		return code
 	}
@@ -864,13 +863,13 @@ func (cv *clientRun) failUnknown(err error, kind, name string) int {
 	var listErr error
 	switch kind {
 	case "tool":
-		var ts []client.Tool
+		var ts []mcp.Tool
 		ts, listErr = cv.c.ListTools(cv.ctx)
 		for _, t := range ts {
 			names = append(names, t.Name)
 		}
 	case "prompt":
-		var ps []client.Prompt
+		var ps []mcp.Prompt
 		ps, listErr = cv.c.ListPrompts(cv.ctx)
 		for _, p := range ps {
 			names = append(names, p.Name)
@@ -900,7 +899,7 @@ func progressText(p client.Progress) string {
 }
 
 // printContent writes text as is and summarises what is not text.
-func printContent(w io.Writer, c client.Content) {
+func printContent(w io.Writer, c mcp.Content) {
 	switch c.Type {
 	case "text":
 		fmt.Fprint(w, c.Text)
@@ -908,12 +907,16 @@ func printContent(w io.Writer, c client.Content) {
 			fmt.Fprintln(w)
 		}
 	case "image", "audio":
-		fmt.Fprintf(w, "[%s %s, %d bytes]\n", c.Type, c.MIMEType, base64.StdEncoding.DecodedLen(len(c.Data)))
+		fmt.Fprintf(w, "[%s %s, %d bytes]\n", c.Type, c.MimeType, len(c.Data))
 	case "resource_link":
-		fmt.Fprintf(w, "[resource link %s %s]\n", c.URI, c.Name)
+		if c.Link != nil {
+			fmt.Fprintf(w, "[resource link %s %s]\n", c.Link.URI, c.Link.Name)
+		}
 	case "resource":
 		var rc mcp.ResourceContents
-		_ = json.Unmarshal(c.Resource, &rc)
+		if c.Resource != nil {
+			rc = *c.Resource
+		}
 		if rc.Text != "" {
 			fmt.Fprint(w, rc.Text)
 			if !strings.HasSuffix(rc.Text, "\n") {
@@ -990,7 +993,7 @@ func clientGet(cv *clientRun, args []string) int {
 	if cv.json {
 		return cv.printJSON(raw)
 	}
-	var res client.GetPromptResult
+	var res mcp.GetPromptResult
 	if err := json.Unmarshal(raw, &res); err != nil {
 		return cv.fail(fmt.Errorf("decoding the result: %w", err))
 	}

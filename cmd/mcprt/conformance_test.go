@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"os"
 	"reflect"
@@ -108,7 +107,7 @@ func connectFixture(t *testing.T, version string, content map[string]any) *confo
 	return c
 }
 
-func callText(t *testing.T, c *conformanceClient, name string, args any, opts ...client.CallOption) *client.CallToolResult {
+func callText(t *testing.T, c *conformanceClient, name string, args any, opts ...client.CallOption) *mcp.CallToolResult {
 	t.Helper()
 	res, err := c.CallTool(context.Background(), name, args, opts...)
 	if err != nil {
@@ -163,24 +162,24 @@ func TestConformanceFixtureTools(t *testing.T) {
 		t.Errorf("test_simple_text: %+v", r)
 	}
 	r := callText(t, c, "test_image_content", map[string]any{})
-	if len(r.Content) != 1 || r.Content[0].Type != "image" || r.Content[0].MIMEType != "image/png" || !decodesTo(r.Content[0].Data, "\x89PNG\r\n") {
+	if len(r.Content) != 1 || r.Content[0].Type != "image" || r.Content[0].MimeType != "image/png" || !decodesTo(r.Content[0].Data, "\x89PNG\r\n") {
 		t.Errorf("test_image_content: %+v", r)
 	}
 	r = callText(t, c, "test_audio_content", map[string]any{})
-	if len(r.Content) != 1 || r.Content[0].Type != "audio" || r.Content[0].MIMEType != "audio/wav" || !decodesTo(r.Content[0].Data, "RIFF") {
+	if len(r.Content) != 1 || r.Content[0].Type != "audio" || r.Content[0].MimeType != "audio/wav" || !decodesTo(r.Content[0].Data, "RIFF") {
 		t.Errorf("test_audio_content: %+v", r)
 	}
-	if b, _ := base64.StdEncoding.DecodeString(r.Content[0].Data); len(b) != 46 || string(b[8:16]) != "WAVEfmt " || string(b[36:40]) != "data" {
+	if b := r.Content[0].Data; len(b) != 46 || string(b[8:16]) != "WAVEfmt " || string(b[36:40]) != "data" {
 		t.Errorf("test_audio_content: not a 46-byte WAV: %q", b)
 	}
 	r = callText(t, c, "test_embedded_resource", map[string]any{})
 	if len(r.Content) != 1 || r.Content[0].Type != "resource" ||
-		!jsonEqual(r.Content[0].Resource, `{"uri":"test://embedded-resource","mimeType":"text/plain","text":"This is an embedded resource content."}`) {
+		!jsonEqual(mustJSON(r.Content[0].Resource), `{"uri":"test://embedded-resource","mimeType":"text/plain","text":"This is an embedded resource content."}`) {
 		t.Errorf("test_embedded_resource: %+v (%s)", r, r.Content[0].Resource)
 	}
 	r = callText(t, c, "test_multiple_content_types", map[string]any{})
 	if types := contentTypes(r); !slices.Equal(types, []string{"text", "image", "resource"}) ||
-		!jsonEqual(r.Content[2].Resource, `{"uri":"test://mixed-content-resource","mimeType":"application/json","text":"{\"test\":\"data\",\"value\":123}"}`) {
+		!jsonEqual(mustJSON(r.Content[2].Resource), `{"uri":"test://mixed-content-resource","mimeType":"application/json","text":"{\"test\":\"data\",\"value\":123}"}`) {
 		t.Errorf("test_multiple_content_types: %v %+v", types, r)
 	}
 
@@ -366,7 +365,7 @@ func TestConformanceFixtureResourcesPrompts(t *testing.T) {
 			t.Errorf("prompt %s has no description", p.Name)
 		}
 	}
-	get := func(name string, args map[string]string) []client.PromptMessage {
+	get := func(name string, args map[string]string) []mcp.PromptMessage {
 		t.Helper()
 		res, err := c.GetPrompt(ctx, name, args)
 		if err != nil {
@@ -382,10 +381,10 @@ func TestConformanceFixtureResourcesPrompts(t *testing.T) {
 		t.Errorf("test_prompt_with_arguments: %+v", m)
 	}
 	if m := get("test_prompt_with_embedded_resource", map[string]string{"resourceUri": "test://example-resource"}); len(m) != 2 ||
-		m[0].Content.Type != "resource" || !jsonEqual(m[0].Content.Resource, `{"uri":"test://example-resource","mimeType":"text/plain","text":"Embedded resource content for testing."}`) {
+		m[0].Content.Type != "resource" || !jsonEqual(mustJSON(m[0].Content.Resource), `{"uri":"test://example-resource","mimeType":"text/plain","text":"Embedded resource content for testing."}`) {
 		t.Errorf("test_prompt_with_embedded_resource: %+v", m)
 	}
-	if m := get("test_prompt_with_image", nil); len(m) != 2 || m[0].Content.Type != "image" || m[0].Content.MIMEType != "image/png" || !decodesTo(m[0].Content.Data, "\x89PNG") {
+	if m := get("test_prompt_with_image", nil); len(m) != 2 || m[0].Content.Type != "image" || m[0].Content.MimeType != "image/png" || !decodesTo(m[0].Content.Data, "\x89PNG") {
 		t.Errorf("test_prompt_with_image: %+v", m)
 	}
 
@@ -438,7 +437,7 @@ func TestServeFixtureFlag(t *testing.T) {
 	}
 }
 
-func contentTypes(r *client.CallToolResult) []string {
+func contentTypes(r *mcp.CallToolResult) []string {
 	var types []string
 	for _, c := range r.Content {
 		types = append(types, c.Type)
@@ -447,9 +446,8 @@ func contentTypes(r *client.CallToolResult) []string {
 }
 
 // decodesTo reports whether b64 is base64 of bytes that start with prefix.
-func decodesTo(b64, prefix string) bool {
-	b, err := base64.StdEncoding.DecodeString(b64)
-	return err == nil && bytes.HasPrefix(b, []byte(prefix))
+func decodesTo(b []byte, prefix string) bool {
+	return bytes.HasPrefix(b, []byte(prefix))
 }
 
 // jsonEqual reports whether got is the JSON value want.

@@ -326,12 +326,15 @@ func (c *catalog) register(srv *handlers.Server) {
 	srv.SetExtension(mcp.SkillsExtension, json.RawMessage(`{"directoryRead":true}`))
 	for _, e := range c.entries {
 		fm, f := c.meta[e.URI], c.files[e.URI]
-		srv.AddResource(handlers.Resource{URI: e.URI, Name: fm.Name, Description: fm.Description, MimeType: "text/markdown", Size: int64(len(f.data))},
+		srv.AddResource(handlers.Resource{Resource: mcp.Resource{URI: e.URI, Name: fm.Name, Description: fm.Description, MimeType: "text/markdown", Size: int64(len(f.data))}},
 			c.readFile)
 	}
 	srv.AddResourceTemplate(handlers.ResourceTemplate{
-		URITemplate: "skill://{+path}", Name: "skill-files",
-		Description: "The files of the skills this server serves: skills/list names them, with their digests.",
+		ResourceTemplate: mcp.ResourceTemplate{
+			URITemplate: "skill://{+path}",
+			Name:        "skill-files",
+			Description: "The files of the skills this server serves: skills/list names them, with their digests.",
+		},
 	}, c.readFile)
 	srv.AddMethod("skills/list", c.list, true)
 	srv.AddMethod("skills/get", c.get, true)

@@ -178,16 +178,16 @@ func TestCampaignRejectsBadConfig(t *testing.T) {
 // handler wrapped by an Injector that fails every call one way or another.
 func testServer(inj *Injector) *handlers.Server {
 	srv := handlers.NewServer(mcp.Implementation{Name: "fault-test", Version: "1"}, "")
-	echo := func(ctx context.Context, _ *handlers.Request, args json.RawMessage) (*handlers.CallToolResult, error) {
+	echo := func(ctx context.Context, _ *handlers.Request, args json.RawMessage) (*mcp.CallToolResult, error) {
 		var a struct{ Text string }
 		if err := json.Unmarshal(args, &a); err != nil {
 			return nil, err
 		}
-		return handlers.TextResult(a.Text), nil
+		return mcp.TextResult(a.Text), nil
 	}
-	srv.AddTool(handlers.Tool{Name: "echo"}, echo)
-	srv.AddTool(handlers.Tool{Name: "flaky"}, inj.Wrap(echo))
-	srv.AddTool(handlers.Tool{Name: "sleep"}, func(ctx context.Context, _ *handlers.Request, args json.RawMessage) (*handlers.CallToolResult, error) {
+	srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "echo"}}, echo)
+	srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "flaky"}}, inj.Wrap(echo))
+	srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "sleep"}}, func(ctx context.Context, _ *handlers.Request, args json.RawMessage) (*mcp.CallToolResult, error) {
 		var a struct{ Ms int }
 		if err := json.Unmarshal(args, &a); err != nil {
 			return nil, err
@@ -196,7 +196,7 @@ func testServer(inj *Injector) *handlers.Server {
 		defer t.Stop()
 		select {
 		case <-t.C:
-			return handlers.TextResult("slept"), nil
+			return mcp.TextResult("slept"), nil
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}

@@ -20,21 +20,21 @@ import (
 // ends with stdin EOF while requests are in flight. Nothing may be lost.
 // For a server built as a program, set Command instead of Server.
 func Example() {
-	echo := func(ctx context.Context, _ *handlers.Request, args json.RawMessage) (*handlers.CallToolResult, error) {
+	echo := func(ctx context.Context, _ *handlers.Request, args json.RawMessage) (*mcp.CallToolResult, error) {
 		var a struct{ Text string }
 		if err := json.Unmarshal(args, &a); err != nil {
 			return nil, err
 		}
-		return handlers.TextResult(a.Text), nil
+		return mcp.TextResult(a.Text), nil
 	}
-	sleep := func(ctx context.Context, _ *handlers.Request, args json.RawMessage) (*handlers.CallToolResult, error) {
+	sleep := func(ctx context.Context, _ *handlers.Request, args json.RawMessage) (*mcp.CallToolResult, error) {
 		var a struct{ Ms int }
 		if err := json.Unmarshal(args, &a); err != nil {
 			return nil, err
 		}
 		select {
 		case <-time.After(time.Duration(a.Ms) * time.Millisecond):
-			return handlers.TextResult("slept"), nil
+			return mcp.TextResult("slept"), nil
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
@@ -42,9 +42,9 @@ func Example() {
 	inj := fault.NewInjector(7, fault.HandlerRates{Panic: 0.3, Hang: 0.1, Error: 0.3})
 
 	srv := handlers.NewServer(mcp.Implementation{Name: "example", Version: "1.0.0"}, "")
-	srv.AddTool(handlers.Tool{Name: "echo"}, echo)
-	srv.AddTool(handlers.Tool{Name: "sleep"}, sleep)
-	srv.AddTool(handlers.Tool{Name: "flaky"}, inj.Wrap(echo))
+	srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "echo"}}, echo)
+	srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "sleep"}}, sleep)
+	srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "flaky"}}, inj.Wrap(echo))
 
 	rep, err := (&fault.Campaign{
 		Server: srv,
@@ -86,15 +86,15 @@ func Example() {
 // flight; the server is ended as by SIGTERM. For a program, set Command
 // (it must print its URL) or, for one already running, URL instead.
 func Example_http() {
-	echo := func(ctx context.Context, _ *handlers.Request, args json.RawMessage) (*handlers.CallToolResult, error) {
+	echo := func(ctx context.Context, _ *handlers.Request, args json.RawMessage) (*mcp.CallToolResult, error) {
 		var a struct{ Text string }
 		if err := json.Unmarshal(args, &a); err != nil {
 			return nil, err
 		}
-		return handlers.TextResult(a.Text), nil
+		return mcp.TextResult(a.Text), nil
 	}
 	srv := handlers.NewServer(mcp.Implementation{Name: "example", Version: "1.0.0"}, "")
-	srv.AddTool(handlers.Tool{Name: "echo"}, echo)
+	srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "echo"}}, echo)
 
 	rates := fault.DefaultRates
 	rates.Garbage, rates.Pause, rates.Disconnect, rates.Delete = 0.05, 0.01, 0.01, 0.01

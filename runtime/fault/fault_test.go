@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcprt/mcprt/handlers"
+	"github.com/mcprt/mcprt/handlers/mcp"
 )
 
 func TestInjectorIsDeterministic(t *testing.T) {
@@ -88,12 +89,12 @@ func TestNewInjectorRejectsBadRates(t *testing.T) {
 	}
 }
 
-func okHandler(context.Context, *handlers.Request, json.RawMessage) (*handlers.CallToolResult, error) {
-	return handlers.TextResult("ok"), nil
+func okHandler(context.Context, *handlers.Request, json.RawMessage) (*mcp.CallToolResult, error) {
+	return mcp.TextResult("ok"), nil
 }
 
 // callWrapped runs one call of a handler wrapped to always suffer k.
-func callWrapped(k faultKind, ctx context.Context) (res *handlers.CallToolResult, err error, panicked any) {
+func callWrapped(k faultKind, ctx context.Context) (res *mcp.CallToolResult, err error, panicked any) {
 	var r HandlerRates
 	switch k {
 	case faultPanic:

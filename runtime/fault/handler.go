@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcprt/mcprt/handlers"
+	"github.com/mcprt/mcprt/handlers/mcp"
 )
 
 // faultKind is a fault a wrapped handler can suffer on one call.
@@ -126,7 +127,7 @@ func (in *Injector) callCount() uint64 { return in.calls.Load() }
 // Wrap returns h with faults injected: on each call the Injector draws a
 // fault and the wrapper panics, hangs, waits, fails or just runs h.
 func (in *Injector) Wrap(h handlers.ToolHandler) handlers.ToolHandler {
-	return func(ctx context.Context, req *handlers.Request, args json.RawMessage) (*handlers.CallToolResult, error) {
+	return func(ctx context.Context, req *handlers.Request, args json.RawMessage) (*mcp.CallToolResult, error) {
 		k, n := in.draw()
 		switch k {
 		case faultPanic:
@@ -152,7 +153,7 @@ func (in *Injector) Wrap(h handlers.ToolHandler) handlers.ToolHandler {
 // CrashLoop returns a handler that panics on every call: a tool broken for
 // good, for testing what a server does when the same handler keeps failing.
 func CrashLoop() handlers.ToolHandler {
-	return func(context.Context, *handlers.Request, json.RawMessage) (*handlers.CallToolResult, error) {
+	return func(context.Context, *handlers.Request, json.RawMessage) (*mcp.CallToolResult, error) {
 		panic("fault: crash loop")
 	}
 }

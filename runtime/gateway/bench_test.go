@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcprt/mcprt/handlers"
+	"github.com/mcprt/mcprt/handlers/mcp"
 )
 
 // BenchmarkForward is the gateway's forwarding path without its own
@@ -39,7 +39,7 @@ func BenchmarkForward(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		buf, err = res.(*handlers.CallToolResult).AppendJSON(buf[:0])
+		buf, err = res.(*mcp.CallToolResult).AppendJSON(buf[:0])
 		if err != nil || string(buf) != `{"content":[{"type":"text","text":"hi"}]}` {
 			b.Fatalf("%s, %v", buf, err)
 		}

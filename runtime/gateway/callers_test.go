@@ -76,8 +76,8 @@ func newExchangeAS(tb testing.TB) *exchangeAS {
 // as's ("svc-" or "as-") and names as in its 401.
 func startProtected(tb testing.TB, as *exchangeAS) string {
 	srv := handlers.NewServer(mcp.Implementation{Name: "protected", Version: "1"}, "")
-	srv.AddTool(handlers.Tool{Name: "who"}, func(_ context.Context, r *handlers.Request, _ json.RawMessage) (*handlers.CallToolResult, error) {
-		return handlers.TextResult(r.Caller.Subject), nil
+	srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "who"}}, func(_ context.Context, r *handlers.Request, _ json.RawMessage) (*mcp.CallToolResult, error) {
+		return mcp.TextResult(r.Caller.Subject), nil
 	})
 	e, err := actor.NewEngine(actor.NewEngineConfig())
 	if err != nil {
@@ -288,7 +288,7 @@ func BenchmarkExchangeCaller(b *testing.B) {
 		cctx, cancel := context.WithTimeout(cctx, hang)
 		defer cancel()
 		res, err := m.Run(cctx, r)
-		if err != nil || res.(*handlers.CallToolResult).IsError {
+		if err != nil || res.(*mcp.CallToolResult).IsError {
 			b.Fatalf("%s: %+v %v", who, res, err)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 
 	"github.com/mcprt/mcprt/handlers"
+	"github.com/mcprt/mcprt/handlers/mcp"
 )
 
 // Endpoint is a virtual endpoint (Config.Endpoints, the file's
@@ -330,7 +331,7 @@ func (g *Gateway) newEndpoint(name string, c Endpoint) *endpoint {
 	ep := &endpoint{name: name, cfg: c, srv: handlers.NewServer(g.opts.Info, g.srv.Instructions())}
 	ep.srv.OfferEverything()
 	ep.srv.WaitBeforeListing(g.ready)
-	ep.srv.OnUnknownTool(func(name string, caller *handlers.Caller) *handlers.CallToolResult {
+	ep.srv.OnUnknownTool(func(name string, caller *handlers.Caller) *mcp.CallToolResult {
 		// Why a backend's tool is missing is said only of a name the
 		// endpoint offers: any other is unknown there.
 		if !matches(ep.patterns().Tools, name) {

@@ -287,7 +287,7 @@ func (b *backend) rpcError(err error) error {
 
 func (b *backend) toolHandler(name string) handlers.ToolHandler {
 	nameLit := jsonrpc.AppendString(nil, name)
-	call := func(ctx context.Context, req *handlers.Request, args json.RawMessage) (*handlers.CallToolResult, error) {
+	call := func(ctx context.Context, req *handlers.Request, args json.RawMessage) (*mcp.CallToolResult, error) {
 		if inTask(ctx) && !b.perCaller() {
 			// As each caller, the call is a plain one on the caller's
 			// connection, which the gateway's task awaits.
@@ -299,7 +299,7 @@ func (b *backend) toolHandler(name string) handlers.ToolHandler {
 		}
 		return b.toolAnswer(raw)
 	}
-	return func(ctx context.Context, req *handlers.Request, args json.RawMessage) (*handlers.CallToolResult, error) {
+	return func(ctx context.Context, req *handlers.Request, args json.RawMessage) (*mcp.CallToolResult, error) {
 		on := b.g.opts.OnCall
 		if on == nil {
 			return call(ctx, req, args)
@@ -312,7 +312,7 @@ func (b *backend) toolHandler(name string) handlers.ToolHandler {
 }
 
 // callRecord is what Options.OnCall is told of a call started at at.
-func callRecord(backend, tool string, at time.Time, res *handlers.CallToolResult, err error) CallRecord {
+func callRecord(backend, tool string, at time.Time, res *mcp.CallToolResult, err error) CallRecord {
 	return CallRecord{Backend: backend, Tool: tool, Took: time.Since(at), IsError: err == nil && res != nil && res.IsError, Err: err}
 }
 
@@ -402,13 +402,13 @@ func reservedMetaKey(k string) bool {
 }
 
 // toolAnswer reads a backend's tool result.
-func (b *backend) toolAnswer(raw json.RawMessage) (*handlers.CallToolResult, error) {
+func (b *backend) toolAnswer(raw json.RawMessage) (*mcp.CallToolResult, error) {
 	if res, ok := textResult(raw); ok {
 		return res, nil
 	}
 	res, err := toolResult(raw)
 	if err != nil {
-		return &handlers.CallToolResult{Content: []handlers.Content{handlers.TextContent(
+		return &mcp.CallToolResult{Content: []mcp.Content{mcp.TextContent(
 			fmt.Sprintf("backend %q answered tools/call with a malformed result: %v", b.name, err))}, IsError: true}, nil
 	}
 	return res, nil
@@ -515,7 +515,7 @@ type started struct {
 	stop func() bool
 	// res is the relayed result: part of this allocation rather than one
 	// more per call.
-	res handlers.CallToolResult
+	res mcp.CallToolResult
 	// record is set only for Options.OnCall: a pointer, so that a call
 	// without it stays in a smaller size class.
 	record *callStart
@@ -528,7 +528,7 @@ type callStart struct {
 }
 
 // done answers the call, and tells Options.OnCall.
-func (f *started) done(res *handlers.CallToolResult, err error) {
+func (f *started) done(res *mcp.CallToolResult, err error) {
 	if r := f.record; r != nil {
 		f.b.g.opts.OnCall(callRecord(f.b.name, r.tool, r.at, res, err))
 	}
@@ -558,7 +558,7 @@ func (f *started) Answer(raw json.RawMessage, err error) {
 	if err == nil && !needInput {
 		if relayed, isError, ok := relayText(raw); ok {
 			// As it came: text blocks read the same in every revision.
-			f.res = *handlers.EncodedResult(relayed)
+			f.res = *mcp.EncodedResult(relayed)
 			f.res.IsError = isError // for OnCall; the encoded bytes say it too
 			f.done(&f.res, nil)
 			return
@@ -578,7 +578,7 @@ func (f *started) Answer(raw json.RawMessage, err error) {
 
 // toolResult decodes any tool result: its content blocks (see content),
 // structured content and isError.
-func toolResult(raw json.RawMessage) (*handlers.CallToolResult, error) {
+func toolResult(raw json.RawMessage) (*mcp.CallToolResult, error) {
 	var r struct {
 		Content           []json.RawMessage `json:"content"`
 		StructuredContent json.RawMessage   `json:"structuredContent"`
@@ -588,7 +588,7 @@ func toolResult(raw json.RawMessage) (*handlers.CallToolResult, error) {
 	if err := json.Unmarshal(raw, &r); err != nil {
 		return nil, err
 	}
-	res := &handlers.CallToolResult{IsError: r.IsError, Content: make([]handlers.Content, 0, len(r.Content)), Meta: resultMeta(r.Meta)}
+	res := &mcp.CallToolResult{IsError: r.IsError, Content: make([]mcp.Content, 0, len(r.Content)), Meta: resultMeta(r.Meta)}
 	for _, c := range r.Content {
 		res.Content = append(res.Content, content(c))
 	}
@@ -600,10 +600,10 @@ func toolResult(raw json.RawMessage) (*handlers.CallToolResult, error) {
 
 // toolError is the answer to a tools/call that could not be forwarded:
 // a result with isError when the backend was unavailable.
-func toolError(err error) (*handlers.CallToolResult, error) {
+func toolError(err error) (*mcp.CallToolResult, error) {
 	var u *unavailable
 	if errors.As(err, &u) {
-		return &handlers.CallToolResult{Content: []handlers.Content{handlers.TextContent(u.Error())}, IsError: true}, nil
+		return &mcp.CallToolResult{Content: []mcp.Content{mcp.TextContent(u.Error())}, IsError: true}, nil
 	}
 	return nil, err
 }
@@ -615,9 +615,9 @@ func toolError(err error) (*handlers.CallToolResult, error) {
 // content, a block with annotations or of another type, a member that is
 // not of the expected type, keys that encoding/json would match ignoring
 // case.
-func textResult(raw []byte) (res *handlers.CallToolResult, ok bool) {
+func textResult(raw []byte) (res *mcp.CallToolResult, ok bool) {
 	var first string
-	var more []handlers.Content
+	var more []mcp.Content
 	n := 0
 	r, ok := scanTextResult(raw, func(text []byte) bool {
 		s, ok := jsonrpc.Unquote(text)
@@ -628,9 +628,9 @@ func textResult(raw []byte) (res *handlers.CallToolResult, ok bool) {
 		case 0:
 			first = s
 		case 1:
-			more = append(make([]handlers.Content, 0, 4), handlers.TextContent(first), handlers.TextContent(s))
+			more = append(make([]mcp.Content, 0, 4), mcp.TextContent(first), mcp.TextContent(s))
 		default:
-			more = append(more, handlers.TextContent(s))
+			more = append(more, mcp.TextContent(s))
 		}
 		n++
 		return true
@@ -640,11 +640,11 @@ func textResult(raw []byte) (res *handlers.CallToolResult, ok bool) {
 	}
 	switch n {
 	case 0:
-		res = &handlers.CallToolResult{Content: []handlers.Content{}}
+		res = &mcp.CallToolResult{Content: []mcp.Content{}}
 	case 1:
-		res = handlers.TextResult(first) // the block in the result's allocation
+		res = mcp.TextResult(first) // the block in the result's allocation
 	default:
-		res = &handlers.CallToolResult{Content: more}
+		res = &mcp.CallToolResult{Content: more}
 	}
 	res.IsError = r.isError
 	return res, true
@@ -790,8 +790,8 @@ func resultMeta(raw json.RawMessage) json.RawMessage {
 // content reads one content block; one of a type handlers does not know
 // (or a malformed one) is passed on as text holding its JSON, so that
 // nothing the backend said is lost.
-func content(raw json.RawMessage) handlers.Content {
-	var c handlers.Content
+func content(raw json.RawMessage) mcp.Content {
+	var c mcp.Content
 	if err := json.Unmarshal(raw, &c); err == nil {
 		switch {
 		case c.Type == "text", c.Type == "image", c.Type == "audio",
@@ -799,11 +799,11 @@ func content(raw json.RawMessage) handlers.Content {
 			return c
 		}
 	}
-	return handlers.TextContent(string(raw))
+	return mcp.TextContent(string(raw))
 }
 
 func (b *backend) promptHandler(name string) handlers.PromptHandler {
-	return func(ctx context.Context, req *handlers.Request, args map[string]string) (*handlers.GetPromptResult, error) {
+	return func(ctx context.Context, req *handlers.Request, args map[string]string) (*mcp.GetPromptResult, error) {
 		var raw json.RawMessage
 		if err := b.forward(ctx, req, "prompts/get", withMeta(map[string]any{"name": name, "arguments": args}, req), &raw); err != nil {
 			return nil, b.rpcError(err)
@@ -819,9 +819,9 @@ func (b *backend) promptHandler(name string) handlers.PromptHandler {
 		if err := json.Unmarshal(raw, &r); err != nil {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("backend %q answered prompts/get with a malformed result: %v", b.name, err)}
 		}
-		res := &handlers.GetPromptResult{Description: r.Description, Messages: make([]handlers.PromptMessage, len(r.Messages)), Meta: resultMeta(r.Meta)}
+		res := &mcp.GetPromptResult{Description: r.Description, Messages: make([]mcp.PromptMessage, len(r.Messages)), Meta: resultMeta(r.Meta)}
 		for i, m := range r.Messages {
-			res.Messages[i] = handlers.PromptMessage{Role: m.Role, Content: content(m.Content)}
+			res.Messages[i] = mcp.PromptMessage{Role: m.Role, Content: content(m.Content)}
 		}
 		return res, nil
 	}

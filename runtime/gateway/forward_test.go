@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/mcprt/mcprt/handlers"
+	"github.com/mcprt/mcprt/handlers/mcp"
 )
 
 // TestTextResult: the scan of a text-only tool result gives what the full
@@ -79,7 +79,7 @@ func TestTextResult(t *testing.T) {
 	}
 }
 
-func mustText(t *testing.T, raw string) *handlers.CallToolResult {
+func mustText(t *testing.T, raw string) *mcp.CallToolResult {
 	t.Helper()
 	r, ok := textResult([]byte(raw))
 	if !ok {
@@ -88,7 +88,7 @@ func mustText(t *testing.T, raw string) *handlers.CallToolResult {
 	return r
 }
 
-func encode(t *testing.T, r *handlers.CallToolResult) string {
+func encode(t *testing.T, r *mcp.CallToolResult) string {
 	t.Helper()
 	b, err := r.AppendJSON(nil)
 	if err != nil {

@@ -873,7 +873,7 @@ func (l *lineWriter) line(prefix, text string) {
 // "Unknown tool". Any other unknown name gets the protocol's error, and so
 // does a caller that the tool's access would not show it to: the reason
 // names the backend.
-func (g *Gateway) unknownTool(name string, caller *handlers.Caller) *handlers.CallToolResult {
+func (g *Gateway) unknownTool(name string, caller *handlers.Caller) *mcp.CallToolResult {
 	prefix, tool, ok := strings.Cut(name, Separator)
 	if !ok {
 		return nil
@@ -903,7 +903,7 @@ func (g *Gateway) unknownTool(name string, caller *handlers.Caller) *handlers.Ca
 			why = fmt.Sprintf("is %s", st.State)
 		}
 		u := &unavailable{backend: b.name, why: fmt.Sprintf("%s, so its tool %q is not offered", why, name), stderr: b.tail()}
-		return &handlers.CallToolResult{Content: []handlers.Content{handlers.TextContent(u.Error())}, IsError: true}
+		return &mcp.CallToolResult{Content: []mcp.Content{mcp.TextContent(u.Error())}, IsError: true}
 	}
 	return nil
 }

@@ -68,31 +68,31 @@ func runDynamicServer() int {
 	srv := handlers.NewServer(mcp.Implementation{Name: "dynamic", Version: "1"}, "Call grow to add a tool.")
 	var mu sync.Mutex
 	var extra []string
-	srv.AddTool(handlers.Tool{Name: "grow"}, func(context.Context, *handlers.Request, json.RawMessage) (*handlers.CallToolResult, error) {
+	srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "grow"}}, func(context.Context, *handlers.Request, json.RawMessage) (*mcp.CallToolResult, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		name := fmt.Sprintf("extra-%d", len(extra)+1)
 		extra = append(extra, name)
-		srv.AddTool(handlers.Tool{Name: name}, func(context.Context, *handlers.Request, json.RawMessage) (*handlers.CallToolResult, error) {
-			return handlers.TextResult("I am " + name), nil
+		srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: name}}, func(context.Context, *handlers.Request, json.RawMessage) (*mcp.CallToolResult, error) {
+			return mcp.TextResult("I am " + name), nil
 		})
-		return handlers.TextResult("added " + name), nil
+		return mcp.TextResult("added " + name), nil
 	})
-	srv.AddTool(handlers.Tool{Name: "meta"}, func(_ context.Context, req *handlers.Request, _ json.RawMessage) (*handlers.CallToolResult, error) {
+	srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "meta"}}, func(_ context.Context, req *handlers.Request, _ json.RawMessage) (*mcp.CallToolResult, error) {
 		var p struct {
 			Meta json.RawMessage `json:"_meta"`
 		}
 		_ = json.Unmarshal(req.Params, &p)
-		return handlers.TextResult(string(p.Meta)), nil
+		return mcp.TextResult(string(p.Meta)), nil
 	})
-	srv.AddTool(handlers.Tool{Name: "shrink"}, func(context.Context, *handlers.Request, json.RawMessage) (*handlers.CallToolResult, error) {
+	srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "shrink"}}, func(context.Context, *handlers.Request, json.RawMessage) (*mcp.CallToolResult, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		for _, n := range extra {
 			srv.RemoveTool(n)
 		}
 		extra = nil
-		return handlers.TextResult("removed"), nil
+		return mcp.TextResult("removed"), nil
 	})
 	return mcprt.ExitCode(mcprt.Serve(context.Background(), srv, mcprt.Options{}))
 }

@@ -113,39 +113,39 @@ func appBackend(name, protocol string) Backend {
 
 func runAppServer() int {
 	srv := handlers.NewServer(mcp.Implementation{Name: "app", Version: "1"}, "")
-	var icons []handlers.Icon
+	var icons []mcp.Icon
 	if err := json.Unmarshal([]byte(appIcons), &icons); err != nil {
 		panic(err)
 	}
 	srv.SetExtension("io.modelcontextprotocol/ui", nil)
 	srv.SetExtension("com.example/app", json.RawMessage(`{"v":2}`))
-	srv.AddTool(handlers.Tool{Name: "ext"}, func(_ context.Context, req *handlers.Request, _ json.RawMessage) (*handlers.CallToolResult, error) {
+	srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "ext"}}, func(_ context.Context, req *handlers.Request, _ json.RawMessage) (*mcp.CallToolResult, error) {
 		settings, ok := req.ClientExtension("io.modelcontextprotocol/ui")
 		if !ok {
-			return handlers.TextResult("no ui"), nil
+			return mcp.TextResult("no ui"), nil
 		}
-		return handlers.TextResult("ui " + string(settings)), nil
+		return mcp.TextResult("ui " + string(settings)), nil
 	})
-	srv.AddTool(handlers.Tool{Name: "show", Meta: json.RawMessage(appToolMeta), Execution: json.RawMessage(appExecution), Icons: icons},
-		func(context.Context, *handlers.Request, json.RawMessage) (*handlers.CallToolResult, error) {
-			text := handlers.TextContent("shown")
+	srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "show", Meta: json.RawMessage(appToolMeta), Execution: json.RawMessage(appExecution), Icons: icons}},
+		func(context.Context, *handlers.Request, json.RawMessage) (*mcp.CallToolResult, error) {
+			text := mcp.TextContent("shown")
 			text.Meta = json.RawMessage(appOtherMeta)
-			return &handlers.CallToolResult{Content: []handlers.Content{text}, Meta: json.RawMessage(appOtherMeta)}, nil
+			return &mcp.CallToolResult{Content: []mcp.Content{text}, Meta: json.RawMessage(appOtherMeta)}, nil
 		})
-	srv.AddResource(handlers.Resource{URI: "ui://app/main.html", Name: "main", MimeType: "text/html;profile=mcp-app", Meta: json.RawMessage(appResourceMeta), Icons: icons},
+	srv.AddResource(handlers.Resource{Resource: mcp.Resource{URI: "ui://app/main.html", Name: "main", MimeType: "text/html;profile=mcp-app", Meta: json.RawMessage(appResourceMeta), Icons: icons}},
 		func(_ context.Context, req *handlers.Request, _ string, _ map[string]string) ([]mcp.ResourceContents, error) {
 			req.SetResultMeta(json.RawMessage(appOtherMeta))
 			return []mcp.ResourceContents{{Text: "<html></html>", Meta: json.RawMessage(appContentsMeta)}}, nil
 		})
-	srv.AddResourceTemplate(handlers.ResourceTemplate{URITemplate: "ui://app/{page}.html", Name: "pages", Meta: json.RawMessage(appOtherMeta)},
+	srv.AddResourceTemplate(handlers.ResourceTemplate{ResourceTemplate: mcp.ResourceTemplate{URITemplate: "ui://app/{page}.html", Name: "pages", Meta: json.RawMessage(appOtherMeta)}},
 		func(context.Context, *handlers.Request, string, map[string]string) ([]mcp.ResourceContents, error) {
 			return []mcp.ResourceContents{{Text: "page"}}, nil
 		})
-	srv.AddPrompt(handlers.Prompt{Name: "p", Meta: json.RawMessage(appOtherMeta), Icons: icons},
-		func(context.Context, *handlers.Request, map[string]string) (*handlers.GetPromptResult, error) {
-			text := handlers.TextContent("m")
+	srv.AddPrompt(handlers.Prompt{Prompt: mcp.Prompt{Name: "p", Meta: json.RawMessage(appOtherMeta), Icons: icons}},
+		func(context.Context, *handlers.Request, map[string]string) (*mcp.GetPromptResult, error) {
+			text := mcp.TextContent("m")
 			text.Meta = json.RawMessage(appOtherMeta)
-			return &handlers.GetPromptResult{Messages: []handlers.PromptMessage{{Role: "user", Content: text}}, Meta: json.RawMessage(appOtherMeta)}, nil
+			return &mcp.GetPromptResult{Messages: []mcp.PromptMessage{{Role: "user", Content: text}}, Meta: json.RawMessage(appOtherMeta)}, nil
 		})
 	return mcprt.ExitCode(mcprt.Serve(context.Background(), srv, mcprt.Options{}))
 }
@@ -210,7 +210,7 @@ func TestBackendExtensions(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var res handlers.CallToolResult
+		var res mcp.CallToolResult
 		if err := json.Unmarshal([]byte(got), &res); err != nil || len(res.Content) != 1 {
 			t.Fatalf("%s: %v", got, err)
 		}

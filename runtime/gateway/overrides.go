@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcprt/mcprt/handlers"
 	"github.com/mcprt/mcprt/handlers/jsonrpc"
+	"github.com/mcprt/mcprt/handlers/mcp"
 )
 
 // ToolOverride fits one of a backend's tools to the gateway's clients
@@ -229,7 +230,7 @@ func (o *ToolOverride) handler(ext string, h handlers.ToolHandler) handlers.Tool
 	if o == nil || len(o.Fixed) == 0 {
 		return h
 	}
-	return func(ctx context.Context, req *handlers.Request, args json.RawMessage) (*handlers.CallToolResult, error) {
+	return func(ctx context.Context, req *handlers.Request, args json.RawMessage) (*mcp.CallToolResult, error) {
 		args, err := o.withFixed(ext, args)
 		if err != nil {
 			return nil, err

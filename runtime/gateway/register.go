@@ -4,11 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/mcprt/mcprt/handlers"
+	"github.com/mcprt/mcprt/handlers/mcp"
 	"github.com/mcprt/mcprt/handlers/uritemplate"
 	"github.com/mcprt/mcprt/session/client"
 )
@@ -210,17 +210,28 @@ func (b *backend) apply(l *lists, note string) {
 	}
 	if ext := b.external(signOutTool); b.cfg.Auth == AuthUser && tools[ext] == "" && !g.search.reserved(ext) {
 		// AuthUser: the caller's way to forget their sign-in.
-		t := handlers.Tool{Name: ext, Unchecked: true, InputSchema: json.RawMessage(`{"type":"object"}`),
-			Description: fmt.Sprintf("Sign out of %q: the gateway forgets your token for it, and your next call of its tools asks you to sign in again.", b.name)}
+		t := handlers.Tool{
+			Tool: mcp.Tool{
+				Name:        ext,
+				InputSchema: json.RawMessage(`{"type":"object"}`),
+				Description: fmt.Sprintf("Sign out of %q: the gateway forgets your token for it, and your next call of its tools asks you to sign in again.", b.name),
+			},
+			Unchecked: true,
+		}
 		if offer('t', "tool", signOutTool, ext, func() { g.addTool(t, b.signOutHandler()) }) {
 			tools[ext] = signOutTool
 		}
 	}
 	if ext := b.external(confirmTool); b.cfg.Auth == AuthUser && tools[ext] == "" && !g.search.reserved(ext) {
 		// AuthUser: the caller's way to bind a sign-in to themselves.
-		t := handlers.Tool{Name: ext, Unchecked: true,
-			InputSchema: json.RawMessage(`{"type":"object","properties":{"code":{"type":"string","description":"the code the sign-in page showed"}},"required":["code"]}`),
-			Description: fmt.Sprintf("Finish signing in to %q: give the code the sign-in page showed in your browser. Only then does the gateway use that sign-in for your calls.", b.name)}
+		t := handlers.Tool{
+			Tool: mcp.Tool{
+				Name:        ext,
+				InputSchema: json.RawMessage(`{"type":"object","properties":{"code":{"type":"string","description":"the code the sign-in page showed"}},"required":["code"]}`),
+				Description: fmt.Sprintf("Finish signing in to %q: give the code the sign-in page showed in your browser. Only then does the gateway use that sign-in for your calls.", b.name),
+			},
+			Unchecked: true,
+		}
 		if offer('t', "tool", confirmTool, ext, func() { g.addTool(t, b.confirmSignInHandler()) }) {
 			tools[ext] = confirmTool
 		}
@@ -243,10 +254,10 @@ func (b *backend) apply(l *lists, note string) {
 			continue
 		}
 		p.Name, p.Description, p.Access = ext, describe(p.Description), b.cfg.Access
-		p.Arguments = slices.Clone(p.Arguments)
-		if l.completions {
-			for i := range p.Arguments {
-				p.Arguments[i].Complete = b.completer(client.CompletionRef{Type: "ref/prompt", Name: name}, p.Arguments[i].Name)
+		if l.completions && len(p.Arguments) > 0 {
+			p.Complete = make(map[string]handlers.CompletionHandler, len(p.Arguments))
+			for _, a := range p.Arguments {
+				p.Complete[a.Name] = b.completer(client.CompletionRef{Type: "ref/prompt", Name: name}, a.Name)
 			}
 		}
 		if !offer('p', "prompt", name, ext, func() { g.addPrompt(p, b.promptHandler(name)) }) {

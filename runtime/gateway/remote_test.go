@@ -39,15 +39,15 @@ type remote struct {
 func startRemote(t *testing.T, addr, token string) *remote {
 	t.Helper()
 	srv := handlers.NewServer(mcp.Implementation{Name: "remote", Version: "1"}, "")
-	srv.AddTool(handlers.Tool{Name: "echo"}, func(_ context.Context, _ *handlers.Request, args json.RawMessage) (*handlers.CallToolResult, error) {
+	srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "echo"}}, func(_ context.Context, _ *handlers.Request, args json.RawMessage) (*mcp.CallToolResult, error) {
 		var in struct {
 			Text string `json:"text"`
 		}
 		_ = json.Unmarshal(args, &in)
-		return handlers.TextResult(in.Text), nil
+		return mcp.TextResult(in.Text), nil
 	})
-	srv.AddTool(handlers.Tool{Name: "version"}, func(_ context.Context, r *handlers.Request, _ json.RawMessage) (*handlers.CallToolResult, error) {
-		return handlers.TextResult(r.Version), nil
+	srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "version"}}, func(_ context.Context, r *handlers.Request, _ json.RawMessage) (*mcp.CallToolResult, error) {
+		return mcp.TextResult(r.Version), nil
 	})
 	e, err := actor.NewEngine(actor.NewEngineConfig())
 	if err != nil {

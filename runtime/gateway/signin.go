@@ -17,6 +17,7 @@ import (
 
 	"github.com/mcprt/mcprt/handlers"
 	"github.com/mcprt/mcprt/handlers/jsonrpc"
+	"github.com/mcprt/mcprt/handlers/mcp"
 	"github.com/mcprt/mcprt/session/client/oauth"
 )
 
@@ -604,11 +605,11 @@ func (s *signins) callback(w http.ResponseWriter, r *http.Request, q url.Values)
 const signOutTool = "sign_out"
 
 func (b *backend) signOutHandler() handlers.ToolHandler {
-	return func(ctx context.Context, req *handlers.Request, _ json.RawMessage) (*handlers.CallToolResult, error) {
+	return func(ctx context.Context, req *handlers.Request, _ json.RawMessage) (*mcp.CallToolResult, error) {
 		s := b.g.signins
 		principal := s.principalOf(req)
 		if s == nil || principal == "" {
-			return &handlers.CallToolResult{IsError: true, Content: []handlers.Content{handlers.TextContent(
+			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{mcp.TextContent(
 				fmt.Sprintf("backend %q: %s", b.name, noCallerSignIn))}}, nil
 		}
 		if err := s.u.Tokens.Delete(principal, b.cfg.URL); err != nil {
@@ -620,7 +621,7 @@ func (b *backend) signOutHandler() handlers.ToolHandler {
 		if cs != nil {
 			cs.signOut(principal)
 		}
-		return &handlers.CallToolResult{Content: []handlers.Content{handlers.TextContent(
+		return &mcp.CallToolResult{Content: []mcp.Content{mcp.TextContent(
 			fmt.Sprintf("Signed out of %q: your next call of its tools asks you to sign in again.", b.name))}}, nil
 	}
 }
@@ -697,21 +698,21 @@ func (si *signin) obtainedNow() bool {
 }
 
 func (b *backend) confirmSignInHandler() handlers.ToolHandler {
-	return func(ctx context.Context, req *handlers.Request, args json.RawMessage) (*handlers.CallToolResult, error) {
+	return func(ctx context.Context, req *handlers.Request, args json.RawMessage) (*mcp.CallToolResult, error) {
 		s := b.g.signins
 		if s != nil && s.u.Loopback {
-			return &handlers.CallToolResult{IsError: true, Content: []handlers.Content{handlers.TextContent(
+			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{mcp.TextContent(
 				fmt.Sprintf("backend %q: over stdio a sign-in needs no code: open the link a call of its tools gives, sign in, then call again.", b.name))}}, nil
 		}
 		if s == nil || req.Caller == nil || req.Caller.Principal() == "" {
-			return &handlers.CallToolResult{IsError: true, Content: []handlers.Content{handlers.TextContent(
+			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{mcp.TextContent(
 				fmt.Sprintf("backend %q: %s", b.name, noCallerSignIn))}}, nil
 		}
 		var in struct {
 			Code string `json:"code"`
 		}
 		if err := json.Unmarshal(args, &in); err != nil || in.Code == "" {
-			return &handlers.CallToolResult{IsError: true, Content: []handlers.Content{handlers.TextContent(
+			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{mcp.TextContent(
 				`give the code the sign-in page shows: {"code": "…"}`)}}, nil
 		}
 		principal := req.Caller.Principal()
@@ -727,6 +728,6 @@ func (b *backend) confirmSignInHandler() handlers.ToolHandler {
 				cs.signOut(principal) // the next call connects with the token
 			}
 		}
-		return &handlers.CallToolResult{IsError: !ok, Content: []handlers.Content{handlers.TextContent(text)}}, nil
+		return &mcp.CallToolResult{IsError: !ok, Content: []mcp.Content{mcp.TextContent(text)}}, nil
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcprt/mcprt/handlers"
 	"github.com/mcprt/mcprt/handlers/jsonrpc"
+	"github.com/mcprt/mcprt/handlers/mcp"
 	"github.com/mcprt/mcprt/handlers/tasks"
 	"github.com/mcprt/mcprt/session/client"
 )
@@ -31,7 +32,7 @@ import (
 // for without the backend's Timeout), awaited to its end. Cancelling
 // the gateway's task cancels the backend's. The backend's progress goes on
 // to the client where its revision allows (2025-11-25 tasks).
-func (b *backend) taskCall(ctx context.Context, req *handlers.Request, name string, args json.RawMessage) (*handlers.CallToolResult, error) {
+func (b *backend) taskCall(ctx context.Context, req *handlers.Request, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
 	w := &startWait{parent: ctx, d: b.cfg.Timeout}
 	cl, err := b.acquire(w)
 	w.stop()

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcprt/mcprt/handlers"
 	"github.com/mcprt/mcprt/handlers/jsonrpc"
+	"github.com/mcprt/mcprt/handlers/mcp"
 	"github.com/mcprt/mcprt/runtime/gateway/internal/toolsearch"
 )
 
@@ -136,24 +137,28 @@ func (sr *search) removeTools() {
 
 func (sr *search) addTools() {
 	sr.srv.AddTool(handlers.Tool{
-		Name:  SearchToolsName,
-		Title: "Search tools",
-		Description: "Finds the tools for a task among all the tools this server offers (they are not all listed, " +
-			"to spare your context): describe what you want to do in a few words, e.g. \"read a file\" or " +
-			"\"remember a fact about a person\". Returns the best matches first, each with its full definition " +
-			"(name, description, inputSchema). Call one with " + CallToolName + ".",
-		InputSchema:  json.RawMessage(`{"type":"object","properties":{"query":{"type":"string","description":"what you want to do, in words"},"limit":{"type":"integer","minimum":1,"maximum":50,"description":"how many tools to return at most (default 5)"}},"required":["query"]}`),
-		OutputSchema: json.RawMessage(searchOutput),
-		Annotations:  &handlers.ToolAnnotations{ReadOnlyHint: &yes, IdempotentHint: &yes, OpenWorldHint: new(bool)},
+		Tool: mcp.Tool{
+			Name:  SearchToolsName,
+			Title: "Search tools",
+			Description: "Finds the tools for a task among all the tools this server offers (they are not all listed, " +
+				"to spare your context): describe what you want to do in a few words, e.g. \"read a file\" or " +
+				"\"remember a fact about a person\". Returns the best matches first, each with its full definition " +
+				"(name, description, inputSchema). Call one with " + CallToolName + ".",
+			InputSchema:  json.RawMessage(`{"type":"object","properties":{"query":{"type":"string","description":"what you want to do, in words"},"limit":{"type":"integer","minimum":1,"maximum":50,"description":"how many tools to return at most (default 5)"}},"required":["query"]}`),
+			OutputSchema: json.RawMessage(searchOutput),
+			Annotations:  &mcp.ToolAnnotations{ReadOnlyHint: &yes, IdempotentHint: &yes, OpenWorldHint: new(bool)},
+		},
 	}, sr.searchTools)
 	sr.srv.AddTool(handlers.Tool{
-		Name:  CallToolName,
-		Title: "Call a tool",
-		Description: "Calls one of this server's tools by name, found with " + SearchToolsName +
-			", with its arguments (an object that fits the tool's inputSchema); returns what the tool returns.",
-		InputSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string","description":"the tool's name, as search_tools gave it"},"arguments":{"type":"object","description":"the tool's arguments"}},"required":["name"]}`),
-		Unchecked:   true, // the tool called checks its own arguments
-		Start:       startNamedTool,
+		Tool: mcp.Tool{
+			Name:  CallToolName,
+			Title: "Call a tool",
+			Description: "Calls one of this server's tools by name, found with " + SearchToolsName +
+				", with its arguments (an object that fits the tool's inputSchema); returns what the tool returns.",
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string","description":"the tool's name, as search_tools gave it"},"arguments":{"type":"object","description":"the tool's arguments"}},"required":["name"]}`),
+		},
+		Unchecked: true, // the tool called checks its own arguments
+		Start:     startNamedTool,
 	}, sr.callNamedTool)
 }
 
@@ -177,7 +182,7 @@ func (sr *search) searchIndex() (*toolsearch.Index, []handlers.Tool) {
 
 // searchTools is search_tools: the tools the caller may use (Access, as
 // tools/list shows them), ranked for the query.
-func (sr *search) searchTools(ctx context.Context, req *handlers.Request, args json.RawMessage) (*handlers.CallToolResult, error) {
+func (sr *search) searchTools(ctx context.Context, req *handlers.Request, args json.RawMessage) (*mcp.CallToolResult, error) {
 	var in struct {
 		Query string `json:"query"`
 		Limit int    `json:"limit"`
@@ -220,7 +225,7 @@ func (sr *search) searchTools(ctx context.Context, req *handlers.Request, args j
 	if err != nil {
 		return nil, err
 	}
-	return &handlers.CallToolResult{Content: []handlers.Content{handlers.TextContent(text.String())}, StructuredContent: json.RawMessage(structured)}, nil
+	return &mcp.CallToolResult{Content: []mcp.Content{mcp.TextContent(text.String())}, StructuredContent: json.RawMessage(structured)}, nil
 }
 
 func compactJSON(raw json.RawMessage) string {
@@ -291,7 +296,7 @@ func namedToolParams(req *handlers.Request, args json.RawMessage) (json.RawMessa
 // before it is answered. A 2025-11-25 params.task is refused before it
 // gets here (call_tool itself is no task tool): only the Start path
 // serves it.
-func (sr *search) callNamedTool(ctx context.Context, req *handlers.Request, args json.RawMessage) (*handlers.CallToolResult, error) {
+func (sr *search) callNamedTool(ctx context.Context, req *handlers.Request, args json.RawMessage) (*mcp.CallToolResult, error) {
 	params, err := namedToolParams(req, args)
 	if err != nil {
 		return nil, err
@@ -309,7 +314,7 @@ func (sr *search) callNamedTool(ctx context.Context, req *handlers.Request, args
 	switch r := res.(type) {
 	case nil:
 		return nil, err
-	case *handlers.CallToolResult:
+	case *mcp.CallToolResult:
 		return r, err
 	}
 	// Another answer of tools/call (a task created): sent as it is.
@@ -317,7 +322,7 @@ func (sr *search) callNamedTool(ctx context.Context, req *handlers.Request, args
 	if merr != nil {
 		return nil, merr
 	}
-	return handlers.EncodedResult(raw), err
+	return mcp.EncodedResult(raw), err
 }
 
 // watch marks the index stale on every change of the server's tools,

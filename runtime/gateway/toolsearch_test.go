@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcprt/mcprt/handlers"
 	"github.com/mcprt/mcprt/handlers/jsonrpc"
+	"github.com/mcprt/mcprt/handlers/mcp"
 )
 
 // found is what search_tools found, by name, for a caller.
@@ -22,7 +23,7 @@ func (g *testGateway) found(c *handlers.Caller, query string) []string {
 		g.t.Fatalf("search_tools %q: %v", query, err)
 	}
 	var res struct {
-		Content           []handlers.Content `json:"content"`
+		Content           []mcp.Content `json:"content"`
 		StructuredContent struct {
 			Tools []handlers.Tool `json:"tools"`
 		} `json:"structuredContent"`

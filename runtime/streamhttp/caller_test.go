@@ -25,9 +25,9 @@ type callerKey struct{}
 // session carries its own values (session.In.Values).
 func TestCallerTravelsToHandler(t *testing.T) {
 	srv := handlers.NewServer(mcp.Implementation{Name: "caller-test", Version: "1"}, "")
-	srv.AddTool(handlers.Tool{Name: "whoami"}, func(ctx context.Context, _ *handlers.Request, _ json.RawMessage) (*handlers.CallToolResult, error) {
+	srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "whoami"}}, func(ctx context.Context, _ *handlers.Request, _ json.RawMessage) (*mcp.CallToolResult, error) {
 		who, _ := ctx.Value(callerKey{}).(string)
-		return handlers.TextResult("caller=" + who), nil
+		return mcp.TextResult("caller=" + who), nil
 	})
 	e, err := actor.NewEngine(actor.NewEngineConfig())
 	if err != nil {
@@ -72,11 +72,11 @@ func TestCallerTravelsToHandler(t *testing.T) {
 // eras, and left out of its tools/list; a caller it lets in calls it.
 func TestScopeChallenge(t *testing.T) {
 	srv := handlers.NewServer(mcp.Implementation{Name: "caller-test", Version: "1"}, "")
-	srv.AddTool(handlers.Tool{Name: "whoami"}, func(_ context.Context, req *handlers.Request, _ json.RawMessage) (*handlers.CallToolResult, error) {
-		return handlers.TextResult("caller=" + req.Caller.Principal()), nil
+	srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "whoami"}}, func(_ context.Context, req *handlers.Request, _ json.RawMessage) (*mcp.CallToolResult, error) {
+		return mcp.TextResult("caller=" + req.Caller.Principal()), nil
 	})
-	srv.AddTool(handlers.Tool{Name: "purge", Access: &handlers.Access{Scopes: []string{"admin"}}}, func(context.Context, *handlers.Request, json.RawMessage) (*handlers.CallToolResult, error) {
-		return handlers.TextResult("purged"), nil
+	srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "purge"}, Access: &handlers.Access{Scopes: []string{"admin"}}}, func(context.Context, *handlers.Request, json.RawMessage) (*mcp.CallToolResult, error) {
+		return mcp.TextResult("purged"), nil
 	})
 	e, err := actor.NewEngine(actor.NewEngineConfig())
 	if err != nil {

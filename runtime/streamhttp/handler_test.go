@@ -31,22 +31,26 @@ const modernMeta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-
 func testServer(cancelled chan<- string) *handlers.Server {
 	srv := handlers.NewServer(mcp.Implementation{Name: "http-test", Version: "1"}, "")
 	srv.AddTool(handlers.Tool{
-		Name:        "echo",
-		InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`),
-	}, func(_ context.Context, _ *handlers.Request, args json.RawMessage) (*handlers.CallToolResult, error) {
+		Tool: mcp.Tool{
+			Name:        "echo",
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`),
+		},
+	}, func(_ context.Context, _ *handlers.Request, args json.RawMessage) (*mcp.CallToolResult, error) {
 		text, _ := handlers.StringArg(args, "text")
-		return handlers.TextResult(text), nil
+		return mcp.TextResult(text), nil
 	})
 	srv.AddTool(handlers.Tool{
-		Name:        "sleep",
-		InputSchema: json.RawMessage(`{"type":"object","properties":{"ms":{"type":"integer"},"tag":{"type":"string"}}}`),
-	}, func(ctx context.Context, req *handlers.Request, args json.RawMessage) (*handlers.CallToolResult, error) {
+		Tool: mcp.Tool{
+			Name:        "sleep",
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"ms":{"type":"integer"},"tag":{"type":"string"}}}`),
+		},
+	}, func(ctx context.Context, req *handlers.Request, args json.RawMessage) (*mcp.CallToolResult, error) {
 		ms, _ := handlers.IntArg(args, "ms")
 		tag, _ := handlers.StringArg(args, "tag")
 		req.Progress(0, float64(ms), "started") // sent only when the client gave a progressToken
 		select {
 		case <-time.After(time.Duration(ms) * time.Millisecond):
-			return handlers.TextResult("slept"), nil
+			return mcp.TextResult("slept"), nil
 		case <-ctx.Done():
 			if cancelled != nil {
 				cancelled <- tag
@@ -54,16 +58,16 @@ func testServer(cancelled chan<- string) *handlers.Server {
 			return nil, ctx.Err()
 		}
 	})
-	srv.AddTool(handlers.Tool{Name: "panic"}, func(context.Context, *handlers.Request, json.RawMessage) (*handlers.CallToolResult, error) {
+	srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "panic"}}, func(context.Context, *handlers.Request, json.RawMessage) (*mcp.CallToolResult, error) {
 		panic("on purpose")
 	})
-	srv.AddTool(handlers.Tool{Name: "progress"}, func(_ context.Context, req *handlers.Request, _ json.RawMessage) (*handlers.CallToolResult, error) {
+	srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "progress"}}, func(_ context.Context, req *handlers.Request, _ json.RawMessage) (*mcp.CallToolResult, error) {
 		for i := 1; i <= 3; i++ {
 			req.Progress(float64(i), 3, "")
 		}
-		return handlers.TextResult("done"), nil
+		return mcp.TextResult("done"), nil
 	})
-	handlers.AddTool(srv, handlers.Tool{Name: "ask"}, func(ctx context.Context, req *handlers.Request, _ struct{}) (struct {
+	handlers.AddTool(srv, handlers.Tool{Tool: mcp.Tool{Name: "ask"}}, func(ctx context.Context, req *handlers.Request, _ struct{}) (struct {
 		Name string `json:"name"`
 	}, error) {
 		res, err := req.Elicit(ctx, "Name?", json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}}}`))
@@ -333,8 +337,8 @@ func TestLegacyGetStream(t *testing.T) {
 		t.Fatalf("second GET: %v %v", err, resp2)
 	}
 	defer resp2.Body.Close()
-	srv.AddTool(handlers.Tool{Name: "late"}, func(context.Context, *handlers.Request, json.RawMessage) (*handlers.CallToolResult, error) {
-		return handlers.TextResult("late"), nil
+	srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "late"}}, func(context.Context, *handlers.Request, json.RawMessage) (*mcp.CallToolResult, error) {
+		return mcp.TextResult("late"), nil
 	})
 	sc := bufio.NewScanner(resp.Body)
 	for sc.Scan() {
@@ -467,8 +471,8 @@ func TestModernListen(t *testing.T) {
 		switch {
 		case strings.Contains(line, "notifications/subscriptions/acknowledged"):
 			acked = true
-			srv.AddTool(handlers.Tool{Name: "new"}, func(context.Context, *handlers.Request, json.RawMessage) (*handlers.CallToolResult, error) {
-				return handlers.TextResult(""), nil
+			srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "new"}}, func(context.Context, *handlers.Request, json.RawMessage) (*mcp.CallToolResult, error) {
+				return mcp.TextResult(""), nil
 			})
 		case strings.Contains(line, "notifications/tools/list_changed") && acked:
 			return
@@ -696,11 +700,13 @@ func TestModernIgnoresSessionID(t *testing.T) {
 func TestParamHeaders(t *testing.T) {
 	srv := testServer(nil)
 	srv.AddTool(handlers.Tool{
-		Name: "sql",
-		InputSchema: json.RawMessage(`{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"},` +
-			`"n":{"type":"integer","x-mcp-header":"N"},"q":{"type":"string"}},"required":["q"]}`),
-	}, func(context.Context, *handlers.Request, json.RawMessage) (*handlers.CallToolResult, error) {
-		return handlers.TextResult("ran"), nil
+		Tool: mcp.Tool{
+			Name: "sql",
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"},` +
+				`"n":{"type":"integer","x-mcp-header":"N"},"q":{"type":"string"}},"required":["q"]}`),
+		},
+	}, func(context.Context, *handlers.Request, json.RawMessage) (*mcp.CallToolResult, error) {
+		return mcp.TextResult("ran"), nil
 	})
 	f := start(t, srv, streamhttp.Options{})
 	call := func(args string, params map[string]string) *reply {

@@ -116,13 +116,13 @@ func TestProofManySessions(t *testing.T) {
 func TestProofUnreadStream(t *testing.T) {
 	srv := handlers.NewServer(mcp.Implementation{Name: "flood", Version: "1"}, "")
 	sent := make(chan struct{})
-	srv.AddTool(handlers.Tool{Name: "flood"}, func(_ context.Context, req *handlers.Request, _ json.RawMessage) (*handlers.CallToolResult, error) {
+	srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "flood"}}, func(_ context.Context, req *handlers.Request, _ json.RawMessage) (*mcp.CallToolResult, error) {
 		pad := strings.Repeat("x", 200)
 		for i := 1; i <= 200_000; i++ {
 			req.Progress(float64(i), 0, pad)
 		}
 		close(sent)
-		return handlers.TextResult("done"), nil
+		return mcp.TextResult("done"), nil
 	})
 	f := start(t, srv, streamhttp.Options{})
 	sid := f.initialize(`{}`)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcprt/mcprt/handlers"
+	"github.com/mcprt/mcprt/handlers/mcp"
 	"github.com/mcprt/mcprt/runtime"
 	"github.com/mcprt/mcprt/runtime/streamhttp"
 )
@@ -21,9 +22,9 @@ import (
 // tag. A 2026-07-28 tasks/get must name its task in Mcp-Name.
 func TestLegacyTaskBoundByIDNotSession(t *testing.T) {
 	srv := testServer(nil)
-	srv.AddTool(handlers.Tool{Name: "job", Execution: json.RawMessage(`{"taskSupport":"optional"}`)},
-		func(context.Context, *handlers.Request, json.RawMessage) (*handlers.CallToolResult, error) {
-			return handlers.TextResult("done"), nil
+	srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "job", Execution: json.RawMessage(`{"taskSupport":"optional"}`)}},
+		func(context.Context, *handlers.Request, json.RawMessage) (*mcp.CallToolResult, error) {
+			return mcp.TextResult("done"), nil
 		})
 	m, err := runtime.StartTasks(nil, srv, runtime.TasksOptions{Tag: "r7"})
 	if err != nil {
@@ -73,13 +74,13 @@ func TestLegacyTaskBoundByIDNotSession(t *testing.T) {
 // ends with the result.
 func TestTaskAsksOnTasksResultStream(t *testing.T) {
 	srv := testServer(nil)
-	srv.AddTool(handlers.Tool{Name: "askjob", Execution: json.RawMessage(`{"taskSupport":"required"}`)},
-		func(ctx context.Context, req *handlers.Request, _ json.RawMessage) (*handlers.CallToolResult, error) {
+	srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "askjob", Execution: json.RawMessage(`{"taskSupport":"required"}`)}},
+		func(ctx context.Context, req *handlers.Request, _ json.RawMessage) (*mcp.CallToolResult, error) {
 			res, err := req.Elicit(ctx, "Name?", json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}}}`))
 			if err != nil {
 				return nil, err
 			}
-			return handlers.TextResult("hello " + res.Content["name"].(string)), nil
+			return mcp.TextResult("hello " + res.Content["name"].(string)), nil
 		})
 	m, err := runtime.StartTasks(nil, srv, runtime.TasksOptions{})
 	if err != nil {
@@ -139,8 +140,8 @@ func TestTaskAsksOnTasksResultStream(t *testing.T) {
 // session.
 func TestSessionEndsAndItsTasks(t *testing.T) {
 	srv := testServer(nil)
-	srv.AddTool(handlers.Tool{Name: "block", Execution: json.RawMessage(`{"taskSupport":"required"}`)},
-		func(ctx context.Context, _ *handlers.Request, _ json.RawMessage) (*handlers.CallToolResult, error) {
+	srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "block", Execution: json.RawMessage(`{"taskSupport":"required"}`)}},
+		func(ctx context.Context, _ *handlers.Request, _ json.RawMessage) (*mcp.CallToolResult, error) {
 			<-ctx.Done()
 			return nil, ctx.Err()
 		})

@@ -13,6 +13,7 @@ import (
 
 	"github.com/anthdm/hollywood/actor"
 
+	"github.com/mcprt/mcprt/handlers/mcp"
 	"github.com/mcprt/mcprt/session/client"
 	"github.com/mcprt/mcprt/supervisor"
 )
@@ -81,7 +82,7 @@ func textOf(t *testing.T, r client.Response) string {
 	if r.Err != nil {
 		t.Fatalf("response error: %v", r.Err)
 	}
-	var res client.CallToolResult
+	var res mcp.CallToolResult
 	if err := json.Unmarshal(r.Result, &res); err != nil || len(res.Content) != 1 {
 		t.Fatalf("result %s: %v", r.Result, err)
 	}

@@ -93,7 +93,7 @@ func ctx(t *testing.T) context.Context {
 	return ctx
 }
 
-func toolText(t *testing.T, r *client.CallToolResult) string {
+func toolText(t *testing.T, r *mcp.CallToolResult) string {
 	t.Helper()
 	if len(r.Content) != 1 || r.Content[0].Type != "text" {
 		t.Fatalf("want one text content, got %+v", r.Content)
@@ -666,7 +666,7 @@ func TestListsAndRefresh(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	names := func(ts []client.Tool) []string {
+	names := func(ts []mcp.Tool) []string {
 		var n []string
 		for _, t := range ts {
 			n = append(n, t.Name)

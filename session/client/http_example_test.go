@@ -20,7 +20,7 @@ import (
 // legacy one, which gets a session of its own.
 func ExampleConnectURL() {
 	srv := handlers.NewServer(mcp.Implementation{Name: "greeter", Version: "1.0.0"}, "")
-	handlers.AddTool(srv, handlers.Tool{Name: "greet", Description: "Greets someone by name."},
+	handlers.AddTool(srv, handlers.Tool{Tool: mcp.Tool{Name: "greet", Description: "Greets someone by name."}},
 		func(_ context.Context, _ *handlers.Request, in struct {
 			Name string `json:"name"`
 		}) (struct {
@@ -52,7 +52,7 @@ func ExampleConnectURL() {
 			fmt.Println(err)
 			return
 		}
-		fmt.Println(c.ServerInfo().Name, c.Era(), c.ProtocolVersion(), string(res.StructuredContent))
+		fmt.Println(c.ServerInfo().Name, c.Era(), c.ProtocolVersion(), fmt.Sprintf("%s", res.StructuredContent))
 		fmt.Println(c.Close()) // a legacy session ends with DELETE
 	}
 

@@ -14,8 +14,8 @@ import (
 // validTools leaves out, with a warning, the tools whose x-mcp-header
 // annotations are invalid: a 2026-07-28 client over HTTP must not offer
 // them.
-func (c *Client) validTools(tools []Tool) []Tool {
-	return slices.DeleteFunc(tools, func(t Tool) bool {
+func (c *Client) validTools(tools []mcp.Tool) []mcp.Tool {
+	return slices.DeleteFunc(tools, func(t mcp.Tool) bool {
 		_, err := jsonschema.HeaderParams(t.InputSchema)
 		if err != nil {
 			c.log.Warn("tools/list: leaving out a tool whose x-mcp-header annotations are invalid",
@@ -31,7 +31,7 @@ func (c *Client) validTools(tools []Tool) []Tool {
 func (c *Client) setParamHeaders(h http.Header, params []byte) {
 	name := stringParam(params, "name")
 	c.mu.Lock()
-	tools, _ := c.cache[mTools].([]Tool)
+	tools, _ := c.cache[mTools].([]mcp.Tool)
 	var schema json.RawMessage
 	for _, t := range tools {
 		if t.Name == name {

@@ -5,12 +5,13 @@ import (
 	"testing"
 
 	"github.com/mcprt/mcprt/handlers/jsonschema"
+	"github.com/mcprt/mcprt/handlers/mcp"
 )
 
 // TestSetParamHeaders: values are mirrored as the specification converts
 // them; absent, null and non-primitive values get no header.
 func TestSetParamHeaders(t *testing.T) {
-	c := &Client{cache: map[string]any{mTools: []Tool{{Name: "t", InputSchema: []byte(`{"type":"object","properties":{
+	c := &Client{cache: map[string]any{mTools: []mcp.Tool{{Name: "t", InputSchema: []byte(`{"type":"object","properties":{
 		"s":{"type":"string","x-mcp-header":"S"},
 		"i":{"type":"integer","x-mcp-header":"I"},
 		"b":{"type":"boolean","x-mcp-header":"B"},

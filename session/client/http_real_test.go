@@ -215,11 +215,11 @@ func TestHTTPRealServerAsksTheClient(t *testing.T) {
 				},
 			}))
 			r, err := c.CallTool(ctx(t), "elicit", nil)
-			if err != nil || r.IsError || !strings.Contains(string(r.StructuredContent), "Hello, Grace!") {
+			if err != nil || r.IsError || !strings.Contains(fmt.Sprintf("%s", r.StructuredContent), "Hello, Grace!") {
 				t.Errorf("elicit: %+v %v", r, err)
 			}
 			r, err = c.CallTool(ctx(t), "sample", map[string]string{"prompt": "ping"})
-			if err != nil || r.IsError || !strings.Contains(string(r.StructuredContent), "sampled") {
+			if err != nil || r.IsError || !strings.Contains(fmt.Sprintf("%s", r.StructuredContent), "sampled") {
 				t.Errorf("sample: %+v %v", r, err)
 			}
 		})

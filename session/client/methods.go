@@ -111,8 +111,8 @@ func (c *Client) pokeRefresher() {
 // ListTools lists every tool (all pages) and caches the list. Over HTTP in
 // 2026-07-28, tools whose x-mcp-header annotations are invalid are left
 // out (and logged), as the transport requires.
-func (c *Client) ListTools(ctx context.Context, opts ...CallOption) ([]Tool, error) {
-	var filter func([]Tool) []Tool
+func (c *Client) ListTools(ctx context.Context, opts ...CallOption) ([]mcp.Tool, error) {
+	var filter func([]mcp.Tool) []mcp.Tool
 	if c.h != nil && c.era == EraModern {
 		filter = c.validTools
 	}
@@ -120,19 +120,19 @@ func (c *Client) ListTools(ctx context.Context, opts ...CallOption) ([]Tool, err
 }
 
 // ListResources lists every resource (all pages) and caches the list.
-func (c *Client) ListResources(ctx context.Context, opts ...CallOption) ([]Resource, error) {
-	return listAll[Resource](ctx, c, mResources, "resources", opts, nil)
+func (c *Client) ListResources(ctx context.Context, opts ...CallOption) ([]mcp.Resource, error) {
+	return listAll[mcp.Resource](ctx, c, mResources, "resources", opts, nil)
 }
 
 // ListResourceTemplates lists every resource template (all pages) and
 // caches the list.
-func (c *Client) ListResourceTemplates(ctx context.Context, opts ...CallOption) ([]ResourceTemplate, error) {
-	return listAll[ResourceTemplate](ctx, c, mTemplates, "resourceTemplates", opts, nil)
+func (c *Client) ListResourceTemplates(ctx context.Context, opts ...CallOption) ([]mcp.ResourceTemplate, error) {
+	return listAll[mcp.ResourceTemplate](ctx, c, mTemplates, "resourceTemplates", opts, nil)
 }
 
 // ListPrompts lists every prompt (all pages) and caches the list.
-func (c *Client) ListPrompts(ctx context.Context, opts ...CallOption) ([]Prompt, error) {
-	return listAll[Prompt](ctx, c, mPrompts, "prompts", opts, nil)
+func (c *Client) ListPrompts(ctx context.Context, opts ...CallOption) ([]mcp.Prompt, error) {
+	return listAll[mcp.Prompt](ctx, c, mPrompts, "prompts", opts, nil)
 }
 
 func cached[T any](c *Client, method string) ([]T, bool) {
@@ -148,19 +148,19 @@ func cached[T any](c *Client, method string) ([]T, bool) {
 // CachedTools returns the tool list as last fetched, by ListTools or by the
 // refresh that follows notifications/tools/list_changed; false if it was
 // never fetched.
-func (c *Client) CachedTools() ([]Tool, bool) { return cached[Tool](c, mTools) }
+func (c *Client) CachedTools() ([]mcp.Tool, bool) { return cached[mcp.Tool](c, mTools) }
 
 // CachedResources is CachedTools for resources.
-func (c *Client) CachedResources() ([]Resource, bool) { return cached[Resource](c, mResources) }
+func (c *Client) CachedResources() ([]mcp.Resource, bool) { return cached[mcp.Resource](c, mResources) }
 
 // CachedResourceTemplates is CachedTools for resource templates (refreshed
 // on notifications/resources/list_changed).
-func (c *Client) CachedResourceTemplates() ([]ResourceTemplate, bool) {
-	return cached[ResourceTemplate](c, mTemplates)
+func (c *Client) CachedResourceTemplates() ([]mcp.ResourceTemplate, bool) {
+	return cached[mcp.ResourceTemplate](c, mTemplates)
 }
 
 // CachedPrompts is CachedTools for prompts.
-func (c *Client) CachedPrompts() ([]Prompt, bool) { return cached[Prompt](c, mPrompts) }
+func (c *Client) CachedPrompts() ([]mcp.Prompt, bool) { return cached[mcp.Prompt](c, mPrompts) }
 
 // markDirty schedules a refresh of the lists of kind that were fetched
 // before; lists nobody asked for stay unfetched.
@@ -241,12 +241,12 @@ func (c *Client) refetch(k ListKind) error {
 
 // CallTool calls a tool. args is marshalled as the arguments object (nil
 // sends none). A tool that failed is a result with IsError, not an error.
-func (c *Client) CallTool(ctx context.Context, name string, args any, opts ...CallOption) (*CallToolResult, error) {
+func (c *Client) CallTool(ctx context.Context, name string, args any, opts ...CallOption) (*mcp.CallToolResult, error) {
 	params := map[string]any{"name": name}
 	if !isNil(args) {
 		params["arguments"] = args
 	}
-	var res CallToolResult
+	var res mcp.CallToolResult
 	if err := c.Call(ctx, "tools/call", params, &res, opts...); err != nil {
 		return nil, err
 	}
@@ -263,12 +263,12 @@ func (c *Client) ReadResource(ctx context.Context, uri string, opts ...CallOptio
 }
 
 // GetPrompt gets a prompt with its arguments (nil sends none).
-func (c *Client) GetPrompt(ctx context.Context, name string, args map[string]string, opts ...CallOption) (*GetPromptResult, error) {
+func (c *Client) GetPrompt(ctx context.Context, name string, args map[string]string, opts ...CallOption) (*mcp.GetPromptResult, error) {
 	params := map[string]any{"name": name}
 	if args != nil {
 		params["arguments"] = args
 	}
-	var res GetPromptResult
+	var res mcp.GetPromptResult
 	if err := c.Call(ctx, "prompts/get", params, &res, opts...); err != nil {
 		return nil, err
 	}

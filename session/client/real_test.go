@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcprt/mcprt/handlers/jsonrpc"
+	"github.com/mcprt/mcprt/handlers/mcp"
 	"github.com/mcprt/mcprt/session/client"
 )
 
@@ -232,7 +233,7 @@ func TestRealServerAsksTheClient(t *testing.T) {
 				},
 				Sampling: func(_ context.Context, p json.RawMessage) (any, error) {
 					var req struct {
-						Messages []struct{ Content client.Content }
+						Messages []struct{ Content mcp.Content }
 					}
 					json.Unmarshal(p, &req)
 					return map[string]any{"role": "assistant", "model": "echo-model",
@@ -240,11 +241,11 @@ func TestRealServerAsksTheClient(t *testing.T) {
 				},
 			}))
 			r, err := c.CallTool(ctx(t), "elicit", nil)
-			if err != nil || r.IsError || !strings.Contains(string(r.StructuredContent), "Hello, Grace!") {
+			if err != nil || r.IsError || !strings.Contains(fmt.Sprintf("%s", r.StructuredContent), "Hello, Grace!") {
 				t.Errorf("elicit: %+v %v", r, err)
 			}
 			r, err = c.CallTool(ctx(t), "sample", map[string]string{"prompt": "ping"})
-			if err != nil || r.IsError || !strings.Contains(string(r.StructuredContent), "you said: ping") || !strings.Contains(string(r.StructuredContent), "echo-model") {
+			if err != nil || r.IsError || !strings.Contains(fmt.Sprintf("%s", r.StructuredContent), "you said: ping") || !strings.Contains(fmt.Sprintf("%s", r.StructuredContent), "echo-model") {
 				t.Errorf("sample: %+v %v", r, err)
 			}
 

@@ -152,18 +152,6 @@ func TaskOf(raw json.RawMessage) (*Task, bool) {
 	return t, err == nil
 }
 
-// TaskSupport is a tool's execution.taskSupport (2025-11-25): "forbidden"
-// (also when absent), "optional" or "required".
-func (t Tool) TaskSupport() string {
-	var e struct {
-		TaskSupport string `json:"taskSupport"`
-	}
-	if len(t.Execution) > 0 && json.Unmarshal(t.Execution, &e) == nil && e.TaskSupport != "" {
-		return e.TaskSupport
-	}
-	return "forbidden"
-}
-
 // serverTasksToolCall reports whether a 2025-11-25 server declared
 // tasks.requests.tools.call.
 func (c *Client) serverTasksToolCall() bool {
@@ -215,7 +203,7 @@ func WithTaskTTL(d time.Duration) CallOption {
 // tasks.requests.tools.call and the tool's taskSupport is optional or
 // required; in 2026-07-28 when the server declares the tasks extension
 // (it still decides per call).
-func (c *Client) CanTask(tool Tool) bool {
+func (c *Client) CanTask(tool mcp.Tool) bool {
 	if c.era == EraModern {
 		return c.serverDeclaresTasksExtension()
 	}
@@ -249,7 +237,7 @@ func (c *Client) CallToolTask(ctx context.Context, name string, args any, opts .
 				return nil, nil, fmt.Errorf("client: tools/call %s: listing tools for their taskSupport: %w", name, err)
 			}
 		}
-		i := slices.IndexFunc(tools, func(t Tool) bool { return t.Name == name })
+		i := slices.IndexFunc(tools, func(t mcp.Tool) bool { return t.Name == name })
 		if i >= 0 && c.CanTask(tools[i]) {
 			task := map[string]any{}
 			if o.taskTTL > 0 {

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcprt/mcprt/handlers/mcp"
 	"github.com/mcprt/mcprt/session/client"
 )
 
@@ -65,7 +66,7 @@ func TestEverythingTask(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	i := slices.IndexFunc(tools, func(tl client.Tool) bool { return tl.Name == "simulate-research-query" })
+	i := slices.IndexFunc(tools, func(tl mcp.Tool) bool { return tl.Name == "simulate-research-query" })
 	if i < 0 {
 		t.Fatalf("no simulate-research-query among %d tools", len(tools))
 	}
@@ -85,7 +86,7 @@ func TestEverythingTask(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var r client.CallToolResult
+	var r mcp.CallToolResult
 	if err := json.Unmarshal(raw, &r); err != nil || len(r.Content) == 0 || !strings.Contains(r.Content[0].Text, "Research Report: gophers") {
 		t.Fatalf("result %s (%v)", raw, err)
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcprt/mcprt/handlers/mcp"
 	"github.com/mcprt/mcprt/session/client"
 )
 
@@ -42,7 +43,7 @@ func TestMcprtTasks(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				i := slices.IndexFunc(tools, func(tl client.Tool) bool { return tl.Name == "slow_compute" })
+				i := slices.IndexFunc(tools, func(tl mcp.Tool) bool { return tl.Name == "slow_compute" })
 				if i < 0 {
 					t.Skip("needs the server side of tasks (issue 26): -fixture conformance has no slow_compute yet")
 				}
@@ -68,7 +69,7 @@ func mcprtTaskLifecycle(t *testing.T, c *client.Client) {
 	task := start("slow_compute", map[string]any{"seconds": 1, "label": "client"})
 	var statuses []client.TaskStatus
 	raw, err := c.AwaitTask(ctx(t), task, func(tk client.Task) { statuses = append(statuses, tk.Status) })
-	var r client.CallToolResult
+	var r mcp.CallToolResult
 	if err != nil || json.Unmarshal(raw, &r) != nil || len(r.Content) == 0 || r.IsError {
 		t.Fatalf("slow_compute: %s %v", raw, err)
 	}

@@ -160,7 +160,7 @@ func connectModernTasks(t *testing.T, o client.Options) (*modernTaskFake, *clien
 func TestModernTaskPolled(t *testing.T) {
 	t.Parallel()
 	f, c := connectModernTasks(t, client.Options{Extensions: map[string]json.RawMessage{"io.modelcontextprotocol/ui": nil}})
-	if !c.CanTask(client.Tool{Name: "job"}) {
+	if !c.CanTask(mcp.Tool{Name: "job"}) {
 		t.Error("CanTask is false for a server that declares the extension")
 	}
 	task, res, err := c.CallToolTask(ctx(t), "job", map[string]any{"n": 1})
@@ -175,7 +175,7 @@ func TestModernTaskPolled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var r client.CallToolResult
+	var r mcp.CallToolResult
 	if json.Unmarshal(raw, &r) != nil || len(r.Content) != 1 || r.Content[0].Text != "job done" {
 		t.Fatalf("result %s", raw)
 	}

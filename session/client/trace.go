@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mcprt/mcprt/handlers/jsonrpc"
+	"github.com/mcprt/mcprt/handlers/mcp"
 	"github.com/mcprt/mcprt/handlers/trace"
 )
 
@@ -60,7 +61,7 @@ func (c *Client) tracedCall(ctx context.Context, tr *trace.Tracer, method string
 // toolIsError reads isError from a tools/call result as Call decoded it.
 func toolIsError(result any) bool {
 	switch r := result.(type) {
-	case *CallToolResult:
+	case *mcp.CallToolResult:
 		return r.IsError
 	case *json.RawMessage:
 		v, ok := jsonrpc.Member(*r, "isError")

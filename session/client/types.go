@@ -64,102 +64,10 @@ type Progress struct {
 	Message  string
 }
 
-// Tool is one entry of tools/list. Schemas and annotations stay raw: the
-// client passes them on, it does not interpret them.
-type Tool struct {
-	Name         string          `json:"name"`
-	Title        string          `json:"title,omitempty"`
-	Description  string          `json:"description,omitempty"`
-	InputSchema  json.RawMessage `json:"inputSchema,omitempty"`
-	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
-	Annotations  json.RawMessage `json:"annotations,omitempty"`
-	Icons        json.RawMessage `json:"icons,omitempty"`
-	Execution    json.RawMessage `json:"execution,omitempty"`
-	// Meta is the tool's _meta, raw: an MCP App's ui.resourceUri, say.
-	Meta json.RawMessage `json:"_meta,omitempty"`
-}
-
-// Resource is one entry of resources/list.
-type Resource struct {
-	URI         string `json:"uri"`
-	Name        string `json:"name"`
-	Title       string `json:"title,omitempty"`
-	Description string `json:"description,omitempty"`
-	MIMEType    string `json:"mimeType,omitempty"`
-	Size        *int64 `json:"size,omitempty"`
-	// Icons and Meta (_meta) are raw.
-	Icons json.RawMessage `json:"icons,omitempty"`
-	Meta  json.RawMessage `json:"_meta,omitempty"`
-}
-
-// ResourceTemplate is one entry of resources/templates/list.
-type ResourceTemplate struct {
-	URITemplate string          `json:"uriTemplate"`
-	Name        string          `json:"name"`
-	Title       string          `json:"title,omitempty"`
-	Description string          `json:"description,omitempty"`
-	MIMEType    string          `json:"mimeType,omitempty"`
-	Icons       json.RawMessage `json:"icons,omitempty"`
-	Meta        json.RawMessage `json:"_meta,omitempty"`
-}
-
-// Prompt is one entry of prompts/list.
-type Prompt struct {
-	Name        string           `json:"name"`
-	Title       string           `json:"title,omitempty"`
-	Description string           `json:"description,omitempty"`
-	Arguments   []PromptArgument `json:"arguments,omitempty"`
-	Icons       json.RawMessage  `json:"icons,omitempty"`
-	Meta        json.RawMessage  `json:"_meta,omitempty"`
-}
-
-// PromptArgument is one argument a prompt takes.
-type PromptArgument struct {
-	Name        string `json:"name"`
-	Description string `json:"description,omitempty"`
-	Required    bool   `json:"required,omitempty"`
-}
-
-// Content is one content block of a tool result or a prompt message: text,
-// image, audio, resource_link or an embedded resource. Fields that do not
-// apply to its Type are empty.
-type Content struct {
-	Type     string          `json:"type"`
-	Text     string          `json:"text,omitempty"`
-	Data     string          `json:"data,omitempty"` // base64 (image, audio)
-	MIMEType string          `json:"mimeType,omitempty"`
-	URI      string          `json:"uri,omitempty"`  // resource_link
-	Name     string          `json:"name,omitempty"` // resource_link
-	Resource json.RawMessage `json:"resource,omitempty"`
-	Meta     json.RawMessage `json:"_meta,omitempty"`
-}
-
-// CallToolResult is the result of tools/call. A tool that failed reports
-// IsError with an explanation in Content; that is a result, not an error.
-type CallToolResult struct {
-	Content           []Content       `json:"content"`
-	StructuredContent json.RawMessage `json:"structuredContent,omitempty"`
-	IsError           bool            `json:"isError,omitempty"`
-	Meta              json.RawMessage `json:"_meta,omitempty"`
-}
-
 // ReadResourceResult is the result of resources/read.
 type ReadResourceResult struct {
 	Contents []mcp.ResourceContents `json:"contents"`
 	Meta     json.RawMessage        `json:"_meta,omitempty"`
-}
-
-// PromptMessage is one message of a prompts/get result.
-type PromptMessage struct {
-	Role    string  `json:"role"`
-	Content Content `json:"content"`
-}
-
-// GetPromptResult is the result of prompts/get.
-type GetPromptResult struct {
-	Description string          `json:"description,omitempty"`
-	Messages    []PromptMessage `json:"messages"`
-	Meta        json.RawMessage `json:"_meta,omitempty"`
 }
 
 // CompletionRef names what completion/complete completes: a prompt

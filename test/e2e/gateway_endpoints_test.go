@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"errors"
 	"net/http"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcprt/mcprt/handlers/mcp"
 	"github.com/mcprt/mcprt/session/client"
 )
 
@@ -106,7 +108,7 @@ func TestGatewayEndpoints(t *testing.T) {
 			t.Errorf("%v: /mcp/mem found %v", era, found)
 		}
 		r, err := m.CallTool(testCtx(t), "call_tool", map[string]any{"name": "memory__read_graph", "arguments": map[string]any{}})
-		if err != nil || r.IsError || !strings.Contains(string(r.StructuredContent)+r.Content[0].Text, "entities") {
+		if err != nil || r.IsError || !strings.Contains(structuredText(r)+r.Content[0].Text, "entities") {
 			t.Errorf("%v: /mcp/mem call_tool memory__read_graph: %+v %v", era, r, err)
 		}
 		if _, err := m.CallTool(testCtx(t), "call_tool", map[string]any{"name": "fs__read_text_file", "arguments": map[string]any{"path": file}}); err == nil {
@@ -261,4 +263,11 @@ func TestGatewayEndpointTasks(t *testing.T) {
 	if res, err := c.AwaitTask(ctx, task, nil); err != nil || !strings.Contains(string(res), "slept") {
 		t.Fatalf("awaited at the main endpoint after the reload: %s %v", res, err)
 	}
+}
+
+// structuredText is a tool result's structured content as a client read
+// it ("" for none).
+func structuredText(r *mcp.CallToolResult) string {
+	raw, _ := r.StructuredContent.(json.RawMessage)
+	return string(raw)
 }

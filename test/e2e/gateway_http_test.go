@@ -192,7 +192,7 @@ func TestGatewayHTTP(t *testing.T) {
 			}
 		}
 		r, err := c.CallTool(testCtx(t), "beta__add", map[string]any{"a": 40, "b": 2})
-		if err != nil || !strings.Contains(string(r.StructuredContent), `"sum":42`) {
+		if err != nil || !strings.Contains(structuredText(r), `"sum":42`) {
 			t.Errorf("%v: beta__add: %+v %v", era, r, err)
 		}
 	}

@@ -12,8 +12,9 @@ import (
 
 // searchFound is the names of the tools a search_tools result holds, in
 // order, each checked to come with its inputSchema.
-func searchFound(t *testing.T, structured json.RawMessage) []string {
+func searchFound(t *testing.T, structuredContent any) []string {
 	t.Helper()
+	structured, _ := structuredContent.(json.RawMessage)
 	var s struct {
 		Tools []struct {
 			Name        string          `json:"name"`

@@ -67,7 +67,7 @@ func TestOAuthGatewayToolSearch(t *testing.T) {
 				if ok != slices.Contains(tc.may, name) {
 					t.Errorf("%v: %s calling %s through call_tool: %+v %v", era, tc.who, name, r, err)
 				}
-				if name == "ops__add" && ok && !strings.Contains(string(r.StructuredContent), `"sum":3`) {
+				if name == "ops__add" && ok && !strings.Contains(structuredText(r), `"sum":3`) {
 					t.Errorf("%v: call_tool ops__add: %s", era, r.StructuredContent)
 				}
 			}

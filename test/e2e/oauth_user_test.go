@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcprt/mcprt/handlers/mcp"
 	"github.com/mcprt/mcprt/session/client"
 )
 
@@ -70,7 +71,7 @@ func newUserFixture(t *testing.T, ttl int, extra ...string) *userFixture {
 	deadline := time.Now().Add(callTimeout)
 	for {
 		tools, err := c.ListTools(testCtx(t))
-		if err == nil && slices.ContainsFunc(tools, func(tl client.Tool) bool { return tl.Name == "saas__whoami" }) {
+		if err == nil && slices.ContainsFunc(tools, func(tl mcp.Tool) bool { return tl.Name == "saas__whoami" }) {
 			break
 		}
 		if time.Now().After(deadline) {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcprt/mcprt/handlers/mcp"
 	"github.com/mcprt/mcprt/session/client"
 )
 
@@ -40,7 +41,7 @@ func TestGatewayHTTPTasksShutdownOrder(t *testing.T) {
 	inFlight := make(chan struct{})
 	var once sync.Once
 	type answer struct {
-		r   *client.CallToolResult
+		r   *mcp.CallToolResult
 		err error
 	}
 	answered := make(chan answer, 1)

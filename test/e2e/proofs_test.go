@@ -361,26 +361,26 @@ func (a *actorCensus) count() (live, started int, sample []string) {
 // that honours cancellation, and a tool that panics.
 func proofServer() *handlers.Server {
 	srv := handlers.NewServer(mcp.Implementation{Name: "proof", Version: "1"}, "")
-	srv.AddTool(handlers.Tool{Name: "echo"}, func(_ context.Context, _ *handlers.Request, args json.RawMessage) (*handlers.CallToolResult, error) {
+	srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "echo"}}, func(_ context.Context, _ *handlers.Request, args json.RawMessage) (*mcp.CallToolResult, error) {
 		var a struct{ Text string }
 		if err := json.Unmarshal(args, &a); err != nil {
 			return nil, err
 		}
-		return handlers.TextResult(a.Text), nil
+		return mcp.TextResult(a.Text), nil
 	})
-	srv.AddTool(handlers.Tool{Name: "sleep"}, func(ctx context.Context, _ *handlers.Request, args json.RawMessage) (*handlers.CallToolResult, error) {
+	srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "sleep"}}, func(ctx context.Context, _ *handlers.Request, args json.RawMessage) (*mcp.CallToolResult, error) {
 		var a struct{ Ms int }
 		if err := json.Unmarshal(args, &a); err != nil {
 			return nil, err
 		}
 		select {
 		case <-time.After(time.Duration(a.Ms) * time.Millisecond):
-			return handlers.TextResult("slept"), nil
+			return mcp.TextResult("slept"), nil
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
 	})
-	srv.AddTool(handlers.Tool{Name: "panic"}, fault.CrashLoop())
+	srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "panic"}}, fault.CrashLoop())
 	return srv
 }
 

@@ -65,7 +65,7 @@ func sdkServerOptions(o client.Options) client.Options {
 	}
 	o.Sampling = func(_ context.Context, p json.RawMessage) (any, error) {
 		var req struct {
-			Messages []struct{ Content client.Content }
+			Messages []struct{ Content mcp.Content }
 		}
 		if err := json.Unmarshal(p, &req); err != nil || len(req.Messages) == 0 {
 			return nil, fmt.Errorf("unexpected sampling request %s", p)
@@ -103,7 +103,7 @@ func checkSDKServer(t *testing.T, c *client.Client, version string, asks, sample
 	if err != nil || r.IsError || !strings.Contains(joinText(r), "Hi Bob") {
 		t.Errorf("greet: %+v %v", r, err)
 	}
-	if version >= "2025-06-18" && !strings.Contains(string(r.StructuredContent), `"greeting":"Hi Bob"`) {
+	if version >= "2025-06-18" && !strings.Contains(fmt.Sprintf("%s", r.StructuredContent), `"greeting":"Hi Bob"`) {
 		t.Errorf("greet structured content: %s", r.StructuredContent)
 	}
 	// Over HTTP in 2026-07-28 the SDK refuses the call unless the client
@@ -189,7 +189,7 @@ func checkSDKServer(t *testing.T, c *client.Client, version string, asks, sample
 	}
 }
 
-func joinText(r *client.CallToolResult) string {
+func joinText(r *mcp.CallToolResult) string {
 	var b strings.Builder
 	for _, c := range r.Content {
 		b.WriteString(c.Text)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcprt/mcprt/handlers"
 	"github.com/mcprt/mcprt/handlers/jsonrpc"
+	"github.com/mcprt/mcprt/handlers/mcp"
 	"github.com/mcprt/mcprt/handlers/trace"
 	"github.com/mcprt/mcprt/stdio/wire"
 	"github.com/mcprt/mcprt/supervisor"
@@ -469,7 +470,7 @@ func (cl *call) Reply(result any, err error) {
 	if cl.state.Load() == statePending { // else spare the encoding of an answer nobody wants
 		isError := false
 		if cl.cx.span != nil && err == nil {
-			r, ok := result.(*handlers.CallToolResult)
+			r, ok := result.(*mcp.CallToolResult)
 			isError = ok && r.IsError
 		}
 		out, o := cl.encode(result, err)
@@ -591,7 +592,7 @@ func (cl *call) encode(result any, err error) (wire.Out, Outcome) {
 const textApart = 64 << 10
 
 // partsAppender is a result that can leave its text out of the bytes it
-// appends (handlers.CallToolResult).
+// appends (mcp.CallToolResult).
 type partsAppender interface {
 	AppendJSONParts(dst []byte, min int) (head []byte, text string, tail []byte, ok bool)
 }
@@ -649,7 +650,7 @@ func appendJSON(dst []byte, result any) ([]byte, error) {
 }
 
 // appender is a result that encodes itself faster than encoding/json
-// would, with the same bytes (handlers.CallToolResult).
+// would, with the same bytes (mcp.CallToolResult).
 type appender interface {
 	AppendJSON(dst []byte) ([]byte, error)
 }

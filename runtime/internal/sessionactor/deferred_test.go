@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcprt/mcprt/handlers"
+	"github.com/mcprt/mcprt/handlers/mcp"
 	mcprt "github.com/mcprt/mcprt/runtime"
 )
 
@@ -29,7 +30,7 @@ func deferredServer(t *testing.T, timeout time.Duration) *handlers.Server {
 		case "panic":
 			panic("in Start")
 		case "now": // answered before Start returns
-			reply.Done(handlers.TextResult("at once: "+a.Text), nil)
+			reply.Done(mcp.TextResult("at once: "+a.Text), nil)
 			return true
 		case "fallback-now":
 			reply.Fallback()
@@ -43,15 +44,15 @@ func deferredServer(t *testing.T, timeout time.Duration) *handlers.Server {
 				// Answered only once the request is over: the answer
 				// must then go nowhere.
 				<-ctx.Done()
-				reply.Done(handlers.TextResult("too late"), nil)
+				reply.Done(mcp.TextResult("too late"), nil)
 			default:
-				reply.Done(handlers.TextResult("started: "+a.Text), nil)
+				reply.Done(mcp.TextResult("started: "+a.Text), nil)
 			}
 		})
 		return true
 	}
-	srv.AddTool(handlers.Tool{Name: "relay", Start: start, Timeout: timeout}, func(context.Context, *handlers.Request, json.RawMessage) (*handlers.CallToolResult, error) {
-		return handlers.TextResult("handler"), nil
+	srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "relay"}, Start: start, Timeout: timeout}, func(context.Context, *handlers.Request, json.RawMessage) (*mcp.CallToolResult, error) {
+		return mcp.TextResult("handler"), nil
 	})
 	return srv
 }

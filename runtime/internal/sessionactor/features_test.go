@@ -27,14 +27,14 @@ const (
 // chattyServer has a tool that reports progress and logs at two levels.
 func chattyServer() *handlers.Server {
 	srv := testServer()
-	srv.AddTool(handlers.Tool{Name: "chatty"}, func(ctx context.Context, req *handlers.Request, _ json.RawMessage) (*handlers.CallToolResult, error) {
+	srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "chatty"}}, func(ctx context.Context, req *handlers.Request, _ json.RawMessage) (*mcp.CallToolResult, error) {
 		for i := 1; i <= 3; i++ {
 			req.Progress(float64(i), 3, "")
 		}
 		req.Progress(2, 3, "") // not increasing: dropped
 		req.Log("debug", "chatty", "fine detail")
 		req.Logger().Info("step done", "n", 3)
-		return handlers.TextResult("done"), nil
+		return mcp.TextResult("done"), nil
 	})
 	return srv
 }
@@ -248,8 +248,8 @@ func debugLogger(t *testing.T) *slog.Logger {
 	return quiet
 }
 
-func noopTool(context.Context, *handlers.Request, json.RawMessage) (*handlers.CallToolResult, error) {
-	return handlers.TextResult(""), nil
+func noopTool(context.Context, *handlers.Request, json.RawMessage) (*mcp.CallToolResult, error) {
+	return mcp.TextResult(""), nil
 }
 
 // TestListChangedLegacy: list_changed only after notifications/initialized.
@@ -258,13 +258,13 @@ func TestListChangedLegacy(t *testing.T) {
 	c := startClientWith(t, srv, runtime.Options{})
 	c.send(initLegacy)
 	c.recv()
-	srv.AddTool(handlers.Tool{Name: "early"}, noopTool) // not initialized yet: dropped
+	srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "early"}}, noopTool) // not initialized yet: dropped
 	c.send(initDone)
 	c.send(`{"jsonrpc":"2.0","id":1,"method":"ping"}`)
 	if got := c.recv(); got != `{"jsonrpc":"2.0","id":1,"result":{}}` {
 		t.Fatalf("want the ping result first, got %s", got)
 	}
-	srv.AddTool(handlers.Tool{Name: "late"}, noopTool)
+	srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "late"}}, noopTool)
 	if got := c.recv(); got != `{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}` {
 		t.Fatalf("got %s", got)
 	}
@@ -281,13 +281,13 @@ func TestListChangedLegacy(t *testing.T) {
 func TestListenModern(t *testing.T) {
 	srv := testServer()
 	c := startClientWith(t, srv, runtime.Options{})
-	srv.AddTool(handlers.Tool{Name: "before"}, noopTool) // nobody listens yet
+	srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "before"}}, noopTool) // nobody listens yet
 	c.send(`{"jsonrpc":"2.0","id":"L","method":"subscriptions/listen","params":{` + modernMeta +
 		`,"notifications":{"toolsListChanged":true,"promptsListChanged":true}}}`)
 	if got, want := c.recv(), `{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":"L"},"notifications":{"toolsListChanged":true}}}`; got != want {
 		t.Fatalf("ack:\n got %s\nwant %s", got, want)
 	}
-	srv.AddTool(handlers.Tool{Name: "added"}, noopTool)
+	srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "added"}}, noopTool)
 	if got, want := c.recv(), `{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":"L"}}}`; got != want {
 		t.Fatalf("got  %s\nwant %s", got, want)
 	}
@@ -303,7 +303,7 @@ func TestListenModern(t *testing.T) {
 	if got := c.recv(); !strings.HasPrefix(got, `{"jsonrpc":"2.0","id":"sync","result":`) {
 		t.Fatalf("server/discover after the cancellation: got %s", got)
 	}
-	srv.AddTool(handlers.Tool{Name: "after"}, noopTool)
+	srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "after"}}, noopTool)
 	c.send(`{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{` + modernMeta + `}}`)
 	if got := c.recv(); !strings.HasPrefix(got, `{"jsonrpc":"2.0","id":2,"result":`) {
 		t.Fatalf("want the list result and nothing for the cancelled stream, got %s", got)
@@ -339,12 +339,12 @@ func TestListenEndsOnDrain(t *testing.T) {
 // askServer has a tool that elicits a name and greets it.
 func askServer() *handlers.Server {
 	srv := testServer()
-	srv.AddTool(handlers.Tool{Name: "greet"}, func(ctx context.Context, req *handlers.Request, _ json.RawMessage) (*handlers.CallToolResult, error) {
+	srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "greet"}}, func(ctx context.Context, req *handlers.Request, _ json.RawMessage) (*mcp.CallToolResult, error) {
 		res, err := req.Elicit(ctx, "Who are you?", json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`))
 		if err != nil {
 			return nil, err
 		}
-		return handlers.TextResult("hello " + res.Action + " " + res.Content["name"].(string)), nil
+		return mcp.TextResult("hello " + res.Action + " " + res.Content["name"].(string)), nil
 	})
 	return srv
 }
@@ -420,12 +420,12 @@ func TestAskModern(t *testing.T) {
 // says its roots changed.
 func TestRootsCached(t *testing.T) {
 	srv := testServer()
-	srv.AddTool(handlers.Tool{Name: "roots"}, func(ctx context.Context, req *handlers.Request, _ json.RawMessage) (*handlers.CallToolResult, error) {
+	srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "roots"}}, func(ctx context.Context, req *handlers.Request, _ json.RawMessage) (*mcp.CallToolResult, error) {
 		roots, err := req.Roots(ctx)
 		if err != nil {
 			return nil, err
 		}
-		return handlers.TextResult(roots[0].URI), nil
+		return mcp.TextResult(roots[0].URI), nil
 	})
 	c := startClientWith(t, srv, runtime.Options{})
 	c.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{"roots":{"listChanged":true}},"clientInfo":{"name":"t","version":"0"}}}`)
@@ -465,7 +465,7 @@ func TestRootsCached(t *testing.T) {
 func TestAskModernRounds(t *testing.T) {
 	srv := testServer()
 	nameSchema := json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}}}`)
-	srv.AddTool(handlers.Tool{Name: "two"}, func(ctx context.Context, req *handlers.Request, _ json.RawMessage) (*handlers.CallToolResult, error) {
+	srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "two"}}, func(ctx context.Context, req *handlers.Request, _ json.RawMessage) (*mcp.CallToolResult, error) {
 		answers, err := req.AskAll(ctx, map[string]handlers.InputRequest{
 			"user_name":    {Method: "elicitation/create", Params: map[string]any{"message": "Name?", "requestedSchema": nameSchema}},
 			"client_roots": {Method: "roots/list"},
@@ -477,9 +477,9 @@ func TestAskModernRounds(t *testing.T) {
 		var r struct{ Roots []mcp.Root }
 		_ = json.Unmarshal(answers["user_name"], &e)
 		_ = json.Unmarshal(answers["client_roots"], &r)
-		return handlers.TextResult(fmt.Sprint(e.Content["name"], " ", r.Roots[0].URI)), nil
+		return mcp.TextResult(fmt.Sprint(e.Content["name"], " ", r.Roots[0].URI)), nil
 	})
-	srv.AddTool(handlers.Tool{Name: "steps"}, func(ctx context.Context, req *handlers.Request, _ json.RawMessage) (*handlers.CallToolResult, error) {
+	srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "steps"}}, func(ctx context.Context, req *handlers.Request, _ json.RawMessage) (*mcp.CallToolResult, error) {
 		var got []string
 		for _, step := range []string{"step1", "step2"} {
 			raw, err := req.AskAs(ctx, step, "elicitation/create", map[string]any{"message": step, "requestedSchema": nameSchema})
@@ -490,7 +490,7 @@ func TestAskModernRounds(t *testing.T) {
 			_ = json.Unmarshal(raw, &e)
 			got = append(got, fmt.Sprint(e.Content["name"]))
 		}
-		return handlers.TextResult(strings.Join(got, "+")), nil
+		return mcp.TextResult(strings.Join(got, "+")), nil
 	})
 	c := startClientWith(t, srv, runtime.Options{})
 	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{},"roots":{}}}`
@@ -499,7 +499,7 @@ func TestAskModernRounds(t *testing.T) {
 			ResultType    string                     `json:"resultType"`
 			InputRequests map[string]json.RawMessage `json:"inputRequests"`
 			RequestState  string                     `json:"requestState"`
-			Content       []handlers.Content         `json:"content"`
+			Content       []mcp.Content              `json:"content"`
 		} `json:"result"`
 		Error *struct{ Code int } `json:"error"`
 	}

@@ -29,17 +29,17 @@ const fuzzHang = 10 * time.Second
 // fuzzServer has a tool that works, one that fails and one that panics.
 func fuzzServer() *handlers.Server {
 	srv := handlers.NewServer(mcp.Implementation{Name: "fuzz", Version: "1"}, "")
-	srv.AddTool(handlers.Tool{Name: "echo"}, func(_ context.Context, _ *handlers.Request, args json.RawMessage) (*handlers.CallToolResult, error) {
+	srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "echo"}}, func(_ context.Context, _ *handlers.Request, args json.RawMessage) (*mcp.CallToolResult, error) {
 		var a struct{ Text string }
 		if err := json.Unmarshal(args, &a); err != nil {
 			return nil, err
 		}
-		return handlers.TextResult(a.Text), nil
+		return mcp.TextResult(a.Text), nil
 	})
-	srv.AddTool(handlers.Tool{Name: "fail"}, func(context.Context, *handlers.Request, json.RawMessage) (*handlers.CallToolResult, error) {
+	srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "fail"}}, func(context.Context, *handlers.Request, json.RawMessage) (*mcp.CallToolResult, error) {
 		return nil, errors.New("failed")
 	})
-	srv.AddTool(handlers.Tool{Name: "panic"}, func(context.Context, *handlers.Request, json.RawMessage) (*handlers.CallToolResult, error) {
+	srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "panic"}}, func(context.Context, *handlers.Request, json.RawMessage) (*mcp.CallToolResult, error) {
 		panic("fuzz")
 	})
 	return srv

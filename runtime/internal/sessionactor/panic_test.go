@@ -3,6 +3,7 @@ package sessionactor_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/mcprt/mcprt/handlers/mcp"
 	"github.com/mcprt/mcprt/session"
 	"strings"
 	"testing"
@@ -16,13 +17,13 @@ import (
 // client capability.
 func panicServer() *handlers.Server {
 	srv := testServer()
-	srv.AddTool(handlers.Tool{Name: "secret-panic"}, func(context.Context, *handlers.Request, json.RawMessage) (*handlers.CallToolResult, error) {
+	srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "secret-panic"}}, func(context.Context, *handlers.Request, json.RawMessage) (*mcp.CallToolResult, error) {
 		panic("password=hunter2")
 	})
-	srv.AddPrompt(handlers.Prompt{Name: "boom"}, func(context.Context, *handlers.Request, map[string]string) (*handlers.GetPromptResult, error) {
+	srv.AddPrompt(handlers.Prompt{Prompt: mcp.Prompt{Name: "boom"}}, func(context.Context, *handlers.Request, map[string]string) (*mcp.GetPromptResult, error) {
 		panic("password=hunter2")
 	})
-	srv.AddTool(handlers.Tool{Name: "needs-roots"}, func(context.Context, *handlers.Request, json.RawMessage) (*handlers.CallToolResult, error) {
+	srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "needs-roots"}}, func(context.Context, *handlers.Request, json.RawMessage) (*mcp.CallToolResult, error) {
 		return nil, handlers.RequireCapability("roots")
 	})
 	return srv

@@ -12,8 +12,8 @@ import (
 
 	"github.com/anthdm/hollywood/actor"
 
-	"github.com/mcprt/mcprt/handlers"
 	"github.com/mcprt/mcprt/handlers/jsonrpc"
+	"github.com/mcprt/mcprt/handlers/mcp"
 	"github.com/mcprt/mcprt/stdio/wire"
 	"github.com/mcprt/mcprt/supervisor"
 )
@@ -447,7 +447,7 @@ func (sc *scheduler) answerPanic(cl *call, value any) {
 	if sc.panicDetail {
 		msg = "Tool " + strconv.Quote(name) + " panicked: " + fmt.Sprint(value)
 	}
-	res := &handlers.CallToolResult{Content: []handlers.Content{handlers.TextContent(msg)}, IsError: true}
+	res := &mcp.CallToolResult{Content: []mcp.Content{mcp.TextContent(msg)}, IsError: true}
 	if out, o := cl.encode(res, nil); cl.settleTool(stateClaimed, out, o, true) {
 		cl.cancel()
 	}

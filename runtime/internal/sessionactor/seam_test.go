@@ -130,7 +130,7 @@ type callerKey struct{}
 
 func seamServer(release <-chan struct{}, started chan<- struct{}) *handlers.Server {
 	srv := handlers.NewServer(mcp.Implementation{Name: "seam", Version: "1"}, "")
-	srv.AddTool(handlers.Tool{Name: "who"}, func(ctx context.Context, req *handlers.Request, _ json.RawMessage) (*handlers.CallToolResult, error) {
+	srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "who"}}, func(ctx context.Context, req *handlers.Request, _ json.RawMessage) (*mcp.CallToolResult, error) {
 		req.Progress(1, 2, "half")
 		if started != nil {
 			started <- struct{}{}
@@ -143,7 +143,7 @@ func seamServer(release <-chan struct{}, started chan<- struct{}) *handlers.Serv
 			}
 		}
 		who, _ := ctx.Value(callerKey{}).(string)
-		return handlers.TextResult("caller=" + who), nil
+		return mcp.TextResult("caller=" + who), nil
 	})
 	return srv
 }
@@ -259,14 +259,14 @@ func (r *replier) final(t *testing.T) sent {
 // is the handler's Request.Caller; a request without one has none.
 func TestSeamCallerOnRequest(t *testing.T) {
 	srv := handlers.NewServer(mcp.Implementation{Name: "seam", Version: "1"}, "")
-	srv.AddTool(handlers.Tool{Name: "whoami"}, func(ctx context.Context, req *handlers.Request, _ json.RawMessage) (*handlers.CallToolResult, error) {
+	srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "whoami"}}, func(ctx context.Context, req *handlers.Request, _ json.RawMessage) (*mcp.CallToolResult, error) {
 		if req.Caller == nil {
-			return handlers.TextResult("nobody"), nil
+			return mcp.TextResult("nobody"), nil
 		}
 		if handlers.CallerFrom(ctx) != req.Caller {
-			return handlers.TextResult("the context's caller is another"), nil
+			return mcp.TextResult("the context's caller is another"), nil
 		}
-		return handlers.TextResult(req.Caller.Principal() + " " + strings.Join(req.Caller.Scopes, ",")), nil
+		return mcp.TextResult(req.Caller.Principal() + " " + strings.Join(req.Caller.Scopes, ",")), nil
 	})
 	p := startPipe(t, srv)
 	alice := handlers.WithCaller(context.Background(), &handlers.Caller{Subject: "alice", Scopes: []string{"a", "b"}})
@@ -291,12 +291,12 @@ func TestSeamCallerOnRequest(t *testing.T) {
 // server never issued; its own subject gets the answer.
 func TestSeamRequestStateBoundToCaller(t *testing.T) {
 	srv := handlers.NewServer(mcp.Implementation{Name: "seam", Version: "1"}, "")
-	srv.AddTool(handlers.Tool{Name: "greet"}, func(ctx context.Context, req *handlers.Request, _ json.RawMessage) (*handlers.CallToolResult, error) {
+	srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "greet"}}, func(ctx context.Context, req *handlers.Request, _ json.RawMessage) (*mcp.CallToolResult, error) {
 		res, err := req.Elicit(ctx, "Who are you?", json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}}}`))
 		if err != nil {
 			return nil, err
 		}
-		return handlers.TextResult("hello " + res.Content["name"].(string)), nil
+		return mcp.TextResult("hello " + res.Content["name"].(string)), nil
 	})
 	p := startPipe(t, srv)
 	as := func(sub string) context.Context {
@@ -336,7 +336,7 @@ func TestSeamRequestStateBoundToCaller(t *testing.T) {
 // subscribes.
 func TestSeamSubscriptionNeedsAccess(t *testing.T) {
 	srv, subs := subscriptionServer()
-	srv.AddResource(handlers.Resource{URI: "test://secret", Name: "secret", Access: &handlers.Access{Scopes: []string{"admin"}}},
+	srv.AddResource(handlers.Resource{Resource: mcp.Resource{URI: "test://secret", Name: "secret"}, Access: &handlers.Access{Scopes: []string{"admin"}}},
 		func(context.Context, *handlers.Request, string, map[string]string) ([]mcp.ResourceContents, error) {
 			return []mcp.ResourceContents{{URI: "test://secret", Text: "s"}}, nil
 		})

@@ -41,10 +41,12 @@ var quiet = slog.New(slog.DiscardHandler)
 func testServer() *handlers.Server {
 	srv := handlers.NewServer(mcp.Implementation{Name: "golden", Title: "Golden Server", Version: "1.0.0"}, "Use the tools.")
 	srv.AddTool(handlers.Tool{
-		Name:        "echo",
-		Description: "Echoes its text.",
-		InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`),
-	}, func(ctx context.Context, req *handlers.Request, args json.RawMessage) (*handlers.CallToolResult, error) {
+		Tool: mcp.Tool{
+			Name:        "echo",
+			Description: "Echoes its text.",
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`),
+		},
+	}, func(ctx context.Context, req *handlers.Request, args json.RawMessage) (*mcp.CallToolResult, error) {
 		var a struct {
 			Text  string `json:"text"`
 			Sleep int    `json:"sleepMs"`
@@ -59,16 +61,16 @@ func testServer() *handlers.Server {
 				return nil, ctx.Err()
 			}
 		}
-		return handlers.TextResult(a.Text), nil
+		return mcp.TextResult(a.Text), nil
 	})
-	srv.AddTool(handlers.Tool{Name: "fail"}, func(context.Context, *handlers.Request, json.RawMessage) (*handlers.CallToolResult, error) {
+	srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "fail"}}, func(context.Context, *handlers.Request, json.RawMessage) (*mcp.CallToolResult, error) {
 		return nil, errors.New("the tool failed <on purpose>")
 	})
-	srv.AddTool(handlers.Tool{Name: "panic"}, func(context.Context, *handlers.Request, json.RawMessage) (*handlers.CallToolResult, error) {
+	srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "panic"}}, func(context.Context, *handlers.Request, json.RawMessage) (*mcp.CallToolResult, error) {
 		panic("boom")
 	})
-	srv.AddTool(handlers.Tool{Name: "version"}, func(_ context.Context, req *handlers.Request, _ json.RawMessage) (*handlers.CallToolResult, error) {
-		return handlers.TextResult(fmt.Sprintf("%s modern=%v caps=%s", req.Version, req.Modern, req.ClientCapabilities)), nil
+	srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "version"}}, func(_ context.Context, req *handlers.Request, _ json.RawMessage) (*mcp.CallToolResult, error) {
+		return mcp.TextResult(fmt.Sprintf("%s modern=%v caps=%s", req.Version, req.Modern, req.ClientCapabilities)), nil
 	})
 	return srv
 }
@@ -432,10 +434,10 @@ func TestRequestTimeout(t *testing.T) {
 // timeout.
 func TestDeadlinesInterleaved(t *testing.T) {
 	srv := testServer()
-	srv.AddTool(handlers.Tool{Name: "patient", Timeout: 10 * time.Second}, func(ctx context.Context, _ *handlers.Request, _ json.RawMessage) (*handlers.CallToolResult, error) {
+	srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "patient"}, Timeout: 10 * time.Second}, func(ctx context.Context, _ *handlers.Request, _ json.RawMessage) (*mcp.CallToolResult, error) {
 		select {
 		case <-time.After(1500 * time.Millisecond): // past the session's 1s, inside its own 10s
-			return handlers.TextResult("patient"), nil
+			return mcp.TextResult("patient"), nil
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}

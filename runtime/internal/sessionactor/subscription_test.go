@@ -44,7 +44,7 @@ func (s *subscriptions) take() []string {
 
 func subscriptionServer() (*handlers.Server, *subscriptions) {
 	srv := testServer()
-	srv.AddResource(handlers.Resource{URI: "test://a", Name: "a"}, func(context.Context, *handlers.Request, string, map[string]string) ([]mcp.ResourceContents, error) {
+	srv.AddResource(handlers.Resource{Resource: mcp.Resource{URI: "test://a", Name: "a"}}, func(context.Context, *handlers.Request, string, map[string]string) ([]mcp.ResourceContents, error) {
 		return []mcp.ResourceContents{{URI: "test://a", Text: "a"}}, nil
 	})
 	subs := &subscriptions{}
@@ -146,7 +146,7 @@ func TestRootsListChangedHook(t *testing.T) {
 // and never reaches the hook.
 func TestSubscriptionNeedsAccessLegacy(t *testing.T) {
 	srv, subs := subscriptionServer()
-	srv.AddResource(handlers.Resource{URI: "test://secret", Name: "secret", Access: &handlers.Access{Scopes: []string{"admin"}}},
+	srv.AddResource(handlers.Resource{Resource: mcp.Resource{URI: "test://secret", Name: "secret"}, Access: &handlers.Access{Scopes: []string{"admin"}}},
 		func(context.Context, *handlers.Request, string, map[string]string) ([]mcp.ResourceContents, error) {
 			return []mcp.ResourceContents{{URI: "test://secret", Text: "s"}}, nil
 		})

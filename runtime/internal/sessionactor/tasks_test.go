@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcprt/mcprt/handlers"
+	"github.com/mcprt/mcprt/handlers/mcp"
 	"github.com/mcprt/mcprt/runtime"
 	"github.com/mcprt/mcprt/runtime/internal/sessionactor"
 	"github.com/mcprt/mcprt/session"
@@ -18,17 +19,17 @@ import (
 // answers; a tool that must be a task; and one that cannot be.
 func taskServer(t *testing.T) *handlers.Server {
 	srv := testServer()
-	srv.AddTool(handlers.Tool{Name: "job", Execution: json.RawMessage(`{"taskSupport":"optional"}`)},
-		func(ctx context.Context, req *handlers.Request, _ json.RawMessage) (*handlers.CallToolResult, error) {
+	srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "job", Execution: json.RawMessage(`{"taskSupport":"optional"}`)}},
+		func(ctx context.Context, req *handlers.Request, _ json.RawMessage) (*mcp.CallToolResult, error) {
 			req.Progress(1, 2, "half")
 			res, err := req.Elicit(ctx, "Name?", json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}}}`))
 			if err != nil {
 				return nil, err
 			}
-			return handlers.TextResult("done for " + res.Content["name"].(string)), nil
+			return mcp.TextResult("done for " + res.Content["name"].(string)), nil
 		})
-	srv.AddTool(handlers.Tool{Name: "must", Execution: json.RawMessage(`{"taskSupport":"required"}`)}, noopTool)
-	srv.AddTool(handlers.Tool{Name: "plain"}, noopTool)
+	srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "must", Execution: json.RawMessage(`{"taskSupport":"required"}`)}}, noopTool)
+	srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "plain"}}, noopTool)
 	m, err := runtime.StartTasks(nil, srv, runtime.TasksOptions{Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
@@ -282,10 +283,10 @@ func TestTasksModern(t *testing.T) {
 func TestTasksResultOutlivesRequestTimeout(t *testing.T) {
 	srv := testServer()
 	release := make(chan struct{})
-	srv.AddTool(handlers.Tool{Name: "slow", Execution: json.RawMessage(`{"taskSupport":"required"}`)},
-		func(ctx context.Context, _ *handlers.Request, _ json.RawMessage) (*handlers.CallToolResult, error) {
+	srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "slow", Execution: json.RawMessage(`{"taskSupport":"required"}`)}},
+		func(ctx context.Context, _ *handlers.Request, _ json.RawMessage) (*mcp.CallToolResult, error) {
 			<-release
-			return handlers.TextResult("late but here"), nil
+			return mcp.TextResult("late but here"), nil
 		})
 	m, err := runtime.StartTasks(nil, srv, runtime.TasksOptions{Logger: quiet})
 	if err != nil {
@@ -323,13 +324,13 @@ func TestTasksResultOutlivesRequestTimeout(t *testing.T) {
 func TestTasksListenFollowsOwnTasksOnly(t *testing.T) {
 	release := make(chan struct{})
 	srv := testServer()
-	srv.AddTool(handlers.Tool{Name: "slow", Execution: json.RawMessage(`{"taskSupport":"optional"}`)},
-		func(ctx context.Context, _ *handlers.Request, _ json.RawMessage) (*handlers.CallToolResult, error) {
+	srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "slow", Execution: json.RawMessage(`{"taskSupport":"optional"}`)}},
+		func(ctx context.Context, _ *handlers.Request, _ json.RawMessage) (*mcp.CallToolResult, error) {
 			select {
 			case <-release:
 			case <-ctx.Done():
 			}
-			return handlers.TextResult("secret result"), nil
+			return mcp.TextResult("secret result"), nil
 		})
 	m, err := runtime.StartTasks(nil, srv, runtime.TasksOptions{Logger: quiet})
 	if err != nil {
@@ -386,12 +387,12 @@ func TestTasksListenFollowsOwnTasksOnly(t *testing.T) {
 // plain call is still answered, and they still wait.
 func TestTaskResultsWaitApartFromSlots(t *testing.T) {
 	srv := testServer()
-	srv.AddTool(handlers.Tool{Name: "block", Execution: json.RawMessage(`{"taskSupport":"required"}`)},
-		func(ctx context.Context, _ *handlers.Request, _ json.RawMessage) (*handlers.CallToolResult, error) {
+	srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "block", Execution: json.RawMessage(`{"taskSupport":"required"}`)}},
+		func(ctx context.Context, _ *handlers.Request, _ json.RawMessage) (*mcp.CallToolResult, error) {
 			<-ctx.Done()
 			return nil, ctx.Err()
 		})
-	srv.AddTool(handlers.Tool{Name: "plain"}, noopTool)
+	srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "plain"}}, noopTool)
 	m, err := runtime.StartTasks(nil, srv, runtime.TasksOptions{Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
