@@ -32,11 +32,11 @@ type ShoutOut struct {
 // tools/call directly.
 func ExampleAddTool() {
 	s := handlers.NewServer(mcp.Implementation{Name: "calc", Version: "1.0.0"}, "")
-	handlers.AddTool(s, handlers.Tool{Tool: mcp.Tool{Name: "add", Description: "Adds two integers."}},
+	handlers.AddTool(s, mcp.Tool{Name: "add", Description: "Adds two integers."},
 		func(_ context.Context, _ *handlers.Request, in AddIn) (AddOut, error) {
 			return AddOut{Sum: in.A + in.B}, nil
 		})
-	handlers.AddTool(s, handlers.Tool{Tool: mcp.Tool{Name: "shout", Description: "Upper-cases text."}},
+	handlers.AddTool(s, mcp.Tool{Name: "shout", Description: "Upper-cases text."},
 		func(_ context.Context, _ *handlers.Request, in ShoutIn) (ShoutOut, error) {
 			return ShoutOut{Text: strings.ToUpper(in.Text) + "!"}, nil
 		})

@@ -11,7 +11,9 @@ import (
 )
 
 // AddTool registers (or replaces, by name) a tool whose arguments are
-// decoded into an In and whose result is an Out.
+// decoded into an In and whose result is an Out. The tool is an mcp.Tool,
+// as clients see it, or a Tool: one with the server's own settings too
+// (its timeout, who may call it, whether it may run as a task).
 //
 // When t.InputSchema is nil it is derived from In, and when t.OutputSchema
 // is nil it is derived from Out (see package jsonschema for the field tags:
@@ -31,9 +33,16 @@ import (
 //
 // AddTool panics if a schema cannot be derived or compiled, and in the
 // cases where Server.AddTool panics.
-func AddTool[In, Out any](s *Server, t Tool, h func(ctx context.Context, req *Request, in In) (Out, error)) {
+func AddTool[T mcp.Tool | Tool, In, Out any](s *Server, tool T, h func(ctx context.Context, req *Request, in In) (Out, error)) {
 	if h == nil {
 		panic("handlers: AddTool needs a handler")
+	}
+	var t Tool
+	switch v := any(tool).(type) {
+	case mcp.Tool:
+		t.Tool = v
+	case Tool:
+		t = v
 	}
 	inType, outType := reflect.TypeFor[In](), reflect.TypeFor[Out]()
 	if t.InputSchema == nil {

@@ -127,7 +127,7 @@ func TestTypedToolRejects(t *testing.T) {
 				return searchOut{}, nil
 			})
 		}, "In:"},
-		{"nil handler", func() { AddTool[searchIn, searchOut](s, Tool{Tool: mcp.Tool{Name: "a"}}, nil) }, "needs a handler"},
+		{"nil handler", func() { AddTool[Tool, searchIn, searchOut](s, Tool{Tool: mcp.Tool{Name: "a"}}, nil) }, "needs a handler"},
 		{"bad name", func() {
 			AddTool(s, Tool{Tool: mcp.Tool{Name: "a/b"}}, func(context.Context, *Request, searchIn) (searchOut, error) { return searchOut{}, nil })
 		}, "invalid tool name"},

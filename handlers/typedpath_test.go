@@ -23,13 +23,13 @@ func (rawOut) MarshalJSON() ([]byte, error) { return []byte(`{ "spaced" : [ 1 , 
 // in the result's place afterwards is encoded by encoding/json again.
 func TestTypedResultAppendJSON(t *testing.T) {
 	s := handlers.NewServer(mcp.Implementation{Name: "t", Version: "1"}, "")
-	handlers.AddTool(s, handlers.Tool{Tool: mcp.Tool{Name: "echo"}}, func(_ context.Context, _ *handlers.Request, in benchTextIn) (benchTextOut, error) {
+	handlers.AddTool(s, mcp.Tool{Name: "echo"}, func(_ context.Context, _ *handlers.Request, in benchTextIn) (benchTextOut, error) {
 		return benchTextOut(in), nil
 	})
-	handlers.AddTool(s, handlers.Tool{Tool: mcp.Tool{Name: "raw"}}, func(context.Context, *handlers.Request, struct{}) (any, error) {
+	handlers.AddTool(s, mcp.Tool{Name: "raw"}, func(context.Context, *handlers.Request, struct{}) (any, error) {
 		return rawOut{}, nil
 	})
-	handlers.AddTool(s, handlers.Tool{Tool: mcp.Tool{Name: "fails"}}, func(context.Context, *handlers.Request, struct{}) (benchTextOut, error) {
+	handlers.AddTool(s, mcp.Tool{Name: "fails"}, func(context.Context, *handlers.Request, struct{}) (benchTextOut, error) {
 		return benchTextOut{}, fmt.Errorf("it failed <here>")
 	})
 	m, _ := s.Method("tools/call")
@@ -76,10 +76,10 @@ type benchTextOut struct {
 // result's two copies (structuredContent and its text mirror).
 func BenchmarkTypedToolsCall(b *testing.B) {
 	s := handlers.NewServer(mcp.Implementation{Name: "bench", Version: "1"}, "")
-	handlers.AddTool(s, handlers.Tool{Tool: mcp.Tool{Name: "add"}}, func(_ context.Context, _ *handlers.Request, in AddIn) (AddOut, error) {
+	handlers.AddTool(s, mcp.Tool{Name: "add"}, func(_ context.Context, _ *handlers.Request, in AddIn) (AddOut, error) {
 		return AddOut{Sum: in.A + in.B}, nil
 	})
-	handlers.AddTool(s, handlers.Tool{Tool: mcp.Tool{Name: "echo"}}, func(_ context.Context, _ *handlers.Request, in benchTextIn) (benchTextOut, error) {
+	handlers.AddTool(s, mcp.Tool{Name: "echo"}, func(_ context.Context, _ *handlers.Request, in benchTextIn) (benchTextOut, error) {
 		return benchTextOut(in), nil
 	})
 	m, _ := s.Method("tools/call")

@@ -29,7 +29,7 @@ type GreetOut struct {
 // closes stdout. (Not run here: Serve takes over the process's stdio.)
 func ExampleServe() {
 	srv := handlers.NewServer(mcp.Implementation{Name: "greeter", Version: "1.0.0"}, "")
-	handlers.AddTool(srv, handlers.Tool{Tool: mcp.Tool{Name: "greet", Description: "Greets someone by name."}},
+	handlers.AddTool(srv, mcp.Tool{Name: "greet", Description: "Greets someone by name."},
 		func(_ context.Context, _ *handlers.Request, in GreetIn) (GreetOut, error) {
 			return GreetOut{Greeting: "Hello, " + in.Name + "!"}, nil
 		})
@@ -41,7 +41,7 @@ func ExampleServe() {
 // writer: here a pipe each way, with a client's lines written by hand.
 func ExampleStart() {
 	srv := handlers.NewServer(mcp.Implementation{Name: "greeter", Version: "1.0.0"}, "")
-	handlers.AddTool(srv, handlers.Tool{Tool: mcp.Tool{Name: "greet", Description: "Greets someone by name."}},
+	handlers.AddTool(srv, mcp.Tool{Name: "greet", Description: "Greets someone by name."},
 		func(_ context.Context, _ *handlers.Request, in GreetIn) (GreetOut, error) {
 			return GreetOut{Greeting: "Hello, " + in.Name + "!"}, nil
 		})

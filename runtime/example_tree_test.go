@@ -37,7 +37,7 @@ func (pool) ChildSpec(*actor.Engine, *actor.PID) supervisor.ChildSpec {
 // endpoint drains first, the pool closes last.
 func ExampleServe_oneTree() {
 	srv := handlers.NewServer(mcp.Implementation{Name: "greeter", Version: "1.0.0"}, "")
-	handlers.AddTool(srv, handlers.Tool{Tool: mcp.Tool{Name: "greet", Description: "Greets someone by name."}},
+	handlers.AddTool(srv, mcp.Tool{Name: "greet", Description: "Greets someone by name."},
 		func(_ context.Context, _ *handlers.Request, in GreetIn) (GreetOut, error) {
 			return GreetOut{Greeting: "Hello, " + in.Name + "!"}, nil
 		})

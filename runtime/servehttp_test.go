@@ -59,12 +59,12 @@ func modernCall(t *testing.T, url, name, args string) (int, string) {
 // flight before Serve returns.
 func TestServeHTTP(t *testing.T) {
 	srv := handlers.NewServer(mcp.Implementation{Name: "greeter", Version: "1.0.0"}, "")
-	handlers.AddTool(srv, handlers.Tool{Tool: mcp.Tool{Name: "greet", Description: "Greets someone by name."}},
+	handlers.AddTool(srv, mcp.Tool{Name: "greet", Description: "Greets someone by name."},
 		func(_ context.Context, _ *handlers.Request, in GreetIn) (GreetOut, error) {
 			return GreetOut{Greeting: "Hello, " + in.Name + "!"}, nil
 		})
 	started := make(chan struct{})
-	handlers.AddTool(srv, handlers.Tool{Tool: mcp.Tool{Name: "slow", Description: "Answers after a while."}},
+	handlers.AddTool(srv, mcp.Tool{Name: "slow", Description: "Answers after a while."},
 		func(ctx context.Context, _ *handlers.Request, _ struct{}) (GreetOut, error) {
 			close(started)
 			select {

@@ -20,7 +20,7 @@ import (
 // stateless 2026-07-28 call to it.
 func Example() {
 	srv := handlers.NewServer(mcp.Implementation{Name: "greeter", Version: "1.0.0"}, "")
-	handlers.AddTool(srv, handlers.Tool{Tool: mcp.Tool{Name: "greet", Description: "Greets someone by name."}},
+	handlers.AddTool(srv, mcp.Tool{Name: "greet", Description: "Greets someone by name."},
 		func(_ context.Context, _ *handlers.Request, in struct {
 			Name string `json:"name"`
 		}) (struct {

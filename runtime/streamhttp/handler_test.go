@@ -67,7 +67,7 @@ func testServer(cancelled chan<- string) *handlers.Server {
 		}
 		return mcp.TextResult("done"), nil
 	})
-	handlers.AddTool(srv, handlers.Tool{Tool: mcp.Tool{Name: "ask"}}, func(ctx context.Context, req *handlers.Request, _ struct{}) (struct {
+	handlers.AddTool(srv, mcp.Tool{Name: "ask"}, func(ctx context.Context, req *handlers.Request, _ struct{}) (struct {
 		Name string `json:"name"`
 	}, error) {
 		res, err := req.Elicit(ctx, "Name?", json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}}}`))

@@ -20,7 +20,7 @@ import (
 // legacy one, which gets a session of its own.
 func ExampleConnectURL() {
 	srv := handlers.NewServer(mcp.Implementation{Name: "greeter", Version: "1.0.0"}, "")
-	handlers.AddTool(srv, handlers.Tool{Tool: mcp.Tool{Name: "greet", Description: "Greets someone by name."}},
+	handlers.AddTool(srv, mcp.Tool{Name: "greet", Description: "Greets someone by name."},
 		func(_ context.Context, _ *handlers.Request, in struct {
 			Name string `json:"name"`
 		}) (struct {
