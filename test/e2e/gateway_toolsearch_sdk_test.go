@@ -36,32 +36,8 @@ func (f *gwFixture) toolSearchConfig() string {
 // virtual endpoint with its own search.
 func TestGatewayToolSearchTSClient(t *testing.T) {
 	t.Parallel()
-	dir := os.Getenv(npmServersEnv)
-	if dir == "" {
-		t.Skipf("set %s to a directory with the npm peers installed (bash test/e2e/npm/install.sh) to drive the gateway with the TypeScript SDK client", npmServersEnv)
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skipf("node: %v", err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "client")); err != nil {
-		t.Skipf("the TypeScript SDK client is not installed in %s (bash test/e2e/npm/install.sh): %v", dir, err)
-	}
 	f := newGateway(t)
-	// The script beside the installed packages, where its imports resolve.
-	sdkDir := filepath.Join(f.dir, "sdk")
-	os.MkdirAll(sdkDir, 0o755)
-	if err := os.Symlink(filepath.Join(dir, "node_modules"), filepath.Join(sdkDir, "node_modules")); err != nil {
-		t.Fatal(err)
-	}
-	script, err := os.ReadFile(filepath.Join("testdata", "toolsearch-client.mjs"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	scriptPath := filepath.Join(sdkDir, "toolsearch-client.mjs")
-	if err := os.WriteFile(scriptPath, script, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	node, scriptPath := tsClientScript(t, "toolsearch-client.mjs")
 	config := f.toolSearchConfig()
 	drive := func(what string, args ...string) {
 		t.Helper()
@@ -153,4 +129,35 @@ func TestGatewayToolSearchInspector(t *testing.T) {
 	if code := gw.stop(syscall.SIGTERM); code != 0 {
 		t.Errorf("exit status %d:\n%s", code, tail(gw.stderr.String(), 3000))
 	}
+}
+
+// tsClientScript is node and testdata/NAME copied beside the npm peers'
+// node_modules (where its imports of the official TypeScript SDK client
+// resolve); the test is skipped when they are not installed.
+func tsClientScript(t *testing.T, name string) (node, path string) {
+	t.Helper()
+	dir := os.Getenv(npmServersEnv)
+	if dir == "" {
+		t.Skipf("set %s to a directory with the npm peers installed (bash test/e2e/npm/install.sh) to drive mcprt with the TypeScript SDK client", npmServersEnv)
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skipf("node: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "client")); err != nil {
+		t.Skipf("the TypeScript SDK client is not installed in %s (bash test/e2e/npm/install.sh): %v", dir, err)
+	}
+	sdkDir := t.TempDir()
+	if err := os.Symlink(filepath.Join(dir, "node_modules"), filepath.Join(sdkDir, "node_modules")); err != nil {
+		t.Fatal(err)
+	}
+	script, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path = filepath.Join(sdkDir, name)
+	if err := os.WriteFile(path, script, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return node, path
 }

@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -29,30 +28,7 @@ type tsElicitClient struct {
 
 func startTSElicitClient(t *testing.T, env []string, url, token, tool, era string, command ...string) *tsElicitClient {
 	t.Helper()
-	dir := os.Getenv(npmServersEnv)
-	if dir == "" {
-		t.Skipf("set %s to a directory with the npm peers installed (bash test/e2e/npm/install.sh) to drive the gateway with the TypeScript SDK client", npmServersEnv)
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skipf("node: %v", err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "client")); err != nil {
-		t.Skipf("the TypeScript SDK client is not installed in %s (bash test/e2e/npm/install.sh): %v", dir, err)
-	}
-	// The script beside the installed packages, where its imports resolve.
-	sdkDir := t.TempDir()
-	if err := os.Symlink(filepath.Join(dir, "node_modules"), filepath.Join(sdkDir, "node_modules")); err != nil {
-		t.Fatal(err)
-	}
-	script, err := os.ReadFile(filepath.Join("testdata", "urlelicit-client.mjs"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(sdkDir, "urlelicit-client.mjs")
-	if err := os.WriteFile(path, script, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	node, path := tsClientScript(t, "urlelicit-client.mjs")
 	cmd := exec.Command(node, append([]string{path, url, token, tool, era}, command...)...)
 	cmd.Env = append(os.Environ(), env...)
 	var stderr strings.Builder
