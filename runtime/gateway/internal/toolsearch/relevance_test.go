@@ -162,7 +162,7 @@ func TestRelevance(t *testing.T) {
 // same set with plain BM25F (logged, not asserted).
 func TestRelevanceWithoutSynonyms(t *testing.T) {
 	saved := synonyms
-	synonyms = nil
+	synonyms = func() map[string][]string { return nil }
 	defer func() { synonyms = saved }()
 	docs := loadCatalog(t)
 	recall5, top1, mrr, _ := measure(New(docs), docs)

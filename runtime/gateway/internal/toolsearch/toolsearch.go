@@ -192,7 +192,7 @@ func queryTerms(query string) []queryTerm {
 		out = append(out, queryTerm{t, 1})
 	}
 	for _, t := range own {
-		for _, s := range synonyms[t] {
+		for _, s := range synonyms()[t] {
 			if !slices.Contains(own, s) && !slices.ContainsFunc(out, func(q queryTerm) bool { return q.term == s }) {
 				out = append(out, queryTerm{s, weightSynonym})
 			}
