@@ -169,3 +169,29 @@ func TestReadmeServersJSONRunsAsPasted(t *testing.T) {
 		t.Fatalf("the README's first servers.json lists no server:\n%s", block)
 	}
 }
+
+// TestReadmeConfigsLoad: every servers.json the README shows loads (its
+// ${VAR}s given values), so that none of its examples is refused.
+func TestReadmeConfigsLoad(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rest, n := string(readme), 0
+	for {
+		var ok bool
+		if _, rest, ok = strings.Cut(rest, "\n```json\n"); !ok {
+			break
+		}
+		var block string
+		block, rest, _ = strings.Cut(rest, "\n```")
+		n++
+		env := func(name string) (string, bool) { return "value-of-" + name, true }
+		if _, err := gateway.ParseConfig([]byte(block), env); err != nil {
+			t.Errorf("the README's servers.json number %d does not load: %v\n%s", n, err, block)
+		}
+	}
+	if n == 0 {
+		t.Fatal("README.md has no ```json block")
+	}
+}
