@@ -50,7 +50,7 @@ func addHTTPFlags(fs *flag.FlagSet) *httpFlags {
 	fs.StringVar(&hf.path, "http-path", "/mcp", "the MCP endpoint's path")
 	fs.StringVar(&hf.allowOrigins, "http-allow-origin", "", "comma-separated Origin values accepted besides loopback ones (others get 403)")
 	fs.StringVar(&hf.tokenFile, "http-token-file", "", "require Authorization: Bearer <token>, the token read from `file` (others get 401)")
-	fs.StringVar(&hf.stateKeyFile, "http-state-key-file", "", "sign 2026-07-28 requestState with the key in `file` (32 bytes or more); replicas behind one load balancer must share it")
+	fs.StringVar(&hf.stateKeyFile, "http-state-key-file", "", "sign 2026-07-28 requestState and seal legacy session ids with the key in `file` (32 bytes or more; without it, a random key per process); replicas behind one load balancer must share it")
 	fs.StringVar(&hf.tag, "http-session-tag", "", "prefix legacy session ids with `tag.` so a proxy can route each session to this replica")
 	fs.IntVar(&hf.maxSessions, "http-max-sessions", 1000, "legacy sessions open at once; an initialize past it closes the session idle the longest (its client gets 404 and initializes again), or gets 503 when every session is in use")
 	fs.DurationVar(&hf.sessionIdle, "http-session-idle", 10*time.Minute, "end a legacy session idle this long (its id then gets 404)")
