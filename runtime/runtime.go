@@ -146,7 +146,7 @@ func start(e *actor.Engine, srv *handlers.Server, in io.Reader, out io.Writer, o
 			opts.EventHook(ev)
 		}
 	}
-	sessionConfig := sessionactor.FromOptions(opts.Options)
+	sessionConfig := sessionactor.Config{Options: opts.Options}
 	sessionConfig.Server, sessionConfig.Writer, sessionConfig.Inbox = srv, writerInbox, sessionInbox
 	sessionConfig.Handlers, sessionConfig.Backlog, sessionConfig.Logger = handlersPID, backlog, log
 	sessionConfig.MaxInFlight = maxInFlight

@@ -322,7 +322,7 @@ func (h *Handler) startSession(id, owner string, restart supervisor.Restart) (*h
 	}
 	hs := newSession(h, id, child)
 	hs.owner = owner
-	cfg := sessionactor.FromOptions(h.opts.Options)
+	cfg := sessionactor.Config{Options: h.opts.Options}
 	cfg.Server, cfg.Deliver, cfg.Inbox, cfg.Handlers = h.srv, hs.route, hs.in, h.handlersPID
 	cfg.StateKey, cfg.WorkerPrefix, cfg.Logger = h.opts.StateKey, child+"-", h.log.With("session", child)
 	cfg.SessionID = id // the spans' mcp.session.id ("" for the stateless one)

@@ -119,8 +119,9 @@ func startBenchTree(b *testing.B, maxInFlight int) *benchTree {
 				Restart: supervisor.Permanent, Shutdown: 2 * time.Second},
 			{ID: "session", Start: sessionactor.New(sessionactor.Config{
 				Server: srv, Writer: t.writer, Inbox: t.session, Handlers: supervisor.ChildPID(root, "handlers"),
-				Backlog: t.backlog, MaxInFlight: maxInFlight, Logger: quiet, Tracer: benchTracer,
-				Overload: &session.Overload{}, // counted, as under -http-metrics or -http-status
+				Backlog: t.backlog, Logger: quiet,
+				Options: session.Options{MaxInFlight: maxInFlight, Tracer: benchTracer,
+					Overload: &session.Overload{}}, // counted, as under -http-metrics or -http-status
 			}), Restart: supervisor.Transient, Significant: true, Shutdown: 2 * time.Second},
 		},
 	})

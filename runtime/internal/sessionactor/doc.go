@@ -39,7 +39,7 @@
 // Inside runtime, whose transports (the stdio tree, runtime/streamhttp)
 // are its only users, and above handlers, which says what the server
 // offers; what a user chooses for a session is package session's
-// (Options, Overload, CrashPolicy), which this package reads (FromOptions).
+// (Options, Overload, CrashPolicy), which Config embeds.
 // It imports handlers, supervisor, stdio/wire and handlers/jsonrpc (no
 // transport: each transport translates what it reads), and runs the
 // handler actors itself (worker.go): handlers stays plain values and

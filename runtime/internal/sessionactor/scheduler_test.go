@@ -221,7 +221,7 @@ func blockUntil(release <-chan struct{}, started chan<- string, name string) han
 // MaxQueued it is refused at once with CodeServerBusy (503 over HTTP).
 func TestSchedulerParksPastSlots(t *testing.T) {
 	overload := &session.Overload{}
-	h := startScheduler(t, Config{MaxInFlight: 1, MaxQueued: 1, Overload: overload})
+	h := startScheduler(t, Config{Options: session.Options{MaxInFlight: 1, MaxQueued: 1, Overload: overload}})
 	release, started := make(chan struct{}), make(chan string, 3)
 	a := h.submit("x/a", false, "", blockUntil(release, started, "a"))
 	if got := <-started; got != "a" {
@@ -264,7 +264,7 @@ func TestSchedulerParksPastSlots(t *testing.T) {
 // A parked call the client cancels never runs, and the slot goes to the
 // next in line.
 func TestSchedulerCancelParked(t *testing.T) {
-	h := startScheduler(t, Config{MaxInFlight: 1, MaxQueued: 4})
+	h := startScheduler(t, Config{Options: session.Options{MaxInFlight: 1, MaxQueued: 4}})
 	release, started := make(chan struct{}), make(chan string, 3)
 	a := h.submit("x/a", false, "", blockUntil(release, started, "a"))
 	<-started
@@ -294,7 +294,7 @@ func TestSchedulerCancelParked(t *testing.T) {
 // Requests of a method that waits long (tasks/result) take places of
 // their own (MaxWaiting), not the slots plain calls need.
 func TestSchedulerWaitingPool(t *testing.T) {
-	h := startScheduler(t, Config{MaxInFlight: 1, MaxQueued: 4, MaxWaiting: 1})
+	h := startScheduler(t, Config{Options: session.Options{MaxInFlight: 1, MaxQueued: 4}, MaxWaiting: 1})
 	release, started := make(chan struct{}), make(chan string, 3)
 	w := h.submit("tasks/result", true, "", blockUntil(release, started, "w"))
 	<-started
@@ -319,7 +319,7 @@ func TestSchedulerWaitingPool(t *testing.T) {
 // model can read it), any other method's as errHandlerPanic. The host
 // counts it against the tool, and the next call gets a fresh worker.
 func TestSchedulerCrashAnswers(t *testing.T) {
-	h := startScheduler(t, Config{MaxInFlight: 4, MaxQueued: 4})
+	h := startScheduler(t, Config{Options: session.Options{MaxInFlight: 4, MaxQueued: 4}})
 	boom := func(context.Context, *handlers.Request) (any, error) { panic("boom") }
 	tool := h.submit("tools/call", false, `{"name":"bomb"}`, boom)
 	if got := tool.wait(t); got.o.Code != 0 || !strings.Contains(got.data, `"isError":true`) || !strings.Contains(got.data, `Tool \"bomb\" failed`) {
@@ -342,7 +342,7 @@ func TestSchedulerCrashAnswers(t *testing.T) {
 // answered at once, and the next call runs on a worker of the new
 // generation.
 func TestSchedulerWorkersLost(t *testing.T) {
-	h := startScheduler(t, Config{MaxInFlight: 4, MaxQueued: 4})
+	h := startScheduler(t, Config{Options: session.Options{MaxInFlight: 4, MaxQueued: 4}})
 	release, started := make(chan struct{}), make(chan string, 1)
 	defer close(release)
 	stuck := h.submit("x/stuck", false, "", blockUntil(release, started, "stuck"))

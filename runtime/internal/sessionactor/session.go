@@ -55,19 +55,14 @@ type Config struct {
 	// wire.Backlog). Nil: no reader waits (Streamable HTTP), and the
 	// session counts on one of its own that nobody waits on.
 	Backlog *wire.Backlog
-	// MaxInFlight bounds the requests being worked on at once (0:
-	// DefaultMaxInFlight). A request past it waits, in arrival order,
-	// for one to finish; it still counts against its deadline, and the
-	// client may cancel it.
-	MaxInFlight int
-	// MaxQueued bounds the requests waiting so (0: DefaultMaxQueued). A
-	// request past it is answered at once with CodeServerBusy. Nothing
-	// else ever waits: notifications and the client's answers to the
-	// server's requests are taken as they arrive.
-	MaxQueued int
-	// Overload, when set, counts the requests refused past MaxQueued, for
-	// the process's metrics: one value shared by all its sessions.
-	Overload *session.Overload
+	// Options are what the session's user chose (package session): its
+	// bounds, deadlines, crash policy, logging and tracing, one value the
+	// transports pass on whole (New gives the zero ones their defaults).
+	// MaxInFlight past, a request waits in arrival order for a slot, still
+	// under its deadline and cancellable; MaxQueued past, it is answered at
+	// once with CodeServerBusy. Nothing else waits: notifications and the
+	// client's answers to the server's requests are taken as they arrive.
+	session.Options
 	// MaxWaiting bounds the requests of methods that wait on something
 	// else for long (handlers.Method.Waits: tasks/result, which blocks
 	// until its task ends) in progress at once, apart from MaxInFlight
@@ -76,37 +71,6 @@ type Config struct {
 	// calls wait for tasks to end. Past it such a request takes a slot
 	// as any other does.
 	MaxWaiting int
-	// RequestTimeout is the deadline of each request (0: 60s;
-	// negative: none). When it passes, the handler's context is cancelled and
-	// the client gets an error.
-	RequestTimeout time.Duration
-	// DrainTimeout bounds how long in-flight requests may still run after
-	// stdin EOF or Drain before they are answered with an error and the
-	// session exits (0: 5s).
-	DrainTimeout time.Duration
-	// CacheTTL is the ttlMs given on cacheable 2026-07-28 results.
-	CacheTTL time.Duration
-	// DefaultLogLevel admits server-wide Log records (captured stdout,
-	// forwarded logs) in the legacy era until the client sets its own level
-	// with logging/setLevel ("": none until then). Handlers' own logs need
-	// the client's level.
-	DefaultLogLevel string
-	// LogBuffer bounds the notifications waiting for
-	// notifications/initialized (0: 1024).
-	LogBuffer int
-	// OnLogLevel, if set, is called with the client's level whenever
-	// logging/setLevel changes it, so a log forwarder can skip records
-	// nobody will receive.
-	OnLogLevel func(level string)
-	// CrashPolicy, CrashIntensity and CrashPeriod say what happens to a
-	// tool whose handlers panic more than CrashIntensity times within
-	// CrashPeriod (0: 10, 5s).
-	CrashPolicy    session.CrashPolicy
-	CrashIntensity int
-	CrashPeriod    time.Duration
-	// PanicDetail puts a panicking tool's panic value in the text of its
-	// isError result. Off by default: a panic value can hold anything.
-	PanicDetail bool
 	// WorkerPrefix starts the child IDs of the handler actors this session
 	// starts, so that sessions sharing one handler supervisor (Streamable
 	// HTTP) do not collide ("": "w1", "w2", …).
@@ -117,14 +81,6 @@ type Config struct {
 	// more, kept secret.
 	StateKey []byte
 	Logger   *slog.Logger
-	// Tracer, when set, makes an mcp.server span for each request handed
-	// to a handler, parented by the trace context of its _meta
-	// (handlers/trace), and gives the handler's context that span's
-	// context (trace.FromContext). Nil: no tracing, at no cost.
-	Tracer *trace.Tracer
-	// TraceResourceURI adds mcp.resource.uri to resource requests' spans
-	// (opt-in, as the conventions have it: URIs make many series).
-	TraceResourceURI bool
 	// SessionID is the transport's id of this session (a legacy
 	// Mcp-Session-Id), the spans' mcp.session.id ("": none).
 	SessionID string
@@ -906,26 +862,4 @@ func (s *mcpSession) startSpan(cl *call, m *jsonrpc.Message, rp *requestParams, 
 		sp.Principal, sp.ClientID = c.Subject, c.ClientID
 	}
 	cl.cx.span = sp
-}
-
-// FromOptions is a Config with o's fields set; the transport adds its own
-// (Server, Writer or Deliver, Inbox, Handlers, Backlog, Logger, …).
-func FromOptions(o session.Options) Config {
-	return Config{
-		MaxInFlight:      o.MaxInFlight,
-		MaxQueued:        o.MaxQueued,
-		Overload:         o.Overload,
-		RequestTimeout:   o.RequestTimeout,
-		DrainTimeout:     o.DrainTimeout,
-		CacheTTL:         o.CacheTTL,
-		CrashPolicy:      o.CrashPolicy,
-		CrashIntensity:   o.CrashIntensity,
-		CrashPeriod:      o.CrashPeriod,
-		PanicDetail:      o.PanicDetail,
-		DefaultLogLevel:  o.DefaultLogLevel,
-		LogBuffer:        o.LogBuffer,
-		OnLogLevel:       o.OnLogLevel,
-		Tracer:           o.Tracer,
-		TraceResourceURI: o.TraceResourceURI,
-	}
 }
