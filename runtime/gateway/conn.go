@@ -136,7 +136,8 @@ func (c *conn) start(e *actor.Engine, self *actor.PID) {
 		if !b.up(c.inc, cl, fail) {
 			return
 		}
-		b.catchUpRoots()
+		_, roots := b.g.knownRoots()
+		b.catchUpRoots(roots)
 		b.g.learnInstructions(b, cl.Instructions())
 		b.settle()
 		where := []any{"pid", cl.PID()}

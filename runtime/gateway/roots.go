@@ -70,35 +70,29 @@ func (b *backend) sawRoots(v int) {
 	b.mu.Unlock()
 }
 
-// catchUpRoots tells a legacy backend that has just come up that the
-// client's roots changed, if they did since it last asked: learnRoots
-// tells only the backends that are up, and one that asked while starting
-// (before it was up) would otherwise never hear of roots learnt between
-// its question and its being up.
-func (b *backend) catchUpRoots() {
-	_, v := b.g.knownRoots()
+// catchUpRoots tells a legacy backend that is up that the client's roots
+// changed, when it has seen an older version than v. learnRoots calls it
+// for every backend at each change, and conn for a backend just up: one
+// that asked while starting (before it was up) would otherwise never hear
+// of roots learnt between its question and its being up.
+func (b *backend) catchUpRoots(v int) {
 	b.mu.Lock()
 	cl := b.cl
-	tell := cl != nil && cl.Era() == client.EraLegacy && v > b.rootsSeen
+	tell := cl != nil && cl.Era() == client.EraLegacy && b.rootsSeen < v
 	if tell {
 		b.rootsSeen = v
 	}
 	b.mu.Unlock()
-	if tell {
-		b.tellRootsChanged(cl)
-	}
-}
-
-// tellRootsChanged sends cl notifications/roots/list_changed.
-func (b *backend) tellRootsChanged(cl *client.Client) {
-	if b.cfg.URL != "" {
+	switch {
+	case !tell:
+	case b.cfg.URL != "":
 		// Over HTTP the notification is a POST: not on the caller's
 		// goroutine, which may be a client's request. It ends with the
 		// client's Close at the latest.
 		go cl.RootsListChanged()
-		return
+	default:
+		cl.RootsListChanged() // queued for its stdin
 	}
-	cl.RootsListChanged() // queued for its stdin
 }
 
 func decodeRoots(raw json.RawMessage) ([]mcp.Root, error) {
@@ -160,16 +154,7 @@ func (g *Gateway) learnRoots(r []mcp.Root) (version int) {
 	}
 	g.log.Debug("gateway: the client's roots changed; telling the backends", "roots", len(r))
 	for _, b := range g.all() {
-		b.mu.Lock()
-		cl := b.cl
-		tell := cl != nil && cl.Era() == client.EraLegacy && b.rootsSeen < v
-		if tell {
-			b.rootsSeen = v
-		}
-		b.mu.Unlock()
-		if tell {
-			b.tellRootsChanged(cl)
-		}
+		b.catchUpRoots(v)
 	}
 	return v
 }
