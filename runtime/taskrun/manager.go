@@ -230,6 +230,9 @@ func New(cfg Config) (*Manager, error) {
 		live: map[string]*runner{}, owners: map[string]int{}, running: map[*runner]struct{}{}, abandon: make(chan struct{}),
 		stopSweep: make(chan struct{}), sweepDone: make(chan struct{}), storeClosed: make(chan struct{})}
 	m.changed = sync.NewCond(&m.mu)
+	if cfg.OnStatus != nil {
+		m.OnStatus(cfg.OnStatus) // the first listener
+	}
 	m.shared, _ = cfg.Store.(tasks.Shared)
 	m.adoptKick, m.adoptDone = make(chan struct{}, 1), make(chan struct{})
 	m.wakes = map[string]*wake{}
@@ -765,9 +768,6 @@ func (m *Manager) notify(t tasks.Task) {
 	if m.shared != nil {
 		m.wakeUp(t.ID)
 	}
-	if m.cfg.OnStatus != nil {
-		m.cfg.OnStatus(t)
-	}
 	if fns := m.onStatus.Load(); fns != nil {
 		for _, fn := range *fns {
 			(*fn)(t)
@@ -775,7 +775,7 @@ func (m *Manager) notify(t tasks.Task) {
 	}
 }
 
-// OnStatus adds fn, to be called as Config.OnStatus is, besides it, until
+// OnStatus adds fn, to be called as Config.OnStatus is (after it), until
 // stop: each server that serves the manager's tasks (a gateway's virtual
 // endpoints share its manager) sends status notifications so.
 func (m *Manager) OnStatus(fn func(tasks.Task)) (stop func()) {
