@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -172,12 +171,6 @@ func (s *signins) close() {
 	s.wg.Wait()
 }
 
-func randomHex(n int) string {
-	b := make([]byte, n)
-	rand.Read(b)
-	return hex.EncodeToString(b)
-}
-
 // start is principal's sign-in to b, under way or begun now; nil when
 // too many are under way.
 func (s *signins) start(b *backend, principal string) *signin {
@@ -190,7 +183,7 @@ func (s *signins) start(b *backend, principal string) *signin {
 	if len(s.byKey) >= maxSignins {
 		return nil
 	}
-	si := &signin{key: key, backend: b.name, principal: principal, issuer: b.cfg.OAuth.Issuer, confirmName: b.external(confirmTool), state: randomHex(16),
+	si := &signin{key: key, backend: b.name, principal: principal, issuer: b.cfg.OAuth.Issuer, confirmName: b.external(confirmTool), state: rand.Text(),
 		ready: make(chan struct{}), done: make(chan struct{}), obtained: make(chan struct{}),
 		back: make(chan url.Values, 1), pending: &pendingStore{}, result: make(chan error, 1)}
 	s.byKey[key], s.byState[si.state] = si, si
