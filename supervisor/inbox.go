@@ -3,6 +3,7 @@ package supervisor
 import (
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 
 	"github.com/anthdm/hollywood/actor"
 )
@@ -31,6 +32,11 @@ type Inbox struct {
 	// with the loop asleep, and the next Send must still wake it.
 	signalled bool
 	wake      chan struct{}
+	// lent is the loop of an OnRunners actor while an incarnation runs:
+	// it is given a goroutine when messages come, rather than woken.
+	// running: it has one, or is being given one.
+	lent    *lentLoop
+	running bool
 }
 
 // NewInbox returns an empty inbox.
@@ -40,6 +46,12 @@ func NewInbox() *Inbox { return &Inbox{wake: make(chan struct{}, 1)} }
 func (in *Inbox) Send(msg any) {
 	in.mu.Lock()
 	in.queue = append(in.queue, msg)
+	if in.lent != nil {
+		l := in.schedule()
+		in.mu.Unlock()
+		l.lend()
+		return
+	}
 	wake := !in.signalled
 	in.signalled = true
 	in.mu.Unlock()
@@ -57,6 +69,15 @@ func (in *Inbox) Send(msg any) {
 func (in *Inbox) Post(msg any) {
 	in.mu.Lock()
 	in.queue = append(in.queue, msg)
+	if in.lent != nil {
+		var l *lentLoop
+		if in.wakeOnPost {
+			l = in.schedule()
+		}
+		in.mu.Unlock()
+		l.lend()
+		return
+	}
 	wake := in.wakeOnPost && !in.signalled
 	if wake {
 		in.signalled = true
@@ -74,6 +95,17 @@ func (in *Inbox) Len() int {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	return len(in.queue)
+}
+
+// schedule claims the lent loop's run, under in.mu: it returns the loop
+// when it is to be given a goroutine, nil when it has one already.
+func (in *Inbox) schedule() *lentLoop {
+	if in.running {
+		return nil
+	}
+	in.running = true
+	in.lent.runs.Add(1)
+	return in.lent
 }
 
 // signal leaves a wake token. One may still be there, unconsumed, from a
@@ -285,6 +317,161 @@ func (a *loopActor) deliver(m any) bool {
 
 // guard runs f, turning a panic into the actor's exit.
 func (a *loopActor) guard(f func()) (ok bool) {
+	defer func() {
+		if v := recover(); v != nil {
+			a.lc.engine.Send(a.lc.pid, loopPanic{asPanicError(v, debug.Stack())})
+			ok = false
+		}
+	}()
+	f()
+	return true
+}
+
+// OnRunners returns a Producer for an actor whose Loop, made by newLoop for
+// each incarnation, runs on a goroutine borrowed from p while in has
+// messages, and holds none while it waits. It is OwnGoroutine for actors
+// that are many and mostly idle (a Streamable HTTP server's sessions):
+// the same order, the same Started and Stopped, the same exits, but a
+// stack only while there is work. A message to an idle loop costs a
+// goroutine handed over from p instead of a wake-up; p must outlive the
+// actor (its owner stops after it).
+func OnRunners(in *Inbox, p *Runners, newLoop func() Loop) actor.Producer {
+	return func() actor.Receiver {
+		return &lentLoop{in: in, p: p, loop: newLoop()}
+	}
+}
+
+// lentLoop is an OnRunners actor. Its actor goroutine starts the first run
+// (which delivers Started), forwards what reaches its PID to the inbox, and
+// on Stopped ends the runs and waits for them. A run takes the queue, batch
+// by batch, until it finds it empty; at most one runs at a time (the
+// inbox's running flag).
+type lentLoop struct {
+	in    *Inbox
+	p     *Runners
+	loop  Loop
+	lc    *LoopContext
+	batch []any
+	// first: the next run delivers Started first. Set before the first
+	// run is handed over, read and cleared by runs, which never overlap.
+	first   bool
+	quit    atomic.Bool
+	runs    sync.WaitGroup // each run, from its claim (Inbox.schedule) to its end
+	started bool           // actor goroutine only
+	stopped bool           // actor goroutine only
+}
+
+func (a *lentLoop) Receive(c *actor.Context) {
+	switch m := c.Message().(type) {
+	case actor.Initialized:
+	case actor.Started:
+		a.lc = &LoopContext{engine: c.Engine(), pid: c.PID(), inbox: a.in}
+		a.started, a.first = true, true
+		a.in.mu.Lock()
+		a.in.lent = a
+		a.in.running = false // a run of an incarnation that panicked may have left it
+		l := a.in.schedule()
+		a.in.mu.Unlock()
+		l.lend()
+	case actor.Stopped:
+		if a.stopped {
+			return
+		}
+		a.stopped = true
+		if a.started {
+			a.quit.Store(true)
+			a.in.mu.Lock()
+			if a.in.lent == a {
+				a.in.lent = nil
+			}
+			a.in.mu.Unlock()
+			a.runs.Wait()
+		} else {
+			a.lc = &LoopContext{engine: c.Engine(), pid: c.PID(), inbox: a.in}
+		}
+		a.loop.Receive(a.lc, m)
+	case loopExit:
+		Exit(c, m.reason)
+	case loopPanic:
+		panic(m.pe) // re-raised here so the supervisor sees it as this actor's panic
+	default:
+		a.in.Send(m)
+	}
+}
+
+// lend hands the loop a goroutine for one run (nil: nothing to do). A
+// closed pool has none: the messages wait for an incarnation whose pool is
+// open, as they wait in an OwnGoroutine's inbox during a restart.
+func (a *lentLoop) lend() {
+	if a == nil || a.p.Go(a) {
+		return
+	}
+	a.in.mu.Lock()
+	a.in.running = false
+	a.in.mu.Unlock()
+	a.runs.Done()
+}
+
+// Run implements Job: one run, on a borrowed goroutine.
+func (a *lentLoop) Run() {
+	defer a.runs.Done()
+	if a.first {
+		a.first = false
+		if !a.deliver(actor.Started{}) {
+			a.end(true)
+			return
+		}
+	}
+	ender, _ := a.loop.(BatchEnder)
+	for {
+		a.in.mu.Lock()
+		if len(a.in.queue) == 0 || a.quit.Load() || a.in.lent != a {
+			a.in.running = false
+			a.in.mu.Unlock()
+			return
+		}
+		batch := a.in.queue
+		a.in.queue = a.batch[:0]
+		a.in.signalled = false
+		a.in.mu.Unlock()
+		for i, m := range batch {
+			batch[i] = nil
+			ok := a.deliver(m)
+			if !ok || a.quit.Load() {
+				// The rest stays queued, for the next incarnation.
+				a.in.requeue(batch[i+1:])
+				a.end(!ok)
+				return
+			}
+		}
+		if ender != nil && !a.guard(func() { ender.EndBatch(a.lc) }) {
+			a.end(true)
+			return
+		}
+		a.batch = batch
+		if cap(a.batch) > maxSpare {
+			a.batch = nil
+		}
+	}
+}
+
+// end gives up the run. After a panic the loop takes no more messages:
+// they wait for the next incarnation.
+func (a *lentLoop) end(panicked bool) {
+	a.in.mu.Lock()
+	a.in.running = false
+	if panicked && a.in.lent == a {
+		a.in.lent = nil
+	}
+	a.in.mu.Unlock()
+}
+
+func (a *lentLoop) deliver(m any) bool {
+	return a.guard(func() { a.loop.Receive(a.lc, m) })
+}
+
+// guard runs f, turning a panic into the actor's exit.
+func (a *lentLoop) guard(f func()) (ok bool) {
 	defer func() {
 		if v := recover(); v != nil {
 			a.lc.engine.Send(a.lc.pid, loopPanic{asPanicError(v, debug.Stack())})

@@ -11,6 +11,28 @@ import (
 	"github.com/anthdm/hollywood/actor"
 )
 
+// The loop tests run twice: on OwnGoroutine, and on OnRunners with a pool
+// of the test's (bothLoops sets these; no test here runs in parallel).
+var (
+	newTestLoop    = OwnGoroutine
+	lentLoops      bool
+	closeTestLoops = func() {}
+)
+
+func bothLoops(t *testing.T, test func(*testing.T)) {
+	t.Run("OwnGoroutine", test)
+	t.Run("OnRunners", func(t *testing.T) {
+		p := NewRunners()
+		newTestLoop = func(in *Inbox, newLoop func() Loop) actor.Producer { return OnRunners(in, p, newLoop) }
+		lentLoops, closeTestLoops = true, p.Close
+		defer func() {
+			newTestLoop, lentLoops, closeTestLoops = OwnGoroutine, false, func() {}
+			p.Close()
+		}()
+		test(t)
+	})
+}
+
 // Commands for the scriptable loop.
 type (
 	loopRecord  struct{ s string }
@@ -71,7 +93,7 @@ func (l *recLoop) EndBatch(*LoopContext) {
 
 func loopSpec(id string, in *Inbox, rec *recorder, r Restart) (ChildSpec, *[]*recLoop) {
 	var made []*recLoop
-	return ChildSpec{ID: id, Restart: r, Start: OwnGoroutine(in, func() Loop {
+	return ChildSpec{ID: id, Restart: r, Start: newTestLoop(in, func() Loop {
 		l := &recLoop{name: id, rec: rec, routines: map[uint64]bool{}}
 		made = append(made, l)
 		return l
@@ -93,7 +115,9 @@ func (h *harness) waitLog(n int) []string {
 // TestLoopOrderAndOneGoroutine: messages sent to the Inbox and to the PID
 // by one sender arrive in order, after Started, all on one goroutine that
 // is not the sender's.
-func TestLoopOrderAndOneGoroutine(t *testing.T) {
+func TestLoopOrderAndOneGoroutine(t *testing.T) { bothLoops(t, testLoopOrderAndOneGoroutine) }
+
+func testLoopOrderAndOneGoroutine(t *testing.T) {
 	h := newHarness(t)
 	in := NewInbox()
 	spec, made := loopSpec("loop", in, h.rec, Permanent)
@@ -124,8 +148,8 @@ func TestLoopOrderAndOneGoroutine(t *testing.T) {
 		t.Fatal(err)
 	}
 	l := (*made)[0]
-	if len(l.routines) != 1 || l.routines[goid()] {
-		t.Fatalf("messages ran on %d goroutines (want 1, not the test's)", len(l.routines))
+	if l.routines[goid()] || (!lentLoops && len(l.routines) != 1) {
+		t.Fatalf("messages ran on %d goroutines (want 1, not the test's; OnRunners: not the test's)", len(l.routines))
 	}
 	if last := h.rec.get()[len(h.rec.get())-1]; last != "stop:loop" {
 		t.Fatalf("last entry %q, want stop:loop", last)
@@ -135,7 +159,9 @@ func TestLoopOrderAndOneGoroutine(t *testing.T) {
 // TestLoopPanicRestartsKeepingInbox: a panic in the loop is the actor's
 // exit reason (a *PanicError), the supervisor restarts it, and what was sent
 // meanwhile reaches the next incarnation.
-func TestLoopPanicRestartsKeepingInbox(t *testing.T) {
+func TestLoopPanicRestartsKeepingInbox(t *testing.T) { bothLoops(t, testLoopPanicRestartsKeepingInbox) }
+
+func testLoopPanicRestartsKeepingInbox(t *testing.T) {
 	h := newHarness(t)
 	in := NewInbox()
 	spec, made := loopSpec("loop", in, h.rec, Permanent)
@@ -165,7 +191,9 @@ func TestLoopPanicRestartsKeepingInbox(t *testing.T) {
 // TestLoopExitReason: LoopContext.Exit is the actor's exit reason, as
 // Exit is for an ordinary actor: a normal exit of a transient child is not
 // restarted, an abnormal one is.
-func TestLoopExitReason(t *testing.T) {
+func TestLoopExitReason(t *testing.T) { bothLoops(t, testLoopExitReason) }
+
+func testLoopExitReason(t *testing.T) {
 	h := newHarness(t)
 	in := NewInbox()
 	spec, made := loopSpec("loop", in, h.rec, Transient)
@@ -191,11 +219,13 @@ func TestLoopExitReason(t *testing.T) {
 // TestLoopStopWaitsAndPending: stopping the actor waits for the message in
 // hand, then Stopped runs with the loop's goroutine gone, and Pending gives
 // it what was still queued.
-func TestLoopStopWaitsAndPending(t *testing.T) {
+func TestLoopStopWaitsAndPending(t *testing.T) { bothLoops(t, testLoopStopWaitsAndPending) }
+
+func testLoopStopWaitsAndPending(t *testing.T) {
 	h := newHarness(t)
 	in := NewInbox()
 	release := make(chan struct{})
-	spec := ChildSpec{ID: "loop", Restart: Permanent, Shutdown: hangTimeout, Start: OwnGoroutine(in, func() Loop {
+	spec := ChildSpec{ID: "loop", Restart: Permanent, Shutdown: hangTimeout, Start: newTestLoop(in, func() Loop {
 		return &recLoop{name: "loop", rec: h.rec, routines: map[uint64]bool{}, pending: true}
 	})}
 	root := h.start("pending", Spec{Children: []ChildSpec{spec}})
@@ -220,14 +250,16 @@ func TestLoopStopWaitsAndPending(t *testing.T) {
 
 // TestLoopBatches: messages queued while the loop is busy are delivered
 // together and closed by one EndBatch.
-func TestLoopBatches(t *testing.T) {
+func TestLoopBatches(t *testing.T) { bothLoops(t, testLoopBatches) }
+
+func testLoopBatches(t *testing.T) {
 	e, err := actor.NewEngine(actor.NewEngineConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
 	rec, batches := &recorder{}, &recorder{}
 	in := NewInbox()
-	pid := e.Spawn(OwnGoroutine(in, func() Loop {
+	pid := e.Spawn(newTestLoop(in, func() Loop {
 		return &recLoop{name: "b", rec: rec, batches: batches, routines: map[uint64]bool{}}
 	}), "batches")
 	entered, release := make(chan struct{}), make(chan struct{})
@@ -250,7 +282,9 @@ func TestLoopBatches(t *testing.T) {
 }
 
 // TestLoopNoGoroutineLeak: start/stop rounds leave no goroutine behind.
-func TestLoopNoGoroutineLeak(t *testing.T) {
+func TestLoopNoGoroutineLeak(t *testing.T) { bothLoops(t, testLoopNoGoroutineLeak) }
+
+func testLoopNoGoroutineLeak(t *testing.T) {
 	h := newHarness(t)
 	base := runtime.NumGoroutine()
 	for i := range 100 {
@@ -268,6 +302,7 @@ func TestLoopNoGoroutineLeak(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	closeTestLoops() // OnRunners: the pool's idle goroutines end with it
 	n := runtime.NumGoroutine()
 	for deadline := time.Now().Add(2 * time.Second); n > base+1 && time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
 		n = runtime.NumGoroutine()
@@ -280,14 +315,16 @@ func TestLoopNoGoroutineLeak(t *testing.T) {
 
 // TestInboxPost: a Post does not wake an idle loop, unless it asked with
 // WakeOnPost; a Send after Posts wakes it and everything arrives in order.
-func TestInboxPost(t *testing.T) {
+func TestInboxPost(t *testing.T) { bothLoops(t, testInboxPost) }
+
+func testInboxPost(t *testing.T) {
 	e, err := actor.NewEngine(actor.NewEngineConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
 	rec := &recorder{}
 	in := NewInbox()
-	pid := e.Spawn(OwnGoroutine(in, func() Loop {
+	pid := e.Spawn(newTestLoop(in, func() Loop {
 		return &recLoop{name: "p", rec: rec, routines: map[uint64]bool{}}
 	}), "post")
 	defer func() { <-e.Poison(pid).Done() }()
@@ -302,23 +339,34 @@ func TestInboxPost(t *testing.T) {
 		}
 		return rec.get()
 	}
-	waitLen(1) // Started: the loop is now idle
-	in.Post(loopRecord{"p1"})
-	in.Post(loopRecord{"p2"})
-	// Nothing wakes the loop: the Posts must still be queued. (A loop that
-	// woke would have logged them within this time on any machine; this
-	// sleep can only hide a bug, never fail a correct run.)
-	time.Sleep(20 * time.Millisecond)
-	if got := rec.get(); len(got) != 1 {
-		t.Fatalf("Post woke the loop: %v", got)
+	waitLen(1) // Started
+	// Nothing wakes an idle loop: the Posts must stay queued. The loop
+	// may not be idle yet when Started is logged (it takes the queue once
+	// more first, and would find the Posts there), so a round in which
+	// the Posts were delivered is tried again, after a longer pause; a
+	// loop that Posts wake fails every round. (The sleeps can only hide a
+	// bug, never fail a correct run.)
+	for round := 1; ; round++ {
+		time.Sleep(time.Duration(round) * 10 * time.Millisecond)
+		n := len(rec.get())
+		in.Post(loopRecord{"p1"})
+		in.Post(loopRecord{"p2"})
+		time.Sleep(20 * time.Millisecond)
+		if len(rec.get()) == n {
+			break
+		}
+		if round == 5 {
+			t.Fatalf("Post woke the loop in every round: %v", rec.get())
+		}
 	}
+	base := len(rec.get())
 	in.Send(loopRecord{"s1"})
-	if got := waitLen(4); fmt.Sprint(got[1:]) != "[p1 p2 s1]" {
-		t.Fatalf("got %v, want p1 p2 s1 after start", got)
+	if got := waitLen(base + 3); fmt.Sprint(got[base:]) != "[p1 p2 s1]" {
+		t.Fatalf("got %v, want p1 p2 s1 last", got)
 	}
 	in.WakeOnPost(true)
 	in.Post(loopRecord{"p3"})
-	if got := waitLen(5); got[4] != "p3" {
+	if got := waitLen(base + 4); got[base+3] != "p3" {
 		t.Fatalf("got %v, want p3 last", got)
 	}
 	// Many rounds of Posts then a Send: the Send always wakes the loop, even
@@ -327,7 +375,7 @@ func TestInboxPost(t *testing.T) {
 	for i := range 200 {
 		in.Post(loopRecord{fmt.Sprint("q", i)})
 		in.Send(loopRecord{fmt.Sprint("r", i)})
-		waitLen(5 + 2*(i+1))
+		waitLen(base + 4 + 2*(i+1))
 	}
 }
 
