@@ -150,6 +150,7 @@ func start(e *actor.Engine, srv *handlers.Server, in io.Reader, out io.Writer, o
 	sessionConfig.Server, sessionConfig.Writer, sessionConfig.Inbox = srv, writerInbox, sessionInbox
 	sessionConfig.Handlers, sessionConfig.Backlog, sessionConfig.Logger = handlersPID, backlog, log
 	sessionConfig.MaxInFlight = maxInFlight
+	sessionConfig.Runners = supervisor.NewRunners()
 	spec := supervisor.Spec{
 		Name:      stdioName,
 		Strategy:  supervisor.OneForOne,
@@ -159,6 +160,9 @@ func start(e *actor.Engine, srv *handlers.Server, in io.Reader, out io.Writer, o
 		Logger:    log,
 		Children: []supervisor.ChildSpec{
 			{ID: "writer", Start: stdio.NewWriter(out, writerInbox), Restart: supervisor.Transient, Significant: true, Shutdown: 2 * time.Second},
+			// The goroutines the handler actors' calls run on: stopped
+			// after them.
+			{ID: "runners", Start: sessionConfig.Runners.Actor(), Restart: supervisor.Permanent, Shutdown: 2 * time.Second},
 			{ID: "handlers", Start: supervisor.New(supervisor.Spec{
 				Name:      stdioName + "/handlers",
 				Strategy:  supervisor.OneForOne,

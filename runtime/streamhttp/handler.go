@@ -105,6 +105,7 @@ type Handler struct {
 	name        string
 	sessionsPID *actor.PID
 	handlersPID *actor.PID
+	runners     *supervisor.Runners // every session's handler actors' goroutines
 
 	mu        sync.Mutex
 	sessions  map[string]*hsession // legacy sessions, by Mcp-Session-Id
@@ -170,6 +171,7 @@ func newHandler(e *actor.Engine, srv *handlers.Server, opts Options) *Handler {
 	return &Handler{
 		e: e, srv: srv, opts: opts, log: opts.Logger,
 		ids:       newSessionIDs(opts.StateKey, opts.SessionTag),
+		runners:   supervisor.NewRunners(),
 		name:      fmt.Sprintf("mcprt-http-%d", instances.Add(1)),
 		sessions:  map[string]*hsession{},
 		byChild:   map[string]*hsession{},
@@ -211,6 +213,10 @@ func (h *Handler) spec(self *actor.PID, more ...supervisor.ChildSpec) supervisor
 		EventHook: rootHook,
 		Logger:    h.log,
 		Children: append([]supervisor.ChildSpec{
+			// One pool of goroutines for every session's calls, so that
+			// an idle legacy session holds no stack (see
+			// supervisor.Runners); stopped after the handler actors.
+			{ID: "runners", Start: h.runners.Actor(), Restart: supervisor.Permanent, Shutdown: 2 * time.Second},
 			{ID: "handlers", Start: supervisor.New(supervisor.Spec{
 				Name: h.name + "/handlers", Strategy: supervisor.OneForOne, EventHook: opts.EventHook, Logger: h.log,
 			}), Restart: supervisor.Permanent, Shutdown: 2 * time.Second},
@@ -323,7 +329,8 @@ func (h *Handler) startSession(id, owner string, restart supervisor.Restart) (*h
 	hs := newSession(h, id, child)
 	hs.owner = owner
 	cfg := sessionactor.Config{Options: h.opts.Options}
-	cfg.Server, cfg.Deliver, cfg.Inbox, cfg.Handlers = h.srv, hs.route, hs.in, h.handlersPID
+	cfg.Server, cfg.Deliver, cfg.Inbox, cfg.Handlers, cfg.Runners = h.srv, hs.route, hs.in, h.handlersPID, h.runners
+	cfg.LoopOnRunners = true // hundreds of sessions, mostly idle: no stack each
 	cfg.StateKey, cfg.WorkerPrefix, cfg.Logger = h.opts.StateKey, child+"-", h.log.With("session", child)
 	cfg.SessionID = id // the spans' mcp.session.id ("" for the stateless one)
 	start := sessionactor.New(cfg)

@@ -33,7 +33,8 @@ type scheduler struct {
 	host host
 	env  *env
 
-	handlers     *actor.PID // the supervisor of the handler actors
+	handlers     *actor.PID          // the supervisor of the handler actors
+	runners      *supervisor.Runners // the goroutines their calls run on
 	workerPrefix string
 	maxInFlight  int
 	maxQueued    int
@@ -71,7 +72,7 @@ type host interface {
 func newScheduler(h host, e *env, cfg *Config) *scheduler {
 	sc := &scheduler{
 		host: h, env: e,
-		handlers: cfg.Handlers, workerPrefix: cfg.WorkerPrefix,
+		handlers: cfg.Handlers, runners: cfg.Runners, workerPrefix: cfg.WorkerPrefix,
 		maxInFlight: cfg.MaxInFlight, maxQueued: cfg.MaxQueued, overload: cfg.Overload,
 		panicDetail: cfg.PanicDetail, logger: cfg.Logger,
 		calls:   map[string]*call{},
@@ -345,10 +346,10 @@ func (sc *scheduler) ensureWorkers() {
 	for sc.starting < len(sc.waiting) {
 		sc.nextW++
 		id := sc.workerPrefix + "w" + strconv.Itoa(sc.nextW)
-		w := &worker{slot: make(chan *call, 1), gen: sc.gen}
+		w := &worker{gen: sc.gen, runners: sc.runners, in: sc.env.inbox}
 		_, err := supervisor.StartChild(sc.env.engine, sc.handlers, supervisor.ChildSpec{
 			ID:       id,
-			Start:    newHandlerActor(w, sc.env.inbox),
+			Start:    newHandlerActor(w),
 			Restart:  supervisor.Temporary,
 			Shutdown: 200 * time.Millisecond,
 			Options:  []actor.OptFunc{actor.WithInboxSize(8)},
@@ -385,8 +386,7 @@ func (sc *scheduler) ensureWorkers() {
 func (sc *scheduler) run(cl *call, w *worker) {
 	cl.worker = w
 	w.busy = cl
-	// Straight to the worker's goroutine: an idle worker's slot is empty.
-	w.slot <- cl
+	w.dispatch(cl)
 }
 
 // forget drops a call that is over from the session's tables. Nothing may

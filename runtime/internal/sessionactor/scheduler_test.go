@@ -114,12 +114,14 @@ func startScheduler(t *testing.T, cfg Config) *schedHarness {
 	h := &schedHarness{t: t, inbox: supervisor.NewInbox(), host: &fakeHost{}}
 	cfg.Handlers = supervisor.ChildPID(supervisor.RootPID(e, name), "handlers")
 	cfg.Logger = schedQuiet
+	cfg.Runners = supervisor.NewRunners()
 	if cfg.MaxWaiting == 0 {
 		cfg.MaxWaiting = defaultMaxWaiting
 	}
 	root, err := supervisor.Start(e, name, supervisor.Spec{
 		Name: name, Strategy: supervisor.OneForOne, Logger: schedQuiet,
 		Children: []supervisor.ChildSpec{
+			{ID: "runners", Start: cfg.Runners.Actor(), Restart: supervisor.Permanent, Shutdown: 2 * time.Second},
 			{ID: "handlers", Start: supervisor.New(supervisor.Spec{Name: name + "/handlers", Strategy: supervisor.OneForOne, Logger: schedQuiet}),
 				Restart: supervisor.Permanent, Shutdown: 2 * time.Second},
 			{ID: "loop", Start: supervisor.OwnGoroutine(h.inbox, func() supervisor.Loop { return &schedLoop{host: h.host, cfg: cfg} }),

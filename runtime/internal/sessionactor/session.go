@@ -44,6 +44,17 @@ type Config struct {
 	// message's Done once it has taken the message.
 	Deliver  func(wire.Out)
 	Handlers *actor.PID
+	// Runners lends the handler actors goroutines for their calls: one
+	// pool for every session under one handler supervisor, owned by the
+	// tree (supervisor.Runners.Actor). Nil: the session makes its own and
+	// closes it when it stops.
+	Runners *supervisor.Runners
+	// LoopOnRunners runs the session itself on Runners while it has
+	// messages, rather than on a goroutine of its own
+	// (supervisor.OnRunners): for transports with many sessions, most of
+	// them idle between requests (Streamable HTTP's legacy sessions),
+	// where a stack per session is most of what an idle one costs.
+	LoopOnRunners bool
 	// Inbox is the session's own: a transport sends it what the client
 	// sent (*In, *Raw, *Oversized, Closed: see In), and anything may
 	// send it messages (Drain, Cancel, Log, Notify, WorkersLost) from any
@@ -116,9 +127,10 @@ type legacy struct {
 
 // mcpSession is the session actor. Build it with New.
 type mcpSession struct {
-	cfg Config
-	env *env
-	lc  *supervisor.LoopContext
+	cfg        Config
+	env        *env
+	ownRunners bool // cfg.Runners was made by start, for this incarnation
+	lc         *supervisor.LoopContext
 
 	legacy    *legacy
 	sawModern bool // a 2026-07-28 request arrived
@@ -175,10 +187,14 @@ func New(cfg Config) actor.Producer {
 	if cfg.MaxWaiting <= 0 {
 		cfg.MaxWaiting = defaultMaxWaiting
 	}
+	newLoop := func() supervisor.Loop { return &mcpSession{cfg: cfg} }
+	if cfg.LoopOnRunners && cfg.Runners != nil {
+		return supervisor.OnRunners(cfg.Inbox, cfg.Runners, newLoop)
+	}
 	// The session owns its goroutine: every line and every finished call
 	// reaches it, and hollywood would start a goroutine for each message
 	// that finds it idle (see supervisor.Inbox).
-	return supervisor.OwnGoroutine(cfg.Inbox, func() supervisor.Loop { return &mcpSession{cfg: cfg} })
+	return supervisor.OwnGoroutine(cfg.Inbox, newLoop)
 }
 
 // Receive implements supervisor.Loop.
@@ -265,6 +281,10 @@ func (s *mcpSession) start(lc *supervisor.LoopContext) {
 	s.env.slots.max = int32(s.cfg.MaxInFlight)
 	s.env.waits.max = int32(s.cfg.MaxWaiting)
 	s.env.written = s.env.backlog.Done
+	if s.cfg.Runners == nil {
+		s.cfg.Runners = supervisor.NewRunners()
+		s.ownRunners = true
+	}
 	s.sc = newScheduler(s, s.env, &s.cfg)
 	s.crashes = map[string]*supervisor.Window{}
 	s.suspendedUntil = map[string]time.Time{}
@@ -291,6 +311,11 @@ func (s *mcpSession) stop() {
 		s.drainTimer.Stop()
 	}
 	s.sc.stop(errShuttingDown)
+	if s.ownRunners {
+		// After the calls were cancelled: Close waits for the running ones.
+		s.cfg.Runners.Close()
+		s.cfg.Runners, s.ownRunners = nil, false // the next incarnation makes its own
+	}
 	s.endSession()
 }
 

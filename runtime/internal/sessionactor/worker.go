@@ -2,7 +2,7 @@ package sessionactor
 
 import (
 	"runtime/debug"
-	"sync/atomic"
+	"sync"
 
 	"github.com/anthdm/hollywood/actor"
 
@@ -20,12 +20,24 @@ var errHandlerPanic = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "
 // reports carry the record itself, so the session finds the worker's call
 // without a lookup.
 type worker struct {
-	// slot takes the worker's next call. It has room for one, and the
-	// session fills it only when the worker has reported idle.
-	slot     chan *call
-	busy     *call // the call it runs; nil when idle
-	starting bool  // started, not yet reported idle
+	busy     *call // the call it runs; nil when idle; session goroutine only
+	starting bool  // started, not yet reported idle; session goroutine only
 	gen      int   // the handler supervisor's incarnation it belongs to
+
+	runners *supervisor.Runners // where its calls get a goroutine
+	in      *supervisor.Inbox   // the session's, for its reports
+
+	// Set by the actor's Started, before its first idle report: what a
+	// panicking call needs to stop the actor.
+	engine *actor.Engine
+	self   *actor.PID
+
+	// mu guards the hand-over between the session (dispatch), the runner
+	// (runCall's end) and the actor's stop, which waits for a running call.
+	mu      sync.Mutex
+	stopped bool
+	running *call         // the call handed to a runner, until it ends
+	ended   chan struct{} // made by a stop that waits; closed as the call ends
 }
 
 // Worker reports, as the session's inbox carries them: one pointer each,
@@ -50,63 +62,43 @@ type (
 	}
 )
 
-// handlerActor is a handler actor: it runs the calls the session puts in
-// its worker's slot, one at a time. It keeps no state between calls, so
-// reusing one for many calls is safe; after a panic it exits (the panic and
-// its stack go to the supervisor's log) and a fresh one takes its place.
+// handlerActor is a handler actor: the supervised unit that runs the calls
+// the session gives its worker, one at a time. It keeps no state between
+// calls, so reusing one for many calls is safe; after a panic it exits (the
+// panic and its stack go to the supervisor's log) and a fresh one takes its
+// place.
 //
-// The calls run on a goroutine the actor owns for its whole life (started
-// in Started, stopped and waited for in Stopped), not on the goroutine
-// hollywood lends an actor for each burst of messages: that one is new
-// whenever the actor was idle, so every call would start on a small stack
-// and pay, again and again, for growing it (a third of the CPU of a
-// tools/call, by profile).
-//
-// Neither the call nor the report is an actor message (the slot is a
-// channel, the reports go to the session's inbox), so a call costs no
+// The calls run neither on the goroutine hollywood lends an actor for each
+// burst of messages (new whenever the actor was idle, so every call would
+// start on a small stack and pay, again and again, for growing it: a third
+// of the CPU of a tools/call, by profile) nor on one the actor owns for
+// life (an idle stack per actor: see supervisor.Runners), but on a
+// goroutine of the session's Runners, for the length of the call. Neither
+// the call nor the report is an actor message (the call goes straight to a
+// runner, the reports to the session's inbox), so a call costs no
 // goroutine start on either side.
-type handlerActor struct {
-	w  *worker
-	in *supervisor.Inbox // the session's
-	// stopping asks the loop to end. It waits on the slot alone (a select
-	// with a quit channel was 7% of the CPU under load), so Stopped also
-	// puts a nil call in the slot when there is room: the loop wakes, or
-	// finds the flag before it runs whatever it takes next.
-	stopping atomic.Bool
-	started  bool
-	done     chan struct{}
-}
+type handlerActor struct{ w *worker }
 
-// crashed tells the handler actor that its goroutine's handler panicked.
+// crashed tells the handler actor that its call's handler panicked.
 type crashed struct{ pe *supervisor.PanicError }
 
-// newHandlerActor returns a Producer of the handler actor for w, which
-// reports to the session's inbox in.
-func newHandlerActor(w *worker, in *supervisor.Inbox) actor.Producer {
-	return func() actor.Receiver { return &handlerActor{w: w, in: in} }
+// newHandlerActor returns a Producer of the handler actor for w.
+func newHandlerActor(w *worker) actor.Producer {
+	return func() actor.Receiver { return &handlerActor{w: w} }
 }
 
 // Receive implements actor.Receiver.
 func (a *handlerActor) Receive(c *actor.Context) {
 	switch m := c.Message().(type) {
 	case actor.Started:
-		a.started = true
-		a.done = make(chan struct{})
-		go a.loop(c.Engine(), c.PID())
-		a.idle()
+		a.w.engine, a.w.self = c.Engine(), c.PID()
+		a.w.idle()
 	case crashed:
 		// Exit by panic, so the supervisor logs the value and stack, and
 		// no state the panic may have broken survives.
 		panic(m.pe)
 	case actor.Stopped:
-		if a.started {
-			a.stopping.Store(true)
-			select {
-			case a.w.slot <- nil:
-			default: // a call is in the slot: the loop takes it and sees the flag
-			}
-			<-a.done // a handler that ignores its context holds this up; the supervisor's shutdown timeout bounds it
-		}
+		a.w.stop() // a handler that ignores its context holds this up; the supervisor's shutdown timeout bounds it
 	}
 }
 
@@ -114,34 +106,73 @@ func (a *handlerActor) Receive(c *actor.Context) {
 // waits for one or a drain waits for the last answer (EndBatch tells the
 // inbox which): otherwise it waits, posted, for the next line, and a
 // request costs one thread wake-up less.
-func (a *handlerActor) idle() { a.in.Post(workerIdle{a.w}) }
+func (w *worker) idle() { w.in.Post(workerIdle{w}) }
 
-func (a *handlerActor) loop(e *actor.Engine, self *actor.PID) {
-	defer close(a.done)
-	for {
-		cl := <-a.w.slot
-		if cl == nil || a.stopping.Load() {
-			// Leaving by a receive keeps the slot from staying full: a
-			// session that sends just as the worker stops never blocks.
-			return
-		}
-		if !a.run(e, self, cl) {
-			return
-		}
-		a.idle()
+// dispatch gives the worker a call, on the session's goroutine, once the
+// worker has reported idle. A worker whose actor has stopped takes none:
+// the call is answered by its deadline, or sooner when the session hears
+// that its workers are lost.
+func (w *worker) dispatch(cl *call) {
+	w.mu.Lock()
+	if w.stopped {
+		w.mu.Unlock()
+		return
 	}
+	w.running = cl
+	w.mu.Unlock()
+	if !w.runners.Go(w) {
+		w.callEnded()
+	}
+}
+
+// Run implements supervisor.Job: it runs the worker's call on a runner's
+// goroutine, then reports.
+func (w *worker) Run() {
+	w.mu.Lock()
+	cl := w.running
+	w.mu.Unlock()
+	ok := w.run(cl)
+	w.callEnded()
+	if ok {
+		w.idle()
+	}
+}
+
+// callEnded lets a stop waiting for the call go on.
+func (w *worker) callEnded() {
+	w.mu.Lock()
+	w.running = nil
+	if w.ended != nil {
+		close(w.ended)
+		w.ended = nil
+	}
+	w.mu.Unlock()
+}
+
+// stop takes no more calls and waits for the running one, if any.
+func (w *worker) stop() {
+	w.mu.Lock()
+	w.stopped = true
+	if w.running == nil {
+		w.mu.Unlock()
+		return
+	}
+	ended := make(chan struct{})
+	w.ended = ended
+	w.mu.Unlock()
+	<-ended
 }
 
 // run runs one call and reports whether its handler returned (rather than
 // panicked).
-func (a *handlerActor) run(e *actor.Engine, self *actor.PID, cl *call) (ok bool) {
+func (w *worker) run(cl *call) (ok bool) {
 	defer func() {
 		if v := recover(); v != nil {
 			pe := &supervisor.PanicError{Value: v, Stack: debug.Stack()}
 			// The session answers at once: the request must not wait for
 			// its deadline.
-			a.in.Send(workerCrashed{a.w, v})
-			e.Send(self, crashed{pe})
+			w.in.Send(workerCrashed{w, v})
+			w.engine.Send(w.self, crashed{pe})
 			ok = false
 		}
 	}()
