@@ -70,7 +70,7 @@ func TestTaskOfResumableToolRunsAgain(t *testing.T) {
 		return tk.TaskID
 	}
 	job, once := create("job"), create("once")
-	owner := handlers.TaskOwner(handlers.WithCaller(context.Background(), alice))
+	owner := alice.Principal() // the task's owner: its caller
 	if rec, err := m.Get(owner, job); err != nil || rec.Rerun == nil || string(rec.Rerun.Args) != `{"n":7}` || !strings.Contains(string(rec.Rerun.Caller), `"alice"`) {
 		t.Fatalf("resumable task's record: %+v, %v", rec, err)
 	}
