@@ -298,4 +298,3 @@ func TestModernTaskFailedAndCancelled(t *testing.T) {
 		t.Error("tasks/result in 2026-07-28 did not fail")
 	}
 }
-
