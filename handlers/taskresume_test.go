@@ -37,7 +37,7 @@ func TestTaskOfResumableToolRunsAgain(t *testing.T) {
 		}
 		srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "job", Execution: json.RawMessage(`{"taskSupport":"optional"}`)}, Resumable: true}, handler)
 		srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "once", Execution: json.RawMessage(`{"taskSupport":"optional"}`)}}, handler)
-		j, err := tasks.OpenJournal(dir)
+		j, err := tasks.OpenJournal(dir, tasks.JournalOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

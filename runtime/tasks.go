@@ -79,7 +79,7 @@ func makeTasks(srv *handlers.Server, o TasksOptions, mk func(taskrun.Config) (*t
 		store = s
 	}
 	if o.Dir != "" && store == nil {
-		j, err := tasks.OpenJournalWith(o.Dir, tasks.JournalOptions{Logger: o.Logger})
+		j, err := tasks.OpenJournal(o.Dir, tasks.JournalOptions{Logger: o.Logger})
 		if err != nil {
 			return nil, err
 		}
