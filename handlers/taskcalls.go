@@ -307,7 +307,7 @@ func (s *Server) taskCall(ctx context.Context, ts *taskServe, t *tool, req *Requ
 		return out
 	}
 	var tk tasks.Task
-	who := tasks.Requestor{Owner: ts.owner(ctx), Session: tasks.SessionFrom(ctx), Client: ts.client(ctx)}
+	who := tasks.Requestor{Owner: ts.owner(ctx), Session: sessionFrom(ctx), Client: ts.client(ctx)}
 	if r, ok := ts.m.(tasks.Resumer); ok && t.Resumable {
 		tk, err = r.CreateResumable(who, t.Name, req.Modern, ttl, rerunOf(req, args), work)
 	} else {
@@ -577,7 +577,7 @@ func (s *Server) taskMethod(ctx context.Context, req *Request) (any, error) {
 		return nil, invalidParams(req.Method + ": " + err.Error())
 	}
 	if req.Method == "tasks/list" {
-		return s.listTasks(ts, owner, tasks.SessionFrom(ctx), p.Cursor)
+		return s.listTasks(ts, owner, sessionFrom(ctx), p.Cursor)
 	}
 	if p.TaskID == nil {
 		return nil, invalidParams(req.Method + " needs a taskId (a string)")
@@ -802,14 +802,14 @@ func taskOwner(ctx context.Context) string {
 
 // taskClient is the default of what a request's tasks count against, for
 // the bounds per client: the caller when there is one, else the address
-// the request's connection came from (tasks.ClientOfAddr: an IPv6 one by
+// the request's connection came from (clientOfAddr: an IPv6 one by
 // its /64), else "" (stdio: one client). Anonymous clients share the
 // owner "", but not a budget: one of them cannot use up the others'.
 func taskClient(ctx context.Context) string {
 	if c := CallerFrom(ctx); c != nil {
 		return c.Principal()
 	}
-	return tasks.ClientOfAddr(tasks.RemoteFrom(ctx))
+	return clientOfAddr(remoteFrom(ctx))
 }
 
 // EndSession cancels the running tasks made in the legacy HTTP session

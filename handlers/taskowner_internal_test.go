@@ -3,8 +3,6 @@ package handlers
 import (
 	"context"
 	"testing"
-
-	"github.com/mcprt/mcprt/handlers/tasks"
 )
 
 // Tasks belong to the caller when there is one (across sessions,
@@ -14,10 +12,10 @@ import (
 // IPv6 one by its /64), else one client (stdio).
 func TestTaskOwner(t *testing.T) {
 	ctx := context.Background()
-	sess := tasks.WithSession(tasks.WithRemote(ctx, "127.0.0.2:4242"), "s1")
+	sess := WithSession(WithRemote(ctx, "127.0.0.2:4242"), "s1")
 	withCaller := WithCaller(sess, &Caller{Subject: "alice"})
-	v6 := tasks.WithRemote(ctx, "[2001:db8:1:2:3:4:5:6]:443")
-	mapped := tasks.WithRemote(ctx, "[::ffff:10.0.0.1]:80")
+	v6 := WithRemote(ctx, "[2001:db8:1:2:3:4:5:6]:443")
+	mapped := WithRemote(ctx, "[::ffff:10.0.0.1]:80")
 	for _, c := range []struct {
 		ctx           context.Context
 		owner, client string
