@@ -18,10 +18,13 @@ import (
 // TasksOptions configures ServeTasks.
 type TasksOptions struct {
 	// Owner names whom a request's tasks belong to: only the same owner
-	// finds them again. nil means TaskOwner.
+	// finds them again. nil means the caller's Principal when there is a
+	// caller, else "" (the task's unguessable id alone binds it).
 	Owner func(ctx context.Context) string
 	// Client names what a request's tasks count against, for the bounds
-	// on tasks per client. nil means TaskClient.
+	// on tasks per client. nil means the caller's Principal, else the
+	// address the request's connection came from (an IPv6 one by its /64),
+	// else "" (stdio: one client).
 	Client func(ctx context.Context) string
 }
 
@@ -129,11 +132,11 @@ func (s *Server) ServeTasks(m tasks.Manager, opts TasksOptions) {
 	}
 	owner := opts.Owner
 	if owner == nil {
-		owner = TaskOwner
+		owner = taskOwner
 	}
 	client := opts.Client
 	if client == nil {
-		client = TaskClient
+		client = taskClient
 	}
 	ts := &taskServe{m: m, owner: owner, client: client}
 	ts.stop = m.OnStatus(func(t tasks.Task) { s.taskStatus(ts, t) })
@@ -278,7 +281,7 @@ func (s *Server) taskCall(ctx context.Context, ts *taskServe, t *tool, req *Requ
 		}
 	}
 	base := req.shallow()
-	if d, ok := req.Peer.(Detacher); ok && !req.Modern {
+	if d, ok := req.Peer.(detacher); ok && !req.Modern {
 		// 2025-11-25: progress, logs and requests to the client go on
 		// through the task's life, on the session's stream, each tied to
 		// the task by its related-task _meta.
@@ -304,7 +307,7 @@ func (s *Server) taskCall(ctx context.Context, ts *taskServe, t *tool, req *Requ
 		return out
 	}
 	var tk tasks.Task
-	who := tasks.Requestor{Owner: ts.owner(ctx), Session: tasks.SessionFrom(ctx), Client: ts.client(ctx)}
+	who := tasks.Requestor{Owner: ts.owner(ctx), Session: sessionFrom(ctx), Client: ts.client(ctx)}
 	if r, ok := ts.m.(tasks.Resumer); ok && t.Resumable {
 		tk, err = r.CreateResumable(who, t.Name, req.Modern, ttl, rerunOf(req, args), work)
 	} else {
@@ -574,7 +577,7 @@ func (s *Server) taskMethod(ctx context.Context, req *Request) (any, error) {
 		return nil, invalidParams(req.Method + ": " + err.Error())
 	}
 	if req.Method == "tasks/list" {
-		return s.listTasks(ts, owner, tasks.SessionFrom(ctx), p.Cursor)
+		return s.listTasks(ts, owner, sessionFrom(ctx), p.Cursor)
 	}
 	if p.TaskID == nil {
 		return nil, invalidParams(req.Method + " needs a taskId (a string)")
@@ -697,10 +700,10 @@ func (s *Server) listTasks(ts *taskServe, owner, session, cursor string) (any, e
 // tasksOn reports whether ServeTasks was called, for Capabilities.
 func (s *Server) tasksOn() bool { return s.tasks.Load() != nil }
 
-// Detacher is implemented by a Peer that can outlive its request: Detach
+// detacher is implemented by a Peer that can outlive its request: Detach
 // returns one whose messages go on the session's own stream. A task made
 // in 2025-11-25 keeps talking to its client through it.
-type Detacher interface {
+type detacher interface {
 	Detach() Peer
 }
 
@@ -782,7 +785,7 @@ func (p *taskPeer) related(params any) any {
 	return obj
 }
 
-// TaskOwner is the default owner of a request's tasks: the caller when its
+// taskOwner is the default owner of a request's tasks: the caller when its
 // transport vouched for one (CallerFrom: the same tasks from any session,
 // on any replica, after any restart), else "": the task's unguessable id
 // alone binds it, in every revision and transport. A 2025-11-25 task made
@@ -790,23 +793,23 @@ func (p *taskPeer) related(params any) any {
 // (DELETE, idle, the server's restart) while its client still holds the
 // id and wants the result; see tasks.Requestor for why, and the MCP
 // specification it cites.
-func TaskOwner(ctx context.Context) string {
+func taskOwner(ctx context.Context) string {
 	if c := CallerFrom(ctx); c != nil {
 		return c.Principal()
 	}
 	return ""
 }
 
-// TaskClient is the default of what a request's tasks count against, for
+// taskClient is the default of what a request's tasks count against, for
 // the bounds per client: the caller when there is one, else the address
-// the request's connection came from (tasks.ClientOfAddr: an IPv6 one by
+// the request's connection came from (clientOfAddr: an IPv6 one by
 // its /64), else "" (stdio: one client). Anonymous clients share the
 // owner "", but not a budget: one of them cannot use up the others'.
-func TaskClient(ctx context.Context) string {
+func taskClient(ctx context.Context) string {
 	if c := CallerFrom(ctx); c != nil {
 		return c.Principal()
 	}
-	return tasks.ClientOfAddr(tasks.RemoteFrom(ctx))
+	return clientOfAddr(remoteFrom(ctx))
 }
 
 // EndSession cancels the running tasks made in the legacy HTTP session

@@ -8,38 +8,7 @@ import (
 
 	"github.com/mcprt/mcprt/handlers"
 	"github.com/mcprt/mcprt/handlers/mcp"
-	"github.com/mcprt/mcprt/handlers/tasks"
 )
-
-// Tasks belong to the caller when there is one (across sessions,
-// replicas and restarts), else to nobody in particular: the task id binds
-// them, a legacy HTTP session's too (it does not outlive its session). What
-// they count against is the caller, else the connection's address (an
-// IPv6 one by its /64), else one client (stdio).
-func TestTaskOwner(t *testing.T) {
-	ctx := context.Background()
-	sess := tasks.WithSession(tasks.WithRemote(ctx, "127.0.0.2:4242"), "s1")
-	withCaller := handlers.WithCaller(sess, &handlers.Caller{Subject: "alice"})
-	v6 := tasks.WithRemote(ctx, "[2001:db8:1:2:3:4:5:6]:443")
-	mapped := tasks.WithRemote(ctx, "[::ffff:10.0.0.1]:80")
-	for _, c := range []struct {
-		ctx           context.Context
-		owner, client string
-	}{
-		{ctx, "", ""},
-		{sess, "", "addr:127.0.0.2"},
-		{withCaller, "sub:alice", "sub:alice"},
-		{v6, "", "addr:2001:db8:1:2::/64"},
-		{mapped, "", "addr:10.0.0.1"},
-	} {
-		if got := handlers.TaskOwner(c.ctx); got != c.owner {
-			t.Errorf("TaskOwner = %q, want %q", got, c.owner)
-		}
-		if got := handlers.TaskClient(c.ctx); got != c.client {
-			t.Errorf("TaskClient = %q, want %q", got, c.client)
-		}
-	}
-}
 
 // A task's handler sees its request's caller, as a plain call's handler
 // does, and the task is the caller's.

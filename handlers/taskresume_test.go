@@ -37,7 +37,7 @@ func TestTaskOfResumableToolRunsAgain(t *testing.T) {
 		}
 		srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "job", Execution: json.RawMessage(`{"taskSupport":"optional"}`)}, Resumable: true}, handler)
 		srv.AddTool(handlers.Tool{Tool: mcp.Tool{Name: "once", Execution: json.RawMessage(`{"taskSupport":"optional"}`)}}, handler)
-		j, err := tasks.OpenJournal(dir)
+		j, err := tasks.OpenJournal(dir, tasks.JournalOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -70,7 +70,7 @@ func TestTaskOfResumableToolRunsAgain(t *testing.T) {
 		return tk.TaskID
 	}
 	job, once := create("job"), create("once")
-	owner := handlers.TaskOwner(handlers.WithCaller(context.Background(), alice))
+	owner := alice.Principal() // the task's owner: its caller
 	if rec, err := m.Get(owner, job); err != nil || rec.Rerun == nil || string(rec.Rerun.Args) != `{"n":7}` || !strings.Contains(string(rec.Rerun.Caller), `"alice"`) {
 		t.Fatalf("resumable task's record: %+v, %v", rec, err)
 	}

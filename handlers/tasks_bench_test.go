@@ -79,7 +79,7 @@ func BenchmarkToolCallTaskMemory(b *testing.B) {
 }
 
 func BenchmarkToolCallTaskJournal(b *testing.B) {
-	j, err := tasks.OpenJournal(b.TempDir())
+	j, err := tasks.OpenJournal(b.TempDir(), tasks.JournalOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -90,7 +90,7 @@ func BenchmarkToolCallTaskJournal(b *testing.B) {
 // BenchmarkToolCallTaskJournalConcurrent is the journal with 64 callers
 // per CPU at once: their writes share fsyncs (group commit).
 func BenchmarkToolCallTaskJournalConcurrent(b *testing.B) {
-	j, err := tasks.OpenJournal(b.TempDir())
+	j, err := tasks.OpenJournal(b.TempDir(), tasks.JournalOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -31,16 +31,16 @@ type TasksOptions struct {
 	// Tag prefixes task ids (the replica's -http-session-tag).
 	Tag string
 	// MaxLive and MaxLivePerOwner bound the tasks in progress, overall and
-	// per client (handlers.TaskClient: the caller, else the connection's
-	// address); MaxEndedPerClient bounds the ended tasks a client keeps,
-	// its oldest deleted past it; TTL is how long a task is kept when the
-	// client asks for no ttl, MaxTTL the most it may ask (0: the taskrun
-	// defaults).
+	// per client (by default the caller, else the connection's address);
+	// MaxEndedPerClient bounds the ended tasks a client keeps, its oldest
+	// deleted past it; TTL is how long a task is kept when the client asks
+	// for no ttl, MaxTTL the most it may ask (0: the taskrun defaults).
 	MaxLive, MaxLivePerOwner, MaxEndedPerClient int
 	TTL, MaxTTL                                 time.Duration
-	// Owner names whom a request's tasks belong to (nil:
-	// handlers.TaskOwner, the caller or else "": the task id alone), and
-	// Client what they count against (nil: handlers.TaskClient).
+	// Owner names whom a request's tasks belong to (nil: the caller, or
+	// else "": the task id alone), and Client what they count against
+	// (nil: the caller, else the connection's address); see
+	// handlers.TasksOptions.
 	Owner, Client func(ctx context.Context) string
 	Logger        *slog.Logger
 	// Made, when set, is given the manager once it is made, before it
@@ -79,7 +79,7 @@ func makeTasks(srv *handlers.Server, o TasksOptions, mk func(taskrun.Config) (*t
 		store = s
 	}
 	if o.Dir != "" && store == nil {
-		j, err := tasks.OpenJournalWith(o.Dir, tasks.JournalOptions{Logger: o.Logger})
+		j, err := tasks.OpenJournal(o.Dir, tasks.JournalOptions{Logger: o.Logger})
 		if err != nil {
 			return nil, err
 		}

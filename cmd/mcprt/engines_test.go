@@ -37,7 +37,7 @@ func TestEngineSites(t *testing.T) {
 		"runtime.serveTransport",      // HTTP, or Options.Transport
 		"runtime/fault.startHTTPTree", // mcprt chaos -http's target
 		"runtime/fault.startTree",     // mcprt chaos's target
-		"runtime/gateway.launch",      // Launch or Start, without a tree
+		"runtime/gateway.launch",      // Start, without a tree
 		"runtime/streamhttp.Serve",    // without ServeOptions.Engine
 		"runtime/taskrun.Start",       // without an engine
 	}

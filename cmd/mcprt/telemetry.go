@@ -11,9 +11,9 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/mcprt/mcprt/cmd/mcprt/internal/audit"
+	"github.com/mcprt/mcprt/cmd/mcprt/internal/otlp"
 	"github.com/mcprt/mcprt/handlers/trace"
-	"github.com/mcprt/mcprt/runtime/audit"
-	"github.com/mcprt/mcprt/runtime/otlp"
 )
 
 // telemetryUsage is the part of serve's and gateway's help on traces,

@@ -18,7 +18,7 @@ func ExampleOpenJournal() {
 	}
 	defer os.RemoveAll(dir)
 
-	j, err := tasks.OpenJournal(dir)
+	j, err := tasks.OpenJournal(dir, tasks.JournalOptions{})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -27,7 +27,7 @@ func ExampleOpenJournal() {
 	j.Put(tasks.Task{ID: "t1", Tool: "report", Status: tasks.Completed})
 	j.Close()
 
-	j, err = tasks.OpenJournal(dir)
+	j, err = tasks.OpenJournal(dir, tasks.JournalOptions{})
 	if err != nil {
 		fmt.Println(err)
 		return

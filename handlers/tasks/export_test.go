@@ -44,7 +44,7 @@ func (f *Fault) get() error {
 // OpenJournalFault opens a journal whose file system fails while fault is
 // set.
 func OpenJournalFault(dir string, fault *Fault) (Store, error) {
-	return OpenJournalWith(dir, JournalOptions{fs: faultFS{inner: osFS{}, fault: fault}})
+	return OpenJournal(dir, JournalOptions{fs: faultFS{inner: osFS{}, fault: fault}})
 }
 
 // InjectFault makes an open journal's file system fail while fault is set.

@@ -84,7 +84,7 @@ type batch struct {
 // as many lines as records.
 const compactMin = 1024
 
-// JournalOptions configure OpenJournalWith.
+// JournalOptions configure OpenJournal.
 type JournalOptions struct {
 	// Logger receives what the journal reports: damaged lines skipped at
 	// replay, failed writes and compactions (nil: slog.Default()).
@@ -94,16 +94,12 @@ type JournalOptions struct {
 }
 
 // OpenJournal opens (or creates) the journal in dir, replaying what it
-// holds, with the default options.
-func OpenJournal(dir string) (Store, error) { return OpenJournalWith(dir, JournalOptions{}) }
-
-// OpenJournalWith opens (or creates) the journal in dir, replaying what it
 // holds. A last line cut short by a crash is dropped: its write had not
 // returned, so no client was told of it. A damaged line elsewhere is
 // skipped and reported (its one record is lost, no other). It fails when
 // another process holds the directory, and when the directory or the
 // journal cannot be written, rather than at the first write.
-func OpenJournalWith(dir string, o JournalOptions) (Store, error) {
+func OpenJournal(dir string, o JournalOptions) (Store, error) {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}

@@ -184,7 +184,7 @@ func checkRecovery(t *testing.T, seed uint64, damage []byte) {
 	if err := os.WriteFile(filepath.Join(dir, JournalFile), damaged, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	j, err := OpenJournalWith(dir, JournalOptions{Logger: quiet})
+	j, err := OpenJournal(dir, JournalOptions{Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +195,7 @@ func checkRecovery(t *testing.T, seed uint64, damage []byte) {
 	}
 	want[extra.ID] = extra
 	j.Close()
-	j, err = OpenJournalWith(dir, JournalOptions{Logger: quiet})
+	j, err = OpenJournal(dir, JournalOptions{Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -61,7 +61,7 @@ next:
 func openLogged(t *testing.T, dir string) (tasks.Store, *logs) {
 	t.Helper()
 	l := &logs{}
-	j, err := tasks.OpenJournalWith(dir, tasks.JournalOptions{Logger: slog.New(l)})
+	j, err := tasks.OpenJournal(dir, tasks.JournalOptions{Logger: slog.New(l)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,19 +150,19 @@ func TestJournalDamagedMiddleLine(t *testing.T) {
 		t.Run("legacy/"+tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			writeLegacy(t, dir, insert(legacyJournal(t, dir), 2, tc.bad))
-			j, err := tasks.OpenJournal(dir)
+			j, err := tasks.OpenJournal(dir, tasks.JournalOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			wantFive(t, j)
 			j.Close()
 			// And it goes on: appended after, read back after.
-			j, _ = tasks.OpenJournal(dir)
+			j, _ = tasks.OpenJournal(dir, tasks.JournalOptions{})
 			if err := j.Put(completed("t5")); err != nil {
 				t.Fatal(err)
 			}
 			j.Close()
-			j, _ = tasks.OpenJournal(dir)
+			j, _ = tasks.OpenJournal(dir, tasks.JournalOptions{})
 			defer j.Close()
 			if all, _ := j.All(); len(all) != 6 {
 				t.Fatalf("after appending to a journal with a damaged line: %d tasks, want 6", len(all))
@@ -170,7 +170,7 @@ func TestJournalDamagedMiddleLine(t *testing.T) {
 		})
 		t.Run("checksummed/"+tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			j, _ := tasks.OpenJournal(dir)
+			j, _ := tasks.OpenJournal(dir, tasks.JournalOptions{})
 			for i := range 5 {
 				tk := completed(fmt.Sprint("t", i))
 				w := tk
@@ -206,7 +206,7 @@ func trimNL(lines []string) []string {
 // reported with its line number and the task whose record it held.
 func TestJournalDamagedRecordReported(t *testing.T) {
 	dir := t.TempDir()
-	j, _ := tasks.OpenJournal(dir)
+	j, _ := tasks.OpenJournal(dir, tasks.JournalOptions{})
 	for i := range 5 {
 		j.Put(completed(fmt.Sprint("t", i)))
 	}
@@ -310,11 +310,11 @@ func TestJournalReadsLegacyFormat(t *testing.T) {
 // both opened, and wrote over each other's lines).
 func TestJournalSecondOpenerRefused(t *testing.T) {
 	dir := t.TempDir()
-	j, err := tasks.OpenJournal(dir)
+	j, err := tasks.OpenJournal(dir, tasks.JournalOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	j2, err := tasks.OpenJournal(dir)
+	j2, err := tasks.OpenJournal(dir, tasks.JournalOptions{})
 	if err == nil {
 		j2.Close()
 		t.Fatal("a second journal opened on a directory in use")
@@ -323,7 +323,7 @@ func TestJournalSecondOpenerRefused(t *testing.T) {
 		t.Fatalf("refusal %q: want it to name %s and pid %d", msg, dir, os.Getpid())
 	}
 	j.Close()
-	j, err = tasks.OpenJournal(dir)
+	j, err = tasks.OpenJournal(dir, tasks.JournalOptions{})
 	if err != nil {
 		t.Fatalf("open after the holder closed: %v", err)
 	}
@@ -338,7 +338,7 @@ func TestJournalWriteFailureRecovers(t *testing.T) {
 	dir := t.TempDir()
 	var fault tasks.Fault
 	l := &logs{}
-	j, err := tasks.OpenJournalWith(dir, tasks.JournalOptions{Logger: slog.New(l)})
+	j, err := tasks.OpenJournal(dir, tasks.JournalOptions{Logger: slog.New(l)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -397,7 +397,7 @@ func TestJournalCompactionFailureLogged(t *testing.T) {
 	dir := t.TempDir()
 	var fault tasks.Fault
 	l := &logs{}
-	j, err := tasks.OpenJournalWith(dir, tasks.JournalOptions{Logger: slog.New(l)})
+	j, err := tasks.OpenJournal(dir, tasks.JournalOptions{Logger: slog.New(l)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -421,7 +421,7 @@ func TestJournalCompactionFailureLogged(t *testing.T) {
 	if n := len(fileLines(t, dir)); n > 1100 {
 		t.Fatalf("journal has %d lines for 10 records once the disk has room: not compacted", n)
 	}
-	j, _ = tasks.OpenJournal(dir)
+	j, _ = tasks.OpenJournal(dir, tasks.JournalOptions{})
 	defer j.Close()
 	if r, _, _ := j.Get("t9"); r.Message != "2999" {
 		t.Fatalf("t9 = %+v; want the last put", r)
@@ -435,7 +435,7 @@ func TestJournalUnwritableFailsAtOpen(t *testing.T) {
 	t.Run("fault", func(t *testing.T) {
 		dir := t.TempDir()
 		writeLegacy(t, dir, legacyJournal(t, dir))
-		j, _ := tasks.OpenJournal(dir) // converted, so that the fault meets an existing file
+		j, _ := tasks.OpenJournal(dir, tasks.JournalOptions{}) // converted, so that the fault meets an existing file
 		j.Close()
 		var fault tasks.Fault
 		fault.SetCompaction(syscall.EROFS)
@@ -448,7 +448,7 @@ func TestJournalUnwritableFailsAtOpen(t *testing.T) {
 	})
 	t.Run("read-only dir", func(t *testing.T) {
 		dir := t.TempDir()
-		j, _ := tasks.OpenJournal(dir)
+		j, _ := tasks.OpenJournal(dir, tasks.JournalOptions{})
 		j.Put(completed("a"))
 		j.Close()
 		if err := os.Chmod(dir, 0o500); err != nil {
@@ -460,7 +460,7 @@ func TestJournalUnwritableFailsAtOpen(t *testing.T) {
 			os.Remove(f.Name())
 			t.Skip("this user writes in a read-only directory (root); the fault case covers it")
 		}
-		if j, err := tasks.OpenJournal(dir); err == nil {
+		if j, err := tasks.OpenJournal(dir, tasks.JournalOptions{}); err == nil {
 			j.Close()
 			t.Fatal("opened on a read-only directory")
 		}
@@ -468,7 +468,7 @@ func TestJournalUnwritableFailsAtOpen(t *testing.T) {
 	t.Run("directory for the file", func(t *testing.T) {
 		dir := t.TempDir()
 		os.Mkdir(filepath.Join(dir, tasks.JournalFile), 0o700)
-		if j, err := tasks.OpenJournal(dir); err == nil {
+		if j, err := tasks.OpenJournal(dir, tasks.JournalOptions{}); err == nil {
 			j.Close()
 			t.Fatal("opened with a directory where the journal's file should be")
 		}

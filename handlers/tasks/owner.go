@@ -1,11 +1,5 @@
 package tasks
 
-import (
-	"context"
-	"net"
-	"net/netip"
-)
-
 // Requestor is who asks for a task, as its record keeps it.
 //
 // Owner binds the task: only a request with the same owner finds it again
@@ -31,67 +25,9 @@ import (
 //
 // Client is what the bounds on tasks count against (live and ended ones
 // per client): the caller's principal, else the connection's remote
-// address (ClientOfAddr), else "" (stdio: one client). Not the owner,
+// address (an IPv6 one by its /64 prefix), else "" (stdio: one client). Not the owner,
 // which is "" for every anonymous client: that would make one budget of
 // them all, which one client could use up for everyone.
 type Requestor struct {
 	Owner, Session, Client string
-}
-
-type sessionKey struct{}
-
-// WithSession returns ctx carrying the id of the session a request came
-// in (a legacy Streamable HTTP session): see Requestor.Session.
-func WithSession(ctx context.Context, id string) context.Context {
-	return context.WithValue(ctx, sessionKey{}, id)
-}
-
-// SessionFrom returns the session id WithSession put in ctx, or "" (stdio,
-// whose process is its one session, and 2026-07-28 requests, which have
-// no session).
-func SessionFrom(ctx context.Context) string {
-	id, _ := ctx.Value(sessionKey{}).(string)
-	return id
-}
-
-type remoteKey struct{}
-
-// WithRemote returns ctx carrying the remote address of the connection a
-// request came on (net/http's Request.RemoteAddr, "host:port"), for
-// RemoteFrom.
-func WithRemote(ctx context.Context, addr string) context.Context {
-	return context.WithValue(ctx, remoteKey{}, addr)
-}
-
-// RemoteFrom returns the address WithRemote put in ctx, or "".
-func RemoteFrom(ctx context.Context) string {
-	a, _ := ctx.Value(remoteKey{}).(string)
-	return a
-}
-
-// ClientOfAddr is the Requestor.Client of a connection from addr
-// ("host:port", or a bare host) without a caller: "addr:" and its IP, an
-// IPv6 one by its /64 prefix, which one host is commonly given whole, so
-// that a client cannot multiply its budget by moving within its own
-// prefix. Behind a reverse proxy every client has the proxy's address and
-// shares one budget: authenticate them (the caller is then the client).
-// "" for an empty addr.
-func ClientOfAddr(addr string) string {
-	if addr == "" {
-		return ""
-	}
-	host := addr
-	if h, _, err := net.SplitHostPort(addr); err == nil {
-		host = h
-	}
-	ip, err := netip.ParseAddr(host)
-	if err != nil {
-		return "addr:" + host
-	}
-	ip = ip.Unmap().WithZone("")
-	if ip.Is6() {
-		p, _ := ip.Prefix(64)
-		return "addr:" + p.String()
-	}
-	return "addr:" + ip.String()
 }

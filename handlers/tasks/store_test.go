@@ -19,7 +19,9 @@ func TestMemoryStoreContract(t *testing.T) {
 
 func TestJournalContract(t *testing.T) {
 	storetest.Contract{
-		Open:      func(_ *testing.T, dir string) (tasks.Store, error) { return tasks.OpenJournal(dir) },
+		Open: func(_ *testing.T, dir string) (tasks.Store, error) {
+			return tasks.OpenJournal(dir, tasks.JournalOptions{})
+		},
 		Durable:   true,
 		Exclusive: true,
 		Break: func(_ *testing.T, s tasks.Store) func() {
@@ -36,7 +38,7 @@ func TestJournalContract(t *testing.T) {
 // appending goes on after the last whole line.
 func TestJournalTornTail(t *testing.T) {
 	dir := t.TempDir()
-	j, err := tasks.OpenJournal(dir)
+	j, err := tasks.OpenJournal(dir, tasks.JournalOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +48,7 @@ func TestJournalTornTail(t *testing.T) {
 	f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
 	f.WriteString(`{"put":{"id":"b","sta`)
 	f.Close()
-	j, err = tasks.OpenJournal(dir)
+	j, err = tasks.OpenJournal(dir, tasks.JournalOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +60,7 @@ func TestJournalTornTail(t *testing.T) {
 	}
 	j.Put(tasks.Task{ID: "c", Status: tasks.Working})
 	j.Close()
-	j, _ = tasks.OpenJournal(dir)
+	j, _ = tasks.OpenJournal(dir, tasks.JournalOptions{})
 	defer j.Close()
 	all, _ := j.All()
 	if len(all) != 2 {
@@ -70,7 +72,7 @@ func TestJournalTornTail(t *testing.T) {
 // bound: it is compacted, and what it holds survives a reopen.
 func TestJournalCompacts(t *testing.T) {
 	dir := t.TempDir()
-	j, err := tasks.OpenJournal(dir)
+	j, err := tasks.OpenJournal(dir, tasks.JournalOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +84,7 @@ func TestJournalCompacts(t *testing.T) {
 	if n := bytes.Count(raw, []byte{'\n'}); n > 2100 {
 		t.Fatalf("journal has %d lines for 10 records: not compacted", n)
 	}
-	j, _ = tasks.OpenJournal(dir)
+	j, _ = tasks.OpenJournal(dir, tasks.JournalOptions{})
 	defer j.Close()
 	r, ok, _ := j.Get("t9")
 	if !ok || r.Message != "4999" {

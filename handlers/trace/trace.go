@@ -3,7 +3,8 @@
 // request's params._meta (SEP-414), the spans the session and the client
 // make by the OpenTelemetry conventions for MCP (mcp.server, mcp.client),
 // and the Exporter an embedder may give them. It starts nothing and
-// imports nothing of mcprt: runtime/otlp exports what it records.
+// imports nothing of mcprt: the command's OTLP exporter
+// (cmd/mcprt/internal/otlp) exports what it records.
 //
 // A nil *Tracer is tracing off: the session and the client check for nil
 // and do nothing else, so off costs a pointer comparison per request.
@@ -192,7 +193,7 @@ func (s *Span) SetError(typ string) {
 
 // Exporter takes the sampled spans a Tracer ends. Export is called on the
 // goroutine that ended the span and must not block: an exporter queues
-// and drops (runtime/otlp's does).
+// and drops (the command's OTLP exporter does).
 type Exporter interface {
 	Export(*Span)
 }

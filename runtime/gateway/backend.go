@@ -717,7 +717,7 @@ const restartsKept = 32
 // noteRestart records a restart decided at t. The caller holds b.mu.
 func (b *backend) noteRestart(t time.Time, cause, reason string) {
 	if cause == "" {
-		cause = CauseConnectionLost
+		cause = causeConnectionLost
 	}
 	if len(b.restartLog) == restartsKept {
 		b.restartLog = append(b.restartLog[:0], b.restartLog[1:]...)
@@ -732,16 +732,16 @@ func (b *backend) noteRestart(t time.Time, cause, reason string) {
 // The causes of a restart, few and fixed: the label values of
 // mcprt_gateway_backend_restarts_total.
 const (
-	// CauseExited: its process exited (or was killed).
-	CauseExited = "exited"
-	// CauseTimeout: it did not answer in time (its handshake, or a ping).
-	CauseTimeout = "timeout"
-	// CauseStartFailed: it went away before it was up (the handshake or
+	// causeExited: its process exited (or was killed).
+	causeExited = "exited"
+	// causeTimeout: it did not answer in time (its handshake, or a ping).
+	causeTimeout = "timeout"
+	// causeStartFailed: it went away before it was up (the handshake or
 	// the lists failed).
-	CauseStartFailed = "start_failed"
-	// CauseConnectionLost: a connection that was up broke otherwise (a
+	causeStartFailed = "start_failed"
+	// causeConnectionLost: a connection that was up broke otherwise (a
 	// remote server's stream, a protocol error).
-	CauseConnectionLost = "connection_lost"
+	causeConnectionLost = "connection_lost"
 )
 
 // restartCause classifies why an incarnation went away; wasUp says it had
@@ -750,13 +750,13 @@ func restartCause(reason error, wasUp bool) string {
 	var ee *client.ExitError
 	switch {
 	case errors.As(reason, &ee):
-		return CauseExited
+		return causeExited
 	case errors.Is(reason, context.DeadlineExceeded):
-		return CauseTimeout
+		return causeTimeout
 	case !wasUp:
-		return CauseStartFailed
+		return causeStartFailed
 	}
-	return CauseConnectionLost
+	return causeConnectionLost
 }
 
 // call is one request forwarded to the backend, kept while it runs so

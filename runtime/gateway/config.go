@@ -242,9 +242,9 @@ const (
 	DefaultRestartWait   = 3 * time.Second
 )
 
-// Separator joins a backend's prefix and a name: valid in tool names, and
+// separator joins a backend's prefix and a name: valid in tool names, and
 // the one the gateways that prefix already mostly use.
-const Separator = "__"
+const separator = "__"
 
 // withDefaults fills the zero fields.
 func (b Backend) withDefaults() Backend {

@@ -107,7 +107,7 @@
 //
 // # One view
 //
-// Every name a backend offers becomes "<prefix>__<name>" (Separator; the
+// Every name a backend offers becomes "<prefix>__<name>" (the
 // prefix is the backend's name unless configured), with characters a tool
 // name cannot hold replaced by '_'. Resource URIs and templates are kept as
 // the backend gives them (they are what the client reads, and what tool
@@ -213,9 +213,9 @@
 //
 // # Starting
 //
-// Launch answers the client at once, while the backends start: the
-// client is told of every capability, and its lists (and a call of a tool
-// not listed yet) wait up to Options.ListGrace for the backends to be up
+// In a tree (ChildSpec, as mcprt gateway runs it), the gateway answers
+// the client at once, while the backends start: the client is told of
+// every capability, and its lists (and a call of a tool not listed yet) wait up to Options.ListGrace for the backends to be up
 // or to have failed once; one that takes longer joins with list_changed,
 // and one that hangs is restarted, then failed, like one that crashes. A
 // call of a tool of a backend that has never listed what it offers says

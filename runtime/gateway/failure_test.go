@@ -81,8 +81,8 @@ func TestKilledBackendComesBack(t *testing.T) {
 	}
 	// What the status page and the metrics show of it: one restart, its
 	// process having exited, and the incarnation that is up now.
-	if s := g.state("one"); len(s.RecentRestarts) != 1 || s.RecentRestarts[0].Cause != CauseExited ||
-		!strings.Contains(s.RecentRestarts[0].Reason, "killed") || s.RestartsByCause[CauseExited] != 1 ||
+	if s := g.state("one"); len(s.RecentRestarts) != 1 || s.RecentRestarts[0].Cause != causeExited ||
+		!strings.Contains(s.RecentRestarts[0].Reason, "killed") || s.RestartsByCause[causeExited] != 1 ||
 		s.Since.IsZero() || s.Protocol == "" || s.RestartsWithin(time.Now()) != 1 || s.GaveUp != 0 {
 		t.Errorf("restarts as reported: %+v", s)
 	}
@@ -111,7 +111,7 @@ func TestCrashLoopingBackendFails(t *testing.T) {
 	if !strings.Contains(g.stderr.String(), "[bad] no config, giving up") {
 		t.Errorf("its stderr did not reach the gateway's:\n%s", g.stderr.String())
 	}
-	if s.GaveUp != 1 || len(s.RecentRestarts) != 2 || s.RestartsByCause[CauseExited] != 2 || !s.Since.IsZero() ||
+	if s.GaveUp != 1 || len(s.RecentRestarts) != 2 || s.RestartsByCause[causeExited] != 2 || !s.Since.IsZero() ||
 		len(s.Stderr) == 0 || s.Stderr[len(s.Stderr)-1] != "no config, giving up" {
 		t.Errorf("give-up as reported: %+v", s)
 	}

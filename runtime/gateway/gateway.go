@@ -83,7 +83,7 @@ type Options struct {
 	// process is sure to (Pdeathsig): a wrapper's child that ignores
 	// stdin EOF (npx's node, a shell's job) would outlive a killed gateway.
 	Guard []string
-	// ListGrace is how long, after Launch, a client's list requests (and
+	// ListGrace is how long, after the gateway starts in a tree (ChildSpec), a client's list requests (and
 	// a call of a tool not listed yet) wait for the backends still
 	// starting before they are answered with what is up (default
 	// DefaultListGrace; negative: no wait). A backend that comes up later
@@ -161,13 +161,13 @@ type Gateway struct {
 
 	rootName string
 	// sup is the backends' supervisor: under the caller's tree (ChildSpec),
-	// or root's when the gateway runs a tree of its own (Launch, Start).
+	// or root's when the gateway runs a tree of its own (Start).
 	sup       *actor.PID
 	root      *supervisor.Root
 	started   atomic.Bool
-	startDone chan struct{} // closed when Launch (or Start) returns
+	startDone chan struct{} // closed when startInBackground (or Start) returns
 	// ready is closed once every backend has been up or failed once, or
-	// ListGrace has passed since Launch, or Start returned: the server's
+	// ListGrace has passed since startInBackground, or Start returned: the server's
 	// lists wait for it (handlers.Server.WaitBeforeListing), and so do
 	// backends that register after those before them (waitPredecessors).
 	ready     chan struct{}
@@ -176,7 +176,7 @@ type Gateway struct {
 	// from then on a backend registers what it offers without waiting for
 	// those before it in the configuration (waitPredecessors).
 	orderFree chan struct{}
-	// With SingleClient, after Launch, backends connect once the client
+	// With SingleClient, after startInBackground, backends connect once the client
 	// has said what it declares (clientKnown), or the list grace passed:
 	// roots are declared to them only when the client has roots
 	// (clientRoots), so that a server that falls back to its own
@@ -473,7 +473,7 @@ func (g *Gateway) Server() *handlers.Server { return g.srv }
 // stopped once it has told; a request routed to it starts it again.
 //
 // Start returns an error only if the tree cannot start; the gateway then
-// needs no Close. Start, or Launch, must be called once.
+// needs no Close. Start must be called once, and not with ChildSpec.
 func (g *Gateway) Start(ctx context.Context) error {
 	if err := g.launch(); err != nil {
 		return err
@@ -483,14 +483,14 @@ func (g *Gateway) Start(ctx context.Context) error {
 	return nil
 }
 
-// Launch is Start without the wait: it returns once the supervision tree
+// startInBackground is Start without the wait: it returns once the supervision tree
 // runs, with the backends starting in the background, so that the
 // gateway's clients are answered at once (mcprt gateway launches). Their
 // list requests wait, up to Options.ListGrace, for the backends to be up
 // or to have failed once; a backend that takes longer joins with
 // list_changed, and one that hangs is restarted, then failed, by its
 // supervisor, as one that crashes is.
-func (g *Gateway) Launch() error {
+func (g *Gateway) startInBackground() error {
 	g.awaitClient = g.opts.SingleClient
 	if err := g.launch(); err != nil {
 		return err
@@ -606,8 +606,8 @@ func (g *Gateway) backendsSpec() supervisor.Spec {
 
 // ChildSpec is the gateway as a child of parent, a supervisor on e, for a
 // program whose one tree holds it (runtime.Options.Parts), in place of
-// Launch or Start: a supervisor ("gateway") of the backends' supervisor
-// and of a service that launches the backends (Launch) when the tree
+// Start: a supervisor ("gateway") of the backends' supervisor and of a
+// service that launches the backends (without Start's wait) when the tree
 // starts it and closes them (Close) when the tree stops it, all at once,
 // each with its graces, before their supervisor is stopped. Put before
 // the tasks and the transports, the backends are up before a client is
@@ -627,7 +627,7 @@ func (g *Gateway) ChildSpec(e *actor.Engine, parent *actor.PID) supervisor.Child
 			Children: []supervisor.ChildSpec{
 				{ID: "backends", Start: supervisor.New(g.backendsSpec()), Shutdown: closing},
 				{ID: "launch", Start: supervisor.Service(
-					func(func(error)) error { return g.Launch() },
+					func(func(error)) error { return g.startInBackground() },
 					func() { _ = g.Close() },
 				), Restart: supervisor.Temporary, Significant: true, Shutdown: closing},
 			},
@@ -762,7 +762,8 @@ type Status struct {
 }
 
 // Restart is one restart of a backend: when it was decided, its cause
-// (CauseExited, CauseTimeout, CauseStartFailed, CauseConnectionLost) and
+// ("exited", "timeout", "start_failed" or "connection_lost", the label
+// values of mcprt_gateway_backend_restarts_total) and
 // the reason in words.
 type Restart struct {
 	At            time.Time
@@ -874,7 +875,7 @@ func (l *lineWriter) line(prefix, text string) {
 // does a caller that the tool's access would not show it to: the reason
 // names the backend.
 func (g *Gateway) unknownTool(name string, caller *handlers.Caller) *mcp.CallToolResult {
-	prefix, tool, ok := strings.Cut(name, Separator)
+	prefix, tool, ok := strings.Cut(name, separator)
 	if !ok {
 		return nil
 	}

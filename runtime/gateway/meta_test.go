@@ -233,7 +233,7 @@ func TestBackendExtensions(t *testing.T) {
 
 	for _, single := range []bool{true, false} {
 		g := unstarted(t, Options{SingleClient: single}, appBackend("l", "legacy"))
-		if err := g.Launch(); err != nil {
+		if err := g.startInBackground(); err != nil {
 			t.Fatal(err)
 		}
 		g.Server().ClientCapabilities(json.RawMessage(`{"extensions":{"io.modelcontextprotocol/ui":` + ui + `}}`))

@@ -112,7 +112,7 @@ func (b *backend) external(name string) string {
 	if b.cfg.NoPrefix {
 		return name
 	}
-	return b.cfg.Prefix + Separator + name
+	return b.cfg.Prefix + separator + name
 }
 
 // register puts the backend's lists in the gateway's server, in place of

@@ -22,8 +22,8 @@ type Changes struct {
 	Unchanged []string
 }
 
-// ErrClosed is Reload's error once Close has begun.
-var ErrClosed = errors.New("gateway: closed")
+// errClosed is Reload's error once Close has begun.
+var errClosed = errors.New("gateway: closed")
 
 // Reload makes the gateway serve the backends of cfg from now on, as a
 // supervisor's children change: a backend cfg no longer names is stopped
@@ -77,7 +77,7 @@ func (g *Gateway) reload(bcs []Backend) (started, replaced []*backend, ch Change
 	g.reloadMu.Lock()
 	defer g.reloadMu.Unlock()
 	if g.closing.Load() || g.sup == nil {
-		return nil, nil, ch, ErrClosed
+		return nil, nil, ch, errClosed
 	}
 	old := g.all()
 	byName := make(map[string]*backend, len(old))

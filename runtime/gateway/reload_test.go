@@ -108,7 +108,7 @@ func TestReload(t *testing.T) {
 	if err := g.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := g.Reload(ctx, &Config{Backends: []Backend{serve("one")}}); err != ErrClosed {
+	if _, err := g.Reload(ctx, &Config{Backends: []Backend{serve("one")}}); err != errClosed {
 		t.Fatalf("Reload after Close: %v", err)
 	}
 }

@@ -19,8 +19,8 @@ import (
 
 // The tools the gateway offers in place of its catalog with tool search.
 const (
-	SearchToolsName = "search_tools"
-	CallToolName    = "call_tool"
+	searchToolsName = "search_tools"
+	callToolName    = "call_tool"
 )
 
 // Search limits: search_tools' default and largest limit.
@@ -72,7 +72,7 @@ func (sr *search) unlisted(ext string) bool {
 // gateway's own search tools have it while search is on.
 func (sr *search) reserved(name string) bool {
 	s := sr.settings.Load()
-	return s != nil && s.on && (name == SearchToolsName || name == CallToolName)
+	return s != nil && s.on && (name == searchToolsName || name == callToolName)
 }
 
 // configureSearch turns tool search on or off and sets the pinned tools,
@@ -131,19 +131,19 @@ const searchOutput = `{"type":"object","properties":{"tools":{"type":"array","de
 var yes = true
 
 func (sr *search) removeTools() {
-	sr.srv.RemoveTool(SearchToolsName)
-	sr.srv.RemoveTool(CallToolName)
+	sr.srv.RemoveTool(searchToolsName)
+	sr.srv.RemoveTool(callToolName)
 }
 
 func (sr *search) addTools() {
 	sr.srv.AddTool(handlers.Tool{
 		Tool: mcp.Tool{
-			Name:  SearchToolsName,
+			Name:  searchToolsName,
 			Title: "Search tools",
 			Description: "Finds the tools for a task among all the tools this server offers (they are not all listed, " +
 				"to spare your context): describe what you want to do in a few words, e.g. \"read a file\" or " +
 				"\"remember a fact about a person\". Returns the best matches first, each with its full definition " +
-				"(name, description, inputSchema). Call one with " + CallToolName + ".",
+				"(name, description, inputSchema). Call one with " + callToolName + ".",
 			InputSchema:  json.RawMessage(`{"type":"object","properties":{"query":{"type":"string","description":"what you want to do, in words"},"limit":{"type":"integer","minimum":1,"maximum":50,"description":"how many tools to return at most (default 5)"}},"required":["query"]}`),
 			OutputSchema: json.RawMessage(searchOutput),
 			Annotations:  &mcp.ToolAnnotations{ReadOnlyHint: &yes, IdempotentHint: &yes, OpenWorldHint: new(bool)},
@@ -151,9 +151,9 @@ func (sr *search) addTools() {
 	}, sr.searchTools)
 	sr.srv.AddTool(handlers.Tool{
 		Tool: mcp.Tool{
-			Name:  CallToolName,
+			Name:  callToolName,
 			Title: "Call a tool",
-			Description: "Calls one of this server's tools by name, found with " + SearchToolsName +
+			Description: "Calls one of this server's tools by name, found with " + searchToolsName +
 				", with its arguments (an object that fits the tool's inputSchema); returns what the tool returns.",
 			InputSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string","description":"the tool's name, as search_tools gave it"},"arguments":{"type":"object","description":"the tool's arguments"}},"required":["name"]}`),
 		},
@@ -169,7 +169,7 @@ func (sr *search) searchIndex() (*toolsearch.Index, []handlers.Tool) {
 	defer sr.mu.Unlock()
 	if sr.index == nil || sr.stale.Swap(false) {
 		tools := slices.DeleteFunc(sr.srv.Tools(), func(t handlers.Tool) bool {
-			return t.Name == SearchToolsName || t.Name == CallToolName
+			return t.Name == searchToolsName || t.Name == callToolName
 		})
 		docs := make([]toolsearch.Doc, len(tools))
 		for i, t := range tools {
@@ -217,7 +217,7 @@ func (sr *search) searchTools(ctx context.Context, req *handlers.Request, args j
 		fmt.Fprintf(&text, ": %s\n   inputSchema: %s\n", strings.TrimSpace(t.Description), compactJSON(t.InputSchema))
 	}
 	if len(hits) > 0 {
-		fmt.Fprintf(&text, "Call one with %s {\"name\": …, \"arguments\": {…}}.", CallToolName)
+		fmt.Fprintf(&text, "Call one with %s {\"name\": …, \"arguments\": {…}}.", callToolName)
 	}
 	structured, err := json.Marshal(struct {
 		Tools []handlers.Tool `json:"tools"`
@@ -272,7 +272,7 @@ func namedToolParams(req *handlers.Request, args json.RawMessage) (json.RawMessa
 	if err := json.Unmarshal(args, &in); err != nil || in.Name == "" {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: `call_tool needs {"name": a tool's name, "arguments": {…}}`}
 	}
-	if in.Name == CallToolName || in.Name == SearchToolsName {
+	if in.Name == callToolName || in.Name == searchToolsName {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("call_tool calls the tools search_tools finds, not %q", in.Name)}
 	}
 	if len(in.Arguments) == 0 || string(in.Arguments) == "null" {

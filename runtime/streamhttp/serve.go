@@ -15,10 +15,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcprt/mcprt/handlers"
 	"github.com/mcprt/mcprt/handlers/jsonrpc"
 	"github.com/mcprt/mcprt/handlers/jsonschema"
 	"github.com/mcprt/mcprt/handlers/mcp"
-	"github.com/mcprt/mcprt/handlers/tasks"
 	"github.com/mcprt/mcprt/runtime/internal/sessionactor"
 	"github.com/mcprt/mcprt/supervisor"
 )
@@ -695,13 +695,13 @@ func BearerToken(token string) func(*http.Request) error {
 
 // values are the values a request's handler sees: the HTTP request's
 // (the caller), the connection's remote address, which the tasks it makes
-// count against when there is no caller (tasks.RemoteFrom), and in a
+// count against when there is no caller (handlers.WithRemote), and in a
 // legacy session its id, which lists them and whose DELETE cancels them
-// (tasks.SessionFrom).
+// (handlers.WithSession).
 func (hs *hsession) values(r *http.Request) context.Context {
-	ctx := tasks.WithRemote(r.Context(), r.RemoteAddr)
+	ctx := handlers.WithRemote(r.Context(), r.RemoteAddr)
 	if hs.id == "" {
 		return ctx
 	}
-	return tasks.WithSession(ctx, hs.id)
+	return handlers.WithSession(ctx, hs.id)
 }

@@ -46,7 +46,7 @@ func BenchmarkCreateToCompleted(b *testing.B) {
 	}
 	b.Run("memory", func(b *testing.B) { run(b, tasks.NewMemoryStore()) })
 	b.Run("journal", func(b *testing.B) {
-		j, err := tasks.OpenJournal(b.TempDir())
+		j, err := tasks.OpenJournal(b.TempDir(), tasks.JournalOptions{})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -221,7 +221,7 @@ func TestTaskInputRounds(t *testing.T) {
 func TestTaskRestartSettles(t *testing.T) {
 	dir := t.TempDir()
 	open := func() tasks.Store {
-		j, err := tasks.OpenJournal(dir)
+		j, err := tasks.OpenJournal(dir, tasks.JournalOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -260,7 +260,7 @@ func TestTaskRestartSettles(t *testing.T) {
 func TestTaskResumeOnce(t *testing.T) {
 	dir := t.TempDir()
 	open := func() tasks.Store {
-		j, err := tasks.OpenJournal(dir)
+		j, err := tasks.OpenJournal(dir, tasks.JournalOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -110,7 +110,7 @@ func TestEndSessionCancelsItsRunningTasks(t *testing.T) {
 // the bound to what it finds.
 func TestEndedTasksBoundedPerClient(t *testing.T) {
 	dir := t.TempDir()
-	j, err := tasks.OpenJournal(dir)
+	j, err := tasks.OpenJournal(dir, tasks.JournalOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +138,7 @@ func TestEndedTasksBoundedPerClient(t *testing.T) {
 	}
 	m.Stop(context.Background())
 
-	j, err = tasks.OpenJournal(dir)
+	j, err = tasks.OpenJournal(dir, tasks.JournalOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

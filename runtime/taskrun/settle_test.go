@@ -54,7 +54,7 @@ func TestStartOnManyExpired(t *testing.T) {
 	dir := t.TempDir()
 	writeExpired(t, dir, n)
 	began := time.Now()
-	j, err := tasks.OpenJournal(dir)
+	j, err := tasks.OpenJournal(dir, tasks.JournalOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,7 +37,7 @@ func (s *fullDisk) Delete(id string) error {
 
 func openJournal(t *testing.T, dir string) tasks.Store {
 	t.Helper()
-	j, err := tasks.OpenJournalWith(dir, tasks.JournalOptions{Logger: quietLog()})
+	j, err := tasks.OpenJournal(dir, tasks.JournalOptions{Logger: quietLog()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -132,7 +132,7 @@ func decodeTask(raw json.RawMessage) (*Task, error) {
 // era ({"task":{…}} in 2025-11-25, a flat task with resultType "task" in
 // 2026-07-28); false when it is a plain result. For a caller that sends
 // tools/call itself (Call, Go), such as a gateway passing tasks through.
-func TaskOf(raw json.RawMessage) (*Task, bool) {
+func taskOf(raw json.RawMessage) (*Task, bool) {
 	var top struct {
 		ResultType string          `json:"resultType"`
 		Task       json.RawMessage `json:"task"`
@@ -255,7 +255,7 @@ func (c *Client) CallToolTask(ctx context.Context, name string, args any, opts .
 	}
 	var raw json.RawMessage
 	err := c.Call(ctx, "tools/call", params, &raw, opts...)
-	t, isTask := TaskOf(raw)
+	t, isTask := taskOf(raw)
 	if err != nil || !isTask {
 		c.forgetProgress(kept)
 		if err != nil {

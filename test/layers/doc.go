@@ -5,7 +5,8 @@
 // packages of its own floor or of floors below it, never one above:
 //
 //	cmd/mcprt                     the command; its internal packages: fixture (the servers
-//	                              serve -fixture runs), loadgen (the bench load)
+//	                              serve -fixture runs), loadgen (the bench load), otlp and
+//	                              audit (spans and histograms over OTLP/HTTP JSON, the audit log)
 //	test/...                      harnesses: end-to-end, interop, conformance
 //	runtime, runtime/streamhttp,  serving a server over stdio or HTTP
 //	  internal/sessionactor       (the session actor both transports run),
@@ -13,7 +14,6 @@
 //	  runtime/gateway             a server whose offers are other servers' (its
 //	                              internal/toolsearch: the tool-search index);
 //	  runtime/fault               the fault campaigns of mcprt chaos;
-//	  runtime/otlp, runtime/audit spans and histograms over OTLP/HTTP JSON, the audit log
 //	session, session/client       the MCP session: what a user chooses for the server
 //	                              end (its actor is the runtime's), and the client end
 //	handlers                      what a server offers, as plain values and functions;

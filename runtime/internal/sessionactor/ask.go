@@ -301,7 +301,7 @@ func (cl *call) inputRequired(req *handlers.Request) ([]byte, bool) {
 
 func isInputRequired(err error) bool { return errors.Is(err, mcp.ErrInputRequired) }
 
-// Detach implements handlers.Detacher: a Peer for work that outlives the
+// Detach implements handlers' detacher: a Peer for work that outlives the
 // call (a task), which sends on the session's own stream rather than the
 // call's (which ends with its response). Its messages are dropped once the
 // session is gone.

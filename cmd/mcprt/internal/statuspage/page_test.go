@@ -27,7 +27,7 @@ func TestPageEscapesWhatBackendsWrite(t *testing.T) {
 			{Status: gateway.Status{Name: "gh", State: gateway.Up, Auth: gateway.AuthUser, Callers: 1,
 				RecentCallers: []gateway.CallerStatus{{Principal: "sub:<alice>", LastUsed: now}}}},
 			{Status: gateway.Status{Name: "b<i>", State: gateway.Restarting, Restarts: 1, MaxRestarts: 5, RestartWindow: time.Minute,
-				RecentRestarts: []gateway.Restart{{At: now.Add(-10 * time.Second), Cause: gateway.CauseExited, Reason: `exit 1: <img src=x onerror=alert(1)>`}},
+				RecentRestarts: []gateway.Restart{{At: now.Add(-10 * time.Second), Cause: "exited", Reason: `exit 1: <img src=x onerror=alert(1)>`}},
 				Stderr:         []string{`<script>alert("pwned")</script>`, "plain line"}},
 				Minutes: calls.Recent("b<i>", now)},
 		},
