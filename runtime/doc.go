@@ -7,6 +7,7 @@
 //
 //	root
 //	 ├─ writer    stdio.NewWriter: the only writer of the output (transient, significant)
+//	 ├─ runners   the goroutines the handler actors borrow for each call (permanent)
 //	 ├─ handlers  supervisor of the handler actors, started on demand (permanent)
 //	 └─ session   the single implicit session (transient, significant)
 //

@@ -21,9 +21,12 @@
 // the answers a crash calls for); the scheduler asks the session for two
 // things only (host).
 //
-// The session runs on a goroutine of its own (supervisor.OwnGoroutine) and
-// is fed through its supervisor.Inbox by the reader, the workers and the
-// timers. A worker's "I am idle" is posted without waking the session unless
+// The session runs on a goroutine of its own (supervisor.OwnGoroutine), or,
+// over Streamable HTTP where sessions are many and mostly idle, on one
+// borrowed from the tree's supervisor.Runners while it has messages
+// (Config.LoopOnRunners); its handler actors borrow one from the same pool
+// for each call. It is fed through its supervisor.Inbox by the reader, the
+// workers and the timers. A worker's "I am idle" is posted without waking the session unless
 // a call or a drain is waiting for it, and one timer serves every request's
 // deadline: on the hot path a request costs the session no thread wake-up of
 // its own making beyond the line that brought it.
