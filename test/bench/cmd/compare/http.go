@@ -54,7 +54,12 @@ type httpResult struct {
 	Call       string      `json:"call"`
 	Phases     []httpPhase `json:"phases"`
 	PeakRSSKiB float64     `json:"-"`
-	Failure    string      `json:"-"`
+	// PeakAnonKiB is the most anonymous memory (RssAnon: heap, stacks,
+	// runtime; not the binary's file pages) seen while the load ran,
+	// sampled every 10 ms: what the server's sessions and requests cost,
+	// apart from how large its binary is.
+	PeakAnonKiB float64 `json:"-"`
+	Failure     string  `json:"-"`
 }
 
 type httpPhase struct {
@@ -198,7 +203,25 @@ func benchURL(b built, argv []string, era string, dur time.Duration, ks string) 
 		"-era", era, "-json", "-q", "-k", ks, "-duration", dur.String())
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	stopSampling := make(chan struct{})
+	peakAnon := make(chan float64, 1)
+	go func() {
+		peak := 0.0
+		tick := time.NewTicker(10 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			peak = max(peak, procStatus(p.pid(), "RssAnon"))
+			select {
+			case <-stopSampling:
+				peakAnon <- peak
+				return
+			case <-tick.C:
+			}
+		}
+	}()
 	runErr := cmd.Run()
+	close(stopSampling)
+	anon := <-peakAnon
 	var res httpResult
 	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
 		res = httpResult{}
@@ -212,6 +235,7 @@ func benchURL(b built, argv []string, era string, dur time.Duration, ks string) 
 		res.Failure = strings.TrimSpace(stderr.String())
 	}
 	res.PeakRSSKiB = procStatus(p.pid(), "VmHWM")
+	res.PeakAnonKiB = anon
 	select {
 	case <-p.done:
 		res.Failure = strings.TrimSpace(res.Failure + " (server exited: " + p.stderrTail() + ")")
@@ -320,6 +344,11 @@ func httpRows(era string, ks []int) []httpRow {
 			return 0, false
 		}
 		return r.PeakRSSKiB / 1024, r.PeakRSSKiB > 0
+	}}, httpRow{name + ": peak anonymous memory (RssAnon)", "MiB", false, func(r *httpResult) (float64, bool) {
+		if r == nil {
+			return 0, false
+		}
+		return r.PeakAnonKiB / 1024, r.PeakAnonKiB > 0
 	}})
 }
 
