@@ -545,6 +545,12 @@ func (f *started) abandon() {
 	f.cl.Abandon(id, "the client's request ended")
 }
 
+// ParamsChecked tells the client's Go that the params toolStarter gives
+// it need no second check: appendToolParams builds them of the tool's
+// name, encoded, the arguments and _meta members the session read from
+// the client's checked request, and makes them valid UTF-8.
+func (f *started) ParamsChecked() bool { return true }
+
 // Answer implements client.Answerer: the backend's answer, relayed.
 func (f *started) Answer(raw json.RawMessage, err error) {
 	f.mu.Lock()
