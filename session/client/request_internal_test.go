@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -206,6 +207,19 @@ func BenchmarkAppendRequest(b *testing.B) {
 	}
 }
 
+// BenchmarkAppendRequestLegacy: the line of a forwarded legacy tools/call,
+// with the progressToken a forwarding gateway asks for.
+func BenchmarkAppendRequestLegacy(b *testing.B) {
+	params := []byte(`{"name":"echo","arguments":{"text":"hi"}}`)
+	var tok [20]byte
+	b.ReportAllocs()
+	var line []byte
+	for b.Loop() {
+		meta := []member{{"progressToken", json.RawMessage(strconv.AppendInt(tok[:0], 12345, 10))}}
+		line = appendRequest(line[:0], 12345, "tools/call", params, nil, meta)
+	}
+}
+
 // answerChan is an Answerer that hands the answer to a channel.
 type answerChan chan error
 
@@ -319,3 +333,4 @@ func TestCheckedParams(t *testing.T) {
 		}
 	}
 }
+
