@@ -333,4 +333,3 @@ func TestCheckedParams(t *testing.T) {
 		}
 	}
 }
-
