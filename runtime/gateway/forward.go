@@ -545,6 +545,12 @@ func (f *started) abandon() {
 	f.cl.Abandon(id, "the client's request ended")
 }
 
+// ParamsChecked tells the client's Go that the params toolStarter gives
+// it need no second check: appendToolParams builds them of the tool's
+// name, encoded, the arguments and _meta members the session read from
+// the client's checked request, and makes them valid UTF-8.
+func (f *started) ParamsChecked() bool { return true }
+
 // Answer implements client.Answerer: the backend's answer, relayed.
 func (f *started) Answer(raw json.RawMessage, err error) {
 	f.mu.Lock()
@@ -694,7 +700,7 @@ func scanTextResult(raw []byte, text func([]byte) bool) (r textScan, ok bool) {
 			r.theirs = true
 			plain = plain && (!strict || string(v) == `"complete"`)
 		default:
-			plain = plain && !strict && !strings.EqualFold(k, "content") && !strings.EqualFold(k, "isError") && !strings.EqualFold(k, "structuredContent")
+			plain = plain && !strict && !strings.EqualFold(k, "content") && !strings.EqualFold(k, "isError") && !strings.EqualFold(k, "structuredContent") && !strings.EqualFold(k, "_meta")
 		}
 		return plain
 	}) || !plain || r.blocks == nil || strict && (nContent > 1 || nIsError > 1) {
@@ -735,6 +741,9 @@ func scanTextResult(raw []byte, text func([]byte) bool) (r textScan, ok bool) {
 // backend's, not the gateway's), its content and isError copied out; and
 // whether it is an isError result. ok is false for any other result.
 func relayText(raw []byte) (relayed json.RawMessage, isError, ok bool) {
+	if isError, ok := oneTextBlock(raw); ok {
+		return raw, isError, true
+	}
 	r, ok := scanTextResult(raw, nil)
 	switch {
 	case !ok:
@@ -748,6 +757,48 @@ func relayText(raw []byte) (relayed json.RawMessage, isError, ok bool) {
 		out = append(out, `,"isError":true`...)
 	}
 	return append(out, '}'), r.isError, true
+}
+
+// oneTextBlockHead is how a result of one text block begins as a compact
+// encoder (mcprt's servers, encoding/json on a struct) writes it.
+const oneTextBlockHead = `{"content":[{"type":"text","text":"`
+
+// oneTextBlock reports whether raw is, byte for byte, a result of one text
+// block, {"content":[{"type":"text","text":"…"}]}, with or without an
+// isError member after it, and whether that says true: the result most
+// tools give, which relayText then passes on with one pass over its text
+// rather than scanTextResult's walk of every member. raw is a value the
+// client already checked (valid JSON, valid UTF-8), so the text's literal
+// needs only its end found.
+func oneTextBlock(raw []byte) (isError, ok bool) {
+	if len(raw) < len(oneTextBlockHead)+4 || string(raw[:len(oneTextBlockHead)]) != oneTextBlockHead {
+		return false, false
+	}
+	// The literal ends at the first quote not escaped: one after an even
+	// run of backslashes (a \uXXXX's hex digits are no quote).
+	i := len(oneTextBlockHead)
+	for {
+		q := bytes.IndexByte(raw[i:], '"')
+		if q < 0 {
+			return false, false
+		}
+		i += q
+		n := 0
+		for raw[i-1-n] == '\\' {
+			n++
+		}
+		if n%2 == 0 {
+			break
+		}
+		i++
+	}
+	switch string(raw[i+1:]) {
+	case `}]}`, `}],"isError":false}`:
+		return false, true
+	case `}],"isError":true}`:
+		return true, true
+	}
+	return false, false
 }
 
 // resultMeta is what the client gets of the _meta of a backend's result:

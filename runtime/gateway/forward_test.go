@@ -16,6 +16,14 @@ func TestTextResult(t *testing.T) {
 		relay string // what relayText gives ("": not relayed; "=": raw itself)
 	}{
 		{`{"content":[{"type":"text","text":"hi"}]}`, true, "="},
+		// One block as compact encoders write it (oneTextBlock): texts
+		// with escaped quotes and backslashes, isError either way.
+		{`{"content":[{"type":"text","text":""}]}`, true, "="},
+		{`{"content":[{"type":"text","text":"a\\"}],"isError":true}`, true, "="},
+		{`{"content":[{"type":"text","text":"\"}]}\\\""}],"isError":false}`, true, "="},
+		{`{"content":[{"type":"text","text":"x\u0022"}],"isError":true,"isError":false}`, true, ""},
+		{`{"content":[{"type":"text","text":"x"}],"isError":true,"content":[]}`, true, ""},
+		{`{"content":[{"type":"text","text":"x"},{"type":"text","text":"y"}]}`, true, "="},
 		{`{"content":[{"type":"text","text":"a"},{"text":"b\u00e9\n\"","type":"text"},{"type":"text","text":""}],"isError":true}`, true, "="},
 		{` { "content" : [ ] } `, true, "="},
 		{`{"resultType":"complete","content":[{"type":"text","text":"x"}],"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"b","version":"1"}},"isError":true}`, true, `{"content":[{"type":"text","text":"x"}],"isError":true}`},
@@ -34,6 +42,8 @@ func TestTextResult(t *testing.T) {
 		{`{"content":[{"type":"text","text":"x"}],"structuredContent":{"a":1}}`, false, ""},
 		{`{"Content":[{"type":"text","text":"x"}]}`, false, ""},
 		{`{"content":[{"type":"text","text":"x"}],"IsError":true}`, false, ""},
+		// encoding/json reads _metA as _meta: the decode keeps it.
+		{`{"content":[{"type":"text","text":"x"}],"_metA":{"0":0}}`, false, ""},
 		{`{"content":[{"type":"text"}]}`, false, ""},
 		{`{"content":[{"type":"text","text":1}]}`, false, ""},
 		{`{"content":["text"]}`, false, ""},

@@ -24,6 +24,7 @@ func FuzzRelayText(f *testing.F) {
 		`{"content":[{"type":"text","type":"image","text":"x"}]}`,
 		`{"content":[],"isError":false,"isError":true}`,
 		` { "content" : [ ] } `,
+		`{"content":[{"type":"text","text":"a\\\"}]}\\"}],"isError":true}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -40,6 +41,14 @@ func FuzzRelayText(f *testing.F) {
 			}
 			if a, b := encode(t, fast), encode(t, full); a != b {
 				t.Fatalf("%s: the scan reads %s, the decode %s", raw, a, b)
+			}
+		}
+		// The byte-for-byte shortcut takes only what the scan takes, as
+		// it is.
+		if isError, ok := oneTextBlock(raw); ok {
+			r, sok := scanTextResult(raw, nil)
+			if !sok || r.theirs || r.isError != isError {
+				t.Fatalf("%s: oneTextBlock takes it (isError %v), scanTextResult %v %+v", raw, isError, sok, r)
 			}
 		}
 		out, isError, ok := relayText(raw)

@@ -34,6 +34,8 @@ func TestMain(m *testing.M) {
 		os.Exit(runRootsServer())
 	case "app":
 		os.Exit(runAppServer())
+	case "raw":
+		os.Exit(runRawServer())
 	}
 	slog.SetDefault(slog.New(slog.DiscardHandler)) // hollywood logs through it
 	dir, err := os.MkdirTemp("", "mcprt-gateway-test-")

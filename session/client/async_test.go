@@ -42,6 +42,33 @@ func (a answers) wait(t *testing.T) answer {
 	return answer{}
 }
 
+// vouched is an Answerer that vouches for its params (the gateway's
+// way, which Go asserts without naming it).
+type vouched struct{ answers }
+
+func (vouched) ParamsChecked() bool { return true }
+
+// TestGoVouchedParams: params whose Answerer vouches for them go out as
+// they are and are answered as any others; pretty-printed ones still
+// reach the server on one line.
+func TestGoVouchedParams(t *testing.T) {
+	t.Parallel()
+	cmd, _ := fakeCmd(t, "legacy")
+	c := connect(t, cmd, opts(client.Options{}))
+	for _, params := range []string{
+		`{"name":"echo","arguments":{"text":"hi"}}`,
+		"{\"name\":\"echo\",\"arguments\":{\n  \"text\": \"hi\"\r\n}}",
+	} {
+		a := vouched{make(answers, 1)}
+		if _, err := c.Go("tools/call", json.RawMessage(params), a); err != nil {
+			t.Fatalf("Go %q: %v", params, err)
+		}
+		if r := a.wait(t); r.err != nil || !strings.Contains(string(r.raw), `"hi"`) {
+			t.Errorf("%q: answered %s, %v", params, r.raw, r.err)
+		}
+	}
+}
+
 // TestGo: a request sent with Go is answered once through its Answerer:
 // with the raw result, the server's error, its timeout, Abandon (the
 // server then hears notifications/cancelled), input_required in

@@ -560,6 +560,13 @@ func (c *Client) dispatchLine(line []byte) {
 
 func (c *Client) dispatch(raw []byte) {
 	var m jsonrpc.Message
+	if result, id, ok := plainResponse(raw); ok {
+		// What jsonrpc.Decode would make of it, with one check of the
+		// result rather than a walk of the whole envelope's members.
+		m = jsonrpc.Message{Kind: jsonrpc.KindResponse, ID: id, Result: result}
+		c.response(&m)
+		return
+	}
 	if _, jerr := jsonrpc.Decode(raw, &m); jerr != nil {
 		// stdout is the protocol; a banner or a log line there is the
 		// server's bug, not a reason to drop the session.
@@ -574,6 +581,41 @@ func (c *Client) dispatch(raw []byte) {
 	case jsonrpc.KindRequest:
 		c.serverRequest(&m)
 	}
+}
+
+// plainResponseHead is how a response begins as servers mostly write it
+// (mcprt's, encoding/json on a struct): the envelope's members in order,
+// compact.
+const plainResponseHead = `{"jsonrpc":"2.0","id":`
+
+// plainResponse reads a response written as plainResponseHead, an id of
+// ours (digits), then "result" last, and nothing else: the result and the
+// id, and ok. Only the result is checked (jsonrpc.Valid), since the rest
+// was matched byte for byte: a server's usual answer, read with one pass
+// over its result. ok is false for every other line, which
+// jsonrpc.Decode reads (a result followed by another member is no one
+// valid value, so it is declined too).
+func plainResponse(line []byte) (result, id []byte, ok bool) {
+	const resultKey = `,"result":`
+	n := len(plainResponseHead)
+	if len(line) < n+len(resultKey)+3 || string(line[:n]) != plainResponseHead || line[len(line)-1] != '}' {
+		return nil, nil, false
+	}
+	i := n
+	for i < len(line) && i-n < 18 && line[i] >= '0' && line[i] <= '9' {
+		i++
+	}
+	if i == n || line[n] == '0' && i > n+1 || // JSON has no leading zeros
+		len(line)-i < len(resultKey)+2 || string(line[i:i+len(resultKey)]) != resultKey {
+		return nil, nil, false
+	}
+	result = line[i+len(resultKey) : len(line)-1]
+	if result[0] <= ' ' || result[len(result)-1] <= ' ' || !jsonrpc.Valid(result) {
+		// Space around it is left to Decode, which takes the value
+		// without it.
+		return nil, nil, false
+	}
+	return result, line[n:i], true
 }
 
 func clip(b []byte) string {

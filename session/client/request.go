@@ -85,7 +85,7 @@ func appendRequest(dst []byte, id int64, method string, params []byte, extra, me
 	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
 	dst = strconv.AppendInt(dst, id, 10)
 	dst = append(dst, `,"method":`...)
-	dst = jsonrpc.AppendString(dst, method)
+	dst = appendName(dst, method)
 	mark := len(dst)
 	dst = append(dst, `,"params":`...)
 	at := len(dst)
@@ -108,7 +108,7 @@ func appendObject(dst, obj []byte, extra, meta []member) []byte {
 	if obj != nil && !clashes(obj, extra, meta) {
 		// The usual case, no key of obj replaced: obj is copied as it is,
 		// the new members in place of its closing brace.
-		body := bytes.TrimRight(obj, " \t\r\n")
+		body := trimRightSpace(obj)
 		body = body[:len(body)-1]
 		dst = append(dst, body...)
 		n := 1
@@ -149,6 +149,21 @@ func appendObject(dst, obj []byte, extra, meta []member) []byte {
 	dst = append(dst, `"_meta":`...)
 	dst = appendObject(dst, oldMeta, meta, nil)
 	return append(dst, '}')
+}
+
+// trimRightSpace is b without the JSON whitespace it ends with: a loop,
+// not bytes.TrimRight, which builds its set of bytes on every call (a
+// third of appendRequest's time for a gateway's tools/call).
+func trimRightSpace(b []byte) []byte {
+	for len(b) > 0 {
+		switch b[len(b)-1] {
+		case ' ', '\t', '\r', '\n':
+			b = b[:len(b)-1]
+		default:
+			return b
+		}
+	}
+	return b
 }
 
 // clashes reports whether obj has a key that extra replaces, or a _meta
@@ -202,9 +217,23 @@ func appendMember(dst []byte, n int, key string, val []byte) []byte {
 	if n > 0 {
 		dst = append(dst, ',')
 	}
-	dst = jsonrpc.AppendString(dst, key)
+	dst = appendName(dst, key)
 	dst = append(dst, ':')
 	return append(dst, val...)
+}
+
+// appendName appends a method name or a member's key as a JSON string:
+// those every call of a forwarding gateway's carries, quoted once here,
+// and any other through jsonrpc.AppendString (whose scan was a fifth of
+// appendRequest's time for them).
+func appendName(dst []byte, s string) []byte {
+	switch s {
+	case "tools/call":
+		return append(dst, `"tools/call"`...)
+	case "progressToken":
+		return append(dst, `"progressToken"`...)
+	}
+	return jsonrpc.AppendString(dst, s)
 }
 
 // eraMeta is the _meta every 2026-07-28 request carries, for version: the

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -206,6 +207,19 @@ func BenchmarkAppendRequest(b *testing.B) {
 	}
 }
 
+// BenchmarkAppendRequestLegacy: the line of a forwarded legacy tools/call,
+// with the progressToken a forwarding gateway asks for.
+func BenchmarkAppendRequestLegacy(b *testing.B) {
+	params := []byte(`{"name":"echo","arguments":{"text":"hi"}}`)
+	var tok [20]byte
+	b.ReportAllocs()
+	var line []byte
+	for b.Loop() {
+		meta := []member{{"progressToken", json.RawMessage(strconv.AppendInt(tok[:0], 12345, 10))}}
+		line = appendRequest(line[:0], 12345, "tools/call", params, nil, meta)
+	}
+}
+
 // answerChan is an Answerer that hands the answer to a channel.
 type answerChan chan error
 
@@ -291,4 +305,31 @@ func progressCases(t *testing.T, call, goCall func(map[string]any, ...CallOption
 			t.Errorf("a call without WithProgress: %v", err)
 		}
 	})
+}
+
+// TestCheckedParams: params a paramsVouched Answerer built are taken as
+// they are, unchecked, but for what their builder cannot know: line
+// breaks (arguments that came pretty-printed) are still compacted away,
+// and what is not an object still goes through paramsOf's checks.
+func TestCheckedParams(t *testing.T) {
+	for _, tc := range []struct {
+		params string
+		want   string // "error: ..." for an error
+	}{
+		{`{"name":"echo","arguments":{"text":"hi"}}`, `{"name":"echo","arguments":{"text":"hi"}}`},
+		{"{\"name\":\"x\",\"arguments\":{\n  \"a\": \"x\\ny\"\r\n}}", `{"name":"x","arguments":{"a":"x\ny"}}`},
+		{"{\"arguments\":{\"a\":1}\n", "error: encoding params"}, // compacting checks
+		{`null`, ""},
+		{`[1]`, "error: params must be a JSON object"},
+	} {
+		got, err := checkedParams("m", json.RawMessage(tc.params))
+		switch {
+		case strings.HasPrefix(tc.want, "error: "):
+			if err == nil || !strings.Contains(err.Error(), strings.TrimPrefix(tc.want, "error: ")) {
+				t.Errorf("%q: got %s, %v; want %s", tc.params, got, err, tc.want)
+			}
+		case err != nil || string(got) != tc.want:
+			t.Errorf("%q: got %q, %v; want %q", tc.params, got, err, tc.want)
+		}
+	}
 }
