@@ -311,15 +311,21 @@ func (a *loopActor) quitting() bool {
 	}
 }
 
-func (a *loopActor) deliver(m any) bool {
-	return a.guard(func() { a.loop.Receive(a.lc, m) })
+func (a *loopActor) deliver(m any) bool { return a.lc.deliver(a.loop, m) }
+
+func (a *loopActor) guard(f func()) bool { return a.lc.guard(f) }
+
+// deliver gives l a message, on the loop's goroutine of the moment.
+func (lc *LoopContext) deliver(l Loop, m any) bool {
+	return lc.guard(func() { l.Receive(lc, m) })
 }
 
-// guard runs f, turning a panic into the actor's exit.
-func (a *loopActor) guard(f func()) (ok bool) {
+// guard runs f, turning a panic into the actor's exit: it reports false
+// when f panicked.
+func (lc *LoopContext) guard(f func()) (ok bool) {
 	defer func() {
 		if v := recover(); v != nil {
-			a.lc.engine.Send(a.lc.pid, loopPanic{asPanicError(v, debug.Stack())})
+			lc.engine.Send(lc.pid, loopPanic{asPanicError(v, debug.Stack())})
 			ok = false
 		}
 	}()
@@ -466,18 +472,6 @@ func (a *lentLoop) end(panicked bool) {
 	a.in.mu.Unlock()
 }
 
-func (a *lentLoop) deliver(m any) bool {
-	return a.guard(func() { a.loop.Receive(a.lc, m) })
-}
+func (a *lentLoop) deliver(m any) bool { return a.lc.deliver(a.loop, m) }
 
-// guard runs f, turning a panic into the actor's exit.
-func (a *lentLoop) guard(f func()) (ok bool) {
-	defer func() {
-		if v := recover(); v != nil {
-			a.lc.engine.Send(a.lc.pid, loopPanic{asPanicError(v, debug.Stack())})
-			ok = false
-		}
-	}()
-	f()
-	return true
-}
+func (a *lentLoop) guard(f func()) bool { return a.lc.guard(f) }

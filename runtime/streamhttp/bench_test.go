@@ -16,11 +16,10 @@ import (
 	"github.com/mcprt/mcprt/runtime/streamhttp"
 )
 
-// BenchmarkHandler: one POST of tools/call echo through the handler's
-// ServeHTTP, in process (no sockets): the transport's and the session's
-// cost per request, decoding the body to writing the answer. serial is one
-// request at a time; parallel runs GOMAXPROCS×4 clients at once.
-func BenchmarkHandler(b *testing.B) {
+// benchHandler starts a Handler serving testServer, stopped when b ends,
+// and returns a function that POSTs a body to it in process (no sockets),
+// with extra headers and, when ctx is not nil, on that context.
+func benchHandler(b *testing.B) func(body string, hdr map[string]string, ctx context.Context) *httptest.ResponseRecorder {
 	e, err := actor.NewEngine(actor.NewEngineConfig())
 	if err != nil {
 		b.Fatal(err)
@@ -34,10 +33,7 @@ func BenchmarkHandler(b *testing.B) {
 		defer cancel()
 		_ = h.Shutdown(ctx)
 	})
-	// A caller on the request's context, as resourceserver's Guard puts
-	// it there: the session makes it the handler's Request.Caller.
-	withCaller := handlers.WithCaller(context.Background(), &handlers.Caller{Subject: "bench", Scopes: []string{"mcp:tools"}})
-	post := func(body string, hdr map[string]string, ctx context.Context) *httptest.ResponseRecorder {
+	return func(body string, hdr map[string]string, ctx context.Context) *httptest.ResponseRecorder {
 		r := httptest.NewRequest("POST", "/mcp", strings.NewReader(body))
 		if ctx != nil {
 			r = r.WithContext(ctx)
@@ -51,6 +47,17 @@ func BenchmarkHandler(b *testing.B) {
 		h.ServeHTTP(w, r)
 		return w
 	}
+}
+
+// BenchmarkHandler: one POST of tools/call echo through the handler's
+// ServeHTTP, in process (no sockets): the transport's and the session's
+// cost per request, decoding the body to writing the answer. serial is one
+// request at a time; parallel runs GOMAXPROCS×4 clients at once.
+func BenchmarkHandler(b *testing.B) {
+	post := benchHandler(b)
+	// A caller on the request's context, as resourceserver's Guard puts
+	// it there: the session makes it the handler's Request.Caller.
+	withCaller := handlers.WithCaller(context.Background(), &handlers.Caller{Subject: "bench", Scopes: []string{"mcp:tools"}})
 	w := post(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"b","version":"1"}}}`, nil, nil)
 	sid := w.Header().Get("Mcp-Session-Id")
 	if w.Code != 200 || sid == "" {

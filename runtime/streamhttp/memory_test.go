@@ -1,8 +1,6 @@
 package streamhttp_test
 
 import (
-	"context"
-	"log/slog"
 	"net/http/httptest"
 	"os"
 	goruntime "runtime"
@@ -11,15 +9,11 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/anthdm/hollywood/actor"
-
-	"github.com/mcprt/mcprt/runtime/streamhttp"
 )
 
 // BenchmarkSessionMemory measures what a legacy session costs while it
-// sits between requests: n sessions are opened and each makes one
-// tools/call, then the heap, the goroutine stacks and the goroutines are
+// sits between requests: n sessions are opened and each makes two
+// tools/calls, then the heap, the goroutine stacks and the goroutines are
 // read and divided by n. These are the figures behind the Streamable HTTP
 // peak-memory row of test/bench/RESULTS.md: with K clients each holding a
 // session, K of these are live at every moment, and the collector lets
@@ -28,30 +22,8 @@ import (
 // writes the heap profile at the moment of the reading, sessions alive.
 func BenchmarkSessionMemory(b *testing.B) {
 	const n = 256
-	e, err := actor.NewEngine(actor.NewEngineConfig())
-	if err != nil {
-		b.Fatal(err)
-	}
-	h, err := streamhttp.New(e, testServer(nil), streamhttp.Options{Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer cancel()
-		_ = h.Shutdown(ctx)
-	})
-	post := func(body string, hdr map[string]string) *httptest.ResponseRecorder {
-		r := httptest.NewRequest("POST", "/mcp", strings.NewReader(body))
-		r.Header.Set("Content-Type", "application/json")
-		r.Header.Set("Accept", "application/json, text/event-stream")
-		for k, v := range hdr {
-			r.Header.Set(k, v)
-		}
-		w := httptest.NewRecorder()
-		h.ServeHTTP(w, r)
-		return w
-	}
+	p := benchHandler(b)
+	post := func(body string, hdr map[string]string) *httptest.ResponseRecorder { return p(body, hdr, nil) }
 	open := func() {
 		w := post(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"b","version":"1"}}}`, nil)
 		sid := w.Header().Get("Mcp-Session-Id")
