@@ -388,6 +388,9 @@ type call struct {
 	env    *env
 	ticket ticket
 	modern bool
+	// large: its request (or the batch it came in) is largeRequest or
+	// more; the worker then wakes the session when the call is done.
+	large  bool
 	cache  cacheScope
 	method string
 

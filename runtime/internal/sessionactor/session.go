@@ -792,6 +792,7 @@ func (s *mcpSession) dispatch(m *jsonrpc.Message, t ticket, method handlers.Meth
 	}
 	cl.key, cl.id, cl.env, cl.ticket = key, m.ID, s.env, t
 	cl.cx.in = t.in
+	cl.large = len(m.Params) >= largeRequest || (t.in != nil && len(t.in.Batch) >= largeRequest)
 	cl.modern, cl.cache, cl.method = cl.req.Modern, cacheOf(method.Cacheable, cl.req.Caller != nil), m.Method
 	cl.start = method.Start
 	cl.req.Peer = cl

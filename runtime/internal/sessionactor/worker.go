@@ -133,10 +133,24 @@ func (w *worker) Run() {
 	w.mu.Unlock()
 	ok := w.run(cl)
 	w.callEnded()
-	if ok {
+	switch {
+	case ok && cl.large:
+		// Woken, so that it forgets the call now: the session's tables
+		// hold the call, and the call its request, until the session
+		// hears that the worker is done. Posted, that news waits for the
+		// session's next message, which for an idle client may be
+		// minutes away, and a large request would stay in memory that
+		// long (up to MaxBodyBytes per session over HTTP). A small one
+		// is not worth a wake-up.
+		w.in.Send(workerIdle{w})
+	case ok:
 		w.idle()
 	}
 }
+
+// largeRequest is the size of a request from which its worker wakes the
+// session when the call is done (see worker.Run).
+const largeRequest = 64 << 10
 
 // callEnded lets a stop waiting for the call go on.
 func (w *worker) callEnded() {
