@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/anthdm/hollywood/actor"
 
@@ -93,4 +94,40 @@ func ExampleOwnGoroutine() {
 	// Output:
 	// total: 5050
 	// exit reason: <nil>
+}
+
+// Many loops that are mostly idle share a pool of goroutines: each holds
+// one only while its inbox has messages. The pool is a child of the tree,
+// before the loops, so it stops after them.
+func ExampleOnRunners() {
+	e, _ := actor.NewEngine(actor.NewEngineConfig())
+	pool := supervisor.NewRunners()
+	children := []supervisor.ChildSpec{{ID: "runners", Start: pool.Actor(), Restart: supervisor.Permanent}}
+	inboxes := make([]*supervisor.Inbox, 3)
+	for i := range inboxes {
+		inboxes[i] = supervisor.NewInbox()
+		children = append(children, supervisor.ChildSpec{
+			ID:      fmt.Sprint("counter-", i),
+			Restart: supervisor.Transient,
+			Start:   supervisor.OnRunners(inboxes[i], pool, func() supervisor.Loop { return &counter{} }),
+		})
+	}
+	root, err := supervisor.Start(e, "many", supervisor.Spec{Logger: slog.New(slog.DiscardHandler), Children: children})
+	if err != nil {
+		panic(err)
+	}
+	for i, in := range inboxes {
+		in.Send(10 * (i + 1))
+		in.Send("done") // each prints its total as it stops
+	}
+	for _, in := range inboxes {
+		for in.Len() > 0 { // until each loop has taken its messages
+			time.Sleep(time.Millisecond)
+		}
+	}
+	_ = root.Stop(context.Background()) // a loop finishes what it took first
+	// Unordered output:
+	// total: 10
+	// total: 20
+	// total: 30
 }
