@@ -183,10 +183,15 @@ func (w *worker) run(cl *call) (ok bool) {
 	defer func() {
 		if v := recover(); v != nil {
 			pe := &supervisor.PanicError{Value: v, Stack: debug.Stack()}
-			// The session answers at once: the request must not wait for
-			// its deadline.
-			w.in.Send(workerCrashed{w, v})
+			// The actor first, then the session: the session answers at
+			// once (the request must not wait for its deadline), and a
+			// client that then closes its end shuts the tree down; the
+			// actor must have its crash in its inbox before that stop, or
+			// it exits stopped rather than panicked and the panic and its
+			// stack never reach the log (a CI run under load lost
+			// TestPanicStackReadable's stack so).
 			w.engine.Send(w.self, crashed{pe})
+			w.in.Send(workerCrashed{w, v})
 			ok = false
 		}
 	}()
