@@ -101,12 +101,12 @@ func (c *Client) Go(method string, params json.RawMessage, a Answerer, opts ...C
 // (notifications/cancelled) if the request was already written.
 func (c *Client) Abandon(id int64, reason string) {
 	c.mu.Lock()
-	p := c.pending[id]
+	p := c.pending.get(id)
 	if p != nil && p.async == nil {
 		p = nil // Call's: its caller abandons it
 	}
 	if p != nil {
-		delete(c.pending, id)
+		c.pending.take(id)
 	}
 	c.mu.Unlock()
 	if p == nil {
@@ -156,14 +156,14 @@ func (c *Client) deliver(id int64, p *pending, r reply) {
 // its progress has moved the deadline again.
 func (c *Client) timeOut(id int64) {
 	c.mu.Lock()
-	p := c.pending[id]
+	p := c.pending.get(id)
 	if p != nil {
 		if wait := p.extended(time.Since(c.epoch)); wait > 0 {
 			p.timer.Reset(wait)
 			c.mu.Unlock()
 			return
 		}
-		delete(c.pending, id)
+		c.pending.take(id)
 	}
 	c.mu.Unlock()
 	if p != nil {

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -170,4 +171,39 @@ func TestGoModern(t *testing.T) {
 func jsonID(id int64) string {
 	b, _ := json.Marshal(id)
 	return string(b)
+}
+
+// TestGoManyInFlight: thousands of requests in flight at once (the
+// pending ring grows past its first size many times over) are each
+// answered once with their own result; thousands more that the server
+// never answers all fail once the client closes.
+func TestGoManyInFlight(t *testing.T) {
+	t.Parallel()
+	const n = 3000
+	cmd, _ := fakeCmd(t, "legacy")
+	c := connect(t, cmd, opts(client.Options{}))
+	as := make([]answers, n)
+	for i := range as {
+		as[i] = make(answers, 1)
+		if _, err := c.Go("tools/call", json.RawMessage(fmt.Sprintf(`{"name":"echo","arguments":{"text":"m%d"}}`, i)), as[i]); err != nil {
+			t.Fatalf("Go %d: %v", i, err)
+		}
+	}
+	for i, a := range as {
+		if r := a.wait(t); r.err != nil || !strings.Contains(string(r.raw), fmt.Sprintf(`"m%d"`, i)) {
+			t.Fatalf("request %d: answered %s, %v", i, r.raw, r.err)
+		}
+	}
+
+	for i := range as {
+		if _, err := c.Go("tools/call", json.RawMessage(`{"name":"hang"}`), as[i]); err != nil {
+			t.Fatalf("Go %d: %v", i, err)
+		}
+	}
+	c.Close()
+	for i, a := range as {
+		if r := a.wait(t); !errors.Is(r.err, client.ErrClosed) {
+			t.Fatalf("request %d after Close: answered %s, %v; want ErrClosed", i, r.raw, r.err)
+		}
+	}
 }

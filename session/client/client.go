@@ -80,7 +80,7 @@ type Client struct {
 	taskSt atomic.Pointer[taskState]
 
 	mu       sync.Mutex
-	pending  map[int64]*pending
+	pending  pendingTable
 	inbound  map[string]context.CancelFunc // server requests being answered
 	subs     map[int64]subscription
 	nextSub  int64
@@ -90,8 +90,8 @@ type Client struct {
 	cache    map[string]any // list method -> []Tool, []Resource, ...
 	dirty    map[ListKind]bool
 	changes  map[ListKind]int // list_changed notifications seen, by kind
-	timeouts map[time.Duration]*timeoutQueue
-	epoch    time.Time // timeoutEntry.at counts from it
+	timeouts []*timeoutQueue  // at most maxTimeoutQueues, one per duration
+	epoch    time.Time        // timeoutEntry.at counts from it
 
 	done      chan struct{} // closed when endErr is set
 	procDone  chan struct{} // closed when the process was reaped
@@ -260,7 +260,6 @@ func newClient(o Options, log *slog.Logger) *Client {
 	c := &Client{
 		opts:    o,
 		log:     log,
-		pending: map[int64]*pending{},
 		inbound: map[string]context.CancelFunc{},
 		subs:    map[int64]subscription{},
 		cache:   map[string]any{},
@@ -319,13 +318,13 @@ func (c *Client) end(reason error) {
 	}
 	c.endErr = reason
 	ps := c.pending
-	c.pending = map[int64]*pending{}
+	c.pending = pendingTable{}
 	close(c.done)
 	c.stopTimeouts()
 	c.mu.Unlock()
-	for id, p := range ps {
+	ps.each(func(id int64, p *pending) {
 		c.deliver(id, p, reply{err: fmt.Errorf("%s: %w", p.method, reason)})
-	}
+	})
 	c.sessionEnded(reason)
 }
 
@@ -410,11 +409,11 @@ func (c *Client) shutdown() error {
 	// then exits at once instead of finishing what nobody awaits.
 	c.mu.Lock()
 	var inFlight []int64
-	for id, p := range c.pending {
+	c.pending.each(func(id int64, p *pending) {
 		if p.cancellable {
 			inFlight = append(inFlight, id)
 		}
-	}
+	})
 	c.mu.Unlock()
 	c.end(ErrClosed)
 	for _, id := range inFlight {
@@ -527,8 +526,7 @@ func (c *Client) overLong(prefix []byte) {
 		return
 	}
 	c.mu.Lock()
-	p := c.pending[id]
-	delete(c.pending, id)
+	p := c.pending.take(id)
 	c.mu.Unlock()
 	if p != nil {
 		c.deliver(id, p, reply{err: fmt.Errorf("%s: the response is longer than MaxLineBytes (%d)", p.method, c.opts.MaxLineBytes)})
@@ -659,8 +657,7 @@ func (c *Client) response(m *jsonrpc.Message) {
 	var p *pending
 	if ok {
 		c.mu.Lock()
-		p = c.pending[id]
-		delete(c.pending, id)
+		p = c.pending.take(id)
 		c.mu.Unlock()
 	}
 	if p == nil {
@@ -757,7 +754,7 @@ func (c *Client) progress(params json.RawMessage) {
 	// once its request is over (see pendingPool).
 	var fn func(Progress)
 	c.mu.Lock()
-	if pr := c.pending[id]; pr != nil {
+	if pr := c.pending.get(id); pr != nil {
 		fn = pr.progress
 		if pa, ok := pr.async.(ProgressAnswerer); ok && fn == nil {
 			fn = pa.Progress
@@ -877,8 +874,7 @@ func (c *Client) roundTrip(ctx context.Context, method string, params []byte, ex
 	}
 	if !answered {
 		c.mu.Lock()
-		_, waiting := c.pending[id]
-		delete(c.pending, id)
+		waiting := c.pending.take(id) != nil
 		c.mu.Unlock()
 		if !waiting {
 			// The answer (or the end of the session, or the timeout
@@ -942,7 +938,7 @@ func (c *Client) begin(method string, params []byte, extra, meta []member, o cal
 		recycle(p)
 		return 0, nil, fmt.Errorf("%s: %w", method, err)
 	}
-	c.pending[id] = p
+	c.pending.put(id, p)
 	// One reading of the clock for both deadlines: a forwarding gateway
 	// asks for progress on every call, and the clock was 2% of its CPU.
 	var now time.Duration
@@ -998,8 +994,7 @@ func (c *Client) abandon(id int64, cancellable bool, reason string) {
 // fail ends a pending request with err, if it is still pending.
 func (c *Client) fail(id int64, err error) {
 	c.mu.Lock()
-	p := c.pending[id]
-	delete(c.pending, id)
+	p := c.pending.take(id)
 	c.mu.Unlock()
 	if p != nil {
 		c.deliver(id, p, reply{err: fmt.Errorf("%s: %w", p.method, err)})
@@ -1010,8 +1005,7 @@ func (c *Client) fail(id int64, err error) {
 func (c *Client) isPending(id int64) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	_, ok := c.pending[id]
-	return ok
+	return c.pending.get(id) != nil
 }
 
 // RootsListChanged tells a legacy server that the roots Options.Roots

@@ -589,8 +589,7 @@ func (c *Client) failRPC(id int64, raw []byte) {
 		e = jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "malformed error object: " + clip(raw)}
 	}
 	c.mu.Lock()
-	p := c.pending[id]
-	delete(c.pending, id)
+	p := c.pending.take(id)
 	c.mu.Unlock()
 	if p != nil {
 		c.deliver(id, p, reply{err: &RPCError{Method: p.method, Err: &e}})
@@ -728,11 +727,11 @@ func (h *httpConn) shutdown() error {
 	gone := errors.Is(c.Err(), ErrSessionEnded)
 	c.mu.Lock()
 	var inFlight []int64
-	for id, p := range c.pending {
+	c.pending.each(func(id int64, p *pending) {
 		if p.cancellable {
 			inFlight = append(inFlight, id)
 		}
-	}
+	})
 	c.mu.Unlock()
 	c.end(ErrClosed)
 	h.mu.Lock()

@@ -137,7 +137,7 @@ func TestTimeoutQueue(t *testing.T) {
 		}
 	}
 	c.mu.Lock()
-	q := c.timeouts[time.Hour]
+	q := c.timeoutQueue(time.Hour)
 	n := len(q.q) - q.head
 	c.mu.Unlock()
 	if n > 2*1+64+1 {

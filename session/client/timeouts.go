@@ -33,7 +33,7 @@ type timeoutEntry struct {
 // c.mu is held and id is in c.pending. It reports false when d gets no
 // queue: the caller then times the request itself.
 func (c *Client) addTimeout(id int64, d, now time.Duration) bool {
-	q := c.timeouts[d]
+	q := c.timeoutQueue(d)
 	if q == nil {
 		if len(c.timeouts) >= maxTimeoutQueues {
 			return false
@@ -41,16 +41,13 @@ func (c *Client) addTimeout(id int64, d, now time.Duration) bool {
 		q = &timeoutQueue{d: d}
 		q.timer = time.AfterFunc(time.Hour, func() { c.expire(q) })
 		q.timer.Stop()
-		if c.timeouts == nil {
-			c.timeouts = map[time.Duration]*timeoutQueue{}
-		}
-		c.timeouts[d] = q
+		c.timeouts = append(c.timeouts, q)
 	}
 	// Entries of answered requests stay until the head passes them; they
 	// are dropped once they outnumber the requests in flight, so the queue
 	// stays proportional to those, not to the calls of the last d.
-	if len(q.q)-q.head >= 2*len(c.pending)+64 {
-		q.compact(c.pending)
+	if len(q.q)-q.head >= 2*c.pending.len()+64 {
+		q.compact(&c.pending)
 	}
 	q.q = append(q.q, timeoutEntry{now + d, id})
 	if !q.armed {
@@ -60,10 +57,22 @@ func (c *Client) addTimeout(id int64, d, now time.Duration) bool {
 	return true
 }
 
-func (q *timeoutQueue) compact(pending map[int64]*pending) {
+// timeoutQueue returns the queue of duration d, or nil when it has none;
+// c.mu is held. A slice, searched in order, for at most maxTimeoutQueues:
+// most clients have one duration, and a map lookup per call cost more.
+func (c *Client) timeoutQueue(d time.Duration) *timeoutQueue {
+	for _, q := range c.timeouts {
+		if q.d == d {
+			return q
+		}
+	}
+	return nil
+}
+
+func (q *timeoutQueue) compact(pending *pendingTable) {
 	kept := q.q[:0]
 	for _, e := range q.q[q.head:] {
-		if pending[e.id] != nil {
+		if pending.get(e.id) != nil {
 			kept = append(kept, e)
 		}
 	}
@@ -88,7 +97,7 @@ func (c *Client) expire(q *timeoutQueue) {
 			break
 		}
 		q.head++
-		if p := c.pending[e.id]; p != nil {
+		if p := c.pending.get(e.id); p != nil {
 			if wait := p.extended(now); wait > 0 {
 				// Its progress moved its deadline past the queue's
 				// order: it gets a timer of its own.
@@ -96,7 +105,7 @@ func (c *Client) expire(q *timeoutQueue) {
 				p.timer = time.AfterFunc(wait, func() { c.timeOut(id) })
 				continue
 			}
-			delete(c.pending, e.id)
+			c.pending.take(e.id)
 			due = append(due, entry{e.id, p})
 		}
 	}
