@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/mcprt/mcprt/session"
 	"log/slog"
 	"strings"
 	"testing"
@@ -13,6 +12,7 @@ import (
 	"github.com/mcprt/mcprt/handlers"
 	"github.com/mcprt/mcprt/handlers/mcp"
 	"github.com/mcprt/mcprt/runtime"
+	"github.com/mcprt/mcprt/session"
 )
 
 // fakeCampaign runs a short campaign against the fake server in mode.

@@ -3,7 +3,6 @@ package fault
 import (
 	"context"
 	"errors"
-	"github.com/mcprt/mcprt/session"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mcprt/mcprt/runtime"
+	"github.com/mcprt/mcprt/session"
 )
 
 // The built mcprt, shared by the tests that run `mcprt serve -http`.

@@ -4,10 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"github.com/mcprt/mcprt/handlers"
 	"math"
 	"strings"
 	"time"
+
+	"github.com/mcprt/mcprt/handlers"
 )
 
 // tokenError is why a token was refused. Its reason is a fixed phrase,

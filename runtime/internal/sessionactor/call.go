@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"github.com/mcprt/mcprt/session"
 	"log/slog"
 	"strconv"
 	"sync"
@@ -17,6 +16,7 @@ import (
 	"github.com/mcprt/mcprt/handlers/jsonrpc"
 	"github.com/mcprt/mcprt/handlers/mcp"
 	"github.com/mcprt/mcprt/handlers/trace"
+	"github.com/mcprt/mcprt/session"
 	"github.com/mcprt/mcprt/stdio/wire"
 	"github.com/mcprt/mcprt/supervisor"
 )

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/mcprt/mcprt/session"
 	"io"
 	"log/slog"
 	"sync"
@@ -21,6 +20,7 @@ import (
 	"github.com/mcprt/mcprt/handlers"
 	"github.com/mcprt/mcprt/handlers/mcp"
 	"github.com/mcprt/mcprt/runtime"
+	"github.com/mcprt/mcprt/session"
 )
 
 // fuzzHang only turns a hang into a failure.

@@ -3,13 +3,13 @@ package sessionactor_test
 import (
 	"context"
 	"encoding/json"
-	"github.com/mcprt/mcprt/handlers/mcp"
-	"github.com/mcprt/mcprt/session"
 	"strings"
 	"testing"
 
 	"github.com/mcprt/mcprt/handlers"
+	"github.com/mcprt/mcprt/handlers/mcp"
 	mcprt "github.com/mcprt/mcprt/runtime"
+	"github.com/mcprt/mcprt/session"
 )
 
 // panicServer has a tool and a prompt that panic with a value that must not

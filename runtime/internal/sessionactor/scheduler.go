@@ -3,7 +3,6 @@ package sessionactor
 import (
 	"errors"
 	"fmt"
-	"github.com/mcprt/mcprt/session"
 	"log/slog"
 	"runtime/debug"
 	"strconv"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/mcprt/mcprt/handlers/jsonrpc"
 	"github.com/mcprt/mcprt/handlers/mcp"
+	"github.com/mcprt/mcprt/session"
 	"github.com/mcprt/mcprt/stdio/wire"
 	"github.com/mcprt/mcprt/supervisor"
 )

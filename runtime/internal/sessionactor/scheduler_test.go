@@ -3,7 +3,6 @@ package sessionactor
 import (
 	"context"
 	"encoding/json"
-	"github.com/mcprt/mcprt/session"
 	"io"
 	"log/slog"
 	"strconv"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/mcprt/mcprt/handlers"
 	"github.com/mcprt/mcprt/handlers/jsonrpc"
+	"github.com/mcprt/mcprt/session"
 	"github.com/mcprt/mcprt/stdio/wire"
 	"github.com/mcprt/mcprt/supervisor"
 )

@@ -2,8 +2,6 @@ package sessionactor
 
 import (
 	"bytes"
-	"github.com/mcprt/mcprt/session"
-
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -17,6 +15,7 @@ import (
 	"github.com/mcprt/mcprt/handlers/jsonrpc"
 	"github.com/mcprt/mcprt/handlers/mcp"
 	"github.com/mcprt/mcprt/handlers/trace"
+	"github.com/mcprt/mcprt/session"
 	"github.com/mcprt/mcprt/stdio/wire"
 	"github.com/mcprt/mcprt/supervisor"
 )

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/mcprt/mcprt/session"
 	"io"
 	"log/slog"
 	"os"
@@ -23,6 +22,7 @@ import (
 	"github.com/mcprt/mcprt/handlers"
 	"github.com/mcprt/mcprt/handlers/mcp"
 	"github.com/mcprt/mcprt/runtime"
+	"github.com/mcprt/mcprt/session"
 )
 
 var update = flag.Bool("update", false, "rewrite the responses in testdata/*.golden with what the server sends")
