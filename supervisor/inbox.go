@@ -374,8 +374,7 @@ func (a *lentLoop) Receive(c *actor.Context) {
 		a.lc = &LoopContext{engine: c.Engine(), pid: c.PID(), inbox: a.in}
 		a.started, a.first = true, true
 		a.in.mu.Lock()
-		a.in.lent = a
-		a.in.running = false // a run of an incarnation that panicked may have left it
+		a.in.lent = a // every run of an earlier incarnation has ended, and cleared running
 		l := a.in.schedule()
 		a.in.mu.Unlock()
 		l.lend()

@@ -128,7 +128,7 @@ type legacy struct {
 type mcpSession struct {
 	cfg        Config
 	env        *env
-	ownRunners bool // cfg.Runners was made by start, for this incarnation
+	ownRunners bool // cfg.Runners was made by start, for this incarnation only
 	lc         *supervisor.LoopContext
 
 	legacy    *legacy
@@ -312,8 +312,7 @@ func (s *mcpSession) stop() {
 	s.sc.stop(errShuttingDown)
 	if s.ownRunners {
 		// After the calls were cancelled: Close waits for the running ones.
-		s.cfg.Runners.Close()
-		s.cfg.Runners, s.ownRunners = nil, false // the next incarnation makes its own
+		s.cfg.Runners.Close() // the next incarnation, with its own copy of the Config, makes its own
 	}
 	s.endSession()
 }

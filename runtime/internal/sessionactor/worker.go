@@ -128,9 +128,9 @@ func (w *worker) dispatch(cl *call) {
 // Run implements supervisor.Job: it runs the worker's call on a runner's
 // goroutine, then reports.
 func (w *worker) Run() {
-	w.mu.Lock()
+	// No lock: dispatch set it before handing the worker over (a channel
+	// send, which orders the two), and only callEnded, below, changes it.
 	cl := w.running
-	w.mu.Unlock()
 	ok := w.run(cl)
 	w.callEnded()
 	switch {
